@@ -1,0 +1,6 @@
+#include <stdio.h>
+int main(void)
+{
+    puts("pelab: being written");
+    return 0;
+}

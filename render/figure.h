@@ -1,0 +1,85 @@
+/* figure.h: composing figures on a scene: theme, title, axes with round ticks, colorbar, legend,
+ * curves. Views call these so every figure has the same anatomy on every medium. */
+#ifndef PELAB_FIGURE_H
+#define PELAB_FIGURE_H
+
+#include "scene.h"
+
+struct cmap;
+
+typedef struct fig_theme {
+    const char *name; /* "light" or "dark" */
+    uint32_t bg, fg, muted, grid, accent, mask;
+    uint32_t series[8]; /* distinguishable curve colours (colour-blind safe order) */
+} fig_theme;
+
+/* dark = 0 light, 1 dark. */
+const fig_theme *fig_theme_get(int dark);
+
+typedef struct fig_rect {
+    double x, y, w, h;
+} fig_rect;
+
+/* Data -> figure mapping of one plot area. */
+typedef struct fig_axes {
+    fig_rect area;         /* the plot area inside the frame */
+    double x0, x1, y0, y1; /* data range shown; y0 at the bottom */
+    int xlog, ylog;        /* log10 axes */
+} fig_axes;
+
+double fig_x(const fig_axes *a, double v);
+double fig_y(const fig_axes *a, double v);
+/* Inverse mapping (for the mouse and the cursor). */
+double fig_x_inv(const fig_axes *a, double fx);
+double fig_y_inv(const fig_axes *a, double fy);
+
+/* Round tick values in [lo, hi] ("nice numbers": 1, 2, 5 x 10^k), at most max_ticks of them.
+ * Returns the count written to out (out has room for max_ticks). */
+int fig_ticks(double lo, double hi, int max_ticks, double *out);
+/* Tick label for v given the tick step (no needless decimals, -0 printed as 0). */
+void fig_tick_label(double v, double step, char *buf, size_t n);
+
+/* Draw a title (bold, larger) and an optional subtitle line (parameters) at the top of r;
+ * returns what is left of r below them. */
+fig_rect fig_title(scene *s, const scene_target *t, const fig_theme *th, fig_rect r,
+                   const char *title, const char *subtitle);
+
+/* Flags for fig_axes_draw. */
+enum {
+    FIG_GRID = 1u << 0,    /* light grid lines at the ticks */
+    FIG_NO_XTICKS = 1u << 1,
+    FIG_NO_YTICKS = 1u << 2,
+    FIG_Y_DOWN = 1u << 3,  /* y0 at the top (matrices: row 0 first) */
+};
+
+/* Reserve room in outer for tick labels and axis labels, draw the frame, ticks, tick labels and
+ * labels, and return the axes whose area is the plot area. xlabel/ylabel may be NULL. */
+fig_axes fig_axes_draw(scene *s, const scene_target *t, const fig_theme *th, fig_rect outer,
+                       double x0, double x1, double y0, double y1, const char *xlabel,
+                       const char *ylabel, unsigned flags);
+
+/* Width a colorbar with its labels needs on this target. */
+double fig_colorbar_width(const scene_target *t);
+/* A vertical colorbar in r: the map from vmin (bottom) to vmax (top), round tick values, and a
+ * label (e.g. "value", "bias", "attention (log)"). */
+void fig_colorbar(scene *s, const scene_target *t, const fig_theme *th, fig_rect r, double vmin,
+                  double vmax, const struct cmap *map, const char *label);
+
+/* A legend box in the top-right (corner 0) or bottom-right (1) of the axes area. */
+void fig_legend(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a,
+                const char *const *names, const uint32_t *colors, int n, int corner);
+
+/* A curve y(x) of n samples in data units through the axes (clipped to its area). */
+void fig_curve(scene *s, const fig_axes *a, const double *x, const double *y, size_t n,
+               uint32_t color, double width, unsigned flags);
+/* A vertical marker line at data x with a small label at the top. */
+void fig_vmark(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a, double x,
+               const char *label);
+
+/* Split r: a left part of width w (clamped) and the rest after a gap. */
+fig_rect fig_take_right(fig_rect *r, double w, double gap);
+fig_rect fig_take_bottom(fig_rect *r, double h, double gap);
+/* Cell (i, j) of a rows x cols grid of small multiples in r with a gap between them. */
+fig_rect fig_grid_cell(fig_rect r, int rows, int cols, int i, int j, double gap);
+
+#endif

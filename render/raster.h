@@ -1,0 +1,48 @@
+/* raster.h: drawing a scene with cairo, and writing it out. Only render/backend_cairo.c and
+ * render/png_write.c include <cairo.h> and <png.h>; this header includes neither.
+ *
+ * The same function draws the SDL window, the PNG, the SVG and the PDF, so they agree. */
+#ifndef PELAB_RASTER_H
+#define PELAB_RASTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "scene.h"
+
+/* A target of w x h device pixels with text at font_px pixels (a normal line is 1.3 font_px).
+ * Text widths are measured with cairo's toy font "DejaVu Sans" (sans-serif fallback). */
+scene_target raster_target(double w, double h, double font_px);
+/* The font size for a w x h figure: readable at any size (about h/40, at least 11 px) times
+ * scale (the window's +/- zoom, the dpi/96 of an export). */
+double raster_font_px(double w, double h, double scale);
+
+/* Draw s into a premultiplied ARGB32 buffer (cairo's native layout, stride in bytes). antialias
+ * 0 turns antialiasing off (golden tests). Returns 0, or -1 when cairo fails. */
+int raster_draw_argb(const scene *s, uint32_t *pixels, int w, int h, int stride, int antialias);
+
+/* Key/value text chunks a written file carries (PNG tEXt, SVG/PDF metadata). */
+typedef struct raster_meta {
+    const char *key, *value;
+} raster_meta;
+
+typedef struct raster_export_opts {
+    double dpi;              /* PNG pHYs; 96 if <= 0 */
+    const raster_meta *meta; /* n_meta entries, e.g. {"Software","pelab 0.1"},{"Command",...} */
+    size_t n_meta;
+    int antialias;           /* 1 normally */
+} raster_export_opts;
+
+/* Write s to path; the format follows the extension: .png (cairo image, written with libpng
+ * with tEXt and pHYs), .svg, .pdf (reproducible: no dates, fixed ids). Written to a temporary
+ * name in the same directory and renamed, so an existing file is never left half-written and a
+ * failure leaves nothing behind. Returns 0, 1 when the extension is not one of these (no file
+ * touched), -1 on a write error (message in err). */
+int raster_export(const scene *s, const char *path, const raster_export_opts *o, char *err,
+                  size_t errlen);
+
+/* Write an ARGB32 buffer as PNG with libpng (used by raster_export and the window's save). */
+int png_write_argb(const char *path, const uint32_t *pixels, int w, int h, int stride, double dpi,
+                   const raster_meta *meta, size_t n_meta, char *err, size_t errlen);
+
+#endif

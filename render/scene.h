@@ -1,0 +1,154 @@
+/* scene.h: a display list in figure units that knows nothing of terminals or pixels.
+ *
+ * Views build a scene for a scene_target (the canvas size and text metrics of the medium) and
+ * every backend draws the same scene: cells in the terminal, pixels through cairo for the SDL
+ * window and PNG, vectors for SVG and PDF. So the terminal, the window and an exported figure
+ * always show the same thing, each laid out for its medium.
+ *
+ * Figure units: x grows right, y grows down, (0,0) is the top-left corner. A unit is square
+ * (one unit across equals one unit down on the medium), so circles stay round:
+ *   cairo: 1 unit = 1 device pixel;
+ *   terminal: 1 unit = one cell column = half a cell row (a cell is 1 x 2 units; a half-block
+ *   "pixel" is 1 x 1 unit; a braille dot is 0.5 x 0.5 unit).
+ *
+ * Memory: a scene owns everything it holds (strings, points, heatmap data) in an arena that
+ * scene_reset() recycles, so rebuilding a scene every frame allocates nothing once warm.
+ */
+#ifndef PELAB_SCENE_H
+#define PELAB_SCENE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct cmap;
+
+/* What a medium offers the layout. Built by the backend (tui_target, rc_target). */
+typedef struct scene_target {
+    double width, height; /* canvas, figure units */
+    double text_h;        /* height of one line of normal text (1.0 size), figure units */
+    double char_w;        /* advance of an average character at size 1.0 */
+    double hairline;      /* thinnest visible line width */
+    int cells;            /* 1 for a character grid: text is 1 cell per character, snap to cells */
+    /* Optional exact width of utf8 at the given size (multiple of text_h); NULL = char_w * len. */
+    double (*measure)(void *ctx, const char *utf8, double size);
+    void *measure_ctx;
+} scene_target;
+
+/* Width of s at size on target t (uses t->measure when set; counts UTF-8 code points else). */
+double scene_text_width(const scene_target *t, const char *s, double size);
+
+typedef enum {
+    SCENE_RECT,     /* filled or stroked rectangle */
+    SCENE_LINE,     /* straight segment */
+    SCENE_POLYLINE, /* curve through n points, clipped to clip */
+    SCENE_TEXT,     /* one line of UTF-8 */
+    SCENE_HEATMAP,  /* a (rows, cols) float array through a colormap into a rectangle */
+    SCENE_ARROW,    /* segment with a head at (x1, y1) */
+    SCENE_CIRCLE,   /* circle outline (or disc with SCENE_FILL) */
+} scene_kind;
+
+/* Item flags. */
+enum {
+    SCENE_FILL = 1u << 0,   /* rect/circle: fill instead of stroke */
+    SCENE_RULE = 1u << 1,   /* line: an axis, tick or grid rule (terminal: box drawing) */
+    SCENE_DASHED = 1u << 2, /* line/polyline: dashed (marks, e.g. the training length) */
+    SCENE_BOLD = 1u << 3,   /* text: bold */
+    SCENE_NEAREST = 1u << 4 /* heatmap: nearest-neighbour sampling (default is box average
+                               when downsampling, nearest when upsampling) */
+};
+
+/* Text anchors: horizontal | vertical. */
+enum {
+    SCENE_LEFT = 0,
+    SCENE_CENTER = 1,
+    SCENE_RIGHT = 2,
+    SCENE_TOP = 0 << 2,
+    SCENE_MIDDLE = 1 << 2,
+    SCENE_BOTTOM = 2 << 2,
+    SCENE_VERTICAL = 1 << 4 /* rotated 90 degrees counter-clockwise (y-axis labels); the
+                               terminal writes it horizontally */
+};
+
+typedef struct scene_item {
+    scene_kind kind;
+    uint32_t color;  /* 0xRRGGBB */
+    double width;    /* stroke width in figure units; 0 = the target's hairline */
+    unsigned flags;  /* SCENE_FILL, SCENE_RULE, ... */
+    union {
+        struct {
+            double x, y, w, h;
+        } rect;
+        struct {
+            double x0, y0, x1, y1;
+        } line; /* LINE and ARROW */
+        struct {
+            size_t n;
+            double *xy;            /* (n, 2) points, owned by the scene; NaN y breaks the curve */
+            double cx, cy, cw, ch; /* clip rectangle */
+        } poly;
+        struct {
+            double x, y;
+            double size; /* multiple of target text_h; 1.0 normal */
+            unsigned anchor;
+            char *str; /* owned by the scene */
+        } text;
+        struct {
+            double x, y, w, h;   /* where the array is drawn; row 0 at the top */
+            size_t rows, cols;
+            float *data;         /* (rows, cols), owned by the scene; NaN/-inf = masked */
+            double vmin, vmax;   /* colour range; values are clamped to it */
+            const struct cmap *map;
+            uint32_t mask_color; /* colour of masked (non-finite) cells */
+        } heat;
+        struct {
+            double cx, cy, r;
+        } circle;
+    } u;
+} scene_item;
+
+typedef struct scene_arena_block scene_arena_block;
+
+typedef struct scene {
+    scene_item *items; /* (n) in drawing order */
+    size_t n, cap;
+    uint32_t background; /* 0xRRGGBB, painted first */
+    double width, height; /* the target's canvas */
+    scene_arena_block *blocks; /* arena for owned data */
+} scene;
+
+/* init/free; free accepts a zeroed struct. reset empties the list and recycles the arena. */
+void scene_init(scene *s, double width, double height, uint32_t background);
+void scene_free(scene *s);
+void scene_reset(scene *s, double width, double height, uint32_t background);
+/* Arena allocation, 16-byte aligned, owned by the scene; NULL on failure. */
+void *scene_alloc(scene *s, size_t bytes);
+char *scene_strdup(scene *s, const char *str);
+
+/* Builders; each returns the new item (NULL when out of memory, and the scene stays valid). */
+scene_item *scene_rect(scene *s, double x, double y, double w, double h, uint32_t color,
+                       unsigned flags);
+scene_item *scene_line(scene *s, double x0, double y0, double x1, double y1, uint32_t color,
+                       double width, unsigned flags);
+scene_item *scene_arrow(scene *s, double x0, double y0, double x1, double y1, uint32_t color,
+                        double width);
+scene_item *scene_circle(scene *s, double cx, double cy, double r, uint32_t color, double width,
+                         unsigned flags);
+scene_item *scene_text(scene *s, double x, double y, const char *str, double size,
+                       unsigned anchor, uint32_t color, unsigned flags);
+/* printf-style text. */
+scene_item *scene_textf(scene *s, double x, double y, double size, unsigned anchor,
+                        uint32_t color, unsigned flags, const char *fmt, ...)
+    __attribute__((format(printf, 9, 10)));
+/* xy (n, 2) is copied. clip is the plot area. */
+scene_item *scene_polyline(scene *s, const double *xy, size_t n, double cx, double cy, double cw,
+                           double ch, uint32_t color, double width, unsigned flags);
+/* data (rows, cols) with row stride `stride` floats is copied. */
+scene_item *scene_heatmap(scene *s, double x, double y, double w, double h, const float *data,
+                          size_t rows, size_t cols, size_t stride, double vmin, double vmax,
+                          const struct cmap *map, uint32_t mask_color);
+
+/* A plain-text dump of the scene (one item per line, numbers to 2 decimals, heatmaps as their
+ * shape, range and a checksum) for golden tests. Returns malloc'd text; NULL on failure. */
+char *scene_dump(const scene *s);
+
+#endif

@@ -1,0 +1,57 @@
+/* tui.h: the ncurses backend. Draws a cellgrid on the terminal and turns keys, mouse, resizes
+ * and signals into ui_events. Only render/backend_tui.c includes <curses.h>.
+ *
+ * Robustness contract: after tui_open succeeds the terminal is restored by tui_close, by exit()
+ * (atexit), on SIGINT/SIGTERM/SIGHUP (delivered as UI_EV_QUIT, the app then closes normally) and
+ * on fatal signals (SIGSEGV, SIGBUS, SIGFPE, SIGABRT: restore, then re-raise). While the TUI is
+ * open stderr is buffered and printed after the terminal is restored. */
+#ifndef PELAB_TUI_H
+#define PELAB_TUI_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "cellgrid.h"
+#include "input.h"
+
+typedef enum {
+    TUI_COLOR_MONO = 0, /* no colour: shaded ASCII / attributes only */
+    TUI_COLOR_8 = 8,
+    TUI_COLOR_16 = 16,
+    TUI_COLOR_256 = 256,
+    TUI_COLOR_DIRECT = 1 << 24,
+} tui_color_mode;
+
+typedef struct tui_options {
+    FILE *in, *out;     /* NULL = stdin/stdout; tests pass files (newterm) */
+    const char *term;   /* NULL = $TERM */
+    int force_colors;   /* 0 = detect (COLORTERM, NO_COLOR, terminfo); else a tui_color_mode + 1 */
+    int force_ascii;    /* 1 = ASCII glyphs; 0 = detect from the locale (nl_langinfo CODESET) */
+    int no_signals;     /* tests: do not install signal handlers */
+} tui_options;
+
+typedef struct tui tui;
+
+/* Start curses. Fails (returns -1 with a message) when in/out is not a terminal and no files
+ * were given, or when the terminal type is unknown. */
+int tui_open(tui **out, const tui_options *opt, char *err, size_t errlen);
+/* Restore the terminal and free; NULL is fine. Prints the buffered stderr afterwards. */
+void tui_close(tui *t);
+
+void tui_size(const tui *t, int *cols, int *rows);
+tui_color_mode tui_colors(const tui *t);
+int tui_ascii(const tui *t);
+/* The grid to draw into, sized to the terminal (resized on UI_EV_RESIZE). */
+cellgrid *tui_grid(tui *t);
+/* Put the grid on the screen in one write: only changed cells are sent. */
+void tui_present(tui *t);
+/* Show a terminal cursor at (col, row), or hide it with col < 0. */
+void tui_cursor(tui *t, int col, int row);
+/* Wait up to timeout_ms (-1 forever, 0 poll) for one event. Key repeat and resize bursts are
+ * coalesced: pending resizes collapse into one, and the app is expected to drain events before
+ * drawing (see tui_pending). Returns 1 with *ev filled, 0 on timeout (UI_EV_TICK). */
+int tui_poll(tui *t, ui_event *ev, int timeout_ms);
+/* 1 when more input is already waiting (so the app can skip a redraw). */
+int tui_pending(tui *t);
+
+#endif
