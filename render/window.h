@@ -1,0 +1,42 @@
+/* window.h: the SDL2 backend. A resizable window showing a scene drawn by cairo (raster.h) at
+ * the drawable's pixel size (sharp on HiDPI), with SDL input turned into ui_events in figure
+ * units (= drawable pixels). Only render/backend_sdl.c includes <SDL.h>. */
+#ifndef PELAB_WINDOW_H
+#define PELAB_WINDOW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "input.h"
+#include "raster.h"
+#include "scene.h"
+
+typedef struct window window;
+
+/* Open a w x h (window points) resizable window. Fails with one line (no display, SDL error)
+ * and returns -1; never exits. */
+int window_open(window **out, const char *title, int w, int h, char *err, size_t errlen);
+void window_close(window *win); /* NULL is fine; quits SDL's video subsystem */
+
+/* Drawable size in pixels (what figures are laid out for) and its ratio to window points. */
+void window_size(const window *win, int *w, int *h);
+double window_pixel_ratio(const window *win);
+void window_set_title(window *win, const char *title);
+void window_toggle_fullscreen(window *win);
+
+/* Draw s (built for raster_target at window_size) and show it. Keeps the pixels of the last
+ * frame for window_save_png. Returns 0 or -1. */
+int window_present(window *win, const scene *s);
+/* Save exactly the last presented frame as PNG (png_write_argb, same metadata as exports). */
+int window_save_png(window *win, const char *path, const raster_meta *meta, size_t n_meta,
+                    char *err, size_t errlen);
+
+/* Wait up to timeout_ms (-1 forever, 0 poll) for one event; returns 1 with *ev, 0 on timeout.
+ * Mouse coordinates are drawable pixels. Bursts of resize events collapse into one. */
+int window_poll(window *win, ui_event *ev, int timeout_ms);
+/* Push a synthetic event (tests inject keys and quit through this). */
+void window_push(window *win, const ui_event *ev);
+/* Read back the last presented frame (ARGB32, stride w*4); NULL before the first present. */
+const uint32_t *window_pixels(const window *win, int *w, int *h);
+
+#endif
