@@ -1,2 +1,435 @@
-/* placeholder: being written */
-typedef int pelab_placeholder_t;
+/* scene.c: the display list and its arena. */
+#include "scene.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "colormap.h"
+
+/* A chunk of the arena. Blocks are kept on reset and reused, so a scene rebuilt every frame
+ * stops allocating once it has seen its largest frame. */
+struct scene_arena_block {
+    scene_arena_block *next;
+    size_t size; /* bytes in data */
+    size_t used; /* bytes handed out, including alignment padding */
+    unsigned char data[];
+};
+
+enum { ARENA_ALIGN = 16, ARENA_MIN_BLOCK = 16 * 1024 };
+
+static void *arena_take(scene_arena_block *b, size_t bytes)
+{
+    uintptr_t base = (uintptr_t)b->data;
+    uintptr_t p = (base + b->used + (ARENA_ALIGN - 1)) & ~(uintptr_t)(ARENA_ALIGN - 1);
+    size_t off = (size_t)(p - base);
+    if (off > b->size || b->size - off < bytes) return NULL;
+    b->used = off + bytes;
+    return b->data + off;
+}
+
+void *scene_alloc(scene *s, size_t bytes)
+{
+    if (bytes == 0) bytes = 1;
+    /* The newest block is at the head and is the largest; older ones may still have room. */
+    size_t largest = 0;
+    for (scene_arena_block *b = s->blocks; b; b = b->next) {
+        void *p = arena_take(b, bytes);
+        if (p) return p;
+        if (b->size > largest) largest = b->size;
+    }
+    /* Grow geometrically so the number of blocks stays logarithmic in the total. */
+    size_t size = largest > SIZE_MAX / 4 ? largest : largest * 2;
+    if (size < ARENA_MIN_BLOCK) size = ARENA_MIN_BLOCK;
+    if (bytes > SIZE_MAX - ARENA_ALIGN - sizeof(scene_arena_block)) return NULL;
+    if (size < bytes + ARENA_ALIGN) size = bytes + ARENA_ALIGN;
+    if (size > SIZE_MAX - sizeof(scene_arena_block)) return NULL;
+    scene_arena_block *b = malloc(sizeof *b + size);
+    if (!b) return NULL;
+    b->next = s->blocks;
+    b->size = size;
+    b->used = 0;
+    s->blocks = b;
+    return arena_take(b, bytes);
+}
+
+char *scene_strdup(scene *s, const char *str)
+{
+    if (!str) str = "";
+    size_t n = strlen(str);
+    char *p = scene_alloc(s, n + 1);
+    if (p) memcpy(p, str, n + 1);
+    return p;
+}
+
+void scene_init(scene *s, double width, double height, uint32_t background)
+{
+    memset(s, 0, sizeof *s);
+    s->width = width;
+    s->height = height;
+    s->background = background;
+}
+
+void scene_free(scene *s)
+{
+    scene_arena_block *b = s->blocks;
+    while (b) {
+        scene_arena_block *next = b->next;
+        free(b);
+        b = next;
+    }
+    free(s->items);
+    memset(s, 0, sizeof *s);
+}
+
+void scene_reset(scene *s, double width, double height, uint32_t background)
+{
+    for (scene_arena_block *b = s->blocks; b; b = b->next) b->used = 0;
+    s->n = 0;
+    s->width = width;
+    s->height = height;
+    s->background = background;
+}
+
+static scene_item *push(scene *s, scene_kind kind, uint32_t color, double width, unsigned flags)
+{
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 64;
+        if (cap < s->cap || cap > SIZE_MAX / sizeof(scene_item)) return NULL;
+        scene_item *items = realloc(s->items, cap * sizeof(scene_item));
+        if (!items) return NULL;
+        s->items = items;
+        s->cap = cap;
+    }
+    scene_item *it = &s->items[s->n++];
+    memset(it, 0, sizeof *it);
+    it->kind = kind;
+    it->color = color & 0xffffffu;
+    it->width = width;
+    it->flags = flags;
+    return it;
+}
+
+double scene_text_width(const scene_target *t, const char *str, double size)
+{
+    if (!str || !*str) return 0.0;
+    if (t->measure) return t->measure(t->measure_ctx, str, size);
+    size_t cps = 0;
+    for (const unsigned char *p = (const unsigned char *)str; *p; p++)
+        if ((*p & 0xc0) != 0x80) cps++; /* continuation bytes do not start a code point */
+    return (double)cps * t->char_w * size;
+}
+
+scene_item *scene_rect(scene *s, double x, double y, double w, double h, uint32_t color,
+                       unsigned flags)
+{
+    scene_item *it = push(s, SCENE_RECT, color, 0.0, flags);
+    if (!it) return NULL;
+    it->u.rect.x = x;
+    it->u.rect.y = y;
+    it->u.rect.w = w;
+    it->u.rect.h = h;
+    return it;
+}
+
+scene_item *scene_line(scene *s, double x0, double y0, double x1, double y1, uint32_t color,
+                       double width, unsigned flags)
+{
+    scene_item *it = push(s, SCENE_LINE, color, width, flags);
+    if (!it) return NULL;
+    it->u.line.x0 = x0;
+    it->u.line.y0 = y0;
+    it->u.line.x1 = x1;
+    it->u.line.y1 = y1;
+    return it;
+}
+
+scene_item *scene_arrow(scene *s, double x0, double y0, double x1, double y1, uint32_t color,
+                        double width)
+{
+    scene_item *it = push(s, SCENE_ARROW, color, width, 0);
+    if (!it) return NULL;
+    it->u.line.x0 = x0;
+    it->u.line.y0 = y0;
+    it->u.line.x1 = x1;
+    it->u.line.y1 = y1;
+    return it;
+}
+
+scene_item *scene_circle(scene *s, double cx, double cy, double r, uint32_t color, double width,
+                         unsigned flags)
+{
+    scene_item *it = push(s, SCENE_CIRCLE, color, width, flags);
+    if (!it) return NULL;
+    it->u.circle.cx = cx;
+    it->u.circle.cy = cy;
+    it->u.circle.r = r;
+    return it;
+}
+
+scene_item *scene_text(scene *s, double x, double y, const char *str, double size, unsigned anchor,
+                       uint32_t color, unsigned flags)
+{
+    /* Copy the string before pushing so a failed copy leaves no half-made item behind. */
+    char *copy = scene_strdup(s, str);
+    if (!copy) return NULL;
+    scene_item *it = push(s, SCENE_TEXT, color, 0.0, flags);
+    if (!it) return NULL;
+    it->u.text.x = x;
+    it->u.text.y = y;
+    it->u.text.size = size;
+    it->u.text.anchor = anchor;
+    it->u.text.str = copy;
+    return it;
+}
+
+scene_item *scene_textf(scene *s, double x, double y, double size, unsigned anchor, uint32_t color,
+                        unsigned flags, const char *fmt, ...)
+{
+    char small[256];
+    va_list ap, ap2;
+    va_start(ap, fmt);
+    va_copy(ap2, ap);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        va_end(ap2);
+        return NULL;
+    }
+    const char *str = small;
+    if ((size_t)n >= sizeof small) {
+        char *big = scene_alloc(s, (size_t)n + 1);
+        if (!big) {
+            va_end(ap2);
+            return NULL;
+        }
+        vsnprintf(big, (size_t)n + 1, fmt, ap2);
+        str = big;
+    }
+    va_end(ap2);
+    return scene_text(s, x, y, str, size, anchor, color, flags);
+}
+
+scene_item *scene_polyline(scene *s, const double *xy, size_t n, double cx, double cy, double cw,
+                           double ch, uint32_t color, double width, unsigned flags)
+{
+    if (n > SIZE_MAX / (2 * sizeof(double))) return NULL;
+    double *copy = scene_alloc(s, n * 2 * sizeof(double));
+    if (!copy) return NULL;
+    if (n) memcpy(copy, xy, n * 2 * sizeof(double));
+    scene_item *it = push(s, SCENE_POLYLINE, color, width, flags);
+    if (!it) return NULL;
+    it->u.poly.n = n;
+    it->u.poly.xy = copy;
+    it->u.poly.cx = cx;
+    it->u.poly.cy = cy;
+    it->u.poly.cw = cw;
+    it->u.poly.ch = ch;
+    return it;
+}
+
+scene_item *scene_heatmap(scene *s, double x, double y, double w, double h, const float *data,
+                          size_t rows, size_t cols, size_t stride, double vmin, double vmax,
+                          const struct cmap *map, uint32_t mask_color)
+{
+    if (cols && rows > SIZE_MAX / cols) return NULL;
+    size_t cells = rows * cols;
+    if (cells > SIZE_MAX / sizeof(float)) return NULL;
+    float *copy = scene_alloc(s, cells * sizeof(float));
+    if (!copy) return NULL;
+    if (stride == cols) {
+        if (cells) memcpy(copy, data, cells * sizeof(float));
+    } else {
+        for (size_t r = 0; r < rows; r++)
+            memcpy(copy + r * cols, data + r * stride, cols * sizeof(float));
+    }
+    scene_item *it = push(s, SCENE_HEATMAP, 0, 0.0, 0);
+    if (!it) return NULL;
+    it->u.heat.x = x;
+    it->u.heat.y = y;
+    it->u.heat.w = w;
+    it->u.heat.h = h;
+    it->u.heat.rows = rows;
+    it->u.heat.cols = cols;
+    it->u.heat.data = copy;
+    it->u.heat.vmin = vmin;
+    it->u.heat.vmax = vmax;
+    it->u.heat.map = map;
+    it->u.heat.mask_color = mask_color & 0xffffffu;
+    return it;
+}
+
+/* --- dump ------------------------------------------------------------------------------ */
+
+typedef struct dumpbuf {
+    char *p;
+    size_t n, cap;
+    int failed;
+} dumpbuf;
+
+__attribute__((format(printf, 2, 3))) static void dprint(dumpbuf *d, const char *fmt, ...)
+{
+    if (d->failed) return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        size_t room = d->cap - d->n;
+        int k = vsnprintf(d->p ? d->p + d->n : NULL, d->p ? room : 0, fmt, ap);
+        va_end(ap);
+        if (k < 0) {
+            d->failed = 1;
+            return;
+        }
+        if (d->p && (size_t)k < room) {
+            d->n += (size_t)k;
+            return;
+        }
+        size_t need = d->n + (size_t)k + 1;
+        size_t cap = d->cap ? d->cap : 1024;
+        while (cap < need) {
+            if (cap > SIZE_MAX / 2) {
+                d->failed = 1;
+                return;
+            }
+            cap *= 2;
+        }
+        char *p = realloc(d->p, cap);
+        if (!p) {
+            d->failed = 1;
+            return;
+        }
+        d->p = p;
+        d->cap = cap;
+    }
+}
+
+/* Fixed 2 decimals, and never "-0.00", so dumps do not flicker with rounding noise. */
+static const char *num(char *buf, double v)
+{
+    if (isnan(v)) return "nan";
+    if (isinf(v)) return v > 0 ? "inf" : "-inf";
+    snprintf(buf, 32, "%.2f", v);
+    if (strcmp(buf, "-0.00") == 0) strcpy(buf, "0.00");
+    return buf;
+}
+
+static void dump_flags(dumpbuf *d, unsigned f)
+{
+    if (f & SCENE_FILL) dprint(d, " fill");
+    if (f & SCENE_RULE) dprint(d, " rule");
+    if (f & SCENE_DASHED) dprint(d, " dashed");
+    if (f & SCENE_BOLD) dprint(d, " bold");
+    if (f & SCENE_NEAREST) dprint(d, " nearest");
+}
+
+/* FNV-1a over the values quantised to 1e-4, so the checksum survives last-bit differences
+ * between compilers while still catching any visible change. */
+static uint64_t heat_checksum(const float *v, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) {
+        int64_t q;
+        if (isnan(v[i]))
+            q = INT64_MIN;
+        else if (isinf(v[i]))
+            q = v[i] > 0 ? INT64_MAX : INT64_MIN + 1;
+        else
+            q = (int64_t)llround((double)v[i] * 1e4);
+        uint64_t u = (uint64_t)q;
+        for (int b = 0; b < 8; b++) {
+            h ^= (u >> (8 * b)) & 0xffu;
+            h *= 1099511628211ull;
+        }
+    }
+    return h;
+}
+
+/* The points quantised to 0.01 units (the dump's precision). */
+static uint64_t poly_checksum(const double *xy, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < 2 * n; i++) {
+        int64_t q = isfinite(xy[i]) ? (int64_t)llround(xy[i] * 100.0) : INT64_MIN;
+        uint64_t u = (uint64_t)q;
+        for (int b = 0; b < 8; b++) {
+            h ^= (u >> (8 * b)) & 0xffu;
+            h *= 1099511628211ull;
+        }
+    }
+    return h;
+}
+
+char *scene_dump(const scene *s)
+{
+    dumpbuf d = {0};
+    char a[32], b[32], c[32], e[32], f[32], g[32];
+    dprint(&d, "scene %s x %s bg #%06x items %zu\n", num(a, s->width), num(b, s->height),
+           (unsigned)s->background, s->n);
+    for (size_t i = 0; i < s->n; i++) {
+        const scene_item *it = &s->items[i];
+        switch (it->kind) {
+        case SCENE_RECT:
+            dprint(&d, "rect %s %s %s %s #%06x", num(a, it->u.rect.x), num(b, it->u.rect.y),
+                   num(c, it->u.rect.w), num(e, it->u.rect.h), (unsigned)it->color);
+            break;
+        case SCENE_LINE:
+        case SCENE_ARROW:
+            dprint(&d, "%s %s %s %s %s #%06x w %s", it->kind == SCENE_LINE ? "line" : "arrow",
+                   num(a, it->u.line.x0), num(b, it->u.line.y0), num(c, it->u.line.x1),
+                   num(e, it->u.line.y1), (unsigned)it->color, num(f, it->width));
+            break;
+        case SCENE_CIRCLE:
+            dprint(&d, "circle %s %s r %s #%06x w %s", num(a, it->u.circle.cx),
+                   num(b, it->u.circle.cy), num(c, it->u.circle.r), (unsigned)it->color,
+                   num(e, it->width));
+            break;
+        case SCENE_TEXT: {
+            static const char *const h[] = {"left", "center", "right", "?"};
+            static const char *const v[] = {"top", "middle", "bottom", "?"};
+            unsigned an = it->u.text.anchor;
+            dprint(&d, "text %s %s size %s %s-%s%s #%06x \"%s\"", num(a, it->u.text.x),
+                   num(b, it->u.text.y), num(c, it->u.text.size), v[(an >> 2) & 3], h[an & 3],
+                   (an & SCENE_VERTICAL) ? " vertical" : "", (unsigned)it->color,
+                   it->u.text.str ? it->u.text.str : "");
+            break;
+        }
+        case SCENE_POLYLINE: {
+            const double *xy = it->u.poly.xy;
+            size_t n = it->u.poly.n;
+            dprint(&d, "polyline n %zu #%06x w %s clip %s %s %s %s", n, (unsigned)it->color,
+                   num(a, it->width), num(b, it->u.poly.cx), num(c, it->u.poly.cy),
+                   num(e, it->u.poly.cw), num(f, it->u.poly.ch));
+            if (n) {
+                dprint(&d, " first %s %s", num(a, xy[0]), num(b, xy[1]));
+                dprint(&d, " last %s %s", num(a, xy[2 * n - 2]), num(b, xy[2 * n - 1]));
+                dprint(&d, " sum %016llx", (unsigned long long)poly_checksum(xy, n));
+            }
+            break;
+        }
+        case SCENE_HEATMAP: {
+            const struct cmap *m = it->u.heat.map;
+            dprint(&d,
+                   "heatmap %s %s %s %s shape %zu x %zu range %s %s map %s mask #%06x sum %016llx",
+                   num(a, it->u.heat.x), num(b, it->u.heat.y), num(c, it->u.heat.w),
+                   num(e, it->u.heat.h), it->u.heat.rows, it->u.heat.cols, num(f, it->u.heat.vmin),
+                   num(g, it->u.heat.vmax), m ? m->name : "none", (unsigned)it->u.heat.mask_color,
+                   (unsigned long long)heat_checksum(it->u.heat.data,
+                                                     it->u.heat.rows * it->u.heat.cols));
+            break;
+        }
+        default:
+            dprint(&d, "unknown %d", (int)it->kind);
+            break;
+        }
+        dump_flags(&d, it->flags);
+        dprint(&d, "\n");
+    }
+    if (d.failed) {
+        free(d.p);
+        return NULL;
+    }
+    return d.p;
+}

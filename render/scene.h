@@ -138,7 +138,7 @@ scene_item *scene_text(scene *s, double x, double y, const char *str, double siz
 /* printf-style text. */
 scene_item *scene_textf(scene *s, double x, double y, double size, unsigned anchor,
                         uint32_t color, unsigned flags, const char *fmt, ...)
-    __attribute__((format(printf, 9, 10)));
+    __attribute__((format(printf, 8, 9)));
 /* xy (n, 2) is copied. clip is the plot area. */
 scene_item *scene_polyline(scene *s, const double *xy, size_t n, double cx, double cy, double cw,
                            double ch, uint32_t color, double width, unsigned flags);
