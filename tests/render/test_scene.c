@@ -1,0 +1,147 @@
+/* test_scene: the arena (alignment, reuse without growth), item builders and the text dump. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "colormap.h"
+#include "scene.h"
+#include "tap.h"
+
+/* The block list is private to scene.c; its first member is the next pointer. */
+static size_t count_blocks(const scene *s)
+{
+    size_t n = 0;
+    for (const scene_arena_block *b = s->blocks; b; b = *(scene_arena_block *const *)b) n++;
+    return n;
+}
+
+static void test_arena(void)
+{
+    scene s;
+    scene_init(&s, 100, 50, 0xffffff);
+    int aligned = 1;
+    for (size_t i = 1; i < 300; i += 7) {
+        void *p = scene_alloc(&s, i);
+        if (!p || ((uintptr_t)p & 15u)) aligned = 0;
+        if (p) memset(p, 0xab, i);
+    }
+    TAP_OK(aligned, "scene_alloc returns 16-byte aligned memory");
+    /* A large request gets a block of its own. */
+    char *big = scene_alloc(&s, 1u << 20);
+    TAP_OK(big != NULL, "a 1 MiB allocation succeeds");
+    if (big) memset(big, 1, 1u << 20);
+
+    scene_free(&s);
+
+    /* Build a frame that needs several blocks, reset, build it again: no new blocks. */
+    scene_init(&s, 100, 50, 0xffffff);
+    float data[12];
+    for (int i = 0; i < 12; i++) data[i] = (float)i;
+    for (int frame = 0; frame < 3; frame++) {
+        scene_reset(&s, 100, 50, 0xffffff);
+        for (int k = 0; k < 2000; k++) {
+            scene_textf(&s, k, 1, 1.0, SCENE_LEFT, 0, 0, "label %d", k);
+            scene_heatmap(&s, 0, 0, 10, 10, data, 3, 4, 4, 0, 11, NULL, 0);
+        }
+        static size_t blocks_after_first;
+        if (frame == 0) {
+            blocks_after_first = count_blocks(&s);
+            TAP_OK(blocks_after_first > 1, "the first frame needed %zu blocks", blocks_after_first);
+        } else
+            TAP_OK(count_blocks(&s) == blocks_after_first, "frame %d reuses the arena (%zu blocks)",
+                   frame, count_blocks(&s));
+    }
+    TAP_OK(s.n == 4000, "4000 items after a rebuild (got %zu)", s.n);
+    TAP_OK(strcmp(s.items[3998].u.text.str, "label 1999") == 0, "textf formats into the arena");
+    scene_free(&s);
+    TAP_OK(s.items == NULL && s.blocks == NULL && s.n == 0, "free zeroes the scene");
+    scene_free(&s); /* free accepts a zeroed struct */
+    scene zero = {0};
+    scene_free(&zero);
+    TAP_OK(1, "free accepts a zeroed struct twice");
+}
+
+static void test_builders(void)
+{
+    scene s;
+    scene_init(&s, 80, 48, 0x101010);
+    /* Stride: a 2 x 3 window of a 2 x 5 array. */
+    float src[10] = {0, 1, 2, 90, 91, 3, 4, 5, 92, 93};
+    scene_item *h =
+        scene_heatmap(&s, 1, 2, 30, 20, src, 2, 3, 5, -1, 5, cmap_find("viridis"), 0x808080);
+    TAP_OK(h && h->u.heat.data[3] == 3.0f && h->u.heat.data[5] == 5.0f,
+           "heatmap copies with the row stride");
+    float back = src[0];
+    src[0] = 42;
+    TAP_OK(h->u.heat.data[0] == back, "heatmap data is a copy");
+
+    double xy[8] = {0, 0, 1, 1, 2, NAN, 3, 3};
+    scene_item *p = scene_polyline(&s, xy, 4, 0, 0, 10, 10, 0x0000ff, 1.5, SCENE_DASHED);
+    xy[0] = 99;
+    TAP_OK(p && p->u.poly.n == 4 && p->u.poly.xy[0] == 0 && isnan(p->u.poly.xy[5]),
+           "polyline copies its points (NaN kept as a break)");
+
+    char longs[600];
+    memset(longs, 'x', sizeof longs - 1);
+    longs[sizeof longs - 1] = 0;
+    scene_item *t = scene_textf(&s, 0, 0, 1.0, 0, 0, 0, "%s!", longs);
+    TAP_OK(t && strlen(t->u.text.str) == 600 && t->u.text.str[599] == '!',
+           "textf longer than its stack buffer");
+
+    scene_target tg = {.width = 80, .height = 48, .text_h = 2, .char_w = 1, .cells = 1};
+    TAP_CLOSE(scene_text_width(&tg, "abc", 1.0), 3.0, 0, 1e-12, "text width: 3 ASCII chars");
+    TAP_CLOSE(scene_text_width(&tg, "\xce\xb8=\xe2\x86\x92", 2.0), 6.0, 0, 1e-12,
+              "text width counts UTF-8 code points (theta = arrow, size 2)");
+    TAP_CLOSE(scene_text_width(&tg, "", 1.0), 0.0, 0, 1e-12, "empty text has no width");
+    scene_free(&s);
+}
+
+static const char *golden_dump =
+    "scene 80.00 x 48.00 bg #ffffff items 7\n"
+    "rect 1.00 2.00 3.00 4.00 #ff0000 fill\n"
+    "line 0.00 0.00 10.50 0.00 #000000 w 0.00 rule\n"
+    "arrow 1.00 1.00 5.00 5.00 #00ff00 w 2.00\n"
+    "circle 3.00 3.00 r 1.25 #0000ff w 1.00\n"
+    "text 40.00 1.00 size 1.50 top-center #222222 \"Title\" bold\n"
+    "polyline n 2 #333333 w 1.00 clip 0.00 0.00 80.00 48.00 first 0.00 0.00 last 1.00 1.00 "
+    "sum ";
+
+static void test_dump(void)
+{
+    scene s;
+    scene_init(&s, 80, 48, 0xffffff);
+    scene_rect(&s, 1, 2, 3, 4, 0xff0000, SCENE_FILL);
+    scene_line(&s, -0.001, 0, 10.5, 0, 0x000000, 0, SCENE_RULE);
+    scene_arrow(&s, 1, 1, 5, 5, 0x00ff00, 2);
+    scene_circle(&s, 3, 3, 1.25, 0x0000ff, 1, 0);
+    scene_text(&s, 40, 1, "Title", 1.5, SCENE_CENTER | SCENE_TOP, 0x222222, SCENE_BOLD);
+    double xy[4] = {0, 0, 1, 1};
+    scene_polyline(&s, xy, 2, 0, 0, 80, 48, 0x333333, 1, 0);
+    float d[4] = {0, 1, NAN, 3};
+    scene_heatmap(&s, 0, 0, 4, 4, d, 2, 2, 2, 0, 3, cmap_find("viridis"), 0x777777);
+    char *out = scene_dump(&s);
+    TAP_OK(out && strncmp(out, golden_dump, strlen(golden_dump)) == 0, "dump matches the golden");
+    if (out) tap_diag("dump:\n%s", out);
+    TAP_OK(out && strstr(out, "heatmap 0.00 0.00 4.00 4.00 shape 2 x 2 range 0.00 3.00 map viridis "
+                              "mask #777777 sum ") != NULL,
+           "heatmap dumped as shape, range, map and checksum");
+    /* Same content, same dump; different data, different checksum. */
+    char *again = scene_dump(&s);
+    TAP_OK(out && again && strcmp(out, again) == 0, "dump is stable");
+    s.items[6].u.heat.data[1] = 1.5f;
+    char *changed = scene_dump(&s);
+    TAP_OK(out && changed && strcmp(out, changed) != 0, "checksum changes with the data");
+    free(out);
+    free(again);
+    free(changed);
+    scene_free(&s);
+}
+
+int main(void)
+{
+    test_arena();
+    test_builders();
+    test_dump();
+    return tap_done();
+}
