@@ -1,2 +1,38 @@
-/* placeholder: being written */
-typedef int pelab_placeholder_t;
+/* matrix.c: one-allocation row-major float matrices. */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "pe_internal.h"
+
+int pe_matrix_init(pe_matrix *m, size_t rows, size_t cols, char *err, size_t errlen)
+{
+    m->rows = 0;
+    m->cols = 0;
+    m->data = NULL;
+    if (cols != 0 && rows > SIZE_MAX / cols)
+        return pe_fail(err, errlen, PE_ERANGE,
+                       "matrix %zu x %zu: the cell count overflows; the cap is %zu cells", rows,
+                       cols, PE_MAX_CELLS);
+    size_t cells = rows * cols;
+    if (cells > PE_MAX_CELLS)
+        return pe_fail(
+            err, errlen, PE_ERANGE,
+            "matrix %zu x %zu = %zu cells: over the cap of %zu cells (256 MiB of floats)", rows,
+            cols, cells, PE_MAX_CELLS);
+    if (cells > 0) {
+        m->data = calloc(cells, sizeof *m->data);
+        if (!m->data)
+            return pe_fail(err, errlen, PE_ENOMEM, "matrix %zu x %zu: out of memory", rows, cols);
+    }
+    m->rows = rows;
+    m->cols = cols;
+    return PE_OK;
+}
+
+void pe_matrix_free(pe_matrix *m)
+{
+    free(m->data);
+    m->data = NULL;
+    m->rows = 0;
+    m->cols = 0;
+}
