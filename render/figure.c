@@ -1,2 +1,853 @@
-/* placeholder: being written */
-typedef int pelab_placeholder_t;
+/* figure.c: figure anatomy (themes, ticks, axes, colorbar, legend, curves) on any scene target.
+ *
+ * Cell targets (t->cells) are laid out differently from pixel targets: every text is placed
+ * LEFT|TOP at a whole cell (x integer, y even), rules run through cell centres, the y label sits
+ * on the row above the plot instead of running vertically, and there are no tick marks (the
+ * labels sit next to the axis). Pixel targets get tick marks, a rotated y label and areas
+ * snapped to whole pixels so heatmaps stay crisp.
+ */
+#include "figure.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "colormap.h"
+
+/* --- themes ---------------------------------------------------------------------------- */
+
+/* Okabe & Ito (2008), "Color Universal Design": distinguishable with any common colour-vision
+ * deficiency. Ordered so the first colours have the most contrast against the background. */
+static const fig_theme theme_light = {
+    .name = "light",
+    .bg = 0xffffff,
+    .fg = 0x1a1a1a,
+    .muted = 0x5f5f5f,
+    .grid = 0xe3e3e3,
+    .accent = 0xd55e00,
+    .mask = 0xbdbdbd,
+    .series = {0x0072b2, 0xd55e00, 0x009e73, 0xcc79a7, 0xe69f00, 0x56b4e9, 0x000000, 0xb59a00},
+};
+
+static const fig_theme theme_dark = {
+    .name = "dark",
+    .bg = 0x121212,
+    .fg = 0xe8e8e8,
+    .muted = 0xa0a0a0,
+    .grid = 0x303030,
+    .accent = 0xf0e442,
+    .mask = 0x4a4a4a,
+    .series = {0x56b4e9, 0xe69f00, 0x009e73, 0xcc79a7, 0xf0e442, 0xd55e00, 0xffffff, 0x0072b2},
+};
+
+const fig_theme *fig_theme_get(int dark)
+{
+    return dark ? &theme_dark : &theme_light;
+}
+
+/* --- mapping --------------------------------------------------------------------------- */
+
+/* Fraction of v along [lo, hi] (log10 when lg); NaN when v cannot be placed. */
+static double frac(double v, double lo, double hi, int lg)
+{
+    if (lg) {
+        if (!(v > 0) || !(lo > 0) || !(hi > 0)) return NAN;
+        v = log10(v);
+        lo = log10(lo);
+        hi = log10(hi);
+    }
+    if (hi == lo) return 0.5;
+    return (v - lo) / (hi - lo);
+}
+
+static double unfrac(double f, double lo, double hi, int lg)
+{
+    if (lg && lo > 0 && hi > 0) return pow(10.0, log10(lo) + f * (log10(hi) - log10(lo)));
+    return lo + f * (hi - lo);
+}
+
+double fig_x(const fig_axes *a, double v)
+{
+    return a->area.x + frac(v, a->x0, a->x1, a->xlog) * a->area.w;
+}
+
+double fig_y(const fig_axes *a, double v)
+{
+    return a->area.y + (1.0 - frac(v, a->y0, a->y1, a->ylog)) * a->area.h;
+}
+
+double fig_x_inv(const fig_axes *a, double fx)
+{
+    if (a->area.w == 0) return a->x0;
+    return unfrac((fx - a->area.x) / a->area.w, a->x0, a->x1, a->xlog);
+}
+
+double fig_y_inv(const fig_axes *a, double fy)
+{
+    if (a->area.h == 0) return a->y0;
+    return unfrac(1.0 - (fy - a->area.y) / a->area.h, a->y0, a->y1, a->ylog);
+}
+
+/* --- ticks ----------------------------------------------------------------------------- */
+
+/* The nice step (1, 2, 5 x 10^k) giving at most max_ticks ticks in [lo, hi]; 0 if none. */
+static double nice_step(double lo, double hi, int max_ticks)
+{
+    double range = hi - lo;
+    if (!(range > 0) || !isfinite(range) || max_ticks < 2) return 0.0;
+    static const double mult[] = {1.0, 2.0, 5.0};
+    int k = (int)floor(log10(range / max_ticks)) - 1;
+    for (int iter = 0; iter < 12; iter++, k++) {
+        for (int m = 0; m < 3; m++) {
+            double step = mult[m] * pow(10.0, k);
+            double eps = step * 1e-9;
+            double count = floor((hi + eps) / step) - ceil((lo - eps) / step) + 1.0;
+            if (count <= max_ticks) return step;
+        }
+    }
+    return 0.0;
+}
+
+static int ticks_with_step(double lo, double hi, int max_ticks, double *out, double *step_out)
+{
+    if (max_ticks < 1 || !isfinite(lo) || !isfinite(hi)) return 0;
+    if (lo > hi) {
+        double t = lo;
+        lo = hi;
+        hi = t;
+    }
+    double step = nice_step(lo, hi, max_ticks);
+    if (step == 0.0) {
+        /* One tick: a degenerate range, or room for a single label only. */
+        double v = lo == hi ? lo : 0.5 * (lo + hi);
+        if (lo != hi) {
+            /* Prefer the roundest number inside the range. */
+            double p = pow(10.0, ceil(log10(hi - lo)));
+            for (int i = 0; i < 4 && p > 0; i++, p /= 10.0) {
+                double c = ceil(lo / p) * p;
+                if (c <= hi) {
+                    v = c;
+                    break;
+                }
+            }
+        }
+        out[0] = v == 0.0 ? 0.0 : v;
+        if (step_out) *step_out = fabs(v) > 0 ? fabs(v) : 1.0;
+        return 1;
+    }
+    double eps = step * 1e-9;
+    double first = ceil((lo - eps) / step), last = floor((hi + eps) / step);
+    if (last - first < 1.0 && max_ticks >= 3) {
+        /* 1-2-5 left a single tick (e.g. [-48.1, -41.1] with 3 ticks: step 2 gives 4, step 5
+         * gives 1); a 2.5 step then gives the two or three ticks that fit. */
+        double alt = step / 2.0;
+        double f2 = ceil((lo - eps) / alt), l2 = floor((hi + eps) / alt);
+        if (l2 - f2 >= 1.0 && l2 - f2 + 1.0 <= max_ticks) {
+            step = alt;
+            first = f2;
+            last = l2;
+        }
+    }
+    int n = 0;
+    for (double i = first; i <= last && n < max_ticks; i += 1.0) {
+        double v = i * step; /* a multiple, not a running sum, so no drift */
+        if (fabs(v) < eps) v = 0.0;
+        out[n++] = v;
+    }
+    if (step_out) *step_out = step;
+    return n;
+}
+
+int fig_ticks(double lo, double hi, int max_ticks, double *out)
+{
+    return ticks_with_step(lo, hi, max_ticks, out, NULL);
+}
+
+/* Turn "1.50e+06" into "1.5e6". */
+static void compact_sci(char *buf, size_t n)
+{
+    char *e = strchr(buf, 'e');
+    if (!e) return;
+    int ex = atoi(e + 1);
+    *e = 0;
+    if (strchr(buf, '.')) {
+        char *end = buf + strlen(buf) - 1;
+        while (end > buf && *end == '0') *end-- = 0;
+        if (*end == '.') *end = 0;
+    }
+    size_t len = strlen(buf);
+    snprintf(buf + len, n - len, "e%d", ex);
+}
+
+void fig_tick_label(double v, double step, char *buf, size_t n)
+{
+    if (n == 0) return;
+    if (!isfinite(v)) {
+        snprintf(buf, n, "%s", isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
+        return;
+    }
+    step = fabs(step);
+    if (!(step > 0) || !isfinite(step)) step = fabs(v) > 0 ? fabs(v) : 1.0;
+    if (fabs(v) < step * 1e-9) v = 0.0;
+    if (v == 0.0) {
+        snprintf(buf, n, "0");
+        return;
+    }
+    if (step >= 1e5 || step < 1e-4) {
+        /* Scientific with just enough mantissa digits to tell neighbouring ticks apart. */
+        int ev = (int)floor(log10(fabs(v))), es = (int)floor(log10(step) + 1e-9);
+        int p = ev - es;
+        /* 2.5e5 steps need one more digit than their exponent says. */
+        double ms = step / pow(10.0, es);
+        if (fabs(ms - round(ms)) > 1e-6) p++;
+        if (p < 0) p = 0;
+        if (p > 15) p = 15;
+        snprintf(buf, n, "%.*e", p, v);
+        compact_sci(buf, n);
+        return;
+    }
+    int d = 0;
+    for (; d < 12; d++) {
+        double sc = step * pow(10.0, d);
+        if (fabs(sc - round(sc)) <= 1e-6 * sc) break;
+    }
+    snprintf(buf, n, "%.*f", d, v);
+    /* Rounding can still print "-0.0" for a tiny negative; drop the sign then. */
+    if (buf[0] == '-') {
+        int nonzero = 0;
+        for (const char *p = buf + 1; *p; p++)
+            if (*p >= '1' && *p <= '9') nonzero = 1;
+        if (!nonzero) memmove(buf, buf + 1, strlen(buf));
+    }
+}
+
+/* Log axis ticks: decades, thinned to fit; with less than two decades, 1-2-5 within them. */
+static int log_ticks(double lo, double hi, int max_ticks, double *out)
+{
+    if (!(lo > 0) || !(hi > 0) || max_ticks < 1) return 0;
+    if (lo > hi) {
+        double t = lo;
+        lo = hi;
+        hi = t;
+    }
+    int e0 = (int)ceil(log10(lo) - 1e-9), e1 = (int)floor(log10(hi) + 1e-9);
+    int decades = e1 - e0 + 1;
+    int n = 0;
+    if (decades >= 2) {
+        int every = (decades + max_ticks - 1) / max_ticks;
+        for (int e = e0; e <= e1 && n < max_ticks; e++)
+            if ((e - e0) % every == 0) out[n++] = pow(10.0, e);
+        return n;
+    }
+    static const double mult[] = {1.0, 2.0, 5.0};
+    for (int e = e0 - 1; e <= e1 && n < max_ticks; e++)
+        for (int m = 0; m < 3 && n < max_ticks; m++) {
+            double v = mult[m] * pow(10.0, e);
+            if (v >= lo * (1 - 1e-9) && v <= hi * (1 + 1e-9)) out[n++] = v;
+        }
+    if (n >= 2) return n;
+    return ticks_with_step(lo, hi, max_ticks, out, NULL);
+}
+
+static void log_label(double v, char *buf, size_t n)
+{
+    int e = (int)floor(log10(v) + 1e-9);
+    if (e >= 5 || e <= -5) {
+        snprintf(buf, n, "%.0e", v);
+        compact_sci(buf, n);
+    } else {
+        fig_tick_label(v, pow(10.0, e), buf, n);
+    }
+}
+
+enum { MAX_TICKS = 24 };
+
+typedef struct tickset {
+    int n;
+    double v[MAX_TICKS];
+    char label[MAX_TICKS][32];
+    double w[MAX_TICKS]; /* label widths */
+    double widest;
+} tickset;
+
+static void make_ticks(tickset *ts, const scene_target *t, double lo, double hi, int lg,
+                       int max_ticks, double size)
+{
+    if (max_ticks > MAX_TICKS) max_ticks = MAX_TICKS;
+    if (max_ticks < 1) max_ticks = 1;
+    double step = 0.0;
+    if (lg)
+        ts->n = log_ticks(lo, hi, max_ticks, ts->v);
+    else
+        ts->n = ticks_with_step(lo, hi, max_ticks, ts->v, &step);
+    ts->widest = 0.0;
+    for (int i = 0; i < ts->n; i++) {
+        if (lg)
+            log_label(ts->v[i], ts->label[i], sizeof ts->label[i]);
+        else
+            fig_tick_label(ts->v[i], step, ts->label[i], sizeof ts->label[i]);
+        ts->w[i] = scene_text_width(t, ts->label[i], size);
+        if (ts->w[i] > ts->widest) ts->widest = ts->w[i];
+    }
+}
+
+/* --- text helpers ---------------------------------------------------------------------- */
+
+/* Cut str to at most maxw wide with a trailing ellipsis; returns str itself when it fits,
+ * otherwise buf. */
+static const char *fit_text(const scene_target *t, const char *str, double size, double maxw,
+                            char *buf, size_t n)
+{
+    if (!str) return "";
+    if (scene_text_width(t, str, size) <= maxw + 1e-9) return str;
+    static const char ell[] = "\xe2\x80\xa6";
+    size_t len = strlen(str);
+    if (len + sizeof ell > n) len = n - sizeof ell;
+    while (len > 0) {
+        /* Step back over a whole UTF-8 sequence. */
+        do len--;
+        while (len > 0 && ((unsigned char)str[len] & 0xc0) == 0x80);
+        memcpy(buf, str, len);
+        memcpy(buf + len, ell, sizeof ell);
+        if (scene_text_width(t, buf, size) <= maxw + 1e-9) return buf;
+    }
+    return maxw >= scene_text_width(t, ell, size) ? ell : "";
+}
+
+/* Text at (x, y) with an anchor; on a cell target the anchor is resolved here to a whole cell
+ * (LEFT|TOP at integer x and even y), so the terminal never has to guess a rounding. */
+static void put_text(scene *s, const scene_target *t, double x, double y, const char *str,
+                     double size, unsigned anchor, uint32_t color, unsigned flags)
+{
+    if (!str || !*str) return;
+    if (!t->cells) {
+        scene_text(s, x, y, str, size, anchor, color, flags);
+        return;
+    }
+    double w = scene_text_width(t, str, 1.0), h = t->text_h;
+    unsigned ha = anchor & 3, va = (anchor >> 2) & 3;
+    double left = ha == SCENE_CENTER ? x - floor(w / 2) : ha == SCENE_RIGHT ? x - w : x;
+    double top = va == 1 ? y - h / 2 : va == 2 ? y - h : y;
+    left = floor(left + 1e-9);
+    top = 2.0 * floor(top / 2.0 + 1e-9);
+    scene_text(s, left, top, str, 1.0, SCENE_LEFT | SCENE_TOP, color, flags);
+}
+
+/* --- layout constants ------------------------------------------------------------------ */
+
+typedef struct metrics {
+    double T;     /* line height */
+    double tsize; /* tick label size */
+    double tickl; /* tick mark length */
+    double pad;   /* small gap */
+    double lw;    /* frame line width */
+} metrics;
+
+static metrics get_metrics(const scene_target *t)
+{
+    metrics m;
+    m.T = t->text_h > 0 ? t->text_h : 1.0;
+    if (t->cells) {
+        m.tsize = 1.0;
+        m.tickl = 0.0;
+        m.pad = 1.0;
+        m.lw = 0.0;
+    } else {
+        m.tsize = 0.85;
+        m.tickl = round(0.3 * m.T);
+        m.pad = round(0.3 * m.T);
+        m.lw = t->hairline > 0 ? t->hairline : 1.0;
+    }
+    return m;
+}
+
+/* --- title ----------------------------------------------------------------------------- */
+
+fig_rect fig_title(scene *s, const scene_target *t, const fig_theme *th, fig_rect r,
+                   const char *title, const char *subtitle)
+{
+    metrics m = get_metrics(t);
+    double tsize = t->cells ? 1.0 : 1.25, ssize = t->cells ? 1.0 : 0.9;
+    double y = r.y + (t->cells ? 0.0 : m.pad);
+    char buf[512];
+    if (title && *title) {
+        const char *str = fit_text(t, title, tsize, r.w, buf, sizeof buf);
+        put_text(s, t, r.x + r.w / 2, y, str, tsize, SCENE_CENTER | SCENE_TOP, th->fg, SCENE_BOLD);
+        y += m.T * tsize;
+    }
+    if (subtitle && *subtitle) {
+        const char *str = fit_text(t, subtitle, ssize, r.w, buf, sizeof buf);
+        put_text(s, t, r.x + r.w / 2, y, str, ssize, SCENE_CENTER | SCENE_TOP, th->muted, 0);
+        y += m.T * ssize;
+    }
+    if (!t->cells && y > r.y) y += m.pad;
+    if (t->cells) y = 2.0 * ceil(y / 2.0);
+    double used = y - r.y;
+    if (used > r.h) used = r.h;
+    r.y += used;
+    r.h -= used;
+    return r;
+}
+
+/* --- axes ------------------------------------------------------------------------------ */
+
+static void fix_range(double *lo, double *hi, int lg)
+{
+    if (!isfinite(*lo) || !isfinite(*hi)) {
+        *lo = 0.0;
+        *hi = 1.0;
+    }
+    if (*lo == *hi) {
+        double d = lg ? 0.0 : (*lo == 0.0 ? 0.5 : fabs(*lo) * 0.1);
+        if (lg) {
+            *lo /= 2.0;
+            *hi *= 2.0;
+        } else {
+            *lo -= d;
+            *hi += d;
+        }
+    }
+}
+
+static int max_ticks_for(double len, double per)
+{
+    if (!(per > 0)) return 2;
+    int n = (int)floor(len / per) + 1;
+    if (n < 2) n = 2;
+    if (n > 10) n = 10;
+    return n;
+}
+
+fig_axes fig_axes_draw(scene *s, const scene_target *t, const fig_theme *th, fig_rect outer,
+                       double x0, double x1, double y0, double y1, const char *xlabel,
+                       const char *ylabel, unsigned flags)
+{
+    metrics m = get_metrics(t);
+    int cells = t->cells;
+    int xlog = (flags & FIG_XLOG) && x0 > 0 && x1 > 0;
+    int ylog = (flags & FIG_YLOG) && y0 > 0 && y1 > 0;
+    int ydown = (flags & FIG_Y_DOWN) != 0;
+    fix_range(&x0, &x1, xlog);
+    fix_range(&y0, &y1, ylog);
+    if (xlabel && !*xlabel) xlabel = NULL;
+    if (ylabel && !*ylabel) ylabel = NULL;
+    int xt = !(flags & FIG_NO_XTICKS), yt = !(flags & FIG_NO_YTICKS);
+    double T = m.T, ts = m.tsize;
+
+    /* Vertical room first: it does not depend on the y tick labels. */
+    double top, bottom;
+    if (cells) {
+        top = ylabel ? T : 0.0;
+        bottom = T + (xt ? T : 0.0) + (xlabel ? T : 0.0); /* axis row, tick labels, label */
+    } else {
+        top = xt || yt ? ceil(0.5 * T * ts) : m.pad;
+        bottom = m.lw + (xt ? m.tickl + 0.25 * m.pad + T * ts : 0.0) +
+                 (xlabel ? 0.25 * m.pad + T : 0.0) + 0.5 * m.pad;
+    }
+    double area_h = outer.h - top - bottom;
+    if (area_h < 1.0) area_h = 1.0;
+    if (cells) area_h = 2.0 * floor(area_h / 2.0);
+
+    tickset yts = {0};
+    double ylo = fmin(y0, y1), yhi = fmax(y0, y1);
+    if (yt) {
+        /* A label per 2.5 lines on pixels; on cells at least one empty row between labels. */
+        double per = cells ? 2.0 * T : 2.5 * T;
+        make_ticks(&yts, t, ylo, yhi, ylog, max_ticks_for(area_h, per), ts);
+    }
+    double left;
+    if (cells) {
+        left = (yt && yts.n ? ceil(yts.widest) + 1.0 : 0.0) + 1.0; /* labels, gap, axis column */
+    } else {
+        left = 0.5 * m.pad + (ylabel ? T + 0.25 * m.pad : 0.0) +
+               (yt ? ceil(yts.widest) + 0.5 * m.pad + m.tickl : 0.0) + m.lw;
+    }
+
+    /* x ticks: as many as fit with a gap of two average characters between labels. */
+    tickset xts = {0};
+    double right = cells ? 1.0 : m.pad;
+    double area_w = outer.w - left - right;
+    if (xt) {
+        double gap = cells ? 2.0 : 2.0 * t->char_w * ts;
+        int maxn = max_ticks_for(area_w, 4.0 * (cells ? 1.0 : t->char_w * ts) + gap);
+        for (; maxn >= 2; maxn--) {
+            make_ticks(&xts, t, x0 < x1 ? x0 : x1, x0 < x1 ? x1 : x0, xlog, maxn, ts);
+            if (xts.n < 2 || (xts.n - 1) * (xts.widest + gap) <= area_w) break;
+        }
+        /* The last label is centred on its tick: keep half of it inside outer. */
+        if (xts.n) {
+            double half = ceil(0.5 * xts.w[xts.n - 1]);
+            if (half > right) right = half;
+        }
+    }
+    area_w = outer.w - left - right;
+    if (area_w < 1.0) area_w = 1.0;
+
+    fig_axes a;
+    a.area.x = outer.x + left;
+    a.area.y = outer.y + top;
+    a.area.w = area_w;
+    a.area.h = area_h;
+    /* Whole units: crisp heatmaps on pixels, whole cells on the terminal. */
+    a.area.x = ceil(a.area.x);
+    a.area.y = cells ? 2.0 * ceil(a.area.y / 2.0) : ceil(a.area.y);
+    a.area.w = floor(outer.x + left + area_w - a.area.x);
+    a.area.h = cells ? 2.0 * floor((outer.y + top + area_h - a.area.y) / 2.0)
+                     : floor(outer.y + top + area_h - a.area.y);
+    if (a.area.w < 1.0) a.area.w = 1.0;
+    if (a.area.h < 1.0) a.area.h = cells ? 2.0 : 1.0;
+    a.x0 = x0;
+    a.x1 = x1;
+    /* y0 is "at the bottom" in fig_axes; for matrices the caller's y0 goes to the top. */
+    a.y0 = ydown ? y1 : y0;
+    a.y1 = ydown ? y0 : y1;
+    a.xlog = xlog;
+    a.ylog = ylog;
+
+    double ax = a.area.x, ay = a.area.y, aw = a.area.w, ah = a.area.h;
+
+    /* Grid under everything else (not on cells: it would fight the braille curves). */
+    if ((flags & FIG_GRID) && !cells) {
+        for (int i = 0; i < xts.n; i++) {
+            double fx = round(fig_x(&a, xts.v[i])) + 0.5;
+            if (fx > ax + 1 && fx < ax + aw - 1)
+                scene_line(s, fx, ay, fx, ay + ah, th->grid, m.lw, SCENE_RULE);
+        }
+        for (int i = 0; i < yts.n; i++) {
+            double fy = round(fig_y(&a, yts.v[i])) + 0.5;
+            if (fy > ay + 1 && fy < ay + ah - 1)
+                scene_line(s, ax, fy, ax + aw, fy, th->grid, m.lw, SCENE_RULE);
+        }
+    }
+
+    if (cells) {
+        /* An L of rules through the cell centres just outside the area. */
+        double lx = ax - 0.5, by = ay + ah + 1.0;
+        scene_line(s, lx, ay, lx, by, th->muted, 0.0, SCENE_RULE);
+        scene_line(s, lx, by, ax + aw, by, th->muted, 0.0, SCENE_RULE);
+        double prev_row = -1e9;
+        for (int i = 0; i < yts.n; i++) {
+            double fy = fig_y(&a, yts.v[i]);
+            double row = floor(fy / 2.0);
+            double last_row = (ay + ah) / 2.0 - 1.0;
+            if (row > last_row) row = last_row;
+            if (row < ay / 2.0) row = ay / 2.0;
+            if (row == prev_row) continue;
+            prev_row = row;
+            put_text(s, t, lx - 1.0, 2.0 * row, yts.label[i], 1.0, SCENE_RIGHT | SCENE_TOP, th->fg,
+                     0);
+        }
+        double prev_end = -1e9, label_row = by + 1.0;
+        for (int i = 0; i < xts.n; i++) {
+            double col = floor(fig_x(&a, xts.v[i]));
+            if (col >= ax + aw) col = ax + aw - 1.0;
+            double w = xts.w[i];
+            double start = col - floor(w / 2.0);
+            if (start + w > outer.x + outer.w) start = outer.x + outer.w - w;
+            if (start < outer.x) start = outer.x;
+            if (start < prev_end + 1.0) continue;
+            prev_end = start + w;
+            put_text(s, t, start, label_row, xts.label[i], 1.0, SCENE_LEFT | SCENE_TOP, th->fg, 0);
+        }
+        if (xlabel) {
+            double row = label_row + (xt ? T : 0.0);
+            char buf[256];
+            const char *str = fit_text(t, xlabel, 1.0, aw, buf, sizeof buf);
+            put_text(s, t, ax + aw / 2.0, row, str, 1.0, SCENE_CENTER | SCENE_TOP, th->fg, 0);
+        }
+        if (ylabel) {
+            char buf[256];
+            const char *str = fit_text(t, ylabel, 1.0, outer.w, buf, sizeof buf);
+            put_text(s, t, outer.x, ay - T, str, 1.0, SCENE_LEFT | SCENE_TOP, th->fg, 0);
+        }
+        return a;
+    }
+
+    /* Pixels: a frame just outside the area, so a heatmap drawn into it never covers it. */
+    double hw = 0.5 * m.lw;
+    double fl = ax - hw, fr = ax + aw + hw, ft = ay - hw, fb = ay + ah + hw;
+    scene_line(s, fl, ft - hw, fl, fb + hw, th->fg, m.lw, SCENE_RULE);
+    scene_line(s, fr, ft - hw, fr, fb + hw, th->fg, m.lw, SCENE_RULE);
+    scene_line(s, fl, ft, fr, ft, th->fg, m.lw, SCENE_RULE);
+    scene_line(s, fl, fb, fr, fb, th->fg, m.lw, SCENE_RULE);
+
+    for (int i = 0; i < yts.n; i++) {
+        double fy = round(fig_y(&a, yts.v[i])) + 0.5;
+        scene_line(s, fl - hw - m.tickl, fy, fl - hw, fy, th->fg, m.lw, SCENE_RULE);
+        put_text(s, t, fl - hw - m.tickl - 0.5 * m.pad, fy, yts.label[i], ts,
+                 SCENE_RIGHT | SCENE_MIDDLE, th->fg, 0);
+    }
+    double prev_end = -1e9;
+    for (int i = 0; i < xts.n; i++) {
+        double fx = round(fig_x(&a, xts.v[i])) + 0.5;
+        double w = xts.w[i];
+        double start = fx - 0.5 * w;
+        scene_line(s, fx, fb + hw, fx, fb + hw + m.tickl, th->fg, m.lw, SCENE_RULE);
+        if (start < prev_end + t->char_w * ts) continue; /* never let labels touch */
+        prev_end = start + w;
+        put_text(s, t, fx, fb + hw + m.tickl + 0.25 * m.pad, xts.label[i], ts,
+                 SCENE_CENTER | SCENE_TOP, th->fg, 0);
+    }
+    if (xlabel) {
+        char buf[256];
+        const char *str = fit_text(t, xlabel, 1.0, outer.w, buf, sizeof buf);
+        double y = fb + hw + (xt ? m.tickl + 0.25 * m.pad + T * ts : 0.0) + 0.25 * m.pad;
+        put_text(s, t, ax + aw / 2.0, y, str, 1.0, SCENE_CENTER | SCENE_TOP, th->fg, 0);
+    }
+    if (ylabel) {
+        char buf[256];
+        const char *str = fit_text(t, ylabel, 1.0, ah + top + bottom, buf, sizeof buf);
+        double x = outer.x + 0.5 * m.pad + 0.5 * T;
+        put_text(s, t, x, ay + ah / 2.0, str, 1.0, SCENE_CENTER | SCENE_MIDDLE | SCENE_VERTICAL,
+                 th->fg, 0);
+    }
+    return a;
+}
+
+/* --- colorbar -------------------------------------------------------------------------- */
+
+/* Widest label a colorbar usually shows ("-0.25", "1e-5"). */
+static const char cbar_sample[] = "-0.000";
+
+static double cbar_bar_w(const scene_target *t)
+{
+    return t->cells ? 2.0 : fmax(10.0, round(0.8 * t->text_h));
+}
+
+double fig_colorbar_width(const scene_target *t)
+{
+    metrics m = get_metrics(t);
+    double labels = ceil(scene_text_width(t, cbar_sample, m.tsize));
+    if (t->cells) return cbar_bar_w(t) + 1.0 + labels;
+    return cbar_bar_w(t) + m.tickl + 0.5 * m.pad + labels + 0.5 * m.pad + m.T;
+}
+
+void fig_colorbar(scene *s, const scene_target *t, const fig_theme *th, fig_rect r, double vmin,
+                  double vmax, const struct cmap *map, const char *label)
+{
+    metrics m = get_metrics(t);
+    if (!map) map = cmap_default_sequential();
+    if (!isfinite(vmin) || !isfinite(vmax)) {
+        vmin = 0.0;
+        vmax = 1.0;
+    }
+    double bw = cbar_bar_w(t);
+    double bx = floor(r.x);
+    double by = t->cells ? 2.0 * ceil(r.y / 2.0) : round(r.y);
+    double bh = t->cells ? 2.0 * floor((r.y + r.h - by) / 2.0) : round(r.y + r.h) - by;
+    if (bh < 1.0) return;
+
+    /* The gradient as a one-column heatmap, top row = vmax. One row per unit of height, so
+     * neither backend has to resample it. */
+    size_t rows = (size_t)fmax(2.0, fmin(1024.0, bh));
+    float *col = scene_alloc(s, rows * sizeof(float));
+    if (!col) return;
+    for (size_t i = 0; i < rows; i++)
+        col[i] = (float)(vmax + (vmin - vmax) * ((double)i + 0.5) / (double)rows);
+    if (vmin == vmax)
+        for (size_t i = 0; i < rows; i++) col[i] = (float)vmin;
+    scene_item *hm = scene_heatmap(s, bx, by, bw, bh, col, rows, 1, 1, vmin, vmax, map, th->mask);
+    if (hm) hm->flags |= SCENE_NEAREST;
+    if (!t->cells) {
+        double hw = 0.5 * m.lw;
+        scene_rect(s, bx - hw, by - hw, bw + m.lw, bh + m.lw, th->fg, 0);
+    }
+
+    tickset ts = {0};
+    double per = t->cells ? 2.0 * m.T : 2.5 * m.T;
+    if (vmin == vmax) {
+        ts.n = 1;
+        ts.v[0] = vmin;
+        fig_tick_label(vmin, fabs(vmin) > 0 ? fabs(vmin) / 100.0 : 1.0, ts.label[0], 32);
+    } else {
+        make_ticks(&ts, t, fmin(vmin, vmax), fmax(vmin, vmax), 0, max_ticks_for(bh, per), m.tsize);
+    }
+    double lx = bx + bw + (t->cells ? 1.0 : m.tickl + 0.5 * m.pad);
+    double prev_row = -1e9;
+    double widest = 0.0;
+    for (int i = 0; i < ts.n; i++) {
+        double f = vmax == vmin ? 0.5 : (vmax - ts.v[i]) / (vmax - vmin);
+        double fy = by + f * bh;
+        if (t->cells) {
+            double row = floor(fy / 2.0);
+            if (row > (by + bh) / 2.0 - 1.0) row = (by + bh) / 2.0 - 1.0;
+            if (row == prev_row) continue;
+            prev_row = row;
+            put_text(s, t, lx, 2.0 * row, ts.label[i], 1.0, SCENE_LEFT | SCENE_TOP, th->fg, 0);
+        } else {
+            fy = round(fy) + 0.5;
+            scene_line(s, bx + bw, fy, bx + bw + m.tickl, fy, th->fg, m.lw, SCENE_RULE);
+            put_text(s, t, lx, fy, ts.label[i], m.tsize, SCENE_LEFT | SCENE_MIDDLE, th->fg, 0);
+        }
+        double w = scene_text_width(t, ts.label[i], m.tsize);
+        if (w > widest) widest = w;
+    }
+    if (!label || !*label) return;
+    char buf[256];
+    if (t->cells) {
+        /* The terminal cannot rotate: the label goes on the row above the bar, right-aligned
+         * to the bar's column so it may extend left over the plot's empty top row. */
+        if (by < m.T) return;
+        const char *str = fit_text(t, label, 1.0, r.x + r.w, buf, sizeof buf);
+        put_text(s, t, r.x + r.w, by - m.T, str, 1.0, SCENE_RIGHT | SCENE_TOP, th->fg, 0);
+        return;
+    }
+    double x = lx + fmax(widest, ceil(scene_text_width(t, cbar_sample, m.tsize))) + 0.5 * m.pad +
+               0.5 * m.T;
+    const char *str = fit_text(t, label, 1.0, bh, buf, sizeof buf);
+    put_text(s, t, x, by + bh / 2.0, str, 1.0, SCENE_CENTER | SCENE_MIDDLE | SCENE_VERTICAL, th->fg,
+             0);
+}
+
+/* --- legend ---------------------------------------------------------------------------- */
+
+void fig_legend(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a,
+                const char *const *names, const uint32_t *colors, int n, int corner)
+{
+    if (n <= 0 || !names) return;
+    metrics m = get_metrics(t);
+    double size = t->cells ? 1.0 : 0.9;
+    double line_h = t->cells ? m.T : m.T * size;
+    double sample = t->cells ? 2.0 : round(1.6 * m.T);
+    double gap = t->cells ? 1.0 : 0.5 * m.pad;
+    double padx = t->cells ? 1.0 : m.pad, pady = t->cells ? 0.0 : 0.5 * m.pad;
+    double inset = t->cells ? 1.0 : m.pad;
+    double maxw = a->area.w - 2.0 * inset - 2.0 * padx - sample - gap;
+    if (maxw < 1.0) return;
+    /* Rows that do not fit the area's height are left out. */
+    int rows = n;
+    double avail = a->area.h - 2.0 * (t->cells ? 0.0 : inset) - 2.0 * pady;
+    if (rows * line_h > avail) rows = (int)floor(avail / line_h);
+    if (rows <= 0) return;
+    double textw = 0.0;
+    for (int i = 0; i < rows; i++) {
+        double w = scene_text_width(t, names[i] ? names[i] : "", size);
+        if (w > textw) textw = w;
+    }
+    if (textw > maxw) textw = maxw;
+    double bw = ceil(2.0 * padx + sample + gap + textw), bh = ceil(2.0 * pady + rows * line_h);
+    double bx = a->area.x + a->area.w - inset - bw;
+    double by = corner == 1 ? a->area.y + a->area.h - (t->cells ? 0.0 : inset) - bh
+                            : a->area.y + (t->cells ? 0.0 : inset);
+    if (t->cells) {
+        bx = floor(bx);
+        by = 2.0 * floor(by / 2.0);
+    } else {
+        bx = round(bx);
+        by = round(by);
+    }
+    scene_rect(s, bx, by, bw, bh, th->bg, SCENE_FILL);
+    if (!t->cells) scene_rect(s, bx + 0.5, by + 0.5, bw - 1.0, bh - 1.0, th->muted, 0);
+    for (int i = 0; i < rows; i++) {
+        double ty = by + pady + i * line_h;
+        uint32_t c = colors ? colors[i] : th->series[i % 8];
+        double sx = bx + padx;
+        if (t->cells) {
+            scene_line(s, sx, ty + 1.0, sx + sample, ty + 1.0, c, 0.0, SCENE_RULE);
+        } else {
+            double cy = round(ty + 0.5 * line_h);
+            scene_line(s, sx, cy, sx + sample, cy, c, 2.0 * m.lw, 0);
+        }
+        char buf[256];
+        const char *str = fit_text(t, names[i] ? names[i] : "", size, textw, buf, sizeof buf);
+        put_text(s, t, sx + sample + gap, ty + 0.5 * line_h, str, size, SCENE_LEFT | SCENE_MIDDLE,
+                 th->fg, 0);
+    }
+}
+
+/* --- curves and marks ------------------------------------------------------------------ */
+
+void fig_curve(scene *s, const fig_axes *a, const double *x, const double *y, size_t n,
+               uint32_t color, double width, unsigned flags)
+{
+    if (n == 0 || n > SIZE_MAX / (2 * sizeof(double))) return;
+    /* Make the item first and fill its points in place, so the arena holds them once. */
+    scene_item *it =
+        scene_polyline(s, NULL, 0, a->area.x, a->area.y, a->area.w, a->area.h, color, width, flags);
+    if (!it) return;
+    double *xy = scene_alloc(s, n * 2 * sizeof(double));
+    if (!xy) {
+        s->n--; /* drop the empty item again */
+        return;
+    }
+    /* Points far outside the area are pulled in (keeping their side) so backends never see
+     * coordinates that overflow; the clip hides them either way. */
+    double lim = 1e6 + fabs(a->area.x) + fabs(a->area.y) + a->area.w + a->area.h;
+    for (size_t i = 0; i < n; i++) {
+        double fx = fig_x(a, x[i]), fy = fig_y(a, y[i]);
+        if (!isfinite(fx) || !isfinite(fy)) {
+            fx = isfinite(fx) ? fx : 0.0;
+            fy = NAN; /* a break in the curve */
+        } else {
+            fx = fmax(-lim, fmin(lim, fx));
+            fy = fmax(-lim, fmin(lim, fy));
+        }
+        xy[2 * i] = fx;
+        xy[2 * i + 1] = fy;
+    }
+    it->u.poly.xy = xy;
+    it->u.poly.n = n;
+}
+
+void fig_vmark(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a, double x,
+               const char *label)
+{
+    double fx = fig_x(a, x);
+    if (!isfinite(fx) || fx < a->area.x || fx > a->area.x + a->area.w) return;
+    metrics m = get_metrics(t);
+    if (t->cells) {
+        double col = fmin(floor(fx), a->area.x + a->area.w - 1.0);
+        fx = col + 0.5;
+    } else {
+        fx = round(fx) + 0.5;
+    }
+    scene_line(s, fx, a->area.y, fx, a->area.y + a->area.h, th->accent, t->cells ? 0.0 : 1.5 * m.lw,
+               SCENE_DASHED);
+    if (!label || !*label) return;
+    double size = t->cells ? 1.0 : 0.85;
+    double w = scene_text_width(t, label, size);
+    double gap = t->cells ? 1.0 : 0.4 * m.pad;
+    double ty = a->area.y + (t->cells ? 0.0 : 0.4 * m.pad);
+    /* Right of the line when it fits, else left of it. */
+    if (fx + gap + w <= a->area.x + a->area.w)
+        put_text(s, t, t->cells ? fx + 0.5 : fx + gap, ty, label, size, SCENE_LEFT | SCENE_TOP,
+                 th->accent, 0);
+    else
+        put_text(s, t, t->cells ? fx - 0.5 : fx - gap, ty, label, size, SCENE_RIGHT | SCENE_TOP,
+                 th->accent, 0);
+}
+
+/* --- rectangles ------------------------------------------------------------------------ */
+
+fig_rect fig_take_right(fig_rect *r, double w, double gap)
+{
+    if (w > r->w) w = r->w;
+    if (w < 0) w = 0;
+    fig_rect out = {r->x + r->w - w, r->y, w, r->h};
+    double rest = r->w - w - gap;
+    r->w = rest > 0 ? rest : 0;
+    return out;
+}
+
+fig_rect fig_take_bottom(fig_rect *r, double h, double gap)
+{
+    if (h > r->h) h = r->h;
+    if (h < 0) h = 0;
+    fig_rect out = {r->x, r->y + r->h - h, r->w, h};
+    double rest = r->h - h - gap;
+    r->h = rest > 0 ? rest : 0;
+    return out;
+}
+
+fig_rect fig_grid_cell(fig_rect r, int rows, int cols, int i, int j, double gap)
+{
+    if (rows < 1) rows = 1;
+    if (cols < 1) cols = 1;
+    double cw = (r.w - (cols - 1) * gap) / cols, ch = (r.h - (rows - 1) * gap) / rows;
+    if (cw < 0) cw = 0;
+    if (ch < 0) ch = 0;
+    fig_rect c = {r.x + j * (cw + gap), r.y + i * (ch + gap), cw, ch};
+    return c;
+}

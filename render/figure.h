@@ -55,7 +55,10 @@ enum {
 };
 
 /* Reserve room in outer for tick labels and axis labels, draw the frame, ticks, tick labels and
- * labels, and return the axes whose area is the plot area. xlabel/ylabel may be NULL. */
+ * labels, and return the axes whose area is the plot area. xlabel/ylabel may be NULL.
+ * The area is snapped to whole units (whole cells on a cell target). With FIG_Y_DOWN the
+ * returned y0/y1 are swapped (y0 stays "at the bottom"), so fig_y maps the y0 argument to the
+ * top. On a cell target the y label goes on the row above the plot, not vertically. */
 fig_axes fig_axes_draw(scene *s, const scene_target *t, const fig_theme *th, fig_rect outer,
                        double x0, double x1, double y0, double y1, const char *xlabel,
                        const char *ylabel, unsigned flags);
@@ -78,7 +81,8 @@ void fig_curve(scene *s, const fig_axes *a, const double *x, const double *y, si
 void fig_vmark(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a, double x,
                const char *label);
 
-/* Split r: a left part of width w (clamped) and the rest after a gap. */
+/* Split r: return its right part of width w (clamped to r) and shrink r to what is left of it
+ * after a gap. take_bottom does the same with the bottom part of height h. */
 fig_rect fig_take_right(fig_rect *r, double w, double gap);
 fig_rect fig_take_bottom(fig_rect *r, double h, double gap);
 /* Cell (i, j) of a rows x cols grid of small multiples in r with a gap between them. */
