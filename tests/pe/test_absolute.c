@@ -1,0 +1,96 @@
+/* test_absolute: binary counting, the learned table's initialisation, NoPE. */
+#include <stdio.h>
+
+#include "pe_test.h"
+
+static void test_binary(void)
+{
+    char err[256];
+    pe_params p;
+    pe_params_default(&p);
+    p.dim = 4;
+    p.len = 20;
+    pe_matrix t = {0};
+    TAP_OK(pe_binary_table(&p, &t, err, sizeof err) == PE_OK && t.rows == 20 && t.cols == 4,
+           "binary d=4 L=20");
+    static const double r0[4] = {-1, -1, -1, -1}, r5[4] = {1, -1, 1, -1}, r11[4] = {1, 1, -1, 1},
+                        r15[4] = {1, 1, 1, 1}, r16[4] = {-1, -1, -1, -1};
+    close_vec_f(pe_matrix_row(&t, 0), r0, 4, 0, "p=0 -> all -1");
+    close_vec_f(pe_matrix_row(&t, 5), r5, 4, 0, "p=5 = 0b0101 -> +1 -1 +1 -1 (bit 0 first)");
+    close_vec_f(pe_matrix_row(&t, 11), r11, 4, 0, "p=11 = 0b1011");
+    close_vec_f(pe_matrix_row(&t, 15), r15, 4, 0, "p=15 -> all +1");
+    close_vec_f(pe_matrix_row(&t, 16), r16, 4, 0, "p=16 wraps: 4 bits count to 2^4");
+    int ok = 1;
+    for (size_t r = 0; r < t.rows; r++) {
+        unsigned v = 0;
+        for (int j = 0; j < 4; j++) {
+            float x = pe_matrix_row(&t, r)[j];
+            ok &= x == 1.0f || x == -1.0f;
+            if (x > 0) v |= 1u << j;
+        }
+        ok &= v == (r & 15u);
+    }
+    TAP_OK(ok, "every row decodes back to p mod 16");
+    pe_matrix_free(&t);
+    p.dim = 70;
+    p.len = 3;
+    pe_binary_table(&p, &t, err, sizeof err);
+    TAP_OK(pe_matrix_row(&t, 2)[1] == 1.0f && pe_matrix_row(&t, 2)[69] == -1.0f,
+           "d=70: bit 1 of 2 set, bits past 63 are -1");
+    pe_matrix_free(&t);
+}
+
+static void test_learned(void)
+{
+    char err[256];
+    pe_params p;
+    pe_params_default(&p);
+    p.len = 512;
+    p.dim = 256;
+    p.seed = 1234;
+    pe_matrix a = {0}, b = {0}, c = {0};
+    TAP_OK(pe_learned_table(&p, &a, err, sizeof err) == PE_OK, "learned 512 x 256");
+    pe_learned_table(&p, &b, err, sizeof err);
+    p.seed = 1235;
+    pe_learned_table(&p, &c, err, sizeof err);
+    size_t n = a.rows * a.cols;
+    TAP_OK(memcmp(a.data, b.data, n * sizeof(float)) == 0, "same seed, same table");
+    size_t diff = 0;
+    for (size_t i = 0; i < n; i++) diff += a.data[i] != c.data[i];
+    TAP_OK(diff > n - n / 1000, "another seed, another table (%zu of %zu differ)", diff, n);
+    double s = 0, s2 = 0;
+    for (size_t i = 0; i < n; i++) {
+        s += a.data[i];
+        s2 += (double)a.data[i] * a.data[i];
+    }
+    double mean = s / (double)n, sd = sqrt(s2 / (double)n - mean * mean);
+    TAP_CLOSE(mean, 0.0, 0, 0.0005, "mean ~ 0");
+    TAP_CLOSE(sd, 0.02, 0.02, 0, "std ~ 0.02");
+    pe_matrix_free(&b);
+    p.seed = 1234;
+    p.learned_std = 0.5;
+    pe_learned_table(&p, &b, err, sizeof err);
+    TAP_CLOSE(b.data[77], a.data[77] * 25.0, 1e-6, 0, "std scales the same draws");
+    pe_matrix_free(&a);
+    pe_matrix_free(&b);
+    pe_matrix_free(&c);
+}
+
+static void test_nope(void)
+{
+    const pe_encoding *e = pe_encoding_find("nope");
+    pe_params p;
+    pe_params_default(&p);
+    char err[256] = "";
+    TAP_OK(e->validate(&p, err, sizeof err) == PE_OK, "nope validates the defaults");
+    p.len = 0;
+    expect_fail(e->validate(&p, err, sizeof err), PE_EINVAL, err, "--len", "nope len 0");
+}
+
+int main(void)
+{
+    test_binary();
+    test_learned();
+    test_nope();
+    return tap_done();
+}
