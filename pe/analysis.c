@@ -1,5 +1,6 @@
 /* analysis.c: what the views plot about an encoding: similarity matrices, dot-product decay,
  * RoPE score curves and decay bound, wavelengths, the translation identity, angle resolution. */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -211,8 +212,7 @@ double pe_translation_error(const pe_params *p, int D)
 
 int pe_rope_resolution(const pe_params *p, int pos, int D, double min_angle)
 {
-    if (pos < 0 || D < 0 || pos > PE_MAX_LEN || D > PE_MAX_LEN || !isfinite(min_angle) ||
-        min_angle < 0.0)
+    if (pos < 0 || D < 0 || pos >= INT_MAX - D || !isfinite(min_angle) || min_angle < 0.0)
         return PE_EINVAL;
     pe_params q = *p;
     if (q.scaling.type == PE_SCALING_DYNAMIC) q.scaling.seq_len = pos + D + 1;

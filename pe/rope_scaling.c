@@ -30,9 +30,10 @@ int pe_rope_scaling_validate(const pe_params *p, char *err, size_t errlen)
                        "--rotary-frac %g: NTK scaling raises to d/(d-2), so it needs a rotary "
                        "dimension >= 4 (have %d with --dim %d)",
                        p->rotary_frac, rd, p->dim);
-    if (s->type == PE_SCALING_DYNAMIC && (s->seq_len < 1 || s->seq_len > PE_MAX_LEN))
-        return pe_fail(err, errlen, PE_EINVAL, "--seq-len %d: the sequence length must be 1..%d",
-                       s->seq_len, PE_MAX_LEN);
+    /* seq_len only enters a formula, so it may exceed PE_MAX_LEN (the resolution probe). */
+    if (s->type == PE_SCALING_DYNAMIC && s->seq_len < 1)
+        return pe_fail(err, errlen, PE_EINVAL, "--seq-len %d: the sequence length must be >= 1",
+                       s->seq_len);
     if (s->type == PE_SCALING_YARN) {
         if (!isfinite(s->beta_fast) || !(s->beta_fast > 0.0))
             return pe_fail(err, errlen, PE_EINVAL,
