@@ -9,8 +9,8 @@
  *   rope_theta (alias rotary_emb_base), partial_rotary_factor (alias rotary_pct),
  *   rope_scaling {rope_type | type, factor, original_max_position_embeddings, beta_fast,
  *   beta_slow, mscale, mscale_all_dim, low_freq_factor, high_freq_factor, attention_factor},
- *   rope_parameters (the newer
- *   name of rope_scaling, which may also hold rope_theta), text_config (multimodal wrappers).
+ *   rope_parameters (the newer name of rope_scaling, which may also hold rope_theta),
+ *   text_config (multimodal wrappers).
  *
  * Other fields are ignored. Nothing here prints or exits; every failure is one line in err that
  * names the file and the field, e.g. "qwen.json: rope_theta: expected a number, got a string".
