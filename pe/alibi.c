@@ -58,7 +58,7 @@ int pe_alibi_bias(const pe_params *p, int head, pe_matrix *out, char *err, size_
     rc = pe_alibi_slopes(p->heads, p->slope_ratio, slopes, err, errlen);
     double m = slopes[head];
     free(slopes);
-    if (rc == PE_OK) rc = pe_matrix_init(out, (size_t)p->len, (size_t)p->len, err, errlen);
+    if (rc == PE_OK) rc = pe_matrix_alloc(out, (size_t)p->len, (size_t)p->len, 0, err, errlen);
     if (rc != PE_OK) return rc;
     for (size_t i = 0; i < out->rows; i++) {
         float *row = pe_matrix_row(out, i);

@@ -15,7 +15,7 @@ static int binary_validate(const pe_params *p, char *err, size_t errlen)
 int pe_binary_table(const pe_params *p, pe_matrix *out, char *err, size_t errlen)
 {
     int rc = binary_validate(p, err, errlen);
-    if (rc == PE_OK) rc = pe_matrix_init(out, (size_t)p->len, (size_t)p->dim, err, errlen);
+    if (rc == PE_OK) rc = pe_matrix_alloc(out, (size_t)p->len, (size_t)p->dim, 0, err, errlen);
     if (rc != PE_OK) return rc;
     for (size_t pos = 0; pos < out->rows; pos++) {
         float *row = pe_matrix_row(out, pos);

@@ -21,7 +21,7 @@ static int learned_validate(const pe_params *p, char *err, size_t errlen)
 int pe_learned_table(const pe_params *p, pe_matrix *out, char *err, size_t errlen)
 {
     int rc = learned_validate(p, err, errlen);
-    if (rc == PE_OK) rc = pe_matrix_init(out, (size_t)p->len, (size_t)p->dim, err, errlen);
+    if (rc == PE_OK) rc = pe_matrix_alloc(out, (size_t)p->len, (size_t)p->dim, 0, err, errlen);
     if (rc != PE_OK) return rc;
     pe_rng r;
     pe_rng_seed(&r, p->seed);

@@ -4,7 +4,7 @@
 
 #include "pe_internal.h"
 
-int pe_matrix_init(pe_matrix *m, size_t rows, size_t cols, char *err, size_t errlen)
+int pe_matrix_alloc(pe_matrix *m, size_t rows, size_t cols, int zero, char *err, size_t errlen)
 {
     m->rows = 0;
     m->cols = 0;
@@ -20,13 +20,18 @@ int pe_matrix_init(pe_matrix *m, size_t rows, size_t cols, char *err, size_t err
             "matrix %zu x %zu = %zu cells: over the cap of %zu cells (256 MiB of floats)", rows,
             cols, cells, PE_MAX_CELLS);
     if (cells > 0) {
-        m->data = calloc(cells, sizeof *m->data);
+        m->data = zero ? calloc(cells, sizeof *m->data) : malloc(cells * sizeof *m->data);
         if (!m->data)
             return pe_fail(err, errlen, PE_ENOMEM, "matrix %zu x %zu: out of memory", rows, cols);
     }
     m->rows = rows;
     m->cols = cols;
     return PE_OK;
+}
+
+int pe_matrix_init(pe_matrix *m, size_t rows, size_t cols, char *err, size_t errlen)
+{
+    return pe_matrix_alloc(m, rows, cols, 1, err, errlen);
 }
 
 void pe_matrix_free(pe_matrix *m)

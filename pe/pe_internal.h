@@ -12,6 +12,10 @@
 __attribute__((format(printf, 4, 5))) int pe_fail(char *err, size_t errlen, int status,
                                                   const char *fmt, ...);
 
+/* pe_matrix_init, but zero = 0 leaves the cells uninitialised for a caller that writes every
+ * one of them (saves a pass over memory that calloc may have to clear). */
+int pe_matrix_alloc(pe_matrix *m, size_t rows, size_t cols, int zero, char *err, size_t errlen);
+
 /* --opt v must be finite; PE_EINVAL with "--opt nan: must be a finite number (what)" otherwise. */
 int pe_check_finite(double v, const char *opt, const char *what, char *err, size_t errlen);
 /* pe_check_dim with the reason for evenness spelled out, e.g. "for RoPE (rotated pairs)". */

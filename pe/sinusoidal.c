@@ -42,7 +42,7 @@ int pe_sinusoidal_table(const pe_params *p, pe_matrix *out, char *err, size_t er
 {
     int rc = sinusoidal_validate(p, err, errlen);
     if (rc != PE_OK) return rc;
-    rc = pe_matrix_init(out, (size_t)p->len, (size_t)p->dim, err, errlen);
+    rc = pe_matrix_alloc(out, (size_t)p->len, (size_t)p->dim, 0, err, errlen);
     if (rc != PE_OK) return rc;
 
     size_t half = (size_t)p->dim / 2;
