@@ -1,0 +1,227 @@
+/* bench.c: `pelab bench`, the speed figures for this machine. Every figure is the median of
+ * several runs (wall clock, CLOCK_MONOTONIC) next to its target; nothing here is a pass/fail
+ * test, so a busy machine gives slower numbers, never a red build. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cellgrid.h"
+#include "cli.h"
+#include "explorer.h"
+#include "export.h"
+#include "options.h"
+#include "raster.h"
+#include "views.h"
+
+int app_cmd_bench(int argc, char **argv);
+int app_bench_model(int quick);
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void machine_line(void)
+{
+    struct utsname u;
+    char model[256] = "unknown CPU";
+    FILE *fp = fopen("/proc/cpuinfo", "r");
+    if (fp) {
+        char line[512];
+        while (fgets(line, sizeof line, fp))
+            if (strncmp(line, "model name", 10) == 0) {
+                char *c = strchr(line, ':');
+                if (c) snprintf(model, sizeof model, "%s", c + 2);
+                model[strcspn(model, "\n")] = '\0';
+                break;
+            }
+        fclose(fp);
+    }
+    uname(&u);
+    printf("machine: %s, %ld cores online, %s %s\n", model, sysconf(_SC_NPROCESSORS_ONLN),
+           u.sysname, u.machine);
+}
+
+static void bench_table(int runs)
+{
+    pe_params p;
+    pe_params_default(&p);
+    p.len = 8192;
+    p.dim = 1024;
+    size_t bytes = (size_t)p.len * (size_t)p.dim * sizeof(float);
+    double t_gen[32], t_set[32];
+    char err[256];
+    for (int r = 0; r < runs; r++) {
+        pe_matrix m = {0};
+        double t0 = now_ms();
+        if (pe_sinusoidal_table(&p, &m, err, sizeof err) < 0) {
+            printf("sinusoidal table: %s\n", err);
+            return;
+        }
+        t_gen[r] = now_ms() - t0;
+        /* the same bytes written once more, so both run on memory the process already owns */
+        t0 = now_ms();
+        memset(m.data, r & 1 ? 0x11 : 0x22, bytes);
+        t_set[r] = now_ms() - t0;
+        volatile float sink = m.data[bytes / sizeof(float) - 1];
+        (void)sink;
+        pe_matrix_free(&m);
+    }
+    double g = median(t_gen, runs), s = median(t_set, runs);
+    printf("sinusoidal table L=8192 d=1024 (%.0f MiB): %.2f ms; memset of the same bytes "
+           "%.2f ms; ratio %.2fx (target <= 3x)\n",
+           bytes / 1048576.0, g, s, g / s);
+}
+
+static void bench_export(int runs)
+{
+    app_state st;
+    app_state_default(&st);
+    st.p.len = 1024;
+    st.p.dim = 512;
+    st.view = app_view_find("heatmap");
+    char dir[] = "/tmp/pelab-bench-XXXXXX";
+    if (!mkdtemp(dir)) {
+        printf("export: cannot make a temporary directory\n");
+        return;
+    }
+    char path[128];
+    snprintf(path, sizeof path, "%s/heatmap.png", dir);
+    app_export_opts o = {1000, 600, 96};
+    double t[32];
+    char err[512];
+    for (int r = 0; r < runs; r++) {
+        double t0 = now_ms();
+        if (app_export_file(&st, path, &o, err, sizeof err) != 0) {
+            printf("export: %s\n", err);
+            break;
+        }
+        t[r] = now_ms() - t0;
+    }
+    printf("export heatmap 1024x512 -> 1000x600 PNG (table, scene, cairo, libpng, rename): "
+           "%.1f ms (target < 50 ms)\n",
+           median(t, runs));
+    remove(path);
+    rmdir(dir);
+}
+
+/* Rebuild and rasterise every view after a parameter change, as the explorer does per frame. */
+static void bench_views_tui(int runs)
+{
+    printf("terminal frame after a parameter change, 200x60 cells, L=1024 d=512 (target < 16 "
+           "ms):\n");
+    cellgrid g;
+    if (cellgrid_init(&g, 200, 60, 0) < 0) return;
+    scene s;
+    scene_init(&s, 1, 1, 0);
+    scene_target t = cellgrid_target(200, 60);
+    for (size_t v = 0; v < app_view_count(); v++) {
+        app_explorer *x = calloc(1, sizeof *x);
+        app_state st;
+        app_state_default(&st);
+        st.p.len = 1024;
+        st.p.dim = 512;
+        st.view = (int)v;
+        if (strcmp(app_view_at(v)->name, "rope") == 0 ||
+            strcmp(app_view_at(v)->name, "wavelength") == 0)
+            st.enc = pe_encoding_find("rope");
+        app_explorer_init(x, &st, 0);
+        double tm[32];
+        for (int r = 0; r < runs; r++) {
+            /* a parameter change invalidates the caches: alternate the base */
+            x->st.p.base = r % 2 ? 10000 : 20000;
+            double t0 = now_ms();
+            app_explorer_frame(x, &s, &t);
+            cellgrid_render(&g, &s);
+            tm[r] = now_ms() - t0;
+        }
+        printf("  %-12s %6.2f ms%s\n", app_view_at(v)->name, median(tm, runs),
+               x->view_error[0] ? "  (view error!)" : "");
+        app_explorer_free(x);
+        free(x);
+    }
+    scene_free(&s);
+    cellgrid_free(&g);
+}
+
+static void bench_views_gui(int runs, int w, int h)
+{
+    printf("window frame (build + cairo draw) per view at %dx%d, L=1024 d=512 (target < 8 ms at "
+           "1280x800):\n",
+           w, h);
+    uint32_t *px = malloc((size_t)w * (size_t)h * 4);
+    if (!px) return;
+    scene s;
+    scene_init(&s, 1, 1, 0);
+    scene_target t = raster_target(w, h, raster_font_px(w, h, 1));
+    for (size_t v = 0; v < app_view_count(); v++) {
+        app_explorer *x = calloc(1, sizeof *x);
+        app_state st;
+        app_state_default(&st);
+        st.p.len = 1024;
+        st.p.dim = 512;
+        st.view = (int)v;
+        if (strcmp(app_view_at(v)->name, "rope") == 0 ||
+            strcmp(app_view_at(v)->name, "wavelength") == 0)
+            st.enc = pe_encoding_find("rope");
+        app_explorer_init(x, &st, 1);
+        double tm[32];
+        for (int r = 0; r < runs; r++) {
+            /* the window redraws for the cursor and the animation far more often than the
+             * parameters change, so the cached case is what sets the frame rate */
+            double t0 = now_ms();
+            app_explorer_frame(x, &s, &t);
+            raster_draw_argb(&s, px, w, h, w * 4, 1);
+            tm[r] = now_ms() - t0;
+        }
+        printf("  %-12s %6.2f ms\n", app_view_at(v)->name, median(tm, runs));
+        app_explorer_free(x);
+        free(x);
+    }
+    scene_free(&s);
+    free(px);
+}
+
+int app_cmd_bench(int argc, char **argv)
+{
+    int quick = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--quick") == 0) {
+            quick = 1;
+        } else if (strcmp(argv[i], "--help") == 0) {
+            printf("usage: pelab bench [--quick]   speed figures for this machine (--quick: fewer "
+                   "runs)\n");
+            return 0;
+        } else {
+            fprintf(stderr, "pelab bench: unknown argument '%s' (allowed: --quick)\n", argv[i]);
+            return 2;
+        }
+    }
+    int runs = quick ? 3 : 11;
+    printf("pelab %s bench (median of %d runs)\n", PELAB_VERSION_STRING, runs);
+    machine_line();
+    bench_table(runs);
+    bench_export(runs);
+    bench_views_tui(runs);
+    bench_views_gui(runs, 1280, 800);
+    bench_views_gui(quick ? 1 : 5, 2560, 1600);
+    return app_bench_model(quick);
+}

@@ -1,0 +1,115 @@
+/* cli.c: getopt_long over the option table. */
+#include "cli.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "options.h"
+
+#define CODE_BASE 1000
+
+int app_cli_parse(app_state *st, int argc, char **argv, const app_cli_extra *extra, size_t n_extra,
+                  app_cli_args *args, char *err, size_t errlen)
+{
+    size_t nopt = app_option_count();
+    struct option *lo = calloc(nopt + n_extra + 1, sizeof *lo);
+    if (!lo) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    char shortopts[16] = ":";
+    for (size_t i = 0; i < nopt; i++)
+        lo[i] =
+            (struct option){app_option_at(i)->name, required_argument, NULL, CODE_BASE + (int)i};
+    for (size_t i = 0; i < n_extra; i++) {
+        int noarg = strcmp(extra[i].name, "help") == 0;
+        lo[nopt + i] = (struct option){extra[i].name, noarg ? no_argument : required_argument, NULL,
+                                       extra[i].code};
+        if (extra[i].code == 'o') strcat(shortopts, "o:");
+        if (noarg) strcat(shortopts, "h");
+    }
+    memset(args, 0, sizeof *args);
+    int rc = 0;
+    optind = 0; /* glibc: a full reset, so tests and the bench may parse more than once */
+    opterr = 0;
+    for (;;) {
+        int idx = -1;
+        int c = getopt_long(argc, argv, shortopts, lo, &idx);
+        if (c == -1) break;
+        if (c == '?' || c == ':') {
+            const char *bad = argv[optind - 1];
+            if (c == ':') {
+                snprintf(err, errlen, "%s: needs a value", bad);
+            } else {
+                const char *name = bad;
+                while (*name == '-') name++;
+                char base[128];
+                snprintf(base, sizeof base, "%s", name);
+                base[strcspn(base, "=")] = '\0';
+                const char *sug = app_option_suggest(base);
+                for (size_t i = 0; i < n_extra; i++)
+                    if (strncmp(extra[i].name, base, 3) == 0) sug = extra[i].name;
+                snprintf(err, errlen, "%s: unknown option%s%s%s", bad,
+                         sug ? "; did you mean --" : "", sug ? sug : "", sug ? "?" : "");
+            }
+            rc = -1;
+            break;
+        }
+        if (c == 'h') c = '?';
+        if (c >= CODE_BASE && c < CODE_BASE + (int)nopt) {
+            if (app_option_set(st, app_option_at((size_t)(c - CODE_BASE)), optarg, err, errlen) <
+                0) {
+                rc = -1;
+                break;
+            }
+            continue;
+        }
+        if (args->n >= APP_CLI_MAX_ARGS) {
+            snprintf(err, errlen, "too many options (at most %d)", APP_CLI_MAX_ARGS);
+            rc = -1;
+            break;
+        }
+        args->code[args->n] = c;
+        args->val[args->n] = optarg;
+        args->n++;
+    }
+    if (rc == 0)
+        for (int i = optind; i < argc && args->n_positional < APP_CLI_MAX_ARGS; i++)
+            args->positional[args->n_positional++] = argv[i];
+    free(lo);
+    return rc;
+}
+
+void app_cli_print_options(FILE *fp)
+{
+    fprintf(fp, "figure options (the explorer's ':' line takes the same names):\n");
+    for (size_t i = 0; i < app_option_count(); i++) {
+        const app_option *o = app_option_at(i);
+        char name[48];
+        snprintf(name, sizeof name, "--%s%s%s", o->name, o->alias ? ", :" : "",
+                 o->alias ? o->alias : "");
+        fprintf(fp, "  %-24s %s\n", name, o->help);
+    }
+}
+
+void app_cli_record_command(app_state *st, int argc, char **argv, const char *cmd)
+{
+    size_t used = (size_t)snprintf(st->command, sizeof st->command, "pelab %s", cmd);
+    for (int i = 1; i < argc && used < sizeof st->command; i++)
+        used += (size_t)snprintf(st->command + used, sizeof st->command - used, " %s", argv[i]);
+}
+
+int app_cli_apply_config(app_state *st, const char *path, char *err, size_t errlen)
+{
+    app_model_config mc;
+    if (app_config_load(path, &mc, err, errlen) < 0) return -1;
+    int len = st->p.len;
+    st->p = mc.params;
+    /* the figure's L stays what the user asked for unless they asked nothing: a model's
+     * 131072-position context is a setting of the extension views, not a heatmap height */
+    st->p.len = len;
+    st->enc = pe_encoding_find("rope");
+    return 0;
+}

@@ -1,0 +1,72 @@
+/* explorer.h: the interactive explorer, independent of the terminal or the window. It takes
+ * pelab's own ui_events, keeps the state, and builds the frame (view + status lines + overlays)
+ * as a scene. explorer_tui.c and explorer_gui.c only move events in and frames out, so the key
+ * table is one table and actions are testable by feeding events. */
+#ifndef PELAB_APP_EXPLORER_H
+#define PELAB_APP_EXPLORER_H
+
+#include <stddef.h>
+
+#include "input.h"
+#include "scene.h"
+#include "state.h"
+#include "views.h"
+
+#define APP_MAX_VIEWS 32
+
+typedef enum { APP_MODE_NORMAL = 0, APP_MODE_COMMAND, APP_MODE_HELP } app_mode;
+
+typedef struct app_explorer {
+    app_state st;
+    app_view_ctx ctx[APP_MAX_VIEWS]; /* per-view caches */
+    app_mode mode;
+    char cmd[256]; /* the ':' line being typed */
+    size_t cmd_len;
+    char message[512]; /* shown in the status line until the next key */
+    int message_error;
+    char view_error[512]; /* why the current view could not be drawn */
+    int quit;
+    int gui;                      /* 1 in the window: mouse hover readout, sliders, fullscreen */
+    int dirty;                    /* the frame must be rebuilt */
+    int want_fullscreen;          /* set by the key; the window backend toggles and clears it */
+    char saved_commands[8][1024]; /* `e` output, printed again after the terminal is restored */
+    int n_saved;
+    int help_scroll;
+    double hover_x, hover_y; /* last mouse position (window) */
+    int dragging;            /* slider index + 1 while dragging in the window */
+    /* frame geometry of the last build (figure units) */
+    double view_h, status_y, width, height;
+    double panel_x; /* window: x where the slider panel starts (0 = none) */
+} app_explorer;
+
+/* Start from st (already parsed and validated). */
+void app_explorer_init(app_explorer *x, const app_state *st, int gui);
+void app_explorer_free(app_explorer *x);
+
+/* Apply one event. Returns 1 when the frame must be redrawn. */
+int app_explorer_event(app_explorer *x, const ui_event *ev);
+/* Advance animations by dt seconds (RoPE's m). Returns 1 when the frame changed. */
+int app_explorer_tick(app_explorer *x, double dt);
+/* 1 while an animation runs (the frontend then polls with a timeout). */
+int app_explorer_animating(const app_explorer *x);
+
+/* Build the whole frame for target t: the view in the top part, the status lines at the bottom,
+ * the help overlay when open, the slider panel in the window. Never fails: a view that cannot be
+ * drawn shows its message. */
+void app_explorer_frame(app_explorer *x, scene *s, const scene_target *t);
+
+/* The key table, for the help overlay and the README. */
+typedef struct app_key_help {
+    const char *keys;
+    const char *what;
+} app_key_help;
+size_t app_key_help_count(void);
+const app_key_help *app_key_help_at(size_t i);
+
+/* `pelab [options]` and `pelab gui [options]`: parse, validate, run. Returns the exit status. */
+int app_cmd_explore(int argc, char **argv, int gui);
+/* The frontends (explorer_tui.c, explorer_gui.c). */
+int app_run_tui(app_explorer *x, int frames);
+int app_run_gui(app_explorer *x, int frames);
+
+#endif

@@ -1,0 +1,77 @@
+/* explorer_tui.c: the explorer in the terminal. Events in, one frame out per batch of events:
+ * a held key or a burst of resizes is drained before drawing, so redraws never queue up. */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "explorer.h"
+#include "tui.h"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void draw(app_explorer *x, tui *t, scene *s)
+{
+    cellgrid *g = tui_grid(t);
+    scene_target tg = cellgrid_target(g->cols, g->rows);
+    app_explorer_frame(x, s, &tg);
+    cellgrid_render(g, s);
+    if (x->mode == APP_MODE_COMMAND)
+        tui_cursor(t, 1 + (int)x->cmd_len, g->rows - 1);
+    else
+        tui_cursor(t, -1, -1);
+    tui_present(t);
+}
+
+int app_run_tui(app_explorer *x, int frames)
+{
+    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+        fprintf(stderr, "pelab: the explorer needs a terminal (stdin and stdout); for files use "
+                        "`pelab export VIEW -o FILE` (pelab export --help)\n");
+        return 2;
+    }
+    char err[512];
+    tui *t = NULL;
+    tui_options opt = {0};
+    if (tui_open(&t, &opt, err, sizeof err) < 0) {
+        fprintf(stderr, "pelab: %s\n", err);
+        return 1;
+    }
+    scene s;
+    scene_init(&s, 1, 1, 0);
+    int drawn = 0;
+    double last = now_s();
+    while (!x->quit) {
+        if (x->dirty) {
+            draw(x, t, &s);
+            drawn++;
+            if (frames > 0 && drawn >= frames) break;
+        }
+        int timeout = app_explorer_animating(x) ? 40 : -1;
+        ui_event ev;
+        int got = tui_poll(t, &ev, timeout);
+        if (got > 0) x->dirty |= app_explorer_event(x, &ev);
+        /* drain whatever else is already waiting before drawing again */
+        while (!x->quit && tui_pending(t) && tui_poll(t, &ev, 0) > 0)
+            x->dirty |= app_explorer_event(x, &ev);
+        double tnow = now_s();
+        if (app_explorer_animating(x)) {
+            double dt = tnow - last;
+            /* the terminal moves m in whole positions, a quarter second each */
+            if (dt >= 0.25) {
+                x->dirty |= app_explorer_tick(x, 0.25);
+                last = tnow;
+            }
+        } else {
+            last = tnow;
+        }
+    }
+    scene_free(&s);
+    tui_close(t);
+    return 0;
+}

@@ -1,0 +1,315 @@
+/* export.c: `pelab export` and the one function every save goes through. */
+#include "export.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "config.h"
+#include "options.h"
+#include "outfile.h"
+#include "raster.h"
+#include "views.h"
+
+app_format app_format_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    const char *dot = strrchr(slash ? slash + 1 : path, '.');
+    if (!dot) return APP_FMT_UNKNOWN;
+    static const struct {
+        const char *ext;
+        app_format f;
+    } map[] = {{".png", APP_FMT_PNG},
+               {".svg", APP_FMT_SVG},
+               {".pdf", APP_FMT_PDF},
+               {".csv", APP_FMT_CSV},
+               {".npy", APP_FMT_NPY}};
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (strcasecmp(dot, map[i].ext) == 0) return map[i].f;
+    return APP_FMT_UNKNOWN;
+}
+
+/* ---- the numbers: CSV and NPY ------------------------------------------------------------ */
+
+static void csv_value(FILE *fp, double v, int f64)
+{
+    if (isnan(v))
+        fputs("nan", fp);
+    else if (isinf(v))
+        fputs(v < 0 ? "-inf" : "inf", fp);
+    else
+        fprintf(fp, f64 ? "%.17g" : "%.9g", f64 ? v : (double)(float)v);
+}
+
+/* CSV that numpy.loadtxt(path, delimiter=',') reads: '#' comment lines say what the numbers are;
+ * a 3-d array is written as blocks of rows, one block per leading index. */
+static int write_csv(FILE *fp, const app_data *d, const char *command)
+{
+    fprintf(fp, "# pelab %s\n# %s\n", PELAB_VERSION_STRING, command);
+    fprintf(fp, "# %s\n# shape", d->what);
+    for (int i = 0; i < d->ndim; i++) fprintf(fp, "%s%zu", i ? " x " : " ", d->shape[i]);
+    fprintf(fp, ", %s\n", d->f64 ? "float64" : "float32");
+    size_t blocks = d->ndim == 3 ? d->shape[0] : 1;
+    size_t rows = d->ndim == 1 ? d->shape[0] : d->shape[d->ndim - 2];
+    size_t cols = d->ndim == 1 ? 1 : d->shape[d->ndim - 1];
+    const double *v = d->data;
+    for (size_t b = 0; b < blocks; b++) {
+        if (blocks > 1) fprintf(fp, "# [%zu]\n", b);
+        for (size_t r = 0; r < rows; r++) {
+            for (size_t c = 0; c < cols; c++) {
+                if (c) fputc(',', fp);
+                csv_value(fp, *v++, d->f64);
+            }
+            fputc('\n', fp);
+        }
+    }
+    return ferror(fp) ? -1 : 0;
+}
+
+/* NPY format 1.0: magic, version, little-endian header length, a dict padded with spaces to a
+ * multiple of 64 bytes and ended by a newline, then the raw little-endian data. */
+static int write_npy(FILE *fp, const app_data *d)
+{
+    char shape[96];
+    if (d->ndim == 1)
+        snprintf(shape, sizeof shape, "(%zu,)", d->shape[0]);
+    else if (d->ndim == 2)
+        snprintf(shape, sizeof shape, "(%zu, %zu)", d->shape[0], d->shape[1]);
+    else
+        snprintf(shape, sizeof shape, "(%zu, %zu, %zu)", d->shape[0], d->shape[1], d->shape[2]);
+    char dict[256];
+    int len = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }",
+                       d->f64 ? "<f8" : "<f4", shape);
+    size_t total = 10 + (size_t)len + 1;
+    size_t pad = (64 - total % 64) % 64;
+    size_t hlen = (size_t)len + pad + 1;
+    unsigned char pre[10] = {0x93,
+                             'N',
+                             'U',
+                             'M',
+                             'P',
+                             'Y',
+                             1,
+                             0,
+                             (unsigned char)(hlen & 0xff),
+                             (unsigned char)(hlen >> 8)};
+    fwrite(pre, 1, sizeof pre, fp);
+    fwrite(dict, 1, (size_t)len, fp);
+    for (size_t i = 0; i < pad; i++) fputc(' ', fp);
+    fputc('\n', fp);
+    size_t n = 1;
+    for (int i = 0; i < d->ndim; i++) n *= d->shape[i];
+    /* x86 and arm are little-endian; write bytes explicitly so a big-endian host is right too */
+    for (size_t i = 0; i < n; i++) {
+        unsigned char b[8];
+        if (d->f64) {
+            uint64_t u;
+            memcpy(&u, &d->data[i], 8);
+            for (int k = 0; k < 8; k++) b[k] = (unsigned char)(u >> (8 * k));
+            fwrite(b, 1, 8, fp);
+        } else {
+            float f = (float)d->data[i];
+            uint32_t u;
+            memcpy(&u, &f, 4);
+            for (int k = 0; k < 4; k++) b[k] = (unsigned char)(u >> (8 * k));
+            fwrite(b, 1, 4, fp);
+        }
+    }
+    return ferror(fp) ? -1 : 0;
+}
+
+static int export_data(const app_state *st, const char *path, app_format f, char *err,
+                       size_t errlen)
+{
+    const app_view *v = app_view_at((size_t)st->view);
+    if (!v->data) {
+        snprintf(err, errlen, "-o %s: the %s view has no numbers to write (use .png/.svg/.pdf)",
+                 path, v->name);
+        return 2;
+    }
+    app_view_ctx ctx = {0};
+    app_data d = {0};
+    if (v->data(&ctx, st, &d, err, errlen) < 0) {
+        app_view_ctx_free(&ctx);
+        return 1;
+    }
+    outfile of = {0};
+    int rc = 1;
+    if (outfile_open(&of, path, err, errlen) == 0) {
+        int w = f == APP_FMT_CSV ? write_csv(of.fp, &d, st->command) : write_npy(of.fp, &d);
+        if (w < 0) {
+            snprintf(err, errlen, "-o %s: write failed", path);
+            outfile_abort(&of);
+        } else if (outfile_commit(&of, err, errlen) == 0) {
+            rc = 0;
+        }
+    }
+    app_data_free(&d);
+    app_view_ctx_free(&ctx);
+    return rc;
+}
+
+/* ---- figures ----------------------------------------------------------------------------- */
+
+int app_export_file(const app_state *st, const char *path, const app_export_opts *o, char *err,
+                    size_t errlen)
+{
+    app_format f = app_format_of(path);
+    if (f == APP_FMT_UNKNOWN) {
+        snprintf(err, errlen, "-o %s: unknown extension (allowed .png .svg .pdf .csv .npy)", path);
+        return 2;
+    }
+    if (outfile_check(path, err, errlen) < 0) return 2;
+    if (f == APP_FMT_CSV || f == APP_FMT_NPY) return export_data(st, path, f, err, errlen);
+
+    scene s;
+    scene_init(&s, o->width, o->height, 0xffffff);
+    double font = raster_font_px(o->width, o->height, st->zoom > 0 ? st->zoom : 1);
+    scene_target t = raster_target(o->width, o->height, font);
+    app_view_ctx ctx = {0};
+    app_state fig = *st;
+    fig.cursor_on = 0; /* the cursor is an explorer's aid, not part of a figure */
+    int rc = 1;
+    if (app_view_build(&ctx, &fig, &s, &t, err, errlen) == 0) {
+        char params[2048];
+        app_export_command(st, NULL, params, sizeof params);
+        raster_meta meta[] = {
+            {"Software", "pelab " PELAB_VERSION_STRING},
+            {"Title", app_view_at((size_t)st->view)->description},
+            {"Command", st->command[0] ? st->command : params},
+            {"Parameters", params},
+        };
+        raster_export_opts ro = {o->dpi, meta, sizeof meta / sizeof meta[0], 1};
+        int r = raster_export(&s, path, &ro, err, errlen);
+        rc = r == 0 ? 0 : r == 1 ? 2 : 1;
+    }
+    app_view_ctx_free(&ctx);
+    scene_free(&s);
+    return rc;
+}
+
+void app_next_save_name(const app_state *st, const char *ext, char *buf, size_t n)
+{
+    struct stat sb;
+    for (int i = 1; i < 100000; i++) {
+        snprintf(buf, n, "pelab-%s-%d.%s", app_view_at((size_t)st->view)->name, i, ext);
+        if (stat(buf, &sb) != 0) return;
+    }
+}
+
+/* ---- the command ------------------------------------------------------------------------- */
+
+static void export_usage(FILE *fp)
+{
+    fprintf(fp, "usage: pelab export VIEW [options] -o FILE\n"
+                "  FILE's extension picks the format: .png .svg .pdf (the figure), .csv .npy (its "
+                "numbers)\n"
+                "  --width N, --height N   figure size in pixels (default 1000 x 600; 64..16384)\n"
+                "  --dpi N                 PNG resolution metadata (default 96; 10..2400)\n"
+                "  --config FILE           set the parameters from a Hugging Face config.json\n");
+    app_cli_print_options(fp);
+    fprintf(fp, "views, encodings and colormaps: pelab list\n");
+}
+
+int app_cmd_export(int argc, char **argv)
+{
+    app_state st;
+    app_state_default(&st);
+    app_cli_record_command(&st, argc, argv, "export");
+    const char *out = NULL;
+    app_export_opts o = {1000, 600, 96};
+    char err[512];
+    int view_set = 0;
+
+    /* the view may come first as a word */
+    int first = 1;
+    if (argc > 1 && argv[1][0] != '-') {
+        if (app_option_set(&st, app_option_find("view"), argv[1], err, sizeof err) < 0) {
+            fprintf(stderr, "pelab export: %s\n", err);
+            return 2;
+        }
+        view_set = 1;
+        first = 2;
+    }
+    app_cli_extra extra[] = {
+        {"output", 'o'}, {"width", 'W'},  {"height", 'H'},
+        {"dpi", 'D'},    {"config", 'C'}, {"help", '?'},
+    };
+    app_cli_args args;
+    int rc = app_cli_parse(&st, argc - first + 1, argv + first - 1, extra,
+                           sizeof extra / sizeof extra[0], &args, err, sizeof err);
+    if (rc < 0) {
+        fprintf(stderr, "pelab export: %s\n", err);
+        return 2;
+    }
+    for (int i = 0; i < args.n; i++) {
+        const char *v = args.val[i];
+        long x;
+        switch (args.code[i]) {
+        case 'o':
+            out = v;
+            break;
+        case 'W':
+        case 'H':
+            if (app_parse_int(args.code[i] == 'W' ? "width" : "height", v, 64, 16384, &x, err,
+                              sizeof err) < 0) {
+                fprintf(stderr, "pelab export: %s\n", err);
+                return 2;
+            }
+            *(args.code[i] == 'W' ? &o.width : &o.height) = (int)x;
+            break;
+        case 'D':
+            if (app_parse_double("dpi", v, 10, 2400, 0, &o.dpi, err, sizeof err) < 0) {
+                fprintf(stderr, "pelab export: %s\n", err);
+                return 2;
+            }
+            break;
+        case 'C':
+            if (app_cli_apply_config(&st, v, err, sizeof err) < 0) {
+                fprintf(stderr, "pelab export: %s\n", err);
+                return 2;
+            }
+            break;
+        case '?':
+            export_usage(stdout);
+            return 0;
+        }
+    }
+    if (args.n_positional > 0) {
+        if (view_set || args.n_positional > 1) {
+            fprintf(stderr, "pelab export: unexpected argument '%s' (one VIEW, then options)\n",
+                    args.positional[view_set ? 0 : 1]);
+            return 2;
+        }
+        if (app_option_set(&st, app_option_find("view"), args.positional[0], err, sizeof err) < 0) {
+            fprintf(stderr, "pelab export: %s\n", err);
+            return 2;
+        }
+        view_set = 1;
+    }
+    if (!view_set) {
+        fprintf(stderr, "pelab export: name a view (e.g. pelab export heatmap -o pe.png); "
+                        "`pelab list` shows them\n");
+        return 2;
+    }
+    if (!out) {
+        fprintf(stderr, "pelab export: -o FILE is required (.png .svg .pdf .csv .npy)\n");
+        return 2;
+    }
+    if (app_state_validate(&st, err, sizeof err) < 0) {
+        fprintf(stderr, "pelab export: %s\n", err);
+        return 2;
+    }
+    rc = app_export_file(&st, out, &o, err, sizeof err);
+    if (rc != 0) {
+        fprintf(stderr, "pelab export: %s\n", err);
+        return rc;
+    }
+    return 0;
+}

@@ -1,0 +1,28 @@
+/* state.c: the default figure state. */
+#include "state.h"
+
+#include <string.h>
+
+void app_state_default(app_state *st)
+{
+    memset(st, 0, sizeof *st);
+    pe_params_default(&st->p);
+    st->enc = pe_encoding_find("sinusoidal");
+    st->view = 0;
+    st->head = -1;
+    st->pos = -1;
+    st->pos_k = 0;
+    st->curves = APP_CURVE_SINUSOIDAL | APP_CURVE_LEARNED | APP_CURVE_ROPE | APP_CURVE_ALIBI;
+    st->zoom = 1.0;
+    st->min_angle = 0.1;
+    st->probe_d = 1;
+    st->layer = 0;
+    st->attn_scale = APP_SCALE_LINEAR;
+}
+
+int app_state_p0(const app_state *st)
+{
+    int p0 = st->pos < 0 ? st->p.len / 2 : st->pos;
+    if (p0 >= st->p.len) p0 = st->p.len - 1;
+    return p0 < 0 ? 0 : p0;
+}

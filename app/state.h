@@ -1,0 +1,62 @@
+/* state.h: everything that makes a figure, in one struct. The CLI, the terminal explorer and the
+ * window all edit an app_state through the same option table (options.h), and views read it. */
+#ifndef PELAB_APP_STATE_H
+#define PELAB_APP_STATE_H
+
+#include <stddef.h>
+
+#include "pe.h"
+
+struct cmap;
+
+/* Curves the decay view can overlay (bit i = curve i of app_decay_curves). */
+enum {
+    APP_CURVE_SINUSOIDAL = 1u << 0,
+    APP_CURVE_LEARNED = 1u << 1,
+    APP_CURVE_BINARY = 1u << 2,
+    APP_CURVE_ROPE = 1u << 3,        /* <R_m 1, R_n 1>: all-ones q and k */
+    APP_CURVE_ROPE_RANDOM = 1u << 4, /* seeded random q and k */
+    APP_CURVE_ROPE_BOUND = 1u << 5,  /* RoFormer's bound B(|m - n|) */
+    APP_CURVE_ALIBI = 1u << 6,       /* exp(bias): the factor ALiBi applies to attention */
+    APP_CURVE_XPOS = 1u << 7,        /* RoPE all-ones score times the xPos decay */
+    APP_CURVE_COUNT = 8,
+};
+
+typedef enum { APP_SCALE_LINEAR = 0, APP_SCALE_LOG = 1, APP_SCALE_NOFIRST = 2 } app_attn_scale;
+
+typedef struct app_state {
+    pe_params p;            /* every encoding parameter */
+    const pe_encoding *enc; /* the encoding drawn by heatmap/similarity */
+    int view;               /* index into the view table (views.h) */
+    int head;               /* ALiBi/T5/attention head; -1 = all as small multiples */
+    int pos;                /* RoPE: query position m; decay: reference position p0 (-1 = L/2) */
+    int pos_k;              /* RoPE: key position n */
+    double pos_frac;        /* RoPE animation: fraction of a position added to m (smooth turns) */
+    int cosine;             /* similarity: cosine instead of raw dot product */
+    unsigned curves;        /* decay view: APP_CURVE_* bits */
+    const struct cmap *map; /* NULL = automatic (diverging for signed data, viridis else) */
+    int dark;               /* theme */
+    double zoom;            /* window: font and line scale (+/-), 1 = normal */
+    int cursor_on;          /* a data cursor is shown */
+    int cur_r, cur_c;       /* cursor in data coordinates of the view's main plot */
+    int row0, rows;         /* heatmap position window (mouse-wheel zoom); rows 0 = all */
+    int playing;            /* RoPE animation running */
+    double target_len;      /* context-extension views: the target context (0 = factor * L0) */
+    double min_angle;       /* resolution probe threshold, radians */
+    int probe_d;            /* resolution probe distance D */
+    /* the attention views (model) */
+    char model_name[64];
+    char prompt[1024];
+    int step, layer;
+    app_attn_scale attn_scale;
+    int shift; /* positions shifted by k */
+    /* provenance for exports: the command line that made the figure */
+    char command[2048];
+} app_state;
+
+/* Defaults: the sinusoidal heatmap at d 128, L 256, base 1e4, light theme. */
+void app_state_default(app_state *st);
+/* Reference position of the decay view (pos, or L/2 when pos < 0), clamped to [0, L). */
+int app_state_p0(const app_state *st);
+
+#endif

@@ -1,0 +1,110 @@
+/* views.h: one figure per view. A view turns an app_state into a scene for any target (the
+ * terminal, the window, an exported file) and hands out the numbers behind the figure. The table
+ * in views.c registers them; adding a view is one file and one line there. */
+#ifndef PELAB_APP_VIEWS_H
+#define PELAB_APP_VIEWS_H
+
+#include <stddef.h>
+
+#include "figure.h"
+#include "pe.h"
+#include "scene.h"
+#include "state.h"
+
+struct cmap;
+
+#define APP_PI 3.14159265358979323846
+
+/* The numbers behind a figure, for .csv and .npy. Row-major doubles, written as float32 unless
+ * f64 is set. ndim 1..3. */
+typedef struct app_data {
+    int ndim;
+    size_t shape[3];
+    double *data; /* owned (malloc) */
+    int f64;
+    char what[256]; /* one line: what the axes are, e.g. "(len, dim): PE[position][dimension]" */
+} app_data;
+
+void app_data_free(app_data *d);
+/* Allocate a zeroed ndim array; -1 (with message) when the size is beyond PE_MAX_CELLS. */
+int app_data_alloc(app_data *d, int ndim, size_t a, size_t b, size_t c, char *err, size_t errlen);
+
+/* What a view keeps between frames: the plot the cursor lives in, the readout, caches. */
+typedef struct app_view_ctx {
+    fig_axes main; /* the main plot area and its data range */
+    int has_main;  /* main is valid */
+    int main_rows; /* data extent the cursor moves over (rows, cols) */
+    int main_cols;
+    char readout[256]; /* value under the cursor, shown in the status line */
+    char notice[256];  /* a note the view wants shown (e.g. "rope has no input table") */
+    /* cache of the encoding table for heatmap/similarity/decay */
+    pe_matrix table;
+    pe_params table_key;
+    const pe_encoding *table_enc;
+    int table_valid;
+} app_view_ctx;
+
+void app_view_ctx_free(app_view_ctx *c);
+/* The (L, d) table of enc under p, cached in c; NULL with err when enc has no table or fails. */
+const pe_matrix *app_view_table(app_view_ctx *c, const pe_encoding *enc, const pe_params *p,
+                                char *err, size_t errlen);
+
+typedef struct app_view {
+    const char *name;        /* "heatmap" */
+    const char *description; /* one line */
+    /* Check the state before any work (export validates first). NULL = always fine. */
+    int (*validate)(const app_state *st, char *err, size_t errlen);
+    /* Build the figure for t into s (already reset). Returns 0 or -1 with err. */
+    int (*build)(app_view_ctx *c, const app_state *st, scene *s, const scene_target *t, char *err,
+                 size_t errlen);
+    /* The numbers behind the figure. NULL when the view has none. */
+    int (*data)(app_view_ctx *c, const app_state *st, app_data *out, char *err, size_t errlen);
+} app_view;
+
+size_t app_view_count(void);
+const app_view *app_view_at(size_t i);
+/* Index of the view named name, or -1. */
+int app_view_find(const char *name);
+/* Closest view name (for "did you mean"). */
+const char *app_view_suggest(const char *name);
+
+/* Build view st->view into s for target t, including the title block. Returns 0 or -1. */
+int app_view_build(app_view_ctx *c, const app_state *st, scene *s, const scene_target *t, char *err,
+                   size_t errlen);
+
+/* ---- helpers shared by the views (views/common.c) ----------------------------------------- */
+
+/* The one-line parameter summary under a title, e.g. "d=128  L=256  base=10000  interleaved". */
+void app_subtitle(const app_state *st, const char *enc_name, unsigned what, char *buf, size_t n);
+enum {
+    APP_SUB_DIM = 1u << 0,
+    APP_SUB_LEN = 1u << 1,
+    APP_SUB_BASE = 1u << 2,
+    APP_SUB_LAYOUT = 1u << 3,
+    APP_SUB_PAIRING = 1u << 4,
+    APP_SUB_HEADS = 1u << 5,
+    APP_SUB_SCALING = 1u << 6,
+    APP_SUB_SEED = 1u << 7,
+};
+/* The colormap for data in [lo, hi]: st->map when set, else diverging when the data has both
+ * signs, sequential otherwise. vmin and vmax receive the colour range (symmetric for diverging). */
+const struct cmap *app_pick_map(const app_state *st, double lo, double hi, double *vmin,
+                                double *vmax);
+/* Min and max of the finite values of n floats (0, 0 when none). */
+void app_finite_range(const float *v, size_t n, double *lo, double *hi);
+
+/* Draw a matrix (rows, cols, stride) as a heatmap with axes and a colorbar into r. Rows run
+ * down. x/y ranges are the data coordinates of the first and one-past-last column/row. */
+fig_axes app_draw_matrix(scene *s, const scene_target *t, const fig_theme *th, fig_rect r,
+                         const float *data, size_t rows, size_t cols, size_t stride, double x0,
+                         double x1, double y0, double y1, const char *xlabel, const char *ylabel,
+                         const struct cmap *map, double vmin, double vmax, const char *cbar_label,
+                         uint32_t mask_color);
+/* Draw a cursor cross-hair box at data cell (r, c) of axes a (matrix axes, rows down). */
+void app_draw_cell_cursor(scene *s, const fig_theme *th, const fig_axes *a, double r, double c);
+
+/* The title block: draws title and subtitle on the whole canvas, returns the rest. */
+fig_rect app_frame(scene *s, const scene_target *t, const fig_theme *th, const char *title,
+                   const char *subtitle);
+
+#endif

@@ -1,0 +1,160 @@
+/* alibi.c: ALiBi's bias matrices -m_h (i - j), all heads as small multiples on one colour scale
+ * (so the steep heads look steep), or one head enlarged with its slope. The masked future is
+ * drawn in the theme's mask colour. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "colormap.h"
+#include "view_list.h"
+
+static int alibi_validate(const app_state *st, char *err, size_t errlen)
+{
+    if (pe_check_len(st->p.len, err, errlen) < 0) return -1;
+    if (pe_check_heads(st->p.heads, err, errlen) < 0) return -1;
+    size_t per = (size_t)st->p.len * (size_t)st->p.len;
+    if (pe_check_cells(per, st->head >= 0 ? 1 : (size_t)st->p.heads, "--heads x --len x --len", err,
+                       errlen) < 0)
+        return -1;
+    return 0;
+}
+
+static int alibi_build(app_view_ctx *c, const app_state *st, scene *s, const scene_target *t,
+                       char *err, size_t errlen)
+{
+    const fig_theme *th = fig_theme_get(st->dark);
+    const pe_params *p = &st->p;
+    double *slopes = malloc(sizeof *slopes * (size_t)p->heads);
+    if (!slopes) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (pe_alibi_slopes(p->heads, p->slope_ratio, slopes, err, errlen) < 0) {
+        free(slopes);
+        return -1;
+    }
+    char title[160], sub[256];
+    if (st->head >= 0)
+        snprintf(title, sizeof title, "ALiBi bias, head %d of %d: slope m = %.6g = 2^%.3g",
+                 st->head, p->heads, slopes[st->head], log2(slopes[st->head]));
+    else
+        snprintf(title, sizeof title, "ALiBi bias -m(i-j) for %d heads", p->heads);
+    app_subtitle(st, NULL, APP_SUB_LEN | APP_SUB_HEADS, sub, sizeof sub);
+    size_t u = strlen(sub);
+    snprintf(sub + u, sizeof sub - u, "  %s  %s",
+             p->alibi_symmetric ? "symmetric -m|i-j|" : "causal",
+             p->slope_ratio > 0 ? "slopes r^(h+1)" : "the paper's slopes");
+    fig_rect r = app_frame(s, t, th, title, sub);
+
+    int h0 = st->head >= 0 ? st->head : 0;
+    int nh = st->head >= 0 ? 1 : p->heads;
+    pe_matrix b = {0};
+    /* one colour scale for all heads: from the steepest head's corner to 0 */
+    double lo = 0;
+    for (int h = h0; h < h0 + nh; h++) lo = fmin(lo, -slopes[h] * (p->len - 1));
+    if (p->len == 1) lo = -1;
+    const cmap *map = st->map ? st->map : cmap_default_sequential();
+    double vmin = lo, vmax = 0;
+    if (map->diverging) vmax = -lo;
+
+    if (nh == 1) {
+        if (pe_alibi_bias(p, h0, &b, err, errlen) < 0) {
+            free(slopes);
+            return -1;
+        }
+        fig_axes a = app_draw_matrix(s, t, th, r, b.data, b.rows, b.cols, b.cols, 0, p->len, 0,
+                                     p->len, "key j", "query i", map, vmin, vmax, "bias", th->mask);
+        c->main = a;
+        c->has_main = 1;
+        c->main_rows = c->main_cols = p->len;
+        if (st->cursor_on) {
+            int i = st->cur_r < p->len ? st->cur_r : p->len - 1;
+            int j = st->cur_c < p->len ? st->cur_c : p->len - 1;
+            app_draw_cell_cursor(s, th, &a, i, j);
+            float v = pe_matrix_row(&b, (size_t)i)[j];
+            if (isfinite(v))
+                snprintf(c->readout, sizeof c->readout, "i %d  j %d  i-j %d  bias %+.6g", i, j,
+                         i - j, v);
+            else
+                snprintf(c->readout, sizeof c->readout, "i %d  j %d  masked (j > i: the future)", i,
+                         j);
+        }
+        pe_matrix_free(&b);
+        free(slopes);
+        return 0;
+    }
+
+    /* small multiples: a grid close to the canvas' aspect */
+    fig_rect bar = fig_take_right(&r, fig_colorbar_width(t), t->char_w * 2);
+    /* the grid whose squares come out largest */
+    double lh0 = t->text_h * 0.85 * (t->cells ? 1 : 1.1);
+    int cols = 1;
+    double best = -1;
+    for (int cc = 1; cc <= nh; cc++) {
+        int rr = (nh + cc - 1) / cc;
+        double side = fmin(r.w / cc, r.h / rr - lh0);
+        if (side > best) {
+            best = side;
+            cols = cc;
+        }
+    }
+    int rows = (nh + cols - 1) / cols;
+    double gap = t->cells ? 2 : t->text_h * 0.4;
+    for (int h = 0; h < nh; h++) {
+        fig_rect cell = fig_grid_cell(r, rows, cols, h / cols, h % cols, gap);
+        /* head label above each small matrix */
+        char lab[64];
+        snprintf(lab, sizeof lab, "h%d  m=2^%.3g", h, log2(slopes[h]));
+        scene_text(s, cell.x + cell.w / 2, cell.y, lab, 0.85, SCENE_CENTER | SCENE_TOP, th->fg, 0);
+        double lh = lh0;
+        double side = fmin(cell.w, cell.h - lh);
+        if (side <= 1) continue;
+        if (pe_alibi_bias(p, h, &b, err, errlen) < 0) {
+            free(slopes);
+            return -1;
+        }
+        double x = cell.x + (cell.w - side) / 2, y = cell.y + lh;
+        scene_heatmap(s, x, y, side, side, b.data, b.rows, b.cols, b.cols, vmin, vmax, map,
+                      th->mask);
+        scene_rect(s, x, y, side, side, th->muted, 0);
+        pe_matrix_free(&b);
+    }
+    bar.y = r.y + t->text_h;
+    bar.h = r.h - t->text_h;
+    fig_colorbar(s, t, th, bar, vmin, vmax, map, "bias");
+    c->has_main = 0;
+    snprintf(c->readout, sizeof c->readout, "slopes: m_h = %s; pick one head with :head N",
+             p->slope_ratio > 0 ? "r^(h+1)" : "2^(-8(h+1)/n)");
+    free(slopes);
+    return 0;
+}
+
+static int alibi_data(app_view_ctx *c, const app_state *st, app_data *out, char *err, size_t errlen)
+{
+    (void)c;
+    const pe_params *p = &st->p;
+    int h0 = st->head >= 0 ? st->head : 0;
+    int nh = st->head >= 0 ? 1 : p->heads;
+    size_t L = (size_t)p->len;
+    if (app_data_alloc(out, 3, (size_t)nh, L, L, err, errlen) < 0) return -1;
+    for (int h = 0; h < nh; h++) {
+        pe_matrix b = {0};
+        if (pe_alibi_bias(p, h0 + h, &b, err, errlen) < 0) {
+            app_data_free(out);
+            return -1;
+        }
+        for (size_t i = 0; i < L * L; i++) out->data[(size_t)h * L * L + i] = b.data[i];
+        pe_matrix_free(&b);
+    }
+    snprintf(out->what, sizeof out->what,
+             "(heads, len, len): bias added to the logit of query i, key j; -inf where masked%s",
+             st->head >= 0 ? " (one head)" : "");
+    return 0;
+}
+
+const app_view app_view_alibi = {
+    "alibi",        "ALiBi bias matrices: all heads as small multiples, or one with --head",
+    alibi_validate, alibi_build,
+    alibi_data,
+};

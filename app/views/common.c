@@ -1,0 +1,168 @@
+/* common.c: what the views share: the data holder, the table cache, subtitles, colour choice,
+ * the matrix figure and the title block. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "colormap.h"
+#include "options.h"
+#include "views.h"
+
+void app_data_free(app_data *d)
+{
+    free(d->data);
+    memset(d, 0, sizeof *d);
+}
+
+int app_data_alloc(app_data *d, int ndim, size_t a, size_t b, size_t c, char *err, size_t errlen)
+{
+    memset(d, 0, sizeof *d);
+    size_t dims[3] = {a, ndim > 1 ? b : 1, ndim > 2 ? c : 1};
+    size_t n = 1;
+    for (int i = 0; i < 3; i++) {
+        if (dims[i] == 0 || n > PE_MAX_CELLS / dims[i]) {
+            snprintf(err, errlen, "the data (%zu x %zu x %zu) is beyond the cap of %zu values", a,
+                     b, c, (size_t)PE_MAX_CELLS);
+            return -1;
+        }
+        n *= dims[i];
+    }
+    d->data = calloc(n, sizeof *d->data);
+    if (!d->data) {
+        snprintf(err, errlen, "out of memory for %zu values", n);
+        return -1;
+    }
+    d->ndim = ndim;
+    d->shape[0] = a;
+    d->shape[1] = ndim > 1 ? b : 0;
+    d->shape[2] = ndim > 2 ? c : 0;
+    return 0;
+}
+
+void app_view_ctx_free(app_view_ctx *c)
+{
+    pe_matrix_free(&c->table);
+    memset(c, 0, sizeof *c);
+}
+
+const pe_matrix *app_view_table(app_view_ctx *c, const pe_encoding *enc, const pe_params *p,
+                                char *err, size_t errlen)
+{
+    if (!enc || !enc->table) {
+        snprintf(err, errlen, "--pe %s: adds nothing to the input embeddings, so it has no table",
+                 enc ? enc->name : "none");
+        return NULL;
+    }
+    if (c->table_valid && c->table_enc == enc && memcmp(&c->table_key, p, sizeof *p) == 0)
+        return &c->table;
+    pe_matrix_free(&c->table);
+    c->table_valid = 0;
+    if (enc->table(p, &c->table, err, errlen) < 0) return NULL;
+    c->table_key = *p;
+    c->table_enc = enc;
+    c->table_valid = 1;
+    return &c->table;
+}
+
+static const char *const layout_label[] = {"interleaved", "concat"};
+static const char *const pairing_label[] = {"interleaved pairs", "half-split pairs"};
+static const char *const scaling_label[] = {"", "linear", "NTK", "dynamic NTK", "YaRN", "llama3"};
+
+void app_subtitle(const app_state *st, const char *enc_name, unsigned what, char *buf, size_t n)
+{
+    const pe_params *p = &st->p;
+    size_t used = 0;
+    buf[0] = '\0';
+#define ADD(...)                                                                                   \
+    do {                                                                                           \
+        int w_ = snprintf(buf + used, n - used, __VA_ARGS__);                                      \
+        if (w_ > 0 && (size_t)w_ < n - used) used += (size_t)w_;                                   \
+    } while (0)
+    if (enc_name) ADD("%s", enc_name);
+    if (what & APP_SUB_DIM) ADD("%sd=%d", used ? "  " : "", p->dim);
+    if (what & APP_SUB_LEN) ADD("%sL=%d", used ? "  " : "", p->len);
+    if (what & APP_SUB_BASE) ADD("%sbase=%g", used ? "  " : "", p->base);
+    if (what & APP_SUB_LAYOUT)
+        ADD("%s%s%s", used ? "  " : "", layout_label[p->layout & 1],
+            p->freq == PE_FREQ_FAIRSEQ ? ", fairseq freqs" : "");
+    if (what & APP_SUB_PAIRING) {
+        ADD("%s%s", used ? "  " : "", pairing_label[p->pairing & 1]);
+        if (p->rotary_frac < 1) ADD(", rotary %g", p->rotary_frac);
+    }
+    if (what & APP_SUB_HEADS) ADD("%sheads=%d", used ? "  " : "", p->heads);
+    if ((what & APP_SUB_SCALING) && p->scaling.type != PE_SCALING_NONE)
+        ADD("%s%s f=%g L0=%d", used ? "  " : "", scaling_label[p->scaling.type], p->scaling.factor,
+            p->scaling.original_ctx);
+    if (what & APP_SUB_SEED) ADD("%sseed=%llu", used ? "  " : "", (unsigned long long)p->seed);
+#undef ADD
+}
+
+void app_finite_range(const float *v, size_t n, double *lo, double *hi)
+{
+    double a = INFINITY, b = -INFINITY;
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(v[i])) continue;
+        if (v[i] < a) a = v[i];
+        if (v[i] > b) b = v[i];
+    }
+    if (a > b) a = b = 0;
+    *lo = a;
+    *hi = b;
+}
+
+const cmap *app_pick_map(const app_state *st, double lo, double hi, double *vmin, double *vmax)
+{
+    int signed_data = lo < 0 && hi > 0;
+    const cmap *m = st->map;
+    if (!m) m = signed_data ? cmap_default_diverging() : cmap_default_sequential();
+    if (m->diverging && (lo < 0 || hi > 0)) {
+        double a = fmax(fabs(lo), fabs(hi));
+        *vmin = -a;
+        *vmax = a;
+    } else {
+        *vmin = lo;
+        *vmax = hi;
+    }
+    if (*vmax <= *vmin) { /* constant data: give the colorbar a range */
+        *vmin -= 0.5;
+        *vmax += 0.5;
+    }
+    return m;
+}
+
+fig_axes app_draw_matrix(scene *s, const scene_target *t, const fig_theme *th, fig_rect r,
+                         const float *data, size_t rows, size_t cols, size_t stride, double x0,
+                         double x1, double y0, double y1, const char *xlabel, const char *ylabel,
+                         const cmap *map, double vmin, double vmax, const char *cbar_label,
+                         uint32_t mask_color)
+{
+    fig_rect bar = fig_take_right(&r, fig_colorbar_width(t), t->char_w * 2);
+    fig_axes a = fig_axes_draw(s, t, th, r, x0, x1, y0, y1, xlabel, ylabel, FIG_Y_DOWN);
+    scene_heatmap(s, a.area.x, a.area.y, a.area.w, a.area.h, data, rows, cols, stride, vmin, vmax,
+                  map, mask_color);
+    /* the colorbar spans the plot area, not the labels around it */
+    bar.y = a.area.y;
+    bar.h = a.area.h;
+    fig_colorbar(s, t, th, bar, vmin, vmax, map, cbar_label);
+    return a;
+}
+
+void app_draw_cell_cursor(scene *s, const fig_theme *th, const fig_axes *a, double r, double c)
+{
+    double x0 = fig_x(a, c), x1 = fig_x(a, c + 1);
+    double y0 = fig_y(a, r), y1 = fig_y(a, r + 1);
+    double cx = (x0 + x1) / 2, cy = (y0 + y1) / 2;
+    /* cross-hair lines through the cell, so a one-pixel cell is still easy to find */
+    scene_line(s, a->area.x, cy, a->area.x + a->area.w, cy, th->accent, 0, SCENE_DASHED);
+    scene_line(s, cx, a->area.y, cx, a->area.y + a->area.h, th->accent, 0, SCENE_DASHED);
+    scene_rect(s, fmin(x0, x1), fmin(y0, y1), fabs(x1 - x0), fabs(y1 - y0), th->accent, 0);
+}
+
+fig_rect app_frame(scene *s, const scene_target *t, const fig_theme *th, const char *title,
+                   const char *subtitle)
+{
+    double m = t->cells ? 1 : t->text_h * 0.6;
+    fig_rect r = {m, t->cells ? 0 : m * 0.5, t->width - 2 * m, t->height - (t->cells ? 0 : m)};
+    return fig_title(s, t, th, r, title, subtitle);
+}

@@ -1,0 +1,224 @@
+/* decay.c: how much a query at p0 "sees" a key at p, for several encodings on one axis (seed
+ * 004's figure: d 128, L 256, p0 128). Every curve is divided by its value at p = p0, so the
+ * shapes compare even though the raw scales differ:
+ *   table encodings    PE(p0).PE(p) / PE(p0).PE(p0)
+ *   RoPE (ones)        <R_p0 1, R_p 1> / d            (depends only on p0 - p)
+ *   RoPE (random q,k)  <R_p0 q, R_p k> / (|q||k|)
+ *   RoPE bound         B(|p0 - p|) / B(0)             (RoFormer 3.4.3)
+ *   ALiBi              exp(-m (p0 - p)): the factor the bias multiplies attention by
+ *   xPos               RoPE (ones) with every pair damped by zeta_k^((p0-p)/scale) */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "view_list.h"
+
+static const char *const curve_label[APP_CURVE_COUNT] = {
+    "sinusoidal",        "learned",         "binary",          "RoPE (q=k=1)",
+    "RoPE (random q,k)", "RoPE bound B(r)", "ALiBi exp(bias)", "xPos (q=k=1)"};
+
+static int decay_validate(const app_state *st, char *err, size_t errlen)
+{
+    if (st->curves & (APP_CURVE_SINUSOIDAL | APP_CURVE_ROPE | APP_CURVE_ROPE_RANDOM |
+                      APP_CURVE_ROPE_BOUND | APP_CURVE_XPOS))
+        if (pe_check_dim(st->p.dim, 1, err, errlen) < 0) return -1;
+    if (pe_check_len(st->p.len, err, errlen) < 0) return -1;
+    if (pe_check_base(st->p.base, err, errlen) < 0) return -1;
+    if (st->curves & (APP_CURVE_SINUSOIDAL | APP_CURVE_LEARNED | APP_CURVE_BINARY))
+        if (pe_check_cells((size_t)st->p.len, (size_t)st->p.dim, "--len x --dim", err, errlen) < 0)
+            return -1;
+    return 0;
+}
+
+/* Table dot products against row p0, normalised. */
+static int table_curve(const char *name, const app_state *st, double *y, char *err, size_t errlen)
+{
+    const pe_encoding *e = pe_encoding_find(name);
+    pe_matrix tab = {0};
+    if (!e || e->table(&st->p, &tab, err, errlen) < 0) return -1;
+    size_t p0 = (size_t)app_state_p0(st);
+    pe_dot_decay(&tab, p0, y);
+    double y0 = y[p0];
+    for (int i = 0; i < st->p.len; i++) y[i] = y0 != 0 ? y[i] / y0 : 0;
+    pe_matrix_free(&tab);
+    return 0;
+}
+
+/* Fill curve `which` (bit index) with L values. */
+static int decay_curve(const app_state *st, int which, double *y, char *err, size_t errlen)
+{
+    const pe_params *p = &st->p;
+    int L = p->len, d = p->dim, p0 = app_state_p0(st);
+    switch (which) {
+    case 0:
+        return table_curve("sinusoidal", st, y, err, errlen);
+    case 1:
+        return table_curve("learned", st, y, err, errlen);
+    case 2:
+        return table_curve("binary", st, y, err, errlen);
+    case 3:
+    case 4: {
+        double *q = malloc(sizeof *q * (size_t)d * 2);
+        if (!q) return -1;
+        double *k = q + d;
+        pe_rope_qk(d, which == 3 ? UINT64_MAX : p->seed, q, k);
+        double norm = 0, nq = 0, nk = 0;
+        for (int i = 0; i < d; i++) {
+            nq += q[i] * q[i];
+            nk += k[i] * k[i];
+        }
+        norm = sqrt(nq * nk);
+        /* score at rel = p0 - p, for p = 0..L-1: rel runs from p0 down to p0-L+1 */
+        double *tmp = malloc(sizeof *tmp * (size_t)L);
+        int rc = tmp ? pe_rope_score_curve(p, q, k, 0, p0 - L + 1, L, tmp, err, errlen) : -1;
+        if (rc == 0)
+            for (int i = 0; i < L; i++) y[i] = tmp[L - 1 - i] / (norm > 0 ? norm : 1);
+        free(tmp);
+        free(q);
+        return rc < 0 ? -1 : 0;
+    }
+    case 5: {
+        int np = pe_rope_rotary_dim(p) / 2;
+        double *inv = malloc(sizeof *inv * (size_t)np);
+        if (!inv || pe_rope_inv_freq(p, inv, NULL, err, errlen) < 0) {
+            free(inv);
+            return -1;
+        }
+        double b0 = pe_rope_decay_bound(inv, np, 0);
+        for (int i = 0; i < L; i++)
+            y[i] = pe_rope_decay_bound(inv, np, fabs((double)(p0 - i))) / b0;
+        free(inv);
+        return 0;
+    }
+    case 6: {
+        double *slopes = malloc(sizeof *slopes * (size_t)p->heads);
+        if (!slopes || pe_alibi_slopes(p->heads, p->slope_ratio, slopes, err, errlen) < 0) {
+            free(slopes);
+            return -1;
+        }
+        double m = slopes[st->head >= 0 ? st->head : 0];
+        for (int i = 0; i < L; i++) {
+            int rel = p0 - i;
+            if (rel < 0 && !p->alibi_symmetric)
+                y[i] = NAN; /* masked: the future is not attended */
+            else
+                y[i] = exp(-m * fabs((double)rel));
+        }
+        free(slopes);
+        return 0;
+    }
+    case 7: {
+        int np = pe_rope_rotary_dim(p) / 2;
+        double *inv = malloc(sizeof *inv * (size_t)np);
+        if (!inv || pe_rope_inv_freq(p, inv, NULL, err, errlen) < 0) {
+            free(inv);
+            return -1;
+        }
+        for (int i = 0; i < L; i++) {
+            double r = p0 - i, sum = 0;
+            for (int k = 0; k < np; k++) sum += cos(r * inv[k]) * pe_xpos_decay(p, k, r);
+            y[i] = sum / np;
+        }
+        free(inv);
+        return 0;
+    }
+    }
+    return -1;
+}
+
+static int decay_build(app_view_ctx *c, const app_state *st, scene *s, const scene_target *t,
+                       char *err, size_t errlen)
+{
+    const fig_theme *th = fig_theme_get(st->dark);
+    int L = st->p.len, p0 = app_state_p0(st);
+    char title[128], sub[256];
+    snprintf(title, sizeof title, "How position p0 = %d sees every position p", p0);
+    app_subtitle(st, NULL, APP_SUB_DIM | APP_SUB_LEN | APP_SUB_BASE, sub, sizeof sub);
+    size_t used = strlen(sub);
+    snprintf(sub + used, sizeof sub - used, "  (each curve / its value at p0)");
+    fig_rect r = app_frame(s, t, th, title, sub);
+
+    double *x = malloc(sizeof *x * (size_t)L * (APP_CURVE_COUNT + 1));
+    if (!x) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    double *ys = x + L;
+    for (int i = 0; i < L; i++) x[i] = i;
+    const char *names[APP_CURVE_COUNT];
+    uint32_t colors[APP_CURVE_COUNT];
+    int n = 0;
+    double lo = 0, hi = 1;
+    for (int w = 0; w < APP_CURVE_COUNT; w++) {
+        if (!(st->curves & (1u << w))) continue;
+        double *y = ys + (size_t)n * L;
+        if (decay_curve(st, w, y, err, errlen) < 0) {
+            free(x);
+            return -1;
+        }
+        for (int i = 0; i < L; i++)
+            if (isfinite(y[i])) {
+                lo = fmin(lo, y[i]);
+                hi = fmax(hi, y[i]);
+            }
+        names[n] = curve_label[w];
+        colors[n] = th->series[w % 8];
+        n++;
+    }
+    double pad = (hi - lo) * 0.05;
+    fig_axes a = fig_axes_draw(s, t, th, r, 0, L - 1 > 0 ? L - 1 : 1, lo - pad, hi + pad,
+                               "key position p", "score / score at p0", FIG_GRID);
+    scene_line(s, a.area.x, fig_y(&a, 0), a.area.x + a.area.w, fig_y(&a, 0), th->grid, 0,
+               SCENE_RULE);
+    for (int i = 0; i < n; i++)
+        fig_curve(s, &a, x, ys + (size_t)i * L, (size_t)L, colors[i], t->cells ? 0 : 2.0, 0);
+    fig_vmark(s, t, th, &a, p0, "p0");
+    fig_legend(s, t, th, &a, names, colors, n, 0);
+    c->main = a;
+    c->has_main = 1;
+    c->main_rows = 1;
+    c->main_cols = L;
+    if (st->cursor_on) {
+        int pc = st->cur_c < L ? st->cur_c : L - 1;
+        scene_line(s, fig_x(&a, pc), a.area.y, fig_x(&a, pc), a.area.y + a.area.h, th->accent, 0,
+                   SCENE_DASHED);
+        size_t u = (size_t)snprintf(c->readout, sizeof c->readout, "p %d  p0-p %d:", pc, p0 - pc);
+        for (int i = 0; i < n && u < sizeof c->readout; i++)
+            u += (size_t)snprintf(c->readout + u, sizeof c->readout - u, "  %s %+.4f", names[i],
+                                  ys[(size_t)i * L + pc]);
+    }
+    free(x);
+    return 0;
+}
+
+static int decay_data(app_view_ctx *c, const app_state *st, app_data *out, char *err, size_t errlen)
+{
+    (void)c;
+    int L = st->p.len, n = 0;
+    for (int w = 0; w < APP_CURVE_COUNT; w++) n += !!(st->curves & (1u << w));
+    if (app_data_alloc(out, 2, (size_t)n + 1, (size_t)L, 0, err, errlen) < 0) return -1;
+    for (int i = 0; i < L; i++) out->data[i] = i;
+    size_t used =
+        (size_t)snprintf(out->what, sizeof out->what, "(1+curves, len): row 0 = p; rows:");
+    int row = 1;
+    for (int w = 0; w < APP_CURVE_COUNT; w++) {
+        if (!(st->curves & (1u << w))) continue;
+        if (decay_curve(st, w, out->data + (size_t)row * L, err, errlen) < 0) {
+            app_data_free(out);
+            return -1;
+        }
+        if (used < sizeof out->what)
+            used += (size_t)snprintf(out->what + used, sizeof out->what - used, " %s%s",
+                                     curve_label[w], row < n ? "," : "");
+        row++;
+    }
+    out->f64 = 1;
+    return 0;
+}
+
+const app_view app_view_decay = {
+    "decay",        "dot-product decay: how p0 sees every position, several encodings overlaid",
+    decay_validate, decay_build,
+    decay_data,
+};

@@ -1,0 +1,120 @@
+/* similarity.c: PE(p).PE(q) over all pairs of positions, raw or cosine. For large L the
+ * interactive figure is computed at the resolution it is drawn at (every s-th position), which
+ * is what the eye can see anyway; exports of the numbers are always full. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "colormap.h"
+#include "view_list.h"
+
+static int sim_validate(const app_state *st, char *err, size_t errlen)
+{
+    if (!st->enc || !st->enc->table) {
+        snprintf(err, errlen,
+                 "--pe %s: adds nothing to the input, so it has no PE(p).PE(q) (allowed: "
+                 "sinusoidal, learned, binary)",
+                 st->enc ? st->enc->name : "none");
+        return -1;
+    }
+    return pe_check_cells((size_t)st->p.len, (size_t)st->p.len, "--len x --len", err, errlen);
+}
+
+/* Similarity of n sampled positions pos[0..n) into out (n, n). */
+static void sampled_similarity(const pe_matrix *tab, const int *pos, size_t n, int cosine,
+                               float *out)
+{
+    size_t d = tab->cols;
+    for (size_t i = 0; i < n; i++) {
+        const float *a = pe_matrix_row(tab, (size_t)pos[i]);
+        for (size_t j = i; j < n; j++) {
+            const float *b = pe_matrix_row(tab, (size_t)pos[j]);
+            double dot = 0, na = 0, nb = 0;
+            for (size_t k = 0; k < d; k++) {
+                dot += (double)a[k] * b[k];
+                na += (double)a[k] * a[k];
+                nb += (double)b[k] * b[k];
+            }
+            if (cosine) dot = (na > 0 && nb > 0) ? dot / sqrt(na * nb) : 0;
+            out[i * n + j] = out[j * n + i] = (float)dot;
+        }
+    }
+}
+
+static int sim_build(app_view_ctx *c, const app_state *st, scene *s, const scene_target *t,
+                     char *err, size_t errlen)
+{
+    const fig_theme *th = fig_theme_get(st->dark);
+    const pe_matrix *tab = app_view_table(c, st->enc, &st->p, err, errlen);
+    if (!tab) return -1;
+    char title[128], sub[256];
+    snprintf(title, sizeof title, "%s: %s PE(p)%sPE(q)", st->enc->name,
+             st->cosine ? "cosine similarity" : "dot product", t->cells ? "." : "\xc2\xb7");
+    app_subtitle(st, NULL, APP_SUB_DIM | APP_SUB_LEN | APP_SUB_BASE, sub, sizeof sub);
+    fig_rect r = app_frame(s, t, th, title, sub);
+
+    /* sample at most as many positions as the figure has pixels across */
+    size_t L = tab->rows;
+    size_t n = L;
+    size_t cap = (size_t)fmax(16, fmin(r.w, r.h));
+    if (n > cap) n = cap;
+    int *pos = malloc(n * sizeof *pos);
+    float *sim = malloc(n * n * sizeof *sim);
+    if (!pos || !sim) {
+        free(pos);
+        free(sim);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        pos[i] = n == L ? (int)i : (int)((double)i * (double)(L - 1) / (double)(n - 1) + 0.5);
+    sampled_similarity(tab, pos, n, st->cosine, sim);
+
+    double lo, hi, vmin, vmax;
+    app_finite_range(sim, n * n, &lo, &hi);
+    const cmap *map = app_pick_map(st, lo, hi, &vmin, &vmax);
+    fig_axes a = app_draw_matrix(s, t, th, r, sim, n, n, n, 0, (double)L, 0, (double)L,
+                                 "position q", "position p", map, vmin, vmax,
+                                 st->cosine ? "cosine" : "dot product", th->mask);
+    c->main = a;
+    c->has_main = 1;
+    c->main_rows = (int)L;
+    c->main_cols = (int)L;
+    if (st->cursor_on) {
+        int pr = st->cur_r < (int)L ? st->cur_r : (int)L - 1;
+        int qc = st->cur_c < (int)L ? st->cur_c : (int)L - 1;
+        app_draw_cell_cursor(s, th, &a, pr, qc);
+        int pp[2] = {pr, qc};
+        float v2[4];
+        sampled_similarity(tab, pp, 2, st->cosine, v2);
+        snprintf(c->readout, sizeof c->readout, "p %d  q %d  p-q %d  %s %+.6f", pr, qc, pr - qc,
+                 st->cosine ? "cosine" : "dot", v2[1]);
+    }
+    free(pos);
+    free(sim);
+    return 0;
+}
+
+static int sim_data(app_view_ctx *c, const app_state *st, app_data *out, char *err, size_t errlen)
+{
+    const pe_matrix *tab = app_view_table(c, st->enc, &st->p, err, errlen);
+    if (!tab) return -1;
+    pe_matrix sim = {0};
+    if (pe_similarity(tab, st->cosine, &sim, err, errlen) < 0) return -1;
+    if (app_data_alloc(out, 2, sim.rows, sim.cols, 0, err, errlen) < 0) {
+        pe_matrix_free(&sim);
+        return -1;
+    }
+    for (size_t i = 0; i < sim.rows * sim.cols; i++) out->data[i] = sim.data[i];
+    pe_matrix_free(&sim);
+    snprintf(out->what, sizeof out->what, "(len, len): %s of PE(p) and PE(q), %s, float32",
+             st->cosine ? "cosine similarity" : "dot product", st->enc->name);
+    return 0;
+}
+
+const app_view app_view_similarity = {
+    "similarity", "PE(p).PE(q) for every pair of positions (dot or cosine)",
+    sim_validate, sim_build,
+    sim_data,
+};

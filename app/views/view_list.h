@@ -1,0 +1,14 @@
+/* view_list.h: the views' definitions (one file each under app/views/), registered in views.c. */
+#ifndef PELAB_APP_VIEW_LIST_H
+#define PELAB_APP_VIEW_LIST_H
+
+#include "views.h"
+
+extern const app_view app_view_heatmap;
+extern const app_view app_view_similarity;
+extern const app_view app_view_decay;
+extern const app_view app_view_alibi;
+extern const app_view app_view_rope;
+extern const app_view app_view_wavelength;
+
+#endif

@@ -1,0 +1,46 @@
+/* views.c: the view table. Adding a view is one file under app/views/ and one line here; the
+ * explorer's number keys follow this order. */
+#include <stdio.h>
+#include <string.h>
+
+#include "view_list.h"
+
+static const app_view *const views[] = {
+    &app_view_heatmap, &app_view_similarity, &app_view_decay,
+    &app_view_alibi,   &app_view_rope,       &app_view_wavelength,
+};
+
+size_t app_view_count(void)
+{
+    return sizeof views / sizeof views[0];
+}
+
+const app_view *app_view_at(size_t i)
+{
+    return i < app_view_count() ? views[i] : views[0];
+}
+
+int app_view_find(const char *name)
+{
+    for (size_t i = 0; i < app_view_count(); i++)
+        if (strcmp(views[i]->name, name) == 0) return (int)i;
+    return -1;
+}
+
+const char *app_view_suggest(const char *name)
+{
+    const char *names[sizeof views / sizeof views[0]];
+    for (size_t i = 0; i < app_view_count(); i++) names[i] = views[i]->name;
+    return pe_closest(name, names, app_view_count());
+}
+
+int app_view_build(app_view_ctx *c, const app_state *st, scene *s, const scene_target *t, char *err,
+                   size_t errlen)
+{
+    const fig_theme *th = fig_theme_get(st->dark);
+    scene_reset(s, t->width, t->height, th->bg);
+    c->has_main = 0;
+    c->readout[0] = '\0';
+    c->notice[0] = '\0';
+    return app_view_at((size_t)st->view)->build(c, st, s, t, err, errlen);
+}

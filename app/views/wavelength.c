@@ -1,0 +1,137 @@
+/* wavelength.c: the wavelength 2 pi / theta_k of every frequency pair on a log axis against the
+ * context length L. Pairs above the line never complete a turn within the context: they can only
+ * tell positions apart by a fraction of a turn (they act like a slowly varying "absolute" signal,
+ * and they are what context-extension methods stretch). Sinusoidal frequencies for table
+ * encodings, RoPE's (after scaling) for rotary ones. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "view_list.h"
+
+static int use_rope(const app_state *st)
+{
+    return st->enc && (st->enc->acts & PE_ACTS_QK);
+}
+
+static int wl_validate(const app_state *st, char *err, size_t errlen)
+{
+    if (use_rope(st)) return pe_encoding_find("rope")->validate(&st->p, err, errlen);
+    return pe_encoding_find("sinusoidal")->validate(&st->p, err, errlen);
+}
+
+static int wl_compute(const app_state *st, double **out, int *np, char *err, size_t errlen)
+{
+    int rope = use_rope(st);
+    int n = rope ? pe_rope_rotary_dim(&st->p) / 2 : st->p.dim / 2;
+    double *w = malloc(sizeof *w * (size_t)(n > 0 ? n : 1));
+    if (!w) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (pe_wavelengths(&st->p, rope, w, err, errlen) < 0) {
+        free(w);
+        return -1;
+    }
+    *out = w;
+    *np = n;
+    return 0;
+}
+
+static int wl_build(app_view_ctx *c, const app_state *st, scene *s, const scene_target *t,
+                    char *err, size_t errlen)
+{
+    const fig_theme *th = fig_theme_get(st->dark);
+    double *w;
+    int n;
+    if (wl_compute(st, &w, &n, err, errlen) < 0) return -1;
+    int rope = use_rope(st);
+    int L = st->p.len, over = 0;
+    for (int k = 0; k < n; k++) over += w[k] > L;
+    char title[160], sub[256];
+    snprintf(title, sizeof title,
+             "%s wavelengths 2pi/theta_k: %d of %d pairs never turn once in L=%d",
+             rope ? "RoPE" : "Sinusoid", over, n, L);
+    app_subtitle(st, NULL,
+                 APP_SUB_DIM | APP_SUB_LEN | APP_SUB_BASE |
+                     (rope ? APP_SUB_PAIRING | APP_SUB_SCALING : APP_SUB_LAYOUT),
+                 sub, sizeof sub);
+    fig_rect r = app_frame(s, t, th, title, sub);
+
+    double lo = INFINITY, hi = -INFINITY;
+    for (int k = 0; k < n; k++) {
+        lo = fmin(lo, w[k]);
+        hi = fmax(hi, w[k]);
+    }
+    lo = fmin(lo, L);
+    hi = fmax(hi, L);
+    double y0 = pow(10, floor(log10(lo))), y1 = pow(10, ceil(log10(hi)));
+    if (y1 <= y0) y1 = y0 * 10;
+    fig_axes a = fig_axes_draw(s, t, th, r, -0.5, n - 0.5, y0, y1, "frequency pair k",
+                               "wavelength (positions)", FIG_GRID | FIG_YLOG);
+    double *x = malloc(sizeof *x * (size_t)n * 2);
+    if (!x) {
+        free(w);
+        return -1;
+    }
+    double *y = x + n;
+    for (int k = 0; k < n; k++) {
+        x[k] = k;
+        y[k] = w[k];
+    }
+    fig_curve(s, &a, x, y, (size_t)n, th->series[0], t->cells ? 0 : 2, 0);
+    /* mark each pair: filled below L (completes turns), hollow above */
+    double rad = t->cells ? 0.6 : fmax(2.5, t->text_h * 0.18);
+    if (n <= 256)
+        for (int k = 0; k < n; k++)
+            scene_circle(s, fig_x(&a, k), fig_y(&a, w[k]), rad,
+                         w[k] > L ? th->series[1] : th->series[0], 0, w[k] > L ? 0 : SCENE_FILL);
+    double yl = fig_y(&a, L);
+    scene_line(s, a.area.x, yl, a.area.x + a.area.w, yl, th->accent, t->cells ? 0 : 1.5,
+               SCENE_DASHED);
+    scene_textf(s, a.area.x + a.area.w - t->char_w, yl - t->text_h * 0.1, 0.85,
+                SCENE_RIGHT | SCENE_BOTTOM, th->accent, 0, "context L = %d", L);
+    c->main = a;
+    c->has_main = 1;
+    c->main_rows = 1;
+    c->main_cols = n;
+    if (st->cursor_on) {
+        int k = st->cur_c < n ? st->cur_c : n - 1;
+        scene_circle(s, fig_x(&a, k), fig_y(&a, w[k]), rad * 2.2, th->accent, 0, 0);
+        snprintf(c->readout, sizeof c->readout,
+                 "pair %d  theta %.6g  wavelength %.6g positions (%.3g turns in L)", k,
+                 2 * APP_PI / w[k], w[k], L / w[k]);
+    }
+    free(x);
+    free(w);
+    return 0;
+}
+
+static int wl_data(app_view_ctx *c, const app_state *st, app_data *out, char *err, size_t errlen)
+{
+    (void)c;
+    double *w;
+    int n;
+    if (wl_compute(st, &w, &n, err, errlen) < 0) return -1;
+    if (app_data_alloc(out, 2, (size_t)n, 3, 0, err, errlen) < 0) {
+        free(w);
+        return -1;
+    }
+    for (int k = 0; k < n; k++) {
+        out->data[k * 3] = k;
+        out->data[k * 3 + 1] = 2 * APP_PI / w[k];
+        out->data[k * 3 + 2] = w[k];
+    }
+    out->f64 = 1;
+    snprintf(out->what, sizeof out->what, "(pairs, 3): k, theta_k, wavelength 2pi/theta_k (%s)",
+             use_rope(st) ? "RoPE" : "sinusoidal");
+    free(w);
+    return 0;
+}
+
+const app_view app_view_wavelength = {
+    "wavelength", "wavelength of every frequency pair against the context length",
+    wl_validate,  wl_build,
+    wl_data,
+};
