@@ -22,12 +22,14 @@ int pe_t5_bucket(int rel, int bidirectional, int num_buckets, int max_distance)
     }
     int max_exact = num_buckets / 2;
     if (n < max_exact) return ret + (int)n;
+    if (max_exact < 1) return ret; /* degenerate sizes the validators reject: one bucket */
     float lg = logf((float)n / (float)max_exact);
     float den = (float)log((double)max_distance / (double)max_exact);
     float large = lg / den * (float)(num_buckets - max_exact);
-    long b = max_exact + (long)large;
-    if (b > num_buckets - 1) b = num_buckets - 1;
-    return ret + (int)b;
+    /* HF's min(., num_buckets - 1); also catches inf and NaN before the integer conversion. */
+    if (!(large < (float)(num_buckets - max_exact))) return ret + num_buckets - 1;
+    if (large < 0.0f) large = 0.0f;
+    return ret + max_exact + (int)large;
 }
 
 static int t5_check(const pe_params *p, char *err, size_t errlen)

@@ -29,6 +29,15 @@ static void test_t5_buckets(void)
     for (int r = -1000; r < 0; r++)
         mono &= pe_t5_bucket(r, 0, 32, 128) >= pe_t5_bucket(r + 1, 0, 32, 128);
     TAP_OK(mono, "causal buckets grow with distance");
+    int inside = 1;
+    for (int r = -300; r <= 300; r += 7) {
+        int b0 = pe_t5_bucket(r, 1, 2, 1), b1 = pe_t5_bucket(r, 0, 8, 2),
+            b2 = pe_t5_bucket(r, 1, 8, 0);
+        inside &= b0 >= 0 && b0 < 2 && b1 >= 0 && b1 < 8 && b2 >= 0 && b2 < 8;
+    }
+    TAP_OK(inside, "degenerate sizes called directly stay within the buckets");
+    TAP_OK(pe_t5_bucket(1 << 30, 1, 32, 128) == 31 && pe_t5_bucket(-(1 << 30), 0, 32, 128) == 31,
+           "huge distances land in the last bucket");
 }
 
 static void test_t5_bias(void)
