@@ -271,10 +271,9 @@ typedef struct model_session {
     float *posbias; /* (layers, heads, max_len) position part (alibi, t5), else 0 */
     float *logits;  /* (vocab) */
     float *x, *xn, *qkv, *y, *h; /* (dim) (dim) (3 dim) (dim) (hidden) scratch */
-    float *pos_table; /* learned / sinusoidal: (offset + max_len, dim) rows used by the input */
-    float *rope_cos, *rope_sin; /* rope: (offset + max_len, rot_dim / 2) */
-    int *t5_bucket;             /* t5: (offset + max_len) bucket of distance i - j */
-    int pos_rows;               /* rows in the tables above */
+    struct nn_pos *pos;          /* internal: position data of positions 0..pos_rows-1 (pe/) */
+    struct nn_posbuf *posbuf;    /* internal */
+    int pos_rows;
 } model_session;
 
 /* Room for max_len tokens (1..PE_MAX_LEN). The session reads m, which must outlive it. */
