@@ -272,7 +272,7 @@ static const app_option options[] = {
             0, 1e6, 1),
     DBL_OPT("high-freq-factor", NULL, "llama3 high_freq_factor, > 0 (4)",
             p.scaling.high_freq_factor, 0, 1e6, 1),
-    DBL_OPT("attention-factor", NULL, "scaling attention factor override, >= 0 (0 = derived)",
+    DBL_OPT("attn-factor", NULL, "scaling attention factor override, >= 0 (0 = derived)",
             p.scaling.attention_factor, 0, 1e6, 0),
     INT_OPT("heads", "h", "heads, 1..1024", p.heads, 1, PE_MAX_HEADS),
     CUS_OPT("head", NULL, "head to enlarge: all|0..heads-1", set_head, get_head, NULL),

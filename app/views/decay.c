@@ -171,8 +171,12 @@ static int decay_build(app_view_ctx *c, const app_state *st, scene *s, const sce
                                "key position p", "score / score at p0", FIG_GRID);
     scene_line(s, a.area.x, fig_y(&a, 0), a.area.x + a.area.w, fig_y(&a, 0), th->grid, 0,
                SCENE_RULE);
+    /* earlier curves are drawn wider, so a curve that coincides with a later one still shows
+     * around it (sinusoidal and RoPE with q = k = 1 are the same function of p0 - p) */
+    double lw = t->hairline > 0 ? t->hairline : 1;
     for (int i = 0; i < n; i++)
-        fig_curve(s, &a, x, ys + (size_t)i * L, (size_t)L, colors[i], t->cells ? 0 : 2.0, 0);
+        fig_curve(s, &a, x, ys + (size_t)i * L, (size_t)L, colors[i],
+                  t->cells ? 0 : lw * (1.5 + 1.2 * (n - 1 - i)), 0);
     fig_vmark(s, t, th, &a, p0, "p0");
     fig_legend(s, t, th, &a, names, colors, n, 0);
     c->main = a;

@@ -99,11 +99,13 @@ static int rope_build(app_view_ctx *c, const app_state *st, scene *s, const scen
         double cx = cell.x + cell.w / 2, cy = cell.y + side / 2;
         scene_circle(s, cx, cy, R, th->grid, 0, 0);
         scene_line(s, cx - R, cy, cx + R, cy, th->grid, 0, 0);
-        double aq = m * inv[k], ak = n * inv[k];
+        double aq = (m + st->pos_frac) * inv[k], ak = n * inv[k];
+        /* k is drawn first and wider, so it still shows when q lies on top of it */
+        double lw = t->hairline > 0 ? t->hairline : 1;
         scene_arrow(s, cx, cy, cx + R * cos(ak), cy - R * sin(ak), th->series[1],
-                    t->cells ? 0 : 2.5);
+                    t->cells ? 0 : lw * 4.5);
         scene_arrow(s, cx, cy, cx + R * cos(aq), cy - R * sin(aq), th->series[0],
-                    t->cells ? 0 : 2.5);
+                    t->cells ? 0 : lw * 2.2);
         double dphi = wrap_pi((m - n) * inv[k]);
         scene_textf(s, cx, cell.y + side + lh * 0.05, 0.8, SCENE_CENTER | SCENE_TOP, th->fg, 0,
                     "k=%d  theta=%.3g", k, inv[k]);

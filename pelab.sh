@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# pelab.sh: set up, build and run pelab on Debian/Ubuntu.
+#   ./pelab.sh [pelab arguments]   install what is missing, build, start pelab (the explorer)
+#   ./pelab.sh test                the same set-up, then every test in a normal build and in an
+#                                  ASan+UBSan build; the last line is "N passed, N failed"
+set -euo pipefail
+cd "$(dirname "$0")"
+
+deps=(gcc meson ninja-build pkg-config libncurses-dev libsdl2-dev libcairo2-dev libpng-dev
+      libcjson-dev fonts-dejavu-core)
+test_deps=(tmux xvfb clang-format)
+
+install_missing() {
+    local missing=()
+    for p in "$@"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+            missing+=("$p")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    local sudo=()
+    [ "$(id -u)" -ne 0 ] && sudo=(sudo)
+    echo "pelab.sh: installing ${missing[*]}" >&2
+    "${sudo[@]}" apt-get update -qq >&2
+    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends \
+        "${missing[@]}" >&2
+}
+
+build() { # build DIR [meson options...]
+    local dir=$1
+    shift
+    if [ ! -f "$dir/build.ninja" ]; then
+        meson setup "$dir" "$@" >&2
+    fi
+    ninja -C "$dir" >&2
+}
+
+if [ "${1:-}" = "test" ]; then
+    shift
+    install_missing "${deps[@]}" "${test_deps[@]}"
+    passed=0 failed=0 skipped=0
+    run_suite() { # run_suite DIR [meson options...]
+        local dir=$1
+        shift
+        if ! build "$dir" "$@"; then
+            echo "pelab.sh: the build in $dir failed" >&2
+            failed=$((failed + 1))
+            return
+        fi
+        local log
+        log=$(mktemp)
+        meson test -C "$dir" --print-errorlogs --num-processes 2 2>&1 | tee "$log" || true
+        local ok fail
+        ok=$(sed -n 's/^Ok: *\([0-9]*\).*/\1/p' "$log" | tail -n1)
+        fail=$(sed -n 's/^Fail: *\([0-9]*\).*/\1/p' "$log" | tail -n1)
+        local to sk
+        to=$(sed -n 's/^Timeout: *\([0-9]*\).*/\1/p' "$log" | tail -n1)
+        sk=$(sed -n 's/^Skipped: *\([0-9]*\).*/\1/p' "$log" | tail -n1)
+        skipped=$((skipped + ${sk:-0}))
+        [ -z "$ok" ] && fail=$((${fail:-0} + 1))
+        passed=$((passed + ${ok:-0}))
+        failed=$((failed + ${fail:-0} + ${to:-0}))
+        rm -f "$log"
+    }
+    # the normal build: warnings are errors
+    run_suite build-test -Dwerror=true -Dbuildtype=release
+    # the same suite under AddressSanitizer and UndefinedBehaviorSanitizer
+    ASAN_OPTIONS=detect_leaks=1 run_suite build-asan -Dwerror=true -Dbuildtype=debugoptimized \
+        -Db_sanitize=address,undefined -Db_lundef=false
+    echo "$passed passed, $failed failed, $skipped skipped"
+    [ "$failed" -eq 0 ]
+    exit
+fi
+
+install_missing "${deps[@]}"
+build build -Dbuildtype=release
+exec ./build/app/pelab "$@"

@@ -1,0 +1,255 @@
+/* test_explorer.c: the explorer driven by pelab's own events, no terminal: every view builds at
+ * several sizes on both media, keys do what the help says, the ':' line applies and refuses,
+ * the status line shows the parameters, and a tiny terminal gets a notice instead of garbage. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cellgrid.h"
+#include "explorer.h"
+#include "options.h"
+#include "raster.h"
+#include "tap.h"
+
+static ui_event key(uint32_t k)
+{
+    ui_event e = {0};
+    e.type = UI_EV_KEY;
+    e.key = k;
+    return e;
+}
+
+static void type(app_explorer *x, const char *s)
+{
+    for (; *s; s++) {
+        ui_event e = key((unsigned char)*s);
+        app_explorer_event(x, &e);
+    }
+}
+
+/* The text of a grid row as UTF-8-free ASCII (non-ASCII cells become '#'). */
+static void row_text(cellgrid *g, int row, char *buf, size_t n)
+{
+    size_t k = 0;
+    for (int c = 0; c < g->cols && k + 1 < n; c++) {
+        uint32_t ch = cellgrid_at(g, c, row)->ch;
+        buf[k++] = ch < 128 ? (char)ch : '#';
+    }
+    buf[k] = '\0';
+}
+
+static int grid_contains(cellgrid *g, const char *needle)
+{
+    char line[1024];
+    for (int r = 0; r < g->rows; r++) {
+        row_text(g, r, line, sizeof line);
+        if (strstr(line, needle)) return 1;
+    }
+    return 0;
+}
+
+static app_explorer *new_explorer(int gui)
+{
+    app_state st;
+    app_state_default(&st);
+    app_explorer *x = calloc(1, sizeof *x);
+    app_explorer_init(x, &st, gui);
+    return x;
+}
+
+static void frame_cells(app_explorer *x, scene *s, cellgrid *g)
+{
+    scene_target t = cellgrid_target(g->cols, g->rows);
+    app_explorer_frame(x, s, &t);
+    cellgrid_render(g, s);
+}
+
+int main(void)
+{
+    scene s;
+    scene_init(&s, 1, 1, 0);
+    cellgrid g;
+    cellgrid_init(&g, 120, 40, 0);
+
+    /* every view builds without an error on a terminal and on pixels, at several sizes */
+    static const int sizes[][2] = {{80, 24}, {120, 40}, {200, 60}};
+    static const int px[][2] = {{640, 400}, {1000, 600}, {2560, 1600}};
+    for (size_t v = 0; v < app_view_count(); v++) {
+        for (int k = 0; k < 3; k++) {
+            app_explorer *x = new_explorer(0);
+            x->st.view = (int)v;
+            if (strcmp(app_view_at(v)->name, "rope") == 0) x->st.enc = pe_encoding_find("rope");
+            scene_target t = cellgrid_target(sizes[k][0], sizes[k][1]);
+            app_explorer_frame(x, &s, &t);
+            TAP_OK(x->view_error[0] == '\0', "view %s builds at %dx%d cells%s%s",
+                   app_view_at(v)->name, sizes[k][0], sizes[k][1], x->view_error[0] ? ": " : "",
+                   x->view_error);
+            scene_target pt =
+                raster_target(px[k][0], px[k][1], raster_font_px(px[k][0], px[k][1], 1));
+            app_explorer_frame(x, &s, &pt);
+            TAP_OK(x->view_error[0] == '\0' && s.n > 10, "view %s builds at %dx%d px (%zu items)",
+                   app_view_at(v)->name, px[k][0], px[k][1], s.n);
+            app_explorer_free(x);
+            free(x);
+        }
+    }
+
+    /* keys */
+    app_explorer *x = new_explorer(0);
+    frame_cells(x, &s, &g);
+    TAP_OK(grid_contains(&g, "pe=sinusoidal") && grid_contains(&g, "d=128") &&
+               grid_contains(&g, "base=10000"),
+           "the status line shows the parameters in force");
+    ui_event e = key('3');
+    app_explorer_event(x, &e);
+    TAP_OK(x->st.view == 2, "'3' switches to the third view (decay)");
+    e = key(UI_KEY_TAB);
+    app_explorer_event(x, &e);
+    TAP_OK(x->st.view == 3, "Tab goes to the next view");
+    e = key(UI_KEY_BTAB);
+    app_explorer_event(x, &e);
+    TAP_OK(x->st.view == 2, "Shift-Tab goes back");
+    e = key('b');
+    app_explorer_event(x, &e);
+    TAP_CLOSE(x->st.p.base, 20000, 0, 1e-9, "'b' doubles the base");
+    e = key('B');
+    app_explorer_event(x, &e);
+    app_explorer_event(x, &e);
+    TAP_CLOSE(x->st.p.base, 5000, 0, 1e-9, "'B' halves it");
+    e = key('d');
+    app_explorer_event(x, &e);
+    TAP_OK(x->st.p.dim == 256, "'d' doubles d");
+    e = key('[');
+    app_explorer_event(x, &e);
+    TAP_OK(x->st.p.len == 128, "'[' halves L");
+
+    /* the ':' line: exact values, aliases, refusal with the option's message */
+    type(x, ":base 500000");
+    e = key(UI_KEY_ENTER);
+    app_explorer_event(x, &e);
+    TAP_CLOSE(x->st.p.base, 500000, 0, 1e-9, ":base 500000 applies");
+    type(x, ":d 64");
+    app_explorer_event(x, &e);
+    TAP_OK(x->st.p.dim == 64, ":d 64 applies through the alias");
+    type(x, ":pe rope");
+    app_explorer_event(x, &e);
+    TAP_OK(x->st.enc == pe_encoding_find("rope"), ":pe rope switches the encoding");
+    type(x, ":base 0.5");
+    app_explorer_event(x, &e);
+    TAP_OK(x->message_error && strstr(x->message, "--base 0.5") &&
+               fabs(x->st.p.base - 500000) < 1e-9,
+           "a bad :base is refused with a message naming it and the state is unchanged (%s)",
+           x->message);
+    type(x, ":dim 7");
+    app_explorer_event(x, &e);
+    TAP_OK(x->message_error && x->st.p.dim == 64, ":dim 7 (odd) is refused: %s", x->message);
+    type(x, ":bsae 100");
+    app_explorer_event(x, &e);
+    TAP_OK(x->message_error && strstr(x->message, "base"), "a misspelt option suggests 'base': %s",
+           x->message);
+    /* completion */
+    type(x, ":pair");
+    e = key(UI_KEY_TAB);
+    app_explorer_event(x, &e);
+    TAP_OK(strcmp(x->cmd, "pairing ") == 0, "Tab completes the option name ('%s')", x->cmd);
+    type(x, "h");
+    app_explorer_event(x, &e);
+    TAP_OK(strcmp(x->cmd, "pairing half") == 0, "Tab completes the value ('%s')", x->cmd);
+    e = key(UI_KEY_ENTER);
+    app_explorer_event(x, &e);
+    TAP_OK(x->st.p.pairing == PE_PAIRING_HALF, "completed command applies");
+    e = key(':');
+    app_explorer_event(x, &e);
+    e = key(UI_KEY_ESC);
+    app_explorer_event(x, &e);
+    TAP_OK(x->mode == APP_MODE_NORMAL, "Esc leaves the ':' line");
+
+    /* help overlay */
+    e = key('?');
+    app_explorer_event(x, &e);
+    frame_cells(x, &s, &g);
+    TAP_OK(x->mode == APP_MODE_HELP && grid_contains(&g, "pelab keys") &&
+               grid_contains(&g, "frequency base"),
+           "? shows the key help");
+    e = key(UI_KEY_ESC);
+    app_explorer_event(x, &e);
+    TAP_OK(x->mode == APP_MODE_NORMAL, "Esc closes the help");
+
+    /* cursor readout on the heatmap */
+    x->st.enc = pe_encoding_find("sinusoidal");
+    x->st.p.dim = 8;
+    x->st.p.base = 10000;
+    x->st.p.layout = PE_LAYOUT_INTERLEAVED;
+    x->st.view = 0;
+    frame_cells(x, &s, &g);
+    e = key(UI_KEY_RIGHT);
+    app_explorer_event(x, &e); /* the first arrow turns the cursor on in the middle */
+    x->st.cur_r = 1;
+    x->st.cur_c = 0;
+    frame_cells(x, &s, &g);
+    TAP_OK(strstr(x->ctx[0].readout, "position 1") && strstr(x->ctx[0].readout, "+0.841471"),
+           "the cursor reads PE[1][0] = sin(1) = 0.841471 (%s)", x->ctx[0].readout);
+    TAP_OK(grid_contains(&g, "+0.841471"), "the readout is on screen");
+    /* a click in the plot moves the cursor there */
+    const fig_axes *a = &x->ctx[0].main;
+    ui_event m = {0};
+    m.type = UI_EV_MOUSE;
+    m.mouse = UI_MOUSE_PRESS;
+    m.button = 1;
+    m.x = fig_x(a, 5.5);
+    m.y = fig_y(a, 100.5);
+    app_explorer_event(x, &m);
+    TAP_OK(x->st.cur_c == 5 && x->st.cur_r == 100, "a click selects the cell under it (%d, %d)",
+           x->st.cur_r, x->st.cur_c);
+
+    /* RoPE: arrows move m and n, space animates */
+    x->st.view = app_view_find("rope");
+    x->st.pos = 3;
+    x->st.pos_k = 1;
+    e = key(UI_KEY_RIGHT);
+    app_explorer_event(x, &e);
+    TAP_OK(x->st.pos == 4, "Right moves m in the RoPE view");
+    e = key(' ');
+    app_explorer_event(x, &e);
+    TAP_OK(app_explorer_animating(x), "space starts the animation");
+    app_explorer_tick(x, 0.5);
+    TAP_OK(x->st.pos == 6, "half a second moves m by 2 positions (m = %d)", x->st.pos);
+    app_explorer_event(x, &e);
+    TAP_OK(!app_explorer_animating(x), "space pauses");
+
+    /* a tiny terminal: one notice, no crash; growing brings the view back */
+    cellgrid small;
+    cellgrid_init(&small, 20, 6, 0);
+    frame_cells(x, &s, &small);
+    TAP_OK(strstr(x->view_error, "too small") != NULL, "a 20x6 terminal gets a notice: %s",
+           x->view_error);
+    frame_cells(x, &s, &g);
+    TAP_OK(x->view_error[0] == '\0', "growing it brings the view back");
+    cellgrid_free(&small);
+
+    /* the equivalent export command reproduces the state */
+    app_state st2;
+    app_state_default(&st2);
+    char cmd[1024];
+    app_export_command(&x->st, "out.png", cmd, sizeof cmd);
+    TAP_OK(strstr(cmd, "pelab export rope") && strstr(cmd, "--pairing half") &&
+               strstr(cmd, "--dim 8") && strstr(cmd, "-o out.png"),
+           "e's command names the view and every changed option: %s", cmd);
+
+    e = key('q');
+    app_explorer_event(x, &e);
+    TAP_OK(x->quit, "q quits");
+    ui_event qe = {0};
+    qe.type = UI_EV_QUIT;
+    app_explorer *y = new_explorer(0);
+    app_explorer_event(y, &qe);
+    TAP_OK(y->quit, "a QUIT event (signal, window closed) quits");
+    app_explorer_free(y);
+    free(y);
+
+    app_explorer_free(x);
+    free(x);
+    cellgrid_free(&g);
+    scene_free(&s);
+    return tap_done();
+}

@@ -1,0 +1,300 @@
+/* test_export.c: `pelab export` end to end, through the real binary: PNG metadata, SVG and PDF
+ * reproducible, CSV and NPY equal to the library's numbers, and every bad input refused with
+ * its message and exit status, leaving no file behind. argv[1] is the pelab binary. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <math.h>
+#include <png.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "pe.h"
+#include "tap.h"
+
+static const char *pelab;
+static char dir[64];
+static char errtext[4096];
+
+/* Run pelab with args (NULL-terminated), capture stderr into errtext, return the exit status. */
+static int run(const char *const *args)
+{
+    char errpath[128];
+    snprintf(errpath, sizeof errpath, "%s/stderr.txt", dir);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(fd, 2);
+        int nul = open("/dev/null", O_WRONLY);
+        dup2(nul, 1);
+        const char *argv[64];
+        int n = 0;
+        argv[n++] = pelab;
+        for (; args[n - 1] && n < 63; n++) argv[n] = args[n - 1];
+        argv[n] = NULL;
+        execv(pelab, (char *const *)argv);
+        _exit(127);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    FILE *fp = fopen(errpath, "r");
+    size_t k = fp ? fread(errtext, 1, sizeof errtext - 1, fp) : 0;
+    errtext[k] = '\0';
+    if (fp) fclose(fp);
+    unlink(errpath);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+/* Number of entries in dir besides . and .. */
+static int dir_entries(void)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) n++;
+    closedir(d);
+    return n;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return NULL;
+    fseek(fp, 0, SEEK_END);
+    long n = ftell(fp);
+    fseek(fp, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    *len = fread(b, 1, (size_t)n, fp);
+    b[*len] = '\0';
+    fclose(fp);
+    return b;
+}
+
+static void check_png(const char *path)
+{
+    FILE *fp = fopen(path, "rb");
+    TAP_OK(fp != NULL, "PNG written");
+    if (!fp) return;
+    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
+    png_infop info = png_create_info_struct(png);
+    if (setjmp(png_jmpbuf(png))) {
+        TAP_OK(0, "PNG readable");
+        png_destroy_read_struct(&png, &info, NULL);
+        fclose(fp);
+        return;
+    }
+    png_init_io(png, fp);
+    png_read_info(png, info);
+    TAP_OK(png_get_image_width(png, info) == 800 && png_get_image_height(png, info) == 500,
+           "PNG is --width x --height (%ux%u)", png_get_image_width(png, info),
+           png_get_image_height(png, info));
+    png_textp text;
+    int nt = 0;
+    png_get_text(png, info, &text, &nt);
+    int sw = 0, cmd = 0;
+    for (int i = 0; i < nt; i++) {
+        if (strcmp(text[i].key, "Software") == 0 && strncmp(text[i].text, "pelab ", 6) == 0) sw = 1;
+        if (strcmp(text[i].key, "Command") == 0 && strstr(text[i].text, "export heatmap") &&
+            strstr(text[i].text, "--base 500"))
+            cmd = 1;
+    }
+    TAP_OK(sw, "tEXt Software = pelab VERSION");
+    TAP_OK(cmd, "tEXt Command holds the command line");
+    png_uint_32 rx = 0, ry = 0;
+    int unit = 0;
+    png_get_pHYs(png, info, &rx, &ry, &unit);
+    TAP_OK(unit == PNG_RESOLUTION_METER && rx == 11811 && ry == 11811,
+           "pHYs from --dpi 300 = 11811 px/m (%u)", rx);
+    png_destroy_read_struct(&png, &info, NULL);
+    fclose(fp);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) return tap_skip_all("usage: test_export PELAB");
+    pelab = argv[1];
+    snprintf(dir, sizeof dir, "/tmp/pelab-export-XXXXXX");
+    if (!mkdtemp(dir)) return tap_skip_all("no temporary directory");
+    char p1[128], p2[128];
+
+    /* PNG with metadata */
+    snprintf(p1, sizeof p1, "%s/h.png", dir);
+    int rc = run((const char *[]){"export", "heatmap", "--base", "500", "--width", "800",
+                                  "--height", "500", "--dpi", "300", "-o", p1, NULL});
+    TAP_OK(rc == 0, "export heatmap PNG exits 0 (%s)", errtext);
+    check_png(p1);
+
+    /* every view exports in every figure format */
+    const char *views[] = {"heatmap", "similarity", "decay", "alibi", "rope", "wavelength"};
+    const char *exts[] = {"png", "svg", "pdf"};
+    for (int v = 0; v < 6; v++)
+        for (int e = 0; e < 3; e++) {
+            snprintf(p1, sizeof p1, "%s/%s.%s", dir, views[v], exts[e]);
+            rc = run(
+                (const char *[]){"export", views[v], "--len", "64", "--dim", "32", "-o", p1, NULL});
+            struct stat sb;
+            TAP_OK(rc == 0 && stat(p1, &sb) == 0 && sb.st_size > 200, "export %s .%s (%s)",
+                   views[v], exts[e], errtext);
+            unlink(p1);
+        }
+
+    /* SVG and PDF are reproducible byte for byte */
+    for (int e = 1; e < 3; e++) {
+        snprintf(p1, sizeof p1, "%s/a.%s", dir, exts[e]);
+        snprintf(p2, sizeof p2, "%s/b.%s", dir, exts[e]);
+        run((const char *[]){"export", "decay", "-o", p1, NULL});
+        run((const char *[]){"export", "decay", "-o", p2, NULL});
+        size_t n1 = 0, n2 = 0;
+        char *a = slurp(p1, &n1), *b = slurp(p2, &n2);
+        TAP_OK(a && b && n1 == n2 && memcmp(a, b, n1) == 0, ".%s identical on two runs (%zu, %zu)",
+               exts[e], n1, n2);
+        TAP_OK(a && (e == 1 ? strstr(a, "<svg") != NULL : strncmp(a, "%PDF", 4) == 0),
+               ".%s has the right signature", exts[e]);
+        free(a);
+        free(b);
+        unlink(p1);
+        unlink(p2);
+    }
+
+    /* CSV round trip against the library */
+    pe_params p;
+    pe_params_default(&p);
+    p.dim = 8;
+    p.len = 16;
+    p.base = 100;
+    pe_matrix m = {0};
+    pe_sinusoidal_table(&p, &m, NULL, 0);
+    snprintf(p1, sizeof p1, "%s/h.csv", dir);
+    rc = run((const char *[]){"export", "heatmap", "--dim", "8", "--len", "16", "--base", "100",
+                              "-o", p1, NULL});
+    TAP_OK(rc == 0, "CSV export exits 0");
+    FILE *fp = fopen(p1, "r");
+    char line[4096];
+    int row = 0, bad = 0, cols_ok = 1;
+    while (fp && fgets(line, sizeof line, fp)) {
+        if (line[0] == '#') continue;
+        char *s = line;
+        for (int c = 0; c < 8; c++) {
+            char *end;
+            double v = strtod(s, &end);
+            if (end == s) cols_ok = 0;
+            if (row < 16 && fabs(v - pe_matrix_row(&m, (size_t)row)[c]) > 1e-7) bad++;
+            s = end + (*end == ',');
+        }
+        row++;
+    }
+    if (fp) fclose(fp);
+    TAP_OK(row == 16 && cols_ok, "CSV has 16 rows of 8 numbers (%d rows)", row);
+    TAP_OK(bad == 0, "CSV values equal the library's table (%d differ)", bad);
+
+    /* NPY round trip: header and raw float32 equal to the library */
+    snprintf(p1, sizeof p1, "%s/h.npy", dir);
+    rc = run((const char *[]){"export", "heatmap", "--dim", "8", "--len", "16", "--base", "100",
+                              "-o", p1, NULL});
+    size_t n = 0;
+    char *npy = slurp(p1, &n);
+    TAP_OK(rc == 0 && npy && memcmp(npy, "\x93NUMPY", 6) == 0, "NPY magic");
+    if (npy && n > 10) {
+        size_t hl = (unsigned char)npy[8] | (size_t)(unsigned char)npy[9] << 8;
+        TAP_OK((10 + hl) % 64 == 0, "NPY header padded to 64 bytes");
+        TAP_OK(strstr(npy + 10, "'descr': '<f4'") && strstr(npy + 10, "'shape': (16, 8)"),
+               "NPY says float32, shape (16, 8)");
+        TAP_OK(n == 10 + hl + 16 * 8 * 4 && memcmp(npy + 10 + hl, m.data, 16 * 8 * 4) == 0,
+               "NPY data equals the library's floats bit for bit");
+    }
+    free(npy);
+    unlink(p1);
+    pe_matrix_free(&m);
+
+    /* ALiBi numbers: (heads, L, L) with -inf above the diagonal */
+    snprintf(p1, sizeof p1, "%s/a.npy", dir);
+    rc = run((const char *[]){"export", "alibi", "--len", "5", "-o", p1, NULL});
+    npy = slurp(p1, &n);
+    if (rc == 0 && npy) {
+        size_t hl = (unsigned char)npy[8] | (size_t)(unsigned char)npy[9] << 8;
+        const float *f = (const float *)(npy + 10 + hl);
+        TAP_OK(strstr(npy + 10, "(8, 5, 5)") != NULL, "alibi NPY shape (8, 5, 5)");
+        TAP_OK(f[4 * 5 + 0] == -2.0f && f[4 * 5 + 3] == -0.5f && f[4 * 5 + 4] == 0.0f &&
+                   isinf(f[0 * 5 + 1]) && f[0 * 5 + 1] < 0,
+               "head 0 row 4 = -2 .. 0 and -inf above the diagonal (reference)");
+    } else {
+        TAP_OK(0, "alibi NPY export (%s)", errtext);
+    }
+    free(npy);
+    unlink(p1);
+
+    /* bad input: message, exit status 2, nothing written */
+    TAP_OK(dir_entries() == 0, "the directory is empty before the bad-input checks");
+    snprintf(p1, sizeof p1, "%s/bad.png", dir);
+    char notdir[128], missing[128];
+    snprintf(notdir, sizeof notdir, "%s/file.txt", dir);
+    snprintf(missing, sizeof missing, "%s/no/such/dir/x.png", dir);
+    struct {
+        const char *args[16];
+        int status;
+        const char *msg;
+    } bad_cases[] = {
+        {{"export", "heatmpa", "-o", p1}, 2, "did you mean 'heatmap'"},
+        {{"export", "heatmap", "--pe", "sinusodal", "-o", p1}, 2, "did you mean 'sinusoidal'"},
+        {{"export", "heatmap", "--base", "abc", "-o", p1}, 2, "--base 'abc'"},
+        {{"export", "heatmap", "--base", "nan", "-o", p1}, 2, "--base nan"},
+        {{"export", "heatmap", "--base", "inf", "-o", p1}, 2, "--base inf"},
+        {{"export", "heatmap", "--base", "1", "-o", p1}, 2, "--base 1"},
+        {{"export", "heatmap", "--dim", "7", "-o", p1}, 2, "--dim 7"},
+        {{"export", "heatmap", "--dim", "0", "-o", p1}, 2, "--dim 0"},
+        {{"export", "heatmap", "--len", "-5", "-o", p1}, 2, "--len -5"},
+        {{"export", "alibi", "--heads", "0", "-o", p1}, 2, "--heads 0"},
+        {{"export", "heatmap", "--len", "100000", "--dim", "4096", "-o", p1}, 2, "cap"},
+        {{"export", "alibi", "--len", "60000", "-o", p1}, 2, "cap"},
+        {{"export", "heatmap", "-o", missing}, 2, "does not exist"},
+        {{"export", "heatmap", "-o", "x.bmp"}, 2, "unknown extension"},
+        {{"export", "heatmap", "--bsae", "100", "-o", p1}, 2, "did you mean --base"},
+        {{"export", "heatmap"}, 2, "-o FILE is required"},
+        {{"export", "-o", p1}, 2, "name a view"},
+        {{"export", "heatmap", "--pairing", "halves", "-o", p1}, 2, "interleaved|half"},
+        {{"export", "heatmap", "--width", "10", "-o", p1}, 2, "--width 10"},
+        {{"export", "heatmap", "--pe", "alibi", "-o", p1}, 2, "adds nothing to the input"},
+        {{"frobnicate"}, 2, "unknown command"},
+    };
+    FILE *nf = fopen(notdir, "w");
+    fputs("keep me\n", nf);
+    fclose(nf);
+    for (size_t i = 0; i < sizeof bad_cases / sizeof bad_cases[0]; i++) {
+        rc = run(bad_cases[i].args);
+        int one_line = strchr(errtext, '\n') == errtext + strlen(errtext) - 1;
+        TAP_OK(rc == bad_cases[i].status && strstr(errtext, bad_cases[i].msg) && one_line,
+               "bad input %zu: exit %d, one line with '%s': %s", i, rc, bad_cases[i].msg, errtext);
+        TAP_OK(dir_entries() == 1, "bad input %zu leaves no file", i);
+    }
+    /* a path under a regular file */
+    char under[160];
+    snprintf(under, sizeof under, "%s/x.png", notdir);
+    rc = run((const char *[]){"export", "heatmap", "-o", under, NULL});
+    TAP_OK(rc == 2 && strstr(errtext, "-o "), "an output under a regular file is refused: %s",
+           errtext);
+    size_t kn = 0;
+    char *keep = slurp(notdir, &kn);
+    TAP_OK(keep && strcmp(keep, "keep me\n") == 0, "and the file is untouched");
+    free(keep);
+    /* an existing output is replaced whole, and a refused export leaves it as it was */
+    snprintf(p1, sizeof p1, "%s/keep.csv", dir);
+    run((const char *[]){"export", "decay", "-o", p1, NULL});
+    size_t before = 0;
+    char *b1 = slurp(p1, &before);
+    rc = run((const char *[]){"export", "decay", "--dim", "7", "-o", p1, NULL});
+    size_t after = 0;
+    char *b2 = slurp(p1, &after);
+    TAP_OK(rc == 2 && b1 && b2 && before == after && memcmp(b1, b2, before) == 0,
+           "a refused export leaves the existing file as it was");
+    free(b1);
+    free(b2);
+    unlink(p1);
+    unlink(notdir);
+    TAP_OK(dir_entries() == 0, "no temporary files left behind");
+    rmdir(dir);
+    return tap_done();
+}

@@ -1,0 +1,118 @@
+/* test_options.c: the option table: strict numbers, ranges, names, whole-state validation, and
+ * the export command round trip (parse what `e` prints and get the same state back). */
+#include <math.h>
+#include <string.h>
+
+#include "cli.h"
+#include "options.h"
+#include "tap.h"
+#include "views.h"
+
+static int set(app_state *st, const char *name, const char *v, char *err, size_t n)
+{
+    return app_option_set(st, app_option_find(name), v, err, n);
+}
+
+int main(void)
+{
+    char err[512];
+    long i;
+    double d;
+    TAP_OK(app_parse_int("dim", "128", 1, 10, &i, err, sizeof err) < 0 &&
+               strstr(err, "--dim 128") && strstr(err, "1..10"),
+           "out of range names option, value and range: %s", err);
+    TAP_OK(app_parse_int("dim", "12x", 1, 1000, &i, err, sizeof err) < 0 &&
+               strstr(err, "not a whole number"),
+           "trailing junk refused: %s", err);
+    TAP_OK(app_parse_int("dim", "", 1, 1000, &i, err, sizeof err) < 0, "empty refused");
+    TAP_OK(app_parse_int("dim", "99999999999999999999", 1, 1000, &i, err, sizeof err) < 0,
+           "overflow refused: %s", err);
+    TAP_OK(app_parse_double("base", "nan", 1, INFINITY, 1, &d, err, sizeof err) < 0 &&
+               strstr(err, "finite"),
+           "NaN refused: %s", err);
+    TAP_OK(app_parse_double("base", "inf", 1, INFINITY, 1, &d, err, sizeof err) < 0,
+           "inf refused: %s", err);
+    TAP_OK(app_parse_double("base", "1", 1, INFINITY, 1, &d, err, sizeof err) < 0 &&
+               strstr(err, "> 1"),
+           "base 1 refused (must be > 1): %s", err);
+    TAP_OK(app_parse_double("base", "1e4", 1, INFINITY, 1, &d, err, sizeof err) == 0 && d == 1e4,
+           "1e4 accepted");
+
+    app_state st;
+    app_state_default(&st);
+    TAP_OK(app_state_validate(&st, err, sizeof err) == 0, "defaults are valid");
+    TAP_OK(set(&st, "pe", "sinusodal", err, sizeof err) < 0 && strstr(err, "sinusoidal"),
+           "misspelt encoding suggests the right one: %s", err);
+    TAP_OK(set(&st, "view", "heatmpa", err, sizeof err) < 0 && strstr(err, "heatmap"),
+           "misspelt view suggests: %s", err);
+    TAP_OK(set(&st, "pairing", "halfs", err, sizeof err) < 0 && strstr(err, "interleaved|half"),
+           "choices are listed: %s", err);
+    TAP_OK(set(&st, "cmap", "virdis", err, sizeof err) < 0 && strstr(err, "viridis"),
+           "misspelt colormap suggests: %s", err);
+    TAP_OK(set(&st, "curves", "rope,alibbi", err, sizeof err) < 0 && strstr(err, "alibi"),
+           "misspelt curve suggests: %s", err);
+    TAP_OK(set(&st, "head", "x", err, sizeof err) < 0 && strstr(err, "--head"), "bad head: %s",
+           err);
+
+    /* whole-state checks: odd d for a paired encoding, head beyond heads, pos beyond L */
+    app_state_default(&st);
+    set(&st, "dim", "7", err, sizeof err);
+    TAP_OK(app_state_validate(&st, err, sizeof err) < 0 && strstr(err, "--dim 7"),
+           "odd d refused for sinusoidal: %s", err);
+    app_state_default(&st);
+    set(&st, "heads", "4", err, sizeof err);
+    set(&st, "head", "5", err, sizeof err);
+    TAP_OK(app_state_validate(&st, err, sizeof err) < 0 && strstr(err, "--head 5"),
+           "head beyond heads refused: %s", err);
+    app_state_default(&st);
+    set(&st, "len", "100000", err, sizeof err);
+    set(&st, "dim", "4096", err, sizeof err);
+    TAP_OK(app_state_validate(&st, err, sizeof err) < 0, "L*d over the cap refused: %s", err);
+    app_state_default(&st);
+    set(&st, "view", "heatmap", err, sizeof err);
+    set(&st, "pe", "alibi", err, sizeof err);
+    TAP_OK(app_state_validate(&st, err, sizeof err) < 0 && strstr(err, "alibi"),
+           "heatmap of alibi refused with a reason: %s", err);
+
+    /* app_option_command leaves the state unchanged on failure */
+    app_state_default(&st);
+    app_state before = st;
+    TAP_OK(app_option_command(&st, "len 0", err, sizeof err) < 0 &&
+               memcmp(&st, &before, sizeof st) == 0,
+           "a refused ':len 0' changes nothing: %s", err);
+    TAP_OK(app_option_command(&st, "--base=500000", err, sizeof err) == 0 && st.p.base == 5e5,
+           "'--base=500000' form accepted");
+
+    /* the export command round trip */
+    app_state_default(&st);
+    set(&st, "view", "alibi", err, sizeof err);
+    set(&st, "heads", "12", err, sizeof err);
+    set(&st, "head", "3", err, sizeof err);
+    set(&st, "slope-ratio", "0.5", err, sizeof err);
+    set(&st, "cmap", "magma", err, sizeof err);
+    set(&st, "theme", "dark", err, sizeof err);
+    char cmd[2048];
+    app_export_command(&st, "a b.png", cmd, sizeof cmd);
+    TAP_OK(strstr(cmd, "-o 'a b.png'") != NULL, "paths with spaces are quoted: %s", cmd);
+    /* split the command on spaces (no quoted values besides -o here) and parse it back */
+    char buf[2048];
+    snprintf(buf, sizeof buf, "%s", cmd);
+    char *argv[64];
+    int argc = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, " ", &save); tok && argc < 64; tok = strtok_r(NULL, " ", &save))
+        argv[argc++] = tok;
+    /* argv: pelab export alibi --... -o 'a b.png' ; drop the output part */
+    while (argc > 0 && strcmp(argv[argc - 1], "-o") != 0) argc--;
+    if (argc > 0) argc--;
+    app_state back;
+    app_state_default(&back);
+    set(&back, "view", argv[2], err, sizeof err);
+    app_cli_args args;
+    int rc = app_cli_parse(&back, argc - 2, argv + 2, NULL, 0, &args, err, sizeof err);
+    TAP_OK(rc == 0, "the printed command parses (%s)", rc ? err : "ok");
+    TAP_OK(back.view == st.view && back.p.heads == 12 && back.head == 3 &&
+               back.p.slope_ratio == 0.5 && back.map == st.map && back.dark == 1,
+           "and gives back the same state");
+    return tap_done();
+}

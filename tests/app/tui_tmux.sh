@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# tui_tmux.sh: the real binary in a real terminal (tmux): start, switch every view, change the
+# base, enter a bad ':' value, resize (down to too small and back), quit; then the same with
+# SIGTERM. Asserts on the screen text and that the terminal came back (stty shows icanon/echo).
+# TAP output; skips (77) when tmux is not installed.
+set -u
+pelab=$1
+command -v tmux >/dev/null || { echo "1..0 # SKIP tmux is not installed"; exit 77; }
+sock="pelab-test-$$"
+n=0 failed=0
+ok() { # ok COND-EXIT-STATUS DESCRIPTION
+    n=$((n + 1))
+    if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=$((failed + 1)); fi
+}
+tm() { tmux -L "$sock" "$@"; }
+screen() { tm capture-pane -p -t t; }
+wait_for() { # wait_for TEXT [SECONDS]: poll the screen until TEXT shows
+    local i
+    for i in $(seq 1 $(( ${2:-5} * 10 ))); do
+        screen | grep -qF -- "$1" && return 0
+        sleep 0.1
+    done
+    echo "# screen did not show '$1':"; screen | sed 's/^/#   /'
+    return 1
+}
+cleanup() { tm kill-server 2>/dev/null || true; }
+trap cleanup EXIT
+
+start() {
+    cleanup
+    tm -f /dev/null new-session -d -s t -x 100 -y 30 \
+        "env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 $pelab; echo \"[exit \$?]\"; stty -a | tr ' ' '\n' | grep -xE 'icanon|echo' | tr '\n' ' '; echo '[stty]'; sleep 30"
+}
+
+start
+wait_for "pe=sinusoidal"; ok $? "starts with the status line"
+wait_for "sinusoidal position encoding"; ok $? "shows the heatmap's title"
+titles=("sinusoidal position encoding" "dot product PE(p)" "How position p0" "ALiBi bias" "RoPE: q at m" "wavelengths")
+for i in 1 2 3 4 5 6; do
+    tm send-keys -t t "$i"
+    wait_for "${titles[$((i - 1))]}"; ok $? "key $i shows '${titles[$((i - 1))]}'"
+done
+tm send-keys -t t "1"
+tm send-keys -t t -l ":base 500000"
+tm send-keys -t t Enter
+wait_for "base=500000"; ok $? ":base 500000 shows in the status line"
+tm send-keys -t t -l ":base 0.5"
+tm send-keys -t t Enter
+wait_for "--base 0.5"; ok $? "a bad :base value gets its message"
+screen | grep -qF "base=500000"; ok $? "and the base stays 500000"
+tm resize-window -t t -x 60 -y 20 2>/dev/null || tm resize-pane -t t -x 60 -y 20
+wait_for "pe=sinusoidal"; ok $? "redraws after a resize to 60x20"
+tm resize-window -t t -x 24 -y 7 2>/dev/null || tm resize-pane -t t -x 24 -y 7
+wait_for "too small"; ok $? "a 24x7 terminal gets a notice"
+tm resize-window -t t -x 100 -y 30 2>/dev/null || tm resize-pane -t t -x 100 -y 30
+wait_for "sinusoidal position encoding"; ok $? "growing it brings the view back"
+tm send-keys -t t "?"
+wait_for "pelab keys"; ok $? "? shows the keys"
+tm send-keys -t t Escape
+tm send-keys -t t q
+wait_for "[exit 0]"; ok $? "q quits with status 0"
+wait_for "[stty]"
+screen | grep -q "icanon echo"; ok $? "the terminal is restored after q (icanon, echo)"
+
+start
+wait_for "pe=sinusoidal"; ok $? "starts again"
+pid=$(pgrep -n -f "^$pelab\$" || true)
+[ -n "$pid" ] && kill -TERM "$pid"
+wait_for "[exit"; ok $? "SIGTERM ends it"
+wait_for "[stty]"
+screen | grep -q "icanon echo"; ok $? "the terminal is restored after SIGTERM"
+
+echo "1..$n"
+[ "$failed" -eq 0 ]
