@@ -664,12 +664,50 @@ static void help_overlay(app_explorer *x, scene *s, const scene_target *t, const
                SCENE_LEFT | SCENE_TOP, th->muted, 0);
 }
 
+/* Break text at spaces into at most max_lines lines no wider than w; returns the count. The
+ * pieces point into buf (which is modified). */
+static int wrap_lines(const scene_target *t, char *buf, double w, char **lines, int max_lines)
+{
+    int n = 0;
+    char *p = buf;
+    while (*p && n < max_lines) {
+        lines[n++] = p;
+        char *last_space = NULL;
+        char *q = p;
+        for (;;) {
+            char *sp = strchr(q, ' ');
+            char save = 0;
+            if (sp) {
+                save = *sp;
+                *sp = '\0';
+            }
+            int fits = scene_text_width(t, p, 1) <= w;
+            if (sp) *sp = save;
+            if (!fits) break;
+            if (!sp) return n; /* the rest fits */
+            last_space = sp;
+            q = sp + 1;
+        }
+        if (!last_space) return n; /* one word longer than the line: let it clip */
+        *last_space = '\0';
+        p = last_space + 1;
+    }
+    return n;
+}
+
 void app_explorer_frame(app_explorer *x, scene *s, const scene_target *t)
 {
     const fig_theme *th = fig_theme_get(x->st.dark);
-    /* two status lines at the bottom: the parameters, then the readout / message / ':' line */
+    /* status at the bottom: the parameters (wrapped over up to three lines, so every one stays
+     * visible), then the readout / message / ':' line */
     double line = t->cells ? 2 : t->text_h * 1.25;
-    double status_h = 2 * line + (t->cells ? 0 : line * 0.3);
+    double px = t->cells ? 0 : t->char_w;
+    char params[768];
+    status_params(x, params, sizeof params);
+    char *plines[3];
+    int np = wrap_lines(t, params, t->width - 2 * px, plines, 3);
+    if (np < 1) np = 1;
+    double status_h = (np + 1) * line + (t->cells ? 0 : line * 0.3);
     scene_target vt = *t;
     vt.height = t->height - status_h;
     x->width = t->width;
@@ -684,8 +722,7 @@ void app_explorer_frame(app_explorer *x, scene *s, const scene_target *t)
         vc->has_main = 0;
         snprintf(x->view_error, sizeof x->view_error,
                  "the %s is too small for this view (%.0fx%.0f); make it larger",
-                 t->cells ? "terminal" : "window", t->cells ? t->width : t->width,
-                 t->cells ? t->height / 2 : t->height);
+                 t->cells ? "terminal" : "window", t->width, t->cells ? t->height / 2 : t->height);
     } else if (app_view_build(vc, &x->st, s, &vt, err, sizeof err) < 0) {
         scene_reset(s, t->width, t->height, th->bg);
         vc->has_main = 0;
@@ -704,14 +741,11 @@ void app_explorer_frame(app_explorer *x, scene *s, const scene_target *t)
     }
     if (x->mode == APP_MODE_HELP) help_overlay(x, s, t, th);
 
-    /* status lines */
-    double y1 = t->height - 2 * line, y2 = t->height - line;
-    double px = t->cells ? 0 : t->char_w;
-    scene_rect(s, 0, y1 - (t->cells ? 0 : line * 0.15), t->width, 2 * line + line * 0.15, th->grid,
-               SCENE_FILL);
-    char params[768];
-    status_params(x, params, sizeof params);
-    scene_text(s, px, y1, params, 1, SCENE_LEFT | SCENE_TOP, th->fg, 0);
+    double y1 = t->height - (np + 1) * line, y2 = t->height - line;
+    scene_rect(s, 0, y1 - (t->cells ? 0 : line * 0.15), t->width, (np + 1) * line + line * 0.15,
+               th->grid, SCENE_FILL);
+    for (int i = 0; i < np; i++)
+        scene_text(s, px, y1 + i * line, plines[i], 1, SCENE_LEFT | SCENE_TOP, th->fg, 0);
     if (x->mode == APP_MODE_COMMAND) {
         char buf[300];
         snprintf(buf, sizeof buf, ":%s_", x->cmd);
@@ -722,9 +756,9 @@ void app_explorer_frame(app_explorer *x, scene *s, const scene_target *t)
     } else {
         const char *info = x->message[0] ? x->message : vc->readout;
         if (x->message[0] && vc->readout[0] && x->st.cursor_on) info = vc->readout;
-        scene_text(s, px, y2, info, 1, SCENE_LEFT | SCENE_TOP,
-                   x->message_error && info == x->message ? th->accent : th->fg,
-                   x->message_error && info == x->message ? SCENE_BOLD : 0);
+        int err_line = x->message_error && info == x->message;
+        scene_text(s, px, y2, info, 1, SCENE_LEFT | SCENE_TOP, err_line ? th->accent : th->fg,
+                   err_line ? SCENE_BOLD : 0);
     }
     x->dirty = 0;
 }
