@@ -1,2 +1,787 @@
-/* placeholder: being written */
-typedef int pelab_placeholder_t;
+/* backend_cairo.c: scene -> cairo, for the SDL window, PNG, SVG and PDF alike.
+ *
+ * Text: cairo's toy font API with "DejaVu Sans" (fontconfig falls back to any sans-serif), with
+ * metric hinting off so a width measured once scales linearly with the size and the layout's
+ * measurements match what is drawn. A text item's box is one line (text_h * size) high; the
+ * anchor places that box, and the glyphs are centred in it vertically.
+ *
+ * Heatmaps: values go through the colormap into an RGB image of (rows, cols); an image larger
+ * than its rectangle on the device is box-averaged down first (a 1024-row matrix in 500 px must
+ * not alias), and the image is then scaled with the nearest filter so cells stay crisp. Vector
+ * outputs embed the image at its own resolution (capped) with the nearest filter.
+ */
+#include <cairo-pdf.h>
+#include <cairo-svg.h>
+#include <cairo.h>
+#include <ctype.h>
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "colormap.h"
+#include "outfile.h"
+#include "raster.h"
+
+static const char font_family[] = "DejaVu Sans";
+static const double pi = 3.14159265358979323846;
+/* A normal line of text is this many font sizes high (raster.h). */
+static const double line_per_px = 1.3;
+/* Measuring at a large size keeps the rounding of glyph advances out of the result. */
+static const double measure_px = 100.0;
+/* Vector outputs embed heatmaps at most this many cells per side (box-averaged beyond). */
+enum { VECTOR_MAX_CELLS = 2048 };
+
+typedef struct draw_opts {
+    int antialias;
+    int vector;    /* 1: an SVG/PDF surface (no device-pixel downsampling) */
+    double text_h; /* the scene's line height in figure units */
+} draw_opts;
+
+static cairo_font_options_t *font_options(int antialias)
+{
+    cairo_font_options_t *fo = cairo_font_options_create();
+    cairo_font_options_set_hint_metrics(fo, CAIRO_HINT_METRICS_OFF);
+    cairo_font_options_set_antialias(fo, antialias ? CAIRO_ANTIALIAS_GRAY : CAIRO_ANTIALIAS_NONE);
+    return fo;
+}
+
+/* scene_target.measure: width in units of text_h (see scene.h). cairo caches font faces and
+ * scaled fonts itself, so building them per call is cheap and keeps this function stateless. */
+static double measure_text(void *ctx, const char *utf8, double size)
+{
+    (void)ctx;
+    if (!utf8 || !*utf8) return 0.0;
+    cairo_font_face_t *face =
+        cairo_toy_font_face_create(font_family, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+    cairo_matrix_t fm, ctm;
+    cairo_matrix_init_scale(&fm, measure_px, measure_px);
+    cairo_matrix_init_identity(&ctm);
+    cairo_font_options_t *fo = font_options(1);
+    cairo_scaled_font_t *sf = cairo_scaled_font_create(face, &fm, &ctm, fo);
+    cairo_text_extents_t ext;
+    memset(&ext, 0, sizeof ext);
+    if (cairo_scaled_font_status(sf) == CAIRO_STATUS_SUCCESS)
+        cairo_scaled_font_text_extents(sf, utf8, &ext);
+    cairo_scaled_font_destroy(sf);
+    cairo_font_options_destroy(fo);
+    cairo_font_face_destroy(face);
+    double w = ext.x_advance;
+    if (!(w > 0)) w = 0.6 * measure_px * (double)strlen(utf8); /* no font at all */
+    return w / (measure_px * line_per_px) * size;
+}
+
+scene_target raster_target(double w, double h, double font_px)
+{
+    scene_target t;
+    memset(&t, 0, sizeof t);
+    if (!(font_px > 0)) font_px = raster_font_px(w, h, 1.0);
+    t.width = w;
+    t.height = h;
+    t.text_h = line_per_px * font_px;
+    /* The average advance of digits and lower-case letters, for estimates only. */
+    t.char_w = measure_text(NULL, "0123456789abcdefghijklmnopqrstuvwxyz", 1.0) * t.text_h / 36.0;
+    t.hairline = 1.0;
+    t.cells = 0;
+    t.measure = measure_text;
+    t.measure_ctx = NULL;
+    return t;
+}
+
+double raster_font_px(double w, double h, double scale)
+{
+    if (!(scale > 0)) scale = 1.0;
+    /* h/40, unless the figure is so narrow that lines of text would not fit across it. */
+    double px = fmin(h / 40.0, w / 60.0);
+    if (!(px >= 11.0)) px = 11.0;
+    return px * scale;
+}
+
+/* --- items ----------------------------------------------------------------------------- */
+
+static void set_rgb(cairo_t *cr, uint32_t c)
+{
+    cairo_set_source_rgb(cr, ((c >> 16) & 0xff) / 255.0, ((c >> 8) & 0xff) / 255.0,
+                         (c & 0xff) / 255.0);
+}
+
+static double stroke_width(const scene_item *it)
+{
+    return it->width > 0 ? it->width : 1.0;
+}
+
+static void set_dash(cairo_t *cr, unsigned flags, double lw)
+{
+    if (flags & SCENE_DASHED) {
+        double d[2] = {fmax(4.0, 3.0 * lw), fmax(3.0, 2.0 * lw)};
+        cairo_set_dash(cr, d, 2, 0.0);
+    } else {
+        cairo_set_dash(cr, NULL, 0, 0.0);
+    }
+}
+
+static void draw_text(cairo_t *cr, const scene_item *it, const draw_opts *o)
+{
+    const char *str = it->u.text.str;
+    if (!str || !*str) return;
+    double size = it->u.text.size > 0 ? it->u.text.size : 1.0;
+    double box_h = o->text_h * size;
+    double px = box_h / line_per_px;
+    cairo_select_font_face(cr, font_family, CAIRO_FONT_SLANT_NORMAL,
+                           (it->flags & SCENE_BOLD) ? CAIRO_FONT_WEIGHT_BOLD
+                                                    : CAIRO_FONT_WEIGHT_NORMAL);
+    cairo_set_font_size(cr, px);
+    cairo_font_extents_t fe;
+    cairo_text_extents_t te;
+    cairo_font_extents(cr, &fe);
+    cairo_text_extents(cr, str, &te);
+    unsigned an = it->u.text.anchor;
+    unsigned ha = an & 3, va = (an >> 2) & 3;
+    double dx = ha == SCENE_CENTER ? -0.5 * te.x_advance : ha == SCENE_RIGHT ? -te.x_advance : 0;
+    double top = va == 1 ? -0.5 * box_h : va == 2 ? -box_h : 0.0;
+    double baseline = top + 0.5 * (box_h - (fe.ascent + fe.descent)) + fe.ascent;
+    cairo_save(cr);
+    cairo_translate(cr, it->u.text.x, it->u.text.y);
+    if (an & SCENE_VERTICAL) cairo_rotate(cr, -pi / 2.0);
+    set_rgb(cr, it->color);
+    cairo_move_to(cr, dx, baseline);
+    cairo_show_text(cr, str);
+    cairo_new_path(cr);
+    cairo_restore(cr);
+}
+
+static void draw_polyline(cairo_t *cr, const scene_item *it)
+{
+    size_t n = it->u.poly.n;
+    const double *xy = it->u.poly.xy;
+    if (n < 2 || !xy) return;
+    cairo_save(cr);
+    cairo_rectangle(cr, it->u.poly.cx, it->u.poly.cy, it->u.poly.cw, it->u.poly.ch);
+    cairo_clip(cr);
+    int pen = 0;
+    for (size_t i = 0; i < n; i++) {
+        double x = xy[2 * i], y = xy[2 * i + 1];
+        if (!isfinite(x) || !isfinite(y)) {
+            pen = 0; /* a break in the curve */
+            continue;
+        }
+        if (pen)
+            cairo_line_to(cr, x, y);
+        else
+            cairo_move_to(cr, x, y);
+        pen = 1;
+    }
+    double lw = stroke_width(it);
+    cairo_set_line_width(cr, lw);
+    cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
+    cairo_set_line_cap(cr, CAIRO_LINE_CAP_ROUND);
+    set_dash(cr, it->flags, lw);
+    set_rgb(cr, it->color);
+    cairo_stroke(cr);
+    cairo_restore(cr);
+}
+
+static void draw_arrow(cairo_t *cr, const scene_item *it)
+{
+    double x0 = it->u.line.x0, y0 = it->u.line.y0, x1 = it->u.line.x1, y1 = it->u.line.y1;
+    double lw = stroke_width(it);
+    double dx = x1 - x0, dy = y1 - y0, len = hypot(dx, dy);
+    if (!(len > 0)) return;
+    double ux = dx / len, uy = dy / len;
+    double head = fmin(3.0 * lw + 5.0, len), half = 0.45 * head;
+    set_rgb(cr, it->color);
+    /* The shaft stops inside the head so its butt end does not poke out of the tip. */
+    double sx = x1 - ux * head * 0.7, sy = y1 - uy * head * 0.7;
+    if (len > head) {
+        cairo_move_to(cr, x0, y0);
+        cairo_line_to(cr, sx, sy);
+        cairo_set_line_width(cr, lw);
+        cairo_set_line_cap(cr, CAIRO_LINE_CAP_BUTT);
+        cairo_set_dash(cr, NULL, 0, 0.0);
+        cairo_stroke(cr);
+    }
+    double bx = x1 - ux * head, by = y1 - uy * head;
+    cairo_move_to(cr, x1, y1);
+    cairo_line_to(cr, bx - uy * half, by + ux * half);
+    cairo_line_to(cr, bx + uy * half, by - ux * half);
+    cairo_close_path(cr);
+    cairo_fill(cr);
+}
+
+/* A heatmap's colour lookup: the map packed as 0xRRGGBB and the range in float. */
+typedef struct heat_lut {
+    uint32_t rgb[256];
+    uint32_t mask;
+    float vmin, scale; /* t = (v - vmin) * scale; scale 0 = a flat range (middle colour) */
+} heat_lut;
+
+static void heat_lut_init(heat_lut *l, const scene_item *it)
+{
+    const cmap *m = it->u.heat.map ? it->u.heat.map : cmap_default_sequential();
+    for (int i = 0; i < 256; i++)
+        l->rgb[i] = ((uint32_t)m->rgb[i][0] << 16) | ((uint32_t)m->rgb[i][1] << 8) | m->rgb[i][2];
+    l->mask = it->u.heat.mask_color;
+    double range = it->u.heat.vmax - it->u.heat.vmin;
+    l->vmin = (float)it->u.heat.vmin;
+    l->scale = range != 0.0 && isfinite(range) ? (float)(1.0 / range) : 0.0f;
+}
+
+/* Colour of one value: NaN and -inf are masked, everything else is clamped into the range. */
+static inline uint32_t heat_rgb(const heat_lut *l, float v)
+{
+    if (v != v || v < -FLT_MAX) return l->mask;
+    float t = l->scale == 0.0f ? 0.5f : (v - l->vmin) * l->scale;
+    if (!(t > 0.0f)) t = 0.0f; /* also NaN from inf - inf */
+    if (t > 1.0f) t = 1.0f;
+    return l->rgb[(int)(t * 255.0f + 0.5f)];
+}
+
+/* Source range [lo, hi) of output pixel o when n cells map onto t pixels: the cells that fall
+ * into it when shrinking (box average), the nearest cell when enlarging or with nearest. */
+static void axis_map(size_t n, size_t t, int nearest, size_t *lo, size_t *hi)
+{
+    for (size_t o = 0; o < t; o++) {
+        size_t a = o * n / t, b = (o + 1) * n / t;
+        if (nearest || b <= a) {
+            a = (2 * o + 1) * n / (2 * t);
+            if (a >= n) a = n - 1;
+            b = a + 1;
+        }
+        lo[o] = a;
+        hi[o] = b;
+    }
+}
+
+/* The heatmap as an opaque image of out_rows x out_cols pixels through its colormap. Each pixel
+ * is the mean colour of the cells inside it when the image is smaller than the array (so a
+ * 1024-row matrix in 500 px does not alias), or the nearest cell's colour when it is larger. */
+static cairo_surface_t *heat_image(const scene_item *it, size_t out_rows, size_t out_cols)
+{
+    size_t rows = it->u.heat.rows, cols = it->u.heat.cols;
+    int nearest = (it->flags & SCENE_NEAREST) != 0;
+    heat_lut lut;
+    heat_lut_init(&lut, it);
+    cairo_surface_t *img =
+        cairo_image_surface_create(CAIRO_FORMAT_RGB24, (int)out_cols, (int)out_rows);
+    if (cairo_surface_status(img) != CAIRO_STATUS_SUCCESS) return img;
+    cairo_surface_flush(img);
+    unsigned char *base = cairo_image_surface_get_data(img);
+    size_t stride = (size_t)cairo_image_surface_get_stride(img);
+    const float *data = it->u.heat.data;
+
+    size_t *clo = malloc(out_cols * sizeof *clo), *chi = malloc(out_cols * sizeof *chi);
+    size_t *rlo = malloc(out_rows * sizeof *rlo), *rhi = malloc(out_rows * sizeof *rhi);
+    uint32_t *rowrgb = malloc(cols * sizeof *rowrgb);
+    uint64_t *acc = malloc(cols * 3 * sizeof *acc); /* per source column r, g, b */
+    double *cinv = malloc(out_cols * sizeof *cinv); /* 1 / columns per output pixel */
+    if (!clo || !chi || !rlo || !rhi || !rowrgb || !acc || !cinv) {
+        free(clo), free(chi), free(rlo), free(rhi), free(rowrgb), free(acc), free(cinv);
+        cairo_surface_destroy(img);
+        return cairo_image_surface_create(CAIRO_FORMAT_INVALID, 0, 0);
+    }
+    axis_map(cols, out_cols, nearest, clo, chi);
+    axis_map(rows, out_rows, nearest, rlo, rhi);
+    int one_col = 1; /* every output pixel takes exactly one column: no column averaging */
+    for (size_t o = 0; o < out_cols; o++) {
+        if (chi[o] - clo[o] != 1) one_col = 0;
+        cinv[o] = 1.0 / (double)(chi[o] - clo[o]);
+    }
+
+    for (size_t oy = 0; oy < out_rows; oy++) {
+        uint32_t *dst = (uint32_t *)(base + oy * stride);
+        if (oy > 0 && rlo[oy] == rlo[oy - 1] && rhi[oy] == rhi[oy - 1]) {
+            memcpy(dst, base + (oy - 1) * stride, out_cols * sizeof *dst); /* enlarged rows */
+            continue;
+        }
+        size_t nr = rhi[oy] - rlo[oy];
+        if (nr == 1 && one_col) {
+            const float *src = data + rlo[oy] * cols;
+            for (size_t c = 0; c < cols; c++) rowrgb[c] = heat_rgb(&lut, src[c]);
+            for (size_t ox = 0; ox < out_cols; ox++) dst[ox] = 0xff000000u | rowrgb[clo[ox]];
+            continue;
+        }
+        /* Sum the rows of this bin per source column, then the columns of each output pixel. */
+        memset(acc, 0, cols * 3 * sizeof *acc);
+        for (size_t r = rlo[oy]; r < rhi[oy]; r++) {
+            const float *src = data + r * cols;
+            uint64_t *a = acc;
+            for (size_t c = 0; c < cols; c++, a += 3) {
+                uint32_t rgb = heat_rgb(&lut, src[c]);
+                a[0] += (rgb >> 16) & 0xff;
+                a[1] += (rgb >> 8) & 0xff;
+                a[2] += rgb & 0xff;
+            }
+        }
+        double rinv = 1.0 / (double)nr;
+        for (size_t ox = 0; ox < out_cols; ox++) {
+            uint64_t s0 = 0, s1 = 0, s2 = 0;
+            for (size_t c = clo[ox]; c < chi[ox]; c++) {
+                s0 += acc[3 * c];
+                s1 += acc[3 * c + 1];
+                s2 += acc[3 * c + 2];
+            }
+            /* A multiply by the reciprocal: integer division here cost more than all else. */
+            double k = rinv * cinv[ox];
+            dst[ox] = 0xff000000u | ((uint32_t)((double)s0 * k + 0.5) << 16) |
+                      ((uint32_t)((double)s1 * k + 0.5) << 8) | (uint32_t)((double)s2 * k + 0.5);
+        }
+    }
+    free(clo), free(chi), free(rlo), free(rhi), free(rowrgb), free(acc), free(cinv);
+    cairo_surface_mark_dirty(img);
+    return img;
+}
+
+static int draw_heatmap(cairo_t *cr, const scene_item *it, const draw_opts *o)
+{
+    size_t rows = it->u.heat.rows, cols = it->u.heat.cols;
+    double x = it->u.heat.x, y = it->u.heat.y, w = it->u.heat.w, h = it->u.heat.h;
+    if (!rows || !cols || !it->u.heat.data || !(w > 0) || !(h > 0)) return 0;
+    cairo_matrix_t mt;
+    cairo_get_matrix(cr, &mt);
+    if (!o->vector && mt.xy == 0 && mt.yx == 0 && mt.xx > 0 && mt.yy > 0) {
+        /* Axis-aligned on pixels: make the image exactly the pixels the rectangle covers and
+         * copy it 1:1, so every pixel is decided here (mean or nearest), none by a filter. */
+        double px0 = round(mt.xx * x + mt.x0), px1 = round(mt.xx * (x + w) + mt.x0);
+        double py0 = round(mt.yy * y + mt.y0), py1 = round(mt.yy * (y + h) + mt.y0);
+        double tw = fmax(1.0, px1 - px0), th = fmax(1.0, py1 - py0);
+        if (tw <= 32767 && th <= 32767) {
+            cairo_surface_t *img = heat_image(it, (size_t)th, (size_t)tw);
+            if (cairo_surface_status(img) != CAIRO_STATUS_SUCCESS) {
+                cairo_surface_destroy(img);
+                return -1;
+            }
+            cairo_save(cr);
+            cairo_identity_matrix(cr);
+            cairo_set_source_surface(cr, img, px0, py0);
+            cairo_pattern_set_filter(cairo_get_source(cr), CAIRO_FILTER_NEAREST);
+            cairo_rectangle(cr, px0, py0, tw, th);
+            cairo_fill(cr);
+            cairo_restore(cr);
+            cairo_surface_destroy(img);
+            return 0;
+        }
+    }
+    /* Vector surfaces and rotated or huge targets: an image of at most the device size (or of
+     * VECTOR_MAX_CELLS for vectors, which keep the cells), scaled by cairo with nearest. */
+    double dw = w, dh = h;
+    cairo_user_to_device_distance(cr, &dw, &dh);
+    double lim_w = o->vector ? VECTOR_MAX_CELLS : fmin(32767.0, ceil(fabs(dw) - 1e-6));
+    double lim_h = o->vector ? VECTOR_MAX_CELLS : fmin(32767.0, ceil(fabs(dh) - 1e-6));
+    size_t out_cols = (double)cols > lim_w ? (size_t)fmax(1.0, lim_w) : cols;
+    size_t out_rows = (double)rows > lim_h ? (size_t)fmax(1.0, lim_h) : rows;
+    cairo_surface_t *img = heat_image(it, out_rows, out_cols);
+    if (cairo_surface_status(img) != CAIRO_STATUS_SUCCESS) {
+        cairo_surface_destroy(img);
+        return -1;
+    }
+    cairo_save(cr);
+    cairo_rectangle(cr, x, y, w, h);
+    cairo_clip(cr);
+    cairo_translate(cr, x, y);
+    cairo_scale(cr, w / (double)out_cols, h / (double)out_rows);
+    cairo_set_source_surface(cr, img, 0, 0);
+    cairo_pattern_t *pat = cairo_get_source(cr);
+    cairo_pattern_set_filter(pat, CAIRO_FILTER_NEAREST);
+    /* PAD keeps the border cells full strength on fractional raster edges; in vector output the
+     * clip matches the image exactly and viewers handle NONE best. */
+    cairo_pattern_set_extend(pat, o->vector ? CAIRO_EXTEND_NONE : CAIRO_EXTEND_PAD);
+    cairo_paint(cr);
+    cairo_restore(cr);
+    cairo_surface_destroy(img);
+    return 0;
+}
+
+static int draw_scene(cairo_t *cr, const scene *s, const draw_opts *o)
+{
+    cairo_set_antialias(cr, o->antialias ? CAIRO_ANTIALIAS_DEFAULT : CAIRO_ANTIALIAS_NONE);
+    cairo_font_options_t *fo = font_options(o->antialias);
+    cairo_set_font_options(cr, fo);
+    cairo_font_options_destroy(fo);
+    set_rgb(cr, s->background);
+    cairo_paint(cr);
+    int rc = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        const scene_item *it = &s->items[i];
+        double lw = stroke_width(it);
+        switch (it->kind) {
+        case SCENE_RECT:
+            cairo_rectangle(cr, it->u.rect.x, it->u.rect.y, it->u.rect.w, it->u.rect.h);
+            set_rgb(cr, it->color);
+            if (it->flags & SCENE_FILL) {
+                cairo_fill(cr);
+            } else {
+                cairo_set_line_width(cr, lw);
+                cairo_set_line_join(cr, CAIRO_LINE_JOIN_MITER);
+                set_dash(cr, it->flags, lw);
+                cairo_stroke(cr);
+            }
+            break;
+        case SCENE_LINE:
+            cairo_move_to(cr, it->u.line.x0, it->u.line.y0);
+            cairo_line_to(cr, it->u.line.x1, it->u.line.y1);
+            cairo_set_line_width(cr, lw);
+            cairo_set_line_cap(cr, CAIRO_LINE_CAP_BUTT);
+            set_dash(cr, it->flags, lw);
+            set_rgb(cr, it->color);
+            cairo_stroke(cr);
+            break;
+        case SCENE_POLYLINE:
+            draw_polyline(cr, it);
+            break;
+        case SCENE_TEXT:
+            draw_text(cr, it, o);
+            break;
+        case SCENE_HEATMAP:
+            if (draw_heatmap(cr, it, o) != 0) rc = -1;
+            break;
+        case SCENE_ARROW:
+            draw_arrow(cr, it);
+            break;
+        case SCENE_CIRCLE:
+            cairo_new_path(cr);
+            cairo_arc(cr, it->u.circle.cx, it->u.circle.cy, it->u.circle.r, 0, 2 * pi);
+            set_rgb(cr, it->color);
+            if (it->flags & SCENE_FILL) {
+                cairo_fill(cr);
+            } else {
+                cairo_set_line_width(cr, lw);
+                set_dash(cr, it->flags, lw);
+                cairo_stroke(cr);
+            }
+            break;
+        }
+    }
+    if (cairo_status(cr) != CAIRO_STATUS_SUCCESS) rc = -1;
+    return rc;
+}
+
+static double scene_text_h(const scene *s)
+{
+    if (s->text_h > 0) return s->text_h;
+    return line_per_px * raster_font_px(s->width, s->height, 1.0);
+}
+
+int raster_draw_argb(const scene *s, uint32_t *pixels, int w, int h, int stride, int antialias)
+{
+    if (!pixels || w <= 0 || h <= 0 || stride < 4 * w || stride % 4) return -1;
+    cairo_surface_t *surf = cairo_image_surface_create_for_data((unsigned char *)pixels,
+                                                                CAIRO_FORMAT_ARGB32, w, h, stride);
+    if (cairo_surface_status(surf) != CAIRO_STATUS_SUCCESS) {
+        cairo_surface_destroy(surf);
+        return -1;
+    }
+    cairo_t *cr = cairo_create(surf);
+    draw_opts o = {antialias, 0, scene_text_h(s)};
+    int rc = draw_scene(cr, s, &o);
+    cairo_destroy(cr);
+    cairo_surface_flush(surf);
+    cairo_surface_destroy(surf);
+    return rc;
+}
+
+/* --- export ---------------------------------------------------------------------------- */
+
+typedef struct membuf {
+    char *p;
+    size_t n, cap;
+    int failed;
+} membuf;
+
+static int mb_put(membuf *b, const char *data, size_t n)
+{
+    if (b->failed) return -1;
+    if (n > SIZE_MAX - b->n - 1) {
+        b->failed = 1;
+        return -1;
+    }
+    if (b->n + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 65536;
+        while (cap < b->n + n + 1) {
+            if (cap > SIZE_MAX / 2) {
+                b->failed = 1;
+                return -1;
+            }
+            cap *= 2;
+        }
+        char *p = realloc(b->p, cap);
+        if (!p) {
+            b->failed = 1;
+            return -1;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, data, n);
+    b->n += n;
+    b->p[b->n] = 0;
+    return 0;
+}
+
+static cairo_status_t write_mem(void *closure, const unsigned char *data, unsigned int len)
+{
+    return mb_put(closure, (const char *)data, len) ? CAIRO_STATUS_WRITE_ERROR
+                                                    : CAIRO_STATUS_SUCCESS;
+}
+
+static cairo_status_t write_file(void *closure, const unsigned char *data, unsigned int len)
+{
+    FILE *fp = closure;
+    return fwrite(data, 1, len, fp) == len ? CAIRO_STATUS_SUCCESS : CAIRO_STATUS_WRITE_ERROR;
+}
+
+static const char *meta_get(const raster_export_opts *o, const char *key)
+{
+    for (size_t i = 0; o && i < o->n_meta; i++)
+        if (o->meta[i].key && o->meta[i].value && strcasecmp(o->meta[i].key, key) == 0)
+            return o->meta[i].value;
+    return NULL;
+}
+
+static void mb_escaped(membuf *b, const char *s)
+{
+    for (; *s; s++) {
+        const char *rep = *s == '&' ? "&amp;" : *s == '<' ? "&lt;" : *s == '>' ? "&gt;" : NULL;
+        if (rep)
+            mb_put(b, rep, strlen(rep));
+        else
+            mb_put(b, s, 1);
+    }
+}
+
+/* cairo numbers SVG ids (surface17, image21) from process-wide counters, so the same figure
+ * exported twice in one run would differ. Renumber every id of these kinds in order of first
+ * appearance, and give embedded images a pixelated rendering hint (cairo 1.16 writes none). */
+static const char *const svg_id_prefixes[] = {"surface", "image",  "clip",   "pattern", "mask",
+                                              "glyph",   "linear", "radial", "source",  "filter"};
+
+typedef struct idmap {
+    size_t prefix;
+    unsigned long old_id, new_id;
+} idmap;
+
+static int svg_fix(const membuf *in, membuf *out, const raster_export_opts *o)
+{
+    size_t np = sizeof svg_id_prefixes / sizeof svg_id_prefixes[0];
+    idmap *map = NULL;
+    size_t nmap = 0, capmap = 0;
+    unsigned long next[sizeof svg_id_prefixes / sizeof svg_id_prefixes[0]] = {0};
+    int meta_done = 0;
+    const char *p = in->p, *end = in->p + in->n;
+    while (p < end && !out->failed) {
+        /* Metadata right after the root element's start tag. */
+        if (!meta_done && strncmp(p, "<svg", 4) == 0) {
+            const char *gt = memchr(p, '>', (size_t)(end - p));
+            if (!gt) break;
+            mb_put(out, p, (size_t)(gt - p + 1));
+            p = gt + 1;
+            meta_done = 1;
+            const char *title = meta_get(o, "Title");
+            if (title) {
+                mb_put(out, "\n<title>", 8);
+                mb_escaped(out, title);
+                mb_put(out, "</title>", 8);
+            }
+            if (o && o->n_meta) {
+                mb_put(out, "\n<metadata>", 11);
+                for (size_t i = 0; i < o->n_meta; i++) {
+                    if (!o->meta[i].key || !o->meta[i].value) continue;
+                    mb_put(out, "\n", 1);
+                    mb_escaped(out, o->meta[i].key);
+                    mb_put(out, ": ", 2);
+                    mb_escaped(out, o->meta[i].value);
+                }
+                mb_put(out, "\n</metadata>", 12);
+            }
+            continue;
+        }
+        if (strncmp(p, "<image ", 7) == 0) {
+            static const char img[] =
+                "<image style=\"image-rendering:pixelated\" image-rendering=\"optimizeSpeed\" ";
+            mb_put(out, img, sizeof img - 1);
+            p += 7;
+            continue;
+        }
+        if (*p == '#' || (strncmp(p, "id=\"", 4) == 0)) {
+            size_t lead = *p == '#' ? 1 : 4;
+            const char *q = p + lead;
+            size_t k = 0;
+            for (; k < np; k++) {
+                size_t len = strlen(svg_id_prefixes[k]);
+                if ((size_t)(end - q) > len && strncmp(q, svg_id_prefixes[k], len) == 0 &&
+                    isdigit((unsigned char)q[len]))
+                    break;
+            }
+            if (k < np) {
+                size_t len = strlen(svg_id_prefixes[k]);
+                char *num_end;
+                unsigned long old_id = strtoul(q + len, &num_end, 10);
+                unsigned long new_id = 0;
+                size_t j = 0;
+                for (; j < nmap; j++)
+                    if (map[j].prefix == k && map[j].old_id == old_id) break;
+                if (j == nmap) {
+                    if (nmap == capmap) {
+                        size_t cap = capmap ? 2 * capmap : 64;
+                        idmap *m2 = realloc(map, cap * sizeof *map);
+                        if (!m2) {
+                            out->failed = 1;
+                            break;
+                        }
+                        map = m2;
+                        capmap = cap;
+                    }
+                    map[nmap].prefix = k;
+                    map[nmap].old_id = old_id;
+                    /* glyph ids start at 0 in cairo; keep that, the rest start at 1. */
+                    map[nmap].new_id = next[k]++ + (strcmp(svg_id_prefixes[k], "glyph") ? 1 : 0);
+                    nmap++;
+                }
+                new_id = map[j].new_id;
+                char buf[64];
+                int bn = snprintf(buf, sizeof buf, "%lu", new_id);
+                mb_put(out, p, lead + len);
+                mb_put(out, buf, (size_t)bn);
+                p = num_end;
+                continue;
+            }
+        }
+        mb_put(out, p, 1);
+        p++;
+    }
+    free(map);
+    return out->failed ? -1 : 0;
+}
+
+static void pdf_metadata(cairo_surface_t *surf, const raster_export_opts *o)
+{
+    const char *title = meta_get(o, "Title");
+    const char *creator = meta_get(o, "Software");
+    const char *author = meta_get(o, "Author");
+    const char *subject = meta_get(o, "Command");
+    if (title) cairo_pdf_surface_set_metadata(surf, CAIRO_PDF_METADATA_TITLE, title);
+    cairo_pdf_surface_set_metadata(surf, CAIRO_PDF_METADATA_CREATOR, creator ? creator : "pelab");
+    if (author) cairo_pdf_surface_set_metadata(surf, CAIRO_PDF_METADATA_AUTHOR, author);
+    if (subject) cairo_pdf_surface_set_metadata(surf, CAIRO_PDF_METADATA_SUBJECT, subject);
+    /* Every other key goes into Keywords as "key: value; ...". */
+    membuf kw = {0};
+    for (size_t i = 0; o && i < o->n_meta; i++) {
+        const char *k = o->meta[i].key;
+        if (!k || !o->meta[i].value || !strcasecmp(k, "Title") || !strcasecmp(k, "Software") ||
+            !strcasecmp(k, "Author") || !strcasecmp(k, "Command"))
+            continue;
+        if (kw.n) mb_put(&kw, "; ", 2);
+        mb_put(&kw, k, strlen(k));
+        mb_put(&kw, ": ", 2);
+        mb_put(&kw, o->meta[i].value, strlen(o->meta[i].value));
+    }
+    if (kw.p && !kw.failed) cairo_pdf_surface_set_metadata(surf, CAIRO_PDF_METADATA_KEYWORDS, kw.p);
+    free(kw.p);
+    /* An empty date makes cairo leave /CreationDate out: the same figure gives the same bytes. */
+    cairo_pdf_surface_set_metadata(surf, CAIRO_PDF_METADATA_CREATE_DATE, "");
+    cairo_pdf_surface_set_metadata(surf, CAIRO_PDF_METADATA_MOD_DATE, "");
+}
+
+typedef enum { FMT_NONE, FMT_PNG, FMT_SVG, FMT_PDF } fmt;
+
+static fmt format_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    const char *dot = strrchr(slash ? slash + 1 : path, '.');
+    if (!dot) return FMT_NONE;
+    if (!strcasecmp(dot, ".png")) return FMT_PNG;
+    if (!strcasecmp(dot, ".svg")) return FMT_SVG;
+    if (!strcasecmp(dot, ".pdf")) return FMT_PDF;
+    return FMT_NONE;
+}
+
+static int export_png(const scene *s, const char *path, const raster_export_opts *o, int w, int h,
+                      char *err, size_t errlen)
+{
+    size_t stride = (size_t)w * 4;
+    uint32_t *px = malloc(stride * (size_t)h);
+    if (!px) {
+        snprintf(err, errlen, "-o %s: out of memory for a %d x %d image", path, w, h);
+        return -1;
+    }
+    if (raster_draw_argb(s, px, w, h, (int)stride, o ? o->antialias : 1) != 0) {
+        free(px);
+        snprintf(err, errlen, "-o %s: drawing the figure failed (cairo)", path);
+        return -1;
+    }
+    int rc = png_write_argb(path, px, w, h, (int)stride, o ? o->dpi : 96.0, o ? o->meta : NULL,
+                            o ? o->n_meta : 0, err, errlen);
+    free(px);
+    return rc;
+}
+
+static int export_vector(const scene *s, const char *path, const raster_export_opts *o, fmt f,
+                         char *err, size_t errlen)
+{
+    double dpi = o && o->dpi > 0 ? o->dpi : 96.0;
+    /* Figure units are pixels at dpi: the physical size agrees with the PNG's pHYs. */
+    double k = (f == FMT_PDF ? 72.0 : 96.0) / dpi;
+    double w = s->width * k, h = s->height * k;
+    outfile of;
+    if (outfile_open(&of, path, err, errlen) != 0) return -1;
+    membuf raw = {0};
+    cairo_surface_t *surf;
+    if (f == FMT_SVG) {
+        surf = cairo_svg_surface_create_for_stream(write_mem, &raw, w, h);
+        cairo_svg_surface_restrict_to_version(surf, CAIRO_SVG_VERSION_1_1);
+        cairo_svg_surface_set_document_unit(surf, CAIRO_SVG_UNIT_PX);
+    } else {
+        surf = cairo_pdf_surface_create_for_stream(write_file, of.fp, w, h);
+        pdf_metadata(surf, o);
+    }
+    int rc = 0;
+    if (cairo_surface_status(surf) == CAIRO_STATUS_SUCCESS) {
+        cairo_t *cr = cairo_create(surf);
+        cairo_scale(cr, k, k);
+        draw_opts d = {o ? o->antialias : 1, 1, scene_text_h(s)};
+        rc = draw_scene(cr, s, &d);
+        cairo_destroy(cr);
+        cairo_surface_finish(surf);
+    }
+    if (cairo_surface_status(surf) != CAIRO_STATUS_SUCCESS || rc != 0) {
+        snprintf(err, errlen, "-o %s: cairo failed: %s", path,
+                 cairo_status_to_string(cairo_surface_status(surf)));
+        rc = -1;
+    }
+    cairo_surface_destroy(surf);
+    if (rc == 0 && f == FMT_SVG) {
+        membuf fixed = {0};
+        if (raw.failed || svg_fix(&raw, &fixed, o) != 0 ||
+            fwrite(fixed.p, 1, fixed.n, of.fp) != fixed.n) {
+            snprintf(err, errlen, "-o %s: out of memory or write error", path);
+            rc = -1;
+        }
+        free(fixed.p);
+    }
+    free(raw.p);
+    if (rc != 0) {
+        outfile_abort(&of);
+        return -1;
+    }
+    return outfile_commit(&of, err, errlen);
+}
+
+int raster_export(const scene *s, const char *path, const raster_export_opts *o, char *err,
+                  size_t errlen)
+{
+    if (!path) path = "";
+    fmt f = format_of(path);
+    if (f == FMT_NONE) {
+        snprintf(err, errlen, "-o %s: unknown format (allowed: .png, .svg, .pdf)", path);
+        return 1;
+    }
+    if (!(s->width >= 1) || !(s->height >= 1) || s->width > 32767 || s->height > 32767) {
+        snprintf(err, errlen, "-o %s: figure size %g x %g is outside 1..32767", path, s->width,
+                 s->height);
+        return -1;
+    }
+    if (f == FMT_PNG)
+        return export_png(s, path, o, (int)ceil(s->width), (int)ceil(s->height), err, errlen);
+    return export_vector(s, path, o, f, err, errlen);
+}

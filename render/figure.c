@@ -322,6 +322,7 @@ static void put_text(scene *s, const scene_target *t, double x, double y, const 
                      double size, unsigned anchor, uint32_t color, unsigned flags)
 {
     if (!str || !*str) return;
+    s->text_h = t->text_h; /* so the backend draws text at the size this layout measured */
     if (!t->cells) {
         scene_text(s, x, y, str, size, anchor, color, flags);
         return;

@@ -92,6 +92,7 @@ void scene_reset(scene *s, double width, double height, uint32_t background)
     s->width = width;
     s->height = height;
     s->background = background;
+    s->text_h = 0.0;
 }
 
 static scene_item *push(scene *s, scene_kind kind, uint32_t color, double width, unsigned flags)
@@ -116,7 +117,7 @@ static scene_item *push(scene *s, scene_kind kind, uint32_t color, double width,
 double scene_text_width(const scene_target *t, const char *str, double size)
 {
     if (!str || !*str) return 0.0;
-    if (t->measure) return t->measure(t->measure_ctx, str, size);
+    if (t->measure) return t->measure(t->measure_ctx, str, size) * t->text_h;
     size_t cps = 0;
     for (const unsigned char *p = (const unsigned char *)str; *p; p++)
         if ((*p & 0xc0) != 0x80) cps++; /* continuation bytes do not start a code point */

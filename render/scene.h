@@ -29,7 +29,9 @@ typedef struct scene_target {
     double char_w;        /* advance of an average character at size 1.0 */
     double hairline;      /* thinnest visible line width */
     int cells;            /* 1 for a character grid: text is 1 cell per character, snap to cells */
-    /* Optional exact width of utf8 at the given size (multiple of text_h); NULL = char_w * len. */
+    /* Optional exact width of utf8 at the given size (multiple of text_h), returned in units of
+     * text_h (scene_text_width multiplies by text_h), so a measure function needs no state
+     * about the canvas; NULL = char_w * code points. */
     double (*measure)(void *ctx, const char *utf8, double size);
     void *measure_ctx;
 } scene_target;
@@ -71,9 +73,9 @@ enum {
 
 typedef struct scene_item {
     scene_kind kind;
-    uint32_t color;  /* 0xRRGGBB */
-    double width;    /* stroke width in figure units; 0 = the target's hairline */
-    unsigned flags;  /* SCENE_FILL, SCENE_RULE, ... */
+    uint32_t color; /* 0xRRGGBB */
+    double width;   /* stroke width in figure units; 0 = the target's hairline */
+    unsigned flags; /* SCENE_FILL, SCENE_RULE, ... */
     union {
         struct {
             double x, y, w, h;
@@ -93,10 +95,10 @@ typedef struct scene_item {
             char *str; /* owned by the scene */
         } text;
         struct {
-            double x, y, w, h;   /* where the array is drawn; row 0 at the top */
+            double x, y, w, h; /* where the array is drawn; row 0 at the top */
             size_t rows, cols;
-            float *data;         /* (rows, cols), owned by the scene; NaN/-inf = masked */
-            double vmin, vmax;   /* colour range; values are clamped to it */
+            float *data;       /* (rows, cols), owned by the scene; NaN/-inf = masked */
+            double vmin, vmax; /* colour range; values are clamped to it */
             const struct cmap *map;
             uint32_t mask_color; /* colour of masked (non-finite) cells */
         } heat;
@@ -111,9 +113,14 @@ typedef struct scene_arena_block scene_arena_block;
 typedef struct scene {
     scene_item *items; /* (n) in drawing order */
     size_t n, cap;
-    uint32_t background; /* 0xRRGGBB, painted first */
-    double width, height; /* the target's canvas */
+    uint32_t background;       /* 0xRRGGBB, painted first */
+    double width, height;      /* the target's canvas */
     scene_arena_block *blocks; /* arena for owned data */
+    /* The target's text_h, which backends that scale text (cairo) need: text sizes are
+     * multiples of it. 0 = unknown (cairo then uses raster_font_px(width, height, 1)). init and
+     * reset set 0; the figure.c helpers copy it from their target; a view that draws text
+     * without them sets it from its target. */
+    double text_h;
 } scene;
 
 /* init/free; free accepts a zeroed struct. reset empties the list and recycles the arena. */
@@ -133,12 +140,11 @@ scene_item *scene_arrow(scene *s, double x0, double y0, double x1, double y1, ui
                         double width);
 scene_item *scene_circle(scene *s, double cx, double cy, double r, uint32_t color, double width,
                          unsigned flags);
-scene_item *scene_text(scene *s, double x, double y, const char *str, double size,
-                       unsigned anchor, uint32_t color, unsigned flags);
+scene_item *scene_text(scene *s, double x, double y, const char *str, double size, unsigned anchor,
+                       uint32_t color, unsigned flags);
 /* printf-style text. */
-scene_item *scene_textf(scene *s, double x, double y, double size, unsigned anchor,
-                        uint32_t color, unsigned flags, const char *fmt, ...)
-    __attribute__((format(printf, 8, 9)));
+scene_item *scene_textf(scene *s, double x, double y, double size, unsigned anchor, uint32_t color,
+                        unsigned flags, const char *fmt, ...) __attribute__((format(printf, 8, 9)));
 /* xy (n, 2) is copied. clip is the plot area. */
 scene_item *scene_polyline(scene *s, const double *xy, size_t n, double cx, double cy, double cw,
                            double ch, uint32_t color, double width, unsigned flags);
