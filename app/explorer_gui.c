@@ -91,7 +91,7 @@ static void draw_panel(app_explorer *x, scene *s, const scene_target *t)
         double v = slider_value(x, sl);
         double y = p.y + p.row_h * (double)i;
         char val[64];
-        snprintf(val, sizeof val, sl->integer ? "%s = %.0f" : "%s = %.4g", sl->label, v);
+        snprintf(val, sizeof val, sl->integer ? "%s = %.0f" : "%s = %.6g", sl->label, v);
         int active = x->dragging == (int)i + 1;
         scene_text(s, p.track_x, y, val, 0.9, SCENE_LEFT | SCENE_TOP, active ? th->accent : th->fg,
                    active ? SCENE_BOLD : 0);

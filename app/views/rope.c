@@ -67,7 +67,12 @@ static int rope_build(app_view_ctx *c, const app_state *st, scene *s, const scen
     r.y += lh * 1.2;
     r.h -= lh * 1.2;
 
-    /* how many circles fit: each needs a square plus two label lines */
+    /* how many circles fit: each needs a square plus two label lines, and a column must be
+     * as wide as its labels */
+    const char *theta = t->cells ? "theta" : "\xce\xb8";
+    char widest[96];
+    snprintf(widest, sizeof widest, "angle %+.2f  cos %+.3f", -3.14, -0.999);
+    double label_w = scene_text_width(t, widest, 0.8) + (t->cells ? 2 : t->char_w * 2);
     double label_h = lh * 2.1;
     double min_side = t->cells ? 10 : 90;
     int show = np, cols = 1, rows = 1;
@@ -76,6 +81,7 @@ static int rope_build(app_view_ctx *c, const app_state *st, scene *s, const scen
         int bc = 1;
         for (int cc = 1; cc <= show; cc++) {
             int rr = (show + cc - 1) / cc;
+            if (cc > 1 && r.w / cc < label_w) break;
             double side = fmin(r.w / cc, r.h / rr - label_h);
             if (side > best) {
                 best = side;
@@ -108,7 +114,7 @@ static int rope_build(app_view_ctx *c, const app_state *st, scene *s, const scen
                     t->cells ? 0 : lw * 2.2);
         double dphi = wrap_pi((m - n) * inv[k]);
         scene_textf(s, cx, cell.y + side + lh * 0.05, 0.8, SCENE_CENTER | SCENE_TOP, th->fg, 0,
-                    "k=%d  theta=%.3g", k, inv[k]);
+                    "k=%d  %s=%.3g", k, theta, inv[k]);
         scene_textf(s, cx, cell.y + side + lh * 1.0, 0.8, SCENE_CENTER | SCENE_TOP, th->muted, 0,
                     "angle %+.2f  cos %+.3f", dphi, cos(dphi));
     }
