@@ -156,9 +156,13 @@ int model_config_fix(model_config *c, char *err, size_t errlen)
     c->pe.alibi_symmetric = 0;
     c->pe.scaling.type = PE_SCALING_NONE;
     if (pe == MODEL_PE_T5) {
-        if (c->pe.t5_max_distance == 0) c->pe.t5_max_distance = c->ctx;
         rc = range(c->pe.t5_buckets, 2, 1024, "t5-buckets", err, errlen);
         if (rc) return rc;
+        /* 0: the training context, so every distance seen in training has a bucket of its own
+         * range and longer ones share the last bucket (at least one past the exact ones). */
+        if (c->pe.t5_max_distance == 0)
+            c->pe.t5_max_distance =
+                c->ctx > c->pe.t5_buckets / 2 ? c->ctx : c->pe.t5_buckets / 2 + 1;
     }
     return enc->validate ? enc->validate(&c->pe, err, errlen) : 0;
 }

@@ -130,7 +130,8 @@ typedef struct model_config {
     pe_params pe;    /* the scheme's parameters. dim, len and heads are set by model_config_fix:
                         dim = head dim for rope, model dim otherwise; len = pos_len. Used:
                         sinusoidal base/layout/freq; rope base/pairing/rotary_frac; alibi
-                        slope_ratio; t5 t5_buckets/t5_max_distance (causal); learned
+                        slope_ratio; t5 t5_buckets/t5_max_distance (causal; max
+                         distance 0 = ctx, or buckets/2 + 1 if larger); learned
                         learned_std; seed for the learned table and the T5 initial values */
     int layers;      /* transformer blocks, 1..MODEL_MAX_LAYERS */
     int dim;         /* model width C, divisible by heads */
@@ -144,9 +145,10 @@ typedef struct model_config {
                         sqrt(dim), the paper's recipe; others 1) */
     uint64_t seed;   /* weight initialisation and training batches */
     /* what the weights were trained on, recorded in the checkpoint */
-    uint64_t data_seed;    /* corpus seed; held-out stories use model_heldout_seed(data_seed) */
-    uint64_t grammar_hash; /* model_grammar.hash of the grammar used */
-    int steps, batch, warmup;
+    uint64_t data_seed;       /* corpus seed; held-out stories use model_heldout_seed(data_seed) */
+    uint64_t grammar_hash;    /* model_grammar.hash of the grammar used */
+    int steps, batch, warmup; /* requested training steps, batch size, warmup steps */
+    int steps_done;           /* steps actually trained (fewer when stopped) */
     float lr, min_lr, weight_decay, clip;
     float train_loss;   /* mean loss of the last 10 steps */
     float heldout_loss; /* held-out loss at the training length, measured after training */

@@ -1,2 +1,134 @@
-/* placeholder: being written */
-typedef int pelab_placeholder_t;
+/* train.c: AdamW with linear warmup, cosine decay and global-norm gradient clipping on random
+ * windows of the corpus. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn.h"
+
+#ifdef _OPENMP
+#define OMP(x) _Pragma(#x)
+#else
+#define OMP(x)
+#endif
+
+#define BETA1    0.9
+#define BETA2    0.95
+#define ADAM_EPS 1e-8
+
+/* Learning rate of step (1-based): linear warmup, then cosine from lr down to min_lr. */
+static double schedule(const model_config *c, int step)
+{
+    if (step <= c->warmup) return c->lr * (double)step / (c->warmup ? c->warmup : 1);
+    int rest = c->steps - c->warmup;
+    double prog = rest > 0 ? (double)(step - c->warmup) / rest : 1.0;
+    if (prog > 1) prog = 1;
+    return c->min_lr + 0.5 * (c->lr - c->min_lr) * (1 + cos(3.14159265358979323846 * prog));
+}
+
+/* 1 for tensors that get weight decay: the matrices and embeddings, not biases, norms or the
+ * T5 bucket scalars. */
+static void decay_mask(const nn_layout *l, unsigned char *mask)
+{
+    memset(mask, 0, l->total);
+    size_t spans[][2] = {{l->wte, l->wpe},     {l->wpe, l->t5},  {l->qkvw, l->qkvb},
+                         {l->projw, l->projb}, {l->fcw, l->fcb}, {l->fcprojw, l->fcprojb},
+                         {l->wout, l->total}};
+    for (size_t i = 0; i < sizeof spans / sizeof spans[0]; i++)
+        memset(mask + spans[i][0], 1, spans[i][1] - spans[i][0]);
+}
+
+int model_train(model *m, const int *ids, size_t n, int threads, model_progress_fn cb, void *user,
+                char *err, size_t errlen)
+{
+    model_config *c = &m->cfg;
+    int T = c->ctx, B = c->batch, rc = 0;
+    if (n < (size_t)T + 2)
+        return model_fail(err, errlen, PE_EINVAL, "training data: %zu tokens, need at least %d", n,
+                          T + 2);
+    for (size_t i = 0; i < n; i++)
+        if (ids[i] < 0 || ids[i] >= c->vocab)
+            return model_fail(err, errlen, PE_EINVAL,
+                              "training data: token %d at %zu is outside the vocabulary (%d)",
+                              ids[i], i, c->vocab);
+    nn_dims d;
+    nn_layout l;
+    nn_dims_layout(c, &d, &l);
+    nn_pos pos;
+    nn_posbuf pb;
+    if ((rc = nn_pos_build(c, T, 0, NULL, &pos, &pb, err, errlen))) return rc;
+    size_t np = m->n_params;
+    nn_acts a = {0};
+    float *g = calloc(np, sizeof *g), *am = calloc(np, sizeof *am), *av = calloc(np, sizeof *av);
+    unsigned char *mask = malloc(np);
+    int *in = malloc((size_t)B * T * sizeof *in), *tg = malloc((size_t)B * T * sizeof *tg);
+    if (!g || !am || !av || !mask || !in || !tg || nn_acts_init(&a, &d, B, T)) {
+        rc =
+            model_fail(err, errlen, PE_ENOMEM, "training: out of memory (batch %d x ctx %d)", B, T);
+        goto out;
+    }
+    decay_mask(&l, mask);
+    int nt = model_threads(threads);
+    pe_rng r;
+    pe_rng_seed(&r, c->seed ^ 0xB5AD4ECEDA1CE2A9ull);
+    double recent[10] = {0};
+    c->steps_done = 0;
+    for (int step = 1; step <= c->steps; step++) {
+        for (int b = 0; b < B; b++) {
+            size_t off = (size_t)(pe_rng_u64(&r) % (uint64_t)(n - (size_t)T));
+            memcpy(in + (size_t)b * T, ids + off, (size_t)T * sizeof *in);
+            memcpy(tg + (size_t)b * T, ids + off + 1, (size_t)T * sizeof *tg);
+        }
+        double loss = nn_forward(&d, &l, m->params, &pos, 0, &a, in, tg, B, T, nt);
+        if (!isfinite(loss)) {
+            rc = model_fail(err, errlen, PE_ERANGE,
+                            "training diverged at step %d (loss %g): try a smaller --lr", step,
+                            loss);
+            goto out;
+        }
+        memset(g, 0, np * sizeof *g);
+        nn_backward(&d, &l, m->params, g, &pos, 0, &a, in, tg, B, T, nt);
+        double sq = 0;
+        for (size_t i = 0; i < np; i++) sq += (double)g[i] * g[i];
+        double norm = sqrt(sq), scale = c->clip > 0 && norm > c->clip ? c->clip / norm : 1.0;
+        double lr = schedule(c, step);
+        double bc1 = 1 - pow(BETA1, step), bc2 = 1 - pow(BETA2, step);
+        float *p = m->params;
+        double wd = c->weight_decay;
+        OMP(omp parallel for num_threads(nt) schedule(static) if (nt > 1 && np > 65536))
+        for (size_t i = 0; i < np; i++) {
+            double gi = g[i] * scale;
+            double mi = BETA1 * am[i] + (1 - BETA1) * gi;
+            double vi = BETA2 * av[i] + (1 - BETA2) * gi * gi;
+            am[i] = (float)mi;
+            av[i] = (float)vi;
+            double upd = (mi / bc1) / (sqrt(vi / bc2) + ADAM_EPS);
+            if (mask[i]) upd += wd * p[i];
+            p[i] = (float)(p[i] - lr * upd);
+        }
+        recent[(step - 1) % 10] = loss;
+        int k = step < 10 ? step : 10;
+        double mean = 0;
+        for (int i = 0; i < k; i++) mean += recent[i];
+        c->train_loss = (float)(mean / k);
+        c->steps_done = step;
+        if (cb) {
+            model_progress pr = {step,      c->steps,    (float)loss,
+                                 (float)lr, (float)norm, (long)step * B * T};
+            if (cb(user, &pr)) {
+                rc = MODEL_ESTOPPED;
+                break;
+            }
+        }
+    }
+out:
+    nn_acts_free(&a);
+    nn_posbuf_free(&pb);
+    free(g);
+    free(am);
+    free(av);
+    free(mask);
+    free(in);
+    free(tg);
+    return rc;
+}
