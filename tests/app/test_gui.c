@@ -1,0 +1,175 @@
+/* test_gui.c: the window path with SDL's dummy driver: every view drawn through the explorer and
+ * the window, pixels read back and checked at known places, keys and quit injected as events;
+ * and the window's drawing of a text-free scene equals the PNG export pixel for pixel. */
+#include <math.h>
+#include <png.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "colormap.h"
+#include "explorer.h"
+#include "raster.h"
+#include "tap.h"
+#include "window.h"
+
+static uint32_t px_at(const uint32_t *p, int w, double x, double y)
+{
+    return p[(int)y * w + (int)x] & 0xffffff;
+}
+
+static int near_rgb(uint32_t a, uint32_t b, int tol)
+{
+    for (int s = 0; s < 24; s += 8) {
+        int d = (int)((a >> s) & 0xff) - (int)((b >> s) & 0xff);
+        if (d < -tol || d > tol) return 0;
+    }
+    return 1;
+}
+
+/* Read a PNG into ARGB (opaque). */
+static uint32_t *read_png(const char *path, int *w, int *h)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return NULL;
+    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
+    png_infop info = png_create_info_struct(png);
+    uint32_t *out = NULL;
+    png_bytep row = NULL;
+    if (setjmp(png_jmpbuf(png))) {
+        free(out);
+        free(row);
+        png_destroy_read_struct(&png, &info, NULL);
+        fclose(fp);
+        return NULL;
+    }
+    png_init_io(png, fp);
+    png_read_info(png, info);
+    png_set_expand(png);
+    png_set_strip_16(png);
+    png_set_gray_to_rgb(png);
+    png_set_filler(png, 0xff, PNG_FILLER_AFTER);
+    png_read_update_info(png, info);
+    *w = (int)png_get_image_width(png, info);
+    *h = (int)png_get_image_height(png, info);
+    out = malloc((size_t)*w * (size_t)*h * 4);
+    row = malloc(png_get_rowbytes(png, info));
+    for (int y = 0; y < *h; y++) {
+        png_read_row(png, row, NULL);
+        for (int x = 0; x < *w; x++) {
+            png_bytep p = row + x * 4;
+            out[y * *w + x] = (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
+        }
+    }
+    free(row);
+    png_destroy_read_struct(&png, &info, NULL);
+    fclose(fp);
+    return out;
+}
+
+int main(void)
+{
+    setenv("SDL_VIDEODRIVER", "dummy", 1);
+    char err[512];
+    window *win = NULL;
+    if (window_open(&win, "pelab test", 800, 500, err, sizeof err) < 0) return tap_skip_all(err);
+    int w, h;
+    window_size(win, &w, &h);
+    TAP_OK(w > 0 && h > 0, "the dummy window has a drawable (%dx%d)", w, h);
+
+    app_state st;
+    app_state_default(&st);
+    st.p.dim = 16;
+    st.p.len = 32;
+    app_explorer *x = calloc(1, sizeof *x);
+    app_explorer_init(x, &st, 1);
+    scene s;
+    scene_init(&s, 1, 1, 0);
+    scene_target t = raster_target(w, h, raster_font_px(w, h, 1));
+    for (size_t v = 0; v < app_view_count(); v++) {
+        x->st.view = (int)v;
+        app_explorer_frame(x, &s, &t);
+        int ok = window_present(win, &s) == 0;
+        int pw, ph;
+        const uint32_t *p = window_pixels(win, &pw, &ph);
+        TAP_OK(ok && p && pw == w && ph == h && x->view_error[0] == '\0',
+               "view %s presents at %dx%d %s", app_view_at(v)->name, w, h, x->view_error);
+        if (p) {
+            const fig_theme *th = fig_theme_get(0);
+            TAP_OK(near_rgb(px_at(p, w, 2, 2), th->bg, 2), "view %s: the corner is the background",
+                   app_view_at(v)->name);
+        }
+    }
+
+    /* the heatmap: PE[0][1] = cos(0) = 1 is the top of the diverging map, PE[0][0] = 0 its
+     * middle; both read back from the window where the axes put them */
+    x->st.view = app_view_find("heatmap");
+    app_explorer_frame(x, &s, &t);
+    window_present(win, &s);
+    const uint32_t *p = window_pixels(win, &w, &h);
+    const fig_axes *a = &x->ctx[x->st.view].main;
+    const cmap *rd = cmap_default_diverging();
+    uint32_t top = px_at(p, w, fig_x(a, 1.5), fig_y(a, 0.5));
+    uint32_t mid = px_at(p, w, fig_x(a, 0.5), fig_y(a, 0.5));
+    TAP_OK(near_rgb(top, cmap_color(rd, 1.0), 6),
+           "cell (0, 1) = 1 has the map's top colour "
+           "(%06x vs %06x)",
+           top, cmap_color(rd, 1.0));
+    TAP_OK(near_rgb(mid, cmap_color(rd, 0.5), 6),
+           "cell (0, 0) = 0 has the map's middle colour "
+           "(%06x vs %06x)",
+           mid, cmap_color(rd, 0.5));
+
+    /* events pushed into the window come back out of window_poll and drive the explorer */
+    ui_event e = {0};
+    e.type = UI_EV_KEY;
+    e.key = '4';
+    window_push(win, &e);
+    ui_event got;
+    int n = 0;
+    while (window_poll(win, &got, 0) > 0 && n++ < 100) app_explorer_event(x, &got);
+    TAP_OK(x->st.view == app_view_find("alibi"), "an injected '4' switches to the ALiBi view");
+    e.key = 't';
+    window_push(win, &e);
+    while (window_poll(win, &got, 0) > 0 && n++ < 200) app_explorer_event(x, &got);
+    app_explorer_frame(x, &s, &t);
+    window_present(win, &s);
+    p = window_pixels(win, &w, &h);
+    TAP_OK(x->st.dark && near_rgb(px_at(p, w, 2, 2), fig_theme_get(1)->bg, 2),
+           "'t' switches to the dark theme and the window shows it");
+    ui_event q = {0};
+    q.type = UI_EV_QUIT;
+    window_push(win, &q);
+    while (window_poll(win, &got, 0) > 0 && n++ < 300) app_explorer_event(x, &got);
+    TAP_OK(x->quit, "an injected quit ends the explorer");
+
+    /* a text-free scene: the window's pixels equal the PNG export's */
+    scene_reset(&s, w, h, 0xffffff);
+    float data[6] = {-1, -0.5, 0, 0.25, 0.5, 1};
+    scene_heatmap(&s, 20, 20, w / 2.0, h / 2.0, data, 2, 3, 3, -1, 1, rd, 0x808080);
+    scene_rect(&s, w * 0.6, h * 0.1, w * 0.3, h * 0.3, 0x0072b2, SCENE_FILL);
+    scene_line(&s, 10, h - 10, w - 10, h * 0.7, 0xd55e00, 3, 0);
+    scene_circle(&s, w * 0.75, h * 0.7, 40, 0x009e73, 2, 0);
+    window_present(win, &s);
+    p = window_pixels(win, &w, &h);
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/pelab-gui-%d.png", (int)getpid());
+    raster_export_opts o = {96, NULL, 0, 1};
+    int rc = raster_export(&s, path, &o, err, sizeof err);
+    int pw = 0, ph = 0;
+    uint32_t *png = rc == 0 ? read_png(path, &pw, &ph) : NULL;
+    long diff = 0;
+    if (png && pw == w && ph == h)
+        for (long i = 0; i < (long)w * h; i++) diff += (png[i] & 0xffffff) != (p[i] & 0xffffff);
+    TAP_OK(png && pw == w && ph == h && diff == 0,
+           "window pixels equal the PNG export pixel for pixel (%ld differ)", diff);
+    free(png);
+    unlink(path);
+
+    scene_free(&s);
+    app_explorer_free(x);
+    free(x);
+    window_close(win);
+    return tap_done();
+}
