@@ -333,6 +333,15 @@ static cairo_surface_t *heat_image(const scene_item *it, size_t out_rows, size_t
     return img;
 }
 
+/* How often to repeat each of n cells spanning len units in a vector image. */
+static size_t vector_repeat(size_t n, double len)
+{
+    double f = ceil(2.0 * len / (double)n);
+    double cap = floor((double)VECTOR_MAX_CELLS / (double)n);
+    if (f > cap) f = cap;
+    return f >= 1.0 ? (size_t)f : 1;
+}
+
 static int draw_heatmap(cairo_t *cr, const scene_item *it, const draw_opts *o)
 {
     size_t rows = it->u.heat.rows, cols = it->u.heat.cols;
@@ -367,10 +376,21 @@ static int draw_heatmap(cairo_t *cr, const scene_item *it, const draw_opts *o)
      * VECTOR_MAX_CELLS for vectors, which keep the cells), scaled by cairo with nearest. */
     double dw = w, dh = h;
     cairo_user_to_device_distance(cr, &dw, &dh);
-    double lim_w = o->vector ? VECTOR_MAX_CELLS : fmin(32767.0, ceil(fabs(dw) - 1e-6));
-    double lim_h = o->vector ? VECTOR_MAX_CELLS : fmin(32767.0, ceil(fabs(dh) - 1e-6));
-    size_t out_cols = (double)cols > lim_w ? (size_t)fmax(1.0, lim_w) : cols;
-    size_t out_rows = (double)rows > lim_h ? (size_t)fmax(1.0, lim_h) : rows;
+    dw = fabs(dw);
+    dh = fabs(dh);
+    size_t out_cols, out_rows;
+    if (o->vector) {
+        /* Keep the cells, and repeat each an integer number of times up to about two image
+         * pixels per unit: viewers that smooth images anyway (librsvg ignores every
+         * image-rendering hint) then blur only a thin fringe of each cell. */
+        out_cols = cols > VECTOR_MAX_CELLS ? VECTOR_MAX_CELLS : cols * vector_repeat(cols, dw);
+        out_rows = rows > VECTOR_MAX_CELLS ? VECTOR_MAX_CELLS : rows * vector_repeat(rows, dh);
+    } else {
+        double lim_w = fmax(1.0, fmin(32767.0, ceil(dw - 1e-6)));
+        double lim_h = fmax(1.0, fmin(32767.0, ceil(dh - 1e-6)));
+        out_cols = (double)cols > lim_w ? (size_t)lim_w : cols;
+        out_rows = (double)rows > lim_h ? (size_t)lim_h : rows;
+    }
     cairo_surface_t *img = heat_image(it, out_rows, out_cols);
     if (cairo_surface_status(img) != CAIRO_STATUS_SUCCESS) {
         cairo_surface_destroy(img);

@@ -695,8 +695,8 @@ void fig_colorbar(scene *s, const scene_target *t, const fig_theme *th, fig_rect
         put_text(s, t, r.x + r.w, by - m.T, str, 1.0, SCENE_RIGHT | SCENE_TOP, th->fg, 0);
         return;
     }
-    double x = lx + fmax(widest, ceil(scene_text_width(t, cbar_sample, m.tsize))) + 0.5 * m.pad +
-               0.5 * m.T;
+    /* Right after the widest tick label, so short labels ("0", "1") do not leave a gap. */
+    double x = lx + widest + 0.5 * m.pad + 0.5 * m.T;
     const char *str = fit_text(t, label, 1.0, bh, buf, sizeof buf);
     put_text(s, t, x, by + bh / 2.0, str, 1.0, SCENE_CENTER | SCENE_MIDDLE | SCENE_VERTICAL, th->fg,
              0);
