@@ -28,6 +28,8 @@ typedef struct cellgrid {
     /* scratch for the rasteriser (dot masks), owned */
     void *scratch;
     size_t scratch_size;
+    uint32_t background; /* the last rendered scene's background (the mono backend shades
+                            against it) */
 } cellgrid;
 
 /* init/free; free accepts a zeroed struct. resize keeps nothing. Return 0 or -1 (no memory). */
@@ -39,13 +41,34 @@ int cellgrid_resize(cellgrid *g, int cols, int rows);
  * char_w 1, cells 1. */
 scene_target cellgrid_target(int cols, int rows);
 
-/* Rasterise s (built for cellgrid_target(g->cols, g->rows)) into g. */
+/* Rasterise s (built for cellgrid_target(g->cols, g->rows)) into g, items in order, later over
+ * earlier, everything clipped to the grid. Conventions:
+ *   fills and heatmaps cover the pixels whose centres they contain; a heatmap larger than its
+ *   pixels is box-averaged (source rows/cols [floor(p * n / len), floor((p + 1) * n / len)) of
+ *   pixel p), smaller is sampled nearest; non-finite values are masked, and a pixel whose box
+ *   is mostly masked takes mask_color;
+ *   lines, curves, circles and stroked rects set the braille dots they pass (a dot is
+ *   0.5 x 0.5 units; width in units, at least one dot); an arrow ends in an arrow glyph;
+ *   SCENE_RULE lines that are axis-aligned become box drawing: each end snaps to the cell
+ *   containing it (col floor(x), row floor(y / 2), the far canvas edge to the last cell) and
+ *   rules meeting in a cell join (corners, tees, crosses); a rule within one cell is a stub
+ *   toward its end point (a tick);
+ *   text takes one cell per code point, one row whatever its size: the box's top-left is the
+ *   anchor moved by the text's width (1 unit per code point) and height (2 units), rounded to
+ *   the nearest cell; SCENE_VERTICAL text is written horizontally, its across-the-line anchor
+ *   (top/middle/bottom) becoming the horizontal one and its along-the-line anchor the
+ *   vertical one, so it stays on the same side of its point. */
 void cellgrid_render(cellgrid *g, const scene *s);
 
 static inline cellgrid_cell *cellgrid_at(cellgrid *g, int col, int row)
 {
     return &g->cells[(size_t)row * (size_t)g->cols + (size_t)col];
 }
+
+/* The ASCII shade character (" .:-=+*#%@") for a colour drawn on background: its luminance
+ * contrast to the background in ten steps, ' ' for under a tenth (a panel a shade off the page
+ * stays blank), '@' for the most. Used for ASCII heatmaps and by the monochrome terminal. */
+uint32_t cellgrid_shade(uint32_t rgb, uint32_t background);
 
 /* The grid's characters as UTF-8, one line per row, trailing spaces kept (malloc'd). With
  * colors = 1 each row is followed by two lines of fg/bg as 2-hex-digit palette indices into a
