@@ -1,2 +1,1010 @@
-/* placeholder: being written */
-typedef int pelab_placeholder_t;
+/* backend_tui.c: the ncursesw backend. The only file that includes <curses.h>.
+ *
+ * Colour: cells carry 0xRRGGBB. With a direct-colour terminfo entry (ncurses 6 extended colours)
+ * those go out as they are; otherwise they are mapped to the xterm 256-colour cube and grey ramp,
+ * to the 16 or 8 ANSI colours, or dropped (mono: half-block pixels become shade characters).
+ * Pairs come from alloc_pair(), so any fg/bg combination gets one.
+ *
+ * Signals: the handlers only set sig_atomic_t flags and write a byte into a self-pipe, which
+ * tui_poll() waits on next to the input, so a signal wakes the poll at once and all curses work
+ * happens outside signal context (except for the fatal signals, where endwin() is a best effort
+ * before the process dies anyway). Curses is a process-wide singleton, so the state the handlers
+ * need is file-static; one tui is open at a time. */
+#define NCURSES_WIDECHAR 1
+#ifndef _XOPEN_SOURCE_EXTENDED
+#define _XOPEN_SOURCE_EXTENDED 1
+#endif
+
+#include "tui.h"
+
+#include <curses.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <langinfo.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+#include <wchar.h>
+
+enum { ESC_DELAY_MS = 25 };
+
+static const int quit_signals[] = {SIGINT, SIGTERM, SIGHUP};
+static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGABRT};
+/* Every signal whose disposition tui_open may change, restored by tui_close. */
+static const int touched_signals[] = {SIGINT, SIGTERM, SIGHUP,  SIGSEGV, SIGBUS,
+                                      SIGFPE, SIGABRT, SIGTSTP, SIGCONT, SIGWINCH};
+enum { N_TOUCHED = sizeof(touched_signals) / sizeof(touched_signals[0]) };
+
+struct tui {
+    SCREEN *scr;
+    FILE *in, *out;
+    int in_fd, out_fd;
+    cellgrid grid;
+    cellgrid_cell *prev; /* (rows, cols) what the screen shows; compared cell by cell */
+    size_t prev_n;
+    int full; /* next present repaints everything */
+    tui_color_mode mode;
+    int ascii;
+    int cur_col, cur_row; /* cursor to show, col < 0 hidden */
+    int signals;
+    struct sigaction saved[N_TOUCHED]; /* dispositions before tui_open */
+    int err_saved_fd, err_tmp_fd;      /* stderr while buffered, else -1 */
+    int pipe_rd, pipe_wr;              /* self-pipe, else -1 */
+    int motion;                        /* we switched on xterm any-motion tracking (1003) */
+    int pairs_reset;                   /* alloc_pair ran out during this present */
+    int eof;                           /* consecutive "readable but nothing decoded" polls */
+    int restored;                      /* endwin done by atexit or a fatal signal */
+    ui_event queue[32];                /* decoded but not yet delivered (mouse bursts) */
+    int qhead, qlen;
+};
+
+/* State the signal handlers and atexit need. */
+static tui *g_active;
+static volatile sig_atomic_t g_quit, g_tstp, g_cont;
+static volatile sig_atomic_t g_wake_fd = -1;
+static struct sigaction g_curses_winch; /* ncurses' own SIGWINCH handler, chained */
+static int g_atexit_done;
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || !errlen) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- colours --------------------------------------------------------------------------- */
+
+static int cube_level(int v)
+{
+    return v < 48 ? 0 : v < 115 ? 1 : (v - 35) / 40;
+}
+
+static int dist2(int r0, int g0, int b0, int r1, int g1, int b1)
+{
+    /* Weighted for the eye's sensitivity, enough to pick a palette entry. */
+    return 2 * (r0 - r1) * (r0 - r1) + 4 * (g0 - g1) * (g0 - g1) + 3 * (b0 - b1) * (b0 - b1);
+}
+
+/* Nearest of the xterm 6x6x6 cube (16..231) and the grey ramp (232..255). */
+static int to_xterm256(uint32_t rgb)
+{
+    static const int level[6] = {0, 95, 135, 175, 215, 255};
+    int r = (int)(rgb >> 16) & 0xff, g = (int)(rgb >> 8) & 0xff, b = (int)rgb & 0xff;
+    int ri = cube_level(r), gi = cube_level(g), bi = cube_level(b);
+    int cube = 16 + 36 * ri + 6 * gi + bi;
+    int dc = dist2(r, g, b, level[ri], level[gi], level[bi]);
+    int avg = (r + g + b) / 3;
+    int gray = avg < 3 ? 0 : avg > 238 ? 23 : (avg - 3) / 10;
+    if (gray < 23 && avg - (8 + 10 * gray) > (8 + 10 * (gray + 1)) - avg) gray++;
+    int gv = 8 + 10 * gray;
+    int dg = dist2(r, g, b, gv, gv, gv);
+    return dg < dc ? 232 + gray : cube;
+}
+
+/* Nearest of the first n (8 or 16) ANSI colours, with xterm's default values. */
+static int to_ansi(uint32_t rgb, int n)
+{
+    static const uint32_t pal[16] = {0x000000, 0xcd0000, 0x00cd00, 0xcdcd00, 0x0000ee, 0xcd00cd,
+                                     0x00cdcd, 0xe5e5e5, 0x7f7f7f, 0xff0000, 0x00ff00, 0xffff00,
+                                     0x5c5cff, 0xff00ff, 0x00ffff, 0xffffff};
+    int r = (int)(rgb >> 16) & 0xff, g = (int)(rgb >> 8) & 0xff, b = (int)rgb & 0xff;
+    int best = 0, bd = -1;
+    for (int i = 0; i < n; i++) {
+        int d = dist2(r, g, b, (int)(pal[i] >> 16) & 0xff, (int)(pal[i] >> 8) & 0xff,
+                      (int)pal[i] & 0xff);
+        if (bd < 0 || d < bd) bd = d, best = i;
+    }
+    return best;
+}
+
+static int color_index(const tui *t, uint32_t rgb)
+{
+    rgb &= 0xffffff;
+    switch (t->mode) {
+    case TUI_COLOR_DIRECT:
+        /* Direct-colour terminfo entries send values below 8 (or 16) as palette colours; the
+         * near-blacks there become (1, 1, b), which no eye tells apart. */
+        return (int)(rgb < 16 ? rgb | 0x010100 : rgb);
+    case TUI_COLOR_256:
+        return to_xterm256(rgb);
+    case TUI_COLOR_16:
+        return to_ansi(rgb, 16);
+    case TUI_COLOR_8:
+        return to_ansi(rgb, 8);
+    default:
+        return 0;
+    }
+}
+
+static int pair_for(tui *t, int fg, int bg)
+{
+    int p = alloc_pair(fg, bg);
+    if (p < 0) {
+        /* The table is full: start over; tui_present repaints the frame with fresh pairs. */
+        reset_color_pairs();
+        t->pairs_reset = 1;
+        p = alloc_pair(fg, bg);
+    }
+    return p < 0 ? 0 : p;
+}
+
+/* ---- output ---------------------------------------------------------------------------- */
+
+static int prev_alloc(tui *t)
+{
+    size_t n = (size_t)t->grid.cols * (size_t)t->grid.rows;
+    cellgrid_cell *p = NULL;
+    if (n) {
+        p = calloc(n, sizeof(*p));
+        if (!p) return -1;
+    }
+    free(t->prev);
+    t->prev = p;
+    t->prev_n = n;
+    t->full = 1;
+    return 0;
+}
+
+static void draw_cell(tui *t, int row, int col, cellgrid_cell c)
+{
+    attr_t attr = (c.attr & CELL_BOLD) ? A_BOLD : A_NORMAL;
+    int pair = 0;
+    if (t->mode == TUI_COLOR_MONO) {
+        /* Without colour, pixels show as shade characters by their contrast to the page. */
+        uint32_t page = t->grid.background;
+        if (c.ch == 0x2580 || (c.ch == ' ' && c.bg != page)) {
+            uint32_t px = c.ch == ' ' ? c.bg : ((c.fg & 0xfefefe) >> 1) + ((c.bg & 0xfefefe) >> 1);
+            c.ch = cellgrid_shade(px, page);
+        }
+    } else {
+        pair = pair_for(t, color_index(t, c.fg), color_index(t, c.bg));
+    }
+    wchar_t wc[2] = {(wchar_t)c.ch, 0};
+    /* One column per cell: anything wide, unprintable or outside the locale would shift it. */
+    if ((t->ascii && c.ch >= 0x80) || wcwidth(wc[0]) != 1) wc[0] = '?';
+    cchar_t cc;
+    setcchar(&cc, wc, attr, 0, &pair);
+    /* The bottom-right cell returns ERR (the cursor cannot advance) but is drawn. */
+    mvwadd_wch(stdscr, row, col, &cc);
+}
+
+void tui_present(tui *t)
+{
+    if (!t || !t->scr) return;
+    cellgrid *g = &t->grid;
+    size_t n = (size_t)g->cols * (size_t)g->rows;
+    if (n != t->prev_n && prev_alloc(t) != 0) return;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        t->pairs_reset = 0;
+        for (int row = 0; row < g->rows; row++) {
+            for (int col = 0; col < g->cols; col++) {
+                size_t i = (size_t)row * (size_t)g->cols + (size_t)col;
+                const cellgrid_cell *c = &g->cells[i], *p = &t->prev[i];
+                if (!t->full && c->ch == p->ch && c->fg == p->fg && c->bg == p->bg &&
+                    c->attr == p->attr)
+                    continue;
+                draw_cell(t, row, col, *c);
+            }
+        }
+        if (!t->pairs_reset) break;
+        /* Pairs of cells drawn before the reset now mean other colours. */
+        t->full = 1;
+        clearok(curscr, TRUE);
+    }
+    if (n) memcpy(t->prev, g->cells, n * sizeof(cellgrid_cell));
+    t->full = 0;
+    if (t->cur_col >= 0 && t->cur_col < g->cols && t->cur_row >= 0 && t->cur_row < g->rows) {
+        leaveok(stdscr, FALSE);
+        curs_set(1);
+        wmove(stdscr, t->cur_row, t->cur_col);
+    } else {
+        leaveok(stdscr, TRUE);
+        curs_set(0);
+    }
+    wnoutrefresh(stdscr);
+    doupdate();
+}
+
+void tui_cursor(tui *t, int col, int row)
+{
+    if (!t) return;
+    t->cur_col = col;
+    t->cur_row = row;
+}
+
+/* ---- signals, stderr, restoring -------------------------------------------------------- */
+
+static void wake(void)
+{
+    int e = errno;
+    int fd = g_wake_fd;
+    if (fd >= 0) {
+        ssize_t r = write(fd, "", 1);
+        (void)r; /* a full pipe already wakes the poll */
+    }
+    errno = e;
+}
+
+static void on_quit(int sig)
+{
+    g_quit = sig;
+    wake();
+}
+
+static void on_tstp(int sig)
+{
+    (void)sig;
+    g_tstp = 1;
+    wake();
+}
+
+static void on_cont(int sig)
+{
+    (void)sig;
+    g_cont = 1;
+    wake();
+}
+
+static void on_winch(int sig)
+{
+    /* ncurses' handler records the resize that wgetch turns into KEY_RESIZE. */
+    if (g_curses_winch.sa_handler != SIG_DFL && g_curses_winch.sa_handler != SIG_IGN &&
+        !(g_curses_winch.sa_flags & SA_SIGINFO))
+        g_curses_winch.sa_handler(sig);
+    wake();
+}
+
+static const char motion_off[] = "\033[?1003l";
+static const char motion_on[] = "\033[?1003h";
+
+/* Put stderr back and print what was buffered. Only fd calls: also used from a fatal handler. */
+static void stderr_restore(tui *t)
+{
+    if (t->err_saved_fd < 0) return;
+    dup2(t->err_saved_fd, 2);
+    close(t->err_saved_fd);
+    t->err_saved_fd = -1;
+    if (lseek(t->err_tmp_fd, 0, SEEK_SET) == 0) {
+        char buf[4096];
+        ssize_t n;
+        while ((n = read(t->err_tmp_fd, buf, sizeof(buf))) > 0) {
+            for (ssize_t off = 0; off < n;) {
+                ssize_t w = write(2, buf + off, (size_t)(n - off));
+                if (w <= 0) break;
+                off += w;
+            }
+        }
+    }
+    close(t->err_tmp_fd);
+    t->err_tmp_fd = -1;
+}
+
+static void stderr_buffer(tui *t)
+{
+    t->err_saved_fd = t->err_tmp_fd = -1;
+    if (!isatty(2)) return; /* only a terminal needs protecting from stray writes */
+    fflush(stderr);
+    FILE *tmp = tmpfile();
+    if (!tmp) return;
+    int tfd = dup(fileno(tmp));
+    fclose(tmp);
+    if (tfd < 0) return;
+    int saved = dup(2);
+    if (saved < 0 || dup2(tfd, 2) < 0) {
+        if (saved >= 0) close(saved);
+        close(tfd);
+        return;
+    }
+    t->err_saved_fd = saved;
+    t->err_tmp_fd = tfd;
+}
+
+static void motion_set(tui *t, int on)
+{
+    if (!t->motion) return;
+    const char *s = on ? motion_on : motion_off;
+    fflush(t->out);
+    ssize_t r = write(t->out_fd, s, strlen(s));
+    (void)r;
+}
+
+/* Leave curses mode without freeing anything (atexit, fatal signals). */
+static void restore_terminal(tui *t)
+{
+    if (t->restored) return;
+    t->restored = 1;
+    motion_set(t, 0);
+    endwin();
+    stderr_restore(t);
+}
+
+static void on_fatal(int sig)
+{
+    tui *t = g_active;
+    if (t) restore_terminal(t);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void at_exit(void)
+{
+    if (g_active) restore_terminal(g_active);
+}
+
+static void handler_set(int sig, void (*fn)(int), int flags)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = fn;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = flags;
+    sigaction(sig, &sa, NULL);
+}
+
+static void signals_save(tui *t)
+{
+    for (int i = 0; i < N_TOUCHED; i++) sigaction(touched_signals[i], NULL, &t->saved[i]);
+}
+
+static void signals_restore(tui *t)
+{
+    for (int i = 0; i < N_TOUCHED; i++) sigaction(touched_signals[i], &t->saved[i], NULL);
+}
+
+static void signals_install(tui *t)
+{
+    /* newterm() put in its own SIGWINCH handler; keep it as the first link of ours. */
+    sigaction(SIGWINCH, NULL, &g_curses_winch);
+    for (size_t i = 0; i < sizeof(quit_signals) / sizeof(quit_signals[0]); i++)
+        handler_set(quit_signals[i], on_quit, 0);
+    for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++)
+        handler_set(fatal_signals[i], on_fatal, SA_RESETHAND | SA_NODEFER);
+    handler_set(SIGTSTP, on_tstp, SA_RESTART);
+    handler_set(SIGCONT, on_cont, SA_RESTART);
+    handler_set(SIGWINCH, on_winch, SA_RESTART);
+    (void)t;
+}
+
+/* Ctrl-Z: leave curses, stop for real, and come back repainted. */
+static void suspend(tui *t)
+{
+    motion_set(t, 0);
+    endwin();
+    struct sigaction dfl, old;
+    memset(&dfl, 0, sizeof(dfl));
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(SIGTSTP, &dfl, &old);
+    raise(SIGTSTP); /* stops here until SIGCONT */
+    sigaction(SIGTSTP, &old, NULL);
+    g_cont = 0;
+    wrefresh(curscr); /* back into curses mode and repaint what it shows */
+    motion_set(t, 1);
+}
+
+/* ---- opening --------------------------------------------------------------------------- */
+
+static int env_set(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v;
+}
+
+static int locale_is_utf8(void)
+{
+    const char *cs = nl_langinfo(CODESET);
+    return cs && (!strcasecmp(cs, "UTF-8") || !strcasecmp(cs, "UTF8"));
+}
+
+/* Whether a terminfo entry named name is installed, looked up where ncurses looks (directory
+ * trees only). Used to probe an optional entry before newterm(), whose failure leaks. */
+static int terminfo_exists(const char *name)
+{
+    char dirs[4096] = "";
+    const char *ti = getenv("TERMINFO"), *home = getenv("HOME"), *tid = getenv("TERMINFO_DIRS");
+    size_t k = 0;
+    if (ti && *ti) k += (size_t)snprintf(dirs + k, sizeof(dirs) - k, "%s:", ti);
+    if (home && *home && k < sizeof(dirs))
+        k += (size_t)snprintf(dirs + k, sizeof(dirs) - k, "%s/.terminfo:", home);
+    if (tid && *tid && k < sizeof(dirs))
+        k += (size_t)snprintf(dirs + k, sizeof(dirs) - k, "%s:", tid);
+    if (k < sizeof(dirs))
+        snprintf(dirs + k, sizeof(dirs) - k,
+                 "/etc/terminfo:/lib/terminfo:/usr/share/terminfo:"
+                 "/usr/lib/terminfo:/usr/local/share/terminfo");
+    for (char *save = NULL, *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+        char path[4200];
+        snprintf(path, sizeof(path), "%s/%c/%s", d, name[0], name);
+        if (access(path, R_OK) == 0) return 1;
+        snprintf(path, sizeof(path), "%s/%02x/%s", d, (unsigned char)name[0], name);
+        if (access(path, R_OK) == 0) return 1;
+    }
+    return 0;
+}
+
+/* The direct-colour sibling of a terminal type: xterm-256color -> xterm-direct. */
+static void direct_name(const char *term, char *buf, size_t n)
+{
+    size_t len = strcspn(term, "-");
+    snprintf(buf, n, "%.*s-direct", (int)len, term);
+}
+
+static void handle_resize(tui *t)
+{
+    int rows, cols;
+    getmaxyx(stdscr, rows, cols);
+    if (rows < 0) rows = 0;
+    if (cols < 0) cols = 0;
+    if (cols != t->grid.cols || rows != t->grid.rows) {
+        if (cellgrid_resize(&t->grid, cols, rows) != 0) cellgrid_resize(&t->grid, 0, 0);
+    }
+    prev_alloc(t);
+    clearok(curscr, TRUE);
+}
+
+int tui_open(tui **out, const tui_options *opt, char *err, size_t errlen)
+{
+    *out = NULL;
+    tui_options o;
+    memset(&o, 0, sizeof(o));
+    if (opt) o = *opt;
+    if (g_active) {
+        set_err(err, errlen, "the terminal interface is already open");
+        return -1;
+    }
+    FILE *in = o.in ? o.in : stdin, *outf = o.out ? o.out : stdout;
+    if (!o.in && !isatty(fileno(in))) {
+        set_err(err, errlen, "standard input is not a terminal: the interactive view needs one");
+        return -1;
+    }
+    if (!o.out && !isatty(fileno(outf))) {
+        set_err(err, errlen, "standard output is not a terminal: the interactive view needs one");
+        return -1;
+    }
+    const char *term = o.term ? o.term : getenv("TERM");
+    if (!term || !*term) {
+        set_err(err, errlen, "TERM is not set: the terminal type is needed to draw");
+        return -1;
+    }
+    int forced = o.force_colors > 0 ? o.force_colors - 1 : -1;
+    if (forced >= 0 && forced != TUI_COLOR_MONO && forced != TUI_COLOR_8 &&
+        forced != TUI_COLOR_16 && forced != TUI_COLOR_256 && forced != TUI_COLOR_DIRECT) {
+        set_err(err, errlen, "force_colors %d: allowed are 0 (detect) or a tui_color_mode + 1",
+                o.force_colors);
+        return -1;
+    }
+    const char *ct = getenv("COLORTERM");
+    int truecolor = ct && (!strcasecmp(ct, "truecolor") || !strcasecmp(ct, "24bit"));
+    int no_color = env_set("NO_COLOR");
+    int want_direct = forced == TUI_COLOR_DIRECT || (forced < 0 && !no_color && truecolor);
+
+    tui *t = calloc(1, sizeof(*t));
+    if (!t) {
+        set_err(err, errlen, "out of memory opening the terminal");
+        return -1;
+    }
+    t->in = in;
+    t->out = outf;
+    t->in_fd = fileno(in);
+    t->out_fd = fileno(outf);
+    t->err_saved_fd = t->err_tmp_fd = t->pipe_rd = t->pipe_wr = -1;
+    t->cur_col = -1;
+    t->ascii = o.force_ascii || !locale_is_utf8();
+    t->signals = !o.no_signals;
+
+    int pfd[2] = {-1, -1};
+    if (pipe(pfd) != 0 || cellgrid_init(&t->grid, 0, 0, t->ascii) != 0) {
+        set_err(err, errlen, "cannot create the signal pipe: %s", strerror(errno));
+        if (pfd[0] >= 0) close(pfd[0]);
+        if (pfd[1] >= 0) close(pfd[1]);
+        free(t);
+        return -1;
+    }
+    t->pipe_rd = pfd[0];
+    t->pipe_wr = pfd[1];
+    for (int i = 0; i < 2; i++) {
+        fcntl(pfd[i], F_SETFL, fcntl(pfd[i], F_GETFL) | O_NONBLOCK);
+        fcntl(pfd[i], F_SETFD, FD_CLOEXEC);
+    }
+
+    /* A direct-colour entry of the same family when the terminal says it does 24-bit colour;
+     * if there is none, the terminal's own entry (256 colours). Nothing has been sent to the
+     * terminal before newterm() succeeds, so a failure leaves it as it was. */
+    signals_save(t);
+    char dname[128];
+    if (want_direct && !strstr(term, "direct")) {
+        direct_name(term, dname, sizeof(dname));
+        if (terminfo_exists(dname)) t->scr = newterm(dname, outf, in);
+    }
+    if (!t->scr) t->scr = newterm(term, outf, in);
+    if (!t->scr) {
+        signals_restore(t);
+        close(t->pipe_rd);
+        close(t->pipe_wr);
+        cellgrid_free(&t->grid);
+        free(t);
+        set_err(err, errlen, "TERM=%s: no terminfo entry for this terminal type", term);
+        return -1;
+    }
+    set_term(t->scr);
+
+    set_escdelay(ESC_DELAY_MS);
+    cbreak();
+    noecho();
+    nonl();
+    intrflush(stdscr, FALSE);
+    keypad(stdscr, TRUE);
+    meta(stdscr, TRUE);
+    leaveok(stdscr, TRUE);
+    curs_set(0);
+
+    if (forced >= 0)
+        t->mode = (tui_color_mode)forced;
+    else if (no_color)
+        t->mode = TUI_COLOR_MONO;
+    else
+        t->mode = TUI_COLOR_DIRECT; /* narrowed below to what the terminal has */
+    if (t->mode != TUI_COLOR_MONO) {
+        if (!has_colors() || start_color() != OK) {
+            t->mode = TUI_COLOR_MONO;
+        } else {
+            use_default_colors(); /* pair 0 is the terminal's own colours between frames */
+            int ncol = COLORS;
+            tui_color_mode best = ncol >= 0x1000000 ? TUI_COLOR_DIRECT
+                                  : ncol >= 256     ? TUI_COLOR_256
+                                  : ncol >= 16      ? TUI_COLOR_16
+                                  : ncol >= 8       ? TUI_COLOR_8
+                                                    : TUI_COLOR_MONO;
+            if ((int)t->mode > (int)best) t->mode = best;
+            /* A truecolor terminal on a 256-colour entry is still a 256-colour target. */
+        }
+    }
+
+    mouseinterval(0); /* presses and releases as they come, no click synthesis delay */
+    mmask_t want = ALL_MOUSE_EVENTS | REPORT_MOUSE_POSITION;
+    if (mousemask(want, NULL) != 0) {
+        /* ncurses' xterm mouse mode reports buttons only; motion needs any-event tracking. */
+        const char *km = tigetstr("kmous");
+        if (km && km != (char *)-1 && !strncmp(km, "\033[", 2)) t->motion = 1;
+    }
+
+    handle_resize(t);
+    stderr_buffer(t);
+    g_wake_fd = t->pipe_wr;
+    g_quit = g_tstp = g_cont = 0;
+    if (t->signals) signals_install(t);
+    if (!g_atexit_done) {
+        atexit(at_exit);
+        g_atexit_done = 1;
+    }
+    g_active = t;
+    wnoutrefresh(stdscr);
+    doupdate();
+    motion_set(t, 1);
+    *out = t;
+    return 0;
+}
+
+void tui_close(tui *t)
+{
+    if (!t) return;
+    if (t->scr) {
+        set_term(t->scr);
+        if (!t->restored) {
+            motion_set(t, 0);
+            curs_set(1);
+            endwin();
+        }
+        delscreen(t->scr);
+        t->scr = NULL;
+    }
+    signals_restore(t);
+    g_wake_fd = -1;
+    if (g_active == t) g_active = NULL;
+    stderr_restore(t);
+    if (t->pipe_rd >= 0) close(t->pipe_rd);
+    if (t->pipe_wr >= 0) close(t->pipe_wr);
+    cellgrid_free(&t->grid);
+    free(t->prev);
+    free(t);
+}
+
+void tui_size(const tui *t, int *cols, int *rows)
+{
+    if (cols) *cols = t ? t->grid.cols : 0;
+    if (rows) *rows = t ? t->grid.rows : 0;
+}
+
+tui_color_mode tui_colors(const tui *t)
+{
+    return t ? t->mode : TUI_COLOR_MONO;
+}
+
+int tui_ascii(const tui *t)
+{
+    return t ? t->ascii : 1;
+}
+
+cellgrid *tui_grid(tui *t)
+{
+    return &t->grid;
+}
+
+/* ---- input ----------------------------------------------------------------------------- */
+
+static void key_event(ui_event *ev, uint32_t key, unsigned mods)
+{
+    ev->type = UI_EV_KEY;
+    ev->key = key;
+    ev->mods = mods;
+}
+
+/* A character (not a curses key code) as a key, with control characters decoded. */
+static void char_event(ui_event *ev, wint_t c, unsigned mods)
+{
+    switch (c) {
+    case '\r':
+    case '\n':
+        key_event(ev, UI_KEY_ENTER, mods);
+        return;
+    case '\t':
+        key_event(ev, UI_KEY_TAB, mods);
+        return;
+    case 127:
+    case 8:
+        key_event(ev, UI_KEY_BACKSPACE, mods);
+        return;
+    case 27:
+        key_event(ev, UI_KEY_ESC, mods);
+        return;
+    case 0:
+        key_event(ev, ' ', mods | UI_MOD_CTRL);
+        return;
+    default:
+        break;
+    }
+    if (c >= 1 && c <= 26) {
+        key_event(ev, (uint32_t)('a' + c - 1), mods | UI_MOD_CTRL);
+    } else if (c >= 28 && c <= 31) {
+        key_event(ev, (uint32_t)("\\]^_"[c - 28]), mods | UI_MOD_CTRL);
+    } else {
+        key_event(ev, (uint32_t)c, mods);
+    }
+}
+
+/* xterm's modified cursor keys (kUP5 = ctrl-up, ...), known to ncurses by extended name. */
+static int modified_key(int code, ui_event *ev)
+{
+    static const struct {
+        const char *name;
+        uint32_t key;
+    } base[] = {{"kUP", UI_KEY_UP},     {"kDN", UI_KEY_DOWN},  {"kLFT", UI_KEY_LEFT},
+                {"kRIT", UI_KEY_RIGHT}, {"kHOM", UI_KEY_HOME}, {"kEND", UI_KEY_END},
+                {"kPRV", UI_KEY_PGUP},  {"kNXT", UI_KEY_PGDN}, {"kDC", UI_KEY_DELETE}};
+    const char *name = keyname(code);
+    if (!name) return 0;
+    for (size_t i = 0; i < sizeof(base) / sizeof(base[0]); i++) {
+        size_t n = strlen(base[i].name);
+        if (strncmp(name, base[i].name, n) != 0) continue;
+        int m = name[n] >= '2' && name[n] <= '8' && !name[n + 1] ? name[n] - '1' : -1;
+        if (m < 0) continue;
+        /* xterm's modifier parameter minus one: 1 shift, 2 alt, 4 ctrl. */
+        unsigned mods =
+            ((m & 1) ? UI_MOD_SHIFT : 0) | ((m & 2) ? UI_MOD_ALT : 0) | ((m & 4) ? UI_MOD_CTRL : 0);
+        key_event(ev, base[i].key, mods);
+        return 1;
+    }
+    return 0;
+}
+
+static int mouse_decode(const MEVENT *m, ui_event *ev)
+{
+    mmask_t b = m->bstate;
+    ev->type = UI_EV_MOUSE;
+    ev->x = m->x + 0.5; /* the cell's centre in figure units */
+    ev->y = 2.0 * m->y + 1.0;
+    ev->mods = ((b & BUTTON_SHIFT) ? UI_MOD_SHIFT : 0) | ((b & BUTTON_CTRL) ? UI_MOD_CTRL : 0) |
+               ((b & BUTTON_ALT) ? UI_MOD_ALT : 0);
+    ev->button = 0;
+    if (b & BUTTON4_PRESSED) {
+        ev->mouse = UI_MOUSE_WHEEL_UP;
+        return 1;
+    }
+#ifdef BUTTON5_PRESSED
+    if (b & BUTTON5_PRESSED) {
+        ev->mouse = UI_MOUSE_WHEEL_DOWN;
+        return 1;
+    }
+#endif
+    static const struct {
+        mmask_t press, release, click;
+    } btn[3] = {{BUTTON1_PRESSED, BUTTON1_RELEASED, BUTTON1_CLICKED | BUTTON1_DOUBLE_CLICKED},
+                {BUTTON2_PRESSED, BUTTON2_RELEASED, BUTTON2_CLICKED | BUTTON2_DOUBLE_CLICKED},
+                {BUTTON3_PRESSED, BUTTON3_RELEASED, BUTTON3_CLICKED | BUTTON3_DOUBLE_CLICKED}};
+    for (int i = 0; i < 3; i++) {
+        if (b & (btn[i].press | btn[i].click)) {
+            ev->mouse = UI_MOUSE_PRESS;
+            ev->button = i + 1;
+            return 1;
+        }
+        if (b & btn[i].release) {
+            ev->mouse = UI_MOUSE_RELEASE;
+            ev->button = i + 1;
+            return 1;
+        }
+    }
+    if (b & REPORT_MOUSE_POSITION) {
+        ev->mouse = UI_MOUSE_MOVE;
+        return 1;
+    }
+    return 0;
+}
+
+static void queue_push(tui *t, const ui_event *ev)
+{
+    int n = (int)(sizeof(t->queue) / sizeof(t->queue[0]));
+    if (t->qlen == n) return; /* a flood of motion: the oldest pending ones are enough */
+    t->queue[(t->qhead + t->qlen) % n] = *ev;
+    t->qlen++;
+}
+
+static int queue_pop(tui *t, ui_event *ev)
+{
+    if (!t->qlen) return 0;
+    *ev = t->queue[t->qhead];
+    t->qhead = (t->qhead + 1) % (int)(sizeof(t->queue) / sizeof(t->queue[0]));
+    t->qlen--;
+    return 1;
+}
+
+/* Mouse reports that arrive together (a fast click, a drag) are read by ncurses in one go and
+ * handed out newest first, so take them all and queue them oldest first. */
+static int mouse_event(tui *t, ui_event *ev)
+{
+    MEVENT me[32];
+    int n = 0;
+    while (n < 32 && getmouse(&me[n]) == OK) n++;
+    for (int i = n - 1; i >= 0; i--) {
+        ui_event e;
+        memset(&e, 0, sizeof(e));
+        if (mouse_decode(&me[i], &e)) queue_push(t, &e);
+    }
+    return queue_pop(t, ev);
+}
+
+/* Turn what wget_wch returned into an event; 0 when it means nothing to pelab. */
+static int translate(tui *t, int r, wint_t c, ui_event *ev)
+{
+    if (r == OK) {
+        if (c == 27) {
+            /* ncurses already waited ESCDELAY for a sequence; a character right behind the
+             * ESC is Alt+character. */
+            wint_t c2;
+            wtimeout(stdscr, 0);
+            int r2 = wget_wch(stdscr, &c2);
+            if (r2 == OK && c2 != 27) {
+                char_event(ev, c2, UI_MOD_ALT);
+                return 1;
+            }
+            if (r2 == KEY_CODE_YES)
+                ungetch((int)c2);
+            else if (r2 == OK)
+                unget_wch((wchar_t)c2);
+        }
+        char_event(ev, c, 0);
+        return 1;
+    }
+    int code = (int)c;
+    switch (code) {
+    case KEY_RESIZE: {
+        /* A burst of resizes collapses into one. */
+        for (;;) {
+            wint_t c2;
+            wtimeout(stdscr, 0);
+            int r2 = wget_wch(stdscr, &c2);
+            if (r2 == KEY_CODE_YES && c2 == KEY_RESIZE) continue;
+            if (r2 == KEY_CODE_YES)
+                ungetch((int)c2);
+            else if (r2 == OK)
+                unget_wch((wchar_t)c2);
+            break;
+        }
+        handle_resize(t);
+        ev->type = UI_EV_RESIZE;
+        return 1;
+    }
+    case KEY_MOUSE:
+        return mouse_event(t, ev);
+    case KEY_UP:
+        key_event(ev, UI_KEY_UP, 0);
+        return 1;
+    case KEY_DOWN:
+        key_event(ev, UI_KEY_DOWN, 0);
+        return 1;
+    case KEY_LEFT:
+        key_event(ev, UI_KEY_LEFT, 0);
+        return 1;
+    case KEY_RIGHT:
+        key_event(ev, UI_KEY_RIGHT, 0);
+        return 1;
+    case KEY_SR:
+        key_event(ev, UI_KEY_UP, UI_MOD_SHIFT);
+        return 1;
+    case KEY_SF:
+        key_event(ev, UI_KEY_DOWN, UI_MOD_SHIFT);
+        return 1;
+    case KEY_SLEFT:
+        key_event(ev, UI_KEY_LEFT, UI_MOD_SHIFT);
+        return 1;
+    case KEY_SRIGHT:
+        key_event(ev, UI_KEY_RIGHT, UI_MOD_SHIFT);
+        return 1;
+    case KEY_PPAGE:
+        key_event(ev, UI_KEY_PGUP, 0);
+        return 1;
+    case KEY_NPAGE:
+        key_event(ev, UI_KEY_PGDN, 0);
+        return 1;
+    case KEY_HOME:
+        key_event(ev, UI_KEY_HOME, 0);
+        return 1;
+    case KEY_END:
+        key_event(ev, UI_KEY_END, 0);
+        return 1;
+    case KEY_SHOME:
+        key_event(ev, UI_KEY_HOME, UI_MOD_SHIFT);
+        return 1;
+    case KEY_SEND:
+        key_event(ev, UI_KEY_END, UI_MOD_SHIFT);
+        return 1;
+    case KEY_ENTER:
+        key_event(ev, UI_KEY_ENTER, 0);
+        return 1;
+    case KEY_BTAB:
+        key_event(ev, UI_KEY_BTAB, UI_MOD_SHIFT);
+        return 1;
+    case KEY_BACKSPACE:
+        key_event(ev, UI_KEY_BACKSPACE, 0);
+        return 1;
+    case KEY_DC:
+        key_event(ev, UI_KEY_DELETE, 0);
+        return 1;
+    case KEY_SDC:
+        key_event(ev, UI_KEY_DELETE, UI_MOD_SHIFT);
+        return 1;
+    default:
+        break;
+    }
+    if (code >= KEY_F(1) && code <= KEY_F(11)) {
+        key_event(ev, (uint32_t)(UI_KEY_F1 + (code - KEY_F(1))), 0);
+        return 1;
+    }
+    if (code >= KEY_F(13) && code <= KEY_F(23)) { /* xterm: shift-F1 is F13 */
+        key_event(ev, (uint32_t)(UI_KEY_F1 + (code - KEY_F(13))), UI_MOD_SHIFT);
+        return 1;
+    }
+    return modified_key(code, ev);
+}
+
+static void drain_pipe(tui *t)
+{
+    char buf[64];
+    while (read(t->pipe_rd, buf, sizeof(buf)) > 0) {
+    }
+}
+
+static long long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int tui_poll(tui *t, ui_event *ev, int timeout_ms)
+{
+    memset(ev, 0, sizeof(*ev));
+    if (!t || !t->scr) {
+        ev->type = UI_EV_QUIT;
+        return 1;
+    }
+    if (queue_pop(t, ev)) return 1;
+    long long deadline = timeout_ms > 0 ? now_ms() + timeout_ms : 0;
+    int readable = 0;
+    for (;;) {
+        drain_pipe(t);
+        if (g_quit) {
+            g_quit = 0;
+            ev->type = UI_EV_QUIT;
+            return 1;
+        }
+        if (g_tstp) {
+            g_tstp = 0;
+            suspend(t);
+            handle_resize(t);
+            ev->type = UI_EV_RESIZE;
+            return 1;
+        }
+        if (g_cont) { /* stopped and continued by someone else: the screen may be anything */
+            g_cont = 0;
+            handle_resize(t);
+            ev->type = UI_EV_RESIZE;
+            return 1;
+        }
+        wint_t c;
+        wtimeout(stdscr, 0);
+        int r = wget_wch(stdscr, &c);
+        if (r != ERR) {
+            t->eof = 0;
+            readable = 0;
+            if (translate(t, r, c, ev)) return 1;
+            continue;
+        }
+        if (readable && ++t->eof >= 3) {
+            /* Readable again and again with nothing to read: the input is closed (hang-up). */
+            ev->type = UI_EV_QUIT;
+            return 1;
+        }
+        int wait = -1;
+        if (timeout_ms == 0) {
+            wait = 0;
+        } else if (timeout_ms > 0) {
+            long long left = deadline - now_ms();
+            wait = left > 0 ? (int)left : 0;
+        }
+        struct pollfd fds[2] = {{.fd = t->in_fd, .events = POLLIN},
+                                {.fd = t->pipe_rd, .events = POLLIN}};
+        int n = poll(fds, 2, wait);
+        if (n < 0 && errno == EINTR) {
+            readable = 0;
+            continue; /* a signal: its flag or KEY_RESIZE is picked up above */
+        }
+        if (n <= 0) break;
+        readable = (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0;
+    }
+    ev->type = UI_EV_TICK;
+    return 0;
+}
+
+int tui_pending(tui *t)
+{
+    if (!t || !t->scr) return 0;
+    if (t->qlen || g_quit || g_tstp || g_cont) return 1;
+    wint_t c;
+    wtimeout(stdscr, 0);
+    int r = wget_wch(stdscr, &c);
+    if (r == ERR) return 0;
+    if (r == KEY_CODE_YES)
+        ungetch((int)c);
+    else
+        unget_wch((wchar_t)c);
+    return 1;
+}
