@@ -380,7 +380,7 @@ static void signals_restore(tui *t)
     for (int i = 0; i < N_TOUCHED; i++) sigaction(touched_signals[i], &t->saved[i], NULL);
 }
 
-static void signals_install(tui *t)
+static void signals_install(void)
 {
     /* newterm() put in its own SIGWINCH handler; keep it as the first link of ours. */
     sigaction(SIGWINCH, NULL, &g_curses_winch);
@@ -391,7 +391,6 @@ static void signals_install(tui *t)
     handler_set(SIGTSTP, on_tstp, SA_RESTART);
     handler_set(SIGCONT, on_cont, SA_RESTART);
     handler_set(SIGWINCH, on_winch, SA_RESTART);
-    (void)t;
 }
 
 /* Ctrl-Z: leave curses, stop for real, and come back repainted. */
@@ -601,7 +600,7 @@ int tui_open(tui **out, const tui_options *opt, char *err, size_t errlen)
     stderr_buffer(t);
     g_wake_fd = t->pipe_wr;
     g_quit = g_tstp = g_cont = 0;
-    if (t->signals) signals_install(t);
+    if (t->signals) signals_install();
     if (!g_atexit_done) {
         atexit(at_exit);
         g_atexit_done = 1;

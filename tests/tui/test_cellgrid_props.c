@@ -464,11 +464,20 @@ static void report_speed(void)
     cellgrid g;
     cellgrid_init(&g, cols, rows, 0);
     cellgrid_render(&g, &s); /* warm */
+    /* Reported, not asserted (tests are never timing-based): the fastest of 20 frames, which
+     * a loaded machine disturbs least, and the mean. */
     int n = 20;
-    double t0 = seconds();
-    for (int i = 0; i < n; i++) cellgrid_render(&g, &s);
-    double ms = (seconds() - t0) * 1000.0 / n;
-    tap_diag("200x60 cells, 1024x512 heatmap + 8 curves of 1000 points: %.3f ms per frame", ms);
+    double best = 1e9, total = 0;
+    for (int i = 0; i < n; i++) {
+        double t0 = seconds();
+        cellgrid_render(&g, &s);
+        double dt = seconds() - t0;
+        total += dt;
+        if (dt < best) best = dt;
+    }
+    tap_diag("200x60 cells, 1024x512 heatmap + 8 curves of 1000 points: %.3f ms per frame "
+             "(fastest of %d; mean %.3f ms)",
+             best * 1e3, n, total * 1e3 / n);
     TAP_OK(cellgrid_at(&g, 50, 20)->ch == 0x2580 || cellgrid_at(&g, 50, 20)->ch == ' ',
            "the large frame rendered (heatmap cell is a half block)");
     cellgrid_free(&g);

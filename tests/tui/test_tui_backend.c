@@ -16,7 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tap.h"
@@ -536,6 +538,46 @@ static void test_stderr_buffer(void)
     TAP_OK(strstr(buf, "pelab-buffered-line") != NULL, "and printed after it closes");
 }
 
+/* A child opens the TUI and then dies (fatal signal) or exits without closing it: the
+ * terminal must be restored on the way out (endwin leaves the alternate screen: rmcup). */
+static void test_restore_on_exit(void)
+{
+    for (int mode = 0; mode < 2; mode++) {
+        FILE *out = tmpfile();
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid == 0) {
+            struct rlimit no_core = {0, 0};
+            setrlimit(RLIMIT_CORE, &no_core);
+            int p[2];
+            if (pipe(p) != 0) _exit(90);
+            tui_options o = {.in = fdopen(p[0], "r"), .out = out, .term = "xterm-256color"};
+            tui *t;
+            char err[256];
+            if (tui_open(&t, &o, err, sizeof(err)) != 0) _exit(91);
+            tui_present(t);
+            if (mode == 0) raise(SIGSEGV);
+            exit(3);
+        }
+        int status = 0;
+        waitpid(pid, &status, 0);
+        long n = out_size(out);
+        char *buf = calloc(1, (size_t)n + 1);
+        rewind(out);
+        size_t got = fread(buf, 1, (size_t)n, out);
+        buf[got] = 0;
+        const char *rmcup = strstr(buf, "\033[?1049l");
+        if (mode == 0)
+            TAP_OK(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV && rmcup,
+                   "SIGSEGV: the terminal is restored, then the signal kills as before");
+        else
+            TAP_OK(WIFEXITED(status) && WEXITSTATUS(status) == 3 && rmcup,
+                   "exit() without tui_close: atexit restores the terminal");
+        free(buf);
+        fclose(out);
+    }
+}
+
 int main(void)
 {
     if (!setlocale(LC_ALL, "C.UTF-8") && !setlocale(LC_ALL, "en_US.UTF-8"))
@@ -558,5 +600,6 @@ int main(void)
     test_signals();
     test_failures();
     test_stderr_buffer();
+    test_restore_on_exit();
     return tap_done();
 }
