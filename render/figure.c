@@ -374,7 +374,9 @@ fig_rect fig_title(scene *s, const scene_target *t, const fig_theme *th, fig_rec
     double y = r.y + (t->cells ? 0.0 : m.pad);
     char buf[512];
     if (title && *title) {
-        const char *str = fit_text(t, title, tsize, r.w, buf, sizeof buf);
+        /* Titles are bold, which the target measures as regular: DejaVu Sans Bold runs up to
+         * 1.2x wider ("iiii"), so fit the regular width into r.w / 1.2. */
+        const char *str = fit_text(t, title, tsize, t->cells ? r.w : r.w / 1.2, buf, sizeof buf);
         put_text(s, t, r.x + r.w / 2, y, str, tsize, SCENE_CENTER | SCENE_TOP, th->fg, SCENE_BOLD);
         y += m.T * tsize;
     }
@@ -527,7 +529,7 @@ fig_axes fig_axes_draw(scene *s, const scene_target *t, const fig_theme *th, fig
         /* An L of rules through the cell centres just outside the area. */
         double lx = ax - 0.5, by = ay + ah + 1.0;
         scene_line(s, lx, ay, lx, by, th->muted, 0.0, SCENE_RULE);
-        scene_line(s, lx, by, ax + aw, by, th->muted, 0.0, SCENE_RULE);
+        scene_line(s, lx, by, ax + aw - 0.5, by, th->muted, 0.0, SCENE_RULE);
         double prev_row = -1e9;
         for (int i = 0; i < yts.n; i++) {
             double fy = fig_y(&a, yts.v[i]);
@@ -746,7 +748,8 @@ void fig_legend(scene *s, const scene_target *t, const fig_theme *th, const fig_
         uint32_t c = colors ? colors[i] : th->series[i % 8];
         double sx = bx + padx;
         if (t->cells) {
-            scene_line(s, sx, ty + 1.0, sx + sample, ty + 1.0, c, 0.0, SCENE_RULE);
+            /* Through the centres of `sample` cells (a rule covers both end cells). */
+            scene_line(s, sx + 0.5, ty + 1.0, sx + sample - 0.5, ty + 1.0, c, 0.0, SCENE_RULE);
         } else {
             double cy = round(ty + 0.5 * line_h);
             scene_line(s, sx, cy, sx + sample, cy, c, 2.0 * m.lw, 0);
@@ -804,8 +807,12 @@ void fig_vmark(scene *s, const scene_target *t, const fig_theme *th, const fig_a
     } else {
         fx = round(fx) + 0.5;
     }
-    scene_line(s, fx, a->area.y, fx, a->area.y + a->area.h, th->accent, t->cells ? 0.0 : 1.5 * m.lw,
-               SCENE_DASHED);
+    if (t->cells) /* a dashed box-drawing rule through the rows of the area */
+        scene_line(s, fx, a->area.y + 1.0, fx, a->area.y + a->area.h - 1.0, th->accent, 0.0,
+                   SCENE_RULE | SCENE_DASHED);
+    else
+        scene_line(s, fx, a->area.y, fx, a->area.y + a->area.h, th->accent, 1.5 * m.lw,
+                   SCENE_DASHED);
     if (!label || !*label) return;
     double size = t->cells ? 1.0 : 0.85;
     double w = scene_text_width(t, label, size);
