@@ -243,8 +243,62 @@ static void test_layout(void)
     scene_free(&s);
 }
 
+/* The scene of a whole cell-target figure against golden/figure_cells.txt (PELAB_REGEN_GOLDEN=1
+ * rewrites it), so a layout change shows up as a readable diff. */
+static void test_cells_golden(void)
+{
+    const fig_theme *th = fig_theme_get(0);
+    scene_target ct = {
+        .width = 60, .height = 32, .text_h = 2, .char_w = 1, .hairline = 0.5, .cells = 1};
+    scene s;
+    scene_init(&s, ct.width, ct.height, th->bg);
+    fig_rect r = fig_title(&s, &ct, th, (fig_rect){0, 0, 60, 32}, "Similarity", "d=16");
+    fig_rect cb = fig_take_right(&r, fig_colorbar_width(&ct), 1);
+    float m[16 * 16];
+    for (int i = 0; i < 16; i++)
+        for (int j = 0; j < 16; j++) m[i * 16 + j] = (float)cos((i - j) * 0.4);
+    fig_axes a = fig_axes_draw(&s, &ct, th, r, 0, 16, 0, 16, "j", "i", FIG_Y_DOWN);
+    scene_heatmap(&s, a.area.x, a.area.y, a.area.w, a.area.h, m, 16, 16, 16, -1, 1,
+                  cmap_default_diverging(), th->mask);
+    fig_colorbar(&s, &ct, th, (fig_rect){cb.x, a.area.y, cb.w, a.area.h}, -1, 1,
+                 cmap_default_diverging(), "cos");
+    double x[3] = {0, 8, 16}, y[3] = {0, 4, 16};
+    fig_curve(&s, &a, x, y, 3, th->series[0], 0, 0);
+    const char *names[] = {"diag"};
+    fig_legend(&s, &ct, th, &a, names, th->series, 1, 1);
+    fig_vmark(&s, &ct, th, &a, 12, "L");
+    char *dump = scene_dump(&s);
+    const char *src = getenv("PELAB_SRC");
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/render/golden/figure_cells.txt", src ? src : ".");
+    const char *regen = getenv("PELAB_REGEN_GOLDEN");
+    if (regen && strcmp(regen, "1") == 0) {
+        FILE *fp = fopen(path, "w");
+        TAP_OK(fp && dump && fputs(dump, fp) >= 0 && fclose(fp) == 0, "regenerated %s", path);
+    } else {
+        FILE *fp = fopen(path, "r");
+        char *want = NULL;
+        if (fp) {
+            fseek(fp, 0, SEEK_END);
+            long n = ftell(fp);
+            fseek(fp, 0, SEEK_SET);
+            want = calloc(1, (size_t)n + 1);
+            if (want && fread(want, 1, (size_t)n, fp) != (size_t)n) want[0] = 0;
+            fclose(fp);
+        }
+        int same = want && dump && strcmp(want, dump) == 0;
+        TAP_OK(same, "cell figure matches %s%s", path,
+               want ? "" : " (missing: PELAB_REGEN_GOLDEN=1 creates it)");
+        if (!same && dump) tap_diag("got:\n%s", dump);
+        free(want);
+    }
+    free(dump);
+    scene_free(&s);
+}
+
 int main(void)
 {
+    test_cells_golden();
     test_ticks();
     test_mapping();
     test_layout();
