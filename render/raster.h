@@ -18,7 +18,8 @@ scene_target raster_target(double w, double h, double font_px);
 double raster_font_px(double w, double h, double scale);
 
 /* Draw s into a premultiplied ARGB32 buffer (cairo's native layout, stride in bytes). antialias
- * 0 turns antialiasing off (golden tests). Returns 0, or -1 when cairo fails. */
+ * 0 turns antialiasing off (golden tests). Text is sized from s->text_h (scene.h; the default
+ * font of the canvas when 0). Returns 0, or -1 when cairo fails. */
 int raster_draw_argb(const scene *s, uint32_t *pixels, int w, int h, int stride, int antialias);
 
 /* Key/value text chunks a written file carries (PNG tEXt, SVG/PDF metadata). */
@@ -37,7 +38,12 @@ typedef struct raster_export_opts {
  * with tEXt and pHYs), .svg, .pdf (reproducible: no dates, fixed ids). Written to a temporary
  * name in the same directory and renamed, so an existing file is never left half-written and a
  * failure leaves nothing behind. Returns 0, 1 when the extension is not one of these (no file
- * touched), -1 on a write error (message in err). */
+ * touched), -1 on a write error (message in err).
+ * Figure units are pixels at o->dpi, so SVG and PDF get the PNG's physical size. Metadata: PNG
+ * tEXt per key (iTXt for UTF-8 values); PDF Title, Creator (key "Software"), Author, Subject
+ * (key "Command") and the other keys in Keywords; SVG a <title> (key "Title") and a <metadata>
+ * block of "key: value" lines. PDF text is text (embedded font subset); cairo's SVG writes
+ * glyphs as outlines. Heatmaps are embedded images shown without smoothing. */
 int raster_export(const scene *s, const char *path, const raster_export_opts *o, char *err,
                   size_t errlen);
 
