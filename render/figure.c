@@ -706,6 +706,17 @@ void fig_colorbar(scene *s, const scene_target *t, const fig_theme *th, fig_rect
 
 /* --- legend ---------------------------------------------------------------------------- */
 
+/* Largest per-channel difference of two 0xRRGGBB colours. */
+static int colour_distance(uint32_t a, uint32_t b)
+{
+    int d = 0;
+    for (int sh = 0; sh < 24; sh += 8) {
+        int k = abs((int)((a >> sh) & 0xff) - (int)((b >> sh) & 0xff));
+        if (k > d) d = k;
+    }
+    return d;
+}
+
 void fig_legend(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a,
                 const char *const *names, const uint32_t *colors, int n, int corner)
 {
@@ -752,6 +763,9 @@ void fig_legend(scene *s, const scene_target *t, const fig_theme *th, const fig_
             scene_line(s, sx + 0.5, ty + 1.0, sx + sample - 0.5, ty + 1.0, c, 0.0, SCENE_RULE);
         } else {
             double cy = round(ty + 0.5 * line_h);
+            /* A series drawn in (nearly) the background colour still needs a visible sample. */
+            if (colour_distance(c, th->bg) < 48)
+                scene_line(s, sx - 1.0, cy, sx + sample + 1.0, cy, th->muted, 2.0 * m.lw + 2.0, 0);
             scene_line(s, sx, cy, sx + sample, cy, c, 2.0 * m.lw, 0);
         }
         char buf[256];
