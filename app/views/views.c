@@ -8,6 +8,7 @@
 static const app_view *const views[] = {
     &app_view_heatmap, &app_view_similarity, &app_view_decay,
     &app_view_alibi,   &app_view_rope,       &app_view_wavelength,
+    &app_view_frequencies, &app_view_extension, &app_view_resolution,
 };
 
 size_t app_view_count(void)
@@ -39,6 +40,7 @@ int app_view_build(app_view_ctx *c, const app_state *st, scene *s, const scene_t
 {
     const fig_theme *th = fig_theme_get(st->dark);
     scene_reset(s, t->width, t->height, th->bg);
+    s->text_h = t->text_h; /* text sizes are multiples of it; the backend needs the base */
     c->has_main = 0;
     c->readout[0] = '\0';
     c->notice[0] = '\0';
