@@ -1,14 +1,693 @@
-/* placeholder: being written */
+/* cmd_model.c: `pelab train` and `pelab eval`, the built-in model's subcommands.
+ *
+ * train: generate the story corpus, build the vocabulary, train one model with a progress bar,
+ *        save it atomically every --save-every steps and when Ctrl-C stops it.
+ * eval:  held-out loss at the training length; with --extrapolate the mean loss at every
+ *        position 0..4 x ctx, printed as a table and optionally written as CSV.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "assets.h"
 #include "cmd_model.h"
+#include "model.h"
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    stop_requested = 1;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int parse_int(const char *cmd, const char *opt, const char *s, long lo, long hi, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) {
+        fprintf(stderr, "pelab %s: --%s %s: expected an integer in %ld..%ld\n", cmd, opt, s, lo,
+                hi);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+static int parse_u64(const char *cmd, const char *opt, const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || *end || s[0] == '-') {
+        fprintf(stderr, "pelab %s: --%s %s: expected a non-negative integer\n", cmd, opt, s);
+        return -1;
+    }
+    *out = (uint64_t)v;
+    return 0;
+}
+
+static int parse_double(const char *cmd, const char *opt, const char *s, double lo, double hi,
+                        double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !(v >= lo && v <= hi)) {
+        fprintf(stderr, "pelab %s: --%s %s: expected a number in %g..%g\n", cmd, opt, s, lo, hi);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int story_dir(const char *given, char *buf, size_t n)
+{
+    char err[512];
+    if (given) {
+        snprintf(buf, n, "%s", given);
+        return 0;
+    }
+    if (app_asset_path("story", buf, n, err, sizeof err) < 0) {
+        fprintf(stderr, "pelab: %s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- train -------------------------------------------------------------------------------- */
+
+typedef struct train_ui {
+    model *m;
+    const char *out;
+    int save_every;
+    int tty, quiet;
+    double t0, last_draw;
+    long tokens0;
+    int last_line_step;
+    int saved_step;
+} train_ui;
+
+static void fmt_time(double s, char *buf, size_t n)
+{
+    if (!(s >= 0) || s > 359999) s = 359999;
+    int t = (int)(s + 0.5);
+    if (t >= 3600)
+        snprintf(buf, n, "%d:%02d:%02d", t / 3600, t / 60 % 60, t % 60);
+    else
+        snprintf(buf, n, "%02d:%02d", t / 60, t % 60);
+}
+
+static int train_progress(void *user, const model_progress *p)
+{
+    train_ui *u = user;
+    double t = now_s(), el = t - u->t0;
+    double tps = el > 0 ? (double)p->tokens / el : 0;
+    double left = p->step > 0 ? el / p->step * (p->steps - p->step) : 0;
+    int final = p->step == p->steps || stop_requested;
+    if (!u->quiet) {
+        char l[32], e[32];
+        fmt_time(left, l, sizeof l);
+        fmt_time(el, e, sizeof e);
+        if (u->tty && (t - u->last_draw > 0.1 || final)) {
+            int width = 24, fill = (int)((double)width * p->step / p->steps);
+            char bar[32];
+            for (int i = 0; i < width; i++) bar[i] = i < fill ? '#' : '.';
+            bar[width] = 0;
+            fprintf(stderr, "\r[%s] step %d/%d  loss %.3f  %.0f tok/s  %s elapsed  %s left ", bar,
+                    p->step, p->steps, p->loss, tps, e, l);
+            fflush(stderr);
+            u->last_draw = t;
+        } else if (!u->tty) {
+            int every = p->steps >= 20 ? p->steps / 20 : 1;
+            if (p->step % every == 0 || final)
+                fprintf(stderr, "step %d/%d  loss %.3f  lr %.2e  %.0f tok/s  %s elapsed  %s left\n",
+                        p->step, p->steps, p->loss, p->lr, tps, e, l);
+        }
+    }
+    if (u->save_every > 0 && p->step % u->save_every == 0 && p->step < p->steps) {
+        char err[512];
+        if (model_save(u->m, u->out, err, sizeof err) == 0)
+            u->saved_step = p->step;
+        else
+            fprintf(stderr, "\npelab train: %s\n", err);
+    }
+    return stop_requested != 0;
+}
+
+static void train_usage(FILE *f)
+{
+    fprintf(
+        f,
+        "usage: pelab train --pe NAME [options] -o FILE\n"
+        "Train the built-in transformer on generated stories with one position scheme.\n"
+        "  --pe NAME            nope, learned, sinusoidal, alibi, rope, t5\n"
+        "  -o, --output FILE    checkpoint (written atomically, also every --save-every steps)\n"
+        "  --steps N            AdamW steps (2000)       --batch N        windows per step (16)\n"
+        "  --ctx N              training context (64)    --layers N       blocks (3)\n"
+        "  --dim N              width (64)               --heads N        heads (4)\n"
+        "  --hidden N           MLP width (4 x dim)      --tied           tie the output layer\n"
+        "  --lr X               peak learning rate (3e-3) --min-lr X      final (3e-4)\n"
+        "  --warmup N           warmup steps (100)       --weight-decay X (0.1)\n"
+        "  --clip X             gradient norm clip (1)   --seed N         init and batches (1)\n"
+        "  --data-seed N        story corpus (1)         --tokens N       corpus size (1000000)\n"
+        "  --base X             sinusoidal/rope frequency base (10000)\n"
+        "  --pairing P          rope: interleaved or half\n"
+        "  --slope-ratio X      alibi: m_h = X^(h+1) instead of the paper's slopes\n"
+        "  --t5-buckets N       t5 buckets (32)          --t5-max-distance N (ctx)\n"
+        "  --threads N          0 = all cores (0)        --save-every N   steps (250, 0 = off)\n"
+        "  --story DIR          grammar directory (assets/story)\n"
+        "  --quiet              no progress\n"
+        "Ctrl-C stops after the current step and saves the weights of the last full step.\n");
+}
+
+static void record_command(model_config *c, int argc, char **argv)
+{
+    size_t n = 0;
+    n += (size_t)snprintf(c->command, sizeof c->command, "pelab");
+    for (int i = 0; i < argc && n < sizeof c->command; i++)
+        n += (size_t)snprintf(c->command + n, sizeof c->command - n, " %s", argv[i]);
+}
+
 int app_cmd_train(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    return 1;
+    enum {
+        O_PE = 256,
+        O_STEPS,
+        O_BATCH,
+        O_CTX,
+        O_LAYERS,
+        O_DIM,
+        O_HEADS,
+        O_HIDDEN,
+        O_TIED,
+        O_LR,
+        O_MINLR,
+        O_WARMUP,
+        O_WD,
+        O_CLIP,
+        O_SEED,
+        O_DSEED,
+        O_TOKENS,
+        O_BASE,
+        O_PAIRING,
+        O_SLOPE,
+        O_BUCKETS,
+        O_MAXD,
+        O_THREADS,
+        O_SAVE,
+        O_STORY,
+        O_QUIET,
+        O_HELP
+    };
+    static const struct option opts[] = {{"pe", 1, 0, O_PE},
+                                         {"output", 1, 0, 'o'},
+                                         {"steps", 1, 0, O_STEPS},
+                                         {"batch", 1, 0, O_BATCH},
+                                         {"ctx", 1, 0, O_CTX},
+                                         {"layers", 1, 0, O_LAYERS},
+                                         {"dim", 1, 0, O_DIM},
+                                         {"heads", 1, 0, O_HEADS},
+                                         {"hidden", 1, 0, O_HIDDEN},
+                                         {"tied", 0, 0, O_TIED},
+                                         {"lr", 1, 0, O_LR},
+                                         {"min-lr", 1, 0, O_MINLR},
+                                         {"warmup", 1, 0, O_WARMUP},
+                                         {"weight-decay", 1, 0, O_WD},
+                                         {"clip", 1, 0, O_CLIP},
+                                         {"seed", 1, 0, O_SEED},
+                                         {"data-seed", 1, 0, O_DSEED},
+                                         {"tokens", 1, 0, O_TOKENS},
+                                         {"base", 1, 0, O_BASE},
+                                         {"pairing", 1, 0, O_PAIRING},
+                                         {"slope-ratio", 1, 0, O_SLOPE},
+                                         {"t5-buckets", 1, 0, O_BUCKETS},
+                                         {"t5-max-distance", 1, 0, O_MAXD},
+                                         {"threads", 1, 0, O_THREADS},
+                                         {"save-every", 1, 0, O_SAVE},
+                                         {"story", 1, 0, O_STORY},
+                                         {"quiet", 0, 0, O_QUIET},
+                                         {"help", 0, 0, O_HELP},
+                                         {0, 0, 0, 0}};
+    const char *pe = NULL, *out = NULL, *story = NULL;
+    model_config c;
+    model_config_default(&c, MODEL_PE_NOPE);
+    int hidden = 0, threads = 0, save_every = 250, quiet = 0, tokens = 1000000;
+    double dv;
+    optind = 1;
+    opterr = 0;
+    int ch;
+    /* first pass for --pe, so scheme defaults do not override later options */
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--pe") && i + 1 < argc)
+            pe = argv[i + 1];
+        else if (!strncmp(argv[i], "--pe=", 5))
+            pe = argv[i] + 5;
+    if (pe) {
+        int k = model_pe_from_name(pe);
+        if (k < 0) {
+            fprintf(stderr,
+                    "pelab train: --pe %s: the model supports nope, learned, sinusoidal, alibi, "
+                    "rope, t5\n",
+                    pe);
+            return 2;
+        }
+        model_config_default(&c, k);
+    }
+    while ((ch = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+        int bad = 0;
+        switch (ch) {
+        case O_PE:
+            break;
+        case 'o':
+            out = optarg;
+            break;
+        case O_STEPS:
+            bad = parse_int("train", "steps", optarg, 1, 10000000, &c.steps);
+            break;
+        case O_BATCH:
+            bad = parse_int("train", "batch", optarg, 1, 4096, &c.batch);
+            break;
+        case O_CTX:
+            bad = parse_int("train", "ctx", optarg, 2, MODEL_MAX_CTX, &c.ctx);
+            break;
+        case O_LAYERS:
+            bad = parse_int("train", "layers", optarg, 1, MODEL_MAX_LAYERS, &c.layers);
+            break;
+        case O_DIM:
+            bad = parse_int("train", "dim", optarg, 2, MODEL_MAX_DIM, &c.dim);
+            break;
+        case O_HEADS:
+            bad = parse_int("train", "heads", optarg, 1, MODEL_MAX_HEADS, &c.heads);
+            break;
+        case O_HIDDEN:
+            bad = parse_int("train", "hidden", optarg, 1, 4 * MODEL_MAX_DIM, &hidden);
+            break;
+        case O_TIED:
+            c.tied = 1;
+            break;
+        case O_LR:
+            if (!(bad = parse_double("train", "lr", optarg, 1e-9, 10, &dv))) c.lr = (float)dv;
+            break;
+        case O_MINLR:
+            if (!(bad = parse_double("train", "min-lr", optarg, 0, 10, &dv))) c.min_lr = (float)dv;
+            break;
+        case O_WARMUP:
+            bad = parse_int("train", "warmup", optarg, 0, 10000000, &c.warmup);
+            break;
+        case O_WD:
+            if (!(bad = parse_double("train", "weight-decay", optarg, 0, 10, &dv)))
+                c.weight_decay = (float)dv;
+            break;
+        case O_CLIP:
+            if (!(bad = parse_double("train", "clip", optarg, 0, 1e9, &dv))) c.clip = (float)dv;
+            break;
+        case O_SEED:
+            bad = parse_u64("train", "seed", optarg, &c.seed);
+            break;
+        case O_DSEED:
+            bad = parse_u64("train", "data-seed", optarg, &c.data_seed);
+            break;
+        case O_TOKENS:
+            bad = parse_int("train", "tokens", optarg, 1000, 100000000, &tokens);
+            break;
+        case O_BASE:
+            bad = parse_double("train", "base", optarg, 1.0000001, 1e30, &c.pe.base);
+            break;
+        case O_PAIRING:
+            if (!strcmp(optarg, "interleaved"))
+                c.pe.pairing = PE_PAIRING_INTERLEAVED;
+            else if (!strcmp(optarg, "half"))
+                c.pe.pairing = PE_PAIRING_HALF;
+            else {
+                fprintf(stderr, "pelab train: --pairing %s: interleaved or half\n", optarg);
+                bad = 1;
+            }
+            break;
+        case O_SLOPE:
+            bad = parse_double("train", "slope-ratio", optarg, 0, 0.999999, &c.pe.slope_ratio);
+            break;
+        case O_BUCKETS:
+            bad = parse_int("train", "t5-buckets", optarg, 2, 1024, &c.pe.t5_buckets);
+            break;
+        case O_MAXD:
+            bad =
+                parse_int("train", "t5-max-distance", optarg, 2, PE_MAX_LEN, &c.pe.t5_max_distance);
+            break;
+        case O_THREADS:
+            bad = parse_int("train", "threads", optarg, 0, 1024, &threads);
+            break;
+        case O_SAVE:
+            bad = parse_int("train", "save-every", optarg, 0, 10000000, &save_every);
+            break;
+        case O_STORY:
+            story = optarg;
+            break;
+        case O_QUIET:
+            quiet = 1;
+            break;
+        case O_HELP:
+        case 'h':
+            train_usage(stdout);
+            return 0;
+        case ':':
+            fprintf(stderr, "pelab train: %s needs a value\n", argv[optind - 1]);
+            return 2;
+        default:
+            fprintf(stderr, "pelab train: unknown option %s (pelab train --help)\n",
+                    argv[optind - 1]);
+            return 2;
+        }
+        if (bad) return 2;
+    }
+    if (!pe || !out) {
+        fprintf(stderr, "pelab train: %s is required (pelab train --help)\n",
+                !pe ? "--pe NAME" : "-o FILE");
+        return 2;
+    }
+    if (optind < argc) {
+        fprintf(stderr, "pelab train: unexpected argument %s\n", argv[optind]);
+        return 2;
+    }
+    c.hidden = hidden ? hidden : 4 * c.dim;
+    if (c.min_lr > c.lr) c.min_lr = c.lr;
+    record_command(&c, argc, argv);
+    char dir[2048], err[512];
+    if (story_dir(story, dir, sizeof dir)) return 1;
+    model_grammar g;
+    if (model_grammar_load(&g, dir, err, sizeof err)) {
+        fprintf(stderr, "pelab train: %s\n", err);
+        return 1;
+    }
+    tok_vocab v;
+    if (model_vocab_build(&g, c.data_seed, (size_t)tokens, &v, err, sizeof err)) {
+        fprintf(stderr, "pelab train: %s\n", err);
+        model_grammar_free(&g);
+        return 1;
+    }
+    c.vocab = v.n;
+    c.grammar_hash = g.hash;
+    size_t nh = (size_t)c.ctx * 512 + 1;
+    int *ids = malloc((size_t)tokens * sizeof *ids), *held = malloc(nh * sizeof *held);
+    model m = {0};
+    int rc = 1;
+    if (!ids || !held) {
+        fprintf(stderr, "pelab train: out of memory for %d tokens\n", tokens);
+        goto out;
+    }
+    if (model_corpus(&g, &v, c.data_seed, (size_t)tokens, ids, NULL, err, sizeof err) ||
+        model_corpus(&g, &v, model_heldout_seed(c.data_seed), nh, held, NULL, err, sizeof err) ||
+        model_init(&m, &c, &v, err, sizeof err)) {
+        fprintf(stderr, "pelab train: %s\n", err);
+        goto out;
+    }
+    if (!quiet)
+        fprintf(stderr,
+                "pelab train: %s, %d layers, dim %d, %d heads, ctx %d, vocab %d, %zu parameters; "
+                "%d steps of %d x %d tokens from %d generated tokens\n",
+                m.cfg.pe_name, m.cfg.layers, m.cfg.dim, m.cfg.heads, m.cfg.ctx, m.cfg.vocab,
+                m.n_params, m.cfg.steps, m.cfg.batch, m.cfg.ctx, tokens);
+    train_ui ui = {.m = &m, .out = out, .save_every = save_every, .tty = isatty(2), .quiet = quiet};
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    stop_requested = 0;
+    sigaction(SIGINT, &sa, &old);
+    ui.t0 = now_s();
+    int trc = model_train(&m, ids, (size_t)tokens, threads, train_progress, &ui, err, sizeof err);
+    double elapsed = now_s() - ui.t0;
+    sigaction(SIGINT, &old, NULL);
+    if (!quiet && ui.tty) fputc('\n', stderr);
+    if (trc && trc != MODEL_ESTOPPED) {
+        fprintf(stderr, "pelab train: %s\n", err);
+        if (ui.saved_step) fprintf(stderr, "pelab train: %s holds step %d\n", out, ui.saved_step);
+        goto out;
+    }
+    double sum[MODEL_MAX_CTX] = {0}, cnt[MODEL_MAX_CTX] = {0};
+    if (model_eval_positions(&m, held, nh, m.cfg.ctx, 0, threads, sum, cnt, err, sizeof err) == 0) {
+        double s = 0, k = 0;
+        for (int t = 0; t < m.cfg.ctx; t++) s += sum[t], k += cnt[t];
+        m.cfg.heldout_loss = (float)(s / k);
+    }
+    if (model_save(&m, out, err, sizeof err)) {
+        fprintf(stderr, "pelab train: %s\n", err);
+        goto out;
+    }
+    printf("%s %s: %d steps in %.1f s (%.0f tokens/s); training loss %.3f, held-out loss %.3f "
+           "at ctx %d; checksum %08x\n",
+           trc == MODEL_ESTOPPED ? "stopped, saved" : "saved", out, m.cfg.steps_done, elapsed,
+           elapsed > 0 ? (double)m.cfg.steps_done * m.cfg.batch * m.cfg.ctx / elapsed : 0,
+           m.cfg.train_loss, m.cfg.heldout_loss, m.cfg.ctx, m.cfg.checksum);
+    rc = trc == MODEL_ESTOPPED ? 130 : 0;
+out:
+    free(ids);
+    free(held);
+    model_free(&m);
+    tok_vocab_free(&v);
+    model_grammar_free(&g);
+    return rc;
 }
+
+/* ---- eval --------------------------------------------------------------------------------- */
+
+static void eval_usage(FILE *f)
+{
+    fprintf(f, "usage: pelab eval [--extrapolate] [options] MODEL...\n"
+               "Held-out loss (nats per token) of each model on stories from a seed it never saw.\n"
+               "  --extrapolate     also the mean loss at every position 0..4 x ctx\n"
+               "  -o FILE.csv       write the per-position table as CSV (with --extrapolate)\n"
+               "  --tokens N        held-out tokens (32768)\n"
+               "  --bin N           positions per table row (ctx / 8; 1 = every position)\n"
+               "  --threads N       0 = all cores\n"
+               "  --story DIR       grammar directory (assets/story)\n");
+}
+
+typedef struct eval_row {
+    const char *path;
+    model m;
+    int win;
+    double *sum, *cnt; /* (win) */
+    double at_ctx;
+} eval_row;
+
+static double mean_range(const eval_row *r, int a, int b)
+{
+    double s = 0, k = 0;
+    for (int t = a; t < b && t < r->win; t++) s += r->sum[t], k += r->cnt[t];
+    return k > 0 ? s / k : NAN;
+}
+
 int app_cmd_eval(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    return 1;
+    enum { O_EXTRA = 256, O_TOKENS, O_BIN, O_THREADS, O_STORY, O_HELP };
+    static const struct option opts[] = {{"extrapolate", 0, 0, O_EXTRA}, {"output", 1, 0, 'o'},
+                                         {"tokens", 1, 0, O_TOKENS},     {"bin", 1, 0, O_BIN},
+                                         {"threads", 1, 0, O_THREADS},   {"story", 1, 0, O_STORY},
+                                         {"help", 0, 0, O_HELP},         {0, 0, 0, 0}};
+    int extra = 0, tokens = 32768, bin = 0, threads = 0, ch;
+    const char *csv = NULL, *story = NULL;
+    optind = 1;
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+        int bad = 0;
+        switch (ch) {
+        case O_EXTRA:
+            extra = 1;
+            break;
+        case 'o':
+            csv = optarg;
+            break;
+        case O_TOKENS:
+            bad = parse_int("eval", "tokens", optarg, 1000, 100000000, &tokens);
+            break;
+        case O_BIN:
+            bad = parse_int("eval", "bin", optarg, 1, MODEL_MAX_CTX, &bin);
+            break;
+        case O_THREADS:
+            bad = parse_int("eval", "threads", optarg, 0, 1024, &threads);
+            break;
+        case O_STORY:
+            story = optarg;
+            break;
+        case O_HELP:
+        case 'h':
+            eval_usage(stdout);
+            return 0;
+        case ':':
+            fprintf(stderr, "pelab eval: %s needs a value\n", argv[optind - 1]);
+            return 2;
+        default:
+            fprintf(stderr, "pelab eval: unknown option %s (pelab eval --help)\n",
+                    argv[optind - 1]);
+            return 2;
+        }
+        if (bad) return 2;
+    }
+    int n = argc - optind;
+    if (n < 1) {
+        fprintf(stderr, "pelab eval: name at least one model file (pelab eval --help)\n");
+        return 2;
+    }
+    if (csv && !extra) {
+        fprintf(stderr,
+                "pelab eval: -o %s: the CSV holds the per-position losses of "
+                "--extrapolate; add --extrapolate\n",
+                csv);
+        return 2;
+    }
+    char dir[2048], err[512];
+    if (story_dir(story, dir, sizeof dir)) return 1;
+    model_grammar g;
+    if (model_grammar_load(&g, dir, err, sizeof err)) {
+        fprintf(stderr, "pelab eval: %s\n", err);
+        return 1;
+    }
+    eval_row *rows = calloc((size_t)n, sizeof *rows);
+    int *ids = malloc((size_t)tokens * sizeof *ids);
+    int rc = 1, maxwin = 0;
+    if (!rows || !ids) {
+        fprintf(stderr, "pelab eval: out of memory\n");
+        goto out;
+    }
+    printf("held-out loss (nats per token) at the training length:\n");
+    printf("  %-32s %-11s %5s %8s %8s  %s\n", "model", "scheme", "ctx", "train", "held-out",
+           "unknown tokens");
+    for (int i = 0; i < n; i++) {
+        eval_row *r = &rows[i];
+        r->path = argv[optind + i];
+        if (model_load(r->path, &r->m, err, sizeof err)) {
+            fprintf(stderr, "pelab eval: %s\n", err);
+            goto out;
+        }
+        const model_config *c = &r->m.cfg;
+        if (c->grammar_hash != g.hash)
+            fprintf(stderr,
+                    "pelab eval: warning: %s was trained on another version of the story grammar "
+                    "(%016llx, now %016llx)\n",
+                    r->path, (unsigned long long)c->grammar_hash, (unsigned long long)g.hash);
+        size_t unk = 0;
+        if (model_corpus(&g, &r->m.vocab, model_heldout_seed(c->data_seed), (size_t)tokens, ids,
+                         &unk, err, sizeof err)) {
+            fprintf(stderr, "pelab eval: %s\n", err);
+            goto out;
+        }
+        r->win = extra ? 4 * c->ctx : c->ctx;
+        r->sum = calloc((size_t)r->win, sizeof(double));
+        r->cnt = calloc((size_t)r->win, sizeof(double));
+        double *s1 = calloc((size_t)c->ctx, sizeof(double)), *k1 = calloc((size_t)c->ctx, 8);
+        if (!r->sum || !r->cnt || !s1 || !k1) {
+            free(s1);
+            free(k1);
+            fprintf(stderr, "pelab eval: out of memory\n");
+            goto out;
+        }
+        int erc = model_eval_positions(&r->m, ids, (size_t)tokens, c->ctx, 0, threads, s1, k1, err,
+                                       sizeof err);
+        if (!erc && extra)
+            erc = model_eval_positions(&r->m, ids, (size_t)tokens, r->win, 0, threads, r->sum,
+                                       r->cnt, err, sizeof err);
+        double s = 0, k = 0;
+        for (int t = 0; t < c->ctx; t++) s += s1[t], k += k1[t];
+        free(s1);
+        free(k1);
+        if (erc) {
+            fprintf(stderr, "pelab eval: %s: %s\n", r->path, err);
+            goto out;
+        }
+        r->at_ctx = s / k;
+        if (r->win > maxwin) maxwin = r->win;
+        printf("  %-32s %-11s %5d %8.3f %8.3f  %zu of %d\n", r->path, c->pe_name, c->ctx,
+               c->train_loss, r->at_ctx, unk, tokens);
+    }
+    if (extra) {
+        int ctx0 = rows[0].m.cfg.ctx;
+        int b = bin ? bin : (ctx0 / 8 > 0 ? ctx0 / 8 : 1);
+        printf("\nmean held-out loss by position (windows of 4 x ctx, every window starts at "
+               "position 0):\n");
+        printf("  %-11s", "position");
+        for (int i = 0; i < n; i++) printf(" %11s", rows[i].m.cfg.pe_name);
+        printf("\n");
+        for (int p = 0; p < maxwin; p += b) {
+            char lab[32];
+            snprintf(lab, sizeof lab, b == 1 ? "%d" : "%d-%d", p, p + b - 1);
+            printf("  %-11s", lab);
+            for (int i = 0; i < n; i++) {
+                double v = mean_range(&rows[i], p, p + b);
+                if (isnan(v))
+                    printf(" %11s", "-");
+                else
+                    printf(" %11.3f", v);
+            }
+            printf("\n");
+        }
+        printf("  ranges (in units of each model's ctx):\n");
+        const char *names[3] = {"[0,ctx)", "[ctx,2ctx)", "[2ctx,4ctx)"};
+        for (int k = 0; k < 3; k++) {
+            printf("  %-11s", names[k]);
+            for (int i = 0; i < n; i++) {
+                int c = rows[i].m.cfg.ctx, a = k == 0 ? 0 : k == 1 ? c : 2 * c;
+                int e = k == 0 ? c : k == 1 ? 2 * c : 4 * c;
+                printf(" %11.3f", mean_range(&rows[i], a, e));
+            }
+            printf("\n");
+        }
+        printf("\nwhat the positions past ctx measure:\n");
+        int seen[MODEL_PE_COUNT] = {0};
+        for (int i = 0; i < n; i++) {
+            int k = model_pe_from_name(rows[i].m.cfg.pe_name);
+            if (k >= 0 && !seen[k]++) printf("  %s\n", model_pe_extrapolation_note(k));
+        }
+        if (csv) {
+            FILE *f = fopen(csv, "w");
+            if (!f) {
+                fprintf(stderr, "pelab eval: -o %s: cannot write (%s)\n", csv, strerror(errno));
+                goto out;
+            }
+            fprintf(f, "position");
+            for (int i = 0; i < n; i++) fprintf(f, ",%s", rows[i].m.cfg.pe_name);
+            fprintf(f, "\n");
+            for (int p = 0; p < maxwin; p++) {
+                fprintf(f, "%d", p);
+                for (int i = 0; i < n; i++) {
+                    double v = mean_range(&rows[i], p, p + 1);
+                    if (isnan(v))
+                        fprintf(f, ",");
+                    else
+                        fprintf(f, ",%.6f", v);
+                }
+                fprintf(f, "\n");
+            }
+            if (fclose(f)) {
+                fprintf(stderr, "pelab eval: -o %s: write error\n", csv);
+                goto out;
+            }
+            printf("\nwrote %s (%d positions x %d models)\n", csv, maxwin, n);
+        }
+    }
+    rc = 0;
+out:
+    for (int i = 0; rows && i < n; i++) {
+        model_free(&rows[i].m);
+        free(rows[i].sum);
+        free(rows[i].cnt);
+    }
+    free(rows);
+    free(ids);
+    model_grammar_free(&g);
+    return rc;
 }

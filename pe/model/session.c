@@ -178,7 +178,7 @@ int model_session_step(model_session *s, int token, const float **logits, char *
             }
             float sum = 0;
             for (int j = 0; j <= t; j++) {
-                att[j] = (float)exp((double)(att[j] - mx));
+                att[j] = expf(att[j] - mx);
                 sum += att[j];
             }
             float *y = s->y + (size_t)h * hd;
@@ -197,7 +197,7 @@ int model_session_step(model_session *s, int token, const float **logits, char *
         for (int i = 0; i < F; i++) {
             float v = s->h[i];
             float u = 0.7978845608028654f * (v + 0.044715f * v * v * v);
-            s->h[i] = 0.5f * v * (1 + (float)tanh((double)u));
+            s->h[i] = 0.5f * v * (2 - 2 / (expf(2 * u) + 1)); /* tanh as in nn.c */
         }
         matvec(tmp, s->h, m->fcprojw + lc * F, m->fcprojb + lc, F, C);
         for (int i = 0; i < C; i++) x[i] += tmp[i];
