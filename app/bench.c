@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "attn.h"
 #include "cellgrid.h"
 #include "cli.h"
 #include "explorer.h"
@@ -42,22 +43,22 @@ static double median(double *v, int n)
 static void machine_line(void)
 {
     struct utsname u;
-    char model[256] = "unknown CPU";
+    char cpu[256] = "unknown CPU";
     FILE *fp = fopen("/proc/cpuinfo", "r");
     if (fp) {
         char line[512];
         while (fgets(line, sizeof line, fp))
             if (strncmp(line, "model name", 10) == 0) {
                 char *c = strchr(line, ':');
-                if (c) snprintf(model, sizeof model, "%s", c + 2);
-                model[strcspn(model, "\n")] = '\0';
+                if (c) snprintf(cpu, sizeof cpu, "%s", c + 2);
+                cpu[strcspn(cpu, "\n")] = '\0';
                 break;
             }
         fclose(fp);
     }
     uname(&u);
-    printf("machine: %s, %ld cores online, %s %s\n", model, sysconf(_SC_NPROCESSORS_ONLN),
-           u.sysname, u.machine);
+    printf("machine: %s, %ld cores online, %s %s\n", cpu, sysconf(_SC_NPROCESSORS_ONLN), u.sysname,
+           u.machine);
 }
 
 static void bench_table(int runs)
@@ -212,6 +213,84 @@ static void bench_views_gui(int runs, int w, int h)
     free(px);
 }
 
+/* The attention views: one step (the Right key, the frame, the drawing) for every shipped
+ * model, through the explorer exactly as the terminal and the window run it. The first frame
+ * (checkpoint load and the run over the prompt) and one generated token are timed too. */
+static void bench_attention(int runs)
+{
+    printf("attention view per shipped model: one step (key + frame + draw, preset toy), one "
+           "generated token (preset start), the first frame (load + run) (target < 16 ms):\n");
+    cellgrid g;
+    if (cellgrid_init(&g, 200, 60, 0) < 0) return;
+    int w = 1280, h = 800;
+    uint32_t *px = malloc((size_t)w * (size_t)h * 4);
+    scene s;
+    scene_init(&s, 1, 1, 0);
+    scene_target tt = cellgrid_target(200, 60);
+    scene_target tw = raster_target(w, h, raster_font_px(w, h, 1));
+    int found = 0;
+    for (size_t m = 0; app_attn_model_names[m] && px; m++) {
+        char path[1100], err[512];
+        if (app_attn_model_path(app_attn_model_names[m], path, sizeof path, err, sizeof err) < 0)
+            continue;
+        found++;
+        for (int gui = 0; gui < 2; gui++) {
+            app_explorer *x = calloc(1, sizeof *x);
+            if (!x) break;
+            app_state st;
+            app_state_default(&st);
+            st.view = app_view_find("attention");
+            snprintf(st.model_name, sizeof st.model_name, "%s", app_attn_model_names[m]);
+            app_explorer_init(x, &st, gui);
+            double t0 = now_ms();
+            app_explorer_frame(x, &s, gui ? &tw : &tt);
+            double first = now_ms() - t0;
+            double tm[32], tg[32];
+            ui_event ev = {0};
+            ev.type = UI_EV_KEY;
+            for (int r = 0; r < runs; r++) {
+                ev.key = r % 2 ? UI_KEY_RIGHT : UI_KEY_LEFT; /* back and forth through the text */
+                t0 = now_ms();
+                app_explorer_event(x, &ev);
+                app_explorer_frame(x, &s, gui ? &tw : &tt);
+                if (gui)
+                    raster_draw_argb(&s, px, w, h, w * 4, 1);
+                else
+                    cellgrid_render(&g, &s);
+                tm[r] = now_ms() - t0;
+            }
+            /* generation from a short prompt, so every key press makes a token */
+            snprintf(x->st.preset, sizeof x->st.preset, "start");
+            x->st.step = -1;
+            app_explorer_frame(x, &s, gui ? &tw : &tt);
+            for (int r = 0; r < runs; r++) {
+                ev.key = 'g';
+                t0 = now_ms();
+                app_explorer_event(x, &ev);
+                app_explorer_frame(x, &s, gui ? &tw : &tt);
+                if (gui)
+                    raster_draw_argb(&s, px, w, h, w * 4, 1);
+                else
+                    cellgrid_render(&g, &s);
+                tg[r] = now_ms() - t0;
+            }
+            printf("  %-10s %-16s step %6.2f ms   generate one token %6.2f ms   first frame "
+                   "%6.1f ms%s\n",
+                   app_attn_model_names[m], gui ? "window 1280x800" : "terminal 200x60",
+                   median(tm, runs), median(tg, runs), first,
+                   x->view_error[0] ? "  (view error!)" : "");
+            app_explorer_free(x);
+            free(x);
+        }
+    }
+    if (!found)
+        printf("  no shipped models in assets/models (assets/models/README.md says how to train "
+               "them)\n");
+    scene_free(&s);
+    free(px);
+    cellgrid_free(&g);
+}
+
 int app_cmd_bench(int argc, char **argv)
 {
     int quick = 0;
@@ -235,5 +314,6 @@ int app_cmd_bench(int argc, char **argv)
     bench_views_tui(runs);
     bench_views_gui(runs, 1280, 800);
     bench_views_gui(quick ? 1 : 5, 2560, 1600);
+    bench_attention(runs);
     return app_bench_model(quick);
 }

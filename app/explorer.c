@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attn.h"
 #include "cli.h"
 #include "colormap.h"
 #include "export.h"
@@ -49,6 +50,180 @@ static void apply_num(app_explorer *x, const char *name, double v)
     apply(x, name, buf);
 }
 
+/* ---- the attention views (attn.h) -------------------------------------------------------- */
+
+static int attn_view(const app_explorer *x)
+{
+    return x->st.view == app_view_find("attention") || x->st.view == app_view_find("compare");
+}
+
+/* The current view's run of --model (which 0) or --compare (which 1), brought up to date;
+ * NULL with the reason in the status line. */
+static app_attn *attn_run(app_explorer *x, int which)
+{
+    char err[512];
+    app_attn *a = app_attn_of(&x->ctx[x->st.view], which);
+    const char *name = which ? x->st.compare : x->st.model_name;
+    if (!a) {
+        say(x, 1, "out of memory");
+        return NULL;
+    }
+    if (app_attn_update(a, &x->st, name, err, sizeof err) < 0) {
+        say(x, 1, "%s", err);
+        return NULL;
+    }
+    return a;
+}
+
+/* Keep step, layer and head inside the model after anything changed (a shorter prompt, a model
+ * with fewer layers), so the view never shows an out-of-range error the user did not type. */
+static void attn_fix(app_explorer *x)
+{
+    char err[512];
+    app_attn *a = app_attn_of(&x->ctx[x->st.view], 0);
+    if (!a || app_attn_update(a, &x->st, x->st.model_name, err, sizeof err) < 0) return;
+    int n = a->n;
+    if (x->st.view == app_view_find("compare") && x->st.compare[0]) {
+        app_attn *b = app_attn_of(&x->ctx[x->st.view], 1);
+        if (b && app_attn_update(b, &x->st, x->st.compare, err, sizeof err) == 0 && b->n < n)
+            n = b->n;
+    }
+    if (x->st.step >= n) x->st.step = n - 1;
+    if (x->st.layer >= a->layers) x->st.layer = a->layers - 1;
+    if (x->st.head >= a->heads) x->st.head = -1;
+}
+
+/* Step through the tokens: arg -1/+1, -10/+10, or -100000/+100000 for the first/last. */
+static void act_step(app_explorer *x, int arg)
+{
+    app_attn *a = attn_run(x, 0);
+    if (!a) return;
+    int cur = app_attn_step(a, &x->st), n = a->n;
+    if (arg > 0 && cur >= n - 1) {
+        x->st.playing = 0;
+        say(x, 0, "the last token: g generates the next one");
+        return;
+    }
+    if (arg < 0 && cur == 0) {
+        say(x, 0, "the first token");
+        return;
+    }
+    int s = cur + arg;
+    if (s < 0) s = 0;
+    if (s > n - 1) s = n - 1;
+    x->st.step = s;
+    const app_attn_token *tk = &a->tok[s];
+    say(x, 0, "step %d of %d: \"%s\"%s%s", s, n - 1, tk->word,
+        tk->unknown ? " (not in the vocabulary: <unk>)" : "", tk->generated ? " (generated)" : "");
+}
+
+static void act_layer(app_explorer *x, int arg)
+{
+    app_attn *a = attn_run(x, 0);
+    if (!a) return;
+    int l = x->st.layer + arg;
+    if (l < 0) l = 0;
+    if (l >= a->layers) l = a->layers - 1;
+    x->st.layer = l;
+    say(x, 0, "layer %d of %d", l, a->layers);
+}
+
+/* g: one more generated token; G: one fewer. The view then follows the end. */
+static void act_generate(app_explorer *x, int arg)
+{
+    app_attn *a = attn_run(x, 0);
+    if (!a) return;
+    char msg[256];
+    if (arg < 0) {
+        if (x->st.generate <= 0 || a->n <= a->n_prompt) {
+            say(x, 0, "nothing generated to take back");
+            return;
+        }
+        x->st.generate = a->n - a->n_prompt - 1;
+        x->st.step = -1;
+        say(x, 0, "%d generated", x->st.generate);
+        return;
+    }
+    int want = app_attn_more(a, &x->st, msg, sizeof msg);
+    if (want < 0) {
+        say(x, 1, "%s", msg);
+        return;
+    }
+    x->st.generate = want;
+    x->st.step = -1;
+    a = attn_run(x, 0);
+    if (!a) return;
+    const app_attn_token *tk = &a->tok[a->n - 1];
+    say(x, 0, "generated \"%s\" (%s; %d so far)", tk->word,
+        x->st.temperature > 0 ? "sampled" : "greedy", a->n - a->n_prompt);
+}
+
+/* The next/previous scheme for --model (which 0) or --compare (which 1); the prompt stays. */
+static void cycle_model(app_explorer *x, int which, int dir)
+{
+    const char *cur = which ? x->st.compare : x->st.model_name;
+    int n = MODEL_PE_COUNT, i = model_pe_from_name(cur);
+    if (i < 0) i = dir > 0 ? n - 1 : 0;
+    for (int k = 1; k <= n; k++) {
+        const char *name = app_attn_model_names[(i + (dir > 0 ? k : n * 2 - k)) % n];
+        if (apply(x, which ? "compare" : "model", name) == 0) {
+            attn_fix(x);
+            return;
+        }
+    }
+}
+
+static void act_compare_model(app_explorer *x, int arg)
+{
+    if (!attn_view(x)) {
+        say(x, 1, "w/W pick the second model of the compare view (:view compare)");
+        return;
+    }
+    cycle_model(x, 1, arg);
+}
+
+static void act_split(app_explorer *x, int arg)
+{
+    (void)arg;
+    apply(x, "split", x->st.split ? "off" : "on");
+}
+
+static void act_scale(app_explorer *x, int arg)
+{
+    (void)arg;
+    static const char *const names[] = {"linear", "log", "nofirst"};
+    apply(x, "attn-scale", names[(x->st.attn_scale + 1) % 3]);
+}
+
+/* b/B in the attention views: the rope model's base x2 / /2, starting from the trained one. */
+static void attn_base(app_explorer *x, int arg)
+{
+    app_attn *a = attn_run(x, 0);
+    if (a && a->pe != MODEL_PE_ROPE && x->st.view == app_view_find("compare") && x->st.compare[0])
+        a = attn_run(x, 1);
+    if (!a) return;
+    if (a->pe != MODEL_PE_ROPE) {
+        say(x, 1, "b/B change a rope model's base; this is %s (r/R scale ALiBi slopes)",
+            a->m.cfg.pe_name);
+        return;
+    }
+    double b = x->st.rope_base > 0 ? x->st.rope_base : a->trained_base;
+    b = arg > 0 ? b * 2 : b / 2;
+    if (b <= 1.0001) b = 2;
+    if (fabs(b / a->trained_base - 1) < 1e-9) b = 0; /* back at the trained value */
+    apply_num(x, "rope-base", b);
+}
+
+/* r/R in the attention views: ALiBi slopes gentler (/1.5) / steeper (x1.5). */
+static void attn_slope(app_explorer *x, int arg)
+{
+    double m = x->st.alibi_scale;
+    if (m <= 0) m = arg > 0 ? 0 : 1.0 / 1.5;
+    m = arg > 0 ? m / 1.5 : m * 1.5;
+    if (m > 1000) m = 1000;
+    apply_num(x, "alibi-scale", m);
+}
+
 /* ---- actions ----------------------------------------------------------------------------- */
 
 typedef void (*action_fn)(app_explorer *x, int arg);
@@ -71,6 +246,10 @@ static void act_view(app_explorer *x, int arg)
 
 static void act_base(app_explorer *x, int arg)
 {
+    if (attn_view(x)) {
+        attn_base(x, arg);
+        return;
+    }
     double b = x->st.p.base;
     b = arg > 0 ? b * 2 : b / 2;
     if (b <= 1.0001) b = 1.0001 < x->st.p.base / 2 ? 1.0001 : 2;
@@ -87,6 +266,13 @@ static void act_dim(app_explorer *x, int arg)
 
 static void act_len(app_explorer *x, int arg)
 {
+    if (attn_view(x)) { /* autoplay speed */
+        double v = x->st.play_speed * (arg > 0 ? 2 : 0.5);
+        if (v < 0.25) v = 0.25;
+        if (v > 32) v = 32;
+        apply_num(x, "play-speed", v);
+        return;
+    }
     int L = x->st.p.len;
     L = arg > 0 ? L * 2 : L / 2;
     if (L < 2) L = 2;
@@ -95,6 +281,12 @@ static void act_len(app_explorer *x, int arg)
 
 static void act_heads(app_explorer *x, int arg)
 {
+    if (attn_view(x)) { /* shift every position by 10 more / fewer */
+        int k = x->st.shift + 10 * arg;
+        apply_num(x, "shift", k < 0 ? 0 : k);
+        attn_fix(x);
+        return;
+    }
     int h = x->st.p.heads + arg;
     if (h < 1) h = 1;
     if (x->st.head >= h) x->st.head = h - 1;
@@ -104,8 +296,14 @@ static void act_heads(app_explorer *x, int arg)
 static void act_head(app_explorer *x, int arg)
 {
     (void)arg;
+    int nh = x->st.p.heads;
+    if (attn_view(x)) { /* the model's heads */
+        app_attn *a = attn_run(x, 0);
+        if (!a) return;
+        nh = a->heads;
+    }
     int h = x->st.head + 1;
-    if (h >= x->st.p.heads) h = -1;
+    if (h >= nh) h = -1;
     if (h < 0)
         apply(x, "head", "all");
     else
@@ -114,6 +312,10 @@ static void act_head(app_explorer *x, int arg)
 
 static void act_slope(app_explorer *x, int arg)
 {
+    if (attn_view(x)) {
+        attn_slope(x, arg);
+        return;
+    }
     double r = x->st.p.slope_ratio;
     if (r <= 0) r = pow(2, -8.0 / x->st.p.heads); /* start from the paper's ratio */
     r = arg > 0 ? 1 - (1 - r) / 1.5 : 1 - (1 - r) * 1.5;
@@ -138,6 +340,10 @@ static void act_toggle(app_explorer *x, int arg)
 
 static void act_encoding(app_explorer *x, int arg)
 {
+    if (attn_view(x)) {
+        cycle_model(x, 0, arg);
+        return;
+    }
     size_t n = pe_encoding_count(), i = 0;
     while (i < n && pe_encoding_at(i) != x->st.enc) i++;
     for (size_t step = 1; step <= n; step++) {
@@ -168,6 +374,19 @@ static void act_cmap(app_explorer *x, int arg)
 static void act_play(app_explorer *x, int arg)
 {
     (void)arg;
+    if (attn_view(x)) {
+        app_attn *a = attn_run(x, 0);
+        if (!a) return;
+        x->st.playing = !x->st.playing;
+        x->st.step_frac = 0;
+        if (x->st.playing && app_attn_step(a, &x->st) >= a->n - 1) x->st.step = 0;
+        if (x->st.playing)
+            say(x, 0, "playing at %g tokens/s (space pauses, ] / [ faster / slower)",
+                x->st.play_speed);
+        else
+            say(x, 0, "paused");
+        return;
+    }
     x->st.playing = !x->st.playing;
     if (x->st.playing && x->st.view != app_view_find("rope")) x->st.view = app_view_find("rope");
     say(x, 0, x->st.playing ? "playing: m advances (space pauses, arrows step)" : "paused");
@@ -191,6 +410,14 @@ static void act_move(app_explorer *x, int arg)
 {
     int big = arg >= 4;
     int dir = arg & 3;
+    if (attn_view(x)) {
+        /* left/right: the token step; up/down: the layer */
+        if (dir == 2 || dir == 3)
+            act_step(x, (dir == 3 ? 1 : -1) * (big ? 10 : 1));
+        else
+            act_layer(x, dir == 1 ? 1 : -1);
+        return;
+    }
     if (x->st.view == app_view_find("rope")) {
         /* in the RoPE view the arrows move the positions: left/right m, up/down n */
         int step = big ? 10 : 1;
@@ -288,6 +515,15 @@ static void act_fullscreen(app_explorer *x, int arg)
 static void act_reset(app_explorer *x, int arg)
 {
     (void)arg;
+    if (attn_view(x)) { /* the experiments go back; the model, text and step stay */
+        x->st.shift = 0;
+        x->st.rope_base = 0;
+        x->st.alibi_scale = 1;
+        x->st.attn_scale = APP_SCALE_LINEAR;
+        x->st.split = 0;
+        say(x, 0, "position experiments reset: shift 0, trained base and slopes, linear colours");
+        return;
+    }
     int view = x->st.view, dark = x->st.dark;
     app_state_default(&x->st);
     x->st.view = view;
@@ -317,8 +553,8 @@ static const key_binding keys[] = {
     {UI_KEY_TAB, act_view, -1, NULL, NULL},
     {UI_KEY_BTAB, act_view, -2, NULL, NULL},
     {UI_KEY_UP, act_move, 0, "arrows, hjkl",
-     "move the cursor (RoPE view: m and n); PgUp/PgDn, "
-     "HJKL: big steps"},
+     "move the cursor (RoPE view: m and n; attention: left/right step through the tokens, "
+     "up/down the layer); PgUp/PgDn, HJKL: big steps"},
     {UI_KEY_DOWN, act_move, 1, NULL, NULL},
     {UI_KEY_LEFT, act_move, 2, NULL, NULL},
     {UI_KEY_RIGHT, act_move, 3, NULL, NULL},
@@ -332,33 +568,48 @@ static const key_binding keys[] = {
     {'L', act_move, 7, NULL, NULL},
     {UI_KEY_PGUP, act_move, 4, NULL, NULL},
     {UI_KEY_PGDN, act_move, 5, NULL, NULL},
-    {' ', act_play, 0, "space", "play / pause the RoPE animation (m advances)"},
-    {'b', act_base, 1, "b / B", "frequency base x2 / /2 (exact: :base 500000)"},
+    {UI_KEY_HOME, act_step, -100000, "Home / End", "attention: the first / last token"},
+    {UI_KEY_END, act_step, 100000, NULL, NULL},
+    {' ', act_play, 0, "space",
+     "play / pause the RoPE animation (m advances); attention: step through the tokens"},
+    {'g', act_generate, 1, "g / G",
+     "attention: generate one more token / take the last one back (:temperature, :gen-seed)"},
+    {'G', act_generate, -1, NULL, NULL},
+    {'x', act_split, 0, "x", "attention: split scores into content and position parts"},
+    {'n', act_scale, 0, "n", "attention colours: linear / log / without token 0 (renormalised)"},
+    {'w', act_compare_model, 1, "w / W", "compare view: next / previous second model"},
+    {'W', act_compare_model, -1, NULL, NULL},
+    {'b', act_base, 1, "b / B",
+     "frequency base x2 / /2 (exact: :base 500000); attention: the rope model's base"},
     {'B', act_base, -1, NULL, NULL},
     {'d', act_dim, 1, "d / D", "dimension d x2 / /2"},
     {'D', act_dim, -1, NULL, NULL},
-    {']', act_len, 1, "] / [", "positions L x2 / /2"},
+    {']', act_len, 1, "] / [", "positions L x2 / /2; attention: autoplay faster / slower"},
     {'[', act_len, -1, NULL, NULL},
-    {'>', act_heads, 1, "> / <", "heads +1 / -1"},
+    {'>', act_heads, 1, "> / <", "heads +1 / -1; attention: shift every position by +10 / -10"},
     {'<', act_heads, -1, NULL, NULL},
-    {'a', act_head, 0, "a", "ALiBi: all heads, or the next head enlarged"},
-    {'r', act_slope, 1, "r / R", "ALiBi slope ratio: gentler / steeper (:slope-ratio 0 = paper)"},
+    {'a', act_head, 0, "a", "ALiBi and attention: all heads, or the next head enlarged"},
+    {'r', act_slope, 1, "r / R",
+     "ALiBi slope ratio: gentler / steeper (:slope-ratio 0 = paper); attention: the alibi "
+     "model's slopes /1.5 / x1.5"},
     {'R', act_slope, -1, NULL, NULL},
     {'p', act_toggle, 0, "p", "RoPE pairing: interleaved / half-split"},
     {'o', act_toggle, 1, "o", "sinusoid layout: interleaved / concatenated"},
     {'c', act_toggle, 2, "c", "similarity: dot product / cosine"},
-    {'m', act_encoding, 1, "m / M", "next / previous encoding"},
+    {'m', act_encoding, 1, "m / M", "next / previous encoding; attention: model (prompt stays)"},
     {'M', act_encoding, -1, NULL, NULL},
     {'C', act_cmap, 0, "C", "next colormap (auto first)"},
     {'t', act_toggle, 3, "t", "light / dark theme"},
-    {':', act_command, 0, ":", "type an option: :base 500000, :d 128, :pe rope (Tab completes)"},
+    {':', act_command, 0, ":",
+     "type an option: :base 500000, :d 128, :pe rope, :prompt once upon a time (Tab completes)"},
     {'s', act_save, 0, "s", "save this view as a PNG (same as pelab export)"},
     {'e', act_print_command, 0, "e", "show the pelab export command for this figure"},
     {'+', act_zoom, 1, "+ / -", "window: scale fonts and lines (projector)"},
     {'-', act_zoom, -1, NULL, NULL},
     {'f', act_fullscreen, 0, "f, F11", "window: fullscreen"},
     {UI_KEY_F11, act_fullscreen, 0, NULL, NULL},
-    {'0', act_reset, 0, "0", "reset every parameter to its default"},
+    {'0', act_reset, 0, "0",
+     "reset every parameter to its default; attention: the position experiments only"},
     {'?', act_help, 0, "?", "this help (Esc closes)"},
 };
 
@@ -456,6 +707,7 @@ static int command_key(app_explorer *x, uint32_t key)
         } else {
             say(x, 0, ":%s applied", x->cmd);
             x->st.cursor_on = 0;
+            if (attn_view(x)) attn_fix(x);
         }
     } else if (key == UI_KEY_BACKSPACE || key == 127 || key == 8) {
         if (x->cmd_len > 0)
@@ -489,12 +741,22 @@ void app_explorer_free(app_explorer *x)
 
 int app_explorer_animating(const app_explorer *x)
 {
-    return x->st.playing && x->st.view == app_view_find("rope");
+    return x->st.playing && (x->st.view == app_view_find("rope") || attn_view(x));
 }
 
 int app_explorer_tick(app_explorer *x, double dt)
 {
     if (!app_explorer_animating(x)) return 0;
+    if (attn_view(x)) { /* play_speed tokens a second, whole steps */
+        x->st.step_frac += dt * x->st.play_speed;
+        int moved = 0;
+        while (x->st.step_frac >= 1 && x->st.playing) {
+            x->st.step_frac -= 1;
+            act_step(x, 1);
+            moved = 1;
+        }
+        return moved;
+    }
     /* 4 positions a second: slow enough to follow the fast pairs, smooth in the window */
     double m = (x->st.pos < 0 ? 3 : x->st.pos) + x->st.pos_frac + dt * 4;
     if (m >= x->st.p.len) m = 0;
@@ -591,6 +853,7 @@ int app_explorer_event(app_explorer *x, const ui_event *ev)
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         if (keys[i].key == key) {
             keys[i].fn(x, keys[i].arg);
+            if (attn_view(x)) attn_fix(x);
             return 1;
         }
     }
@@ -604,9 +867,55 @@ int app_explorer_event(app_explorer *x, const ui_event *ev)
 /* ---- the frame --------------------------------------------------------------------------- */
 
 /* Every parameter in force, on one line. */
+/* The attention views' line: the model, the text, the step and the experiments. */
+static void status_attn(const app_explorer *x, char *buf, size_t n)
+{
+    const app_state *st = &x->st;
+    const app_attn *a = app_attn_peek(&x->ctx[st->view], 0);
+    char head[16], step[32], text[80];
+    if (st->head < 0)
+        snprintf(head, sizeof head, "all");
+    else
+        snprintf(head, sizeof head, "%d", st->head);
+    if (a)
+        snprintf(step, sizeof step, "%d/%d", app_attn_step(a, st), a->n - 1);
+    else if (st->step < 0)
+        snprintf(step, sizeof step, "last");
+    else
+        snprintf(step, sizeof step, "%d", st->step);
+    if (st->prompt[0])
+        snprintf(text, sizeof text, "prompt=\"%.40s%s\"", st->prompt,
+                 strlen(st->prompt) > 40 ? "..." : "");
+    else
+        snprintf(text, sizeof text, "preset=%s", st->preset[0] ? st->preset : "none");
+    size_t u = (size_t)snprintf(
+        buf, n, "[%d/%zu %s] model=%.60s%s%.60s %s step=%s layer=%d head=%s shift=%d", st->view + 1,
+        app_view_count(), app_view_at((size_t)st->view)->name, st->model_name,
+        st->view == app_view_find("compare") ? " vs " : "",
+        st->view == app_view_find("compare") ? (st->compare[0] ? st->compare : "none") : "", text,
+        step, st->layer, head, st->shift);
+    if (u < n && st->rope_base > 0)
+        u += (size_t)snprintf(buf + u, n - u, " rope-base=%g", st->rope_base);
+    if (u < n && st->alibi_scale != 1)
+        u += (size_t)snprintf(buf + u, n - u, " alibi-scale=%g", st->alibi_scale);
+    if (u < n)
+        u += (size_t)snprintf(buf + u, n - u, " colours=%s split=%s gen=%d %s speed=%g/s",
+                              st->attn_scale == APP_SCALE_LOG       ? "log"
+                              : st->attn_scale == APP_SCALE_NOFIRST ? "nofirst"
+                                                                    : "linear",
+                              st->split ? "on" : "off", st->generate,
+                              st->temperature > 0 ? "sampled" : "greedy", st->play_speed);
+    if (u < n && st->generate > 0 && st->temperature > 0)
+        snprintf(buf + u, n - u, " T=%g seed=%d", st->temperature, st->gen_seed);
+}
+
 static void status_params(const app_explorer *x, char *buf, size_t n)
 {
     const app_state *st = &x->st;
+    if (attn_view(x)) {
+        status_attn(x, buf, n);
+        return;
+    }
     const pe_params *p = &st->p;
     static const char *const scal[] = {"none", "linear", "ntk", "dynamic", "yarn", "llama3"};
     char head[16];

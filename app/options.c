@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attn.h"
 #include "colormap.h"
 #include "views.h"
 
@@ -218,6 +219,113 @@ static size_t choices_curves(const char **out, size_t n)
     return k;
 }
 
+/* ---- the attention views' options ---------------------------------------------------- */
+
+static int set_model(app_state *st, const char *v, char *err, size_t errlen)
+{
+    if (app_attn_check_name("model", v, err, errlen) < 0) return -1;
+    if (strlen(v) >= sizeof st->model_name) {
+        snprintf(err, errlen, "--model: the path is longer than %zu bytes",
+                 sizeof st->model_name - 1);
+        return -1;
+    }
+    snprintf(st->model_name, sizeof st->model_name, "%s", v);
+    return 0;
+}
+static void get_model(const app_state *st, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", st->model_name);
+}
+static size_t choices_model(const char **out, size_t n)
+{
+    size_t k = 0;
+    for (; app_attn_model_names[k] && k < n; k++) out[k] = app_attn_model_names[k];
+    return k;
+}
+
+static int set_compare(app_state *st, const char *v, char *err, size_t errlen)
+{
+    if (strcmp(v, "none") == 0 || !*v) {
+        st->compare[0] = '\0';
+        return 0;
+    }
+    if (app_attn_check_name("compare", v, err, errlen) < 0) return -1;
+    if (strlen(v) >= sizeof st->compare) {
+        snprintf(err, errlen, "--compare: the path is longer than %zu bytes",
+                 sizeof st->compare - 1);
+        return -1;
+    }
+    snprintf(st->compare, sizeof st->compare, "%s", v);
+    return 0;
+}
+static void get_compare(const app_state *st, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", st->compare[0] ? st->compare : "none");
+}
+static size_t choices_compare(const char **out, size_t n)
+{
+    size_t k = 0;
+    if (k < n) out[k++] = "none";
+    for (size_t i = 0; app_attn_model_names[i] && k < n; i++) out[k++] = app_attn_model_names[i];
+    return k;
+}
+
+/* A preset replaces the typed prompt (the later of the two wins on the ':' line); the table
+ * lists preset before prompt, so a command line carrying both ends with the prompt. */
+static int set_preset(app_state *st, const char *v, char *err, size_t errlen)
+{
+    if (strcmp(v, "none") == 0 || !*v) {
+        st->preset[0] = '\0';
+        st->prompt[0] = '\0';
+        return 0;
+    }
+    char text[64];
+    if (strlen(v) >= sizeof st->preset) {
+        snprintf(err, errlen, "--preset '%s': names are at most %zu bytes", v,
+                 sizeof st->preset - 1);
+        return -1;
+    }
+    if (app_attn_preset_text(v, text, sizeof text, err, errlen) < 0) return -1;
+    snprintf(st->preset, sizeof st->preset, "%s", v);
+    st->prompt[0] = '\0';
+    return 0;
+}
+static void get_preset(const app_state *st, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", st->preset[0] ? st->preset : "none");
+}
+
+static int set_prompt(app_state *st, const char *v, char *err, size_t errlen)
+{
+    if (strlen(v) >= sizeof st->prompt) {
+        snprintf(err, errlen, "--prompt: %zu bytes, allowed at most %zu", strlen(v),
+                 sizeof st->prompt - 1);
+        return -1;
+    }
+    snprintf(st->prompt, sizeof st->prompt, "%s", v);
+    return 0;
+}
+static void get_prompt(const app_state *st, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", st->prompt);
+}
+
+static int set_rope_base(app_state *st, const char *v, char *err, size_t errlen)
+{
+    double x;
+    if (app_parse_double("rope-base", v, 0, 1e12, 0, &x, err, errlen) < 0) return -1;
+    if (x > 0 && x <= 1) {
+        snprintf(err, errlen, "--rope-base %s: the frequency base must be > 1 (or 0 = trained)", v);
+        return -1;
+    }
+    st->rope_base = x;
+    return 0;
+}
+static void get_rope_base(const app_state *st, char *buf, size_t n)
+{
+    snprintf(buf, n, "%.10g", st->rope_base);
+}
+
 /* ---- the table --------------------------------------------------------------------------- */
 
 static const char *const layout_names[] = {"interleaved", "concat", NULL};
@@ -230,6 +338,7 @@ static const char *const t5_names[] = {"causal", "bidirectional", NULL};
 static const char *const sim_names[] = {"dot", "cosine", NULL};
 static const char *const theme_names[] = {"light", "dark", NULL};
 static const char *const scale_names[] = {"linear", "log", "nofirst", NULL};
+static const char *const onoff_names[] = {"off", "on", NULL};
 
 #define OFF(f) offsetof(app_state, f)
 #define INT_OPT(n, a, h, f, l, u)                                                                  \
@@ -302,6 +411,31 @@ static const app_option options[] = {
     INT_OPT("probe-d", NULL, "resolution probe distance D, 1..1048576", probe_d, 1, PE_MAX_LEN),
     CHO_OPT("attn-scale", NULL, "attention colours: linear|log|nofirst", attn_scale, scale_names),
     INT_OPT("shift", NULL, "shift every position by k, 0..1048576", shift, 0, PE_MAX_LEN),
+    CUS_OPT("model", NULL,
+            "attention views' model: nope|learned|sinusoidal|alibi|rope|t5 or a "
+            "checkpoint path",
+            set_model, get_model, choices_model),
+    CUS_OPT("compare", NULL, "compare view's second model: none or a model like --model",
+            set_compare, get_compare, choices_compare),
+    CUS_OPT("preset", NULL, "prompt from assets/prompts/NAME.txt, or none", set_preset, get_preset,
+            NULL),
+    CUS_OPT("prompt", NULL, "prompt text (words and . , ! ? ; : \" ( ); wins over --preset)",
+            set_prompt, get_prompt, NULL),
+    INT_OPT("step", NULL, "token shown, 0..tokens-1 (-1 = the last)", step, -1, 65535),
+    INT_OPT("layer", NULL, "model layer, 0..layers-1", layer, 0, MODEL_MAX_LAYERS - 1),
+    CUS_OPT("rope-base", NULL, "rope model's frequency base, > 1 (0 = the trained one)",
+            set_rope_base, get_rope_base, NULL),
+    DBL_OPT("alibi-scale", NULL, "alibi model's slopes times this, 0..1000 (1 = trained)",
+            alibi_scale, 0, 1000, 0),
+    INT_OPT("generate", "gen", "tokens generated past the prompt, 0..4096", generate, 0,
+            MODEL_MAX_CTX),
+    DBL_OPT("temperature", NULL, "generation: 0 = greedy, else sample at this, 0..10", temperature,
+            0, 10, 0),
+    INT_OPT("gen-seed", NULL, "generation: sampler seed, 0..2147483647", gen_seed, 0, 2147483647),
+    CHO_OPT("split", NULL, "attention: scores split into content and position parts: off|on", split,
+            onoff_names),
+    DBL_OPT("play-speed", NULL, "attention autoplay: tokens per second, (0, 60]", play_speed, 0, 60,
+            1),
 };
 
 size_t app_option_count(void)
@@ -444,7 +578,7 @@ int app_state_validate(const app_state *st, char *err, size_t errlen)
 
 int app_option_command(app_state *st, const char *line, char *err, size_t errlen)
 {
-    char buf[512];
+    char buf[1200]; /* room for ":prompt" and a whole prompt */
     snprintf(buf, sizeof buf, "%s", line);
     char *s = buf;
     while (isspace((unsigned char)*s)) s++;
@@ -510,7 +644,7 @@ void app_export_command(const app_state *st, const char *out_path, char *buf, si
 {
     app_state def;
     app_state_default(&def);
-    char val[256], dval[256], word[300];
+    char val[1100], dval[1100], word[4400]; /* a prompt of 1023 bytes, quoted */
     size_t used = 0;
     int w = snprintf(buf, n, "pelab export %s", app_view_at((size_t)st->view)->name);
     if (w < 0 || (size_t)w >= n) return;

@@ -1,6 +1,7 @@
 /* state.c: the default figure state. */
 #include "state.h"
 
+#include <stdio.h>
 #include <string.h>
 
 void app_state_default(app_state *st)
@@ -18,6 +19,12 @@ void app_state_default(app_state *st)
     st->probe_d = 1;
     st->layer = 0;
     st->attn_scale = APP_SCALE_LINEAR;
+    snprintf(st->model_name, sizeof st->model_name, "rope");
+    snprintf(st->preset, sizeof st->preset, "toy");
+    snprintf(st->compare, sizeof st->compare, "alibi");
+    st->step = -1;
+    st->alibi_scale = 1;
+    st->play_speed = 2;
 }
 
 int app_state_p0(const app_state *st)

@@ -42,6 +42,10 @@ typedef struct app_view_ctx {
     pe_params table_key;
     const pe_encoding *table_enc;
     int table_valid;
+    /* anything else a view keeps between frames (the attention views' model runs), released by
+     * priv_free(priv) in app_view_ctx_free */
+    void *priv;
+    void (*priv_free)(void *priv);
 } app_view_ctx;
 
 void app_view_ctx_free(app_view_ctx *c);

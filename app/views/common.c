@@ -43,6 +43,7 @@ int app_data_alloc(app_data *d, int ndim, size_t a, size_t b, size_t c, char *er
 void app_view_ctx_free(app_view_ctx *c)
 {
     pe_matrix_free(&c->table);
+    if (c->priv_free) c->priv_free(c->priv);
     memset(c, 0, sizeof *c);
 }
 

@@ -10,5 +10,7 @@ extern const app_view app_view_decay;
 extern const app_view app_view_alibi;
 extern const app_view app_view_rope;
 extern const app_view app_view_wavelength;
+extern const app_view app_view_attention;
+extern const app_view app_view_compare;
 
 #endif

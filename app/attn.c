@@ -1,0 +1,648 @@
+/* attn.c: one model run over a prompt, kept per step for the attention views (see attn.h). */
+#include "attn.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "assets.h"
+#include "views.h"
+
+const char *const app_attn_model_names[] = {"nope", "learned", "sinusoidal", "alibi",
+                                            "rope", "t5",      NULL};
+
+/* ---- names ------------------------------------------------------------------------------ */
+
+static int is_path(const char *name)
+{
+    size_t l = strlen(name);
+    return strchr(name, '/') || (l > 6 && strcmp(name + l - 6, ".pelab") == 0);
+}
+
+static int is_file(const char *p)
+{
+    struct stat sb;
+    return stat(p, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+int app_attn_check_name(const char *opt, const char *name, char *err, size_t errlen)
+{
+    if (is_path(name) || model_pe_from_name(name) >= 0) return 0;
+    const char *s = pe_closest(name, app_attn_model_names, MODEL_PE_COUNT);
+    snprintf(err, errlen,
+             "--%s '%s': unknown model; did you mean '%s'? (allowed nope|learned|sinusoidal|"
+             "alibi|rope|t5, or a checkpoint path)",
+             opt, name, s ? s : "rope");
+    return -1;
+}
+
+int app_attn_model_path(const char *name, char *path, size_t n, char *err, size_t errlen)
+{
+    if (is_path(name)) {
+        if (!is_file(name)) {
+            snprintf(err, errlen, "--model %s: no such checkpoint file", name);
+            return -1;
+        }
+        snprintf(path, n, "%s", name);
+        return 0;
+    }
+    if (model_pe_from_name(name) < 0) return app_attn_check_name("model", name, err, errlen);
+    char dir[1024];
+    if (app_asset_path("models", dir, sizeof dir, err, errlen) < 0) return -1;
+    snprintf(path, n, "%s/%s.pelab", dir, name);
+    if (is_file(path)) return 0;
+    /* a versioned name (rope-v2.pelab): the first in byte order, so the choice is stable */
+    DIR *d = opendir(dir);
+    char best[256] = "";
+    size_t nl = strlen(name);
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            const char *f = e->d_name;
+            size_t fl = strlen(f);
+            if (strncmp(f, name, nl) == 0 && (f[nl] == '-' || f[nl] == '_') && fl > 6 &&
+                strcmp(f + fl - 6, ".pelab") == 0 && (!best[0] || strcmp(f, best) < 0))
+                snprintf(best, sizeof best, "%s", f);
+        }
+        closedir(d);
+    }
+    if (best[0]) {
+        snprintf(path, n, "%s/%s", dir, best);
+        return 0;
+    }
+    snprintf(err, errlen,
+             "--model %s: no checkpoint %s/%s.pelab; train it with `pelab train --pe %s -o "
+             "%s/%s.pelab` (assets/models/README.md)",
+             name, dir, name, name, dir, name);
+    return -1;
+}
+
+/* The presets in assets/prompts as "a, b, c" (for messages). */
+static void preset_list(char *buf, size_t n)
+{
+    char dir[1024], err[256];
+    buf[0] = '\0';
+    if (app_asset_path("prompts", dir, sizeof dir, err, sizeof err) < 0) return;
+    DIR *d = opendir(dir);
+    if (!d) return;
+    char names[64][64];
+    int k = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && k < 64) {
+        size_t l = strlen(e->d_name);
+        if (l > 4 && l < 64 && strcmp(e->d_name + l - 4, ".txt") == 0) {
+            memcpy(names[k], e->d_name, l - 4);
+            names[k++][l - 4] = '\0';
+        }
+    }
+    closedir(d);
+    /* byte order, so the message does not depend on the directory's order */
+    for (int i = 1; i < k; i++)
+        for (int j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
+            char t[64];
+            memcpy(t, names[j], sizeof t);
+            memcpy(names[j], names[j - 1], sizeof t);
+            memcpy(names[j - 1], t, sizeof t);
+        }
+    size_t u = 0;
+    for (int i = 0; i < k && u < n; i++)
+        u += (size_t)snprintf(buf + u, n - u, "%s%s", i ? ", " : "", names[i]);
+}
+
+int app_attn_preset_text(const char *name, char *buf, size_t n, char *err, size_t errlen)
+{
+    for (const char *c = name; *c; c++)
+        if (!(isalnum((unsigned char)*c) || *c == '-' || *c == '_')) {
+            snprintf(err, errlen,
+                     "--preset '%s': a preset is a name (letters, digits, - and _), see "
+                     "assets/prompts",
+                     name);
+            return -1;
+        }
+    char path[1200], dir[1024];
+    if (app_asset_path("prompts", dir, sizeof dir, err, errlen) < 0) return -1;
+    snprintf(path, sizeof path, "%s/%s.txt", dir, name);
+    FILE *fp = *name ? fopen(path, "rb") : NULL;
+    if (!fp) {
+        char list[512];
+        preset_list(list, sizeof list);
+        snprintf(err, errlen, "--preset '%s': no %s (presets: %s)", name, path,
+                 list[0] ? list : "none found");
+        return -1;
+    }
+    size_t got = fread(buf, 1, n - 1, fp);
+    buf[got] = '\0';
+    fclose(fp);
+    while (got > 0 && (buf[got - 1] == '\n' || buf[got - 1] == '\r' || buf[got - 1] == ' '))
+        buf[--got] = '\0';
+    return 0;
+}
+
+int app_attn_text(const app_state *st, char *buf, size_t n, char *err, size_t errlen)
+{
+    if (st->prompt[0]) {
+        snprintf(buf, n, "%s", st->prompt);
+        return 0;
+    }
+    if (st->preset[0]) return app_attn_preset_text(st->preset, buf, n, err, errlen);
+    buf[0] = '\0';
+    return 0;
+}
+
+/* ---- splitting the text ----------------------------------------------------------------- */
+
+static int is_punct(int c)
+{
+    return c == '.' || c == ',' || c == '!' || c == '?' || c == ';' || c == ':' || c == '"' ||
+           c == '(' || c == ')';
+}
+
+/* Split text the way tok_encode does and look every piece up alone, so each token keeps the
+ * spelling it was typed with (an unknown word is shown as typed, not as <unk>). Returns the
+ * number of tokens in the text; at most cap are written. */
+static int split_text(const tok_vocab *v, const char *text, app_attn_token *tok, int cap)
+{
+    int n = 0;
+    const char *s = text;
+    char piece[64];
+    while (*s) {
+        const char *b = s;
+        int c = (unsigned char)*s;
+        if (c == '\n' || c == '\r') {
+            while (*s == '\n' || *s == '\r' || *s == ' ' || *s == '\t') s++;
+        } else if (isspace(c)) {
+            s++;
+            continue;
+        } else if (is_punct(c)) {
+            s++;
+        } else {
+            while (*s && !isspace((unsigned char)*s) && !is_punct((unsigned char)*s)) s++;
+        }
+        if (n < cap) {
+            app_attn_token *t = &tok[n];
+            memset(t, 0, sizeof *t);
+            size_t l = (size_t)(s - b);
+            int id;
+            unsigned char unk = 0;
+            if (c == '\n' || c == '\r') {
+                id = TOK_EOS;
+                snprintf(t->word, sizeof t->word, "\xc2\xb6"); /* pilcrow */
+            } else {
+                /* a word longer than any token is unknown; look it up by a prefix-free copy */
+                size_t cl = l < sizeof piece - 1 ? l : sizeof piece - 1;
+                memcpy(piece, b, cl);
+                piece[cl] = '\0';
+                if (l > TOK_MAX_WORD) {
+                    id = TOK_UNK;
+                    unk = 1;
+                } else if (tok_encode(v, piece, &id, &unk, 1) != 1) {
+                    id = TOK_UNK;
+                    unk = 1;
+                }
+                if (l > 24)
+                    snprintf(t->word, sizeof t->word, "%.23s~", piece);
+                else
+                    snprintf(t->word, sizeof t->word, "%.39s", piece);
+            }
+            t->id = id;
+            t->unknown = unk;
+        }
+        n++;
+    }
+    return n;
+}
+
+/* ---- the run ---------------------------------------------------------------------------- */
+
+static void run_free(app_attn *a)
+{
+    model_session_free(&a->s);
+    model_session_free(&a->ref);
+    free(a->tok);
+    free(a->att);
+    free(a->content);
+    free(a->position);
+    free(a->top_id);
+    free(a->top_p);
+    free(a->next_p);
+    free(a->next_rank);
+    a->next_p = NULL;
+    a->next_rank = NULL;
+    a->tok = NULL;
+    a->att = a->content = a->position = NULL;
+    a->top_id = NULL;
+    a->top_p = NULL;
+    a->valid = 0;
+    a->n = a->n_run = a->n_prompt = a->n_text = 0;
+}
+
+void app_attn_free(app_attn *a)
+{
+    run_free(a);
+    model_free(&a->m);
+    memset(a, 0, sizeof *a);
+}
+
+static int load(app_attn *a, const char *name, char *err, size_t errlen)
+{
+    char path[1024];
+    if (app_attn_model_path(name, path, sizeof path, err, errlen) < 0) return -1;
+    if (a->loaded && strcmp(path, a->path) == 0) return 0;
+    run_free(a);
+    model_free(&a->m);
+    a->loaded = 0;
+    a->failed = 0;
+    char why[512];
+    if (model_load(path, &a->m, why, sizeof why) < 0) {
+        snprintf(err, errlen, "--model %.200s: %.300s", name, why);
+        return -1;
+    }
+    snprintf(a->path, sizeof a->path, "%s", path);
+    a->loaded = 1;
+    a->pe = model_pe_from_name(a->m.cfg.pe_name);
+    a->layers = a->m.cfg.layers;
+    a->heads = a->m.cfg.heads;
+    a->trained_base = a->m.cfg.pe.base;
+    if (a->pe == MODEL_PE_ALIBI && pe_alibi_slopes(a->heads, a->m.cfg.pe.slope_ratio,
+                                                   a->trained_slopes, why, sizeof why) < 0) {
+        snprintf(err, errlen, "--model %.200s: %.300s", name, why);
+        return -1;
+    }
+    /* the run holds the training context, fewer tokens if its arrays would be too big */
+    size_t per = (size_t)a->layers * (size_t)a->heads * 3 * sizeof(float);
+    int cap = a->m.cfg.ctx;
+    while (cap > 8 && (size_t)cap * (size_t)cap > APP_ATTN_MAX_BYTES / per) cap = cap * 7 / 8;
+    a->cap = cap;
+    return 0;
+}
+
+/* Copy the newest token's attention (and score parts) of every (layer, head) into row t. */
+static void keep_row(app_attn *a, int t)
+{
+    size_t cap = (size_t)a->cap;
+    for (int l = 0; l < a->layers; l++)
+        for (int h = 0; h < a->heads; h++) {
+            size_t at = (((size_t)l * a->heads + h) * cap + (size_t)t) * cap;
+            memcpy(a->att + at, model_session_attn(&a->s, l, h), (size_t)(t + 1) * sizeof(float));
+            if (a->content) {
+                const float *cp, *pp;
+                char ignore[8];
+                if (model_session_score_parts(&a->s, l, h, &cp, &pp, ignore, sizeof ignore) == 0) {
+                    memcpy(a->content + at, cp, (size_t)(t + 1) * sizeof(float));
+                    memcpy(a->position + at, pp, (size_t)(t + 1) * sizeof(float));
+                }
+            }
+        }
+}
+
+/* Say why a step failed, in the user's terms. */
+static void step_error(const app_attn *a, int t, const char *why, char *err, size_t errlen)
+{
+    int offset = a->s.offset;
+    if (a->pe == MODEL_PE_LEARNED && offset + t >= a->m.cfg.pos_len) {
+        int most = a->m.cfg.pos_len - a->n_prompt;
+        snprintf(err, errlen,
+                 "--shift %d: token %d would sit at position %d, past the learned table's %d "
+                 "rows (allowed shift 0..%d for %d tokens)",
+                 offset, t, offset + t, a->m.cfg.pos_len, most > 0 ? most : 0, a->n_prompt);
+        return;
+    }
+    snprintf(err, errlen, "step %d: %s", t, why);
+}
+
+/* Feed token tok as step t (t == a->n_run), keep its numbers, and compare with the reference. */
+static int feed(app_attn *a, int t, char *err, size_t errlen)
+{
+    char why[512];
+    const float *logits;
+    int V = a->m.cfg.vocab;
+    if (t > 0) {
+        /* how the previous step rated this token (its logits are still in the session) */
+        const float *lg = a->s.logits;
+        float mx = lg[0], want = lg[a->tok[t].id];
+        for (int v = 1; v < V; v++) mx = fmaxf(mx, lg[v]);
+        double z = 0;
+        int rank = 0;
+        for (int v = 0; v < V; v++) {
+            z += exp((double)(lg[v] - mx));
+            rank += lg[v] > want || (lg[v] == want && v < a->tok[t].id);
+        }
+        a->next_p[t - 1] = (float)(exp((double)(want - mx)) / z);
+        a->next_rank[t - 1] = rank;
+    }
+    a->next_rank[t] = -1;
+    a->next_p[t] = NAN;
+    if (model_session_step(&a->s, a->tok[t].id, &logits, why, sizeof why) < 0) {
+        step_error(a, t, why, err, errlen);
+        return -1;
+    }
+    keep_row(a, t);
+    model_topk(logits, V, APP_ATTN_TOPK, a->top_id + (size_t)t * APP_ATTN_TOPK,
+               a->top_p + (size_t)t * APP_ATTN_TOPK);
+    if (a->ref.m) {
+        if (model_session_step(&a->ref, a->tok[t].id, NULL, why, sizeof why) < 0) {
+            snprintf(err, errlen, "step %d (unshifted reference): %s", t, why);
+            return -1;
+        }
+        for (int l = 0; l < a->layers; l++)
+            for (int h = 0; h < a->heads; h++) {
+                const float *x = model_session_attn(&a->s, l, h);
+                const float *y = model_session_attn(&a->ref, l, h);
+                for (int j = 0; j <= t; j++)
+                    a->shift_diff = fmax(a->shift_diff, fabs((double)x[j] - (double)y[j]));
+            }
+    }
+    a->n_run = t + 1;
+    return 0;
+}
+
+/* Generate until want tokens are made past the prompt or the context is full. */
+static int generate(app_attn *a, int want, char *err, size_t errlen)
+{
+    while (a->n_run - a->n_prompt < want && a->n_run < a->cap) {
+        int t = a->n_run;
+        int id = model_sample(a->s.logits, a->m.cfg.vocab, a->key.temperature, &a->rng);
+        app_attn_token *tk = &a->tok[t];
+        memset(tk, 0, sizeof *tk);
+        tk->id = id;
+        tk->generated = 1;
+        if (id == TOK_EOS)
+            snprintf(tk->word, sizeof tk->word, "\xc2\xb6");
+        else
+            snprintf(tk->word, sizeof tk->word, "%s", tok_word(&a->m.vocab, id));
+        if (feed(a, t, err, errlen) < 0) return -1;
+    }
+    return 0;
+}
+
+static void make_key(app_attn_key *k, const app_state *st, const char *name)
+{
+    memset(k, 0, sizeof *k);
+    snprintf(k->model, sizeof k->model, "%s", name);
+    snprintf(k->prompt, sizeof k->prompt, "%s", st->prompt);
+    snprintf(k->preset, sizeof k->preset, "%s", st->prompt[0] ? "" : st->preset);
+    k->shift = st->shift;
+    k->rope_base = st->rope_base;
+    k->alibi_scale = st->alibi_scale;
+    k->temperature = st->temperature > 0 ? st->temperature : 0;
+    k->gen_seed = st->gen_seed;
+}
+
+/* Allocate the arrays and run the prompt under the key's settings. */
+static int run(app_attn *a, const app_state *st, char *err, size_t errlen)
+{
+    char *text = malloc(sizeof st->prompt + 4096);
+    if (!text) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    int rc = app_attn_text(st, text, sizeof st->prompt + 4096, err, errlen);
+    if (rc == 0 && !text[strspn(text, " \t\r\n")]) {
+        snprintf(err, errlen,
+                 "the prompt is empty: give one with --prompt TEXT (:prompt once upon a time in "
+                 "the explorer) or --preset NAME");
+        rc = -1;
+    }
+    size_t cap = (size_t)a->cap, LH = (size_t)a->layers * (size_t)a->heads;
+    int split = a->pe == MODEL_PE_ALIBI || a->pe == MODEL_PE_T5 || a->pe == MODEL_PE_NOPE;
+    if (rc == 0) {
+        a->tok = calloc(cap, sizeof *a->tok);
+        a->att = malloc(LH * cap * cap * sizeof *a->att);
+        if (split) {
+            a->content = malloc(LH * cap * cap * sizeof *a->content);
+            a->position = malloc(LH * cap * cap * sizeof *a->position);
+        }
+        a->top_id = calloc(cap * APP_ATTN_TOPK, sizeof *a->top_id);
+        a->top_p = calloc(cap * APP_ATTN_TOPK, sizeof *a->top_p);
+        a->next_p = calloc(cap, sizeof *a->next_p);
+        a->next_rank = calloc(cap, sizeof *a->next_rank);
+        if (!a->tok || !a->att || (split && (!a->content || !a->position)) || !a->top_id ||
+            !a->top_p || !a->next_p || !a->next_rank) {
+            snprintf(err, errlen, "out of memory for a run of %zu tokens", cap);
+            rc = -1;
+        }
+    }
+    if (rc == 0) {
+        for (size_t i = 0; i < LH * cap * cap; i++) a->att[i] = NAN;
+        if (split)
+            for (size_t i = 0; i < LH * cap * cap; i++) a->content[i] = a->position[i] = NAN;
+        if (!split)
+            snprintf(a->split_msg, sizeof a->split_msg,
+                     "%s mixes position into q and k, so a score has no separate position part",
+                     model_pe_name(a->pe));
+        else
+            a->split_msg[0] = '\0';
+        a->n_text = split_text(&a->m.vocab, text, a->tok, a->cap);
+        a->n_prompt = a->n_text < a->cap ? a->n_text : a->cap;
+        a->n_unknown = 0;
+        for (int i = 0; i < a->n_prompt; i++) a->n_unknown += a->tok[i].unknown;
+    }
+    free(text);
+    char why[512];
+    if (rc == 0 && model_session_init(&a->s, &a->m, a->cap, why, sizeof why) < 0) {
+        snprintf(err, errlen, "session: %.400s", why);
+        rc = -1;
+    }
+    /* the experiments, applied before any token (nothing to replay yet) */
+    a->base = a->trained_base;
+    memcpy(a->slopes, a->trained_slopes, sizeof a->slopes);
+    if (rc == 0 && a->pe == MODEL_PE_ROPE && st->rope_base > 0) {
+        if (model_session_set_rope_base(&a->s, st->rope_base, why, sizeof why) < 0) {
+            snprintf(err, errlen, "--rope-base %g: %.400s", st->rope_base, why);
+            rc = -1;
+        }
+        a->base = a->s.rope_base;
+    }
+    if (rc == 0 && a->pe == MODEL_PE_ALIBI && st->alibi_scale != 1) {
+        if (model_session_set_alibi_scale(&a->s, st->alibi_scale, why, sizeof why) < 0) {
+            snprintf(err, errlen, "--alibi-scale %g: %.400s", st->alibi_scale, why);
+            rc = -1;
+        }
+        memcpy(a->slopes, a->s.alibi_slopes, sizeof a->slopes);
+    }
+    if (rc == 0 && st->shift > 0) {
+        if (model_session_set_offset(&a->s, st->shift, why, sizeof why) < 0) {
+            snprintf(err, errlen, "--shift %d: %.400s", st->shift, why);
+            rc = -1;
+        }
+        /* the reference: the same model and settings at shift 0 */
+        if (rc == 0 && model_session_init(&a->ref, &a->m, a->cap, why, sizeof why) < 0) {
+            snprintf(err, errlen, "session: %.400s", why);
+            rc = -1;
+        }
+        int rr = 0;
+        if (rc == 0 && a->pe == MODEL_PE_ROPE && st->rope_base > 0)
+            rr = model_session_set_rope_base(&a->ref, st->rope_base, why, sizeof why);
+        if (rc == 0 && rr == 0 && a->pe == MODEL_PE_ALIBI && st->alibi_scale != 1)
+            rr = model_session_set_alibi_scale(&a->ref, st->alibi_scale, why, sizeof why);
+        if (rr < 0) {
+            snprintf(err, errlen, "reference session: %.400s", why);
+            rc = -1;
+        }
+    }
+    a->shift_diff = st->shift > 0 ? 0 : -1;
+    pe_rng_seed(&a->rng, (uint64_t)st->gen_seed);
+    a->n_run = 0;
+    for (int t = 0; rc == 0 && t < a->n_prompt; t++) rc = feed(a, t, err, errlen);
+    return rc;
+}
+
+static void make_notice(app_attn *a)
+{
+    size_t u = 0;
+    a->notice[0] = '\0';
+#define ADD(...)                                                                                   \
+    do {                                                                                           \
+        if (u < sizeof a->notice) {                                                                \
+            int w_ = snprintf(a->notice + u, sizeof a->notice - u, __VA_ARGS__);                   \
+            if (w_ > 0) u += (size_t)w_;                                                           \
+        }                                                                                          \
+    } while (0)
+    if (a->n_text > a->cap)
+        ADD("the prompt has %d tokens but the model's context is %d: pelab stops at token %d "
+            "(no sliding window). ",
+            a->n_text, a->cap, a->cap);
+    else if (a->n > a->n_prompt && a->n == a->cap)
+        ADD("the context is full (%d tokens): generation stops here. ", a->cap);
+    if (a->n_prompt > 0 && a->n_unknown == a->n_prompt)
+        ADD("no word of the prompt is in the vocabulary: the model sees only <unk>. ");
+    else if (a->n_unknown > 0)
+        ADD("%d word%s outside the vocabulary (in [brackets]): the model sees <unk>. ",
+            a->n_unknown, a->n_unknown > 1 ? "s" : "");
+    while (u > 0 && u <= sizeof a->notice && a->notice[u - 1] == ' ') a->notice[--u] = '\0';
+#undef ADD
+}
+
+int app_attn_update(app_attn *a, const app_state *st, const char *name, char *err, size_t errlen)
+{
+    if (!name || !*name) {
+        snprintf(err, errlen,
+                 "no model: name one with --model (nope|learned|sinusoidal|alibi|"
+                 "rope|t5)");
+        return -1;
+    }
+    if (load(a, name, err, errlen) < 0) return -1;
+    app_attn_key k;
+    make_key(&k, st, name);
+    if (a->failed && memcmp(&k, &a->key, sizeof k) == 0) {
+        snprintf(err, errlen, "%s", a->fail_msg);
+        return -1;
+    }
+    if (!a->valid || memcmp(&k, &a->key, sizeof k) != 0) {
+        run_free(a);
+        a->key = k;
+        a->failed = 0;
+        if (run(a, st, a->fail_msg, sizeof a->fail_msg) < 0) {
+            run_free(a);
+            a->failed = 1;
+            snprintf(err, errlen, "%s", a->fail_msg);
+            return -1;
+        }
+        a->valid = 1;
+    }
+    int want = st->generate > 0 ? st->generate : 0;
+    if (a->n_run - a->n_prompt < want && a->n_run < a->cap) {
+        if (generate(a, want, err, errlen) < 0) {
+            /* keep what was made: the run is still consistent up to n_run */
+            a->n = a->n_run;
+            make_notice(a);
+            return -1;
+        }
+    }
+    int made = a->n_run - a->n_prompt;
+    a->n = a->n_prompt + (want < made ? want : made);
+    make_notice(a);
+    return 0;
+}
+
+/* ---- reading the run -------------------------------------------------------------------- */
+
+int app_attn_step(const app_attn *a, const app_state *st)
+{
+    if (a->n <= 0) return 0;
+    if (st->step < 0 || st->step >= a->n) return a->n - 1;
+    return st->step;
+}
+
+static size_t row_at(const app_attn *a, int step, int layer, int head)
+{
+    return (((size_t)layer * a->heads + head) * (size_t)a->cap + (size_t)step) * (size_t)a->cap;
+}
+
+static int in_range(const app_attn *a, int step, int layer, int head)
+{
+    return a->valid && step >= 0 && step < a->n && layer >= 0 && layer < a->layers && head >= 0 &&
+           head < a->heads;
+}
+
+const float *app_attn_row(const app_attn *a, int step, int layer, int head)
+{
+    return in_range(a, step, layer, head) ? a->att + row_at(a, step, layer, head) : NULL;
+}
+
+const float *app_attn_content(const app_attn *a, int step, int layer, int head)
+{
+    return a->content && in_range(a, step, layer, head) ? a->content + row_at(a, step, layer, head)
+                                                        : NULL;
+}
+
+const float *app_attn_position(const app_attn *a, int step, int layer, int head)
+{
+    return a->position && in_range(a, step, layer, head)
+               ? a->position + row_at(a, step, layer, head)
+               : NULL;
+}
+
+const float *app_attn_matrix(const app_attn *a, int layer, int head)
+{
+    if (!a->valid || layer < 0 || layer >= a->layers || head < 0 || head >= a->heads) return NULL;
+    return a->att + row_at(a, 0, layer, head);
+}
+
+int app_attn_more(const app_attn *a, const app_state *st, char *msg, size_t msglen)
+{
+    if (a->n >= a->cap) {
+        snprintf(msg, msglen,
+                 "the context is full (%d tokens): pelab stops here rather than slide a window",
+                 a->cap);
+        return -1;
+    }
+    return (st->generate > 0 ? st->generate : 0) + 1;
+}
+
+/* ---- the views' cache ------------------------------------------------------------------- */
+
+typedef struct attn_pair {
+    app_attn a[2];
+} attn_pair;
+
+static void pair_free(void *p)
+{
+    attn_pair *q = p;
+    if (!q) return;
+    app_attn_free(&q->a[0]);
+    app_attn_free(&q->a[1]);
+    free(q);
+}
+
+app_attn *app_attn_of(app_view_ctx *c, int which)
+{
+    if (!c->priv) {
+        c->priv = calloc(1, sizeof(attn_pair));
+        if (!c->priv) return NULL;
+        c->priv_free = pair_free;
+    }
+    if (c->priv_free != pair_free) return NULL; /* another view's data: never reinterpret it */
+    return &((attn_pair *)c->priv)->a[which ? 1 : 0];
+}
+
+const app_attn *app_attn_peek(const app_view_ctx *c, int which)
+{
+    if (!c->priv || c->priv_free != pair_free) return NULL;
+    const app_attn *a = &((const attn_pair *)c->priv)->a[which ? 1 : 0];
+    return a->valid ? a : NULL;
+}

@@ -1,0 +1,142 @@
+/* attn.h: a built-in model run over a prompt, kept for the attention views (issue 6).
+ *
+ * An app_attn loads a model by scheme name (assets/models) or path, splits the prompt into
+ * words, runs one model_session over the prompt and the generated tokens ONCE, and keeps, for
+ * every step t, every (layer, head)'s attention row, the content and position parts of the
+ * scores where the scheme has them, and the top-5 next tokens. It runs again only when what the
+ * run depends on changes (model, text, shift, RoPE base, ALiBi scale, sampling): a key compared
+ * against the state on every update. Stepping through the tokens is then indexing, so forward
+ * and back return exactly the same numbers, and a frame costs no model work.
+ *
+ * Generation appends: asking for more generated tokens continues the session where it stopped
+ * (the sampler's random stream continues too), asking for fewer shows fewer, so a run of N
+ * generated tokens is the same whether made at once or one key press at a time.
+ *
+ * Long texts: a run holds at most the model's training context (cap). A longer prompt is cut
+ * there and generation stops there, with a notice; pelab does not slide a window, because a
+ * window would re-position every token at every step and hide what the view is about. */
+#ifndef PELAB_APP_ATTN_H
+#define PELAB_APP_ATTN_H
+
+#include <stddef.h>
+
+#include "model.h"
+#include "state.h"
+
+struct app_view_ctx;
+
+#define APP_ATTN_TOPK 5
+/* The most bytes the per-step arrays of one run may take; a model whose context would need
+ * more keeps fewer tokens (said in the notice). */
+#define APP_ATTN_MAX_BYTES ((size_t)192 << 20)
+
+/* One token as shown: the word as typed (unknown words keep their spelling), or the vocabulary
+ * word for generated tokens. */
+typedef struct app_attn_token {
+    char word[40];           /* display text; "¶" for <eos>; long words cut with "~" */
+    int id;                  /* vocabulary id; TOK_UNK for an unknown word */
+    unsigned char unknown;   /* the word is outside the vocabulary: the model sees <unk> */
+    unsigned char generated; /* made by the model, not typed */
+} app_attn_token;
+
+/* What a run depends on (compared byte for byte). */
+typedef struct app_attn_key {
+    char model[512];
+    char prompt[1024];
+    char preset[64];
+    int shift;
+    double rope_base, alibi_scale, temperature;
+    int gen_seed;
+} app_attn_key;
+
+typedef struct app_attn {
+    app_attn_key key;
+    int valid;  /* key describes the arrays below */
+    int failed; /* the run for key failed with fail_msg (not retried until key changes) */
+    char fail_msg[512];
+    /* the model */
+    model m;
+    int loaded;
+    char path[1024]; /* checkpoint file the model came from */
+    int pe;          /* MODEL_PE_* */
+    int layers, heads;
+    model_session s;   /* the run */
+    model_session ref; /* the same tokens at shift 0, when shift > 0 */
+    pe_rng rng;        /* the sampler, continued across generate requests */
+    /* the text */
+    int cap;             /* tokens a run can hold: the training context (or less, see MAX_BYTES) */
+    int n_text;          /* tokens in the prompt text */
+    int n_prompt;        /* prompt tokens run (min(n_text, cap)) */
+    int n_run;           /* tokens run so far: prompt + every generated token made */
+    int n;               /* tokens shown: n_prompt + min(generate, made); steps are 0..n-1 */
+    int n_unknown;       /* prompt words outside the vocabulary */
+    app_attn_token *tok; /* (cap) */
+    /* per (layer, head) the causal matrix of the run, rows = steps:
+     * att[((l * heads + h) * cap + t) * cap + j], NaN for j > t (the future) */
+    float *att;
+    float *content;      /* same layout, q.k / sqrt(d_head); NULL without a split */
+    float *position;     /* same layout, the position part of the score; NULL without a split */
+    char split_msg[256]; /* why there is no split (rope, learned, sinusoidal) */
+    int *top_id;         /* (cap, TOPK) next-token candidates after step t, most likely first */
+    float *top_p;        /* (cap, TOPK) their probabilities */
+    float *next_p;       /* (cap) probability step t gave the token that came next (t + 1) */
+    int *next_rank;      /* (cap) its rank there, 0 = the most likely; -1 for the last token */
+    double shift_diff;   /* max |attention - attention at shift 0| over the run; -1: no shift */
+    /* the position experiments */
+    double trained_base;                    /* rope: the base the model was trained with */
+    double base;                            /* rope: the base in use */
+    double trained_slopes[MODEL_MAX_HEADS]; /* alibi */
+    double slopes[MODEL_MAX_HEADS];         /* alibi: in use */
+    char notice[320]; /* the text was cut / the context is full / every word is unknown */
+} app_attn;
+
+/* Free everything; a zeroed app_attn is valid and free accepts it. */
+void app_attn_free(app_attn *a);
+
+/* Bring a up to date for st with the model named `name` (st->model_name, or st->compare for
+ * the right side of the compare view): load, split the text, run. Does nothing when nothing the
+ * run depends on changed. Returns 0, or -1 with one line in err (a missing model says where
+ * pelab looked and how to train one; an empty text says how to give one). */
+int app_attn_update(app_attn *a, const app_state *st, const char *name, char *err, size_t errlen);
+
+/* The step shown: st->step (-1 = the last token) clamped to 0..n-1. */
+int app_attn_step(const app_attn *a, const app_state *st);
+/* Attention of token `step` over tokens 0..step in (layer, head): step + 1 weights summing to
+ * 1. NULL when out of range. */
+const float *app_attn_row(const app_attn *a, int step, int layer, int head);
+/* The content / position parts of that row's scores (step + 1 each); NULL when the scheme has
+ * no split (see split_msg) or out of range. */
+const float *app_attn_content(const app_attn *a, int step, int layer, int head);
+const float *app_attn_position(const app_attn *a, int step, int layer, int head);
+/* The causal matrix of (layer, head) with row stride a->cap: row t is step t. */
+const float *app_attn_matrix(const app_attn *a, int layer, int head);
+
+/* Generate one more token (the explorer's key): st->generate + 1 if the context has room.
+ * Returns the new generate count, or -1 with a message when the context is full. */
+int app_attn_more(const app_attn *a, const app_state *st, char *msg, size_t msglen);
+
+/* ---- names ------------------------------------------------------------------------------ */
+
+/* The scheme names a model can be given by. */
+extern const char *const app_attn_model_names[]; /* NULL-terminated */
+/* Check a model name without loading it: a scheme name or a path (contains '/' or ends in
+ * .pelab). 0, or -1 with "did you mean". */
+int app_attn_check_name(const char *opt, const char *name, char *err, size_t errlen);
+/* The checkpoint file of name: a path as is, or assets/models/<scheme>.pelab (or the first
+ * <scheme>-*.pelab there). 0, or -1 saying where pelab looked and how to train the model. */
+int app_attn_model_path(const char *name, char *path, size_t n, char *err, size_t errlen);
+/* The text of preset `name` (assets/prompts/<name>.txt, trailing newlines dropped). 0, or -1
+ * listing the presets there. */
+int app_attn_preset_text(const char *name, char *buf, size_t n, char *err, size_t errlen);
+/* The text a state asks for: --prompt when set, else the preset's text, else "". */
+int app_attn_text(const app_state *st, char *buf, size_t n, char *err, size_t errlen);
+
+/* ---- the views' cache ------------------------------------------------------------------- */
+
+/* The two runs an attention view keeps in its context (left/right in the compare view),
+ * created on first use and freed with the context. NULL when out of memory. */
+app_attn *app_attn_of(struct app_view_ctx *c, int which);
+/* The same without creating anything: NULL until the view has built once. */
+const app_attn *app_attn_peek(const struct app_view_ctx *c, int which);
+
+#endif

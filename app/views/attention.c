@@ -1,0 +1,1243 @@
+/* attention.c: a built-in model's attention, token by token (issue 6). Two views share the
+ * panels drawn here:
+ *   attention  the token strip (earlier words shaded by how much the current token attends to
+ *              them, unknown words in [brackets], generated words after a bar), the current
+ *              token's attention over every earlier token as bars labelled with the words, the
+ *              layer's heads as small multiples of the causal matrix so far, the chosen head's
+ *              matrix, the top-5 next tokens, the position experiment's gauge (trained value
+ *              marked), and with --split the scores' content and position parts;
+ *   compare    two models side by side on the same prompt and step, the same panels reduced.
+ * The numbers come from app_attn (app/attn.h): one model run per (model, text, experiment),
+ * stepped through by index. The terminal gets its own layout (bars become a labelled list,
+ * panels are dropped with a note when the terminal is small); the window and exported files
+ * share the pixel layout. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn.h"
+#include "colormap.h"
+#include "view_list.h"
+
+#define LOG_FLOOR 1e-3 /* log colours: weights below 0.001 share the lowest colour */
+
+/* What one figure draws from: the run, the step and head shown, and the colour scale. */
+typedef struct actx {
+    scene *s;
+    const scene_target *t;
+    const fig_theme *th;
+    const app_state *st;
+    const app_attn *a;
+    int step, layer, head; /* head -1: the mean of the layer's heads */
+    int kind;              /* APP_SCALE_* */
+    const cmap *map;
+    double vmin, vmax;
+    char cbar[96];
+} actx;
+
+/* ---- small helpers ---------------------------------------------------------------------- */
+
+/* str cut with an ellipsis to fit maxw at size (into buf). */
+static const char *fit(const scene_target *t, const char *str, double size, double maxw, char *buf,
+                       size_t n)
+{
+    if (scene_text_width(t, str, size) <= maxw + 1e-9) return str;
+    size_t len = strlen(str);
+    if (len + 4 > n) len = n - 4;
+    while (len > 0) {
+        do len--;
+        while (len > 0 && ((unsigned char)str[len] & 0xc0) == 0x80);
+        memcpy(buf, str, len);
+        memcpy(buf + len, "\xe2\x80\xa6", 4);
+        if (scene_text_width(t, buf, size) <= maxw + 1e-9) return buf;
+    }
+    return "";
+}
+
+/* Text placed on whole cells on a terminal (left/top at an integer column and even row). */
+static void text_at(actx *c, double x, double y, const char *str, double size, unsigned anchor,
+                    uint32_t color, unsigned flags)
+{
+    const scene_target *t = c->t;
+    c->s->text_h = t->text_h;
+    if (!t->cells) {
+        scene_text(c->s, x, y, str, size, anchor, color, flags);
+        return;
+    }
+    double w = scene_text_width(t, str, 1.0);
+    unsigned ha = anchor & 3, va = (anchor >> 2) & 3;
+    double left = ha == SCENE_CENTER ? x - floor(w / 2) : ha == SCENE_RIGHT ? x - w : x;
+    double top = va == 1 ? y - 1 : va == 2 ? y - 2 : y;
+    scene_text(c->s, floor(left + 1e-9), 2.0 * floor(top / 2.0 + 1e-9), str, 1.0,
+               SCENE_LEFT | SCENE_TOP, color, flags);
+}
+
+/* Black or white, whichever reads better on rgb. */
+static uint32_t ink_on(uint32_t rgb)
+{
+    double r = (rgb >> 16 & 255) / 255.0, g = (rgb >> 8 & 255) / 255.0, b = (rgb & 255) / 255.0;
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.45 ? 0x000000 : 0xffffff;
+}
+
+/* a + (b - a) f per channel, f in [0, 1]. */
+static uint32_t mix(uint32_t a, uint32_t b, double f)
+{
+    uint32_t out = 0;
+    for (int sh = 0; sh <= 16; sh += 8) {
+        double x = (a >> sh & 255) + ((double)(b >> sh & 255) - (a >> sh & 255)) * f;
+        out |= (uint32_t)(x + 0.5) << sh;
+    }
+    return out;
+}
+
+static double line_h(const scene_target *t)
+{
+    return t->cells ? 2 : t->text_h * 1.15;
+}
+
+/* The colour scale of the heatmaps and the strip (fixed ranges, so colours keep their meaning
+ * while stepping). */
+static void scale_init(actx *c)
+{
+    const app_state *st = c->st;
+    c->kind = st->attn_scale;
+    c->map = st->map ? st->map : cmap_default_sequential();
+    if (c->kind == APP_SCALE_LOG) {
+        c->vmin = log10(LOG_FLOOR);
+        c->vmax = 0;
+        snprintf(c->cbar, sizeof c->cbar, "log10 attention (log)");
+    } else if (c->kind == APP_SCALE_NOFIRST) {
+        c->vmin = 0;
+        c->vmax = 1;
+        snprintf(c->cbar, sizeof c->cbar, "attention without token 0, rows renormalised");
+    } else {
+        c->vmin = 0;
+        c->vmax = 1;
+        snprintf(c->cbar, sizeof c->cbar, "attention (linear)");
+    }
+}
+
+/* Weight w of key j in a row whose key 0 has weight w0, on the scale. */
+static float scaled(int kind, float w, float w0, int j)
+{
+    if (!isfinite(w)) return NAN;
+    if (kind == APP_SCALE_LOG) return (float)log10(fmax((double)w, LOG_FLOOR));
+    if (kind == APP_SCALE_NOFIRST) {
+        if (j == 0) return NAN;
+        return w0 < 1 ? w / (1 - w0) : 0;
+    }
+    return w;
+}
+
+/* The row of the current step for (layer, head), or the mean over the layer's heads (head -1),
+ * step + 1 weights in the scene's arena. */
+static const float *row_of(actx *c, const app_attn *a, int head)
+{
+    if (head >= 0) return app_attn_row(a, c->step, c->layer, head);
+    int n1 = c->step + 1;
+    float *m = scene_alloc(c->s, (size_t)n1 * sizeof *m);
+    if (!m) return NULL;
+    for (int j = 0; j < n1; j++) m[j] = 0;
+    for (int h = 0; h < a->heads; h++) {
+        const float *r = app_attn_row(a, c->step, c->layer, h);
+        for (int j = 0; j < n1; j++) m[j] += r[j] / (float)a->heads;
+    }
+    return m;
+}
+
+/* The (step + 1)^2 matrix so far of (layer, head) or the head mean, on the colour scale, NaN
+ * above the diagonal (the future). In the scene's arena. */
+static float *matrix_of(actx *c, const app_attn *a, int head)
+{
+    int n1 = c->step + 1;
+    size_t cap = (size_t)a->cap;
+    float *m = scene_alloc(c->s, (size_t)n1 * (size_t)n1 * sizeof *m);
+    if (!m) return NULL;
+    for (int i = 0; i < n1; i++) {
+        float *out = m + (size_t)i * n1;
+        for (int j = 0; j < n1; j++) out[j] = 0;
+        int h0 = head >= 0 ? head : 0, h1 = head >= 0 ? head + 1 : a->heads;
+        for (int h = h0; h < h1; h++) {
+            const float *src = app_attn_matrix(a, c->layer, h) + (size_t)i * cap;
+            for (int j = 0; j < n1; j++) out[j] += src[j] / (float)(h1 - h0);
+        }
+        float w0 = out[0];
+        for (int j = 0; j < n1; j++) out[j] = j > i ? NAN : scaled(c->kind, out[j], w0, j);
+    }
+    return m;
+}
+
+static const char *tok_text(const app_attn_token *tk, char *buf, size_t n)
+{
+    if (tk->unknown)
+        snprintf(buf, n, "[%s]", tk->word);
+    else
+        snprintf(buf, n, "%s", tk->word);
+    return buf;
+}
+
+/* ---- the token strip -------------------------------------------------------------------- */
+
+/* Words flowing in lines across r, at most max_lines of them (the ones around the current
+ * token). Earlier words are shaded by `row` (raw weights; NULL = no shading), the current one
+ * is drawn in the accent colour, later ones muted, generated ones after a bar. Returns the
+ * height used. */
+static double draw_strip(actx *c, const app_attn *a, fig_rect r, const float *row, int max_lines)
+{
+    const scene_target *t = c->t;
+    const fig_theme *th = c->th;
+    double size = t->cells ? 1 : 0.9;
+    double lh = t->cells ? 2 : t->text_h * size * 1.25;
+    double gap = t->cells ? 1 : t->char_w * 0.6;
+    double pad = t->cells ? 0 : t->char_w * 0.25;
+    int n = a->n;
+    int *line = scene_alloc(c->s, (size_t)(n > 0 ? n : 1) * sizeof *line);
+    double *xs = scene_alloc(c->s, (size_t)(n > 0 ? n : 1) * sizeof *xs);
+    if (!line || !xs || n <= 0) return 0;
+    char buf[64];
+    double x = 0;
+    int ln = 0;
+    for (int k = 0; k < n; k++) {
+        double w = scene_text_width(t, tok_text(&a->tok[k], buf, sizeof buf), size) *
+                       (k == c->step && !t->cells ? 1.15 : 1) + /* bold runs wider */
+                   2 * pad;
+        double extra = a->tok[k].generated && (k == 0 || !a->tok[k - 1].generated) ? gap * 2 : 0;
+        if (x > 0 && x + extra + w > r.w) {
+            ln++;
+            x = 0;
+        }
+        x += extra;
+        line[k] = ln;
+        xs[k] = x;
+        x += w + gap;
+    }
+    int lines = ln + 1;
+    if (max_lines < 1) max_lines = 1;
+    int cur = line[c->step];
+    int first = 0;
+    if (lines > max_lines) {
+        first = cur - max_lines + 2; /* one line past the current one stays in view */
+        if (first > lines - max_lines) first = lines - max_lines;
+        if (first < 0) first = 0;
+    }
+    /* shading: each earlier word's weight on the scale, relative to the strongest earlier
+     * word (a highlighter: the colorbar's absolute colours would make most words alike) */
+    float w0 = row ? row[0] : 0;
+    double smax = -INFINITY, smin = c->kind == APP_SCALE_LOG ? log10(LOG_FLOOR) : 0;
+    for (int k = 0; row && k < c->step; k++) {
+        float v = scaled(c->kind, row[k], w0, k);
+        if (isfinite(v)) smax = fmax(smax, v);
+    }
+    for (int k = 0; k < n; k++) {
+        if (line[k] < first || line[k] >= first + max_lines) continue;
+        const app_attn_token *tk = &a->tok[k];
+        tok_text(tk, buf, sizeof buf);
+        double bx = r.x + xs[k], by = r.y + (line[k] - first) * lh;
+        double w =
+            scene_text_width(t, buf, size) * (k == c->step && !t->cells ? 1.15 : 1) + 2 * pad;
+        uint32_t ink = tk->unknown ? th->accent : tk->generated ? th->series[2] : th->fg;
+        unsigned flags = 0;
+        if (tk->generated && (k == 0 || !a->tok[k - 1].generated)) {
+            /* the bar between the prompt and what the model wrote */
+            double sx = bx - gap * 1.5;
+            if (t->cells)
+                text_at(c, sx, by, "\xe2\x94\x82", 1, SCENE_LEFT | SCENE_TOP, th->muted, 0);
+            else
+                scene_line(c->s, sx, by, sx, by + lh * 0.9, th->muted, 0, 0);
+        }
+        if (k == c->step) {
+            scene_rect(c->s, bx, by, w, t->cells ? 2 : lh * 0.95, th->accent, SCENE_FILL);
+            ink = ink_on(th->accent);
+            flags = SCENE_BOLD;
+        } else if (k < c->step && row) {
+            float v = scaled(c->kind, row[k], w0, k);
+            if (isfinite(v) && smax > smin) {
+                uint32_t bg = mix(th->bg, th->series[0], fmax(0, (v - smin) / (smax - smin)));
+                scene_rect(c->s, bx, by, w, t->cells ? 2 : lh * 0.95, bg, SCENE_FILL);
+                ink = ink_on(bg);
+            }
+        } else if (k > c->step) {
+            ink = th->muted;
+        }
+        text_at(c, bx + pad, by + (t->cells ? 0 : lh * 0.06), buf, size, SCENE_LEFT | SCENE_TOP,
+                ink, flags);
+        if (tk->generated && !t->cells)
+            scene_line(c->s, bx, by + lh * 0.97, bx + w, by + lh * 0.97, th->series[2], 0, 0);
+    }
+    int shown = lines < max_lines ? lines : max_lines;
+    return shown * lh;
+}
+
+/* ---- bars: the current token's attention over every earlier token ---------------------- */
+
+static const char *head_name(const actx *c, int head, char *buf, size_t n)
+{
+    if (head >= 0)
+        snprintf(buf, n, "head %d", head);
+    else
+        snprintf(buf, n, "mean of %d heads", c->a->heads);
+    return buf;
+}
+
+/* Pixels: vertical bars labelled with the words underneath (rotated). */
+static void bars_pixels(actx *c, const app_attn *a, fig_rect r, const float *row, int head)
+{
+    const scene_target *t = c->t;
+    const fig_theme *th = c->th;
+    int n1 = c->step + 1;
+    double lsize = 0.75;
+    char buf[64];
+    double widest = 0;
+    for (int j = 0; j < n1; j++)
+        widest = fmax(widest, scene_text_width(t, tok_text(&a->tok[j], buf, sizeof buf), lsize));
+    double label_h = fmin(widest + t->char_w, r.h * 0.35);
+    fig_rect lab = fig_take_bottom(&r, label_h, 0);
+    float w0 = row[0];
+    double hi = 0;
+    double *v = scene_alloc(c->s, (size_t)n1 * sizeof *v);
+    if (!v) return;
+    for (int j = 0; j < n1; j++) {
+        v[j] = c->kind == APP_SCALE_NOFIRST ? (j == 0 ? NAN : (w0 < 1 ? row[j] / (1 - w0) : 0))
+                                            : row[j];
+        if (isfinite(v[j])) hi = fmax(hi, v[j]);
+    }
+    const char *ylabel = c->kind == APP_SCALE_NOFIRST ? "attention w/o token 0" : "attention";
+    unsigned flags = FIG_GRID | FIG_NO_XTICKS;
+    double y0 = 0, y1 = hi > 0 ? hi * 1.08 : 1;
+    if (c->kind == APP_SCALE_LOG) {
+        flags |= FIG_YLOG;
+        y0 = LOG_FLOOR;
+        y1 = 1;
+    }
+    fig_axes ax = fig_axes_draw(c->s, t, th, r, -0.5, n1 - 0.5, y0, y1, NULL, ylabel, flags);
+    double pitch = ax.area.w / n1;
+    for (int j = 0; j < n1; j++) {
+        if (!isfinite(v[j])) continue;
+        double val = c->kind == APP_SCALE_LOG ? fmax(v[j], LOG_FLOOR) : v[j];
+        double x0 = fig_x(&ax, j - 0.4), x1 = fig_x(&ax, j + 0.4);
+        double yb = fig_y(&ax, y0), yt = fig_y(&ax, val);
+        uint32_t col = j == c->step          ? th->accent
+                       : a->tok[j].generated ? th->series[2]
+                                             : th->series[0];
+        if (yb - yt > 0) scene_rect(c->s, x0, yt, fmax(x1 - x0, 1), yb - yt, col, SCENE_FILL);
+    }
+    if (c->kind == APP_SCALE_NOFIRST) {
+        snprintf(buf, sizeof buf, "token 0 (%.3f) left out", w0);
+        scene_text(c->s, ax.area.x + t->char_w * 0.5, ax.area.y + t->char_w * 0.3, buf, 0.75,
+                   SCENE_LEFT | SCENE_TOP, th->muted, 0);
+    }
+    /* the words under their bars; every k-th when the bars are narrower than a line */
+    int every = (int)ceil(t->text_h * lsize * 1.05 / fmax(pitch, 1e-9));
+    if (every < 1) every = 1;
+    for (int j = 0; j < n1; j++) {
+        if ((n1 - 1 - j) % every) continue; /* keep the current token's label */
+        char cut[64];
+        const char *w = fit(t, tok_text(&a->tok[j], buf, sizeof buf), lsize, lab.h - t->char_w, cut,
+                            sizeof cut);
+        uint32_t ink = j == c->step ? th->accent : a->tok[j].unknown ? th->accent : th->fg;
+        scene_text(c->s, fig_x(&ax, j), lab.y + t->char_w * 0.4, w, lsize,
+                   SCENE_RIGHT | SCENE_MIDDLE | SCENE_VERTICAL, ink, j == c->step ? SCENE_BOLD : 0);
+    }
+}
+
+/* Cells: one row per key token, "j word ▇▇▇ 0.123". When the tokens do not fit, token 0 (where
+ * many heads park their attention), a summary of the middle, and the most recent ones. */
+static void bars_cells(actx *c, const app_attn *a, fig_rect r, const float *row, int head)
+{
+    const fig_theme *th = c->th;
+    int n1 = c->step + 1;
+    int rows = (int)(r.h / 2);
+    if (rows < 2) return;
+    char buf[160], hb[48];
+    snprintf(buf, sizeof buf, "\"%s\" attends to (%s):", a->tok[c->step].word,
+             head_name(c, head, hb, sizeof hb));
+    char cut[96];
+    text_at(c, r.x, r.y, fit(c->t, buf, 1, r.w, cut, sizeof cut), 1, SCENE_LEFT | SCENE_TOP, th->fg,
+            SCENE_BOLD);
+    rows--;
+    int lw = 4; /* longest word shown, at most 10 */
+    for (int j = 0; j < n1; j++) {
+        int l = (int)scene_text_width(c->t, tok_text(&a->tok[j], buf, sizeof buf), 1);
+        if (l > lw) lw = l;
+    }
+    if (lw > 10) lw = 10;
+    int iw = n1 > 100 ? 3 : n1 > 10 ? 2 : 1;
+    double bx = r.x + iw + 1 + lw + 1, bw = r.w - (iw + 1 + lw + 1) - 6;
+    if (bw < 3) bw = 3;
+    float w0 = row[0];
+    double hi = 0;
+    for (int j = 0; j < n1; j++) {
+        double v = c->kind == APP_SCALE_NOFIRST ? (j ? row[j] / fmax(1 - w0, 1e-9) : 0) : row[j];
+        hi = fmax(hi, v);
+    }
+    if (hi <= 0) hi = 1;
+    /* which tokens get a row */
+    int skip_from = -1, skip_to = -1;
+    if (n1 > rows) {
+        skip_from = 1;
+        skip_to = n1 - (rows - 2); /* tokens [skip_from, skip_to) are summarised */
+    }
+    double y = r.y + 2;
+    for (int j = 0; j < n1; j++) {
+        if (j == skip_from) {
+            double sum = 0;
+            for (int k = skip_from; k < skip_to; k++) sum += row[k];
+            snprintf(buf, sizeof buf, "\xe2\x8b\xae tokens %d..%d: %.3f in all", skip_from,
+                     skip_to - 1, sum);
+            text_at(c, r.x, y, fit(c->t, buf, 1, r.w, cut, sizeof cut), 1, SCENE_LEFT | SCENE_TOP,
+                    th->muted, 0);
+            y += 2;
+            j = skip_to - 1;
+            continue;
+        }
+        int cur = j == c->step;
+        snprintf(buf, sizeof buf, "%*d", iw, j);
+        text_at(c, r.x, y, buf, 1, SCENE_LEFT | SCENE_TOP, th->muted, 0);
+        char wb[64];
+        const char *w = fit(c->t, tok_text(&a->tok[j], wb, sizeof wb), 1, lw, cut, sizeof cut);
+        text_at(c, r.x + iw + 1 + lw, y, w, 1, SCENE_RIGHT | SCENE_TOP,
+                cur || a->tok[j].unknown ? th->accent : th->fg, cur ? SCENE_BOLD : 0);
+        double v = row[j];
+        if (c->kind == APP_SCALE_NOFIRST) v = j ? row[j] / fmax(1 - w0, 1e-9) : NAN;
+        double frac = c->kind == APP_SCALE_LOG
+                          ? (log10(fmax(v, LOG_FLOOR)) - log10(LOG_FLOOR)) / -log10(LOG_FLOOR)
+                          : v / hi;
+        if (isfinite(frac) && frac > 0) {
+            double len = fmax(1, round(frac * bw));
+            scene_rect(c->s, bx, y, len, 2, cur ? th->accent : th->series[0], SCENE_FILL);
+        }
+        if (isfinite(v))
+            snprintf(buf, sizeof buf, "%.3f", row[j]);
+        else
+            snprintf(buf, sizeof buf, "(%.3f, left out)", row[j]);
+        text_at(c, r.x + r.w, y, buf, 1, SCENE_RIGHT | SCENE_TOP, th->fg, 0);
+        y += 2;
+    }
+}
+
+static void draw_bars(actx *c, const app_attn *a, fig_rect r, int head)
+{
+    const float *row = row_of(c, a, head);
+    if (!row) return;
+    if (c->t->cells)
+        bars_cells(c, a, r, row, head);
+    else
+        bars_pixels(c, a, r, row, head);
+}
+
+/* ---- the content / position split ------------------------------------------------------ */
+
+static void draw_split(actx *c, const app_attn *a, fig_rect r, int head)
+{
+    const scene_target *t = c->t;
+    const fig_theme *th = c->th;
+    int h = head >= 0 ? head : 0;
+    const float *con = app_attn_content(a, c->step, c->layer, h);
+    const float *pos = app_attn_position(a, c->step, c->layer, h);
+    const float *w = app_attn_row(a, c->step, c->layer, h);
+    char buf[400], cut[400];
+    if (!con || !pos || !w) {
+        snprintf(buf, sizeof buf, "no content/position split: %s", a->split_msg);
+        text_at(c, r.x, r.y, fit(t, buf, t->cells ? 1 : 0.85, r.w, cut, sizeof cut),
+                t->cells ? 1 : 0.85, SCENE_LEFT | SCENE_TOP, th->muted, 0);
+        return;
+    }
+    int n1 = c->step + 1;
+    if (t->cells) {
+        int wide = r.w >= 48;
+        snprintf(buf, sizeof buf,
+                 wide ? "  j word       content position    score  weight (head %d)"
+                      : "  j word   content  pos weight (h%d)",
+                 h);
+        text_at(c, r.x, r.y, fit(t, buf, 1, r.w, cut, sizeof cut), 1, SCENE_LEFT | SCENE_TOP,
+                th->fg, SCENE_BOLD);
+        int rows = (int)(r.h / 2) - 1;
+        int from = n1 > rows ? n1 - rows : 0;
+        for (int j = from, y = 1; j < n1; j++, y++) {
+            char wb[64];
+            if (wide)
+                snprintf(buf, sizeof buf, "%3d %-10.10s %+7.2f  %+7.2f  %+7.2f  %.3f", j,
+                         tok_text(&a->tok[j], wb, sizeof wb), con[j], pos[j], con[j] + pos[j],
+                         w[j]);
+            else
+                snprintf(buf, sizeof buf, "%3d %-6.6s %+6.2f %+5.2f %.3f", j,
+                         tok_text(&a->tok[j], wb, sizeof wb), con[j], pos[j], w[j]);
+            text_at(c, r.x, r.y + 2 * y, fit(t, buf, 1, r.w, cut, sizeof cut), 1,
+                    SCENE_LEFT | SCENE_TOP, j == c->step ? th->accent : th->fg, 0);
+        }
+        return;
+    }
+    double lo = 0, hi = 0;
+    for (int j = 0; j < n1; j++) {
+        lo = fmin(lo, fmin(fmin(con[j], pos[j]), con[j] + pos[j]));
+        hi = fmax(hi, fmax(fmax(con[j], pos[j]), con[j] + pos[j]));
+    }
+    double padv = (hi - lo) * 0.06 + 1e-6;
+    snprintf(buf, sizeof buf, "score parts, head %d", h);
+    fig_axes ax = fig_axes_draw(c->s, t, th, r, -0.5, n1 - 0.5, lo - padv, hi + padv, "key token",
+                                buf, FIG_GRID);
+    double y0 = fig_y(&ax, 0);
+    scene_line(c->s, ax.area.x, y0, ax.area.x + ax.area.w, y0, th->muted, 0, SCENE_RULE);
+    for (int j = 0; j < n1; j++) {
+        double xa = fig_x(&ax, j - 0.4), xm = fig_x(&ax, j), xb = fig_x(&ax, j + 0.4);
+        double yc = fig_y(&ax, con[j]), yp = fig_y(&ax, pos[j]);
+        scene_rect(c->s, xa, fmin(y0, yc), fmax(xm - xa, 1), fabs(yc - y0), th->series[0],
+                   SCENE_FILL);
+        scene_rect(c->s, xm, fmin(y0, yp), fmax(xb - xm, 1), fabs(yp - y0), th->series[1],
+                   SCENE_FILL);
+        double ys = fig_y(&ax, con[j] + pos[j]);
+        scene_line(c->s, xa, ys, xb, ys, j == c->step ? th->accent : th->fg, t->hairline * 2.5, 0);
+    }
+    const char *names[] = {"content q.k/sqrt(d)", "position part", "score (sum)"};
+    uint32_t cols[] = {th->series[0], th->series[1], th->fg};
+    fig_legend(c->s, t, th, &ax, names, cols, 3, 1);
+}
+
+/* ---- small multiples: the layer's heads -------------------------------------------------- */
+
+static void draw_multiples(actx *c, const app_attn *a, fig_rect r, int chosen)
+{
+    const scene_target *t = c->t;
+    const fig_theme *th = c->th;
+    int nh = a->heads, n1 = c->step + 1;
+    double lh = t->cells ? 2 : t->text_h * 0.9;
+    double gap = t->cells ? 2 : t->text_h * 0.5;
+    int cols = 1;
+    double best = -1;
+    for (int cc = 1; cc <= nh; cc++) {
+        int rr = (nh + cc - 1) / cc;
+        double side = fmin((r.w - (cc - 1) * gap) / cc, (r.h - (rr - 1) * gap) / rr - lh);
+        if (t->cells)
+            side = fmin((r.w - (cc - 1) * gap) / cc,
+                        2 * floor(((r.h - (rr - 1) * gap) / rr - lh) / 2));
+        if (side > best) {
+            best = side;
+            cols = cc;
+        }
+    }
+    int rows = (nh + cols - 1) / cols;
+    for (int h = 0; h < nh; h++) {
+        fig_rect cell = fig_grid_cell(r, rows, cols, h / cols, h % cols, gap);
+        double side = fmin(cell.w, cell.h - lh);
+        if (t->cells) {
+            side = 2 * floor(side / 2);
+            cell.x = floor(cell.x);
+            cell.y = 2 * floor(cell.y / 2);
+        }
+        if (side < 2) continue;
+        double x = cell.x + (cell.w - side) / 2, y = cell.y + lh;
+        if (t->cells) x = floor(x);
+        char lab[32];
+        int sel = h == chosen;
+        snprintf(lab, sizeof lab, sel && t->cells ? "[h%d]" : "h%d", h);
+        text_at(c, x + side / 2, cell.y, lab, t->cells ? 1 : 0.8, SCENE_CENTER | SCENE_TOP,
+                sel ? th->accent : th->fg, sel ? SCENE_BOLD : 0);
+        float *m = matrix_of(c, a, h);
+        if (!m) return;
+        scene_heatmap(c->s, x, y, side, side, m, (size_t)n1, (size_t)n1, (size_t)n1, c->vmin,
+                      c->vmax, c->map, th->mask);
+        if (!t->cells) {
+            scene_item *box = scene_rect(c->s, x, y, side, side, sel ? th->accent : th->muted, 0);
+            if (box && sel) box->width = t->hairline * 3;
+        }
+    }
+}
+
+/* ---- the matrix of the chosen head ---------------------------------------------------------- */
+
+static void draw_head_matrix(actx *c, app_view_ctx *vc, const app_attn *a, fig_rect r, int head,
+                             int with_bar)
+{
+    const scene_target *t = c->t;
+    const fig_theme *th = c->th;
+    int n1 = c->step + 1;
+    float *m = matrix_of(c, a, head);
+    if (!m) return;
+    const char *lab = "query i";
+    /* square cells read best: no wider than the height allows (plus the labels) */
+    double extra = t->cells ? 8 : t->text_h * 3.5;
+    double wmax = r.h + extra + (with_bar ? fig_colorbar_width(t) : 0); /* units are square */
+    if (r.w > wmax) {
+        r.x += (r.w - wmax) / 2;
+        r.w = wmax;
+        if (t->cells) r.x = floor(r.x);
+    }
+    fig_axes ax;
+    if (with_bar) {
+        ax = app_draw_matrix(c->s, t, th, r, m, (size_t)n1, (size_t)n1, (size_t)n1, 0, n1, 0, n1,
+                             "key j", lab, c->map, c->vmin, c->vmax, c->cbar, th->mask);
+    } else {
+        ax = fig_axes_draw(c->s, t, th, r, 0, n1, 0, n1, "key j", lab, FIG_Y_DOWN);
+        scene_heatmap(c->s, ax.area.x, ax.area.y, ax.area.w, ax.area.h, m, (size_t)n1, (size_t)n1,
+                      (size_t)n1, c->vmin, c->vmax, c->map, th->mask);
+    }
+    if (!t->cells) { /* the current step is the last row */
+        double y0 = fig_y(&ax, c->step), y1 = fig_y(&ax, c->step + 1);
+        scene_rect(c->s, ax.area.x, fmin(y0, y1), ax.area.w, fabs(y1 - y0), th->accent, 0);
+    }
+    if (!vc) return;
+    vc->main = ax;
+    vc->has_main = 1;
+    vc->main_rows = n1;
+    vc->main_cols = n1;
+    if (c->st->cursor_on) {
+        int i = c->st->cur_r < n1 ? c->st->cur_r : n1 - 1;
+        int j = c->st->cur_c < n1 ? c->st->cur_c : n1 - 1;
+        app_draw_cell_cursor(c->s, th, &ax, i, j);
+        if (j > i) {
+            snprintf(vc->readout, sizeof vc->readout,
+                     "query %d \"%s\", key %d: masked (the future)", i, a->tok[i].word, j);
+        } else {
+            int h0 = head >= 0 ? head : 0, h1 = head >= 0 ? head + 1 : a->heads;
+            double w = 0;
+            for (int h = h0; h < h1; h++)
+                w += app_attn_matrix(a, c->layer, h)[(size_t)i * a->cap + j] / (h1 - h0);
+            snprintf(vc->readout, sizeof vc->readout,
+                     "query %d \"%s\" -> key %d \"%s\": attention %.4f", i, a->tok[i].word, j,
+                     a->tok[j].word, w);
+        }
+    }
+}
+
+/* ---- top-5 ------------------------------------------------------------------------------ */
+
+static void draw_top5(actx *c, const app_attn *a, fig_rect r, int compact)
+{
+    const scene_target *t = c->t;
+    const fig_theme *th = c->th;
+    const int *ids = a->top_id + (size_t)c->step * APP_ATTN_TOPK;
+    const float *ps = a->top_p + (size_t)c->step * APP_ATTN_TOPK;
+    double lh = line_h(t), size = t->cells ? 1 : 0.85;
+    char buf[160], cut[160];
+    int nxt = c->step + 1 < a->n ? a->tok[c->step + 1].id : -1;
+    if (compact) { /* one line: "next: ball .41  toy .12 ..." */
+        size_t u = (size_t)snprintf(buf, sizeof buf, "next:");
+        for (int k = 0; k < APP_ATTN_TOPK && u < sizeof buf; k++)
+            u += (size_t)snprintf(buf + u, sizeof buf - u, " %s %.2f",
+                                  tok_word(&a->m.vocab, ids[k]), ps[k]);
+        text_at(c, r.x, r.y, fit(t, buf, size, r.w, cut, sizeof cut), size, SCENE_LEFT | SCENE_TOP,
+                th->fg, 0);
+        return;
+    }
+    snprintf(buf, sizeof buf, "next token after \"%s\":", a->tok[c->step].word);
+    text_at(c, r.x, r.y, fit(t, buf, size, r.w, cut, sizeof cut), size, SCENE_LEFT | SCENE_TOP,
+            th->fg, SCENE_BOLD);
+    double y = r.y + lh;
+    double pw = t->cells ? 6 : scene_text_width(t, "0.000 ", size);
+    double ww = t->cells ? 11 : scene_text_width(t, "something ", size);
+    double bw = r.w - pw - ww;
+    for (int k = 0; k < APP_ATTN_TOPK && y + lh <= r.y + r.h + 1e-9; k++) {
+        int hit = ids[k] == nxt;
+        snprintf(buf, sizeof buf, "%.3f", ps[k]);
+        text_at(c, r.x, y, buf, size, SCENE_LEFT | SCENE_TOP, th->fg, 0);
+        const char *w = ids[k] == TOK_EOS ? "\xc2\xb6" : tok_word(&a->m.vocab, ids[k]);
+        text_at(c, r.x + pw, y, fit(t, w, size, ww - (t->cells ? 1 : t->char_w), cut, sizeof cut),
+                size, SCENE_LEFT | SCENE_TOP, hit ? th->accent : th->fg, hit ? SCENE_BOLD : 0);
+        if (bw > 2) {
+            double len = ps[k] * bw;
+            if (t->cells) len = round(len);
+            if (len > 0)
+                scene_rect(c->s, r.x + pw + ww, y + (t->cells ? 0 : lh * 0.2), len,
+                           t->cells ? 2 : lh * 0.6, hit ? th->accent : th->series[0], SCENE_FILL);
+        }
+        y += lh;
+    }
+    if (nxt >= 0 && y + lh <= r.y + r.h + 1e-9) {
+        snprintf(buf, sizeof buf, "came next: \"%s\" p=%.3f (rank %d)%s", a->tok[c->step + 1].word,
+                 a->next_p[c->step], a->next_rank[c->step] + 1,
+                 a->tok[c->step + 1].generated ? ", generated" : "");
+        text_at(c, r.x, y, fit(t, buf, size, r.w, cut, sizeof cut), size, SCENE_LEFT | SCENE_TOP,
+                th->muted, 0);
+    }
+}
+
+static double top5_height(const scene_target *t)
+{
+    return line_h(t) * (APP_ATTN_TOPK + 2);
+}
+
+/* ---- the position experiment's gauge ---------------------------------------------------- */
+
+/* 1 when a's model runs with a base or slopes other than the trained ones. */
+static int experiment_on(const actx *c, const app_attn *a)
+{
+    return (a->pe == MODEL_PE_ROPE && c->st->rope_base > 0 && a->base != a->trained_base) ||
+           (a->pe == MODEL_PE_ALIBI && c->st->alibi_scale != 1);
+}
+
+static double gauge_height(const scene_target *t)
+{
+    return t->cells ? 4 : t->text_h * 3.2;
+}
+
+/* "base now / trained" and a ruler with the trained value marked and the value in use. */
+static void draw_gauge(actx *c, const app_attn *a, fig_rect r)
+{
+    const scene_target *t = c->t;
+    const fig_theme *th = c->th;
+    char buf[200], cut[200];
+    double now, trained, lo, hi;
+    int lg;
+    if (a->pe == MODEL_PE_ROPE) {
+        now = a->base;
+        trained = a->trained_base;
+        lo = fmin(now, trained) / 8;
+        hi = fmax(now, trained) * 8;
+        lg = 1;
+        if (t->cells)
+            snprintf(buf, sizeof buf, "base %g \xe2\x97\x8f trained %g \xe2\x94\xbc", now, trained);
+        else
+            snprintf(buf, sizeof buf, "RoPE base %g in use; trained with %g", now, trained);
+    } else {
+        now = c->st->alibi_scale;
+        trained = 1;
+        lo = 0;
+        hi = fmax(2, now * 1.25);
+        lg = 0;
+        int h = c->head >= 0 ? c->head : 0;
+        if (t->cells)
+            snprintf(buf, sizeof buf, "slopes x%.3g \xe2\x97\x8f trained x1 \xe2\x94\xbc", now);
+        else
+            snprintf(buf, sizeof buf, "ALiBi slopes x%.4g (head %d: m=%.4g, trained %.4g)", now, h,
+                     a->slopes[h], a->trained_slopes[h]);
+    }
+    double size = t->cells ? 1 : 0.85;
+    text_at(c, r.x, r.y, fit(t, buf, size, r.w, cut, sizeof cut), size, SCENE_LEFT | SCENE_TOP,
+            th->fg, 0);
+    double y = r.y + (t->cells ? 2 : t->text_h * 1.6);
+    double x0 = r.x + (t->cells ? 0 : t->char_w), w = r.w - (t->cells ? 1 : 2 * t->char_w);
+#define GX(v) (x0 + w * (lg ? log((v) / lo) / log(hi / lo) : ((v)-lo) / (hi - lo)))
+    if (t->cells) {
+        int cols = (int)w;
+        if (cols < 4) return;
+        char *ruler = scene_alloc(c->s, (size_t)cols * 3 + 1);
+        if (!ruler) return;
+        for (int i = 0; i < cols; i++) memcpy(ruler + 3 * i, "\xe2\x94\x80", 3); /* ─ */
+        ruler[3 * cols] = '\0';
+        text_at(c, x0, y, ruler, 1, SCENE_LEFT | SCENE_TOP, th->muted, 0);
+        int tc = (int)floor(GX(trained) - x0), nc = (int)floor(GX(now) - x0);
+        if (tc >= cols) tc = cols - 1;
+        if (nc >= cols) nc = cols - 1;
+        text_at(c, x0 + tc, y, "\xe2\x94\xbc", 1, SCENE_LEFT | SCENE_TOP, th->fg, SCENE_BOLD);
+        text_at(c, x0 + nc, y, "\xe2\x97\x8f", 1, SCENE_LEFT | SCENE_TOP, th->accent, SCENE_BOLD);
+        return;
+    }
+    scene_line(c->s, x0, y, x0 + w, y, th->muted, t->hairline * 2, 0);
+    double tx = GX(trained), nx = GX(now);
+    scene_line(c->s, tx, y - t->text_h * 0.45, tx, y + t->text_h * 0.45, th->fg, t->hairline * 2,
+               0);
+    scene_text(c->s, tx, y + t->text_h * 0.5, "trained", 0.7, SCENE_CENTER | SCENE_TOP, th->fg, 0);
+    scene_circle(c->s, nx, y, t->text_h * 0.3, th->accent, 0, SCENE_FILL);
+#undef GX
+}
+
+/* ---- common parts of both views ---------------------------------------------------------- */
+
+static int attn_validate(const app_state *st, char *err, size_t errlen)
+{
+    char path[1100];
+    if (app_attn_model_path(st->model_name, path, sizeof path, err, errlen) < 0) return -1;
+    if (!st->prompt[0] && st->preset[0]) {
+        char text[64];
+        if (app_attn_preset_text(st->preset, text, sizeof text, err, errlen) < 0) return -1;
+    }
+    if (st->shift > 65536) {
+        snprintf(err, errlen,
+                 "--shift %d: the attention views build positions up to the shift plus the "
+                 "context (allowed 0..65536)",
+                 st->shift);
+        return -1;
+    }
+    return 0;
+}
+
+/* Bring run `which` up to date and check the layer and head against its model. */
+static app_attn *get_run(app_view_ctx *vc, const app_state *st, int which, const char *name,
+                         char *err, size_t errlen)
+{
+    app_attn *a = app_attn_of(vc, which);
+    if (!a) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    if (app_attn_update(a, st, name, err, errlen) < 0) return NULL;
+    if (st->layer >= a->layers) {
+        snprintf(err, errlen, "--layer %d: the %s model has %d layers (allowed 0..%d)", st->layer,
+                 a->m.cfg.pe_name, a->layers, a->layers - 1);
+        return NULL;
+    }
+    if (st->head >= a->heads) {
+        snprintf(err, errlen, "--head %d: the %s model has %d heads (allowed all|0..%d)", st->head,
+                 a->m.cfg.pe_name, a->heads, a->heads - 1);
+        return NULL;
+    }
+    if (st->step >= a->n) {
+        snprintf(err, errlen, "--step %d: the text has %d tokens (allowed 0..%d, -1 = the last)",
+                 st->step, a->n, a->n - 1);
+        return NULL;
+    }
+    return a;
+}
+
+/* What a shift does to a scheme, for the notice. */
+static const char *shift_why(int pe)
+{
+    switch (pe) {
+    case MODEL_PE_ROPE:
+        return "rope: only i - j counts";
+    case MODEL_PE_ALIBI:
+        return "alibi: only i - j counts";
+    case MODEL_PE_T5:
+        return "t5: only the bucket of i - j counts";
+    case MODEL_PE_NOPE:
+        return "nope: no positions at all";
+    case MODEL_PE_LEARNED:
+        return "learned: a vector per absolute position";
+    default:
+        return "sinusoidal: absolute positions";
+    }
+}
+
+/* The experiments line of a subtitle: "shift +10  base 2500 (trained 10000)  colours log". */
+static void experiments(const actx *c, const app_attn *a, char *buf, size_t n)
+{
+    const app_state *st = c->st;
+    size_t u = 0;
+    buf[0] = '\0';
+#define ADD(...)                                                                                   \
+    do {                                                                                           \
+        if (u < n) {                                                                               \
+            int w_ = snprintf(buf + u, n - u, __VA_ARGS__);                                        \
+            if (w_ > 0) u += (size_t)w_;                                                           \
+        }                                                                                          \
+    } while (0)
+    if (st->shift) ADD("  shift +%d", st->shift);
+    if (a->pe == MODEL_PE_ROPE)
+        ADD("  base %g%s", a->base, a->base == a->trained_base ? " (trained)" : "");
+    if (a->pe == MODEL_PE_ALIBI)
+        ADD("  slopes x%g%s", st->alibi_scale, st->alibi_scale == 1 ? " (trained)" : "");
+    if (st->generate > 0) ADD("  %s", st->temperature > 0 ? "sampled" : "greedy");
+    if (st->generate > 0 && st->temperature > 0)
+        ADD(" T=%g seed %d", st->temperature, st->gen_seed);
+#undef ADD
+}
+
+static void text_name(const app_state *st, char *buf, size_t n)
+{
+    if (st->prompt[0])
+        snprintf(buf, n, "typed prompt");
+    else if (st->preset[0])
+        snprintf(buf, n, "preset %.50s", st->preset);
+    else
+        snprintf(buf, n, "no prompt");
+}
+
+/* The notice line: the run's notice, the shift's effect, panels left out. */
+static void notice_line(const actx *c, const app_attn *a, const char *dropped, char *buf, size_t n)
+{
+    size_t u = 0;
+    buf[0] = '\0';
+    if (c->st->shift > 0 && a->shift_diff >= 0)
+        u += (size_t)snprintf(buf, n,
+                              "shift +%d: attention moved by at most %.1e, the pattern %s (%s). ",
+                              c->st->shift, a->shift_diff,
+                              a->shift_diff < 1e-4 ? "stays" : "changes", shift_why(a->pe));
+    if (a->notice[0] && u < n) u += (size_t)snprintf(buf + u, n - u, "%s ", a->notice);
+    if (dropped && dropped[0] && u < n) snprintf(buf + u, n - u, "%s", dropped);
+}
+
+/* Wrapped text in r (at most max_lines lines); returns the height used. */
+static double draw_wrapped(actx *c, fig_rect r, const char *text, uint32_t color, int max_lines)
+{
+    const scene_target *t = c->t;
+    double size = t->cells ? 1 : 0.85, lh = t->cells ? 2 : t->text_h * size * 1.2;
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", text);
+    char *p = buf;
+    int lines = 0;
+    while (*p && lines < max_lines) {
+        while (*p == ' ') p++;
+        if (!*p) break;
+        /* the longest prefix ending at a space that fits */
+        char *cut = NULL;
+        for (char *q = p;; q++) {
+            if (*q == ' ' || !*q) {
+                char save = *q;
+                *q = '\0';
+                int fits = scene_text_width(t, p, size) <= r.w;
+                *q = save;
+                if (!fits) break;
+                cut = q;
+                if (!*q) break;
+            }
+        }
+        if (!cut) cut = p + strcspn(p, " ");
+        char save = *cut;
+        *cut = '\0';
+        char fitted[1024];
+        text_at(c, r.x, r.y + lines * lh, fit(t, p, size, r.w, fitted, sizeof fitted), size,
+                SCENE_LEFT | SCENE_TOP, color, 0);
+        *cut = save;
+        p = cut;
+        lines++;
+    }
+    return lines * lh;
+}
+
+static void actx_init(actx *c, scene *s, const scene_target *t, const app_state *st,
+                      const app_attn *a)
+{
+    memset(c, 0, sizeof *c);
+    c->s = s;
+    c->t = t;
+    c->th = fig_theme_get(st->dark);
+    c->st = st;
+    c->a = a;
+    c->step = app_attn_step(a, st);
+    c->layer = st->layer;
+    c->head = st->head;
+    scale_init(c);
+}
+
+/* ---- the attention view ------------------------------------------------------------------ */
+
+static int attention_build(app_view_ctx *vc, const app_state *st, scene *s, const scene_target *t,
+                           char *err, size_t errlen)
+{
+    app_attn *a = get_run(vc, st, 0, st->model_name, err, errlen);
+    if (!a) return -1;
+    actx c;
+    actx_init(&c, s, t, st, a);
+    const fig_theme *th = c.th;
+    char title[256], sub[512], ex[256], tn[64], hb[48];
+    const app_attn_token *cur = &a->tok[c.step];
+    snprintf(title, sizeof title, "%s model: what \"%s\" (token %d) attends to, layer %d, %s",
+             a->m.cfg.pe_name, cur->word, c.step, c.layer, head_name(&c, c.head, hb, sizeof hb));
+    experiments(&c, a, ex, sizeof ex);
+    text_name(st, tn, sizeof tn);
+    char gen[48] = "", ntok[48];
+    if (a->n > a->n_prompt) snprintf(gen, sizeof gen, " + %d generated", a->n - a->n_prompt);
+    if (a->n_text > a->n_prompt)
+        snprintf(ntok, sizeof ntok, "the first %d of %d tokens", a->n_prompt, a->n_text);
+    else
+        snprintf(ntok, sizeof ntok, "%d tokens", a->n_prompt);
+    snprintf(sub, sizeof sub, "%s: %s%s  step %d of %d%s  colours %s", tn, ntok, gen, c.step,
+             a->n - 1, ex,
+             c.kind == APP_SCALE_LOG       ? "log"
+             : c.kind == APP_SCALE_NOFIRST ? "nofirst"
+                                           : "linear");
+    fig_rect r = app_frame(s, t, th, title, sub);
+    const float *row = row_of(&c, a, c.head);
+    if (!row) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    double gap = t->cells ? 1 : t->text_h * 0.5;
+    char dropped[256] = "", note[768];
+
+    if (t->cells) {
+        /* the terminal: strip, notice, then columns: bars | heads | next tokens */
+        int rows = (int)(r.h / 2);
+        int strip_lines = rows >= 22 ? 3 : rows >= 14 ? 2 : 1;
+        double used = draw_strip(&c, a, r, row, strip_lines);
+        r.y += used;
+        r.h -= used;
+        notice_line(&c, a, "", note, sizeof note);
+        int want_matrix = c.head >= 0 && r.w >= 150 && r.h >= 36;
+        int want_mult = r.w >= 72 && r.h >= 12;
+        if (!want_mult)
+            snprintf(dropped, sizeof dropped, "small multiples left out: %dx%d is small.",
+                     (int)t->width, (int)(t->height / 2));
+        else if (c.head >= 0 && !want_matrix)
+            snprintf(dropped, sizeof dropped,
+                     "head %d is outlined in the small multiples (its own matrix shows from "
+                     "150x40).",
+                     c.head);
+        notice_line(&c, a, dropped, note, sizeof note);
+        if (note[0]) {
+            double h = draw_wrapped(&c, r, note, th->muted, r.h >= 24 ? 2 : 1);
+            r.y += h;
+            r.h -= h;
+        }
+        if (r.h < 6) return 0;
+        double right_w = fmin(28, floor(r.w * 0.27));
+        fig_rect right = fig_take_right(&r, right_w, 2);
+        if (experiment_on(&c, a)) {
+            fig_rect g = {right.x, right.y, right.w, 4};
+            draw_gauge(&c, a, g);
+            right.y += 6;
+            right.h -= 6;
+        }
+        draw_top5(&c, a, right, 0);
+        fig_rect mid = {0, 0, 0, 0};
+        if (want_mult) {
+            double mw = floor(r.w * (want_matrix ? 0.3 : 0.55));
+            mid = fig_take_right(&r, mw, 2);
+            fig_rect bar = fig_take_right(&mid, fig_colorbar_width(t), 1);
+            draw_multiples(&c, a, mid, c.head);
+            bar.y = mid.y + 2;
+            bar.h = mid.h - 2;
+            fig_colorbar(s, t, th, bar, c.vmin, c.vmax, c.map, NULL);
+            if (want_matrix) {
+                fig_rect mr = fig_take_right(&r, floor(r.w * 0.5), 2);
+                draw_head_matrix(&c, vc, a, mr, c.head, 0);
+            }
+        }
+        if (st->split)
+            draw_split(&c, a, r, c.head);
+        else
+            draw_bars(&c, a, r, c.head);
+        snprintf(vc->notice, sizeof vc->notice, "%s",
+                 c.kind == APP_SCALE_LOG       ? "colours: log10"
+                 : c.kind == APP_SCALE_NOFIRST ? "colours: without token 0"
+                                               : "colours: linear");
+        return 0;
+    }
+
+    /* pixels: strip, notice, then a left column (bars, matrix) and a right one (heads, gauge,
+     * next tokens) */
+    double used = draw_strip(&c, a, r, row, 4);
+    r.y += used + gap * 0.5;
+    r.h -= used + gap * 0.5;
+    int want_matrix = r.h >= t->text_h * 14;
+    if (!want_matrix)
+        snprintf(dropped, sizeof dropped, "the matrix panel is left out at this height.");
+    notice_line(&c, a, dropped, note, sizeof note);
+    if (note[0]) {
+        double h = draw_wrapped(&c, r, note, th->accent, 2);
+        r.y += h + gap * 0.3;
+        r.h -= h + gap * 0.3;
+    }
+    fig_rect right = fig_take_right(&r, floor(r.w * 0.38), gap * 2);
+    fig_rect t5 = fig_take_bottom(&right, fmin(top5_height(t), right.h * 0.45), gap);
+    draw_top5(&c, a, t5, 0);
+    if (experiment_on(&c, a)) {
+        fig_rect g = fig_take_bottom(&right, gauge_height(t), gap);
+        draw_gauge(&c, a, g);
+    }
+    fig_rect bar = fig_take_right(&right, fig_colorbar_width(t), t->char_w);
+    draw_multiples(&c, a, right, c.head);
+    bar.y = right.y + t->text_h;
+    bar.h = right.h - t->text_h;
+    fig_colorbar(s, t, th, bar, c.vmin, c.vmax, c.map, c.cbar);
+    if (st->split) {
+        fig_rect top = r;
+        top.h = want_matrix ? r.h * 0.5 : r.h;
+        fig_rect bottom = {r.x, r.y + top.h + gap, r.w, r.h - top.h - gap};
+        draw_split(&c, a, top, c.head);
+        if (want_matrix) draw_bars(&c, a, bottom, c.head);
+        return 0;
+    }
+    if (want_matrix) {
+        fig_rect bars = r;
+        bars.h = r.h * 0.45;
+        fig_rect mr = {r.x, r.y + bars.h + gap, r.w, r.h - bars.h - gap};
+        draw_bars(&c, a, bars, c.head);
+        draw_head_matrix(&c, vc, a, mr, c.head, 0);
+    } else {
+        draw_bars(&c, a, r, c.head);
+    }
+    return 0;
+}
+
+/* The numbers: the matrix so far of the chosen head (heads of the layer with --head all), or
+ * with --split the current token's content, position and weight rows. */
+static int attention_data(app_view_ctx *vc, const app_state *st, app_data *out, char *err,
+                          size_t errlen)
+{
+    app_attn *a = get_run(vc, st, 0, st->model_name, err, errlen);
+    if (!a) return -1;
+    int step = app_attn_step(a, st), n1 = step + 1;
+    size_t cap = (size_t)a->cap;
+    if (st->split && a->content) {
+        int h = st->head >= 0 ? st->head : 0;
+        if (app_data_alloc(out, 2, 3, (size_t)n1, 0, err, errlen) < 0) return -1;
+        const float *rows[3] = {app_attn_content(a, step, st->layer, h),
+                                app_attn_position(a, step, st->layer, h),
+                                app_attn_row(a, step, st->layer, h)};
+        for (int k = 0; k < 3; k++)
+            for (int j = 0; j < n1; j++) out->data[(size_t)k * n1 + j] = rows[k][j];
+        snprintf(out->what, sizeof out->what,
+                 "(3, key): content q.k/sqrt(d), position part, attention weight of token %d, "
+                 "%s model layer %d head %d",
+                 step, a->m.cfg.pe_name, st->layer, h);
+        return 0;
+    }
+    int h0 = st->head >= 0 ? st->head : 0, nh = st->head >= 0 ? 1 : a->heads;
+    if (app_data_alloc(out, st->head >= 0 ? 2 : 3, st->head >= 0 ? (size_t)n1 : (size_t)nh,
+                       (size_t)n1, (size_t)n1, err, errlen) < 0)
+        return -1;
+    for (int h = 0; h < nh; h++) {
+        const float *m = app_attn_matrix(a, st->layer, h0 + h);
+        for (int i = 0; i < n1; i++)
+            for (int j = 0; j < n1; j++)
+                out->data[((size_t)h * n1 + i) * n1 + j] = m[(size_t)i * cap + j];
+    }
+    char hb[32];
+    if (st->head >= 0)
+        snprintf(hb, sizeof hb, "head %d", st->head);
+    else
+        snprintf(hb, sizeof hb, "every head");
+    snprintf(out->what, sizeof out->what,
+             "%s: attention weights (rows: query token 0..%d, cols: key token; NaN = the "
+             "future), %s model layer %d, %s",
+             st->head >= 0 ? "(query, key)" : "(head, query, key)", step, a->m.cfg.pe_name,
+             st->layer, hb);
+    return 0;
+}
+
+const app_view app_view_attention = {
+    "attention",    "a built-in model's attention token by token: bars, heads, matrix, next tokens",
+    attn_validate,  attention_build,
+    attention_data,
+};
+
+/* ---- the compare view -------------------------------------------------------------------- */
+
+static int compare_validate(const app_state *st, char *err, size_t errlen)
+{
+    if (attn_validate(st, err, errlen) < 0) return -1;
+    if (!st->compare[0]) {
+        snprintf(err, errlen,
+                 "--compare none: the compare view needs a second model (allowed "
+                 "nope|learned|sinusoidal|alibi|rope|t5 or a path)");
+        return -1;
+    }
+    char path[1100];
+    if (app_attn_model_path(st->compare, path, sizeof path, err, errlen) < 0) {
+        /* the message names --model; say which option it was */
+        char tmp[512];
+        snprintf(tmp, sizeof tmp, "%s", err);
+        const char *p = strncmp(tmp, "--model", 7) == 0 ? tmp + 7 : tmp;
+        snprintf(err, errlen, "--compare%s", p);
+        return -1;
+    }
+    return 0;
+}
+
+static int compare_build(app_view_ctx *vc, const app_state *st, scene *s, const scene_target *t,
+                         char *err, size_t errlen)
+{
+    if (compare_validate(st, err, errlen) < 0) return -1;
+    app_attn *a[2];
+    a[0] = get_run(vc, st, 0, st->model_name, err, errlen);
+    if (!a[0]) return -1;
+    char e2[512];
+    a[1] = get_run(vc, st, 1, st->compare, e2, sizeof e2);
+    if (!a[1]) {
+        snprintf(err, errlen, "%s%s", strncmp(e2, "--model", 7) == 0 ? "--compare" : "",
+                 strncmp(e2, "--model", 7) == 0 ? e2 + 7 : e2);
+        return -1;
+    }
+    actx c[2];
+    actx_init(&c[0], s, t, st, a[0]);
+    actx_init(&c[1], s, t, st, a[1]);
+    /* the same step on both sides (the texts are the same; the generated parts may differ) */
+    int step = c[0].step < c[1].step ? c[0].step : c[1].step;
+    c[0].step = c[1].step = step;
+    const fig_theme *th = c[0].th;
+    char title[256], sub[512], tn[64], hb[48];
+    snprintf(title, sizeof title, "%s vs %s: what \"%s\" (token %d) attends to, layer %d, %s",
+             a[0]->m.cfg.pe_name, a[1]->m.cfg.pe_name, a[0]->tok[step].word, step, st->layer,
+             head_name(&c[0], st->head, hb, sizeof hb));
+    text_name(st, tn, sizeof tn);
+    snprintf(sub, sizeof sub, "%s: %d tokens  step %d  colours %s", tn, a[0]->n_prompt, step,
+             c[0].kind == APP_SCALE_LOG       ? "log"
+             : c[0].kind == APP_SCALE_NOFIRST ? "nofirst"
+                                              : "linear");
+    fig_rect r = app_frame(s, t, th, title, sub);
+    double gap = t->cells ? 2 : t->text_h;
+    double used = draw_strip(&c[0], a[0], r, NULL, t->cells ? (r.h >= 40 ? 2 : 1) : 3);
+    r.y += used + (t->cells ? 0 : gap * 0.3);
+    r.h -= used + (t->cells ? 0 : gap * 0.3);
+    fig_rect bar = {0, 0, 0, 0};
+    if (!t->cells) bar = fig_take_right(&r, fig_colorbar_width(t), t->char_w);
+    fig_rect col[2];
+    col[1] = r;
+    col[0] = r;
+    col[0].w = floor((r.w - gap) / 2);
+    col[1].x = r.x + col[0].w + gap;
+    col[1].w = r.w - col[0].w - gap;
+    int matrices = t->cells ? r.h >= 40 : r.h >= t->text_h * 12;
+    for (int k = 0; k < 2; k++) {
+        fig_rect q = col[k];
+        char head[320], ex[256], note[768];
+        experiments(&c[k], a[k], ex, sizeof ex);
+        snprintf(head, sizeof head, "%s%s", a[k]->m.cfg.pe_name, ex);
+        text_at(&c[k], q.x, q.y, fit(t, head, t->cells ? 1 : 1.0, q.w, note, sizeof note),
+                t->cells ? 1 : 1.0, SCENE_LEFT | SCENE_TOP, th->fg, SCENE_BOLD);
+        q.y += line_h(t);
+        q.h -= line_h(t);
+        notice_line(&c[k], a[k], "", note, sizeof note);
+        if (note[0]) {
+            double h = draw_wrapped(&c[k], q, note, t->cells ? th->muted : th->accent, 2);
+            q.y += h;
+            q.h -= h;
+        }
+        if (matrices) {
+            /* bars on top; below them the matrix and, beside it, the next tokens */
+            fig_rect bars = q;
+            bars.h = floor(q.h * 0.45);
+            if (t->cells) bars.h = 2 * floor(bars.h / 2);
+            fig_rect mr = {q.x, q.y + bars.h + gap * 0.5, q.w, q.h - bars.h - gap * 0.5};
+            fig_rect nx = fig_take_right(&mr, floor(mr.w * 0.42), gap * 0.5);
+            nx.h = fmin(nx.h, top5_height(t));
+            draw_bars(&c[k], a[k], bars, st->head);
+            draw_head_matrix(&c[k], k == 0 ? vc : NULL, a[k], mr, st->head, 0);
+            draw_top5(&c[k], a[k], nx, 0);
+        } else {
+            fig_rect nx = fig_take_bottom(&q, t->cells ? 2 : fmin(top5_height(t), q.h * 0.35),
+                                          t->cells ? 0 : gap * 0.5);
+            draw_top5(&c[k], a[k], nx, t->cells);
+            draw_bars(&c[k], a[k], q, st->head);
+        }
+    }
+    if (!t->cells && matrices) {
+        bar.y = r.y + r.h * 0.45;
+        bar.h = r.h * 0.4;
+        fig_colorbar(s, t, th, bar, c[0].vmin, c[0].vmax, c[0].map, c[0].cbar);
+    }
+    if (t->cells && !matrices)
+        snprintf(vc->notice, sizeof vc->notice, "the matrices show from 40 rows");
+    return 0;
+}
+
+/* The numbers: both models' matrices so far for the chosen head (the head mean with --head
+ * all), as (2, query, key). */
+static int compare_data(app_view_ctx *vc, const app_state *st, app_data *out, char *err,
+                        size_t errlen)
+{
+    if (compare_validate(st, err, errlen) < 0) return -1;
+    app_attn *a[2] = {get_run(vc, st, 0, st->model_name, err, errlen), NULL};
+    if (!a[0]) return -1;
+    a[1] = get_run(vc, st, 1, st->compare, err, errlen);
+    if (!a[1]) return -1;
+    int s0 = app_attn_step(a[0], st), s1 = app_attn_step(a[1], st);
+    int step = s0 < s1 ? s0 : s1, n1 = step + 1;
+    if (app_data_alloc(out, 3, 2, (size_t)n1, (size_t)n1, err, errlen) < 0) return -1;
+    for (int k = 0; k < 2; k++) {
+        int h0 = st->head >= 0 ? st->head : 0, h1 = st->head >= 0 ? st->head + 1 : a[k]->heads;
+        for (int h = h0; h < h1; h++) {
+            const float *m = app_attn_matrix(a[k], st->layer, h);
+            for (int i = 0; i < n1; i++)
+                for (int j = 0; j < n1; j++)
+                    out->data[((size_t)k * n1 + i) * n1 + j] +=
+                        (j > i ? NAN : m[(size_t)i * a[k]->cap + j]) / (h1 - h0);
+        }
+    }
+    snprintf(out->what, sizeof out->what,
+             "(model, query, key): attention so far of %s (0) and %s (1), layer %d, %s; NaN = "
+             "the future",
+             a[0]->m.cfg.pe_name, a[1]->m.cfg.pe_name, st->layer,
+             st->head >= 0 ? "the chosen head" : "mean of the heads");
+    return 0;
+}
+
+const app_view app_view_compare = {
+    "compare",
+    "two built-in models side by side on the same prompt and step (--compare NAME)",
+    compare_validate,
+    compare_build,
+    compare_data,
+};
