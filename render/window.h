@@ -31,8 +31,20 @@ int window_present(window *win, const scene *s);
 int window_save_png(window *win, const char *path, const raster_meta *meta, size_t n_meta,
                     char *err, size_t errlen);
 
+/* Milliseconds the last window_present took (draw + upload + present; with vsync the present
+ * may wait for the display). 0 before the first frame. For benchmarks. */
+double window_last_frame_ms(const window *win);
+/* Read back what the renderer shows (the last frame's texture copied to the back buffer and read
+ * with SDL_RenderReadPixels) into pixels (ARGB32, stride w*4); w x h must be the last frame's
+ * size. For tests of the upload path. Returns 0 or -1. */
+int window_read_screen(window *win, uint32_t *pixels, int w, int h);
+
 /* Wait up to timeout_ms (-1 forever, 0 poll) for one event; returns 1 with *ev, 0 on timeout.
- * Mouse coordinates are drawable pixels. Bursts of resize events collapse into one. */
+ * Mouse coordinates are drawable pixels: the centre of the pointed-at window point, so (10, 20)
+ * at pixel ratio 1 is (10.5, 20.5). Printable keys arrive once, as the character the keyboard
+ * layout typed, with mods 0; with Ctrl or Alt held, as the unshifted key (Ctrl+Shift+a = 'a',
+ * CTRL|SHIFT). Non-character keys carry their mods, except shift-Tab = UI_KEY_BTAB; F1..F12 are
+ * UI_KEY_F1 + 0..11. Bursts of resize (size, expose, display) events collapse into one. */
 int window_poll(window *win, ui_event *ev, int timeout_ms);
 /* Push a synthetic event (tests inject keys and quit through this). */
 void window_push(window *win, const ui_event *ev);
