@@ -217,6 +217,15 @@ static void attn_base(app_explorer *x, int arg)
 /* r/R in the attention views: ALiBi slopes gentler (/1.5) / steeper (x1.5). */
 static void attn_slope(app_explorer *x, int arg)
 {
+    app_attn *a = attn_run(x, 0);
+    if (a && a->pe != MODEL_PE_ALIBI && x->st.view == app_view_find("compare") && x->st.compare[0])
+        a = attn_run(x, 1);
+    if (!a) return;
+    if (a->pe != MODEL_PE_ALIBI) {
+        say(x, 1, "r/R scale an alibi model's slopes; this is %s (b/B change a rope base)",
+            a->m.cfg.pe_name);
+        return;
+    }
     double m = x->st.alibi_scale;
     if (m <= 0) m = arg > 0 ? 0 : 1.0 / 1.5;
     m = arg > 0 ? m / 1.5 : m * 1.5;
@@ -1029,9 +1038,9 @@ void app_explorer_frame(app_explorer *x, scene *s, const scene_target *t)
     scene_reset(s, t->width, t->height, th->bg);
     if (too_small) {
         vc->has_main = 0;
-        snprintf(x->view_error, sizeof x->view_error,
-                 "the %s is too small for this view (%.0fx%.0f); make it larger",
-                 t->cells ? "terminal" : "window", t->width, t->cells ? t->height / 2 : t->height);
+        /* short first: a tiny terminal clips a centred line from both ends */
+        snprintf(x->view_error, sizeof x->view_error, "too small (%.0fx%.0f)", t->width,
+                 t->cells ? t->height / 2 : t->height);
     } else if (app_view_build(vc, &x->st, s, &vt, err, sizeof err) < 0) {
         scene_reset(s, t->width, t->height, th->bg);
         vc->has_main = 0;
@@ -1044,9 +1053,9 @@ void app_explorer_frame(app_explorer *x, scene *s, const scene_target *t)
     if (x->view_error[0]) {
         scene_text(s, t->width / 2, vt.height / 2, x->view_error, 1, SCENE_CENTER | SCENE_MIDDLE,
                    th->accent, SCENE_BOLD);
-        if (!too_small)
-            scene_text(s, t->width / 2, vt.height / 2 + line, "change a parameter, or ? for keys",
-                       1, SCENE_CENTER | SCENE_MIDDLE, th->muted, 0);
+        scene_text(s, t->width / 2, vt.height / 2 + line,
+                   too_small ? "make it larger" : "change a parameter, or ? for keys", 1,
+                   SCENE_CENTER | SCENE_MIDDLE, th->muted, 0);
     }
     if (x->mode == APP_MODE_HELP) help_overlay(x, s, t, th);
 

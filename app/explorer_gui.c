@@ -192,6 +192,7 @@ int app_run_gui(app_explorer *x, int frames)
         }
         ui_event ev;
         int got = window_poll(win, &ev, app_explorer_animating(x) ? 8 : 250);
+        if (frames > 0) x->dirty = 1; /* --frames N: draw N frames whatever happens, then exit */
         while (got > 0 && !x->quit) {
             int handled = 0;
             if (ev.type == UI_EV_MOUSE) {

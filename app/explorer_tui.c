@@ -53,6 +53,10 @@ int app_run_tui(app_explorer *x, int frames)
             if (frames > 0 && drawn >= frames) break;
         }
         int timeout = app_explorer_animating(x) ? 40 : -1;
+        if (frames > 0) {
+            timeout = 0; /* --frames N: draw N frames, then exit */
+            x->dirty = 1;
+        }
         ui_event ev;
         int got = tui_poll(t, &ev, timeout);
         if (got > 0) x->dirty |= app_explorer_event(x, &ev);
