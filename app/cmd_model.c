@@ -260,10 +260,13 @@ int app_cmd_train(int argc, char **argv)
     if (pe) {
         int k = model_pe_from_name(pe);
         if (k < 0) {
+            const char *names[MODEL_PE_COUNT];
+            for (int i = 0; i < MODEL_PE_COUNT; i++) names[i] = model_pe_name(i);
+            const char *sug = pe_closest(pe, names, MODEL_PE_COUNT);
             fprintf(stderr,
                     "pelab train: --pe %s: the model supports nope, learned, sinusoidal, alibi, "
-                    "rope, t5\n",
-                    pe);
+                    "rope, t5 (did you mean %s?)\n",
+                    pe, sug ? sug : "rope");
             return 2;
         }
         model_config_default(&c, k);
@@ -564,9 +567,6 @@ int app_cmd_eval(int argc, char **argv)
         fprintf(stderr, "pelab eval: out of memory\n");
         goto out;
     }
-    printf("held-out loss (nats per token) at the training length:\n");
-    printf("  %-32s %-11s %5s %8s %8s  %s\n", "model", "scheme", "ctx", "train", "held-out",
-           "unknown tokens");
     for (int i = 0; i < n; i++) {
         eval_row *r = &rows[i];
         r->path = argv[optind + i];
@@ -611,6 +611,11 @@ int app_cmd_eval(int argc, char **argv)
         }
         r->at_ctx = s / k;
         if (r->win > maxwin) maxwin = r->win;
+        if (i == 0) {
+            printf("held-out loss (nats per token) at the training length:\n");
+            printf("  %-32s %-11s %5s %8s %8s  %s\n", "model", "scheme", "ctx", "train", "held-out",
+                   "unknown tokens");
+        }
         printf("  %-32s %-11s %5d %8.3f %8.3f  %zu of %d\n", r->path, c->pe_name, c->ctx,
                c->train_loss, r->at_ctx, unk, tokens);
     }
