@@ -18,6 +18,7 @@
 #include "assets.h"
 #include "cmd_model.h"
 #include "model.h"
+#include "outfile.h"
 
 static volatile sig_atomic_t stop_requested;
 
@@ -554,6 +555,11 @@ int app_cmd_eval(int argc, char **argv)
         return 2;
     }
     char dir[2048], err[512];
+    /* checked before the minutes of evaluation, not after */
+    if (csv && outfile_check(csv, err, sizeof err) < 0) {
+        fprintf(stderr, "pelab eval: %s\n", err);
+        return 2;
+    }
     if (story_dir(story, dir, sizeof dir)) return 1;
     model_grammar g;
     if (model_grammar_load(&g, dir, err, sizeof err)) {
@@ -658,11 +664,21 @@ int app_cmd_eval(int argc, char **argv)
             if (k >= 0 && !seen[k]++) printf("  %s\n", model_pe_extrapolation_note(k));
         }
         if (csv) {
-            FILE *f = fopen(csv, "w");
-            if (!f) {
-                fprintf(stderr, "pelab eval: -o %s: cannot write (%s)\n", csv, strerror(errno));
+            /* a temporary name renamed into place: an existing table is never half-written */
+            outfile of = {0};
+            char oerr[512];
+            if (outfile_open(&of, csv, oerr, sizeof oerr) < 0) {
+                fprintf(stderr, "pelab eval: %s\n", oerr);
                 goto out;
             }
+            FILE *f = of.fp;
+            /* the training context of each model, so a figure can mark where extrapolation
+             * starts (pelab export extrapolation --data FILE) */
+            fprintf(f, "# pelab eval --extrapolate: mean held-out loss (nats/token) by position\n");
+            fprintf(f, "# ctx");
+            for (int i = 0; i < n; i++)
+                fprintf(f, " %s=%d", rows[i].m.cfg.pe_name, rows[i].m.cfg.ctx);
+            fprintf(f, "\n");
             fprintf(f, "position");
             for (int i = 0; i < n; i++) fprintf(f, ",%s", rows[i].m.cfg.pe_name);
             fprintf(f, "\n");
@@ -677,8 +693,13 @@ int app_cmd_eval(int argc, char **argv)
                 }
                 fprintf(f, "\n");
             }
-            if (fclose(f)) {
+            if (ferror(f)) {
                 fprintf(stderr, "pelab eval: -o %s: write error\n", csv);
+                outfile_abort(&of);
+                goto out;
+            }
+            if (outfile_commit(&of, oerr, sizeof oerr) < 0) {
+                fprintf(stderr, "pelab eval: %s\n", oerr);
                 goto out;
             }
             printf("\nwrote %s (%d positions x %d models)\n", csv, maxwin, n);

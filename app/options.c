@@ -310,6 +310,21 @@ static void get_prompt(const app_state *st, char *buf, size_t n)
     snprintf(buf, n, "%s", st->prompt);
 }
 
+static int set_data(app_state *st, const char *v, char *err, size_t errlen)
+{
+    if (strlen(v) >= sizeof st->data_path) {
+        snprintf(err, errlen, "--data: %zu bytes, allowed at most %zu", strlen(v),
+                 sizeof st->data_path - 1);
+        return -1;
+    }
+    snprintf(st->data_path, sizeof st->data_path, "%s", v);
+    return 0;
+}
+static void get_data(const app_state *st, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", st->data_path);
+}
+
 static int set_rope_base(app_state *st, const char *v, char *err, size_t errlen)
 {
     double x;
@@ -419,6 +434,10 @@ static const app_option options[] = {
             set_compare, get_compare, choices_compare),
     CUS_OPT("preset", NULL, "prompt from assets/prompts/NAME.txt, or none", set_preset, get_preset,
             NULL),
+    CUS_OPT("data", NULL,
+            "extrapolation: a `pelab eval --extrapolate -o FILE.csv` table (default: the shipped "
+            "models' measurement)",
+            set_data, get_data, NULL),
     CUS_OPT("prompt", NULL, "prompt text (words and . , ! ? ; : \" ( ); wins over --preset)",
             set_prompt, get_prompt, NULL),
     INT_OPT("step", NULL, "token shown, 0..tokens-1 (-1 = the last)", step, -1, 65535),

@@ -60,6 +60,7 @@ typedef struct app_state {
     int split;          /* show the scores' content and position parts */
     double play_speed;  /* autoplay: tokens per second */
     double step_frac;   /* autoplay: fraction of a step accumulated */
+    char data_path[512]; /* extrapolation: a `pelab eval --extrapolate -o` CSV; "" = shipped */
     /* provenance for exports: the command line that made the figure */
     char command[2048];
 } app_state;

@@ -1,0 +1,241 @@
+/* extrapolation.c: seed 000's experiment done right. The built-in models were trained at one
+ * context length; this figure shows their mean held-out loss at every position out to 4x that
+ * length, one curve per position scheme, with the training length marked. The numbers come
+ * from `pelab eval --extrapolate -o FILE.csv` (the shipped models' measurement by default), so
+ * the figure is exactly the table the command printed. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "assets.h"
+#include "view_list.h"
+
+#define EX_MAX_MODELS 16
+#define EX_MAX_ROWS   65536
+
+typedef struct ex_table {
+    int models, rows;
+    char names[EX_MAX_MODELS][32];
+    int ctx;      /* training context (from the '# ctx' line, else rows / 4) */
+    double *loss; /* (models, rows), NaN where a model has no value */
+} ex_table;
+
+static void ex_free(ex_table *t)
+{
+    free(t->loss);
+    memset(t, 0, sizeof *t);
+}
+
+static int ex_path(const app_state *st, char *buf, size_t n, char *err, size_t errlen)
+{
+    if (st->data_path[0]) {
+        snprintf(buf, n, "%s", st->data_path);
+        return 0;
+    }
+    return app_asset_path("models/extrapolation.csv", buf, n, err, errlen);
+}
+
+/* Read the CSV: '#' comments (one may be "# ctx name=64 ..."), a header "position,a,b,...",
+ * then rows "p,v,v,...". Empty cells are NaN. */
+static int ex_load(const app_state *st, ex_table *t, char *err, size_t errlen)
+{
+    memset(t, 0, sizeof *t);
+    char path[1024];
+    if (ex_path(st, path, sizeof path, err, errlen) < 0) return -1;
+    FILE *fp = fopen(path, "r");
+    if (!fp) {
+        snprintf(err, errlen, "--data %s: %s (make one with pelab eval --extrapolate -o FILE.csv)",
+                 path, strerror(errno));
+        return -1;
+    }
+    char line[4096];
+    int header = 0, rc = -1, ctx = 0;
+    while (fgets(line, sizeof line, fp)) {
+        line[strcspn(line, "\r\n")] = '\0';
+        if (line[0] == '#') {
+            char *c = strstr(line, "ctx");
+            char *eq = c ? strchr(c, '=') : NULL;
+            if (c && eq && ctx == 0) ctx = atoi(eq + 1);
+            continue;
+        }
+        if (!line[0]) continue;
+        if (!header) {
+            char *save = NULL, *tok = strtok_r(line, ",", &save);
+            if (!tok || strcmp(tok, "position") != 0) {
+                snprintf(err, errlen, "--data %s: the header must start with 'position'", path);
+                goto out;
+            }
+            while ((tok = strtok_r(NULL, ",", &save)) && t->models < EX_MAX_MODELS)
+                snprintf(t->names[t->models++], sizeof t->names[0], "%s", tok);
+            if (t->models == 0) {
+                snprintf(err, errlen, "--data %s: no model columns after 'position'", path);
+                goto out;
+            }
+            t->loss = malloc(sizeof *t->loss * (size_t)t->models * EX_MAX_ROWS);
+            if (!t->loss) {
+                snprintf(err, errlen, "out of memory");
+                goto out;
+            }
+            header = 1;
+            continue;
+        }
+        if (t->rows >= EX_MAX_ROWS) break;
+        char *p = line, *end;
+        long pos = strtol(p, &end, 10);
+        if (end == p || pos != t->rows) {
+            snprintf(err, errlen, "--data %s: row %d: expected position %d", path, t->rows + 2,
+                     t->rows);
+            goto out;
+        }
+        p = end;
+        for (int m = 0; m < t->models; m++) {
+            double v = NAN;
+            if (*p == ',') p++;
+            if (*p && *p != ',') {
+                v = strtod(p, &end);
+                if (end == p || !isfinite(v)) {
+                    snprintf(err, errlen, "--data %s: row %d, column %s: not a number", path,
+                             t->rows + 2, t->names[m]);
+                    goto out;
+                }
+                p = end;
+            }
+            t->loss[(size_t)m * EX_MAX_ROWS + (size_t)t->rows] = v;
+        }
+        t->rows++;
+    }
+    if (!header || t->rows == 0) {
+        snprintf(err, errlen, "--data %s: no rows", path);
+        goto out;
+    }
+    t->ctx = ctx > 0 ? ctx : t->rows / 4;
+    rc = 0;
+out:
+    fclose(fp);
+    if (rc < 0) ex_free(t);
+    return rc;
+}
+
+static double ex_at(const ex_table *t, int m, int p)
+{
+    return t->loss[(size_t)m * EX_MAX_ROWS + (size_t)p];
+}
+
+/* The mean over a window of w positions around p (noise in single positions hides the trend).
+ * The window never crosses the training length, so no loss from past it leaks in before it. */
+static double ex_smooth(const ex_table *t, int m, int p, int w)
+{
+    double s = 0;
+    int n = 0;
+    int inside = p < t->ctx;
+    for (int q = p - w / 2; q <= p + w / 2; q++) {
+        if (q < 0 || q >= t->rows || (q < t->ctx) != inside) continue;
+        double v = ex_at(t, m, q);
+        if (isfinite(v)) {
+            s += v;
+            n++;
+        }
+    }
+    return n ? s / n : NAN;
+}
+
+static int ex_build(app_view_ctx *c, const app_state *st, scene *s, const scene_target *t,
+                    char *err, size_t errlen)
+{
+    const fig_theme *th = fig_theme_get(st->dark);
+    ex_table tab;
+    if (ex_load(st, &tab, err, errlen) < 0) return -1;
+    char sub[256];
+    snprintf(sub, sizeof sub,
+             "mean held-out loss by position; trained at context %d (shaded: beyond it); lines: "
+             "mean of 9 positions",
+             tab.ctx);
+    fig_rect r = app_frame(s, t, th, "Loss past the training length", sub);
+    double lo = INFINITY, hi = -INFINITY;
+    for (int m = 0; m < tab.models; m++)
+        for (int p = 0; p < tab.rows; p++) {
+            double v = ex_at(&tab, m, p);
+            if (isfinite(v)) {
+                lo = fmin(lo, v);
+                hi = fmax(hi, v);
+            }
+        }
+    if (!(hi > lo)) hi = lo + 1;
+    fig_axes a = fig_axes_draw(s, t, th, r, 0, tab.rows - 1, fmin(0, lo), hi * 1.05,
+                               "position in the sequence", "loss (nats / token)", FIG_GRID);
+    /* shade what lies past the training length */
+    double x0 = fig_x(&a, tab.ctx), x1 = a.area.x + a.area.w;
+    uint32_t tint = 0;
+    for (int sh = 0; sh < 24; sh += 8) /* halfway between the background and the grid */
+        tint |= ((((th->bg >> sh) & 0xff) + ((th->grid >> sh) & 0xff)) / 2) << sh;
+    if (x1 > x0) scene_rect(s, x0, a.area.y, x1 - x0, a.area.h, tint, SCENE_FILL);
+    double *x = malloc(sizeof *x * (size_t)tab.rows * 2);
+    if (!x) {
+        ex_free(&tab);
+        return -1;
+    }
+    double *y = x + tab.rows;
+    const char *names[EX_MAX_MODELS];
+    uint32_t colors[EX_MAX_MODELS];
+    double lw = t->hairline > 0 ? t->hairline : 1;
+    for (int m = 0; m < tab.models; m++) {
+        for (int p = 0; p < tab.rows; p++) {
+            x[p] = p;
+            y[p] = ex_smooth(&tab, m, p, 9);
+        }
+        colors[m] = th->series[m % 8];
+        names[m] = tab.names[m];
+        fig_curve(s, &a, x, y, (size_t)tab.rows, colors[m], t->cells ? 0 : lw * 2, 0);
+    }
+    fig_vmark(s, t, th, &a, tab.ctx, "training length");
+    fig_legend(s, t, th, &a, names, colors, tab.models, 0);
+    c->main = a;
+    c->has_main = 1;
+    c->main_rows = 1;
+    c->main_cols = tab.rows;
+    if (st->cursor_on) {
+        int p = st->cur_c < tab.rows ? st->cur_c : tab.rows - 1;
+        scene_line(s, fig_x(&a, p), a.area.y, fig_x(&a, p), a.area.y + a.area.h, th->accent, 0,
+                   SCENE_DASHED);
+        size_t u = (size_t)snprintf(c->readout, sizeof c->readout, "position %d:", p);
+        for (int m = 0; m < tab.models && u < sizeof c->readout; m++)
+            u += (size_t)snprintf(c->readout + u, sizeof c->readout - u, "  %s %.3f", tab.names[m],
+                                  ex_at(&tab, m, p));
+    }
+    free(x);
+    ex_free(&tab);
+    return 0;
+}
+
+static int ex_data(app_view_ctx *c, const app_state *st, app_data *out, char *err, size_t errlen)
+{
+    (void)c;
+    ex_table tab;
+    if (ex_load(st, &tab, err, errlen) < 0) return -1;
+    if (app_data_alloc(out, 2, (size_t)tab.models + 1, (size_t)tab.rows, 0, err, errlen) < 0) {
+        ex_free(&tab);
+        return -1;
+    }
+    for (int p = 0; p < tab.rows; p++) out->data[p] = p;
+    size_t u = (size_t)snprintf(out->what, sizeof out->what,
+                                "(1+models, positions): row 0 = position; rows: loss of");
+    for (int m = 0; m < tab.models; m++) {
+        for (int p = 0; p < tab.rows; p++)
+            out->data[(size_t)(m + 1) * tab.rows + p] = ex_at(&tab, m, p);
+        if (u < sizeof out->what)
+            u += (size_t)snprintf(out->what + u, sizeof out->what - u, " %s", tab.names[m]);
+    }
+    out->f64 = 1;
+    ex_free(&tab);
+    return 0;
+}
+
+const app_view app_view_extrapolation = {
+    "extrapolation",
+    "the built-in models' loss by position, out to 4x their training length",
+    NULL,
+    ex_build,
+    ex_data,
+};
