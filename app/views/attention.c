@@ -118,6 +118,12 @@ static void scale_init(actx *c)
     }
 }
 
+/* The scale's name where a terminal's colorbar has a few columns for it. */
+static const char *cells_scale(int kind)
+{
+    return kind == APP_SCALE_LOG ? "log10" : kind == APP_SCALE_NOFIRST ? "renorm" : "linear";
+}
+
 /* Weight w of key j in a row whose key 0 has weight w0, on the scale. */
 static float scaled(int kind, float w, float w0, int j)
 {
@@ -976,9 +982,9 @@ static int attention_build(app_view_ctx *vc, const app_state *st, scene *s, cons
             mid = fig_take_right(&r, mw, 2);
             fig_rect bar = fig_take_right(&mid, fig_colorbar_width(t), 1);
             draw_multiples(&c, a, mid, c.head);
-            bar.y = mid.y + 2;
-            bar.h = mid.h - 2;
-            fig_colorbar(s, t, th, bar, c.vmin, c.vmax, c.map, NULL);
+            bar.y = mid.y + 4; /* the scale's name goes on the row above the bar */
+            bar.h = mid.h - 4;
+            fig_colorbar(s, t, th, bar, c.vmin, c.vmax, c.map, cells_scale(c.kind));
             if (want_matrix) {
                 fig_rect mr = fig_take_right(&r, floor(r.w * 0.5), 2);
                 draw_head_matrix(&c, vc, a, mr, c.head, 0);
@@ -988,10 +994,6 @@ static int attention_build(app_view_ctx *vc, const app_state *st, scene *s, cons
             draw_split(&c, a, r, c.head);
         else
             draw_bars(&c, a, r, c.head);
-        snprintf(vc->notice, sizeof vc->notice, "%s",
-                 c.kind == APP_SCALE_LOG       ? "colours: log10"
-                 : c.kind == APP_SCALE_NOFIRST ? "colours: without token 0"
-                                               : "colours: linear");
         return 0;
     }
 
@@ -1151,15 +1153,15 @@ static int compare_build(app_view_ctx *vc, const app_state *st, scene *s, const 
     double used = draw_strip(&c[0], a[0], r, NULL, t->cells ? (r.h >= 40 ? 2 : 1) : 3);
     r.y += used + (t->cells ? 0 : gap * 0.3);
     r.h -= used + (t->cells ? 0 : gap * 0.3);
+    int matrices = t->cells ? r.h >= 40 : r.h >= t->text_h * 12;
     fig_rect bar = {0, 0, 0, 0};
-    if (!t->cells) bar = fig_take_right(&r, fig_colorbar_width(t), t->char_w);
+    if (matrices) bar = fig_take_right(&r, fig_colorbar_width(t), t->char_w);
     fig_rect col[2];
     col[1] = r;
     col[0] = r;
     col[0].w = floor((r.w - gap) / 2);
     col[1].x = r.x + col[0].w + gap;
     col[1].w = r.w - col[0].w - gap;
-    int matrices = t->cells ? r.h >= 40 : r.h >= t->text_h * 12;
     for (int k = 0; k < 2; k++) {
         fig_rect q = col[k];
         char head[320], ex[256], note[768];
@@ -1169,7 +1171,8 @@ static int compare_build(app_view_ctx *vc, const app_state *st, scene *s, const 
                 t->cells ? 1 : 1.0, SCENE_LEFT | SCENE_TOP, th->fg, SCENE_BOLD);
         q.y += line_h(t);
         q.h -= line_h(t);
-        notice_line(&c[k], a[k], "", note, sizeof note);
+        notice_line(&c[k], a[k], matrices ? "" : "(the matrices show from 40 rows)", note,
+                    sizeof note);
         if (note[0]) {
             double h = draw_wrapped(&c[k], q, note, t->cells ? th->muted : th->accent, 2);
             q.y += h;
@@ -1193,13 +1196,16 @@ static int compare_build(app_view_ctx *vc, const app_state *st, scene *s, const 
             draw_bars(&c[k], a[k], q, st->head);
         }
     }
-    if (!t->cells && matrices) {
+    if (matrices) {
         bar.y = r.y + r.h * 0.45;
         bar.h = r.h * 0.4;
-        fig_colorbar(s, t, th, bar, c[0].vmin, c[0].vmax, c[0].map, c[0].cbar);
+        if (t->cells) {
+            bar.y = 2 * ceil(bar.y / 2);
+            bar.h = 2 * floor(bar.h / 2);
+        }
+        fig_colorbar(s, t, th, bar, c[0].vmin, c[0].vmax, c[0].map,
+                     t->cells ? cells_scale(c[0].kind) : c[0].cbar);
     }
-    if (t->cells && !matrices)
-        snprintf(vc->notice, sizeof vc->notice, "the matrices show from 40 rows");
     return 0;
 }
 
