@@ -25,8 +25,10 @@ int app_cli_parse(app_state *st, int argc, char **argv, const app_cli_extra *ext
             (struct option){app_option_at(i)->name, required_argument, NULL, CODE_BASE + (int)i};
     for (size_t i = 0; i < n_extra; i++) {
         int noarg = strcmp(extra[i].name, "help") == 0;
+        /* getopt returns '?' for an error, so help gets a code of its own here and is
+         * reported to the caller as '?' */
         lo[nopt + i] = (struct option){extra[i].name, noarg ? no_argument : required_argument, NULL,
-                                       extra[i].code};
+                                       noarg ? 'h' : extra[i].code};
         if (extra[i].code == 'o') strcat(shortopts, "o:");
         if (noarg) strcat(shortopts, "h");
     }
@@ -48,9 +50,14 @@ int app_cli_parse(app_state *st, int argc, char **argv, const app_cli_extra *ext
                 char base[128];
                 snprintf(base, sizeof base, "%s", name);
                 base[strcspn(base, "=")] = '\0';
-                const char *sug = app_option_suggest(base);
-                for (size_t i = 0; i < n_extra; i++)
-                    if (strncmp(extra[i].name, base, 3) == 0) sug = extra[i].name;
+                /* the closest of every name this command takes, its own included */
+                const char **names = calloc(nopt + n_extra, sizeof *names);
+                const char *sug = NULL;
+                if (names) {
+                    for (size_t i = 0; i < nopt + n_extra; i++) names[i] = lo[i].name;
+                    sug = pe_closest(base, names, nopt + n_extra);
+                    free(names);
+                }
                 snprintf(err, errlen, "%s: unknown option%s%s%s", bad,
                          sug ? "; did you mean --" : "", sug ? sug : "", sug ? "?" : "");
             }
