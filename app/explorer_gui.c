@@ -31,7 +31,8 @@ typedef struct slider {
     int integer;
 } slider;
 
-static const slider sliders[] = {
+/* Each family of views gets the sliders that move its figure. */
+static const slider pe_sliders[] = {
     {"base", "base", 2, 1e7, 1, 0},
     {"dim", "d", 2, 1024, 1, 1},
     {"len", "L", 8, 4096, 1, 1},
@@ -39,7 +40,38 @@ static const slider sliders[] = {
     {"slope-ratio", "slope ratio", 0.05, 0.99, 0, 0},
     {"pos", "m", 0, 255, 0, 1},
 };
-#define N_SLIDERS (sizeof sliders / sizeof sliders[0])
+static const slider ext_sliders[] = {
+    {"base", "base", 100, 1e7, 1, 0},
+    {"dim", "d", 16, 256, 1, 1},
+    {"factor", "scaling factor", 1, 64, 1, 0},
+    {"orig-ctx", "original context", 256, 131072, 1, 1},
+    {"target-len", "target context", 256, 1048576, 1, 1},
+};
+static const slider attn_sliders[] = {
+    {"step", "step", 0, 63, 0, 1},
+    {"layer", "layer", 0, 2, 0, 1},
+    {"shift", "shift", 0, 192, 0, 1},
+    {"rope-base", "RoPE base", 10, 1e7, 1, 0},
+    {"alibi-scale", "ALiBi slopes x", 0.05, 20, 1, 0},
+    {"temperature", "temperature", 0, 2, 0, 0},
+};
+
+typedef struct slider_set {
+    const slider *s;
+    size_t n;
+} slider_set;
+
+static slider_set sliders_for(const app_explorer *x)
+{
+    const char *v = app_view_at((size_t)x->st.view)->name;
+    if (strcmp(v, "attention") == 0 || strcmp(v, "compare") == 0)
+        return (slider_set){attn_sliders, sizeof attn_sliders / sizeof attn_sliders[0]};
+    if (strcmp(v, "frequencies") == 0 || strcmp(v, "extension") == 0 ||
+        strcmp(v, "resolution") == 0)
+        return (slider_set){ext_sliders, sizeof ext_sliders / sizeof ext_sliders[0]};
+    return (slider_set){pe_sliders, sizeof pe_sliders / sizeof pe_sliders[0]};
+}
+#define N_SLIDERS 6 /* the most any set has: the panel's row height */
 
 typedef struct panel {
     double x, y, w, row_h, track_x, track_w;
@@ -63,6 +95,8 @@ static double slider_value(const app_explorer *x, const slider *sl)
     app_option_get(&x->st, app_option_find(sl->option), buf, sizeof buf);
     double v = atof(buf);
     if (strcmp(sl->option, "pos") == 0 && v < 0) v = 3;
+    if (strcmp(sl->option, "target-len") == 0 && v <= 0)
+        v = x->st.p.scaling.factor * x->st.p.scaling.original_ctx;
     if (strcmp(sl->option, "slope-ratio") == 0 && v <= 0) v = pow(2, -8.0 / x->st.p.heads);
     return v;
 }
@@ -85,13 +119,18 @@ static void draw_panel(app_explorer *x, scene *s, const scene_target *t)
     panel p = panel_geometry(t, x->view_h);
     scene_rect(s, p.x, 0, p.w, x->view_h, th->bg, SCENE_FILL);
     scene_line(s, p.x, 0, p.x, x->view_h, th->grid, 0, SCENE_RULE);
-    for (size_t i = 0; i < N_SLIDERS; i++) {
-        const slider *sl = &sliders[i];
+    slider_set set = sliders_for(x);
+    for (size_t i = 0; i < set.n; i++) {
+        const slider *sl = &set.s[i];
         double hi = slider_hi(x, sl);
         double v = slider_value(x, sl);
         double y = p.y + p.row_h * (double)i;
         char val[64];
         snprintf(val, sizeof val, sl->integer ? "%s = %.0f" : "%s = %.6g", sl->label, v);
+        if (strcmp(sl->option, "rope-base") == 0 && v <= 0)
+            snprintf(val, sizeof val, "%s = trained", sl->label);
+        if (strcmp(sl->option, "step") == 0 && v < 0)
+            snprintf(val, sizeof val, "%s = the last token", sl->label);
         int active = x->dragging == (int)i + 1;
         scene_text(s, p.track_x, y, val, 0.9, SCENE_LEFT | SCENE_TOP, active ? th->accent : th->fg,
                    active ? SCENE_BOLD : 0);
@@ -108,7 +147,7 @@ static void draw_panel(app_explorer *x, scene *s, const scene_target *t)
 /* Set slider i from a pointer x position. */
 static void slider_drag(app_explorer *x, const scene_target *t, int i, double px)
 {
-    const slider *sl = &sliders[i];
+    const slider *sl = &sliders_for(x).s[i];
     panel p = panel_geometry(t, x->view_h);
     double f = fmin(1, fmax(0, (px - p.track_x) / p.track_w));
     double hi = slider_hi(x, sl);
@@ -140,7 +179,7 @@ static int slider_hit(const app_explorer *x, const scene_target *t, double px, d
     panel p = panel_geometry(t, x->view_h);
     if (px < p.x || py < p.y || py > x->view_h) return -1;
     int i = (int)((py - p.y) / p.row_h);
-    return i >= 0 && i < (int)N_SLIDERS ? i : -1;
+    return i >= 0 && i < (int)sliders_for(x).n ? i : -1;
 }
 
 /* ---- the loop ---------------------------------------------------------------------------- */
