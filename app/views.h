@@ -29,6 +29,16 @@ void app_data_free(app_data *d);
 /* Allocate a zeroed ndim array; -1 (with message) when the size is beyond PE_MAX_CELLS. */
 int app_data_alloc(app_data *d, int ndim, size_t a, size_t b, size_t c, char *err, size_t errlen);
 
+/* One cached result of a view, valid while its key (the inputs it was computed from) is equal. */
+typedef struct app_cache_slot {
+    unsigned char *key;
+    size_t key_len;
+    void *val;
+    size_t val_len;
+} app_cache_slot;
+
+#define APP_CACHE_SLOTS 16
+
 /* What a view keeps between frames: the plot the cursor lives in, the readout, caches. */
 typedef struct app_view_ctx {
     fig_axes main; /* the main plot area and its data range */
@@ -46,9 +56,18 @@ typedef struct app_view_ctx {
      * priv_free(priv) in app_view_ctx_free */
     void *priv;
     void (*priv_free)(void *priv);
+    /* results keyed by their inputs, so a frame that changes nothing recomputes nothing and a
+     * parameter change recomputes only what depends on it */
+    app_cache_slot cache[APP_CACHE_SLOTS];
 } app_view_ctx;
 
 void app_view_ctx_free(app_view_ctx *c);
+/* The value cached in slot (0..APP_CACHE_SLOTS-1) when its key equals key (klen bytes; build keys
+ * from zeroed structs so padding compares equal), else NULL. */
+void *app_cache_get(app_view_ctx *c, int slot, const void *key, size_t klen);
+/* Replace slot with a zeroed value of vlen bytes under key; returns it to fill, NULL when out of
+ * memory (the slot is then empty). */
+void *app_cache_put(app_view_ctx *c, int slot, const void *key, size_t klen, size_t vlen);
 /* The (L, d) table of enc under p, cached in c; NULL with err when enc has no table or fails. */
 const pe_matrix *app_view_table(app_view_ctx *c, const pe_encoding *enc, const pe_params *p,
                                 char *err, size_t errlen);

@@ -20,6 +20,48 @@ static int alibi_validate(const app_state *st, char *err, size_t errlen)
     return 0;
 }
 
+/* Head h's bias sampled on an n x n grid of positions (n <= L: the figure's resolution),
+ * cached under the inputs it depends on; the values are read from pe_alibi_bias, so this view
+ * has no formula of its own. NULL with err on failure. */
+static const float *alibi_head(app_view_ctx *c, const pe_params *p, int h, size_t n, char *err,
+                               size_t errlen)
+{
+    struct {
+        int len, heads, h, symmetric;
+        double ratio;
+        size_t n;
+    } key;
+    memset(&key, 0, sizeof key);
+    key.len = p->len;
+    key.heads = p->heads;
+    key.h = h;
+    key.symmetric = p->alibi_symmetric;
+    key.ratio = p->slope_ratio;
+    key.n = n;
+    int slot = h % APP_CACHE_SLOTS;
+    float *out = app_cache_get(c, slot, &key, sizeof key);
+    if (out) return out;
+    pe_matrix b = {0};
+    if (pe_alibi_bias(p, h, &b, err, errlen) < 0) return NULL;
+    out = app_cache_put(c, slot, &key, sizeof key, n * n * sizeof *out);
+    if (!out) {
+        pe_matrix_free(&b);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    size_t L = (size_t)p->len;
+    for (size_t i = 0; i < n; i++) {
+        /* the position at the centre of display row i */
+        size_t pi = n == L ? i : (size_t)(((double)i + 0.5) * (double)L / (double)n);
+        for (size_t j = 0; j < n; j++) {
+            size_t pj = n == L ? j : (size_t)(((double)j + 0.5) * (double)L / (double)n);
+            out[i * n + j] = pe_matrix_row(&b, pi)[pj];
+        }
+    }
+    pe_matrix_free(&b);
+    return out;
+}
+
 static int alibi_build(app_view_ctx *c, const app_state *st, scene *s, const scene_target *t,
                        char *err, size_t errlen)
 {
@@ -49,7 +91,6 @@ static int alibi_build(app_view_ctx *c, const app_state *st, scene *s, const sce
 
     int h0 = st->head >= 0 ? st->head : 0;
     int nh = st->head >= 0 ? 1 : p->heads;
-    pe_matrix b = {0};
     /* one colour scale for all heads: from the steepest head's corner to 0 */
     double lo = 0;
     for (int h = h0; h < h0 + nh; h++) lo = fmin(lo, -slopes[h] * (p->len - 1));
@@ -59,12 +100,14 @@ static int alibi_build(app_view_ctx *c, const app_state *st, scene *s, const sce
     if (map->diverging) vmax = -lo;
 
     if (nh == 1) {
-        if (pe_alibi_bias(p, h0, &b, err, errlen) < 0) {
+        size_t n = (size_t)fmin(p->len, ceil(fmin(r.w, r.h)));
+        const float *bs = alibi_head(c, p, h0, n, err, errlen);
+        if (!bs) {
             free(slopes);
             return -1;
         }
-        fig_axes a = app_draw_matrix(s, t, th, r, b.data, b.rows, b.cols, b.cols, 0, p->len, 0,
-                                     p->len, "key j", "query i", map, vmin, vmax, "bias", th->mask);
+        fig_axes a = app_draw_matrix(s, t, th, r, bs, n, n, n, 0, p->len, 0, p->len, "key j",
+                                     "query i", map, vmin, vmax, "bias", th->mask);
         c->main = a;
         c->has_main = 1;
         c->main_rows = c->main_cols = p->len;
@@ -72,7 +115,9 @@ static int alibi_build(app_view_ctx *c, const app_state *st, scene *s, const sce
             int i = st->cur_r < p->len ? st->cur_r : p->len - 1;
             int j = st->cur_c < p->len ? st->cur_c : p->len - 1;
             app_draw_cell_cursor(s, th, &a, i, j);
-            float v = pe_matrix_row(&b, (size_t)i)[j];
+            /* the exact value under the cursor (the figure may be sampled) */
+            double v =
+                j > i && !p->alibi_symmetric ? -INFINITY : -slopes[h0] * fabs((double)(i - j));
             if (isfinite(v))
                 snprintf(c->readout, sizeof c->readout, "i %d  j %d  i-j %d  bias %+.6g", i, j,
                          i - j, v);
@@ -80,7 +125,6 @@ static int alibi_build(app_view_ctx *c, const app_state *st, scene *s, const sce
                 snprintf(c->readout, sizeof c->readout, "i %d  j %d  masked (j > i: the future)", i,
                          j);
         }
-        pe_matrix_free(&b);
         free(slopes);
         return 0;
     }
@@ -110,15 +154,15 @@ static int alibi_build(app_view_ctx *c, const app_state *st, scene *s, const sce
         double lh = lh0;
         double side = fmin(cell.w, cell.h - lh);
         if (side <= 1) continue;
-        if (pe_alibi_bias(p, h, &b, err, errlen) < 0) {
+        size_t n = (size_t)fmin(p->len, ceil(side));
+        const float *bs = alibi_head(c, p, h, n, err, errlen);
+        if (!bs) {
             free(slopes);
             return -1;
         }
         double x = cell.x + (cell.w - side) / 2, y = cell.y + lh;
-        scene_heatmap(s, x, y, side, side, b.data, b.rows, b.cols, b.cols, vmin, vmax, map,
-                      th->mask);
+        scene_heatmap(s, x, y, side, side, bs, n, n, n, vmin, vmax, map, th->mask);
         scene_rect(s, x, y, side, side, th->muted, 0);
-        pe_matrix_free(&b);
     }
     bar.y = r.y + t->text_h;
     bar.h = r.h - t->text_h;

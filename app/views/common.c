@@ -40,11 +40,42 @@ int app_data_alloc(app_data *d, int ndim, size_t a, size_t b, size_t c, char *er
     return 0;
 }
 
+static void cache_clear(app_cache_slot *e)
+{
+    free(e->key);
+    free(e->val);
+    memset(e, 0, sizeof *e);
+}
+
 void app_view_ctx_free(app_view_ctx *c)
 {
     pe_matrix_free(&c->table);
     if (c->priv_free) c->priv_free(c->priv);
+    for (int i = 0; i < APP_CACHE_SLOTS; i++) cache_clear(&c->cache[i]);
     memset(c, 0, sizeof *c);
+}
+
+void *app_cache_get(app_view_ctx *c, int slot, const void *key, size_t klen)
+{
+    app_cache_slot *e = &c->cache[slot];
+    if (!e->val || e->key_len != klen || memcmp(e->key, key, klen) != 0) return NULL;
+    return e->val;
+}
+
+void *app_cache_put(app_view_ctx *c, int slot, const void *key, size_t klen, size_t vlen)
+{
+    app_cache_slot *e = &c->cache[slot];
+    cache_clear(e);
+    e->key = malloc(klen ? klen : 1);
+    e->val = calloc(1, vlen ? vlen : 1);
+    if (!e->key || !e->val) {
+        cache_clear(e);
+        return NULL;
+    }
+    memcpy(e->key, key, klen);
+    e->key_len = klen;
+    e->val_len = vlen;
+    return e->val;
 }
 
 const pe_matrix *app_view_table(app_view_ctx *c, const pe_encoding *enc, const pe_params *p,

@@ -45,11 +45,108 @@ static int table_curve(const char *name, const app_state *st, double *y, char *e
     return 0;
 }
 
+/* The RoPE-family curves at r = p0 - p for p = 0..L-1, in one pass per direction: every pair's
+ * (cos r theta_k, sin r theta_k) advances by a rotation instead of a sin/cos call, re-anchored
+ * with exact values every 256 steps (error stays near 1e-13). which: 3 ones, 4 random q,k,
+ * 5 the decay bound, 7 xPos. The same quantities as pe_rope_score_curve, pe_rope_decay_bound and
+ * pe_xpos_decay; tests/app/test_views_numbers.c checks them against those. */
+static int rope_sweep(const app_state *st, int which, double *y, char *err, size_t errlen)
+{
+    const pe_params *p = &st->p;
+    int L = p->len, d = p->dim, p0 = app_state_p0(st);
+    int rd = pe_rope_rotary_dim(p), np = rd / 2;
+    double *buf = malloc(sizeof *buf * ((size_t)np * 9 + (size_t)d * 2));
+    if (!buf) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    double *inv = buf, *cs = inv + np, *sn = cs + np, *a = sn + np, *b = a + np, *z = b + np,
+           *zs = z + np, *c1 = zs + np, *s1 = c1 + np, *q = s1 + np, *k = q + d;
+    double attn = 1;
+    if (pe_rope_inv_freq(p, inv, &attn, err, errlen) < 0) {
+        free(buf);
+        return -1;
+    }
+    /* the score of a pair at distance r = m - n is A cos(r theta) + B sin(r theta) */
+    pe_rope_qk(d, which == 4 ? p->seed : UINT64_MAX, q, k);
+    double nq = 0, nk = 0, rest = 0;
+    for (int i = 0; i < d; i++) {
+        nq += q[i] * q[i];
+        nk += k[i] * k[i];
+    }
+    pe_params pp = *p;
+    for (int kk = 0; kk < np; kk++) {
+        int i0, i1;
+        pe_rope_pair(&pp, kk, &i0, &i1);
+        a[kk] = (q[i0] * k[i0] + q[i1] * k[i1]) * attn * attn;
+        b[kk] = (q[i0] * k[i1] - q[i1] * k[i0]) * attn * attn;
+    }
+    for (int i = 0; i < d; i++) {
+        int rotated = 0;
+        for (int kk = 0; kk < np && !rotated; kk++) {
+            int i0, i1;
+            pe_rope_pair(&pp, kk, &i0, &i1);
+            rotated = i == i0 || i == i1;
+        }
+        if (!rotated) rest += q[i] * k[i]; /* dimensions past the rotary part pass through */
+    }
+    double norm = sqrt(nq * nk);
+    if (!(norm > 0)) norm = 1;
+    double b0 = 0;
+    if (which == 5) b0 = pe_rope_decay_bound(inv, np, 0);
+    for (int dir = 1; dir >= -1; dir -= 2) {
+        /* r runs from 0 away from p0: up to p0 (keys before it), then down to p0 - (L-1) */
+        int rmax = dir > 0 ? p0 : L - 1 - p0;
+        for (int kk = 0; kk < np; kk++) {
+            cs[kk] = 1;
+            sn[kk] = 0;
+            z[kk] = 1;
+            zs[kk] = which == 7 ? pow(pe_xpos_zeta(p, kk), dir / p->xpos_scale_base) : 1;
+            c1[kk] = cos(dir * inv[kk]); /* one position's rotation */
+            s1[kk] = sin(dir * inv[kk]);
+        }
+        for (int r = 0; r <= rmax; r++) {
+            double rr = (double)dir * r;
+            if (r % 256 == 0)
+                for (int kk = 0; kk < np; kk++) {
+                    cs[kk] = cos(rr * inv[kk]);
+                    sn[kk] = sin(rr * inv[kk]);
+                    if (which == 7) z[kk] = pe_xpos_decay(p, kk, rr);
+                }
+            double v = 0;
+            if (which == 3 || which == 4) {
+                for (int kk = 0; kk < np; kk++) v += a[kk] * cs[kk] + b[kk] * sn[kk];
+                v = (v + rest) / norm;
+            } else if (which == 5) {
+                double re = 0, im = 0;
+                for (int kk = 0; kk < np; kk++) {
+                    re += cs[kk];
+                    im += sn[kk];
+                    v += sqrt(re * re + im * im);
+                }
+                v = (2.0 / (2 * np)) * v / b0;
+            } else {
+                for (int kk = 0; kk < np; kk++) v += cs[kk] * z[kk];
+                v /= np;
+            }
+            y[p0 - (int)rr] = v;
+            for (int kk = 0; kk < np; kk++) { /* advance every pair by one position */
+                double c = cs[kk] * c1[kk] - sn[kk] * s1[kk];
+                sn[kk] = sn[kk] * c1[kk] + cs[kk] * s1[kk];
+                cs[kk] = c;
+                z[kk] *= zs[kk];
+            }
+        }
+    }
+    free(buf);
+    return 0;
+}
+
 /* Fill curve `which` (bit index) with L values. */
 static int decay_curve(const app_state *st, int which, double *y, char *err, size_t errlen)
 {
     const pe_params *p = &st->p;
-    int L = p->len, d = p->dim, p0 = app_state_p0(st);
+    int L = p->len, p0 = app_state_p0(st);
     switch (which) {
     case 0:
         return table_curve("sinusoidal", st, y, err, errlen);
@@ -58,39 +155,10 @@ static int decay_curve(const app_state *st, int which, double *y, char *err, siz
     case 2:
         return table_curve("binary", st, y, err, errlen);
     case 3:
-    case 4: {
-        double *q = malloc(sizeof *q * (size_t)d * 2);
-        if (!q) return -1;
-        double *k = q + d;
-        pe_rope_qk(d, which == 3 ? UINT64_MAX : p->seed, q, k);
-        double norm = 0, nq = 0, nk = 0;
-        for (int i = 0; i < d; i++) {
-            nq += q[i] * q[i];
-            nk += k[i] * k[i];
-        }
-        norm = sqrt(nq * nk);
-        /* score at rel = p0 - p, for p = 0..L-1: rel runs from p0 down to p0-L+1 */
-        double *tmp = malloc(sizeof *tmp * (size_t)L);
-        int rc = tmp ? pe_rope_score_curve(p, q, k, 0, p0 - L + 1, L, tmp, err, errlen) : -1;
-        if (rc == 0)
-            for (int i = 0; i < L; i++) y[i] = tmp[L - 1 - i] / (norm > 0 ? norm : 1);
-        free(tmp);
-        free(q);
-        return rc < 0 ? -1 : 0;
-    }
-    case 5: {
-        int np = pe_rope_rotary_dim(p) / 2;
-        double *inv = malloc(sizeof *inv * (size_t)np);
-        if (!inv || pe_rope_inv_freq(p, inv, NULL, err, errlen) < 0) {
-            free(inv);
-            return -1;
-        }
-        double b0 = pe_rope_decay_bound(inv, np, 0);
-        for (int i = 0; i < L; i++)
-            y[i] = pe_rope_decay_bound(inv, np, fabs((double)(p0 - i))) / b0;
-        free(inv);
-        return 0;
-    }
+    case 4:
+    case 5:
+    case 7:
+        return rope_sweep(st, which, y, err, errlen);
     case 6: {
         double *slopes = malloc(sizeof *slopes * (size_t)p->heads);
         if (!slopes || pe_alibi_slopes(p->heads, p->slope_ratio, slopes, err, errlen) < 0) {
@@ -108,23 +176,47 @@ static int decay_curve(const app_state *st, int which, double *y, char *err, siz
         free(slopes);
         return 0;
     }
-    case 7: {
-        int np = pe_rope_rotary_dim(p) / 2;
-        double *inv = malloc(sizeof *inv * (size_t)np);
-        if (!inv || pe_rope_inv_freq(p, inv, NULL, err, errlen) < 0) {
-            free(inv);
-            return -1;
-        }
-        for (int i = 0; i < L; i++) {
-            double r = p0 - i, sum = 0;
-            for (int k = 0; k < np; k++) sum += cos(r * inv[k]) * pe_xpos_decay(p, k, r);
-            y[i] = sum / np;
-        }
-        free(inv);
-        return 0;
-    }
     }
     return -1;
+}
+
+/* Curve `which`, cached under the inputs it depends on (a learned table does not change with the
+ * base, so turning the base does not regenerate it). NULL with err on failure. */
+static const double *decay_curve_cached(app_view_ctx *c, const app_state *st, int which, char *err,
+                                        size_t errlen)
+{
+    struct {
+        int which, p0, head;
+        pe_params p;
+    } key;
+    memset(&key, 0, sizeof key);
+    key.which = which;
+    key.p0 = app_state_p0(st);
+    key.p.dim = st->p.dim;
+    key.p.len = st->p.len;
+    if (which == 1) { /* learned: its seed and spread */
+        key.p.seed = st->p.seed;
+        key.p.learned_std = st->p.learned_std;
+    } else if (which == 6) { /* ALiBi: slopes and mask */
+        key.head = st->head;
+        key.p.heads = st->p.heads;
+        key.p.slope_ratio = st->p.slope_ratio;
+        key.p.alibi_symmetric = st->p.alibi_symmetric;
+    } else if (which != 2) { /* sinusoidal and the RoPE family: every frequency setting */
+        key.p = st->p;
+    }
+    double *y = app_cache_get(c, which, &key, sizeof key);
+    if (y) return y;
+    y = app_cache_put(c, which, &key, sizeof key, sizeof *y * (size_t)st->p.len);
+    if (!y) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    if (decay_curve(st, which, y, err, errlen) < 0) {
+        app_cache_put(c, which, "", 0, 0); /* forget the half-made curve */
+        return NULL;
+    }
+    return y;
 }
 
 static int decay_build(app_view_ctx *c, const app_state *st, scene *s, const scene_target *t,
@@ -153,10 +245,12 @@ static int decay_build(app_view_ctx *c, const app_state *st, scene *s, const sce
     for (int w = 0; w < APP_CURVE_COUNT; w++) {
         if (!(st->curves & (1u << w))) continue;
         double *y = ys + (size_t)n * L;
-        if (decay_curve(st, w, y, err, errlen) < 0) {
+        const double *cy = decay_curve_cached(c, st, w, err, errlen);
+        if (!cy) {
             free(x);
             return -1;
         }
+        memcpy(y, cy, sizeof *y * (size_t)L);
         for (int i = 0; i < L; i++)
             if (isfinite(y[i])) {
                 lo = fmin(lo, y[i]);
@@ -171,12 +265,15 @@ static int decay_build(app_view_ctx *c, const app_state *st, scene *s, const sce
                                "key position p", "score / score at p0", FIG_GRID);
     scene_line(s, a.area.x, fig_y(&a, 0), a.area.x + a.area.w, fig_y(&a, 0), th->grid, 0,
                SCENE_RULE);
-    /* earlier curves are drawn wider, so a curve that coincides with a later one still shows
-     * around it (sinusoidal and RoPE with q = k = 1 are the same function of p0 - p) */
+    /* sinusoidal and RoPE with q = k = 1 are the same function of p0 - p; the sinusoid is drawn
+     * wider underneath so both stay visible */
     double lw = t->hairline > 0 ? t->hairline : 1;
-    for (int i = 0; i < n; i++)
+    int both = (st->curves & APP_CURVE_SINUSOIDAL) && (st->curves & APP_CURVE_ROPE);
+    for (int i = 0; i < n; i++) {
+        int wide = both && i == 0;
         fig_curve(s, &a, x, ys + (size_t)i * L, (size_t)L, colors[i],
-                  t->cells ? 0 : lw * (1.5 + 1.2 * (n - 1 - i)), 0);
+                  t->cells ? 0 : lw * (wide ? 4.5 : 1.8), 0);
+    }
     fig_vmark(s, t, th, &a, p0, "p0");
     fig_legend(s, t, th, &a, names, colors, n, 0);
     c->main = a;
@@ -208,10 +305,12 @@ static int decay_data(app_view_ctx *c, const app_state *st, app_data *out, char 
     int row = 1;
     for (int w = 0; w < APP_CURVE_COUNT; w++) {
         if (!(st->curves & (1u << w))) continue;
-        if (decay_curve(st, w, out->data + (size_t)row * L, err, errlen) < 0) {
+        const double *cy = decay_curve_cached(c, st, w, err, errlen);
+        if (!cy) {
             app_data_free(out);
             return -1;
         }
+        memcpy(out->data + (size_t)row * L, cy, sizeof *cy * (size_t)L);
         if (used < sizeof out->what)
             used += (size_t)snprintf(out->what + used, sizeof out->what - used, " %s%s",
                                      curve_label[w], row < n ? "," : "");
