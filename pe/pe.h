@@ -25,8 +25,8 @@ enum {
 /* The memory cap: no matrix pelab builds has more cells than this (64 Mi floats = 256 MiB). */
 #define PE_MAX_CELLS ((size_t)1 << 26)
 /* Largest d and L accepted anywhere (each alone; the product is capped by PE_MAX_CELLS). */
-#define PE_MAX_DIM 65536
-#define PE_MAX_LEN 1048576
+#define PE_MAX_DIM   65536
+#define PE_MAX_LEN   1048576
 #define PE_MAX_HEADS 1024
 
 /* ---- matrix ------------------------------------------------------------------------------ */
@@ -102,11 +102,11 @@ typedef struct pe_params {
     pe_pairing pairing; /* RoPE: interleaved (x_2k, x_2k+1) or half-split (x_k, x_k+d/2) */
     double rotary_frac; /* RoPE: fraction of d that is rotated, (0, 1]; 1 = all */
     pe_rope_scaling scaling;
-    int heads;           /* ALiBi/T5: number of heads, 1..PE_MAX_HEADS; 8 */
-    double slope_ratio;  /* ALiBi: 0 = the paper's slopes; else m_h = ratio^(h+1), 0 < ratio < 1 */
-    int alibi_symmetric; /* ALiBi: 1 = bias -m|i-j| on both sides, no mask */
-    int t5_buckets;      /* T5: num_buckets >= 2 (even when bidirectional); 32 */
-    int t5_max_distance; /* T5: max_distance > buckets/2 (or /4 when bidirectional); 128 */
+    int heads;            /* ALiBi/T5: number of heads, 1..PE_MAX_HEADS; 8 */
+    double slope_ratio;   /* ALiBi: 0 = the paper's slopes; else m_h = ratio^(h+1), 0 < ratio < 1 */
+    int alibi_symmetric;  /* ALiBi: 1 = bias -m|i-j| on both sides, no mask */
+    int t5_buckets;       /* T5: num_buckets >= 2 (even when bidirectional); 32 */
+    int t5_max_distance;  /* T5: max_distance > buckets/2 (or /4 when bidirectional); 128 */
     int t5_bidirectional; /* T5: 1 = encoder style, 0 = causal */
     double xpos_scale_base; /* xPos: 512 */
     double learned_std;     /* learned absolute: init std, 0.02 */

@@ -46,12 +46,12 @@ fig_rect fig_title(scene *s, const scene_target *t, const fig_theme *th, fig_rec
 
 /* Flags for fig_axes_draw. */
 enum {
-    FIG_GRID = 1u << 0,    /* light grid lines at the ticks */
+    FIG_GRID = 1u << 0, /* light grid lines at the ticks */
     FIG_NO_XTICKS = 1u << 1,
     FIG_NO_YTICKS = 1u << 2,
-    FIG_Y_DOWN = 1u << 3,  /* y0 at the top (matrices: row 0 first) */
-    FIG_YLOG = 1u << 4,    /* log10 y axis: ticks at powers of ten (y0, y1 > 0); sets ylog */
-    FIG_XLOG = 1u << 5,    /* log10 x axis; sets xlog */
+    FIG_Y_DOWN = 1u << 3, /* y0 at the top (matrices: row 0 first) */
+    FIG_YLOG = 1u << 4,   /* log10 y axis: ticks at powers of ten (y0, y1 > 0); sets ylog */
+    FIG_XLOG = 1u << 5,   /* log10 x axis; sets xlog */
 };
 
 /* Reserve room in outer for tick labels and axis labels, draw the frame, ticks, tick labels and

@@ -46,11 +46,11 @@ typedef enum {
 
 typedef struct ui_event {
     ui_ev_type type;
-    uint32_t key;    /* UI_EV_KEY */
-    unsigned mods;   /* UI_MOD_* */
+    uint32_t key;  /* UI_EV_KEY */
+    unsigned mods; /* UI_MOD_* */
     ui_mouse_action mouse;
-    int button;      /* 1 left, 2 middle, 3 right; 0 none */
-    double x, y;     /* UI_EV_MOUSE, figure units */
+    int button;  /* 1 left, 2 middle, 3 right; 0 none */
+    double x, y; /* UI_EV_MOUSE, figure units */
 } ui_event;
 
 #endif

@@ -7,9 +7,9 @@
 #include <stdio.h>
 
 typedef struct outfile {
-    FILE *fp;        /* write here */
-    char *path;      /* final name */
-    char *tmp;       /* temporary name "<dir>/.<base>.tmp.XXXXXX" */
+    FILE *fp;   /* write here */
+    char *path; /* final name */
+    char *tmp;  /* temporary name "<dir>/.<base>.tmp.XXXXXX" */
 } outfile;
 
 /* Check that path's directory exists and is writable, create the temporary file.

@@ -31,7 +31,7 @@ typedef struct raster_export_opts {
     double dpi;              /* PNG pHYs; 96 if <= 0 */
     const raster_meta *meta; /* n_meta entries, e.g. {"Software","pelab 0.1"},{"Command",...} */
     size_t n_meta;
-    int antialias;           /* 1 normally */
+    int antialias; /* 1 normally */
 } raster_export_opts;
 
 /* Write s to path; the format follows the extension: .png (cairo image, written with libpng

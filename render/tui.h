@@ -23,11 +23,11 @@ typedef enum {
 } tui_color_mode;
 
 typedef struct tui_options {
-    FILE *in, *out;     /* NULL = stdin/stdout; tests pass files (newterm) */
-    const char *term;   /* NULL = $TERM */
-    int force_colors;   /* 0 = detect (COLORTERM, NO_COLOR, terminfo); else a tui_color_mode + 1 */
-    int force_ascii;    /* 1 = ASCII glyphs; 0 = detect from the locale (nl_langinfo CODESET) */
-    int no_signals;     /* tests: do not install signal handlers */
+    FILE *in, *out;   /* NULL = stdin/stdout; tests pass files (newterm) */
+    const char *term; /* NULL = $TERM */
+    int force_colors; /* 0 = detect (COLORTERM, NO_COLOR, terminfo); else a tui_color_mode + 1 */
+    int force_ascii;  /* 1 = ASCII glyphs; 0 = detect from the locale (nl_langinfo CODESET) */
+    int no_signals;   /* tests: do not install signal handlers */
 } tui_options;
 
 typedef struct tui tui;
