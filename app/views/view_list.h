@@ -10,7 +10,12 @@ extern const app_view app_view_decay;
 extern const app_view app_view_alibi;
 extern const app_view app_view_rope;
 extern const app_view app_view_wavelength;
+extern const app_view app_view_frequencies;
+extern const app_view app_view_extension;
+extern const app_view app_view_resolution;
 extern const app_view app_view_attention;
 extern const app_view app_view_compare;
+
+extern const app_view app_view_extrapolation;
 
 #endif

@@ -1,0 +1,261 @@
+/* extension.c: the RoPE score against distance r = 0 .. T for every context-extension method at
+ * once (none, linear, NTK, dynamic NTK, YaRN, llama3), each with st->p.scaling's factor, L0 and
+ * knobs but its own type. Two measures, chosen with the rope and rope-bound bits of --curves:
+ *   rope-bound (the default)  RoFormer's long-term decay bound B(r) / B(0), section 3.4.3;
+ *   rope                      <R_r 1, R_0 1> / <1, 1>: the score of all-ones q and k.
+ * While --curves is left at its default (which the decay view chose), the view draws the bound
+ * alone: six oscillating all-ones curves on one axis are unreadable. Both measures are divided
+ * by their value at r = 0, which also removes YaRN's attention factor. The x axis is log-scaled:
+ * linear interpolation then shows as the original curve shifted right by log f, and the methods
+ * that keep the fast pairs (YaRN, llama3) agree with the original at short range. The original
+ * context L0 is marked. Dynamic NTK is evaluated at seq_len = T. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rope_ext.h"
+#include "view_list.h"
+
+#define ALL_METHODS ((1u << APP_EXT_METHODS) - 1)
+
+static int ext_validate(const app_state *st, char *err, size_t errlen)
+{
+    return app_ext_validate(st, ALL_METHODS, err, errlen);
+}
+
+/* Which measures to draw: bit 0 the all-ones score, bit 1 the bound. */
+static unsigned ext_kinds(const app_state *st)
+{
+    app_state def;
+    app_state_default(&def);
+    unsigned k = ((st->curves & APP_CURVE_ROPE) ? 1u : 0u) |
+                 ((st->curves & APP_CURVE_ROPE_BOUND) ? 2u : 0u);
+    if (st->curves == def.curves || k == 0) k = 2u;
+    return k;
+}
+
+static const char *const kind_label[2] = {"q=k=1 score", "bound B(r)/B(0)"};
+
+/* Each sample stands for the distances of its bin on the log axis (from the geometric midpoint
+ * with the previous sample to the one with the next) and is the mean of the measure over at most
+ * BIN_POINTS evenly spaced whole distances of it (fewer for very wide heads, so a curve costs at
+ * most BIN_BUDGET pair evaluations). Both measures oscillate with the fast pairs
+ * faster than the samples are spaced at long range; the bin mean draws what they average to
+ * instead of an aliased scribble. The first samples are every whole distance, so they are exact. */
+#define BIN_POINTS 32
+#define BIN_BUDGET 16e6
+#define WINDOW     0.05
+
+static void bin_bounds(const double *r, int n, int i, double *a, double *b)
+{
+    *a = i == 0 ? r[0] : ceil(sqrt(fmax(r[i - 1], 0.5) * r[i]));
+    *b = i == n - 1 ? r[i] : ceil(sqrt(fmax(r[i], 0.5) * r[i + 1])) - 1;
+    /* at least +-WINDOW of r */
+    *a = fmin(*a, ceil(r[i] / (1 + WINDOW)));
+    *b = fmax(*b, floor(r[i] * (1 + WINDOW)));
+    if (*a > r[i]) *a = r[i];
+    if (*b < r[i]) *b = r[i];
+}
+
+/* Curve of method m, measure kind (0 ones, 1 bound), at the n distances r (bin means). */
+static int ext_curve(const app_state *st, int m, int kind, double target, const double *r, int n,
+                     double *y, char *err, size_t errlen)
+{
+    pe_params p = app_ext_params(st, m, target);
+    int np = 0, d = p.dim;
+    double *inv = NULL, *q = NULL, *k = NULL, s0 = 1;
+    int rc = 0;
+    if (kind == 1) {
+        inv = app_ext_inv_freq(&p, &np, NULL, err, errlen);
+        if (!inv) return -1;
+        s0 = pe_rope_decay_bound(inv, np, 0);
+    } else {
+        q = malloc(sizeof *q * (size_t)d * 2);
+        if (!q) {
+            snprintf(err, errlen, "--dim %d: out of memory", d);
+            return -1;
+        }
+        k = q + d;
+        pe_rope_qk(d, UINT64_MAX, q, k);
+        rc = pe_rope_score_curve(&p, q, k, 0, 0, 1, &s0, err, errlen);
+    }
+    double per = BIN_BUDGET / ((double)n * (pe_rope_rotary_dim(&p) / 2));
+    int most = per >= BIN_POINTS ? BIN_POINTS : per >= 1 ? (int)per : 1;
+    double v[BIN_POINTS];
+    for (int i = 0; i < n && rc == 0; i++) {
+        double a, b;
+        bin_bounds(r, n, i, &a, &b);
+        int whole = b - a + 1 <= most; /* every distance of the bin, consecutive */
+        int cnt = whole ? (int)(b - a + 1) : most;
+        if (cnt == 1) a = b = r[i];
+        if (kind == 0 && whole)
+            rc = pe_rope_score_curve(&p, q, k, 0, (int)a, cnt, v, err, errlen);
+        for (int j = 0; j < cnt && rc == 0; j++) {
+            double x = cnt == 1 ? a : round(a + (b - a) * j / (cnt - 1));
+            if (kind == 1)
+                v[j] = pe_rope_decay_bound(inv, np, x);
+            else if (!whole)
+                rc = pe_rope_score_curve(&p, q, k, 0, (int)x, 1, v + j, err, errlen);
+        }
+        double sum = 0;
+        for (int j = 0; j < cnt; j++) sum += v[j];
+        y[i] = s0 != 0 ? sum / cnt / s0 : 0;
+    }
+    free(inv);
+    free(q);
+    return rc < 0 ? -1 : 0;
+}
+
+/* All curves: (kinds x methods, n) into ys; r gets the distances. Returns the sample count. */
+static int ext_compute(const app_state *st, unsigned kinds, double **r_out, double **ys_out,
+                       char *err, size_t errlen)
+{
+    double target = app_ext_target(st);
+    int nk = (kinds & 1) + ((kinds >> 1) & 1);
+    double *r = malloc(sizeof *r * APP_EXT_SAMPLES * (size_t)(1 + nk * APP_EXT_METHODS));
+    if (!r) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    int n = app_ext_samples(target, APP_EXT_SAMPLES, r);
+    double *ys = r + APP_EXT_SAMPLES;
+    int row = 0;
+    for (int kind = 0; kind < 2; kind++) {
+        if (!(kinds & (1u << kind))) continue;
+        for (int m = 0; m < APP_EXT_METHODS; m++, row++)
+            if (ext_curve(st, m, kind, target, r, n, ys + (size_t)row * n, err, errlen) < 0) {
+                free(r);
+                return -1;
+            }
+    }
+    *r_out = r;
+    *ys_out = ys;
+    return n;
+}
+
+static int ext_build(app_view_ctx *c, const app_state *st, scene *s, const scene_target *t,
+                     char *err, size_t errlen)
+{
+    const fig_theme *th = fig_theme_get(st->dark);
+    unsigned kinds = ext_kinds(st);
+    double *r, *ys;
+    int n = ext_compute(st, kinds, &r, &ys, err, errlen);
+    if (n < 0) return -1;
+    const pe_rope_scaling *sc = &st->p.scaling;
+    double T = app_ext_target(st), L0 = sc->original_ctx;
+    char l0s[32], ts[32];
+    app_ext_len_label(L0, l0s, sizeof l0s);
+    app_ext_len_label(T, ts, sizeof ts);
+    char title[200], sub[320];
+    snprintf(title, sizeof title, "RoPE %s vs distance, six extension methods at f=%g",
+             kinds == 2 ? "decay bound" : kinds == 1 ? "all-ones score" : "score and bound",
+             sc->factor);
+    app_subtitle(st, NULL, APP_SUB_DIM | APP_SUB_BASE, sub, sizeof sub);
+    size_t u = strlen(sub);
+#define SUB(...)                                                                                   \
+    do {                                                                                           \
+        if (u < sizeof sub) u += (size_t)snprintf(sub + u, sizeof sub - u, __VA_ARGS__);           \
+    } while (0)
+    if (st->p.rotary_frac < 1) SUB("  rotary %g", st->p.rotary_frac);
+    SUB("  L0=%s  T=%s", l0s, ts);
+    if (kinds == 3)
+        SUB("  solid: %s, dashed: %s", kind_label[0], kind_label[1]);
+    else
+        SUB("  %s%s", kind_label[kinds == 1 ? 0 : 1],
+            kinds == 2 ? " (:curves rope: the score)" : " (:curves rope-bound: the bound)");
+    SUB("  mean over r+-5%%");
+    if (sc->factor == 1) SUB("  f=1: all equal; try :factor 4");
+#undef SUB
+    fig_rect area = app_frame(s, t, th, title, sub);
+
+    int nk = kinds == 3 ? 2 : 1, rows = nk * APP_EXT_METHODS;
+    double lo = 0, hi = 1;
+    for (size_t i = 0; i < (size_t)rows * n; i++)
+        if (isfinite(ys[i])) {
+            lo = fmin(lo, ys[i]);
+            hi = fmax(hi, ys[i]);
+        }
+    double pad = (hi - lo) * 0.04;
+    fig_axes a = fig_axes_draw(s, t, th, area, 1, T, lo - (lo < 0 ? pad : 0), hi + pad,
+                               "distance r = m - n (positions, log scale)",
+                               "score / score at r = 0 (mean over r+-5%)", FIG_GRID | FIG_XLOG);
+    if (lo < 0)
+        scene_line(s, a.area.x, fig_y(&a, 0), a.area.x + a.area.w, fig_y(&a, 0), th->muted, 0,
+                   SCENE_RULE);
+    const char *names[APP_EXT_METHODS];
+    uint32_t colors[APP_EXT_METHODS];
+    double lw = t->cells ? 0 : fmax(1.2, t->hairline * 1.5);
+    for (int m = 0; m < APP_EXT_METHODS; m++) {
+        names[m] = app_ext_method_label(m);
+        colors[m] = th->series[m];
+    }
+    /* the original underneath and widest, so a method that coincides with it still shows it */
+    for (int row = 0; row < rows; row++) {
+        int m = row % APP_EXT_METHODS, kind = kinds == 3 ? row / APP_EXT_METHODS : 0;
+        fig_curve(s, &a, r, ys + (size_t)row * n, (size_t)n, colors[m],
+                  t->cells ? 0 : (m == 0 ? lw * 2.5 : lw), kind == 1 ? SCENE_DASHED : 0);
+    }
+    char lab[48];
+    snprintf(lab, sizeof lab, "L0 = %s", l0s);
+    fig_vmark(s, t, th, &a, L0, lab);
+    /* the legend ends left of the L0 mark, whose label it would cover (L0 sits in the right
+     * part of a log axis that ends at f L0); the curves are low there */
+    fig_axes la = a;
+    double lx = fig_x(&a, L0) - (t->cells ? 1 : t->char_w);
+    if (lx - a.area.x > a.area.w * 0.3) la.area.w = lx - a.area.x;
+    fig_legend(s, t, th, &la, names, colors, APP_EXT_METHODS, 0);
+
+    c->main = a;
+    c->has_main = 1;
+    c->main_rows = 1;
+    c->main_cols = n;
+    if (st->cursor_on) {
+        int i = st->cur_c < n ? (st->cur_c < 1 ? 1 : st->cur_c) : n - 1;
+        double fx = fig_x(&a, r[i]);
+        if (t->cells) fx = floor(fx) + 0.5;
+        scene_line(s, fx, a.area.y, fx, a.area.y + a.area.h, th->accent, 0, SCENE_DASHED);
+        size_t w = (size_t)snprintf(c->readout, sizeof c->readout, "r %.0f:", r[i]);
+        for (int row = 0; row < rows && w < sizeof c->readout; row++)
+            w += (size_t)snprintf(c->readout + w, sizeof c->readout - w, "  %s%s %.3f",
+                                  names[row % APP_EXT_METHODS],
+                                  kinds == 3 ? (row < APP_EXT_METHODS ? "(1)" : "(B)") : "",
+                                  ys[(size_t)row * n + i]);
+    }
+    free(r);
+    return 0;
+}
+
+static int ext_data(app_view_ctx *c, const app_state *st, app_data *out, char *err, size_t errlen)
+{
+    (void)c;
+    unsigned kinds = ext_kinds(st);
+    double *r, *ys;
+    int n = ext_compute(st, kinds, &r, &ys, err, errlen);
+    if (n < 0) return -1;
+    int rows = (kinds == 3 ? 2 : 1) * APP_EXT_METHODS;
+    if (app_data_alloc(out, 2, (size_t)rows + 1, (size_t)n, 0, err, errlen) < 0) {
+        free(r);
+        return -1;
+    }
+    memcpy(out->data, r, sizeof *r * (size_t)n);
+    memcpy(out->data + n, ys, sizeof *ys * (size_t)rows * (size_t)n);
+    out->f64 = 1;
+    size_t u = (size_t)snprintf(out->what, sizeof out->what,
+                                "(1+curves, samples): row 0 = distance r; then per method "
+                                "none,linear,ntk,dynamic,yarn,llama3: ");
+    if (u < sizeof out->what)
+        snprintf(out->what + u, sizeof out->what - u, "%s, each / its value at r=0 and averaged over r+-5%%",
+                 kinds == 3 ? "the q=k=1 score (6 rows), then the bound B(r) (6 rows)"
+                            : kind_label[kinds == 1 ? 0 : 1]);
+    free(r);
+    return 0;
+}
+
+const app_view app_view_extension = {
+    "extension",
+    "RoPE decay bound (or all-ones score) vs distance for every context-extension method",
+    ext_validate,
+    ext_build,
+    ext_data,
+};

@@ -1,0 +1,322 @@
+/* frequencies.c: what a RoPE context-extension method does to each frequency pair. Left, theta_k
+ * of the original RoPE and of the extended one (st->p.scaling) on a log axis; right, the same as
+ * wavelengths 2 pi / theta_k against the original context L0 and the target context T. Pairs
+ * whose wavelength is longer than the context never complete a turn in it: they are the ones the
+ * methods stretch. YaRN and llama3 treat the pairs in three bands (keep the fast ones, divide the
+ * slow ones by f, blend in between), shaded behind the curves; linear scaling interpolates every
+ * pair; NTK-aware methods change the base instead (named in the subtitle). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rope_ext.h"
+#include "view_list.h"
+
+static const char *const band_name[3] = {"keep", "blend", "interpolate"};
+static const char *const band_short[3] = {"keep", "blend", "interp"};
+
+static int freq_validate(const app_state *st, char *err, size_t errlen)
+{
+    return app_ext_validate(st, 1u | (1u << st->p.scaling.type), err, errlen);
+}
+
+/* The two frequency sets and the bands, computed once per build. */
+typedef struct freq_set {
+    int n;
+    double *orig, *ext; /* theta_k (n each) */
+    int *band;          /* pe_band of pair k under the extension */
+    double attn, target, ext_base;
+    int shaded; /* the method works in bands worth shading */
+} freq_set;
+
+static void freq_free(freq_set *f)
+{
+    free(f->orig);
+    free(f->ext);
+    free(f->band);
+    memset(f, 0, sizeof *f);
+}
+
+static int freq_compute(const app_state *st, freq_set *f, char *err, size_t errlen)
+{
+    memset(f, 0, sizeof *f);
+    f->target = app_ext_target(st);
+    int type = st->p.scaling.type;
+    pe_params po = app_ext_params(st, PE_SCALING_NONE, f->target);
+    pe_params pxt = app_ext_params(st, type, f->target);
+    int n2 = 0;
+    f->orig = app_ext_inv_freq(&po, &f->n, NULL, err, errlen);
+    if (f->orig) f->ext = app_ext_inv_freq(&pxt, &n2, &f->attn, err, errlen);
+    if (!f->orig || !f->ext) {
+        freq_free(f);
+        return -1;
+    }
+    f->band = malloc(sizeof *f->band * (size_t)f->n);
+    if (!f->band) {
+        snprintf(err, errlen, "out of memory");
+        freq_free(f);
+        return -1;
+    }
+    for (int k = 0; k < f->n; k++) f->band[k] = (int)pe_rope_band(&pxt, k);
+    f->ext_base = pe_rope_effective_base(&pxt);
+    f->shaded = type == PE_SCALING_YARN || type == PE_SCALING_LLAMA3 ||
+                (type == PE_SCALING_LINEAR && pxt.scaling.factor > 1);
+    return 0;
+}
+
+static uint32_t mix(uint32_t a, uint32_t b, double t)
+{
+    uint32_t out = 0;
+    for (int sh = 0; sh <= 16; sh += 8) {
+        double ca = (a >> sh) & 0xff, cb = (b >> sh) & 0xff;
+        out |= (uint32_t)lround(ca + (cb - ca) * t) << sh;
+    }
+    return out;
+}
+
+static uint32_t band_color(const fig_theme *th, int b)
+{
+    static const int series[3] = {2, 4, 3};
+    return th->series[series[b]];
+}
+
+/* A log range [y0, y1] holding [lo, hi] with the top fraction `top` of the axis left free for
+ * the band labels. */
+static void log_range(double lo, double hi, double top, double *y0, double *y1)
+{
+    double a = floor(log10(lo)), h = log10(hi);
+    double b = fmax(ceil(h), (h - top * a) / (1 - top));
+    if (b <= a) b = a + 1;
+    *y0 = pow(10, a);
+    *y1 = pow(10, b);
+}
+
+/* The shaded bands (runs of pairs with the same band) behind the curves of a, with a label at
+ * the top of each run when it fits. */
+static void draw_bands(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a,
+                       const freq_set *f)
+{
+    int k0 = 0;
+    while (k0 < f->n) {
+        int b = f->band[k0], k1 = k0;
+        while (k1 + 1 < f->n && f->band[k1 + 1] == b) k1++;
+        double x0 = fig_x(a, k0 - 0.5), x1 = fig_x(a, k1 + 0.5);
+        if (t->cells) {
+            x0 = round(x0);
+            x1 = round(x1);
+        }
+        uint32_t c = band_color(th, b);
+        scene_rect(s, x0, a->area.y, x1 - x0, a->area.h, mix(th->bg, c, t->cells ? 0.3 : 0.16),
+                   SCENE_FILL);
+        const char *lab = band_name[b];
+        double size = t->cells ? 1 : 0.8;
+        if (scene_text_width(t, lab, size) > x1 - x0) lab = band_short[b];
+        if (scene_text_width(t, lab, size) <= x1 - x0) {
+            scene_text(s, (x0 + x1) / 2, a->area.y + (t->cells ? 0 : t->text_h * 0.15), lab, size,
+                       SCENE_CENTER | SCENE_TOP, mix(c, th->fg, 0.45), 0);
+            s->text_h = t->text_h;
+        }
+        k0 = k1 + 1;
+    }
+}
+
+/* A horizontal reference line at y with a label above its left end. */
+static void hline(scene *s, const scene_target *t, const fig_axes *a, double y, uint32_t color,
+                  const char *label)
+{
+    double fy = fig_y(a, y);
+    if (!(fy >= a->area.y && fy <= a->area.y + a->area.h)) return;
+    if (t->cells) fy = 2 * floor(fy / 2) + 1;
+    scene_line(s, a->area.x, fy, a->area.x + a->area.w, fy, color, t->cells ? 0 : 1.5,
+               SCENE_DASHED);
+    double ty = t->cells ? fy - 1 - t->text_h : fy - t->text_h * 0.1;
+    scene_text(s, a->area.x + (t->cells ? 1 : t->char_w), ty, label, t->cells ? 1 : 0.85,
+               SCENE_LEFT | (t->cells ? SCENE_TOP : SCENE_BOTTOM), color, 0);
+    s->text_h = t->text_h;
+}
+
+static int freq_build(app_view_ctx *c, const app_state *st, scene *s, const scene_target *t,
+                      char *err, size_t errlen)
+{
+    const fig_theme *th = fig_theme_get(st->dark);
+    freq_set f;
+    if (freq_compute(st, &f, err, errlen) < 0) return -1;
+    const pe_rope_scaling *sc = &st->p.scaling;
+    int type = sc->type, n = f.n;
+    double L0 = sc->original_ctx, T = f.target;
+    char l0s[32], ts[32];
+    app_ext_len_label(L0, l0s, sizeof l0s);
+    app_ext_len_label(T, ts, sizeof ts);
+
+    int never_o = 0, never_e = 0;
+    for (int k = 0; k < n; k++) {
+        never_o += 2 * APP_PI / f.orig[k] > L0;
+        never_e += 2 * APP_PI / f.ext[k] > T;
+    }
+    char title[200], sub[320];
+    if (type == PE_SCALING_NONE)
+        snprintf(title, sizeof title,
+                 "RoPE frequencies theta_k: %d of %d pairs never turn once in L0 = %s", never_o, n,
+                 l0s);
+    else
+        snprintf(title, sizeof title, "RoPE frequencies: original vs %s f=%g (L0 %s -> T %s)",
+                 app_ext_method_label(type), sc->factor, l0s, ts);
+    app_subtitle(st, NULL, APP_SUB_DIM | APP_SUB_BASE, sub, sizeof sub);
+    size_t u = strlen(sub);
+#define SUB(...)                                                                                   \
+    do {                                                                                           \
+        if (u < sizeof sub) u += (size_t)snprintf(sub + u, sizeof sub - u, __VA_ARGS__);           \
+    } while (0)
+    if (st->p.rotary_frac < 1) SUB("  rotary %g", st->p.rotary_frac);
+    if (type == PE_SCALING_NONE) {
+        SUB("  no scaling: compare a method with :scaling yarn :factor 4");
+    } else {
+        if (f.shaded) {
+            int cnt[3] = {0, 0, 0};
+            for (int k = 0; k < n; k++) cnt[f.band[k]]++;
+            SUB("  bands %d keep / %d blend / %d interp", cnt[0], cnt[1], cnt[2]);
+        }
+        if (type == PE_SCALING_YARN) {
+            double lo, hi;
+            pe_rope_yarn_range(&st->p, &lo, &hi);
+            SUB(" (ramp k %g..%g)", lo, hi);
+        }
+        if (type == PE_SCALING_NTK || type == PE_SCALING_DYNAMIC)
+            SUB("  base -> %.6g%s", f.ext_base, type == PE_SCALING_DYNAMIC ? " (seq_len = T)" : "");
+        if (f.attn != 1) SUB("  attn x%.4g", f.attn);
+        SUB("  never turn: %d in L0, %d in T", never_o, never_e);
+    }
+#undef SUB
+    fig_rect r = app_frame(s, t, th, title, sub);
+    fig_rect left = r, right = fig_take_right(&left, r.w / 2, t->cells ? 4 : t->text_h);
+
+    /* the free strip on top of each plot for the band labels, as a fraction of its height */
+    double strip = t->cells ? 2 : t->text_h * 1.2;
+    double est_h = r.h - (t->cells ? 8 : t->text_h * 4);
+    double top = f.shaded && est_h > 0 ? fmin(0.35, (strip + 1) / est_h) : 0.04;
+
+    double *x = malloc(sizeof *x * (size_t)n * 5);
+    if (!x) {
+        snprintf(err, errlen, "out of memory");
+        freq_free(&f);
+        return -1;
+    }
+    double *wo = x + n, *we = wo + n;
+    double tlo = INFINITY, thi = 0, wlo = INFINITY, whi = fmax(L0, T);
+    for (int k = 0; k < n; k++) {
+        x[k] = k;
+        wo[k] = 2 * APP_PI / f.orig[k];
+        we[k] = 2 * APP_PI / f.ext[k];
+        tlo = fmin(tlo, fmin(f.orig[k], f.ext[k]));
+        thi = fmax(thi, fmax(f.orig[k], f.ext[k]));
+        wlo = fmin(wlo, fmin(wo[k], we[k]));
+        whi = fmax(whi, fmax(wo[k], we[k]));
+    }
+    wlo = fmin(wlo, fmin(L0, T));
+    int two = type != PE_SCALING_NONE;
+    const char *names[2] = {"original", NULL};
+    char ext_name[64];
+    snprintf(ext_name, sizeof ext_name, "%s f=%g", app_ext_method_label(type), sc->factor);
+    names[1] = ext_name;
+    uint32_t colors[2] = {th->series[0], th->series[1]};
+    double lw = t->cells ? 0 : fmax(1.5, t->hairline * 2);
+
+    /* left: theta_k */
+    double y0, y1;
+    log_range(tlo, thi, top, &y0, &y1);
+    fig_axes a = fig_axes_draw(s, t, th, left, -0.5, n - 0.5, y0, y1, "frequency pair k",
+                               "theta_k (radians per position)", FIG_GRID | FIG_YLOG);
+    if (f.shaded) draw_bands(s, t, th, &a, &f);
+    fig_curve(s, &a, x, f.orig, (size_t)n, colors[0], two ? lw * 1.8 : lw, 0);
+    if (two) fig_curve(s, &a, x, f.ext, (size_t)n, colors[1], lw, 0);
+    if (!t->cells && n <= 128)
+        for (int k = 0; k < n; k++) {
+            double rad = fmax(2, t->text_h * 0.14);
+            scene_circle(s, fig_x(&a, k), fig_y(&a, f.orig[k]), rad, colors[0], 0, SCENE_FILL);
+            if (two) scene_circle(s, fig_x(&a, k), fig_y(&a, f.ext[k]), rad, colors[1], 0, 0);
+        }
+    fig_axes la = a; /* the legend goes below the band labels */
+    la.area.y += f.shaded ? strip : 0;
+    la.area.h -= f.shaded ? strip : 0;
+    fig_legend(s, t, th, &la, names, colors, two ? 2 : 1, 0);
+
+    /* right: wavelengths against L0 and T */
+    log_range(wlo, whi, top, &y0, &y1);
+    fig_axes b = fig_axes_draw(s, t, th, right, -0.5, n - 0.5, y0, y1, "frequency pair k",
+                               "wavelength 2pi/theta_k (positions)", FIG_GRID | FIG_YLOG);
+    if (f.shaded) draw_bands(s, t, th, &b, &f);
+    char lab[96];
+    if (T != L0) {
+        snprintf(lab, sizeof lab, "target T = %s", ts);
+        hline(s, t, &b, T, th->series[5], lab);
+        snprintf(lab, sizeof lab, "original L0 = %s", l0s);
+    } else {
+        snprintf(lab, sizeof lab, "context L0 = T = %s", l0s);
+    }
+    hline(s, t, &b, L0, th->accent, lab);
+    fig_curve(s, &b, x, wo, (size_t)n, colors[0], two ? lw * 1.8 : lw, 0);
+    if (two) fig_curve(s, &b, x, we, (size_t)n, colors[1], lw, 0);
+
+    c->main = a;
+    c->has_main = 1;
+    c->main_rows = 1;
+    c->main_cols = n;
+    if (st->cursor_on) {
+        int k = st->cur_c < n ? (st->cur_c < 0 ? 0 : st->cur_c) : n - 1;
+        const fig_axes *ax[2] = {&a, &b};
+        for (int i = 0; i < 2; i++) {
+            double fx = fig_x(ax[i], k);
+            if (t->cells) fx = floor(fx) + 0.5;
+            scene_line(s, fx, ax[i]->area.y, fx, ax[i]->area.y + ax[i]->area.h, th->accent, 0,
+                       SCENE_DASHED);
+        }
+        if (two)
+            snprintf(c->readout, sizeof c->readout,
+                     "pair %d  theta %.6g -> %.6g (x%.4g)  wavelength %.6g -> %.6g  %s", k,
+                     f.orig[k], f.ext[k], f.ext[k] / f.orig[k], wo[k], we[k],
+                     f.shaded ? band_name[f.band[k]] : "");
+        else
+            snprintf(c->readout, sizeof c->readout,
+                     "pair %d  theta %.6g  wavelength %.6g positions (%.3g turns in L0)", k,
+                     f.orig[k], wo[k], L0 / wo[k]);
+    }
+    free(x);
+    freq_free(&f);
+    return 0;
+}
+
+static int freq_data(app_view_ctx *c, const app_state *st, app_data *out, char *err, size_t errlen)
+{
+    (void)c;
+    freq_set f;
+    if (freq_compute(st, &f, err, errlen) < 0) return -1;
+    if (app_data_alloc(out, 2, (size_t)f.n, 6, 0, err, errlen) < 0) {
+        freq_free(&f);
+        return -1;
+    }
+    for (int k = 0; k < f.n; k++) {
+        double *row = out->data + (size_t)k * 6;
+        row[0] = k;
+        row[1] = f.orig[k];
+        row[2] = f.ext[k];
+        row[3] = 2 * APP_PI / f.orig[k];
+        row[4] = 2 * APP_PI / f.ext[k];
+        row[5] = f.band[k];
+    }
+    out->f64 = 1;
+    snprintf(out->what, sizeof out->what,
+             "(pairs, 6): k, theta_k original, theta_k %s, wavelength original, wavelength %s, "
+             "band (0 keep, 1 blend, 2 interpolate)",
+             app_ext_method_label(st->p.scaling.type), app_ext_method_label(st->p.scaling.type));
+    freq_free(&f);
+    return 0;
+}
+
+const app_view app_view_frequencies = {
+    "frequencies",
+    "RoPE theta_k and wavelengths, original vs extended (--scaling), with the bands methods treat",
+    freq_validate,
+    freq_build,
+    freq_data,
+};

@@ -1,0 +1,123 @@
+/* rope_ext.c: the target context, methods and distance samples of the RoPE context-extension
+ * views (see rope_ext.h). */
+#include "rope_ext.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *app_ext_method_label(int m)
+{
+    switch (m) {
+    case PE_SCALING_NONE:
+        return "none";
+    case PE_SCALING_LINEAR:
+        return "linear";
+    case PE_SCALING_NTK:
+        return "NTK";
+    case PE_SCALING_DYNAMIC:
+        return "dynamic NTK";
+    case PE_SCALING_YARN:
+        return "YaRN";
+    case PE_SCALING_LLAMA3:
+        return "llama3";
+    }
+    return "?";
+}
+
+double app_ext_target(const app_state *st)
+{
+    double t = st->target_len > 0 ? st->target_len
+                                  : st->p.scaling.factor * (double)st->p.scaling.original_ctx;
+    return isfinite(t) ? floor(t) : t;
+}
+
+pe_params app_ext_params(const app_state *st, int m, double target)
+{
+    pe_params p = st->p;
+    p.scaling.type = (pe_scaling_type)m;
+    if (m == PE_SCALING_DYNAMIC)
+        p.scaling.seq_len = target >= (double)INT_MAX ? INT_MAX : target < 1 ? 1 : (int)target;
+    return p;
+}
+
+double *app_ext_inv_freq(const pe_params *p, int *npairs, double *attn, char *err, size_t errlen)
+{
+    int np = p->dim >= 2 ? pe_rope_rotary_dim(p) / 2 : 1;
+    double *inv = malloc(sizeof *inv * (size_t)(np > 0 ? np : 1));
+    if (!inv) {
+        snprintf(err, errlen, "--dim %d: out of memory for the frequencies", p->dim);
+        return NULL;
+    }
+    if (pe_rope_inv_freq(p, inv, attn, err, errlen) < 0) {
+        free(inv);
+        return NULL;
+    }
+    *npairs = np;
+    return inv;
+}
+
+int app_ext_validate(const app_state *st, unsigned methods, char *err, size_t errlen)
+{
+    double t = app_ext_target(st);
+    if (!(t >= 2) || t > APP_EXT_MAX_TARGET) {
+        if (st->target_len > 0)
+            snprintf(err, errlen, "--target-len %g: the target context must be 2..%g positions",
+                     st->target_len, APP_EXT_MAX_TARGET);
+        else
+            snprintf(err, errlen,
+                     "--factor %g x --orig-ctx %d: the target context %g must be 2..%g positions "
+                     "(or set --target-len)",
+                     st->p.scaling.factor, st->p.scaling.original_ctx, t, APP_EXT_MAX_TARGET);
+        return -1;
+    }
+    for (int m = 0; m < APP_EXT_METHODS; m++) {
+        if (!(methods & (1u << m))) continue;
+        pe_params p = app_ext_params(st, m, t);
+        int np;
+        double *inv = app_ext_inv_freq(&p, &np, NULL, err, errlen);
+        if (!inv) return -1;
+        free(inv);
+    }
+    return 0;
+}
+
+int app_ext_samples(double target, int max_n, double *out)
+{
+    if (max_n < 3 || !(target >= 1)) {
+        out[0] = 0;
+        return 1;
+    }
+    if (target + 1 <= max_n) {
+        int n = (int)target + 1;
+        for (int i = 0; i < n; i++) out[i] = i;
+        return n;
+    }
+    /* geometric from 1 to target, but never less than one position apart: the first samples
+     * are every integer, the later ones spread out evenly on a log axis */
+    int m = max_n - 1;
+    double lt = log(target);
+    out[0] = 0;
+    for (int i = 1; i <= m; i++) {
+        double r = round(exp(lt * (double)i / (double)m));
+        /* and never so high that the rest could not stay below the target (target > m) */
+        out[i] = fmin(fmax(out[i - 1] + 1, r), target - (double)(m - i));
+    }
+    out[m] = target;
+    return m + 1;
+}
+
+void app_ext_len_label(double v, char *buf, size_t n)
+{
+    if (v < 1e5) {
+        snprintf(buf, n, "%.0f", v);
+        return;
+    }
+    int e = (int)floor(log10(v));
+    double mant = v / pow(10, e);
+    char m[32];
+    snprintf(m, sizeof m, "%.3g", mant);
+    snprintf(buf, n, "%se%d", m, e);
+}

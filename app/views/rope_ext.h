@@ -1,0 +1,45 @@
+/* rope_ext.h: what the RoPE context-extension views (frequencies, extension, resolution) share:
+ * the target context, the six methods they compare and the parameters of each, and the distance
+ * samples their curves are drawn at.
+ *
+ * The views read the extension from st->p.scaling: factor f, original context L0 and the method's
+ * own knobs (YaRN betas, llama3 frequency factors, attention factor). The target context is
+ * st->target_len, or f * L0 when that is 0. Dynamic NTK depends on the sequence length; the views
+ * evaluate it at seq_len = the target context, the length a model reading the whole extended
+ * context would use (so --seq-len does not enter these views). */
+#ifndef PELAB_APP_ROPE_EXT_H
+#define PELAB_APP_ROPE_EXT_H
+
+#include <stddef.h>
+
+#include "views.h"
+
+/* The methods compared, in the order of pe_scaling_type: none, linear, ntk, dynamic, yarn,
+ * llama3. */
+#define APP_EXT_METHODS 6
+/* Largest target context the views accept (positions are ints in the probes). */
+#define APP_EXT_MAX_TARGET 1e9
+/* Samples of a distance curve at most (the data's length). */
+#define APP_EXT_SAMPLES 512
+
+/* Short name of method m ("none", "linear", "NTK", "dynamic NTK", "YaRN", "llama3"). */
+const char *app_ext_method_label(int m);
+/* The target context: st->target_len, else factor * L0, rounded down to a whole position. */
+double app_ext_target(const app_state *st);
+/* st->p with the scaling type replaced by method m (the other scaling fields kept); dynamic NTK
+ * gets seq_len = target (capped at INT_MAX; the formula only). */
+pe_params app_ext_params(const app_state *st, int m, double target);
+/* Check that the target context is 2..APP_EXT_MAX_TARGET and that every method whose bit is set
+ * in methods (1u << m) has valid parameters. 0 or -1 with one line in err naming the option. */
+int app_ext_validate(const app_state *st, unsigned methods, char *err, size_t errlen);
+/* theta_k (npairs = rotary_dim/2 of them) of p into a malloc'd array; *attn gets the attention
+ * factor (may be NULL). NULL with err on failure. */
+double *app_ext_inv_freq(const pe_params *p, int *npairs, double *attn, char *err, size_t errlen);
+/* Whole distances 0 = r_0 < r_1 < ... <= target, log-spaced from 1 (so a log axis shows them
+ * evenly), at most max_n of them, always including 0, 1 and target. out has max_n entries.
+ * Returns the count. */
+int app_ext_samples(double target, int max_n, double *out);
+/* "3.3e4"-style compact length for titles and marks ("4096", "65536", "1.05e6"). */
+void app_ext_len_label(double v, char *buf, size_t n);
+
+#endif
