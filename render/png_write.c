@@ -94,6 +94,8 @@ int png_write_argb(const char *path, const uint32_t *pixels, int w, int h, int s
         snprintf(err, errlen, "-o %s: out of memory", path);
         return -1;
     }
+    /* computed before setjmp: a variable assigned after it may be clobbered by longjmp */
+    const png_uint_32 ppm = (png_uint_32)((dpi > 0 ? dpi : 96.0) / 0.0254 + 0.5);
     outfile of;
     if (outfile_open(&of, path, err, errlen) != 0) {
         free(rowbuf);
@@ -127,8 +129,6 @@ int png_write_argb(const char *path, const uint32_t *pixels, int w, int h, int s
     png_set_IHDR(png, info, (png_uint_32)w, (png_uint_32)h, 8,
                  alpha ? PNG_COLOR_TYPE_RGB_ALPHA : PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
                  PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
-    if (!(dpi > 0)) dpi = 96.0;
-    png_uint_32 ppm = (png_uint_32)(dpi / 0.0254 + 0.5);
     png_set_pHYs(png, info, ppm, ppm, PNG_RESOLUTION_METER);
 
     int nt = 0;
