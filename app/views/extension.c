@@ -29,8 +29,8 @@ static unsigned ext_kinds(const app_state *st)
 {
     app_state def;
     app_state_default(&def);
-    unsigned k = ((st->curves & APP_CURVE_ROPE) ? 1u : 0u) |
-                 ((st->curves & APP_CURVE_ROPE_BOUND) ? 2u : 0u);
+    unsigned k =
+        ((st->curves & APP_CURVE_ROPE) ? 1u : 0u) | ((st->curves & APP_CURVE_ROPE_BOUND) ? 2u : 0u);
     if (st->curves == def.curves || k == 0) k = 2u;
     return k;
 }
@@ -38,100 +38,139 @@ static unsigned ext_kinds(const app_state *st)
 static const char *const kind_label[2] = {"q=k=1 score", "bound B(r)/B(0)"};
 
 /* Each sample stands for the distances of its bin on the log axis (from the geometric midpoint
- * with the previous sample to the one with the next) and is the mean of the measure over at most
- * BIN_POINTS evenly spaced whole distances of it (fewer for very wide heads, so a curve costs at
- * most BIN_BUDGET pair evaluations). Both measures oscillate with the fast pairs
- * faster than the samples are spaced at long range; the bin mean draws what they average to
- * instead of an aliased scribble. The first samples are every whole distance, so they are exact. */
+ * with the previous sample to the one with the next, and at least r +- WINDOW r) and is the mean
+ * of the measure over at most BIN_POINTS evenly spaced whole distances of it (fewer for wide
+ * heads: a method costs at most BIN_BUDGET pair evaluations). Both measures oscillate with the
+ * fast pairs faster than the samples are spaced at long range; the mean draws what they average
+ * to instead of an aliased scribble. The first samples are single distances, so they are exact. */
 #define BIN_POINTS 32
-#define BIN_BUDGET 16e6
+#define BIN_BUDGET 2e6
 #define WINDOW     0.05
 
 static void bin_bounds(const double *r, int n, int i, double *a, double *b)
 {
     *a = i == 0 ? r[0] : ceil(sqrt(fmax(r[i - 1], 0.5) * r[i]));
     *b = i == n - 1 ? r[i] : ceil(sqrt(fmax(r[i], 0.5) * r[i + 1])) - 1;
-    /* at least +-WINDOW of r */
     *a = fmin(*a, ceil(r[i] / (1 + WINDOW)));
     *b = fmax(*b, floor(r[i] * (1 + WINDOW)));
     if (*a > r[i]) *a = r[i];
     if (*b < r[i]) *b = r[i];
 }
 
-/* Curve of method m, measure kind (0 ones, 1 bound), at the n distances r (bin means). */
-static int ext_curve(const app_state *st, int m, int kind, double target, const double *r, int n,
-                     double *y, char *err, size_t errlen)
+/* Both measures of every method at the sample distances. */
+typedef struct ext_result {
+    int n;
+    double r[APP_EXT_SAMPLES];
+    double y[2][APP_EXT_METHODS][APP_EXT_SAMPLES]; /* [0] all-ones score, [1] bound; / at r=0 */
+} ext_result;
+
+/* Method m's two curves. With q = k = 1 every rotated pair contributes 2 attn^2 cos(r theta_k)
+ * to <R_r q, R_0 k> and each of the d - rotary_dim other dimensions 1; the bound is
+ * pe_rope_decay_bound's sum. Both come from z_k = e^{i r theta_k}, stepped through a bin by
+ * multiplying with e^{i step theta_k}, so a bin costs two sincos per pair (the tests check the
+ * result against pe_rope_score_curve and pe_rope_decay_bound). */
+static int ext_method(const app_state *st, int m, double target, ext_result *res, char *err,
+                      size_t errlen)
 {
     pe_params p = app_ext_params(st, m, target);
-    int np = 0, d = p.dim;
-    double *inv = NULL, *q = NULL, *k = NULL, s0 = 1;
-    int rc = 0;
-    if (kind == 1) {
-        inv = app_ext_inv_freq(&p, &np, NULL, err, errlen);
-        if (!inv) return -1;
-        s0 = pe_rope_decay_bound(inv, np, 0);
-    } else {
-        q = malloc(sizeof *q * (size_t)d * 2);
-        if (!q) {
-            snprintf(err, errlen, "--dim %d: out of memory", d);
-            return -1;
-        }
-        k = q + d;
-        pe_rope_qk(d, UINT64_MAX, q, k);
-        rc = pe_rope_score_curve(&p, q, k, 0, 0, 1, &s0, err, errlen);
+    int np;
+    double attn;
+    double *th = app_ext_inv_freq(&p, &np, &attn, err, errlen);
+    if (!th) return -1;
+    double *z = malloc(sizeof *z * (size_t)np * 4);
+    if (!z) {
+        free(th);
+        snprintf(err, errlen, "--dim %d: out of memory", p.dim);
+        return -1;
     }
-    double per = BIN_BUDGET / ((double)n * (pe_rope_rotary_dim(&p) / 2));
-    int most = per >= BIN_POINTS ? BIN_POINTS : per >= 1 ? (int)per : 1;
-    double v[BIN_POINTS];
-    for (int i = 0; i < n && rc == 0; i++) {
-        double a, b;
-        bin_bounds(r, n, i, &a, &b);
-        int whole = b - a + 1 <= most; /* every distance of the bin, consecutive */
-        int cnt = whole ? (int)(b - a + 1) : most;
-        if (cnt == 1) a = b = r[i];
-        if (kind == 0 && whole)
-            rc = pe_rope_score_curve(&p, q, k, 0, (int)a, cnt, v, err, errlen);
-        for (int j = 0; j < cnt && rc == 0; j++) {
-            double x = cnt == 1 ? a : round(a + (b - a) * j / (cnt - 1));
-            if (kind == 1)
-                v[j] = pe_rope_decay_bound(inv, np, x);
-            else if (!whole)
-                rc = pe_rope_score_curve(&p, q, k, 0, (int)x, 1, v + j, err, errlen);
+    double *w = z + 2 * (size_t)np;
+    double a2 = 2 * attn * attn, rest = p.dim - 2.0 * np;
+    double ones0 = a2 * np + rest, b0 = pe_rope_decay_bound(th, np, 0);
+    double per = BIN_BUDGET / ((double)res->n * np);
+    int most = per >= BIN_POINTS ? BIN_POINTS : per >= 2 ? (int)per : 2;
+    for (int i = 0; i < res->n; i++) {
+        double lo, hi;
+        bin_bounds(res->r, res->n, i, &lo, &hi);
+        int cnt = hi - lo + 1 <= most ? (int)(hi - lo + 1) : most;
+        double step = cnt > 1 ? floor((hi - lo) / (cnt - 1)) : 0;
+        if (cnt == 1) lo = res->r[i];
+        for (int k = 0; k < np; k++) {
+            z[2 * k] = cos(lo * th[k]);
+            z[2 * k + 1] = sin(lo * th[k]);
+            w[2 * k] = cos(step * th[k]);
+            w[2 * k + 1] = sin(step * th[k]);
         }
-        double sum = 0;
-        for (int j = 0; j < cnt; j++) sum += v[j];
-        y[i] = s0 != 0 ? sum / cnt / s0 : 0;
+        double sum_ones = 0, sum_b = 0;
+        for (int j = 0; j < cnt; j++) {
+            double re = 0, im = 0, tot = 0, cs = 0;
+            for (int k = 0; k < np; k++) {
+                double zr = z[2 * k], zi = z[2 * k + 1];
+                cs += zr;
+                re += zr;
+                im += zi;
+                tot += sqrt(re * re + im * im);
+                z[2 * k] = zr * w[2 * k] - zi * w[2 * k + 1];
+                z[2 * k + 1] = zr * w[2 * k + 1] + zi * w[2 * k];
+            }
+            sum_ones += a2 * cs + rest;
+            sum_b += tot / np;
+        }
+        res->y[0][m][i] = sum_ones / cnt / ones0;
+        res->y[1][m][i] = b0 > 0 ? sum_b / cnt / b0 : 0;
     }
-    free(inv);
-    free(q);
-    return rc < 0 ? -1 : 0;
+    free(z);
+    free(th);
+    return 0;
 }
 
-/* All curves: (kinds x methods, n) into ys; r gets the distances. Returns the sample count. */
-static int ext_compute(const app_state *st, unsigned kinds, double **r_out, double **ys_out,
-                       char *err, size_t errlen)
+/* Every curve, cached under the inputs they depend on (not the pairing: q = k = 1 scores the
+ * same under both). NULL with err on failure. */
+static const ext_result *ext_compute(app_view_ctx *c, const app_state *st, char *err, size_t errlen)
 {
-    double target = app_ext_target(st);
-    int nk = (kinds & 1) + ((kinds >> 1) & 1);
-    double *r = malloc(sizeof *r * APP_EXT_SAMPLES * (size_t)(1 + nk * APP_EXT_METHODS));
-    if (!r) {
+    struct {
+        int dim;
+        double base, rotary_frac, target;
+        double sc[APP_EXT_KEY_FIELDS];
+    } key;
+    memset(&key, 0, sizeof key);
+    key.dim = st->p.dim;
+    key.base = st->p.base;
+    key.rotary_frac = st->p.rotary_frac;
+    key.target = app_ext_target(st);
+    app_ext_scaling_key(&st->p.scaling, key.sc);
+    key.sc[0] = 0; /* every method is drawn */
+    key.sc[3] = 0; /* dynamic NTK uses the target */
+    ext_result *res = app_cache_get(c, 0, &key, sizeof key);
+    if (res) return res;
+    res = app_cache_put(c, 0, &key, sizeof key, sizeof *res);
+    if (!res) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    res->n = app_ext_samples(key.target, APP_EXT_SAMPLES, res->r);
+    for (int m = 0; m < APP_EXT_METHODS; m++)
+        if (ext_method(st, m, key.target, res, err, errlen) < 0) {
+            app_cache_put(c, 0, "", 0, 0); /* forget the half-made result */
+            return NULL;
+        }
+    return res;
+}
+
+/* The drawn rows, (kinds x methods, n) in ys (malloc'd). Returns the row count or -1. */
+static int ext_rows(const ext_result *res, unsigned kinds, double **ys, char *err, size_t errlen)
+{
+    int rows = (kinds == 3 ? 2 : 1) * APP_EXT_METHODS, n = res->n, row = 0;
+    *ys = malloc(sizeof **ys * (size_t)rows * (size_t)n);
+    if (!*ys) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    int n = app_ext_samples(target, APP_EXT_SAMPLES, r);
-    double *ys = r + APP_EXT_SAMPLES;
-    int row = 0;
     for (int kind = 0; kind < 2; kind++) {
         if (!(kinds & (1u << kind))) continue;
         for (int m = 0; m < APP_EXT_METHODS; m++, row++)
-            if (ext_curve(st, m, kind, target, r, n, ys + (size_t)row * n, err, errlen) < 0) {
-                free(r);
-                return -1;
-            }
+            memcpy(*ys + (size_t)row * n, res->y[kind][m], sizeof **ys * (size_t)n);
     }
-    *r_out = r;
-    *ys_out = ys;
-    return n;
+    return rows;
 }
 
 static int ext_build(app_view_ctx *c, const app_state *st, scene *s, const scene_target *t,
@@ -139,9 +178,11 @@ static int ext_build(app_view_ctx *c, const app_state *st, scene *s, const scene
 {
     const fig_theme *th = fig_theme_get(st->dark);
     unsigned kinds = ext_kinds(st);
-    double *r, *ys;
-    int n = ext_compute(st, kinds, &r, &ys, err, errlen);
-    if (n < 0) return -1;
+    const ext_result *res = ext_compute(c, st, err, errlen);
+    double *ys;
+    if (!res || ext_rows(res, kinds, &ys, err, errlen) < 0) return -1;
+    int n = res->n;
+    const double *r = res->r;
     const pe_rope_scaling *sc = &st->p.scaling;
     double T = app_ext_target(st), L0 = sc->original_ctx;
     char l0s[32], ts[32];
@@ -149,7 +190,9 @@ static int ext_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     app_ext_len_label(T, ts, sizeof ts);
     char title[200], sub[320];
     snprintf(title, sizeof title, "RoPE %s vs distance, six extension methods at f=%g",
-             kinds == 2 ? "decay bound" : kinds == 1 ? "all-ones score" : "score and bound",
+             kinds == 2   ? "decay bound"
+             : kinds == 1 ? "all-ones score"
+                          : "score and bound",
              sc->factor);
     app_subtitle(st, NULL, APP_SUB_DIM | APP_SUB_BASE, sub, sizeof sub);
     size_t u = strlen(sub);
@@ -169,7 +212,7 @@ static int ext_build(app_view_ctx *c, const app_state *st, scene *s, const scene
 #undef SUB
     fig_rect area = app_frame(s, t, th, title, sub);
 
-    int nk = kinds == 3 ? 2 : 1, rows = nk * APP_EXT_METHODS;
+    int rows = (kinds == 3 ? 2 : 1) * APP_EXT_METHODS;
     double lo = 0, hi = 1;
     for (size_t i = 0; i < (size_t)rows * n; i++)
         if (isfinite(ys[i])) {
@@ -217,38 +260,38 @@ static int ext_build(app_view_ctx *c, const app_state *st, scene *s, const scene
         scene_line(s, fx, a.area.y, fx, a.area.y + a.area.h, th->accent, 0, SCENE_DASHED);
         size_t w = (size_t)snprintf(c->readout, sizeof c->readout, "r %.0f:", r[i]);
         for (int row = 0; row < rows && w < sizeof c->readout; row++)
-            w += (size_t)snprintf(c->readout + w, sizeof c->readout - w, "  %s%s %.3f",
-                                  names[row % APP_EXT_METHODS],
-                                  kinds == 3 ? (row < APP_EXT_METHODS ? "(1)" : "(B)") : "",
-                                  ys[(size_t)row * n + i]);
+            w += (size_t)snprintf(
+                c->readout + w, sizeof c->readout - w, "  %s%s %.3f", names[row % APP_EXT_METHODS],
+                kinds == 3 ? (row < APP_EXT_METHODS ? "(1)" : "(B)") : "", ys[(size_t)row * n + i]);
     }
-    free(r);
+    free(ys);
     return 0;
 }
 
 static int ext_data(app_view_ctx *c, const app_state *st, app_data *out, char *err, size_t errlen)
 {
-    (void)c;
     unsigned kinds = ext_kinds(st);
-    double *r, *ys;
-    int n = ext_compute(st, kinds, &r, &ys, err, errlen);
-    if (n < 0) return -1;
-    int rows = (kinds == 3 ? 2 : 1) * APP_EXT_METHODS;
+    const ext_result *res = ext_compute(c, st, err, errlen);
+    double *ys;
+    int rows = res ? ext_rows(res, kinds, &ys, err, errlen) : -1;
+    if (rows < 0) return -1;
+    int n = res->n;
     if (app_data_alloc(out, 2, (size_t)rows + 1, (size_t)n, 0, err, errlen) < 0) {
-        free(r);
+        free(ys);
         return -1;
     }
-    memcpy(out->data, r, sizeof *r * (size_t)n);
+    memcpy(out->data, res->r, sizeof *ys * (size_t)n);
     memcpy(out->data + n, ys, sizeof *ys * (size_t)rows * (size_t)n);
+    free(ys);
     out->f64 = 1;
     size_t u = (size_t)snprintf(out->what, sizeof out->what,
                                 "(1+curves, samples): row 0 = distance r; then per method "
                                 "none,linear,ntk,dynamic,yarn,llama3: ");
     if (u < sizeof out->what)
-        snprintf(out->what + u, sizeof out->what - u, "%s, each / its value at r=0 and averaged over r+-5%%",
+        snprintf(out->what + u, sizeof out->what - u,
+                 "%s, each / its value at r=0 and averaged over r+-5%%",
                  kinds == 3 ? "the q=k=1 score (6 rows), then the bound B(r) (6 rows)"
                             : kind_label[kinds == 1 ? 0 : 1]);
-    free(r);
     return 0;
 }
 

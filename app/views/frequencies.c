@@ -95,7 +95,7 @@ static void log_range(double lo, double hi, double top, double *y0, double *y1)
 /* The shaded bands (runs of pairs with the same band) behind the curves of a, with a label at
  * the top of each run when it fits. */
 static void draw_bands(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a,
-                       const freq_set *f)
+                       const freq_set *f, int labels)
 {
     int k0 = 0;
     while (k0 < f->n) {
@@ -107,32 +107,90 @@ static void draw_bands(scene *s, const scene_target *t, const fig_theme *th, con
             x1 = round(x1);
         }
         uint32_t c = band_color(th, b);
-        scene_rect(s, x0, a->area.y, x1 - x0, a->area.h, mix(th->bg, c, t->cells ? 0.3 : 0.16),
-                   SCENE_FILL);
+        if (!labels) {
+            scene_rect(s, x0, a->area.y, x1 - x0, a->area.h, mix(th->bg, c, t->cells ? 0.3 : 0.16),
+                       SCENE_FILL);
+            k0 = k1 + 1;
+            continue;
+        }
         const char *lab = band_name[b];
         double size = t->cells ? 1 : 0.8;
         if (scene_text_width(t, lab, size) > x1 - x0) lab = band_short[b];
-        if (scene_text_width(t, lab, size) <= x1 - x0) {
-            scene_text(s, (x0 + x1) / 2, a->area.y + (t->cells ? 0 : t->text_h * 0.15), lab, size,
-                       SCENE_CENTER | SCENE_TOP, mix(c, th->fg, 0.45), 0);
+        double w = scene_text_width(t, lab, size);
+        if (w <= x1 - x0) {
+            /* a cell target wants text at a whole cell */
+            double tx = t->cells ? floor((x0 + x1 - w) / 2) : (x0 + x1) / 2;
+            double ty = t->cells ? 2 * ceil(a->area.y / 2) : a->area.y + t->text_h * 0.15;
+            scene_text(s, tx, ty, lab, size, (t->cells ? SCENE_LEFT : SCENE_CENTER) | SCENE_TOP,
+                       mix(c, th->fg, 0.45), 0);
             s->text_h = t->text_h;
         }
         k0 = k1 + 1;
     }
 }
 
-/* A horizontal reference line at y with a label above its left end. */
+/* Does either n-point curve y0, y1 (x = 0..n-1, drawn as straight segments in figure units)
+ * pass through the box [x0, x1] x [top, bot] of figure units? */
+static int curves_hit(const fig_axes *a, const double *y0, const double *y1, int n, double x0,
+                      double x1, double top, double bot)
+{
+    for (int c = 0; c < 2; c++) {
+        const double *y = c ? y1 : y0;
+        for (int k = 0; k + 1 < n || (n == 1 && k == 0); k++) {
+            int k1 = n == 1 ? 0 : k + 1;
+            double ax = fig_x(a, k), ay = fig_y(a, y[k]), bx = fig_x(a, k1), by = fig_y(a, y[k1]);
+            if (fmax(ax, bx) < x0 || fmin(ax, bx) > x1) continue;
+            for (int i = 0; i <= 16; i++) {
+                double fx = ax + (bx - ax) * i / 16, fy = ay + (by - ay) * i / 16;
+                if (fx >= x0 && fx <= x1 && fy >= top && fy <= bot) return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* Log axes in r with the bands underneath their grid: the axes are laid out once on a scratch
+ * scene for their geometry, the bands drawn, then the axes drawn for real on top. */
+static fig_axes band_axes(scene *s, const scene_target *t, const fig_theme *th, fig_rect r,
+                          double x0, double x1, double y0, double y1, const char *xlabel,
+                          const char *ylabel, const freq_set *f)
+{
+    unsigned flags = FIG_GRID | FIG_YLOG;
+    if (f->shaded) {
+        scene scratch;
+        scene_init(&scratch, s->width, s->height, th->bg);
+        fig_axes a = fig_axes_draw(&scratch, t, th, r, x0, x1, y0, y1, xlabel, ylabel, flags);
+        scene_free(&scratch);
+        draw_bands(s, t, th, &a, f, 0);
+    }
+    fig_axes a = fig_axes_draw(s, t, th, r, x0, x1, y0, y1, xlabel, ylabel, flags);
+    if (f->shaded) draw_bands(s, t, th, &a, f, 1); /* the labels over the grid */
+    return a;
+}
+
+/* A horizontal reference line at y with a label above its left end, or its right end when the
+ * curves (wavelengths w0, w1) run through the left place. */
 static void hline(scene *s, const scene_target *t, const fig_axes *a, double y, uint32_t color,
-                  const char *label)
+                  const char *label, const double *w0, const double *w1, int n)
 {
     double fy = fig_y(a, y);
     if (!(fy >= a->area.y && fy <= a->area.y + a->area.h)) return;
     if (t->cells) fy = 2 * floor(fy / 2) + 1;
     scene_line(s, a->area.x, fy, a->area.x + a->area.w, fy, color, t->cells ? 0 : 1.5,
                SCENE_DASHED);
+    double size = t->cells ? 1 : 0.85, pad = t->cells ? 1 : t->char_w;
+    double w = scene_text_width(t, label, size);
     double ty = t->cells ? fy - 1 - t->text_h : fy - t->text_h * 0.1;
-    scene_text(s, a->area.x + (t->cells ? 1 : t->char_w), ty, label, t->cells ? 1 : 0.85,
-               SCENE_LEFT | (t->cells ? SCENE_TOP : SCENE_BOTTOM), color, 0);
+    double top = t->cells ? ty : ty - t->text_h * size, bot = t->cells ? ty + t->text_h : ty;
+    int right = curves_hit(a, w0, w1, n, a->area.x + pad, a->area.x + pad + w, top, bot) &&
+                !curves_hit(a, w0, w1, n, a->area.x + a->area.w - pad - w,
+                            a->area.x + a->area.w - pad, top, bot);
+    double tx = right ? a->area.x + a->area.w - pad : a->area.x + pad;
+    if (t->cells && right) tx = floor(tx - w);
+    scene_text(s, tx, ty, label, size,
+               (right && !t->cells ? SCENE_RIGHT : SCENE_LEFT) |
+                   (t->cells ? SCENE_TOP : SCENE_BOTTOM),
+               color, 0);
     s->text_h = t->text_h;
 }
 
@@ -225,9 +283,8 @@ static int freq_build(app_view_ctx *c, const app_state *st, scene *s, const scen
     /* left: theta_k */
     double y0, y1;
     log_range(tlo, thi, top, &y0, &y1);
-    fig_axes a = fig_axes_draw(s, t, th, left, -0.5, n - 0.5, y0, y1, "frequency pair k",
-                               "theta_k (radians per position)", FIG_GRID | FIG_YLOG);
-    if (f.shaded) draw_bands(s, t, th, &a, &f);
+    fig_axes a = band_axes(s, t, th, left, -0.5, n - 0.5, y0, y1, "frequency pair k",
+                           "theta_k (radians per position)", &f);
     fig_curve(s, &a, x, f.orig, (size_t)n, colors[0], two ? lw * 1.8 : lw, 0);
     if (two) fig_curve(s, &a, x, f.ext, (size_t)n, colors[1], lw, 0);
     if (!t->cells && n <= 128)
@@ -243,20 +300,20 @@ static int freq_build(app_view_ctx *c, const app_state *st, scene *s, const scen
 
     /* right: wavelengths against L0 and T */
     log_range(wlo, whi, top, &y0, &y1);
-    fig_axes b = fig_axes_draw(s, t, th, right, -0.5, n - 0.5, y0, y1, "frequency pair k",
-                               "wavelength 2pi/theta_k (positions)", FIG_GRID | FIG_YLOG);
-    if (f.shaded) draw_bands(s, t, th, &b, &f);
+    fig_axes b = band_axes(s, t, th, right, -0.5, n - 0.5, y0, y1, "frequency pair k",
+                           "wavelength 2pi/theta_k (positions)", &f);
+    fig_curve(s, &b, x, wo, (size_t)n, colors[0], two ? lw * 1.8 : lw, 0);
+    if (two) fig_curve(s, &b, x, we, (size_t)n, colors[1], lw, 0);
+    /* after the curves, so a label the curves cannot avoid (a narrow plot) stays readable */
     char lab[96];
     if (T != L0) {
         snprintf(lab, sizeof lab, "target T = %s", ts);
-        hline(s, t, &b, T, th->series[5], lab);
+        hline(s, t, &b, T, th->series[5], lab, wo, we, n);
         snprintf(lab, sizeof lab, "original L0 = %s", l0s);
     } else {
         snprintf(lab, sizeof lab, "context L0 = T = %s", l0s);
     }
-    hline(s, t, &b, L0, th->accent, lab);
-    fig_curve(s, &b, x, wo, (size_t)n, colors[0], two ? lw * 1.8 : lw, 0);
-    if (two) fig_curve(s, &b, x, we, (size_t)n, colors[1], lw, 0);
+    hline(s, t, &b, L0, th->accent, lab, wo, we, n);
 
     c->main = a;
     c->has_main = 1;

@@ -31,44 +31,64 @@ static int res_validate(const app_state *st, char *err, size_t errlen)
     return 0;
 }
 
-/* p samples and the counts (methods, n). Returns n or -1. */
-static int res_compute(const app_state *st, double **p_out, double **ys_out, char *err,
-                       size_t errlen)
+/* The positions and every method's counts. */
+typedef struct res_result {
+    int n;
+    double p[APP_EXT_SAMPLES];
+    double y[APP_EXT_METHODS][APP_EXT_SAMPLES];
+} res_result;
+
+/* The counts from pe_rope_resolution, cached under the inputs they depend on. NULL with err. */
+static const res_result *res_compute(app_view_ctx *c, const app_state *st, char *err, size_t errlen)
 {
-    double target = app_ext_target(st);
-    double *p = malloc(sizeof *p * APP_EXT_SAMPLES * (1 + APP_EXT_METHODS));
-    if (!p) {
+    struct {
+        int dim, probe_d;
+        double base, rotary_frac, target, min_angle;
+        double sc[APP_EXT_KEY_FIELDS];
+    } key;
+    memset(&key, 0, sizeof key);
+    key.dim = st->p.dim;
+    key.probe_d = st->probe_d;
+    key.base = st->p.base;
+    key.rotary_frac = st->p.rotary_frac;
+    key.target = app_ext_target(st);
+    key.min_angle = st->min_angle;
+    app_ext_scaling_key(&st->p.scaling, key.sc);
+    key.sc[0] = 0; /* every method is drawn */
+    key.sc[3] = 0; /* dynamic NTK: seq_len = p + D + 1 */
+    res_result *res = app_cache_get(c, 0, &key, sizeof key);
+    if (res) return res;
+    res = app_cache_put(c, 0, &key, sizeof key, sizeof *res);
+    if (!res) {
         snprintf(err, errlen, "out of memory");
-        return -1;
+        return NULL;
     }
-    int n = app_ext_samples(target, APP_EXT_SAMPLES, p);
-    double *ys = p + APP_EXT_SAMPLES;
+    int n = res->n = app_ext_samples(key.target, APP_EXT_SAMPLES, res->p);
     for (int m = 0; m < APP_EXT_METHODS; m++) {
-        pe_params q = app_ext_params(st, m, target);
+        pe_params q = app_ext_params(st, m, key.target);
         for (int i = 0; i < n; i++) {
-            int c = pe_rope_resolution(&q, (int)p[i], st->probe_d, st->min_angle);
-            if (c < 0) {
+            int cnt = pe_rope_resolution(&q, (int)res->p[i], st->probe_d, st->min_angle);
+            if (cnt < 0) {
                 snprintf(err, errlen,
                          "--probe-d %d at position %.0f (%s): the probe is out of range",
-                         st->probe_d, p[i], app_ext_method_label(m));
-                free(p);
-                return -1;
+                         st->probe_d, res->p[i], app_ext_method_label(m));
+                app_cache_put(c, 0, "", 0, 0);
+                return NULL;
             }
-            ys[(size_t)m * n + i] = c;
+            res->y[m][i] = cnt;
         }
     }
-    *p_out = p;
-    *ys_out = ys;
-    return n;
+    return res;
 }
 
 static int res_build(app_view_ctx *c, const app_state *st, scene *s, const scene_target *t,
                      char *err, size_t errlen)
 {
     const fig_theme *th = fig_theme_get(st->dark);
-    double *p, *ys;
-    int n = res_compute(st, &p, &ys, err, errlen);
-    if (n < 0) return -1;
+    const res_result *res = res_compute(c, st, err, errlen);
+    if (!res) return -1;
+    int n = res->n;
+    const double *p = res->p;
     const pe_rope_scaling *sc = &st->p.scaling;
     double T = app_ext_target(st), L0 = sc->original_ctx;
     int np = pe_rope_rotary_dim(&st->p) / 2;
@@ -93,7 +113,8 @@ static int res_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     fig_rect area = app_frame(s, t, th, title, sub);
 
     double hi = 1;
-    for (size_t i = 0; i < (size_t)APP_EXT_METHODS * n; i++) hi = fmax(hi, ys[i]);
+    for (int m = 0; m < APP_EXT_METHODS; m++)
+        for (int i = 0; i < n; i++) hi = fmax(hi, res->y[m][i]);
     hi = fmin(np, ceil(hi * 1.15 + 0.5));
     fig_axes a = fig_axes_draw(s, t, th, area, 1, T, 0, hi, "position p (log scale)",
                                "pairs that tell p from p+D", FIG_GRID | FIG_XLOG);
@@ -104,7 +125,7 @@ static int res_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     /* flat curves often coincide: the earlier methods are drawn wider underneath so each one
      * still shows as a stripe, and the legend gives the counts at p = 1 and p = T */
     for (int m = 0; m < APP_EXT_METHODS; m++) {
-        const double *y = ys + (size_t)m * n;
+        const double *y = res->y[m];
         colors[m] = th->series[m];
         snprintf(names[m], sizeof names[m], "%s  %.0f -> %.0f", app_ext_method_label(m),
                  y[n > 1 ? 1 : 0], y[n - 1]);
@@ -129,37 +150,30 @@ static int res_build(app_view_ctx *c, const app_state *st, scene *s, const scene
         size_t w = (size_t)snprintf(c->readout, sizeof c->readout, "p %.0f:", p[i]);
         for (int m = 0; m < APP_EXT_METHODS && w < sizeof c->readout; m++)
             w += (size_t)snprintf(c->readout + w, sizeof c->readout - w, "  %s %.0f",
-                                  app_ext_method_label(m), ys[(size_t)m * n + i]);
+                                  app_ext_method_label(m), res->y[m][i]);
     }
-    free(p);
     return 0;
 }
 
 static int res_data(app_view_ctx *c, const app_state *st, app_data *out, char *err, size_t errlen)
 {
-    (void)c;
-    double *p, *ys;
-    int n = res_compute(st, &p, &ys, err, errlen);
-    if (n < 0) return -1;
-    if (app_data_alloc(out, 2, 1 + APP_EXT_METHODS, (size_t)n, 0, err, errlen) < 0) {
-        free(p);
-        return -1;
-    }
-    memcpy(out->data, p, sizeof *p * (size_t)n);
-    memcpy(out->data + n, ys, sizeof *ys * (size_t)n * APP_EXT_METHODS);
+    const res_result *res = res_compute(c, st, err, errlen);
+    if (!res) return -1;
+    size_t n = (size_t)res->n;
+    if (app_data_alloc(out, 2, 1 + APP_EXT_METHODS, n, 0, err, errlen) < 0) return -1;
+    memcpy(out->data, res->p, sizeof *out->data * n);
+    for (int m = 0; m < APP_EXT_METHODS; m++)
+        memcpy(out->data + (size_t)(m + 1) * n, res->y[m], sizeof *out->data * n);
     out->f64 = 1;
     snprintf(out->what, sizeof out->what,
              "(7, samples): row 0 = position p; rows none,linear,ntk,dynamic,yarn,llama3 = pairs "
              "turning more than %g rad between p and p+%d",
              st->min_angle, st->probe_d);
-    free(p);
     return 0;
 }
 
 const app_view app_view_resolution = {
-    "resolution",
-    "resolution probe: how many RoPE pairs tell p from p+D, per extension method",
-    res_validate,
-    res_build,
+    "resolution", "resolution probe: how many RoPE pairs tell p from p+D, per extension method",
+    res_validate, res_build,
     res_data,
 };

@@ -109,6 +109,19 @@ int app_ext_samples(double target, int max_n, double *out)
     return m + 1;
 }
 
+void app_ext_scaling_key(const pe_rope_scaling *s, double out[APP_EXT_KEY_FIELDS])
+{
+    out[0] = s->type;
+    out[1] = s->factor;
+    out[2] = s->original_ctx;
+    out[3] = s->seq_len;
+    out[4] = s->beta_fast;
+    out[5] = s->beta_slow;
+    out[6] = s->low_freq_factor;
+    out[7] = s->high_freq_factor;
+    out[8] = s->attention_factor;
+}
+
 void app_ext_len_label(double v, char *buf, size_t n)
 {
     if (v < 1e5) {

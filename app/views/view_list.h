@@ -13,6 +13,9 @@ extern const app_view app_view_wavelength;
 extern const app_view app_view_frequencies;
 extern const app_view app_view_extension;
 extern const app_view app_view_resolution;
+extern const app_view app_view_t5;
+extern const app_view app_view_xpos;
+extern const app_view app_view_xl;
 extern const app_view app_view_attention;
 extern const app_view app_view_compare;
 

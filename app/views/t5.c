@@ -1,0 +1,206 @@
+/* t5.c: T5's relative position buckets. Left, the bucket of every relative distance rel = j - i
+ * as a step curve (exact buckets for |rel| below max_exact, log-spaced ones up to max_distance,
+ * the last bucket beyond); bidirectional T5 gives the keys after the query their own half of
+ * the buckets, causal T5 puts them all in bucket 0 (they are masked anyway). Right, the (L, L)
+ * bias matrix one head gets from it: each bucket holds one learned scalar per head (seeded
+ * here), so the matrix is constant along diagonals and coarsens away from the main one. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "colormap.h"
+#include "view_list.h"
+
+static int t5_head(const app_state *st)
+{
+    return st->head >= 0 ? st->head : 0;
+}
+
+static int t5v_validate(const app_state *st, char *err, size_t errlen)
+{
+    const pe_encoding *e = pe_encoding_find("t5");
+    if (e->validate(&st->p, err, errlen) < 0) return -1;
+    if (st->head >= st->p.heads) {
+        snprintf(err, errlen, "--head %d: must be below --heads %d (allowed all|0..%d)", st->head,
+                 st->p.heads, st->p.heads - 1);
+        return -1;
+    }
+    return 0;
+}
+
+/* The rel range drawn: a half past max_distance, so the saturated last bucket shows, and at
+ * least what the (L, L) matrix uses. */
+static int t5_range(const app_state *st)
+{
+    long r = (long)ceil(1.5 * st->p.t5_max_distance);
+    if (r < st->p.len - 1) r = st->p.len - 1;
+    return r > PE_MAX_LEN ? PE_MAX_LEN : (int)r;
+}
+
+static int t5_bucket_of(const app_state *st, int rel)
+{
+    const pe_params *p = &st->p;
+    return pe_t5_bucket(rel, p->t5_bidirectional, p->t5_buckets, p->t5_max_distance);
+}
+
+/* Head h's bias sampled on an n x n grid of positions (n <= L: the figure's resolution), then
+ * the finite range of the whole matrix; cached under the inputs it depends on. The values are
+ * read from the registry's t5 bias. NULL with err on failure. */
+static const float *t5_matrix(app_view_ctx *c, const pe_params *p, int h, size_t n, char *err,
+                              size_t errlen)
+{
+    struct {
+        int len, heads, buckets, max_distance, bidir, h;
+        size_t n;
+        uint64_t seed;
+    } key;
+    memset(&key, 0, sizeof key);
+    key.len = p->len;
+    key.heads = p->heads;
+    key.buckets = p->t5_buckets;
+    key.max_distance = p->t5_max_distance;
+    key.bidir = p->t5_bidirectional;
+    key.h = h;
+    key.n = n;
+    key.seed = p->seed;
+    float *out = app_cache_get(c, 0, &key, sizeof key);
+    if (out) return out;
+    pe_matrix b = {0};
+    if (pe_encoding_find("t5")->bias(p, h, &b, err, errlen) < 0) return NULL;
+    out = app_cache_put(c, 0, &key, sizeof key, (n * n + 2) * sizeof *out);
+    if (!out) {
+        pe_matrix_free(&b);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    size_t L = (size_t)p->len;
+    for (size_t i = 0; i < n; i++) {
+        /* the position at the centre of display row i */
+        size_t pi = n == L ? i : (size_t)(((double)i + 0.5) * (double)L / (double)n);
+        for (size_t j = 0; j < n; j++) {
+            size_t pj = n == L ? j : (size_t)(((double)j + 0.5) * (double)L / (double)n);
+            out[i * n + j] = pe_matrix_row(&b, pi)[pj];
+        }
+    }
+    double lo, hi;
+    app_finite_range(b.data, b.rows * b.cols, &lo, &hi);
+    out[n * n] = (float)lo;
+    out[n * n + 1] = (float)hi;
+    pe_matrix_free(&b);
+    return out;
+}
+
+static int t5v_build(app_view_ctx *c, const app_state *st, scene *s, const scene_target *t,
+                     char *err, size_t errlen)
+{
+    const fig_theme *th = fig_theme_get(st->dark);
+    const pe_params *p = &st->p;
+    int h = t5_head(st), R = t5_range(st), bidir = p->t5_bidirectional != 0;
+    int nb = p->t5_buckets, max_exact = bidir ? nb / 4 : nb / 2;
+    char title[200], sub[256];
+    snprintf(title, sizeof title, "T5 relative buckets and the bias of head %d of %d", h, p->heads);
+    snprintf(sub, sizeof sub,
+             "%s  %d buckets  max_distance %d  exact below |rel| = %d  L=%d  seed=%llu  (values "
+             "seeded, as at init)",
+             bidir ? "bidirectional" : "causal", nb, p->t5_max_distance, max_exact, p->len,
+             (unsigned long long)p->seed);
+    fig_rect r = app_frame(s, t, th, title, sub);
+    fig_rect left = r, right = fig_take_right(&left, r.w * 0.52, t->cells ? 3 : t->text_h);
+
+    /* the step curve: one horizontal run per stretch of equal buckets (at most 2 per bucket) */
+    size_t cap = 4 * (size_t)nb + 8, n = 0;
+    double *xy = malloc(sizeof *xy * cap * 2);
+    if (!xy) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    double *xs = xy, *ys = xy + cap;
+    int rel = -R;
+    while (rel <= R && n + 2 <= cap) {
+        int bk = t5_bucket_of(st, rel), end = rel;
+        while (end < R && t5_bucket_of(st, end + 1) == bk) end++;
+        xs[n] = rel - 0.5;
+        ys[n++] = bk;
+        xs[n] = end + 0.5;
+        ys[n++] = bk;
+        rel = end + 1;
+    }
+    fig_axes a = fig_axes_draw(s, t, th, left, -R - 0.5, R + 0.5, -0.5, nb - 0.5,
+                               "relative distance rel = j - i", "bucket", FIG_GRID);
+    fig_curve(s, &a, xs, ys, n, th->series[0], t->cells ? 0 : 2, 0);
+    if (bidir) fig_vmark(s, t, th, &a, p->t5_max_distance, "max_distance");
+    fig_vmark(s, t, th, &a, -p->t5_max_distance, bidir ? NULL : "max_distance");
+    free(xy);
+
+    size_t nm = (size_t)fmin(p->len, ceil(fmax(1, fmin(right.w, right.h))));
+    const float *bm = t5_matrix(c, p, h, nm, err, errlen);
+    if (!bm) return -1;
+    double vmin, vmax;
+    const cmap *map = app_pick_map(st, bm[nm * nm], bm[nm * nm + 1], &vmin, &vmax);
+    char cb[48];
+    snprintf(cb, sizeof cb, "bias (head %d)", h);
+    fig_axes m = app_draw_matrix(s, t, th, right, bm, nm, nm, nm, 0, p->len, 0, p->len, "key j",
+                                 "query i", map, vmin, vmax, cb, th->mask);
+    c->main = m;
+    c->has_main = 1;
+    c->main_rows = c->main_cols = p->len;
+    if (st->cursor_on) {
+        int i = st->cur_r < p->len ? (st->cur_r < 0 ? 0 : st->cur_r) : p->len - 1;
+        int j = st->cur_c < p->len ? (st->cur_c < 0 ? 0 : st->cur_c) : p->len - 1;
+        app_draw_cell_cursor(s, th, &m, i, j);
+        double fx = fig_x(&a, j - i);
+        if (t->cells) fx = floor(fx) + 0.5;
+        scene_line(s, fx, a.area.y, fx, a.area.y + a.area.h, th->accent, 0, SCENE_DASHED);
+        /* the exact value under the cursor (the figure may be sampled) */
+        pe_matrix vals = {0};
+        if (pe_t5_values(p, &vals, err, errlen) < 0) return -1;
+        int bk = t5_bucket_of(st, j - i);
+        double v = (!bidir && j > i) ? -INFINITY : pe_matrix_row(&vals, (size_t)h)[bk];
+        pe_matrix_free(&vals);
+        if (isfinite(v))
+            snprintf(c->readout, sizeof c->readout, "i %d  j %d  rel %d  bucket %d  bias %+.6g", i,
+                     j, j - i, bk, v);
+        else
+            snprintf(c->readout, sizeof c->readout, "i %d  j %d  rel %d  masked (causal: j > i)", i,
+                     j, j - i);
+    }
+    return 0;
+}
+
+static int t5v_data(app_view_ctx *c, const app_state *st, app_data *out, char *err, size_t errlen)
+{
+    (void)c;
+    const pe_params *p = &st->p;
+    int R = t5_range(st), h = t5_head(st);
+    pe_matrix vals = {0};
+    if (pe_t5_values(p, &vals, err, errlen) < 0) return -1;
+    size_t n = 2 * (size_t)R + 1;
+    if (app_data_alloc(out, 2, n, 3, 0, err, errlen) < 0) {
+        pe_matrix_free(&vals);
+        return -1;
+    }
+    const float *v = pe_matrix_row(&vals, (size_t)h);
+    for (size_t i = 0; i < n; i++) {
+        int rel = (int)i - R, bk = t5_bucket_of(st, rel);
+        double *row = out->data + i * 3;
+        row[0] = rel;
+        row[1] = bk;
+        row[2] = (!p->t5_bidirectional && rel > 0) ? -INFINITY : v[bk];
+    }
+    pe_matrix_free(&vals);
+    out->f64 = 1;
+    snprintf(out->what, sizeof out->what,
+             "(2R+1, 3): rel = j - i from -%d to %d, its bucket, head %d's bias bias[i][j] = "
+             "value[bucket(j - i)] (-inf: masked, causal)",
+             R, R, h);
+    return 0;
+}
+
+const app_view app_view_t5 = {
+    "t5",
+    "T5 relative buckets: distance -> bucket, and the (L, L) bias one head gets from them",
+    t5v_validate,
+    t5v_build,
+    t5v_data,
+};

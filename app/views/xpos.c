@@ -1,0 +1,218 @@
+/* xpos.c: xPos (Sun et al. 2022, reference section 6). RoPE's pairs all keep their length, so
+ * the score of all-ones q and k oscillates instead of fading; xPos scales the query's pair k by
+ * zeta_k^(m/s) and the key's by zeta_k^(-n/s), zeta_k = (2k + 0.4d) / (1.4d), s = the scale
+ * base, so pair k of the score decays as zeta_k^((m-n)/s): the fast pairs (small zeta) fade
+ * first. Left, that factor against the distance r = m - n for a few evenly spaced pairs; right,
+ * the all-ones score <q_m, k_n> / <q_0, k_0> with plain RoPE and with xPos, both computed by
+ * rotating the vectors, with the mean factor over pairs (the envelope xPos puts on the score). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rope_ext.h"
+#include "view_list.h"
+
+#define PICKS 5
+
+static int xpv_validate(const app_state *st, char *err, size_t errlen)
+{
+    if (pe_encoding_find("xpos")->validate(&st->p, err, errlen) < 0) return -1;
+    int np = pe_rope_rotary_dim(&st->p) / 2;
+    return pe_check_cells((size_t)st->p.len, (size_t)np + 4, "--len x --dim", err, errlen) < 0 ? -1
+                                                                                               : 0;
+}
+
+/* The score of all-ones q at m = r and k at n = 0 under enc's apply_qk, r = 0..L-1, divided by
+ * its value at r = 0. */
+static int ones_score(const pe_params *p, const pe_encoding *e, double *y, char *err, size_t errlen)
+{
+    int d = p->dim;
+    double *q = malloc(sizeof *q * (size_t)d * 2);
+    if (!q) {
+        snprintf(err, errlen, "--dim %d: out of memory", d);
+        return -1;
+    }
+    double *k = q + d;
+    for (int i = 0; i < d; i++) k[i] = 1;
+    e->apply_qk(p, k, 0, 1);
+    double s0 = 1;
+    for (int r = 0; r < p->len; r++) {
+        for (int i = 0; i < d; i++) q[i] = 1;
+        e->apply_qk(p, q, r, 0);
+        double s = 0;
+        for (int i = 0; i < d; i++) s += q[i] * k[i];
+        if (r == 0) s0 = s != 0 ? s : 1;
+        y[r] = s / s0;
+    }
+    free(q);
+    return 0;
+}
+
+/* (L, np + 4): r, the factor of every pair, RoPE score, xPos score, mean factor; cached under
+ * the inputs it depends on. NULL with err on failure. */
+static const double *xpv_compute(app_view_ctx *c, const app_state *st, int *cols, char *err,
+                                 size_t errlen)
+{
+    const pe_params *p = &st->p;
+    int L = p->len, np = pe_rope_rotary_dim(p) / 2, nc = np + 4;
+    struct {
+        int dim, len, pairing;
+        double base, rotary_frac, scale, sc[APP_EXT_KEY_FIELDS];
+    } key;
+    memset(&key, 0, sizeof key);
+    key.dim = p->dim;
+    key.len = p->len;
+    key.pairing = p->pairing;
+    key.base = p->base;
+    key.rotary_frac = p->rotary_frac;
+    key.scale = p->xpos_scale_base;
+    app_ext_scaling_key(&p->scaling, key.sc);
+    *cols = nc;
+    double *tab = app_cache_get(c, 0, &key, sizeof key);
+    if (tab) return tab;
+    tab = app_cache_put(c, 0, &key, sizeof key, sizeof *tab * (size_t)L * (size_t)nc);
+    double *col = malloc(sizeof *col * (size_t)L * 2);
+    if (!tab || !col) {
+        if (tab) app_cache_put(c, 0, "", 0, 0);
+        free(col);
+        snprintf(err, errlen, "--len %d x --dim %d: out of memory", L, p->dim);
+        return NULL;
+    }
+    if (ones_score(p, pe_encoding_find("rope"), col, err, errlen) < 0 ||
+        ones_score(p, pe_encoding_find("xpos"), col + L, err, errlen) < 0) {
+        app_cache_put(c, 0, "", 0, 0);
+        free(col);
+        return NULL;
+    }
+    for (int r = 0; r < L; r++) {
+        double *row = tab + (size_t)r * nc, mean = 0;
+        row[0] = r;
+        for (int k = 0; k < np; k++) {
+            row[1 + k] = pe_xpos_decay(p, k, r);
+            mean += row[1 + k];
+        }
+        row[np + 1] = col[r];
+        row[np + 2] = col[L + r];
+        row[np + 3] = mean / np;
+    }
+    free(col);
+    return tab;
+}
+
+static int xpv_build(app_view_ctx *c, const app_state *st, scene *s, const scene_target *t,
+                     char *err, size_t errlen)
+{
+    const fig_theme *th = fig_theme_get(st->dark);
+    const pe_params *p = &st->p;
+    int nc;
+    const double *tab = xpv_compute(c, st, &nc, err, errlen);
+    if (!tab) return -1;
+    int L = p->len, np = nc - 4;
+    double sb = p->xpos_scale_base;
+    char title[200], sub[256];
+    snprintf(title, sizeof title, "xPos: pair k of the score decays as zeta_k^(r/%g)", sb);
+    app_subtitle(st, NULL, APP_SUB_DIM | APP_SUB_LEN | APP_SUB_BASE | APP_SUB_SCALING, sub,
+                 sizeof sub);
+    size_t u = strlen(sub);
+    snprintf(sub + u, sizeof sub - u,
+             "  zeta_k = (2k + 0.4d)/(1.4d): %.4g .. %.4g  scale base %g (:xpos-scale)",
+             pe_xpos_zeta(p, 0), pe_xpos_zeta(p, np - 1), sb);
+    fig_rect r = app_frame(s, t, th, title, sub);
+    fig_rect left = r, right = fig_take_right(&left, r.w / 2, t->cells ? 4 : t->text_h);
+
+    double *x = malloc(sizeof *x * (size_t)L * 2);
+    if (!x) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    double *y = x + L;
+    for (int i = 0; i < L; i++) x[i] = i;
+    double xmax = L > 1 ? L - 1 : 1;
+    double lw = t->cells ? 0 : fmax(1.5, t->hairline * 2);
+
+    /* left: a few pairs' factors, fast to slow */
+    int picks = np < PICKS ? np : PICKS;
+    fig_axes a = fig_axes_draw(s, t, th, left, 0, xmax, 0, 1.04, "distance r = m - n",
+                               "factor zeta_k^(r/scale)", FIG_GRID);
+    char names[PICKS][48];
+    const char *nm[PICKS];
+    uint32_t colors[PICKS];
+    for (int i = 0; i < picks; i++) {
+        int k = picks > 1 ? (int)lround((double)i * (np - 1) / (picks - 1)) : 0;
+        for (int rr = 0; rr < L; rr++) y[rr] = tab[(size_t)rr * nc + 1 + k];
+        colors[i] = th->series[i];
+        snprintf(names[i], sizeof names[i], "k=%d  zeta=%.3f", k, pe_xpos_zeta(p, k));
+        nm[i] = names[i];
+        fig_curve(s, &a, x, y, (size_t)L, colors[i], lw, 0);
+    }
+    char lab[48];
+    snprintf(lab, sizeof lab, "r = %g", sb);
+    if (sb <= xmax) fig_vmark(s, t, th, &a, sb, lab);
+    fig_legend(s, t, th, &a, nm, colors, picks, 1);
+
+    /* right: the all-ones score, RoPE vs xPos, and the envelope */
+    double lo = 0, hi = 1;
+    for (int rr = 0; rr < L; rr++)
+        for (int j = 1; j <= 3; j++) {
+            double v = tab[(size_t)rr * nc + np + j];
+            lo = fmin(lo, v);
+            hi = fmax(hi, v);
+        }
+    double pad = (hi - lo) * 0.04;
+    fig_axes b = fig_axes_draw(s, t, th, right, 0, xmax, lo - pad, hi + pad, "distance r = m - n",
+                               "score / score at r = 0 (q = k = 1)", FIG_GRID);
+    if (lo < 0)
+        scene_line(s, b.area.x, fig_y(&b, 0), b.area.x + b.area.w, fig_y(&b, 0), th->muted, 0,
+                   SCENE_RULE);
+    static const char *const snames[3] = {"RoPE", "xPos", "xPos mean factor"};
+    uint32_t scol[3] = {th->series[0], th->series[1], th->muted};
+    for (int j = 0; j < 3; j++) {
+        for (int rr = 0; rr < L; rr++) y[rr] = tab[(size_t)rr * nc + np + 1 + j];
+        fig_curve(s, &b, x, y, (size_t)L, scol[j], lw, j == 2 ? SCENE_DASHED : 0);
+    }
+    fig_legend(s, t, th, &b, snames, scol, 3, 0);
+
+    c->main = b;
+    c->has_main = 1;
+    c->main_rows = 1;
+    c->main_cols = L;
+    if (st->cursor_on) {
+        int rr = st->cur_c < L ? (st->cur_c < 0 ? 0 : st->cur_c) : L - 1;
+        const fig_axes *ax[2] = {&a, &b};
+        for (int i = 0; i < 2; i++) {
+            double fx = fig_x(ax[i], rr);
+            if (t->cells) fx = floor(fx) + 0.5;
+            scene_line(s, fx, ax[i]->area.y, fx, ax[i]->area.y + ax[i]->area.h, th->accent, 0,
+                       SCENE_DASHED);
+        }
+        const double *row = tab + (size_t)rr * nc;
+        snprintf(c->readout, sizeof c->readout,
+                 "r %d  RoPE %+.4f  xPos %+.4f  factors: k=0 %.4f .. k=%d %.4f  mean %.4f", rr,
+                 row[np + 1], row[np + 2], row[1], np - 1, row[np], row[np + 3]);
+    }
+    free(x);
+    return 0;
+}
+
+static int xpv_data(app_view_ctx *c, const app_state *st, app_data *out, char *err, size_t errlen)
+{
+    int nc;
+    const double *tab = xpv_compute(c, st, &nc, err, errlen);
+    if (!tab) return -1;
+    size_t L = (size_t)st->p.len;
+    if (app_data_alloc(out, 2, L, (size_t)nc, 0, err, errlen) < 0) return -1;
+    memcpy(out->data, tab, sizeof *tab * L * (size_t)nc);
+    out->f64 = 1;
+    snprintf(out->what, sizeof out->what,
+             "(len, pairs+4): r; zeta_k^(r/scale) for k = 0..%d; all-ones score / score at 0 "
+             "with RoPE, with xPos; mean factor over pairs",
+             nc - 5);
+    return 0;
+}
+
+const app_view app_view_xpos = {
+    "xpos",       "xPos per-pair decay factors and the all-ones score with and without them",
+    xpv_validate, xpv_build,
+    xpv_data,
+};

@@ -1,0 +1,479 @@
+/* test_views_ext.c: the views of issue 7 (frequencies, extension, resolution, t5, xpos, xl).
+ * Each is built on a 120x40 cell grid and a 1000x600 pixel target with the cursor on, and the
+ * numbers behind it are checked against the reference vectors (pe-reference.md sections 3, 5, 6,
+ * 7) and against the library functions they stand for. One small cell rendering is compared with
+ * a text golden in tests/app/golden/ (PELAB_REGEN_GOLDEN=1 rewrites it; a mismatch writes
+ * <name>.actual next to it). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cellgrid.h"
+#include "cli.h"
+#include "options.h"
+#include "raster.h"
+#include "rope_ext.h"
+#include "tap.h"
+#include "views.h"
+
+static char err[512];
+
+/* A state for view with option pairs applied; fails the test when an option is refused. */
+static app_state make(const char *view, const char *const *opts, int n)
+{
+    app_state st;
+    app_state_default(&st);
+    TAP_OK(app_option_set(&st, app_option_find("view"), view, err, sizeof err) == 0, "view %s",
+           view);
+    for (int i = 0; i + 1 < n; i += 2)
+        if (app_option_set(&st, app_option_find(opts[i]), opts[i + 1], err, sizeof err) < 0)
+            TAP_OK(0, "--%s %s refused: %s", opts[i], opts[i + 1], err);
+    return st;
+}
+
+static int get_data(const app_state *st, app_data *d)
+{
+    app_view_ctx c;
+    memset(&c, 0, sizeof c);
+    int rc = app_view_at((size_t)st->view)->data(&c, st, d, err, sizeof err);
+    app_view_ctx_free(&c);
+    return rc;
+}
+
+static char *cells_text(const app_state *st, int cols, int rows, app_view_ctx *c, int *rc)
+{
+    cellgrid g;
+    cellgrid_init(&g, cols, rows, 0);
+    scene s;
+    scene_init(&s, cols, 2 * rows, 0);
+    scene_target t = cellgrid_target(cols, rows);
+    *rc = app_view_build(c, st, &s, &t, err, sizeof err);
+    char *text = NULL;
+    if (*rc == 0) {
+        cellgrid_render(&g, &s);
+        text = cellgrid_dump(&g, 0);
+    }
+    scene_free(&s);
+    cellgrid_free(&g);
+    return text;
+}
+
+/* Build st's view with the cursor on, on cells and on pixels; title_part must show in the cells. */
+static void check_builds(const char *label, app_state st, const char *title_part)
+{
+    TAP_OK(app_state_validate(&st, err, sizeof err) == 0, "%s: valid (%s)", label, err);
+    st.cursor_on = 1;
+    st.cur_r = 5;
+    st.cur_c = 3;
+    app_view_ctx c;
+    memset(&c, 0, sizeof c);
+    int rc;
+    char *text = cells_text(&st, 120, 40, &c, &rc);
+    TAP_OK(rc == 0 && text, "%s: builds on 120x40 cells (%s)", label, rc ? err : "");
+    TAP_OK(text && strstr(text, title_part), "%s: the cells show '%s'", label, title_part);
+    TAP_OK(c.has_main && c.main_cols > 0 && c.readout[0], "%s: cursor readout '%s'", label,
+           c.readout);
+    /* a second build answers from the caches and gives the same picture */
+    app_view_ctx_free(&c);
+    memset(&c, 0, sizeof c);
+    char *again = cells_text(&st, 120, 40, &c, &rc);
+    char *cached = cells_text(&st, 120, 40, &c, &rc);
+    TAP_OK(again && cached && strcmp(again, cached) == 0 && strcmp(text, again) == 0,
+           "%s: a rebuild from the caches is identical", label);
+    free(text);
+    free(again);
+    free(cached);
+    app_view_ctx_free(&c);
+
+    memset(&c, 0, sizeof c);
+    scene s;
+    scene_init(&s, 1000, 600, 0);
+    scene_target t = raster_target(1000, 600, raster_font_px(1000, 600, 1));
+    rc = app_view_build(&c, &st, &s, &t, err, sizeof err);
+    TAP_OK(rc == 0 && s.n > 20, "%s: builds on 1000x600 pixels (%zu items; %s)", label, s.n,
+           rc ? err : "");
+    uint32_t *px = malloc((size_t)1000 * 600 * 4);
+    int drawn = px && raster_draw_argb(&s, px, 1000, 600, 1000 * 4, 1) == 0;
+    size_t ink = 0;
+    for (size_t i = 0; drawn && i < (size_t)1000 * 600; i++) ink += (px[i] & 0xffffff) != 0xffffff;
+    TAP_OK(drawn && ink > 20000, "%s: cairo draws it (%zu non-white pixels)", label, ink);
+    free(px);
+    scene_free(&s);
+    app_view_ctx_free(&c);
+}
+
+static void test_frequencies(void)
+{
+    /* reference section 5: d 16, base 1e4, YaRN f 4, L0 64 */
+    const char *o[] = {"dim", "16", "scaling", "yarn", "factor", "4", "orig-ctx", "64"};
+    app_state st = make("frequencies", o, 8);
+    check_builds("frequencies YaRN", st, "RoPE frequencies");
+    app_data d = {0};
+    TAP_OK(get_data(&st, &d) == 0 && d.shape[0] == 8 && d.shape[1] == 6, "frequencies data 8x6");
+    static const double yarn[8] = {1,      0.23717082451,    0.05,    0.0079056941504,
+                                   0.0025, 0.00079056941504, 0.00025, 0.000079056941504};
+    double worst = 0, worst_o = 0, worst_w = 0;
+    int bands_ok = 1;
+    for (int k = 0; k < 8 && d.data; k++) {
+        const double *row = d.data + k * 6;
+        worst = fmax(worst, fabs(row[2] - yarn[k]) / yarn[k]);
+        double orig = pow(10, -k / 2.0);
+        worst_o = fmax(worst_o, fabs(row[1] - orig) / orig);
+        worst_w = fmax(worst_w, fabs(row[4] - 2 * APP_PI / yarn[k]) / row[4]);
+        /* ramp k / 3 (low 0, high 3): keep, blend, blend, then interpolate */
+        int want = k == 0 ? PE_BAND_KEEP : k < 3 ? PE_BAND_BLEND : PE_BAND_INTERP;
+        bands_ok &= (int)row[5] == want && (int)row[0] == k;
+    }
+    TAP_OK(worst < 1e-9, "YaRN theta' equals the reference (max rel error %.2g)", worst);
+    TAP_OK(worst_o < 1e-9, "original theta equals 10^(-k/2) (max rel error %.2g)", worst_o);
+    TAP_OK(worst_w < 1e-9, "extended wavelengths are 2pi/theta' (%.2g)", worst_w);
+    TAP_OK(bands_ok, "bands: pair 0 keep, 1-2 blend, 3-7 interpolate");
+    app_data_free(&d);
+
+    /* llama3 f 4 lo 1 hi 4 L0 64 */
+    const char *l3[] = {"dim", "16", "scaling", "llama3", "factor", "4", "orig-ctx", "64"};
+    st = make("frequencies", l3, 8);
+    static const double llama[5] = {1, 0.25464790895, 0.025464790895, 0.0079056941504, 0.0025};
+    worst = 0;
+    if (get_data(&st, &d) == 0)
+        for (int k = 0; k < 5; k++)
+            worst = fmax(worst, fabs(d.data[k * 6 + 2] - llama[k]) / llama[k]);
+    TAP_OK(d.data && worst < 1e-9, "llama3 theta' equals the reference (%.2g)", worst);
+    app_data_free(&d);
+
+    /* no scaling: the original only, with a hint */
+    const char *none[] = {"dim", "32"};
+    st = make("frequencies", none, 2);
+    check_builds("frequencies without scaling", st, ":scaling yarn");
+}
+
+/* Llama 3.1's config: L0 and the target come from it, the figure's L stays. */
+static void test_config(void)
+{
+    const char *src = getenv("PELAB_SRC");
+    char path[1024];
+    snprintf(path, sizeof path, "%s/assets/configs/llama-3.1-8b.json", src ? src : ".");
+    app_state st = make("frequencies", NULL, 0);
+    int rc = app_cli_apply_config(&st, path, err, sizeof err);
+    TAP_OK(rc == 0, "llama-3.1-8b config applies (%s)", err);
+    if (rc != 0) return;
+    TAP_OK(st.p.len == 256 && st.p.scaling.original_ctx == 8192 && app_ext_target(&st) == 65536,
+           "config: L stays 256, L0 8192, target 8 x 8192 = 65536 (%g)", app_ext_target(&st));
+    check_builds("frequencies from llama-3.1-8b.json", st, "L0 8192 -> T 65536");
+    app_data d = {0};
+    int cnt[3] = {0, 0, 0};
+    if (get_data(&st, &d) == 0)
+        for (int k = 0; k < 64; k++) cnt[(int)d.data[k * 6 + 5]]++;
+    TAP_OK(cnt[0] == 29 && cnt[1] == 6 && cnt[2] == 29,
+           "Llama 3.1: %d kept, %d blended, %d divided", cnt[0], cnt[1], cnt[2]);
+    TAP_OK(d.data && fabs(d.data[29 * 6 + 2] - 2.1665707635e-03) < 1e-12,
+           "Llama 3.1 theta'[29] = 2.1665707635e-03 (%.10e)", d.data ? d.data[29 * 6 + 2] : 0);
+    app_data_free(&d);
+}
+
+/* Extension: both measures of every method against the library where a sample is a single
+ * distance, for a few settings; the rows follow --curves. */
+static void check_extension(const char *label, const char *const *o, int n)
+{
+    app_state st = make("extension", o, n);
+    const char *both = "rope,rope-bound";
+    app_option_set(&st, app_option_find("curves"), both, err, sizeof err);
+    app_data d = {0};
+    int rc = get_data(&st, &d);
+    TAP_OK(rc == 0 && d.shape[0] == 13, "%s: data has r and 12 curves (%s)", label, err);
+    if (rc != 0) return;
+    size_t ns = d.shape[1];
+    double T = app_ext_target(&st);
+    TAP_OK(d.data[0] == 0 && d.data[ns - 1] == T, "%s: r runs 0..T = %g", label, T);
+    double worst_s = 0, worst_b = 0, first = 0;
+    int single = 0;
+    for (int m = 0; m < APP_EXT_METHODS; m++) {
+        pe_params p = app_ext_params(&st, m, T);
+        int d0 = p.dim, np = pe_rope_rotary_dim(&p) / 2;
+        double *q = malloc(sizeof *q * (size_t)d0 * 2), *k = q + d0;
+        double *inv = malloc(sizeof *inv * (size_t)np), s0;
+        pe_rope_qk(d0, UINT64_MAX, q, k);
+        pe_rope_inv_freq(&p, inv, NULL, err, sizeof err);
+        pe_rope_score_curve(&p, q, k, 0, 0, 1, &s0, err, sizeof err);
+        double b0 = pe_rope_decay_bound(inv, np, 0);
+        first = fmax(first, fabs(d.data[(1 + m) * ns] - 1) + fabs(d.data[(7 + m) * ns] - 1));
+        /* below r = 20 the +-5% window holds one whole distance: the value is exact */
+        for (size_t i = 0; i < ns && d.data[i] < 20; i++) {
+            double r = d.data[i], v;
+            pe_rope_score_curve(&p, q, k, 0, (int)r, 1, &v, err, sizeof err);
+            worst_s = fmax(worst_s, fabs(d.data[(1 + m) * ns + i] - v / s0));
+            worst_b = fmax(worst_b,
+                           fabs(d.data[(7 + m) * ns + i] - pe_rope_decay_bound(inv, np, r) / b0));
+            single++;
+        }
+        free(q);
+        free(inv);
+    }
+    TAP_OK(first < 1e-12, "%s: every curve is 1 at r = 0", label);
+    TAP_OK(single > 60 && worst_s < 1e-9,
+           "%s: q=k=1 score equals pe_rope_score_curve (%d points, max error %.2g)", label, single,
+           worst_s);
+    TAP_OK(worst_b < 1e-9, "%s: bound equals pe_rope_decay_bound (max error %.2g)", label, worst_b);
+    /* the long-range samples are means: they stay within the measure's range */
+    int inside = 1;
+    for (size_t i = 0; i < ns; i++)
+        for (int row = 7; row < 13; row++)
+            inside &= d.data[row * ns + i] >= 0 && d.data[row * ns + i] <= 1 + 1e-12;
+    TAP_OK(inside, "%s: bound means stay in [0, 1]", label);
+    app_data_free(&d);
+}
+
+static void test_extension(void)
+{
+    const char *a[] = {"dim", "64", "scaling", "yarn", "factor", "4", "orig-ctx", "512"};
+    check_extension("extension d 64 f 4", a, 8);
+    const char *b[] = {"dim",         "32",     "pairing",    "half",     "rotary-frac",
+                       "0.5",         "factor", "8",          "orig-ctx", "256",
+                       "attn-factor", "1.5",    "target-len", "5000"};
+    check_extension("extension half pairs, rotary 0.5, attn 1.5, T 5000", b, 14);
+
+    /* default curves: the bound alone; --curves rope: the score alone */
+    const char *c[] = {"scaling", "yarn", "factor", "4"};
+    app_state st = make("extension", c, 4);
+    check_builds("extension", st, "decay bound");
+    app_data d = {0};
+    TAP_OK(get_data(&st, &d) == 0 && d.shape[0] == 7 && strstr(d.what, "bound"),
+           "default curves: r and six bound rows (%s)", d.what);
+    TAP_OK(d.data && d.data[d.shape[1]] == 1, "the none curve is 1 at r = 0");
+    app_data_free(&d);
+    app_option_set(&st, app_option_find("curves"), "rope", err, sizeof err);
+    TAP_OK(get_data(&st, &d) == 0 && d.shape[0] == 7 && strstr(d.what, "q=k=1"),
+           "--curves rope: r and six score rows");
+    app_data_free(&d);
+    check_builds("extension --curves rope", st, "all-ones score");
+
+    /* a target beyond the cap is refused before any work, naming the options */
+    const char *big[] = {"factor", "1000000", "orig-ctx", "1048576"};
+    st = make("extension", big, 4);
+    TAP_OK(app_state_validate(&st, err, sizeof err) < 0 && strstr(err, "--target-len"),
+           "a target of 1e12 positions is refused: %s", err);
+}
+
+static void test_resolution(void)
+{
+    /* no scaling, D 1, threshold 0.07 (no theta_k = 10^(-k/16) sits on it) */
+    const char *o[] = {"dim", "128", "min-angle", "0.07", "probe-d", "1", "orig-ctx", "4096"};
+    app_state st = make("resolution", o, 8);
+    check_builds("resolution", st, "Resolution");
+    app_data d = {0};
+    int rc = get_data(&st, &d);
+    TAP_OK(rc == 0 && d.shape[0] == 7, "resolution data: p and six methods (%s)", err);
+    if (rc != 0) return;
+    size_t ns = d.shape[1];
+    int want = 0;
+    for (int k = 0; k < 64; k++) want += pow(1e4, -k / 64.0) > 0.07;
+    TAP_OK(d.data[0] == 0 && d.data[ns] == want,
+           "p = 0, D = 1: %g pairs turn by more than 0.07 rad, the %d with theta_k > 0.07",
+           d.data[ns], want);
+    int same = 1;
+    for (int m = 1; m < APP_EXT_METHODS; m++) same &= d.data[(1 + m) * ns] == want;
+    TAP_OK(same, "at factor 1 every method counts the same");
+    app_data_free(&d);
+
+    /* factor 4: each curve is pe_rope_resolution's count at every sample */
+    app_option_set(&st, app_option_find("factor"), "4", err, sizeof err);
+    app_option_set(&st, app_option_find("probe-d"), "3", err, sizeof err);
+    rc = get_data(&st, &d);
+    int bad = 0, lin0 = -1;
+    double T = app_ext_target(&st);
+    for (int m = 0; rc == 0 && m < APP_EXT_METHODS; m++) {
+        pe_params p = app_ext_params(&st, m, T);
+        for (size_t i = 0; i < d.shape[1]; i++)
+            bad +=
+                d.data[(1 + m) * d.shape[1] + i] != pe_rope_resolution(&p, (int)d.data[i], 3, 0.07);
+    }
+    if (rc == 0) lin0 = (int)d.data[2 * d.shape[1]];
+    int lin_want = 0;
+    for (int k = 0; k < 64; k++) {
+        double a = fmod(3 * pow(1e4, -k / 64.0) / 4, 2 * APP_PI);
+        lin_want += fmin(a, 2 * APP_PI - a) > 0.07;
+    }
+    TAP_OK(rc == 0 && bad == 0, "f 4, D 3: every count equals pe_rope_resolution (%d differ)", bad);
+    TAP_OK(lin0 == lin_want, "linear f 4, D 3 at p 0: %d pairs (theta/4 turned by 3)", lin0);
+    app_data_free(&d);
+}
+
+static const int t5_rel[43] = {-200, -128, -127, -100, -64, -63, -50, -33, -32, -31, -20,
+                               -17,  -16,  -15,  -12,  -11, -9,  -8,  -7,  -2,  -1,  0,
+                               1,    2,    7,    8,    9,   11,  12,  15,  16,  17,  20,
+                               31,   32,   33,   50,   63,  64,  100, 127, 128, 200};
+static const int t5_bidir[43] = {15, 15, 15, 15, 14, 13, 13, 12, 12, 11, 10, 10, 10, 9,  9,
+                                 8,  8,  8,  7,  2,  1,  0,  17, 18, 23, 24, 24, 24, 25, 25,
+                                 26, 26, 26, 27, 28, 28, 29, 29, 30, 31, 31, 31, 31};
+static const int t5_causal[43] = {31, 31, 31, 30, 26, 26, 24, 21, 21, 21, 17, 16, 16, 15, 12,
+                                  11, 9,  8,  7,  2,  1,  0,  0,  0,  0,  0,  0,  0,  0,  0,
+                                  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0};
+
+static void test_t5(void)
+{
+    for (int causal = 0; causal < 2; causal++) {
+        const char *o[] = {"t5", causal ? "causal" : "bidirectional", "head", "3"};
+        app_state st = make("t5", o, 4);
+        check_builds(causal ? "t5 causal" : "t5 bidirectional", st, "T5 relative buckets");
+        app_data d = {0};
+        int rc = get_data(&st, &d);
+        /* L 256 and max_distance 128: rel runs -255..255 */
+        TAP_OK(rc == 0 && d.shape[0] == 511 && d.shape[1] == 3 && d.data[0] == -255,
+               "t5 data: rel -255..255, bucket, value (%s)", err);
+        if (rc != 0) continue;
+        int bad = 0;
+        for (int i = 0; i < 43; i++) {
+            const double *row = d.data + (size_t)(t5_rel[i] + 255) * 3;
+            bad += row[0] != t5_rel[i] || row[1] != (causal ? t5_causal : t5_bidir)[i];
+        }
+        TAP_OK(bad == 0, "%s buckets of the 43 reference distances (%d differ)",
+               causal ? "causal" : "bidirectional", bad);
+        /* the value column is the bias the registry puts at (i, j) with j - i = rel */
+        pe_matrix b = {0};
+        pe_encoding_find("t5")->bias(&st.p, 3, &b, err, sizeof err);
+        int off = 0;
+        for (int i = 0; i < 256; i += 17)
+            for (int j = 0; j < 256; j += 13) {
+                double v = d.data[(size_t)(j - i + 255) * 3 + 2];
+                float m = pe_matrix_row(&b, (size_t)i)[j];
+                off += !(v == (double)m || (isinf(v) && isinf(m)));
+            }
+        TAP_OK(b.data && off == 0, "value column equals head 3's bias matrix (%d differ)", off);
+        pe_matrix_free(&b);
+        app_data_free(&d);
+    }
+}
+
+static void test_xpos(void)
+{
+    const char *o[] = {"dim", "8", "len", "256"};
+    app_state st = make("xpos", o, 4);
+    check_builds("xpos", st, "xPos");
+    app_data d = {0};
+    int rc = get_data(&st, &d);
+    TAP_OK(rc == 0 && d.shape[0] == 256 && d.shape[1] == 8, "xpos data: (256, r + 4 + 3) (%s)",
+           err);
+    if (rc != 0) return;
+    static const double f100[4] = {0.7829548345, 0.8608331996, 0.9173231594, 0.9623087062};
+    const double *row = d.data + 100 * 8;
+    double worst = 0;
+    for (int k = 0; k < 4; k++) worst = fmax(worst, fabs(row[1 + k] - f100[k]));
+    TAP_OK(row[0] == 100 && worst < 1e-9, "r = 100: factors equal the reference (%.2g)", worst);
+    TAP_OK(d.data[5] == 1 && d.data[6] == 1, "both scores are 1 at r = 0");
+    /* with q = k = 1 each pair adds 2 cos(r theta_k) (times zeta_k^(r/512) under xPos) */
+    double inv[4], wr = 0, wx = 0, wm = 0;
+    pe_rope_inv_freq(&st.p, inv, NULL, err, sizeof err);
+    for (int r = 0; r < 256; r++) {
+        double sr = 0, sx = 0, mean = 0;
+        for (int k = 0; k < 4; k++) {
+            sr += cos(r * inv[k]) / 4;
+            sx += cos(r * inv[k]) * pe_xpos_decay(&st.p, k, r) / 4;
+            mean += pe_xpos_decay(&st.p, k, r) / 4;
+        }
+        wr = fmax(wr, fabs(d.data[r * 8 + 5] - sr));
+        wx = fmax(wx, fabs(d.data[r * 8 + 6] - sx));
+        wm = fmax(wm, fabs(d.data[r * 8 + 7] - mean));
+    }
+    TAP_OK(wr < 1e-9 && wx < 1e-9 && wm < 1e-12,
+           "scores equal sum_k cos(r theta_k) [zeta_k^(r/512)] / 4 (%.2g, %.2g, %.2g)", wr, wx, wm);
+    app_data_free(&d);
+}
+
+static void test_xl(void)
+{
+    const char *o[] = {"dim", "8", "len", "16", "seed", "5"};
+    app_state st = make("xl", o, 6);
+    check_builds("xl", st, "Transformer-XL");
+    app_data d = {0};
+    int rc = get_data(&st, &d);
+    TAP_OK(rc == 0 && d.ndim == 3 && d.shape[0] == 4 && d.shape[1] == 16 && d.shape[2] == 16,
+           "xl data (4, 16, 16) (%s)", err);
+    if (rc != 0) return;
+    pe_matrix t[4] = {{0}};
+    pe_xl_terms(&st.p, t, err, sizeof err);
+    int off = 0, diag = 0, cols = 0;
+    for (int k = 0; k < 4; k++)
+        for (int i = 0; i < 256; i++) {
+            double v = d.data[k * 256 + i];
+            off += !(v == (double)t[k].data[i] || (isinf(v) && isinf(t[k].data[i])));
+        }
+    for (int i = 0; i + 1 < 16; i++)
+        for (int j = 0; j <= i; j++) {
+            diag += d.data[3 * 256 + i * 16 + j] != d.data[3 * 256 + (i + 1) * 16 + j + 1];
+            cols += d.data[2 * 256 + i * 16 + j] != d.data[2 * 256 + (i + 1) * 16 + j];
+        }
+    TAP_OK(off == 0, "the four terms equal pe_xl_terms (%d differ)", off);
+    TAP_OK(diag == 0, "(d) v.W_R R(i-j) is constant along diagonals");
+    TAP_OK(cols == 0, "(c) u.k_j is constant down each column");
+    TAP_OK(isinf(d.data[1]) && d.data[1] < 0, "the future (j > i) is masked");
+    for (int k = 0; k < 4; k++) pe_matrix_free(&t[k]);
+    app_data_free(&d);
+}
+
+static int write_file(const char *path, const char *text)
+{
+    FILE *fp = fopen(path, "w");
+    if (!fp) return -1;
+    int ok = fputs(text, fp) >= 0;
+    return fclose(fp) == 0 && ok ? 0 : -1;
+}
+
+static char *read_file(const char *path)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return NULL;
+    fseek(fp, 0, SEEK_END);
+    long n = ftell(fp);
+    fseek(fp, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    size_t got = b ? fread(b, 1, (size_t)n, fp) : 0;
+    if (b) b[got] = '\0';
+    fclose(fp);
+    return b;
+}
+
+static void test_golden(void)
+{
+    const char *o[] = {"dim", "16", "scaling", "yarn", "factor", "4", "orig-ctx", "64"};
+    app_state st = make("frequencies", o, 8);
+    app_view_ctx c;
+    memset(&c, 0, sizeof c);
+    int rc;
+    char *text = cells_text(&st, 72, 20, &c, &rc);
+    app_view_ctx_free(&c);
+    const char *src = getenv("PELAB_SRC");
+    char path[1024], actual[1100];
+    snprintf(path, sizeof path, "%s/tests/app/golden/frequencies_72x20.txt", src ? src : ".");
+    snprintf(actual, sizeof actual, "%s.actual", path);
+    if (!text) {
+        TAP_OK(0, "golden: the view builds (%s)", err);
+        return;
+    }
+    if (getenv("PELAB_REGEN_GOLDEN")) {
+        TAP_OK(write_file(path, text) == 0, "golden regenerated (%s)", path);
+        free(text);
+        return;
+    }
+    char *want = read_file(path);
+    TAP_OK(want != NULL, "golden %s exists (PELAB_REGEN_GOLDEN=1 creates it)", path);
+    int same = want && strcmp(want, text) == 0;
+    if (want && !same) write_file(actual, text);
+    TAP_OK(same, "frequencies at 72x20 cells matches its golden%s",
+           same ? "" : " (.actual written)");
+    free(want);
+    free(text);
+}
+
+int main(void)
+{
+    test_frequencies();
+    test_config();
+    test_extension();
+    test_resolution();
+    test_t5();
+    test_xpos();
+    test_xl();
+    test_golden();
+    return tap_done();
+}
