@@ -44,7 +44,7 @@ static const char *const kind_label[2] = {"q=k=1 score", "bound B(r)/B(0)"};
  * fast pairs faster than the samples are spaced at long range; the mean draws what they average
  * to instead of an aliased scribble. The first samples are single distances, so they are exact. */
 #define BIN_POINTS 32
-#define BIN_BUDGET 2e6
+#define BIN_BUDGET 1e6
 #define WINDOW     0.05
 
 static void bin_bounds(const double *r, int n, int i, double *a, double *b)
@@ -88,6 +88,7 @@ static int ext_method(const app_state *st, int m, double target, ext_result *res
     double ones0 = a2 * np + rest, b0 = pe_rope_decay_bound(th, np, 0);
     double per = BIN_BUDGET / ((double)res->n * np);
     int most = per >= BIN_POINTS ? BIN_POINTS : per >= 2 ? (int)per : 2;
+    double w_step = -1; /* the step w holds (neighbouring bins often share it) */
     for (int i = 0; i < res->n; i++) {
         double lo, hi;
         bin_bounds(res->r, res->n, i, &lo, &hi);
@@ -97,8 +98,13 @@ static int ext_method(const app_state *st, int m, double target, ext_result *res
         for (int k = 0; k < np; k++) {
             z[2 * k] = cos(lo * th[k]);
             z[2 * k + 1] = sin(lo * th[k]);
-            w[2 * k] = cos(step * th[k]);
-            w[2 * k + 1] = sin(step * th[k]);
+        }
+        if (cnt > 1 && step != w_step) {
+            for (int k = 0; k < np; k++) {
+                w[2 * k] = cos(step * th[k]);
+                w[2 * k + 1] = sin(step * th[k]);
+            }
+            w_step = step;
         }
         double sum_ones = 0, sum_b = 0;
         for (int j = 0; j < cnt; j++) {
