@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 static int tap_n_, tap_failed_;
 
@@ -45,12 +46,19 @@ static inline int tap_close_(double got, double want, double rel, double abs_tol
 
 static inline void tap_diag(const char *fmt, ...)
 {
+    /* Every line of a multi-line diagnostic is a TAP comment, or meson reports it as unknown. */
+    char buf[4096];
     va_list ap;
     va_start(ap, fmt);
-    printf("# ");
-    vprintf(fmt, ap);
-    printf("\n");
+    vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
+    for (const char *p = buf;;) {
+        const char *nl = strchr(p, '\n');
+        int len = nl ? (int)(nl - p) : (int)strlen(p);
+        if (len > 0 || !nl) printf("# %.*s\n", len, p);
+        if (!nl) break;
+        p = nl + 1;
+    }
 }
 
 static inline int tap_done(void)

@@ -6,11 +6,10 @@
 #include "view_list.h"
 
 static const app_view *const views[] = {
-    &app_view_heatmap, &app_view_similarity, &app_view_decay,
-    &app_view_alibi,   &app_view_rope,       &app_view_wavelength,
-    &app_view_frequencies, &app_view_extension, &app_view_resolution,
-    &app_view_t5,          &app_view_xpos,      &app_view_xl,
-    &app_view_attention, &app_view_compare, &app_view_extrapolation,
+    &app_view_heatmap,    &app_view_similarity, &app_view_decay,         &app_view_alibi,
+    &app_view_rope,       &app_view_wavelength, &app_view_frequencies,   &app_view_extension,
+    &app_view_resolution, &app_view_t5,         &app_view_xpos,          &app_view_xl,
+    &app_view_attention,  &app_view_compare,    &app_view_extrapolation,
 };
 
 size_t app_view_count(void)

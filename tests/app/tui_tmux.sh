@@ -6,7 +6,10 @@
 set -u
 pelab=$1
 command -v tmux >/dev/null || { echo "1..0 # SKIP tmux is not installed"; exit 77; }
-sock="pelab-test-$$"
+# A fresh tmux server per start: reusing one socket right after kill-server races with the old
+# server's shutdown (seen under ASan: the new session vanished).
+runs=0
+sock="pelab-test-$$-0"
 n=0 failed=0
 ok() { # ok COND-EXIT-STATUS DESCRIPTION
     n=$((n + 1))
@@ -28,6 +31,8 @@ trap cleanup EXIT
 
 start() {
     cleanup
+    runs=$((runs + 1))
+    sock="pelab-test-$$-$runs"
     tm -f /dev/null new-session -d -s t -x 100 -y 30 \
         "env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 $pelab; echo \"[exit \$?]\"; stty -a | tr ' ' '\n' | grep -xE 'icanon|echo' | tr '\n' ' '; echo '[stty]'; sleep 30"
 }
