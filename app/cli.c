@@ -10,8 +10,8 @@
 
 #define CODE_BASE 1000
 
-int app_cli_parse(app_state *st, int argc, char **argv, const app_cli_extra *extra, size_t n_extra,
-                  app_cli_args *args, char *err, size_t errlen)
+static int parse_pass(app_state *st, int argc, char **argv, const app_cli_extra *extra,
+                      size_t n_extra, app_cli_args *args, char *err, size_t errlen)
 {
     size_t nopt = app_option_count();
     struct option *lo = calloc(nopt + n_extra + 1, sizeof *lo);
@@ -87,6 +87,27 @@ int app_cli_parse(app_state *st, int argc, char **argv, const app_cli_extra *ext
             args->positional[args->n_positional++] = argv[i];
     free(lo);
     return rc;
+}
+
+/* A "config" extra sets the starting point and the other options refine it, whatever their
+ * order: `--config llama.json --factor 16` and `--factor 16 --config llama.json` mean the same.
+ * So a command line with --config is parsed twice: once to find the file, then again over the
+ * state the file gives. */
+int app_cli_parse(app_state *st, int argc, char **argv, const app_cli_extra *extra, size_t n_extra,
+                  app_cli_args *args, char *err, size_t errlen)
+{
+    app_state start = *st;
+    if (parse_pass(st, argc, argv, extra, n_extra, args, err, errlen) < 0) return -1;
+    int config_code = 0;
+    for (size_t i = 0; i < n_extra; i++)
+        if (strcmp(extra[i].name, "config") == 0) config_code = extra[i].code;
+    const char *config = NULL;
+    for (int i = 0; config_code && i < args->n; i++)
+        if (args->code[i] == config_code) config = args->val[i]; /* the last one wins */
+    if (!config) return 0;
+    *st = start;
+    if (app_cli_apply_config(st, config, err, errlen) < 0) return -1;
+    return parse_pass(st, argc, argv, extra, n_extra, args, err, errlen);
 }
 
 void app_cli_print_options(FILE *fp)

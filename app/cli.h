@@ -29,8 +29,9 @@ typedef struct app_cli_args {
 } app_cli_args;
 
 /* Parse argv[1..argc) (argv[0] is the command name): figure options are applied to st in order,
- * extras are returned in args. Returns 0 or -1 with a message (unknown option with a suggestion,
- * a missing value, a bad value). */
+ * extras are returned in args. An extra named "config" is applied here, before every figure
+ * option wherever it stands (the caller has nothing to do for it). Returns 0 or -1 with a
+ * message (unknown option with a suggestion, a missing value, a bad value, a bad config). */
 int app_cli_parse(app_state *st, int argc, char **argv, const app_cli_extra *extra, size_t n_extra,
                   app_cli_args *args, char *err, size_t errlen);
 /* Print the figure options, one per line, with their help. */

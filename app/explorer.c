@@ -1106,10 +1106,6 @@ int app_cmd_explore(int argc, char **argv, int gui)
             app_cli_print_options(stdout);
             return 0;
         }
-        if (args.code[i] == 'C' && app_cli_apply_config(&st, args.val[i], err, sizeof err) < 0) {
-            fprintf(stderr, "%s: %s\n", name, err);
-            return 2;
-        }
         if (args.code[i] == 'F' &&
             app_parse_int("frames", args.val[i], 1, 1000000, &frames, err, sizeof err) < 0) {
             fprintf(stderr, "%s: %s\n", name, err);

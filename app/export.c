@@ -270,11 +270,7 @@ int app_cmd_export(int argc, char **argv)
                 return 2;
             }
             break;
-        case 'C':
-            if (app_cli_apply_config(&st, v, err, sizeof err) < 0) {
-                fprintf(stderr, "pelab export: %s\n", err);
-                return 2;
-            }
+        case 'C': /* applied by app_cli_parse, before the other options */
             break;
         case '?':
             export_usage(stdout);

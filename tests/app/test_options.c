@@ -1,6 +1,7 @@
 /* test_options.c: the option table: strict numbers, ranges, names, whole-state validation, and
  * the export command round trip (parse what `e` prints and get the same state back). */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -114,5 +115,35 @@ int main(void)
     TAP_OK(back.view == st.view && back.p.heads == 12 && back.head == 3 &&
                back.p.slope_ratio == 0.5 && back.map == st.map && back.dark == 1,
            "and gives back the same state");
+
+    /* --config is the starting point and the other options refine it, in either order */
+    char cfg[1024];
+    snprintf(cfg, sizeof cfg, "%s/assets/configs/llama-3.1-8b.json",
+             getenv("PELAB_SRC") ? getenv("PELAB_SRC") : ".");
+    const app_cli_extra cx[] = {{"config", 'C'}};
+    char *cfg_first[] = {"x", "--factor", "16", "--len", "300", "--config", cfg};
+    char *cfg_last[] = {"x", "--config", cfg, "--factor", "16", "--len", "300"};
+    char *cfg_only[] = {"x", "--config", cfg};
+    char **lines[] = {cfg_first, cfg_last, cfg_only};
+    int counts[] = {7, 7, 3};
+    for (int k = 0; k < 3; k++) {
+        app_state c;
+        app_state_default(&c);
+        rc = app_cli_parse(&c, counts[k], lines[k], cx, 1, &args, err, sizeof err);
+        double want = k < 2 ? 16 : 8;
+        int len = k < 2 ? 300 : st.p.len;
+        TAP_OK(rc == 0 && c.p.base == 500000 && c.p.scaling.type == PE_SCALING_LLAMA3 &&
+                   c.p.scaling.factor == want && c.p.len == len,
+               "--config %s: base %g, factor %g (want %g), len %d (want %d) %s",
+               k == 0   ? "after --factor/--len"
+               : k == 1 ? "before --factor/--len"
+                        : "alone",
+               c.p.base, c.p.scaling.factor, want, c.p.len, len, rc ? err : "");
+    }
+    char *missing[] = {"x", "--config", "/nonexistent/config.json"};
+    app_state c;
+    app_state_default(&c);
+    rc = app_cli_parse(&c, 3, missing, cx, 1, &args, err, sizeof err);
+    TAP_OK(rc < 0 && strstr(err, "/nonexistent/config.json"), "a missing config is named: %s", err);
     return tap_done();
 }
