@@ -45,6 +45,14 @@ for i in 1 2 3 4 5 6; do
     tm send-keys -t t "$i"
     wait_for "${titles[$((i - 1))]}"; ok $? "key $i shows '${titles[$((i - 1))]}'"
 done
+# the views past 9 are reached with Tab: every one draws (no "change a parameter" notice)
+names=($("$pelab" list | sed -n '/^views/,/^$/p' | awk 'NR > 1 && NF {print $1}'))
+nv=${#names[@]}
+for i in $(seq 7 "$nv"); do
+    tm send-keys -t t Tab
+    wait_for "[$i/$nv ${names[$((i - 1))]}]" 10 && ! screen | grep -qF "change a parameter, or ?"
+    ok $? "Tab reaches view $i (${names[$((i - 1))]}) and it draws"
+done
 tm send-keys -t t "1"
 tm send-keys -t t -l ":base 500000"
 tm send-keys -t t Enter
