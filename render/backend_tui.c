@@ -800,6 +800,33 @@ static int mouse_event(tui *t, ui_event *ev)
     return queue_pop(t, ev);
 }
 
+/* ncurses key codes that map one to one onto pelab keys. */
+static const struct {
+    int curses;
+    uint32_t key;
+    uint32_t mods;
+} curses_keys[] = {
+    {KEY_UP, UI_KEY_UP, 0},
+    {KEY_DOWN, UI_KEY_DOWN, 0},
+    {KEY_LEFT, UI_KEY_LEFT, 0},
+    {KEY_RIGHT, UI_KEY_RIGHT, 0},
+    {KEY_SR, UI_KEY_UP, UI_MOD_SHIFT},
+    {KEY_SF, UI_KEY_DOWN, UI_MOD_SHIFT},
+    {KEY_SLEFT, UI_KEY_LEFT, UI_MOD_SHIFT},
+    {KEY_SRIGHT, UI_KEY_RIGHT, UI_MOD_SHIFT},
+    {KEY_PPAGE, UI_KEY_PGUP, 0},
+    {KEY_NPAGE, UI_KEY_PGDN, 0},
+    {KEY_HOME, UI_KEY_HOME, 0},
+    {KEY_END, UI_KEY_END, 0},
+    {KEY_SHOME, UI_KEY_HOME, UI_MOD_SHIFT},
+    {KEY_SEND, UI_KEY_END, UI_MOD_SHIFT},
+    {KEY_ENTER, UI_KEY_ENTER, 0},
+    {KEY_BTAB, UI_KEY_BTAB, UI_MOD_SHIFT},
+    {KEY_BACKSPACE, UI_KEY_BACKSPACE, 0},
+    {KEY_DC, UI_KEY_DELETE, 0},
+    {KEY_SDC, UI_KEY_DELETE, UI_MOD_SHIFT},
+};
+
 /* Turn what wget_wch returned into an event; 0 when it means nothing to pelab. */
 static int translate(tui *t, int r, wint_t c, ui_event *ev)
 {
@@ -843,66 +870,14 @@ static int translate(tui *t, int r, wint_t c, ui_event *ev)
     }
     case KEY_MOUSE:
         return mouse_event(t, ev);
-    case KEY_UP:
-        key_event(ev, UI_KEY_UP, 0);
-        return 1;
-    case KEY_DOWN:
-        key_event(ev, UI_KEY_DOWN, 0);
-        return 1;
-    case KEY_LEFT:
-        key_event(ev, UI_KEY_LEFT, 0);
-        return 1;
-    case KEY_RIGHT:
-        key_event(ev, UI_KEY_RIGHT, 0);
-        return 1;
-    case KEY_SR:
-        key_event(ev, UI_KEY_UP, UI_MOD_SHIFT);
-        return 1;
-    case KEY_SF:
-        key_event(ev, UI_KEY_DOWN, UI_MOD_SHIFT);
-        return 1;
-    case KEY_SLEFT:
-        key_event(ev, UI_KEY_LEFT, UI_MOD_SHIFT);
-        return 1;
-    case KEY_SRIGHT:
-        key_event(ev, UI_KEY_RIGHT, UI_MOD_SHIFT);
-        return 1;
-    case KEY_PPAGE:
-        key_event(ev, UI_KEY_PGUP, 0);
-        return 1;
-    case KEY_NPAGE:
-        key_event(ev, UI_KEY_PGDN, 0);
-        return 1;
-    case KEY_HOME:
-        key_event(ev, UI_KEY_HOME, 0);
-        return 1;
-    case KEY_END:
-        key_event(ev, UI_KEY_END, 0);
-        return 1;
-    case KEY_SHOME:
-        key_event(ev, UI_KEY_HOME, UI_MOD_SHIFT);
-        return 1;
-    case KEY_SEND:
-        key_event(ev, UI_KEY_END, UI_MOD_SHIFT);
-        return 1;
-    case KEY_ENTER:
-        key_event(ev, UI_KEY_ENTER, 0);
-        return 1;
-    case KEY_BTAB:
-        key_event(ev, UI_KEY_BTAB, UI_MOD_SHIFT);
-        return 1;
-    case KEY_BACKSPACE:
-        key_event(ev, UI_KEY_BACKSPACE, 0);
-        return 1;
-    case KEY_DC:
-        key_event(ev, UI_KEY_DELETE, 0);
-        return 1;
-    case KEY_SDC:
-        key_event(ev, UI_KEY_DELETE, UI_MOD_SHIFT);
-        return 1;
     default:
         break;
     }
+    for (size_t i = 0; i < sizeof curses_keys / sizeof curses_keys[0]; i++)
+        if (curses_keys[i].curses == code) {
+            key_event(ev, curses_keys[i].key, curses_keys[i].mods);
+            return 1;
+        }
     if (code >= KEY_F(1) && code <= KEY_F(11)) {
         key_event(ev, (uint32_t)(UI_KEY_F1 + (code - KEY_F(1))), 0);
         return 1;
