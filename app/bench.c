@@ -158,6 +158,23 @@ static void bench_knob(app_explorer *x, int r)
         x->st.p.base = r % 2 ? 10000 : 20000;
 }
 
+/* An explorer on view v at the benchmark's size (L=1024, d=512); the RoPE figures draw RoPE. */
+static app_explorer *bench_explorer(size_t v, int gui)
+{
+    app_explorer *x = calloc(1, sizeof *x);
+    if (!x) return NULL;
+    app_state st;
+    app_state_default(&st);
+    st.p.len = 1024;
+    st.p.dim = 512;
+    st.view = (int)v;
+    if (strcmp(app_view_at(v)->name, "rope") == 0 ||
+        strcmp(app_view_at(v)->name, "wavelength") == 0)
+        st.enc = pe_encoding_find("rope");
+    app_explorer_init(x, &st, gui);
+    return x;
+}
+
 /* Rebuild and rasterise every view after a parameter change, as the explorer does per frame. */
 static void bench_views_tui(int runs)
 {
@@ -169,16 +186,8 @@ static void bench_views_tui(int runs)
     scene_init(&s, 1, 1, 0);
     scene_target t = cellgrid_target(200, 60);
     for (size_t v = 0; v < app_view_count(); v++) {
-        app_explorer *x = calloc(1, sizeof *x);
-        app_state st;
-        app_state_default(&st);
-        st.p.len = 1024;
-        st.p.dim = 512;
-        st.view = (int)v;
-        if (strcmp(app_view_at(v)->name, "rope") == 0 ||
-            strcmp(app_view_at(v)->name, "wavelength") == 0)
-            st.enc = pe_encoding_find("rope");
-        app_explorer_init(x, &st, 0);
+        app_explorer *x = bench_explorer(v, 0);
+        if (!x) break;
         double tm[32];
         for (int r = 0; r < runs; r++) {
             /* change a parameter the view depends on, so its caches cannot answer */
@@ -208,16 +217,8 @@ static void bench_views_gui(int runs, int w, int h)
     scene_init(&s, 1, 1, 0);
     scene_target t = raster_target(w, h, raster_font_px(w, h, 1));
     for (size_t v = 0; v < app_view_count(); v++) {
-        app_explorer *x = calloc(1, sizeof *x);
-        app_state st;
-        app_state_default(&st);
-        st.p.len = 1024;
-        st.p.dim = 512;
-        st.view = (int)v;
-        if (strcmp(app_view_at(v)->name, "rope") == 0 ||
-            strcmp(app_view_at(v)->name, "wavelength") == 0)
-            st.enc = pe_encoding_find("rope");
-        app_explorer_init(x, &st, 1);
+        app_explorer *x = bench_explorer(v, 1);
+        if (!x) break;
         double tm[32];
         for (int r = 0; r < runs; r++) {
             /* the window redraws for the cursor and the animation far more often than the
