@@ -295,15 +295,21 @@ static void get_preset(const app_state *st, char *buf, size_t n)
     snprintf(buf, n, "%s", st->preset[0] ? st->preset : "none");
 }
 
-static int set_prompt(app_state *st, const char *v, char *err, size_t errlen)
+/* A text option into a fixed buffer: too long is refused, never cut. */
+static int set_text(const char *name, char *dst, size_t cap, const char *v, char *err,
+                    size_t errlen)
 {
-    if (strlen(v) >= sizeof st->prompt) {
-        snprintf(err, errlen, "--prompt: %zu bytes, allowed at most %zu", strlen(v),
-                 sizeof st->prompt - 1);
+    if (strlen(v) >= cap) {
+        snprintf(err, errlen, "--%s: %zu bytes, allowed at most %zu", name, strlen(v), cap - 1);
         return -1;
     }
-    snprintf(st->prompt, sizeof st->prompt, "%s", v);
+    snprintf(dst, cap, "%s", v);
     return 0;
+}
+
+static int set_prompt(app_state *st, const char *v, char *err, size_t errlen)
+{
+    return set_text("prompt", st->prompt, sizeof st->prompt, v, err, errlen);
 }
 static void get_prompt(const app_state *st, char *buf, size_t n)
 {
@@ -312,13 +318,7 @@ static void get_prompt(const app_state *st, char *buf, size_t n)
 
 static int set_data(app_state *st, const char *v, char *err, size_t errlen)
 {
-    if (strlen(v) >= sizeof st->data_path) {
-        snprintf(err, errlen, "--data: %zu bytes, allowed at most %zu", strlen(v),
-                 sizeof st->data_path - 1);
-        return -1;
-    }
-    snprintf(st->data_path, sizeof st->data_path, "%s", v);
-    return 0;
+    return set_text("data", st->data_path, sizeof st->data_path, v, err, errlen);
 }
 static void get_data(const app_state *st, char *buf, size_t n)
 {
