@@ -627,6 +627,8 @@ static void draw_top5(actx *c, const app_attn *a, fig_rect r, int compact)
         return;
     }
     snprintf(buf, sizeof buf, "next token after \"%s\":", a->tok[c->step].word);
+    /* a narrow column keeps the short header whole rather than cut the word off */
+    if (scene_text_width(t, buf, size) > r.w) snprintf(buf, sizeof buf, "next token:");
     text_at(c, r.x, r.y, fit(t, buf, size, r.w, cut, sizeof cut), size, SCENE_LEFT | SCENE_TOP,
             th->fg, SCENE_BOLD);
     double y = r.y + lh;
