@@ -227,6 +227,16 @@ int pe_t5_values(const pe_params *p, pe_matrix *out, char *err, size_t errlen);
 /* ---- Transformer-XL (pe/xl.c) ------------------------------------------------------------ */
 /* R_r = [sin(r w_0..), cos(r w_0..)], w_k = base^(-2k/d); out has d doubles. */
 void pe_xl_r(const pe_params *p, double r, double *out);
+/* out (rows, d) = x (rows, d) W_R for W_R (d, d) row-major, that is W_R^T x_i for each row:
+ * out[i][c] = sum over a = 0 .. d-1 of x[i][a] W_R[a][c], added in that order (pe_xl_terms
+ * projects q_i and v this way, so a caller gets the same numbers). */
+void pe_xl_project(const double *w_r, const double *x, size_t rows, size_t d, double *out);
+/* The causal dot products of rows i0 .. i0+ni-1 of p (each d long, row-major) with the columns
+ * of qt (d, len): row r of rows (ni, len) gets p_{i0+r} . qt[:, j] for j = 0 .. i0+r, each summed
+ * over a from 0 up as a plain loop would (the entries after i0+r are unspecified). pe_xl_terms
+ * computes q_i . k_j this way (qt = k^T), so a caller gets the same numbers. */
+void pe_xl_dots_lower(const double *p, const double *qt, size_t len, size_t d, size_t i0, size_t ni,
+                      double *rows);
 /* The four score terms over (L, L) for seeded random q, k, u, v and W_R (d x d), each already
  * divided by sqrt(d): terms[0] content (q.k), [1] content-position (q.W_R R_{i-j}),
  * [2] global content (u.k), [3] global position (v.W_R R_{i-j}). Causal: -INFINITY for j > i. */

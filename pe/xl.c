@@ -31,35 +31,114 @@ static int xl_validate(const pe_params *p, char *err, size_t errlen)
     return rc;
 }
 
-static double dot(const double *a, const double *b, size_t n)
+/* Tile sizes of the products below: TI rows by TJ columns of sums stay in registers while the
+ * inner index runs. */
+#define TI 4
+#define TJ 8
+
+void pe_xl_project(const double *w_r, const double *x, size_t rows, size_t d, double *out)
 {
-    double s = 0.0;
-    for (size_t i = 0; i < n; i++) s += a[i] * b[i];
-    return s;
+    for (size_t i0 = 0; i0 < rows; i0 += TI) {
+        size_t ni = rows - i0 < TI ? rows - i0 : TI, c0 = 0;
+        const double *xi = x + i0 * d;
+        double *oi = out + i0 * d;
+        if (ni == TI)
+            for (; c0 + TJ <= d; c0 += TJ) {
+                double acc[TI][TJ] = {{0}};
+                for (size_t a = 0; a < d; a++) {
+                    const double *w = w_r + a * d + c0;
+                    for (int r = 0; r < TI; r++) {
+                        double xa = xi[(size_t)r * d + a];
+                        for (int c = 0; c < TJ; c++) acc[r][c] += xa * w[c];
+                    }
+                }
+                for (int r = 0; r < TI; r++)
+                    for (int c = 0; c < TJ; c++) oi[(size_t)r * d + c0 + (size_t)c] = acc[r][c];
+            }
+        /* the columns left over, a row of W_R at a time (contiguous: it vectorises) */
+        for (size_t r = 0; r < ni; r++) {
+            double *o = oi + r * d;
+            for (size_t c = c0; c < d; c++) o[c] = 0.0;
+            for (size_t a = 0; a < d; a++) {
+                const double *w = w_r + a * d;
+                double xa = xi[r * d + a];
+                for (size_t c = c0; c < d; c++) o[c] += xa * w[c];
+            }
+        }
+    }
+}
+
+/* One block of at most TI rows of pe_xl_dots_lower: the columns 0 .. i0+ni-1 of each. */
+static void lower_block(const double *restrict p, const double *restrict qt, size_t len, size_t d,
+                        size_t i0, size_t ni, double *restrict rows)
+{
+    size_t cols = i0 + ni, j0 = 0;
+    if (ni == TI)
+        for (; j0 + TJ <= cols; j0 += TJ) {
+            double acc[TI][TJ] = {{0}};
+            for (size_t a = 0; a < d; a++) {
+                const double *w = qt + a * len + j0;
+                for (int r = 0; r < TI; r++) {
+                    double x = p[(i0 + (size_t)r) * d + a];
+                    for (int j = 0; j < TJ; j++) acc[r][j] += x * w[j];
+                }
+            }
+            for (int r = 0; r < TI; r++)
+                for (int j = 0; j < TJ; j++) rows[(size_t)r * len + j0 + (size_t)j] = acc[r][j];
+        }
+    for (size_t r = 0; r < ni; r++) {
+        double *out = rows + r * len;
+        for (size_t j = j0; j < cols; j++) out[j] = 0.0;
+        for (size_t a = 0; a < d; a++) {
+            const double *w = qt + a * len;
+            double x = p[(i0 + r) * d + a];
+            for (size_t j = j0; j < cols; j++) out[j] += x * w[j];
+        }
+    }
+}
+
+void pe_xl_dots_lower(const double *p, const double *qt, size_t len, size_t d, size_t i0, size_t ni,
+                      double *rows)
+{
+    for (size_t b = 0; b < ni; b += TI)
+        lower_block(p, qt, len, d, i0 + b, ni - b < TI ? ni - b : TI, rows + b * len);
 }
 
 /* Fill the terms selected by want[t] (each (L, L), zeroed or freed). Random draws, in order:
- * q (L, d), k (L, d), u (d), v (d), W_R (d, d) with std 1/sqrt(d) so W_R R stays O(1). */
+ * q (L, d), k (L, d), u (d), v (d), W_R (d, d) with std 1/sqrt(d) so W_R R stays O(1).
+ * q.W_R R_r is computed as (W_R^T q).R_r and v.W_R R_r as (W_R^T v).R_r: one projection per
+ * position instead of one per distance, the same numbers up to rounding. */
 static int xl_compute(const pe_params *p, uint64_t seed, const int want[4], pe_matrix terms[4],
                       char *err, size_t errlen)
 {
-    size_t len = (size_t)p->len, d = (size_t)p->dim;
-    size_t n = 2 * len * d + 2 * d + d * d + len * d + d;
+    size_t len = (size_t)p->len, d = (size_t)p->dim, half = d / 2;
+    /* q (then W_R^T q), k^T, R^T: (L, d) (d, L) (d, L); u, v, W_R^T v: d; TI rows of d; W_R (d, d);
+     * rows: TI x L sums; the column terms: 2 L */
+    size_t n = 3 * len * d + 3 * d + TI * d + d * d + TI * len + 2 * len;
     double *buf = malloc(n * sizeof *buf);
     if (!buf)
         return pe_fail(err, errlen, PE_ENOMEM, "--len %d x --dim %d: out of memory", p->len,
                        p->dim);
-    double *q = buf, *k = q + len * d, *u = k + len * d, *v = u + d, *wr = v + d;
-    double *pr = wr + d * d; /* (L, d): W_R R_r for r = 0..L-1 */
-    double *r_vec = pr + len * d;
+    double *q = buf, *kt = q + len * d, *rt = kt + len * d, *u = rt + len * d, *v = u + d;
+    double *gv = v + d, *tmp = gv + d, *wr = tmp + TI * d, *rows = wr + d * d;
+    double *col_c = rows + TI * len, *col_d = col_c + len; /* u.k_j and v.W_R R_r, scaled */
     pe_rng rng;
     pe_rng_seed(&rng, seed);
-    for (size_t i = 0; i < 2 * len * d + 2 * d; i++) q[i] = pe_rng_normal(&rng);
+    for (size_t i = 0; i < len * d; i++) q[i] = pe_rng_normal(&rng);
+    for (size_t j = 0; j < len; j++)
+        for (size_t a = 0; a < d; a++) kt[a * len + j] = pe_rng_normal(&rng);
+    for (size_t a = 0; a < d; a++) u[a] = pe_rng_normal(&rng);
+    for (size_t a = 0; a < d; a++) v[a] = pe_rng_normal(&rng);
     double wstd = 1.0 / sqrt((double)d);
     for (size_t i = 0; i < d * d; i++) wr[i] = wstd * pe_rng_normal(&rng);
-    for (size_t r = 0; r < len; r++) {
-        pe_xl_r(p, (double)r, r_vec);
-        for (size_t a = 0; a < d; a++) pr[r * d + a] = dot(wr + a * d, r_vec, d);
+    /* R_r^T by columns: the values of pe_xl_r */
+    for (size_t k = 0; k < half; k++) {
+        double w = pow(p->base, -2.0 * (double)k / (double)p->dim);
+        for (size_t r = 0; r < len; r++) {
+            double a = (double)r * w;
+            rt[k * len + r] = sin(a);
+            rt[(half + k) * len + r] = cos(a);
+        }
     }
 
     int rc = PE_OK;
@@ -72,26 +151,57 @@ static int xl_compute(const pe_params *p, uint64_t seed, const int want[4], pe_m
         return rc;
     }
     double scale = 1.0 / sqrt((double)d);
-    for (size_t i = 0; i < len; i++) {
-        const double *qi = q + i * d;
+    /* (c) and (d) by columns: u.k_j and (W_R^T v).R_r, each summed over a from 0 up */
+    pe_xl_project(wr, v, 1, d, gv);
+    for (size_t j = 0; j < len; j++) col_c[j] = col_d[j] = 0.0;
+    for (size_t a = 0; a < d; a++)
         for (size_t j = 0; j < len; j++) {
-            const double *kj = k + j * d, *prij = pr + (i - j) * d;
-            int masked = j > i;
-            double val[4] = {0};
-            if (!masked) {
-                if (want[0]) val[0] = dot(qi, kj, d) * scale;
-                if (want[1]) val[1] = dot(qi, prij, d) * scale;
-                if (want[2]) val[2] = dot(u, kj, d) * scale;
-                if (want[3]) val[3] = dot(v, prij, d) * scale;
+            col_c[j] += u[a] * kt[a * len + j];
+            col_d[j] += gv[a] * rt[a * len + j];
+        }
+    for (size_t j = 0; j < len; j++) {
+        col_c[j] *= scale;
+        col_d[j] *= scale;
+    }
+    for (size_t i = 0; i < len; i++) {
+        if (want[2])
+            for (size_t j = 0; j <= i; j++) pe_matrix_row(&terms[2], i)[j] = (float)col_c[j];
+        if (want[3])
+            for (size_t j = 0; j <= i; j++) pe_matrix_row(&terms[3], i)[j] = (float)col_d[i - j];
+    }
+    /* (a) q_i.k_j, then q becomes W_R^T q and (b) is (W_R^T q_i).R_{i-j} */
+    if (want[0])
+        for (size_t i0 = 0; i0 < len; i0 += TI) {
+            size_t ni = len - i0 < TI ? len - i0 : TI;
+            pe_xl_dots_lower(q, kt, len, d, i0, ni, rows);
+            for (size_t r = 0; r < ni; r++) {
+                float *out = pe_matrix_row(&terms[0], i0 + r);
+                for (size_t j = 0; j <= i0 + r; j++) out[j] = (float)(rows[r * len + j] * scale);
             }
-            for (int t = 0; t < 4; t++)
-                if (want[t]) pe_matrix_row(&terms[t], i)[j] = masked ? -INFINITY : (float)val[t];
+        }
+    if (want[1]) {
+        for (size_t i0 = 0; i0 < len; i0 += TI) {
+            size_t ni = len - i0 < TI ? len - i0 : TI;
+            pe_xl_project(wr, q + i0 * d, ni, d, tmp);
+            for (size_t a = 0; a < ni * d; a++) q[i0 * d + a] = tmp[a];
+        }
+        for (size_t i0 = 0; i0 < len; i0 += TI) {
+            size_t ni = len - i0 < TI ? len - i0 : TI;
+            pe_xl_dots_lower(q, rt, len, d, i0, ni, rows); /* column r: distance r */
+            for (size_t r = 0; r < ni; r++) {
+                size_t i = i0 + r;
+                float *out = pe_matrix_row(&terms[1], i);
+                for (size_t j = 0; j <= i; j++) out[j] = (float)(rows[r * len + i - j] * scale);
+            }
         }
     }
+    for (int t = 0; t < 4; t++)
+        if (want[t])
+            for (size_t i = 0; i < len; i++)
+                for (size_t j = i + 1; j < len; j++) pe_matrix_row(&terms[t], i)[j] = -INFINITY;
     free(buf);
     return PE_OK;
 }
-
 int pe_xl_terms(const pe_params *p, pe_matrix terms[4], char *err, size_t errlen)
 {
     int rc = xl_validate(p, err, errlen);

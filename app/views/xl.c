@@ -5,7 +5,12 @@
  *   (c) global content    u . k_j         (the same for every query: vertical stripes)
  *   (d) global position   v . W_R R_{i-j} (depends on i - j only: constant along diagonals)
  * with seeded random q, k, u, v and W_R (pe_xl_terms), all divided by sqrt(d), causal. One
- * diverging colour range for the four, so their sizes compare. */
+ * diverging colour range for the four, so their sizes compare.
+ *
+ * The panels show the terms at the figure's resolution, so they are computed there and nowhere
+ * else, from pe_xl_terms' own draws; only the data (pelab export --data) builds the (L, L)
+ * terms. What a change of base leaves alone (the draws, W_R^T q_i, (a), (c)) is cached apart
+ * from what it changes (R, (b), (d)), and the cursor's cell is computed as pe_xl_terms does. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,90 +35,273 @@ static int xlv_validate(const app_state *st, char *err, size_t errlen)
                : 0;
 }
 
-static void free_terms(pe_matrix terms[4])
+/* The statistics under the title (each term's rms over the L(L+1)/2 unmasked cells, the
+ * largest |value|): (a) does not depend on the base and is summed over every cell once per
+ * seed, L and d; (c) and (d) take one value per key and per distance, so theirs are exact and
+ * cheap. (b) over every cell would cost an (L, L, d) product at every base, so it is estimated
+ * from every query row at m distances spread evenly over 0..i (the whole row while i < m;
+ * m = STATS_CELLS / L, at least 8), each standing for its share of the row. Every row counts
+ * because (b)'s rows differ in size (W_R^T q_i against the slow pairs of R, nearly constant
+ * along a row); the estimate is within about 1% (0.7036 for 0.7033 at L 1024, d 512) and exact
+ * for L up to about 180. */
+#define STATS_CELLS 32768
+/* R_r is stepped from R_{r-1} by one rotation per pair and computed afresh every ANCHOR rows,
+ * so the rounding of the steps cannot pile up (they stay within ~1e-14 of pe_xl_r). */
+#define ANCHOR 32
+
+/* Position of sample i of n over 0..L-1: the centre of display row i (all of them at n = L). */
+static size_t grid_pos(size_t i, size_t n, size_t len)
 {
-    for (int i = 0; i < 4; i++) pe_matrix_free(&terms[i]);
+    return n == len ? i : (size_t)(((double)i + 0.5) * (double)len / (double)n);
 }
 
-typedef struct xl_key {
-    int dim, len;
-    double base;
-    uint64_t seed;
-    size_t n; /* the sampled size; 0 for the whole terms */
-} xl_key;
-
-static xl_key make_key(const pe_params *p, size_t n)
+/* A dot product in eight running sums (it vectorises; it differs from the plain loop only in
+ * rounding). */
+static double dot8(const double *x, const double *y, size_t n)
 {
-    xl_key k;
-    memset(&k, 0, sizeof k);
-    k.dim = p->dim;
-    k.len = p->len;
-    k.base = p->base;
-    k.seed = p->seed;
-    k.n = n;
-    return k;
+    double acc[8] = {0};
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int k = 0; k < 8; k++) acc[k] += x[i + (size_t)k] * y[i + (size_t)k];
+    for (; i < n; i++) acc[0] += x[i] * y[i];
+    return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
 }
 
-/* The four (L, L) terms one after the other, then the largest |value| and the four terms' rms
- * (over the unmasked cells), cached. NULL with err on failure. */
-static const float *xl_terms(app_view_ctx *c, const pe_params *p, char *err, size_t errlen)
+/* The plain loop, the order pe_xl_terms sums in (the cursor's readout gives its numbers). */
+static double dot_seq(const double *x, const double *y, size_t n)
 {
-    xl_key key = make_key(p, 0);
-    float *out = app_cache_get(c, 0, &key, sizeof key);
-    if (out) return out;
-    pe_matrix terms[4] = {{0}};
-    if (pe_xl_terms(p, terms, err, errlen) < 0) return NULL;
-    size_t LL = (size_t)p->len * (size_t)p->len;
-    out = app_cache_put(c, 0, &key, sizeof key, (4 * LL + 5) * sizeof *out);
-    if (!out) {
-        free_terms(terms);
-        snprintf(err, errlen, "out of memory");
+    double s = 0;
+    for (size_t i = 0; i < n; i++) s += x[i] * y[i];
+    return s;
+}
+
+/* Samples of query row i for the statistics: how many, and the key (or distance) of sample t. */
+static size_t row_samples(size_t i, size_t m)
+{
+    return i + 1 < m ? i + 1 : m;
+}
+
+static size_t row_sample(size_t i, size_t mi, size_t t)
+{
+    return (size_t)(((double)t + 0.5) * (double)(i + 1) / (double)mi);
+}
+
+/* What does not depend on the base: pe_xl_terms' draws (the same stream, the same numbers),
+ * W_R^T q_i for every row, term (c) by key, and the statistics of (a) and (c). */
+typedef struct xl_draws {
+    size_t m;                         /* samples per row for the statistics */
+    double ss_a, max_a, ss_c, max_c;  /* sums of squares and largest |value| */
+    double *q, *k, *g;                /* (L, d) each; g_i = W_R^T q_i */
+    double *u, *v, *gv, *w_r, *col_c; /* (d) (d) (d): W_R^T v, (d, d), (L): u.k_j / sqrt(d) */
+} xl_draws;
+
+static const xl_draws *xl_get_draws(app_view_ctx *c, const pe_params *p, char *err, size_t errlen)
+{
+    struct {
+        int dim, len;
+        uint64_t seed;
+    } key;
+    memset(&key, 0, sizeof key);
+    key.dim = p->dim;
+    key.len = p->len;
+    key.seed = p->seed;
+    xl_draws *x = app_cache_get(c, 0, &key, sizeof key);
+    if (x) return x;
+    size_t len = (size_t)p->len, d = (size_t)p->dim;
+    x = app_cache_put(c, 0, &key, sizeof key,
+                      sizeof *x + (3 * len * d + 3 * d + d * d + len) * sizeof(double));
+    if (!x) {
+        snprintf(err, errlen, "--len %d x --dim %d: out of memory", p->len, p->dim);
         return NULL;
     }
-    double amax = 0;
-    for (int k = 0; k < 4; k++) {
-        memcpy(out + k * LL, terms[k].data, LL * sizeof *out);
-        double ss = 0;
-        size_t cnt = 0;
-        for (size_t i = 0; i < LL; i++) {
-            float v = terms[k].data[i];
-            if (!isfinite(v)) continue;
-            amax = fmax(amax, fabs(v));
-            ss += (double)v * v;
-            cnt++;
-        }
-        out[4 * LL + 1 + k] = (float)(cnt ? sqrt(ss / cnt) : 0);
-    }
-    out[4 * LL] = (float)amax;
-    free_terms(terms);
-    return out;
-}
+    x->q = (double *)(x + 1);
+    x->k = x->q + len * d;
+    x->g = x->k + len * d;
+    x->u = x->g + len * d;
+    x->v = x->u + d;
+    x->gv = x->v + d;
+    x->w_r = x->gv + d;
+    x->col_c = x->w_r + d * d;
+    /* pe_xl_terms' order: q, k, u, v, W_R */
+    pe_rng rng;
+    pe_rng_seed(&rng, p->seed);
+    for (size_t i = 0; i < len * d; i++) x->q[i] = pe_rng_normal(&rng);
+    for (size_t i = 0; i < len * d; i++) x->k[i] = pe_rng_normal(&rng);
+    for (size_t a = 0; a < d; a++) x->u[a] = pe_rng_normal(&rng);
+    for (size_t a = 0; a < d; a++) x->v[a] = pe_rng_normal(&rng);
+    double wstd = 1.0 / sqrt((double)d), scale = 1.0 / sqrt((double)d);
+    for (size_t a = 0; a < d * d; a++) x->w_r[a] = wstd * pe_rng_normal(&rng);
+    pe_xl_project(x->w_r, x->v, 1, d, x->gv);
+    pe_xl_project(x->w_r, x->q, len, d, x->g);
 
-/* The four terms sampled on an n x n grid of positions (n <= L: the figure's resolution). */
-static const float *xl_sampled(app_view_ctx *c, const pe_params *p, size_t n, char *err,
-                               size_t errlen)
-{
-    xl_key key = make_key(p, n);
-    float *out = app_cache_get(c, 1, &key, sizeof key);
-    if (out) return out;
-    const float *all = xl_terms(c, p, err, errlen);
-    if (!all) return NULL;
-    out = app_cache_put(c, 1, &key, sizeof key, 4 * n * n * sizeof *out);
-    if (!out) {
-        snprintf(err, errlen, "out of memory");
+    /* (c): key j's value fills the L - j cells of column j */
+    for (size_t j = 0; j < len; j++) {
+        x->col_c[j] = dot_seq(x->u, x->k + j * d, d) * scale;
+        double v = (float)x->col_c[j];
+        x->ss_c += (double)(len - j) * v * v;
+        x->max_c = fmax(x->max_c, fabs(v));
+    }
+    size_t m = STATS_CELLS / len;
+    x->m = m < 8 ? 8 : m > len ? len : m;
+
+    /* (a) over every cell, as pe_xl_terms computes it, four query rows at a time */
+    double *kt = malloc((d * len + 4 * len) * sizeof *kt);
+    if (!kt) {
+        app_cache_put(c, 0, "", 0, 0);
+        snprintf(err, errlen, "--len %d x --dim %d: out of memory", p->len, p->dim);
         return NULL;
     }
-    size_t L = (size_t)p->len;
-    for (int k = 0; k < 4; k++)
-        for (size_t i = 0; i < n; i++) {
-            /* the position at the centre of display row i */
-            size_t pi = n == L ? i : (size_t)(((double)i + 0.5) * (double)L / (double)n);
-            for (size_t j = 0; j < n; j++) {
-                size_t pj = n == L ? j : (size_t)(((double)j + 0.5) * (double)L / (double)n);
-                out[k * n * n + i * n + j] = all[k * L * L + pi * L + pj];
+    double *rows = kt + d * len;
+    for (size_t j = 0; j < len; j++)
+        for (size_t a = 0; a < d; a++) kt[a * len + j] = x->k[j * d + a];
+    for (size_t i0 = 0; i0 < len; i0 += 4) {
+        size_t ni = len - i0 < 4 ? len - i0 : 4;
+        pe_xl_dots_lower(x->q, kt, len, d, i0, ni, rows);
+        for (size_t r = 0; r < ni; r++)
+            for (size_t j = 0; j <= i0 + r; j++) {
+                double v = (float)(rows[r * len + j] * scale);
+                x->ss_a += v * v;
+                x->max_a = fmax(x->max_a, fabs(v));
+            }
+    }
+    free(kt);
+    return x;
+}
+
+/* What the base changes: R_r for r = 0..L-1, term (d) by distance, the statistics of (b), (d). */
+typedef struct xl_rel {
+    double ss_b, max_b, ss_d, max_d;
+    double *r;  /* (L, d) */
+    double *dv; /* (L): (W_R^T v).R_r / sqrt(d) */
+} xl_rel;
+
+static const xl_rel *xl_get_rel(app_view_ctx *c, const pe_params *p, const xl_draws *x, char *err,
+                                size_t errlen)
+{
+    struct {
+        int dim, len;
+        uint64_t seed;
+        double base;
+    } key;
+    memset(&key, 0, sizeof key);
+    key.dim = p->dim;
+    key.len = p->len;
+    key.seed = p->seed;
+    key.base = p->base;
+    xl_rel *t = app_cache_get(c, 1, &key, sizeof key);
+    if (t) return t;
+    size_t len = (size_t)p->len, d = (size_t)p->dim, half = d / 2;
+    t = app_cache_put(c, 1, &key, sizeof key, sizeof *t + (len * d + len) * sizeof(double));
+    double *w = malloc(3 * half * sizeof *w);
+    if (!t || !w) {
+        if (t) app_cache_put(c, 1, "", 0, 0);
+        free(w);
+        snprintf(err, errlen, "--len %d x --dim %d: out of memory", p->len, p->dim);
+        return NULL;
+    }
+    t->r = (double *)(t + 1);
+    t->dv = t->r + len * d;
+    double *cw = w + half, *sw = cw + half, scale = 1.0 / sqrt((double)d);
+    for (size_t k = 0; k < half; k++) {
+        w[k] = pow(p->base, -2.0 * (double)k / (double)p->dim); /* as pe_xl_r */
+        cw[k] = cos(w[k]);
+        sw[k] = sin(w[k]);
+    }
+    for (size_t r = 0; r < len; r++) {
+        double *row = t->r + r * d;
+        if (r % ANCHOR == 0) {
+            for (size_t k = 0; k < half; k++) {
+                row[k] = sin((double)r * w[k]);
+                row[half + k] = cos((double)r * w[k]);
+            }
+        } else {
+            const double *prev = row - d;
+            for (size_t k = 0; k < half; k++) {
+                double s = prev[k], co = prev[half + k];
+                row[k] = s * cw[k] + co * sw[k];
+                row[half + k] = co * cw[k] - s * sw[k];
             }
         }
+        /* (d): distance r's value fills the L - r cells of its diagonal */
+        t->dv[r] = dot8(x->gv, row, d) * scale;
+        double v = (float)t->dv[r];
+        t->ss_d += (double)(len - r) * v * v;
+        t->max_d = fmax(t->max_d, fabs(v));
+    }
+    free(w);
+    for (size_t i = 0; i < len; i++) {
+        size_t mi = row_samples(i, x->m);
+        double ss = 0;
+        for (size_t s = 0; s < mi; s++) {
+            double v = (float)(dot8(x->g + i * d, t->r + row_sample(i, mi, s) * d, d) * scale);
+            ss += v * v;
+            t->max_b = fmax(t->max_b, fabs(v));
+        }
+        t->ss_b += ss * (double)(i + 1) / (double)mi;
+    }
+    return t;
+}
+
+/* The drawn terms at an n x n sample of positions (grid_pos), -inf where masked: (a) and (c)
+ * in one cache slot, (b) and (d), which the base changes, in another. */
+static const float *xl_get_grid(app_view_ctx *c, int position, const pe_params *p,
+                                const xl_draws *x, const xl_rel *rel, size_t n, char *err,
+                                size_t errlen)
+{
+    struct {
+        int dim, len;
+        uint64_t seed;
+        double base;
+        size_t n;
+    } key;
+    memset(&key, 0, sizeof key);
+    key.dim = p->dim;
+    key.len = p->len;
+    key.seed = p->seed;
+    key.base = position ? p->base : 0;
+    key.n = n;
+    int slot = 2 + position;
+    float *out = app_cache_get(c, slot, &key, sizeof key);
+    if (out) return out;
+    out = app_cache_put(c, slot, &key, sizeof key, 2 * n * n * sizeof *out);
+    if (!out) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    size_t len = (size_t)p->len, d = (size_t)p->dim;
+    double scale = 1.0 / sqrt((double)d);
+    for (size_t i = 0; i < n; i++) {
+        size_t pi = grid_pos(i, n, len);
+        for (size_t j = 0; j < n; j++) {
+            float v0 = -INFINITY, v1 = -INFINITY;
+            if (j <= i) {
+                size_t pj = grid_pos(j, n, len), r = pi - pj;
+                if (position) {
+                    v0 = (float)(dot8(x->g + pi * d, rel->r + r * d, d) * scale);
+                    v1 = (float)rel->dv[r];
+                } else {
+                    v0 = (float)(dot8(x->q + pi * d, x->k + pj * d, d) * scale);
+                    v1 = (float)x->col_c[pj];
+                }
+            }
+            out[i * n + j] = v0;
+            out[n * n + i * n + j] = v1;
+        }
+    }
     return out;
+}
+
+/* The four terms at query i, key j <= i, summed as pe_xl_terms sums them (the same floats). */
+static void xl_cell(const pe_params *p, const xl_draws *x, int i, int j, double *r, float v[4])
+{
+    size_t d = (size_t)p->dim;
+    double scale = 1.0 / sqrt((double)d);
+    const double *q = x->q + (size_t)i * d, *k = x->k + (size_t)j * d, *g = x->g + (size_t)i * d;
+    pe_xl_r(p, (double)(i - j), r);
+    v[0] = (float)(dot_seq(q, k, d) * scale);
+    v[1] = (float)(dot_seq(g, r, d) * scale);
+    v[2] = (float)(dot_seq(x->u, k, d) * scale);
+    v[3] = (float)(dot_seq(x->gv, r, d) * scale);
 }
 
 static int xlv_build(app_view_ctx *c, const app_state *st, scene *s, const scene_target *t,
@@ -121,12 +309,14 @@ static int xlv_build(app_view_ctx *c, const app_state *st, scene *s, const scene
 {
     const fig_theme *th = fig_theme_get(st->dark);
     const pe_params *p = &st->p;
-    const float *all = xl_terms(c, p, err, errlen);
-    if (!all) return -1;
+    const xl_draws *x = xl_get_draws(c, p, err, errlen);
+    const xl_rel *rel = x ? xl_get_rel(c, p, x, err, errlen) : NULL;
+    if (!rel) return -1;
     int L = p->len;
-    size_t LL = (size_t)L * (size_t)L;
-    double amax = all[4 * LL];
-    const float *rms = all + 4 * LL + 1;
+    double cnt = (double)L * (double)(L + 1) / 2; /* the unmasked cells */
+    float amax = (float)fmax(fmax(x->max_a, rel->max_b), fmax(x->max_c, rel->max_d));
+    float rms[4] = {(float)sqrt(x->ss_a / cnt), (float)sqrt(rel->ss_b / cnt),
+                    (float)sqrt(x->ss_c / cnt), (float)sqrt(rel->ss_d / cnt)};
     double vmin, vmax;
     /* one range for the four; a few large content products would wash the others out, so the
      * colours stop at 3x the largest rms (values beyond take the end colours) */
@@ -150,8 +340,10 @@ static int xlv_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     /* one sampling for the four panels, at the size of the first */
     fig_rect c0 = fig_grid_cell(r, 2, 2, 0, 0, t->cells ? 3 : t->text_h * 0.8);
     size_t n = (size_t)fmin(L, ceil(fmax(1, fmin(c0.w, c0.h))));
-    const float *smp = xl_sampled(c, p, n, err, errlen);
-    if (!smp) return -1;
+    const float *content = xl_get_grid(c, 0, p, x, rel, n, err, errlen);
+    const float *position = content ? xl_get_grid(c, 1, p, x, rel, n, err, errlen) : NULL;
+    if (!position) return -1;
+    const float *smp[4] = {content, position, content + n * n, position + n * n};
     double gap = t->cells ? 3 : t->text_h * 0.8;
     double lh = t->cells ? 2 : t->text_h * 1.1;
     fig_axes ax[4];
@@ -173,8 +365,8 @@ static int xlv_build(app_view_ctx *c, const app_state *st, scene *s, const scene
         cell.y += lh;
         cell.h -= lh;
         ax[i] = fig_axes_draw(s, t, th, cell, 0, L, 0, L, NULL, NULL, FIG_Y_DOWN);
-        scene_heatmap(s, ax[i].area.x, ax[i].area.y, ax[i].area.w, ax[i].area.h, smp + i * n * n, n,
-                      n, n, vmin, vmax, map, th->mask);
+        scene_heatmap(s, ax[i].area.x, ax[i].area.y, ax[i].area.w, ax[i].area.h, smp[i], n, n, n,
+                      vmin, vmax, map, th->mask);
     }
     bar.y = ax[0].area.y;
     bar.h = ax[2].area.y + ax[2].area.h - bar.y;
@@ -190,8 +382,14 @@ static int xlv_build(app_view_ctx *c, const app_state *st, scene *s, const scene
         if (j > i) {
             snprintf(c->readout, sizeof c->readout, "i %d  j %d  masked (j > i: the future)", i, j);
         } else {
+            double *rbuf = malloc((size_t)p->dim * sizeof *rbuf);
+            if (!rbuf) {
+                snprintf(err, errlen, "out of memory");
+                return -1;
+            }
             float v[4];
-            for (int k = 0; k < 4; k++) v[k] = all[k * LL + (size_t)i * L + j];
+            xl_cell(p, x, i, j, rbuf, v);
+            free(rbuf);
             snprintf(c->readout, sizeof c->readout,
                      "i %d  j %d  i-j %d  (a) %+.4f  (b) %+.4f  (c) %+.4f  (d) %+.4f  sum %+.4f", i,
                      j, i - j, v[0], v[1], v[2], v[3], (double)v[0] + v[1] + v[2] + v[3]);
@@ -202,11 +400,17 @@ static int xlv_build(app_view_ctx *c, const app_state *st, scene *s, const scene
 
 static int xlv_data(app_view_ctx *c, const app_state *st, app_data *out, char *err, size_t errlen)
 {
-    const float *all = xl_terms(c, &st->p, err, errlen);
-    if (!all) return -1;
-    size_t L = (size_t)st->p.len;
-    if (app_data_alloc(out, 3, 4, L, L, err, errlen) < 0) return -1;
-    for (size_t i = 0; i < 4 * L * L; i++) out->data[i] = all[i];
+    pe_matrix terms[4] = {{0}};
+    if (pe_xl_terms(&st->p, terms, err, errlen) < 0) return -1;
+    size_t L = (size_t)st->p.len, LL = L * L;
+    if (app_data_alloc(out, 3, 4, L, L, err, errlen) < 0) {
+        for (int k = 0; k < 4; k++) pe_matrix_free(&terms[k]);
+        return -1;
+    }
+    for (int k = 0; k < 4; k++) {
+        for (size_t i = 0; i < LL; i++) out->data[(size_t)k * LL + i] = terms[k].data[i];
+        pe_matrix_free(&terms[k]);
+    }
     snprintf(out->what, sizeof out->what,
              "(4, len, len): Transformer-XL terms [content q.k, content-position q.W_R R(i-j), "
              "global content u.k, global position v.W_R R(i-j)] / sqrt(d), query i, key j; -inf "

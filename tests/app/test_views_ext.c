@@ -411,6 +411,96 @@ static void test_xl(void)
     app_data_free(&d);
 }
 
+/* At L 300 the view samples: the drawn cells are pe_xl_terms' values at the sampled positions
+ * (the centre of each drawn row and column), the readout is pe_xl_terms' cell to its four
+ * decimals, and the subtitle's rms are the full terms' (exact for a, c, d; (b) is estimated from
+ * a sample of every row, within a few percent). */
+static void test_xl_sampled(void)
+{
+    const char *o[] = {"dim", "64", "len", "300", "seed", "3"};
+    app_state st = make("xl", o, 6);
+    st.cursor_on = 1;
+    st.cur_r = 250;
+    st.cur_c = 37;
+    const size_t L = 300;
+    err[0] = '\0';
+    pe_matrix t[4] = {{0}};
+    TAP_OK(pe_xl_terms(&st.p, t, err, sizeof err) == 0, "xl L 300: pe_xl_terms (%s)", err);
+    double rms[4], amax = 0;
+    for (int k = 0; k < 4; k++) {
+        double ss = 0;
+        size_t cnt = 0;
+        for (size_t i = 0; i < L * L; i++)
+            if (isfinite(t[k].data[i])) {
+                ss += (double)t[k].data[i] * t[k].data[i];
+                amax = fmax(amax, fabs(t[k].data[i]));
+                cnt++;
+            }
+        rms[k] = sqrt(ss / (double)cnt);
+    }
+
+    app_view_ctx c;
+    memset(&c, 0, sizeof c);
+    scene s;
+    /* wide, so the subtitle is not cut short */
+    scene_init(&s, 2400, 600, 0);
+    scene_target tg = raster_target(2400, 600, raster_font_px(2400, 600, 1));
+    int rc = app_view_build(&c, &st, &s, &tg, err, sizeof err);
+    int heat = 0, bad = 0, got_rms = 0;
+    size_t n = 0;
+    double shown[4] = {0}, shown_max = 0;
+    for (size_t i = 0; rc == 0 && i < s.n; i++) {
+        const scene_item *it = &s.items[i];
+        if (it->kind == SCENE_TEXT) {
+            const char *r = strstr(it->u.text.str, "rms a/b/c/d ");
+            if (r &&
+                sscanf(r + 12, "%lf/%lf/%lf/%lf", &shown[0], &shown[1], &shown[2], &shown[3]) == 4)
+                got_rms = 1;
+            const char *m = r ? strstr(r, "(max ") : NULL;
+            if (m) sscanf(m + 5, "%lf", &shown_max);
+        }
+        if (it->kind != SCENE_HEATMAP || heat >= 4 || it->u.heat.rows != it->u.heat.cols ||
+            it->u.heat.rows < 2)
+            continue;
+        n = it->u.heat.rows;
+        for (size_t a = 0; a < n; a++)
+            for (size_t b = 0; b < n; b++) {
+                size_t pa = (size_t)(((double)a + 0.5) * (double)L / (double)n);
+                size_t pb = (size_t)(((double)b + 0.5) * (double)L / (double)n);
+                float want = pe_matrix_row(&t[heat], pa)[pb], v = it->u.heat.data[a * n + b];
+                bad += isinf(want) ? !(isinf(v) && v < 0)
+                                   : !(fabs((double)v - want) <= 1e-5 * (1 + fabs(want)));
+            }
+        heat++;
+    }
+    TAP_OK(rc == 0 && heat == 4 && n > 16 && n < L && bad == 0,
+           "xl L 300: four %zux%zu panels hold pe_xl_terms at the sampled positions (%d differ)", n,
+           n, bad);
+    double v[4];
+    const char *a = strstr(c.readout, "(a) ");
+    int parsed = a && sscanf(a, "(a) %lf (b) %lf (c) %lf (d) %lf", &v[0], &v[1], &v[2], &v[3]) == 4;
+    double worst = 0;
+    for (int k = 0; parsed && k < 4; k++)
+        worst = fmax(worst, fabs(v[k] - pe_matrix_row(&t[k], 250)[37]));
+    TAP_OK(parsed && worst < 5.1e-5, "xl readout at (250, 37) is pe_xl_terms' (%s)", c.readout);
+    char want[4][32], have[4][32];
+    for (int k = 0; k < 4; k++) {
+        snprintf(want[k], sizeof want[k], "%.2g", rms[k]);
+        snprintf(have[k], sizeof have[k], "%.2g", shown[k]);
+    }
+    TAP_OK(got_rms && strcmp(want[0], have[0]) == 0 && strcmp(want[2], have[2]) == 0 &&
+               strcmp(want[3], have[3]) == 0 && fabs(shown[1] - rms[1]) < 0.01 + 0.03 * rms[1],
+           "xl rms a/b/c/d shown %g/%g/%g/%g, full terms %.4g/%.4g/%.4g/%.4g", shown[0], shown[1],
+           shown[2], shown[3], rms[0], rms[1], rms[2], rms[3]);
+    char mw[32], mh[32];
+    snprintf(mw, sizeof mw, "%.2g", amax);
+    snprintf(mh, sizeof mh, "%.2g", shown_max);
+    TAP_OK(strcmp(mw, mh) == 0, "xl largest |value| shown %s, full terms %s", mh, mw);
+    scene_free(&s);
+    app_view_ctx_free(&c);
+    for (int k = 0; k < 4; k++) pe_matrix_free(&t[k]);
+}
+
 static int write_file(const char *path, const char *text)
 {
     FILE *fp = fopen(path, "w");
@@ -474,6 +564,7 @@ int main(void)
     test_t5();
     test_xpos();
     test_xl();
+    test_xl_sampled();
     test_golden();
     return tap_done();
 }

@@ -161,6 +161,38 @@ static void test_xl(void)
             column &= pe_matrix_row(&t[2], (size_t)i)[j] == pe_matrix_row(&t[2], (size_t)j)[j];
     TAP_OK(column, "global content term u.k_j depends on j only");
 
+    /* the kernels pe_xl_terms uses add in the order of a plain loop: the same doubles */
+    {
+        enum { N = 13, D = 10 };
+        double x[N * D], w[D * D], xt[D * N], out[N * D], rows[N * N];
+        pe_rng g;
+        pe_rng_seed(&g, 11);
+        for (int i = 0; i < N * D; i++) x[i] = pe_rng_normal(&g);
+        for (int i = 0; i < D * D; i++) w[i] = pe_rng_normal(&g);
+        for (int i = 0; i < N; i++)
+            for (int a = 0; a < D; a++) xt[a * N + i] = pe_rng_normal(&g);
+        pe_xl_project(w, x, N, D, out);
+        int same_p = 1, same_d = 1;
+        for (int i = 0; i < N; i++)
+            for (int c = 0; c < D; c++) {
+                double s = 0;
+                for (int a = 0; a < D; a++) s += x[i * D + a] * w[a * D + c];
+                same_p &= out[i * D + c] == s;
+            }
+        for (int i0 = 0; i0 < N; i0 += 5) {
+            int ni = N - i0 < 5 ? N - i0 : 5;
+            pe_xl_dots_lower(x, xt, N, D, (size_t)i0, (size_t)ni, rows);
+            for (int k = 0; k < ni; k++)
+                for (int j = 0; j <= i0 + k; j++) {
+                    double s = 0;
+                    for (int a = 0; a < D; a++) s += x[(i0 + k) * D + a] * xt[a * N + j];
+                    same_d &= rows[k * N + j] == s;
+                }
+        }
+        TAP_OK(same_p, "pe_xl_project equals the plain loop exactly");
+        TAP_OK(same_d, "pe_xl_dots_lower equals plain dot products exactly (blocks of 5 rows)");
+    }
+
     const pe_encoding *e = pe_encoding_find("xl");
     pe_matrix b = {0}, b1 = {0};
     TAP_OK(e->bias(&p, 0, &b, err, sizeof err) == PE_OK, "XL bias head 0");
