@@ -251,10 +251,12 @@ static int log_ticks(double lo, double hi, int max_ticks, double *out)
     return ticks_with_step(lo, hi, max_ticks, out, NULL);
 }
 
-static void log_label(double v, char *buf, size_t n)
+/* Powers of ten from 1e5 (1e-5) on are written 1e5; on an axis that has such a tick, from 1e3
+ * (1e-3) on, so one axis never reads "10000" next to "1e5". */
+static void log_label(double v, int sci_from, char *buf, size_t n)
 {
     int e = (int)floor(log10(v) + 1e-9);
-    if (e >= 5 || e <= -5) {
+    if (e >= sci_from || e <= -sci_from) {
         snprintf(buf, n, "%.0e", v);
         compact_sci(buf, n);
     } else {
@@ -283,9 +285,12 @@ static void make_ticks(tickset *ts, const scene_target *t, double lo, double hi,
     else
         ts->n = ticks_with_step(lo, hi, max_ticks, ts->v, &step);
     ts->widest = 0.0;
+    int sci_from = 5;
+    for (int i = 0; lg && i < ts->n; i++)
+        if (fabs(floor(log10(ts->v[i]) + 1e-9)) >= 5) sci_from = 3;
     for (int i = 0; i < ts->n; i++) {
         if (lg)
-            log_label(ts->v[i], ts->label[i], sizeof ts->label[i]);
+            log_label(ts->v[i], sci_from, ts->label[i], sizeof ts->label[i]);
         else
             fig_tick_label(ts->v[i], step, ts->label[i], sizeof ts->label[i]);
         ts->w[i] = scene_text_width(t, ts->label[i], size);
