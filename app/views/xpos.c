@@ -3,8 +3,8 @@
  * zeta_k^(m/s) and the key's by zeta_k^(-n/s), zeta_k = (2k + 0.4d) / (1.4d), s = the scale
  * base, so pair k of the score decays as zeta_k^((m-n)/s): the fast pairs (small zeta) fade
  * first. Left, that factor against the distance r = m - n for a few evenly spaced pairs; right,
- * the all-ones score <q_m, k_n> / <q_0, k_0> with plain RoPE and with xPos, both computed by
- * rotating the vectors, with the mean factor over pairs (the envelope xPos puts on the score). */
+ * the all-ones score <q_m, k_n> / <q_0, k_0> with plain RoPE and with xPos, with the mean
+ * factor over pairs (the envelope xPos puts on the score). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,34 +23,16 @@ static int xpv_validate(const app_state *st, char *err, size_t errlen)
                                                                                                : 0;
 }
 
-/* The score of all-ones q at m = r and k at n = 0 under enc's apply_qk, r = 0..L-1, divided by
- * its value at r = 0. */
-static int ones_score(const pe_params *p, const pe_encoding *e, double *y, char *err, size_t errlen)
-{
-    int d = p->dim;
-    double *q = malloc(sizeof *q * (size_t)d * 2);
-    if (!q) {
-        snprintf(err, errlen, "--dim %d: out of memory", d);
-        return -1;
-    }
-    double *k = q + d;
-    for (int i = 0; i < d; i++) k[i] = 1;
-    e->apply_qk(p, k, 0, 1);
-    double s0 = 1;
-    for (int r = 0; r < p->len; r++) {
-        for (int i = 0; i < d; i++) q[i] = 1;
-        e->apply_qk(p, q, r, 0);
-        double s = 0;
-        for (int i = 0; i < d; i++) s += q[i] * k[i];
-        if (r == 0) s0 = s != 0 ? s : 1;
-        y[r] = s / s0;
-    }
-    free(q);
-    return 0;
-}
+/* The factors and both scores are stepped from r - 1 to r (a rotation per pair for cos and sin,
+ * a multiplication by zeta_k^(1/s) for the factor) and computed afresh every ANCHOR rows, so the
+ * rounding of the steps cannot pile up: they stay within ~1e-14 of cos and pe_xpos_decay. */
+#define ANCHOR 32
 
 /* (L, np + 4): r, the factor of every pair, RoPE score, xPos score, mean factor; cached under
- * the inputs it depends on. NULL with err on failure. */
+ * the inputs it depends on. With q = k = 1 (the key at n = 0, which xPos leaves at its length)
+ * each rotated pair adds 2 attn^2 cos(r theta_k) to <q_r, k_0>, times zeta_k^(r/s) under xPos,
+ * and each of the d - rotary_dim other dimensions adds 1; both scores are divided by their
+ * value at r = 0. NULL with err on failure. */
 static const double *xpv_compute(app_view_ctx *c, const app_state *st, int *cols, char *err,
                                  size_t errlen)
 {
@@ -71,32 +53,57 @@ static const double *xpv_compute(app_view_ctx *c, const app_state *st, int *cols
     *cols = nc;
     double *tab = app_cache_get(c, 0, &key, sizeof key);
     if (tab) return tab;
+    int nth;
+    double attn;
+    double *th = app_ext_inv_freq(p, &nth, &attn, err, errlen);
+    if (!th) return NULL;
     tab = app_cache_put(c, 0, &key, sizeof key, sizeof *tab * (size_t)L * (size_t)nc);
-    double *col = malloc(sizeof *col * (size_t)L * 2);
-    if (!tab || !col) {
+    double *w = malloc(sizeof *w * (size_t)np * 6);
+    if (!tab || !w) {
         if (tab) app_cache_put(c, 0, "", 0, 0);
-        free(col);
+        free(w);
+        free(th);
         snprintf(err, errlen, "--len %d x --dim %d: out of memory", L, p->dim);
         return NULL;
     }
-    if (ones_score(p, pe_encoding_find("rope"), col, err, errlen) < 0 ||
-        ones_score(p, pe_encoding_find("xpos"), col + L, err, errlen) < 0) {
-        app_cache_put(c, 0, "", 0, 0);
-        free(col);
-        return NULL;
+    /* per pair: cos and sin of theta_k, the factor's step, and the running cos, sin, factor */
+    double *cw = w, *sw = cw + np, *gw = sw + np, *cr = gw + np, *sr = cr + np, *gr = sr + np;
+    for (int k = 0; k < np; k++) {
+        cw[k] = cos(th[k]);
+        sw[k] = sin(th[k]);
+        gw[k] = pow(pe_xpos_zeta(p, k), 1.0 / p->xpos_scale_base);
     }
+    double a2 = 2 * attn * attn, rest = p->dim - 2.0 * np, s0 = a2 * np + rest;
+    if (s0 == 0) s0 = 1;
     for (int r = 0; r < L; r++) {
-        double *row = tab + (size_t)r * nc, mean = 0;
+        if (r % ANCHOR == 0) {
+            for (int k = 0; k < np; k++) {
+                cr[k] = cos(r * th[k]);
+                sr[k] = sin(r * th[k]);
+                gr[k] = pe_xpos_decay(p, k, r);
+            }
+        } else {
+            for (int k = 0; k < np; k++) {
+                double c0 = cr[k], s1 = sr[k];
+                cr[k] = c0 * cw[k] - s1 * sw[k];
+                sr[k] = s1 * cw[k] + c0 * sw[k];
+                gr[k] *= gw[k];
+            }
+        }
+        double *row = tab + (size_t)r * nc, rope = 0, xpos = 0, mean = 0;
         row[0] = r;
         for (int k = 0; k < np; k++) {
-            row[1 + k] = pe_xpos_decay(p, k, r);
-            mean += row[1 + k];
+            row[1 + k] = gr[k];
+            rope += cr[k];
+            xpos += gr[k] * cr[k];
+            mean += gr[k];
         }
-        row[np + 1] = col[r];
-        row[np + 2] = col[L + r];
+        row[np + 1] = (a2 * rope + rest) / s0;
+        row[np + 2] = (a2 * xpos + rest) / s0;
         row[np + 3] = mean / np;
     }
-    free(col);
+    free(w);
+    free(th);
     return tab;
 }
 
