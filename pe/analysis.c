@@ -210,10 +210,27 @@ double pe_translation_error(const pe_params *p, int D)
     return worst;
 }
 
+/* Whether a pair of inverse frequency theta turns by more than min_angle between f0 and f1, with
+ * the angles in float32 as a model computes them. */
+static int resolution_turns(double theta, float f0, float f1, double min_angle)
+{
+    float th = (float)theta;
+    float a0 = f0 * th, a1 = f1 * th;
+    double diff = fabs((double)a1 - (double)a0);
+    /* fmod is exact and returns diff itself below 2 pi: skip the call there */
+    if (diff >= 2.0 * PE_PI) diff = fmod(diff, 2.0 * PE_PI);
+    if (diff > PE_PI) diff = 2.0 * PE_PI - diff;
+    return diff > min_angle;
+}
+
+static int resolution_args_ok(int pos, int D, double min_angle)
+{
+    return !(pos < 0 || D < 0 || pos >= INT_MAX - D || !isfinite(min_angle) || min_angle < 0.0);
+}
+
 int pe_rope_resolution(const pe_params *p, int pos, int D, double min_angle)
 {
-    if (pos < 0 || D < 0 || pos >= INT_MAX - D || !isfinite(min_angle) || min_angle < 0.0)
-        return PE_EINVAL;
+    if (!resolution_args_ok(pos, D, min_angle)) return PE_EINVAL;
     pe_params q = *p;
     if (q.scaling.type == PE_SCALING_DYNAMIC) q.scaling.seq_len = pos + D + 1;
     if (pe_rope_validate_freq(&q, NULL, 0) != PE_OK) return PE_EINVAL;
@@ -221,12 +238,16 @@ int pe_rope_resolution(const pe_params *p, int pos, int D, double min_angle)
     pe_rope_ctx_init(&q, &c);
     int count = 0;
     float f0 = (float)pos, f1 = (float)(pos + D);
-    for (int k = 0; k < c.rot_dim / 2; k++) {
-        float th = (float)pe_rope_ctx_theta(&q, &c, k);
-        float a0 = f0 * th, a1 = f1 * th;
-        double diff = fmod(fabs((double)a1 - (double)a0), 2.0 * PE_PI);
-        if (diff > PE_PI) diff = 2.0 * PE_PI - diff;
-        if (diff > min_angle) count++;
-    }
+    for (int k = 0; k < c.rot_dim / 2; k++)
+        count += resolution_turns(pe_rope_ctx_theta(&q, &c, k), f0, f1, min_angle);
+    return count;
+}
+
+int pe_rope_resolution_theta(const double *theta, int npairs, int pos, int D, double min_angle)
+{
+    if (!resolution_args_ok(pos, D, min_angle)) return PE_EINVAL;
+    int count = 0;
+    float f0 = (float)pos, f1 = (float)(pos + D);
+    for (int k = 0; k < npairs; k++) count += resolution_turns(theta[k], f0, f1, min_angle);
     return count;
 }

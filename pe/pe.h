@@ -266,5 +266,9 @@ double pe_translation_error(const pe_params *p, int D);
  * by more than min_angle radians (wrapped to [0, pi]), with angles computed as a model does in
  * float32 (fl(pos) * fl(theta_k)); dynamic NTK uses seq_len = pos + D + 1. */
 int pe_rope_resolution(const pe_params *p, int pos, int D, double min_angle);
+/* The same count for given inverse frequencies theta (npairs of them, e.g. pe_rope_inv_freq's;
+ * for dynamic NTK those at seq_len = pos + D + 1), without recomputing them: a caller probing many
+ * positions computes them once. PE_EINVAL for a pos, D or min_angle pe_rope_resolution refuses. */
+int pe_rope_resolution_theta(const double *theta, int npairs, int pos, int D, double min_angle);
 
 #endif

@@ -5,6 +5,7 @@
  * YaRN and llama3) or raising the base (NTK) leaves fewer pairs that can tell neighbours apart;
  * dynamic NTK loses them as the sequence grows past L0; at very large p float32 angles lose the
  * digits that separate p from p + D. The x axis is log-scaled (p = 0 is in the data only). */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,7 +39,8 @@ typedef struct res_result {
     double y[APP_EXT_METHODS][APP_EXT_SAMPLES];
 } res_result;
 
-/* The counts from pe_rope_resolution, cached under the inputs they depend on. NULL with err. */
+/* The counts of pe_rope_resolution (through pe_rope_resolution_theta, which takes the
+ * frequencies computed once), cached under the inputs they depend on. NULL with err. */
 static const res_result *res_compute(app_view_ctx *c, const app_state *st, char *err, size_t errlen)
 {
     struct {
@@ -66,17 +68,37 @@ static const res_result *res_compute(app_view_ctx *c, const app_state *st, char 
     int n = res->n = app_ext_samples(key.target, APP_EXT_SAMPLES, res->p);
     for (int m = 0; m < APP_EXT_METHODS; m++) {
         pe_params q = app_ext_params(st, m, key.target);
+        /* the frequencies once per method; dynamic NTK's change with seq_len = p + D + 1, but
+         * only past L0 (below it the formula reads L0), so they are recomputed only there */
+        int np = 0;
+        double *th = NULL;
+        long have_len = -1; /* the seq_len th was computed for (dynamic) */
         for (int i = 0; i < n; i++) {
-            int cnt = pe_rope_resolution(&q, (int)res->p[i], st->probe_d, st->min_angle);
+            int pos = (int)res->p[i];
+            long len = (long)pos + st->probe_d + 1;
+            if (len < q.scaling.original_ctx) len = q.scaling.original_ctx;
+            if (!th || (m == PE_SCALING_DYNAMIC && len != have_len)) {
+                if (m == PE_SCALING_DYNAMIC) q.scaling.seq_len = len > INT_MAX ? INT_MAX : (int)len;
+                free(th);
+                th = app_ext_inv_freq(&q, &np, NULL, err, errlen);
+                if (!th) {
+                    app_cache_put(c, 0, "", 0, 0);
+                    return NULL;
+                }
+                have_len = len;
+            }
+            int cnt = pe_rope_resolution_theta(th, np, pos, st->probe_d, st->min_angle);
             if (cnt < 0) {
                 snprintf(err, errlen,
                          "--probe-d %d at position %.0f (%s): the probe is out of range",
                          st->probe_d, res->p[i], app_ext_method_label(m));
+                free(th);
                 app_cache_put(c, 0, "", 0, 0);
                 return NULL;
             }
             res->y[m][i] = cnt;
         }
+        free(th);
     }
     return res;
 }

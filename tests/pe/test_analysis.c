@@ -125,6 +125,32 @@ static void test_resolution(void)
            "dynamic below L0 = plain RoPE");
     TAP_OK(pe_rope_resolution(&q, 200000, 1, 1e-2) <= pe_rope_resolution(&p, 200000, 1, 1e-2),
            "dynamic far past L0 resolves no more pairs");
+
+    /* with the frequencies given, the same counts (D up to 5000 turns pairs past 2 pi) */
+    static const int pos[] = {0, 1, 7, 100, 4095, 70000, 1 << 22, 1 << 24};
+    static const int ds[] = {1, 3, 50, 5000};
+    char err[256];
+    int differ = 0, cases = 0;
+    for (int m = 0; m < 3; m++) {
+        pe_params r = p;
+        r.scaling.type = m == 0 ? PE_SCALING_NONE : m == 1 ? PE_SCALING_YARN : PE_SCALING_DYNAMIC;
+        r.scaling.factor = 4;
+        for (size_t i = 0; i < sizeof pos / sizeof *pos; i++)
+            for (size_t j = 0; j < sizeof ds / sizeof *ds; j++) {
+                double th[64];
+                r.scaling.seq_len = pos[i] + ds[j] + 1;
+                pe_rope_inv_freq(&r, th, NULL, err, sizeof err);
+                differ += pe_rope_resolution_theta(th, 64, pos[i], ds[j], 0.05) !=
+                          pe_rope_resolution(&r, pos[i], ds[j], 0.05);
+                cases++;
+            }
+    }
+    TAP_OK(differ == 0, "pe_rope_resolution_theta = pe_rope_resolution (%d of %d differ)", differ,
+           cases);
+    double th1 = 0.5;
+    TAP_OK(pe_rope_resolution_theta(&th1, 1, -1, 1, 0.1) < 0 &&
+               pe_rope_resolution_theta(&th1, 1, 0, 1, -1.0) < 0,
+           "pe_rope_resolution_theta: bad inputs -> negative status");
 }
 
 int main(void)
