@@ -13,6 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "rope_ext.h"
 #include "view_list.h"
@@ -64,68 +67,156 @@ typedef struct ext_result {
     double y[2][APP_EXT_METHODS][APP_EXT_SAMPLES]; /* [0] all-ones score, [1] bound; / at r=0 */
 } ext_result;
 
+/* Largest power of two in the table of rotations (distances stay below 2^31). */
+#define POW2_BITS 31
+/* A bin's first distance is reached from the previous bin's by one rotation, and computed from
+ * the table afresh every ANCHOR bins, so the rounding of the steps cannot pile up. */
+#define ANCHOR 16
+
+/* Rotations by pair, e^{i r theta_k} for k < np: re and im apart, so the loops over k
+ * vectorise. */
+typedef struct ext_rot {
+    double *re, *im;
+} ext_rot;
+
+/* z *= e, pair by pair. */
+static void rotate(ext_rot z, ext_rot e, int np)
+{
+    for (int k = 0; k < np; k++) {
+        double x = z.re[k], y = z.im[k];
+        z.re[k] = x * e.re[k] - y * e.im[k];
+        z.im[k] = x * e.im[k] + y * e.re[k];
+    }
+}
+
+/* out = e^{i r theta_k} for 0 <= r < 2^bits, from e2[b] = e^{i 2^b theta_k}, b < bits: one
+ * product per set bit of r (no sine of a large argument, whose own rounding would be larger). */
+static void rotation(const ext_rot *e2, int bits, int np, long r, ext_rot out)
+{
+    for (int k = 0; k < np; k++) {
+        out.re[k] = 1;
+        out.im[k] = 0;
+    }
+    for (int b = 0; b < bits && r >> b; b++)
+        if ((r >> b) & 1) rotate(out, e2[b], np);
+}
+
+/* For distances j < n (z[j] = e^{i r_j theta_k}), the prefix sums S_k = z_0 + .. + z_k over the
+ * pairs in order: re[j] + i im[j] = S_{np-1} and tot[j] = sum_k |S_k|. The square roots are most
+ * of the view's time and a loop over sqrt does not vectorise while sqrt may set errno, so SSE2
+ * takes two distances at a time where it exists (the same doubles either way). */
+static void prefix_sums(const ext_rot *z, int n, int np, double *re, double *im, double *tot)
+{
+    int j = 0;
+#if defined(__SSE2__)
+    for (; j + 2 <= n; j += 2) {
+        const double *r0 = z[j].re, *r1 = z[j + 1].re, *i0 = z[j].im, *i1 = z[j + 1].im;
+        __m128d x = _mm_setzero_pd(), y = _mm_setzero_pd(), t = _mm_setzero_pd();
+        for (int k = 0; k < np; k++) {
+            x = _mm_add_pd(x, _mm_set_pd(r1[k], r0[k]));
+            y = _mm_add_pd(y, _mm_set_pd(i1[k], i0[k]));
+            t = _mm_add_pd(t, _mm_sqrt_pd(_mm_add_pd(_mm_mul_pd(x, x), _mm_mul_pd(y, y))));
+        }
+        _mm_storeu_pd(re + j, x);
+        _mm_storeu_pd(im + j, y);
+        _mm_storeu_pd(tot + j, t);
+    }
+#endif
+    for (; j < n; j++) {
+        double x = 0, y = 0, t = 0;
+        for (int k = 0; k < np; k++) {
+            x += z[j].re[k];
+            y += z[j].im[k];
+            t += sqrt(x * x + y * y);
+        }
+        re[j] = x;
+        im[j] = y;
+        tot[j] = t;
+    }
+}
+
 /* Method m's two curves. With q = k = 1 every rotated pair contributes 2 attn^2 cos(r theta_k)
  * to <R_r q, R_0 k> and each of the d - rotary_dim other dimensions 1; the bound is
- * pe_rope_decay_bound's sum. Both come from z_k = e^{i r theta_k}, stepped through a bin by
- * multiplying with e^{i step theta_k}, so a bin costs two sincos per pair (the tests check the
- * result against pe_rope_score_curve and pe_rope_decay_bound). */
-static int ext_method(const app_state *st, int m, double target, ext_result *res, char *err,
-                      size_t errlen)
+ * pe_rope_decay_bound's sum. Both come from z_k = e^{i r theta_k}: at a bin's first distance
+ * from the previous bin's (or the table), then stepped through the bin by multiplying with
+ * e^{i step theta_k}. The bin's distances are summed side by side, each over the pairs in
+ * order (the tests check the result against pe_rope_score_curve and pe_rope_decay_bound). */
+static int ext_method(int m, int dim, const double *th, int np, double attn, ext_result *res,
+                      char *err, size_t errlen)
 {
-    pe_params p = app_ext_params(st, m, target);
-    int np;
-    double attn;
-    double *th = app_ext_inv_freq(&p, &np, &attn, err, errlen);
-    if (!th) return -1;
-    double *z = malloc(sizeof *z * (size_t)np * 4);
-    if (!z) {
-        free(th);
-        snprintf(err, errlen, "--dim %d: out of memory", p.dim);
-        return -1;
-    }
-    double *w = z + 2 * (size_t)np;
-    double a2 = 2 * attn * attn, rest = p.dim - 2.0 * np;
-    double ones0 = a2 * np + rest, b0 = pe_rope_decay_bound(th, np, 0);
     double per = BIN_BUDGET / ((double)res->n * np);
     int most = per >= BIN_POINTS ? BIN_POINTS : per >= 2 ? (int)per : 2;
-    double w_step = -1; /* the step w holds (neighbouring bins often share it) */
+    /* rotations of np pairs: the table (POW2_BITS), the bin's start, step and the step from
+     * the previous start, z at each of the bin's distances (most); three sums per distance */
+    size_t nz = (size_t)np, nrot = POW2_BITS + 3 + (size_t)most;
+    double *buf = malloc(sizeof *buf * (2 * nz * nrot + 3 * (size_t)most));
+    ext_rot *rot = malloc(sizeof *rot * nrot);
+    if (!buf || !rot) {
+        free(buf);
+        free(rot);
+        snprintf(err, errlen, "--dim %d: out of memory", dim);
+        return -1;
+    }
+    for (size_t i = 0; i < nrot; i++) rot[i] = (ext_rot){buf + 2 * nz * i, buf + 2 * nz * i + nz};
+    ext_rot *e2 = rot, z0 = rot[POW2_BITS], w = rot[POW2_BITS + 1], dz = rot[POW2_BITS + 2];
+    ext_rot *z = rot + POW2_BITS + 3;
+    double *re = buf + 2 * nz * nrot, *im = re + most, *tot = im + most;
+    /* the bins' starts and steps stay below 2^bits (the target is the largest start) */
+    int bits;
+    frexp(res->r[res->n - 1], &bits);
+    if (bits > POW2_BITS) bits = POW2_BITS;
+    for (int b = 0; b < bits; b++)
+        for (int k = 0; k < np; k++) {
+            double a = ldexp(th[k], b); /* exact */
+            e2[b].re[k] = cos(a);
+            e2[b].im[k] = sin(a);
+        }
+    double a2 = 2 * attn * attn, rest = dim - 2.0 * np;
+    double ones0 = a2 * np + rest, b0 = pe_rope_decay_bound(th, np, 0);
+    double w_step = -1, dz_step = -1, prev_lo = 0; /* the steps w and dz hold */
     for (int i = 0; i < res->n; i++) {
         double lo, hi;
         bin_bounds(res->r, res->n, i, &lo, &hi);
         int cnt = hi - lo + 1 <= most ? (int)(hi - lo + 1) : most;
         double step = cnt > 1 ? floor((hi - lo) / (cnt - 1)) : 0;
         if (cnt == 1) lo = res->r[i];
-        for (int k = 0; k < np; k++) {
-            z[2 * k] = cos(lo * th[k]);
-            z[2 * k + 1] = sin(lo * th[k]);
-        }
-        if (cnt > 1 && step != w_step) {
-            for (int k = 0; k < np; k++) {
-                w[2 * k] = cos(step * th[k]);
-                w[2 * k + 1] = sin(step * th[k]);
+        /* z0 = e^{i lo theta}: the bins' starts only grow */
+        if (i % ANCHOR == 0 || lo < prev_lo) {
+            rotation(e2, bits, np, (long)lo, z0);
+        } else if (lo > prev_lo) {
+            if (lo - prev_lo != dz_step) {
+                rotation(e2, bits, np, (long)(lo - prev_lo), dz);
+                dz_step = lo - prev_lo;
             }
+            rotate(z0, dz, np);
+        }
+        prev_lo = lo;
+        if (cnt > 1 && step != w_step) {
+            rotation(e2, bits, np, (long)step, w);
             w_step = step;
         }
+        /* z at the bin's distances lo + j step */
+        for (int k = 0; k < np; k++) {
+            z[0].re[k] = z0.re[k];
+            z[0].im[k] = z0.im[k];
+        }
+        for (int j = 1; j < cnt; j++)
+            for (int k = 0; k < np; k++) {
+                double x = z[j - 1].re[k], y = z[j - 1].im[k];
+                z[j].re[k] = x * w.re[k] - y * w.im[k];
+                z[j].im[k] = x * w.im[k] + y * w.re[k];
+            }
+        prefix_sums(z, cnt, np, re, im, tot);
         double sum_ones = 0, sum_b = 0;
         for (int j = 0; j < cnt; j++) {
-            double re = 0, im = 0, tot = 0, cs = 0;
-            for (int k = 0; k < np; k++) {
-                double zr = z[2 * k], zi = z[2 * k + 1];
-                cs += zr;
-                re += zr;
-                im += zi;
-                tot += sqrt(re * re + im * im);
-                z[2 * k] = zr * w[2 * k] - zi * w[2 * k + 1];
-                z[2 * k + 1] = zr * w[2 * k + 1] + zi * w[2 * k];
-            }
-            sum_ones += a2 * cs + rest;
-            sum_b += tot / np;
+            sum_ones += a2 * re[j] + rest;
+            sum_b += tot[j] / np;
         }
         res->y[0][m][i] = sum_ones / cnt / ones0;
         res->y[1][m][i] = b0 > 0 ? sum_b / cnt / b0 : 0;
     }
-    free(z);
-    free(th);
+    free(rot);
+    free(buf);
     return 0;
 }
 
@@ -154,11 +245,33 @@ static const ext_result *ext_compute(app_view_ctx *c, const app_state *st, char 
         return NULL;
     }
     res->n = app_ext_samples(key.target, APP_EXT_SAMPLES, res->r);
-    for (int m = 0; m < APP_EXT_METHODS; m++)
-        if (ext_method(st, m, key.target, res, err, errlen) < 0) {
-            app_cache_put(c, 0, "", 0, 0); /* forget the half-made result */
-            return NULL;
+    /* a method whose frequencies and attention factor equal an earlier one's (at f = 1 most of
+     * them do) has its curves: they are copied, not computed again */
+    double *th[APP_EXT_METHODS] = {0}, attn[APP_EXT_METHODS];
+    int np[APP_EXT_METHODS], rc = 0;
+    for (int m = 0; m < APP_EXT_METHODS && rc == 0; m++) {
+        pe_params p = app_ext_params(st, m, key.target);
+        th[m] = app_ext_inv_freq(&p, &np[m], &attn[m], err, errlen);
+        if (!th[m]) {
+            rc = -1;
+            break;
         }
+        int same = -1;
+        for (int e = 0; e < m && same < 0; e++)
+            if (np[e] == np[m] && attn[e] == attn[m] &&
+                memcmp(th[e], th[m], sizeof *th[m] * (size_t)np[m]) == 0)
+                same = e;
+        if (same >= 0)
+            for (int kind = 0; kind < 2; kind++)
+                memcpy(res->y[kind][m], res->y[kind][same], sizeof res->y[kind][m]);
+        else
+            rc = ext_method(m, st->p.dim, th[m], np[m], attn[m], res, err, errlen);
+    }
+    for (int m = 0; m < APP_EXT_METHODS; m++) free(th[m]);
+    if (rc < 0) {
+        app_cache_put(c, 0, "", 0, 0); /* forget the half-made result */
+        return NULL;
+    }
     return res;
 }
 

@@ -232,6 +232,10 @@ static void test_extension(void)
                        "0.5",         "factor", "8",          "orig-ctx", "256",
                        "attn-factor", "1.5",    "target-len", "5000"};
     check_extension("extension half pairs, rotary 0.5, attn 1.5, T 5000", b, 14);
+    /* far distances: the rotations are composed from powers of two, not sin of a huge angle */
+    const char *far[] = {"dim",    "32", "scaling",    "linear",
+                         "factor", "8",  "target-len", "300000000"};
+    check_extension("extension d 32, T 3e8", far, 8);
 
     /* default curves: the bound alone; --curves rope: the score alone */
     const char *c[] = {"scaling", "yarn", "factor", "4"};
