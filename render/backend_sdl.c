@@ -193,12 +193,11 @@ static int ensure_size(window *win, int w, int h)
     return 0;
 }
 
-int window_present(window *win, const scene *s)
+int window_draw(window *win, const scene *s)
 {
-    Uint64 t0 = SDL_GetPerformanceCounter();
     int w = 0, h = 0;
     if (SDL_GetRendererOutputSize(win->ren, &w, &h) != 0) return -1;
-    if (w <= 0 || h <= 0) return 0; /* minimised: nothing to show */
+    if (w <= 0 || h <= 0) return 1; /* minimised: nothing to show */
     if (ensure_size(win, w, h) != 0) return -1;
     if (raster_draw_argb(s, win->pix, w, h, w * 4, 1) != 0) {
         win->has_frame = 0;
@@ -207,6 +206,14 @@ int window_present(window *win, const scene *s)
     win->has_frame = 1;
     if (SDL_UpdateTexture(win->tex, NULL, win->pix, w * 4) != 0) return -1;
     if (SDL_RenderCopy(win->ren, win->tex, NULL, NULL) != 0) return -1;
+    return 0;
+}
+
+int window_present(window *win, const scene *s)
+{
+    Uint64 t0 = SDL_GetPerformanceCounter();
+    int rc = window_draw(win, s);
+    if (rc != 0) return rc < 0 ? -1 : 0;
     SDL_RenderPresent(win->ren);
     win->frame_ms =
         (double)(SDL_GetPerformanceCounter() - t0) * 1000.0 / (double)SDL_GetPerformanceFrequency();

@@ -24,6 +24,10 @@ double window_pixel_ratio(const window *win);
 void window_set_title(window *win, const char *title);
 void window_toggle_fullscreen(window *win);
 
+/* Draw s into the back buffer without showing it: cairo, then the upload to the texture and
+ * its copy to the renderer. 0, 1 when minimised (nothing drawn), -1 on error. For benchmarks,
+ * which must not wait for vsync; window_present is this and the present. */
+int window_draw(window *win, const scene *s);
 /* Draw s (built for raster_target at window_size) and show it. Keeps the pixels of the last
  * frame for window_save_png. Returns 0 or -1. */
 int window_present(window *win, const scene *s);
