@@ -95,16 +95,31 @@ typedef struct xl_draws {
     double *u, *v, *gv, *w_r, *col_c; /* (d) (d) (d): W_R^T v, (d, d), (L): u.k_j / sqrt(d) */
 } xl_draws;
 
+/* The cache key of every xl table: what the seeded draws depend on, the base for the tables
+ * that use R (0 for those that do not) and the sample size n (0 for whole tables). Zeroed
+ * first, so padding never makes two equal keys differ. */
+typedef struct xl_key {
+    int dim, len;
+    uint64_t seed;
+    double base;
+    size_t n;
+} xl_key;
+
+static xl_key make_key(const pe_params *p, double base, size_t n)
+{
+    xl_key k;
+    memset(&k, 0, sizeof k);
+    k.dim = p->dim;
+    k.len = p->len;
+    k.seed = p->seed;
+    k.base = base;
+    k.n = n;
+    return k;
+}
+
 static const xl_draws *xl_get_draws(app_view_ctx *c, const pe_params *p, char *err, size_t errlen)
 {
-    struct {
-        int dim, len;
-        uint64_t seed;
-    } key;
-    memset(&key, 0, sizeof key);
-    key.dim = p->dim;
-    key.len = p->len;
-    key.seed = p->seed;
+    xl_key key = make_key(p, 0, 0);
     xl_draws *x = app_cache_get(c, 0, &key, sizeof key);
     if (x) return x;
     size_t len = (size_t)p->len, d = (size_t)p->dim;
@@ -178,16 +193,7 @@ typedef struct xl_rel {
 static const xl_rel *xl_get_rel(app_view_ctx *c, const pe_params *p, const xl_draws *x, char *err,
                                 size_t errlen)
 {
-    struct {
-        int dim, len;
-        uint64_t seed;
-        double base;
-    } key;
-    memset(&key, 0, sizeof key);
-    key.dim = p->dim;
-    key.len = p->len;
-    key.seed = p->seed;
-    key.base = p->base;
+    xl_key key = make_key(p, p->base, 0);
     xl_rel *t = app_cache_get(c, 1, &key, sizeof key);
     if (t) return t;
     size_t len = (size_t)p->len, d = (size_t)p->dim, half = d / 2;
@@ -248,18 +254,7 @@ static const float *xl_get_grid(app_view_ctx *c, int position, const pe_params *
                                 const xl_draws *x, const xl_rel *rel, size_t n, char *err,
                                 size_t errlen)
 {
-    struct {
-        int dim, len;
-        uint64_t seed;
-        double base;
-        size_t n;
-    } key;
-    memset(&key, 0, sizeof key);
-    key.dim = p->dim;
-    key.len = p->len;
-    key.seed = p->seed;
-    key.base = position ? p->base : 0;
-    key.n = n;
+    xl_key key = make_key(p, position ? p->base : 0, n);
     int slot = 2 + position;
     float *out = app_cache_get(c, slot, &key, sizeof key);
     if (out) return out;
