@@ -300,25 +300,93 @@ static void make_ticks(tickset *ts, const scene_target *t, double lo, double hi,
 
 /* --- text helpers ---------------------------------------------------------------------- */
 
-/* Cut str to at most maxw wide with a trailing ellipsis; returns str itself when it fits,
- * otherwise buf. */
-static const char *fit_text(const scene_target *t, const char *str, double size, double maxw,
-                            char *buf, size_t n)
+/* Width of str at size, in the weight it is drawn in. */
+static double text_w(const scene_target *t, const char *str, double size, unsigned flags)
+{
+    return (flags & SCENE_BOLD) ? scene_text_width_bold(t, str, size)
+                                : scene_text_width(t, str, size);
+}
+
+/* The size at which a label fits maxw: *size itself, else the largest of 95%, 90%, ... down to
+ * min_frac of it (pixel targets only; a terminal has one size). When even that does not fit,
+ * the label is shortened at the smallest size with an ellipsis, which the scene records: a
+ * layout that has to do that has a bug a test will report. Returns str or buf. */
+static const char *fit_label(scene *s, const scene_target *t, const char *str, double *size,
+                             double maxw, double min_frac, char *buf, size_t n)
 {
     if (!str) return "";
-    if (scene_text_width(t, str, size) <= maxw + 1e-9) return str;
-    static const char ell[] = "\xe2\x80\xa6";
-    size_t len = strlen(str);
-    if (len + sizeof ell > n) len = n - sizeof ell;
-    while (len > 0) {
-        /* Step back over a whole UTF-8 sequence. */
-        do len--;
-        while (len > 0 && ((unsigned char)str[len] & 0xc0) == 0x80);
-        memcpy(buf, str, len);
-        memcpy(buf + len, ell, sizeof ell);
-        if (scene_text_width(t, buf, size) <= maxw + 1e-9) return buf;
+    if (scene_text_width(t, str, *size) <= maxw + 1e-9) return str;
+    if (!t->cells) {
+        double full = *size;
+        for (double f = 0.95; f >= min_frac - 1e-9; f -= 0.05) {
+            *size = full * f;
+            if (scene_text_width(t, str, *size) <= maxw + 1e-9) return str;
+        }
     }
-    return maxw >= scene_text_width(t, ell, size) ? ell : "";
+    return scene_fit_text(s, t, str, *size, maxw, 0, buf, n);
+}
+
+enum { WRAP_MAX = 3, WRAP_LEN = 256 };
+
+/* Break str at spaces into at most max_lines lines no wider than w at size (in the weight of
+ * flags), copied into out. Returns the count, or 0 when it takes more lines or a word alone is
+ * wider than w. Runs of spaces at a break are dropped. */
+static int wrap_text(const scene_target *t, const char *str, double size, unsigned flags, double w,
+                     char out[][WRAP_LEN], int max_lines)
+{
+    int n = 0;
+    const char *p = str;
+    while (*p == ' ') p++;
+    while (*p) {
+        if (n == max_lines) return 0;
+        /* the longest prefix of whole words that fits */
+        size_t best = 0, len = 0;
+        for (;;) {
+            size_t end = len;
+            while (p[end] && p[end] != ' ') end++;
+            if (end >= WRAP_LEN) break;
+            char tmp[WRAP_LEN];
+            memcpy(tmp, p, end);
+            tmp[end] = '\0';
+            if (text_w(t, tmp, size, flags) > w + 1e-9) break;
+            best = end;
+            if (!p[end]) break;
+            len = end;
+            while (p[len] == ' ') len++;
+        }
+        if (best == 0) return 0;
+        memcpy(out[n], p, best);
+        out[n][best] = '\0';
+        n++;
+        p += best;
+        while (*p == ' ') p++;
+    }
+    return n;
+}
+
+/* An axis label on a pixel target in avail: one line, stepping down to 80%, else two lines
+ * at 90% down to 75%, else one line shortened at 75% (recorded). Returns the line count; *size
+ * gets the size. */
+static int axis_label_lines(scene *s, const scene_target *t, const char *str, double avail,
+                            char out[][WRAP_LEN], double *size)
+{
+    static const double one[] = {1.0, 0.95, 0.9, 0.85, 0.8}, two[] = {0.9, 0.85, 0.8, 0.75};
+    for (size_t k = 0; k < sizeof one / sizeof one[0]; k++)
+        if (wrap_text(t, str, one[k], 0, avail, out, 1) == 1) {
+            *size = one[k];
+            return 1;
+        }
+    for (size_t k = 0; k < sizeof two / sizeof two[0]; k++) {
+        int n = wrap_text(t, str, two[k], 0, avail, out, 2);
+        if (n > 0) {
+            *size = two[k];
+            return n;
+        }
+    }
+    *size = 0.75;
+    char buf[WRAP_LEN];
+    snprintf(out[0], WRAP_LEN, "%s", scene_fit_text(s, t, str, 0.75, avail, 0, buf, sizeof buf));
+    return 1;
 }
 
 /* Text at (x, y) with an anchor; on a cell target the anchor is resolved here to a whole cell
@@ -371,25 +439,46 @@ static metrics get_metrics(const scene_target *t)
 
 /* --- title ----------------------------------------------------------------------------- */
 
+/* Lay out one heading (title or subtitle) centred at the top of r from y: on one line at its
+ * size if it fits, else stepping the size down (pixel targets, to 80%), then on two and three
+ * lines; only a heading that fits none of these is shortened (and recorded). Returns the y
+ * below it. */
+static double heading(scene *s, const scene_target *t, fig_rect r, double y, const char *str,
+                      double size, uint32_t color, unsigned flags)
+{
+    metrics m = get_metrics(t);
+    static const double steps[] = {1.0, 0.92, 0.85, 0.8};
+    int nsteps = t->cells ? 1 : (int)(sizeof steps / sizeof steps[0]);
+    char lines[WRAP_MAX][WRAP_LEN];
+    for (int nl = 1; nl <= WRAP_MAX; nl++) {
+        for (int k = 0; k < nsteps; k++) {
+            double sz = size * steps[k];
+            int got = wrap_text(t, str, sz, flags, r.w, lines, nl);
+            if (got == 0) continue;
+            for (int i = 0; i < got; i++) {
+                put_text(s, t, r.x + r.w / 2, y, lines[i], sz, SCENE_CENTER | SCENE_TOP, color,
+                         flags);
+                y += m.T * sz;
+            }
+            return y;
+        }
+    }
+    char buf[512];
+    double sz = size * steps[nsteps - 1];
+    const char *cut =
+        scene_fit_text(s, t, str, sz, flags & SCENE_BOLD ? r.w / 1.2 : r.w, 0, buf, sizeof buf);
+    put_text(s, t, r.x + r.w / 2, y, cut, sz, SCENE_CENTER | SCENE_TOP, color, flags);
+    return y + m.T * sz;
+}
+
 fig_rect fig_title(scene *s, const scene_target *t, const fig_theme *th, fig_rect r,
                    const char *title, const char *subtitle)
 {
     metrics m = get_metrics(t);
     double tsize = t->cells ? 1.0 : 1.25, ssize = t->cells ? 1.0 : 0.9;
     double y = r.y + (t->cells ? 0.0 : m.pad);
-    char buf[512];
-    if (title && *title) {
-        /* Titles are bold, which the target measures as regular: DejaVu Sans Bold runs up to
-         * 1.2x wider ("iiii"), so fit the regular width into r.w / 1.2. */
-        const char *str = fit_text(t, title, tsize, t->cells ? r.w : r.w / 1.2, buf, sizeof buf);
-        put_text(s, t, r.x + r.w / 2, y, str, tsize, SCENE_CENTER | SCENE_TOP, th->fg, SCENE_BOLD);
-        y += m.T * tsize;
-    }
-    if (subtitle && *subtitle) {
-        const char *str = fit_text(t, subtitle, ssize, r.w, buf, sizeof buf);
-        put_text(s, t, r.x + r.w / 2, y, str, ssize, SCENE_CENTER | SCENE_TOP, th->muted, 0);
-        y += m.T * ssize;
-    }
+    if (title && *title) y = heading(s, t, r, y, title, tsize, th->fg, SCENE_BOLD);
+    if (subtitle && *subtitle) y = heading(s, t, r, y, subtitle, ssize, th->muted, 0);
     if (!t->cells && y > r.y) y += m.pad;
     if (t->cells) y = 2.0 * ceil(y / 2.0);
     double used = y - r.y;
@@ -444,6 +533,10 @@ fig_axes fig_axes_draw(scene *s, const scene_target *t, const fig_theme *th, fig
     int xt = !(flags & FIG_NO_XTICKS), yt = !(flags & FIG_NO_YTICKS);
     double T = m.T, ts = m.tsize;
 
+    /* Pixel targets: the labels on one or two lines, at the size that fits. */
+    char xl_lines[2][WRAP_LEN], yl_lines[2][WRAP_LEN];
+    int nxl = 0, nyl = 0;
+    double xl_size = 1.0, yl_size = 1.0;
     /* Vertical room first: it does not depend on the y tick labels. */
     double top, bottom;
     if (cells) {
@@ -451,8 +544,10 @@ fig_axes fig_axes_draw(scene *s, const scene_target *t, const fig_theme *th, fig
         bottom = T + (xt ? T : 0.0) + (xlabel ? T : 0.0); /* axis row, tick labels, label */
     } else {
         top = xt || yt ? ceil(0.5 * T * ts) : m.pad;
+        if (xlabel) nxl = axis_label_lines(s, t, xlabel, outer.w, xl_lines, &xl_size);
         bottom = m.lw + (xt ? m.tickl + 0.25 * m.pad + T * ts : 0.0) +
-                 (xlabel ? 0.25 * m.pad + T : 0.0) + 0.5 * m.pad;
+                 (xlabel ? 0.25 * m.pad + T * xl_size * nxl : 0.0) + 0.5 * m.pad;
+        if (ylabel) nyl = axis_label_lines(s, t, ylabel, outer.h, yl_lines, &yl_size);
     }
     double area_h = outer.h - top - bottom;
     if (area_h < 1.0) area_h = 1.0;
@@ -469,7 +564,7 @@ fig_axes fig_axes_draw(scene *s, const scene_target *t, const fig_theme *th, fig
     if (cells) {
         left = (yt && yts.n ? ceil(yts.widest) + 1.0 : 0.0) + 1.0; /* labels, gap, axis column */
     } else {
-        left = 0.5 * m.pad + (ylabel ? T + 0.25 * m.pad : 0.0) +
+        left = 0.5 * m.pad + (ylabel ? T * yl_size * nyl + 0.25 * m.pad : 0.0) +
                (yt ? ceil(yts.widest) + 0.5 * m.pad + m.tickl : 0.0) + m.lw;
     }
 
@@ -562,12 +657,19 @@ fig_axes fig_axes_draw(scene *s, const scene_target *t, const fig_theme *th, fig
         if (xlabel) {
             double row = label_row + (xt ? T : 0.0);
             char buf[256];
-            const char *str = fit_text(t, xlabel, 1.0, aw, buf, sizeof buf);
-            put_text(s, t, ax + aw / 2.0, row, str, 1.0, SCENE_CENTER | SCENE_TOP, th->fg, 0);
+            double sz = 1.0;
+            const char *str = fit_label(s, t, xlabel, &sz, outer.w, 1.0, buf, sizeof buf);
+            /* centred under the area, moved left or right to stay inside outer */
+            double w = scene_text_width(t, str, 1.0);
+            double lx0 = floor(ax + aw / 2.0 - floor(w / 2.0));
+            if (lx0 + w > outer.x + outer.w) lx0 = outer.x + outer.w - w;
+            if (lx0 < outer.x) lx0 = outer.x;
+            put_text(s, t, lx0, row, str, 1.0, SCENE_LEFT | SCENE_TOP, th->fg, 0);
         }
         if (ylabel) {
             char buf[256];
-            const char *str = fit_text(t, ylabel, 1.0, outer.w, buf, sizeof buf);
+            double sz = 1.0;
+            const char *str = fit_label(s, t, ylabel, &sz, outer.w, 1.0, buf, sizeof buf);
             put_text(s, t, outer.x, ay - T, str, 1.0, SCENE_LEFT | SCENE_TOP, th->fg, 0);
         }
         return a;
@@ -599,17 +701,24 @@ fig_axes fig_axes_draw(scene *s, const scene_target *t, const fig_theme *th, fig
                  SCENE_CENTER | SCENE_TOP, th->fg, 0);
     }
     if (xlabel) {
-        char buf[256];
-        const char *str = fit_text(t, xlabel, 1.0, outer.w, buf, sizeof buf);
         double y = fb + hw + (xt ? m.tickl + 0.25 * m.pad + T * ts : 0.0) + 0.25 * m.pad;
-        put_text(s, t, ax + aw / 2.0, y, str, 1.0, SCENE_CENTER | SCENE_TOP, th->fg, 0);
+        for (int i = 0; i < nxl; i++, y += T * xl_size) {
+            double w = scene_text_width(t, xl_lines[i], xl_size), cx = ax + aw / 2.0;
+            if (cx + w / 2.0 > outer.x + outer.w) cx = outer.x + outer.w - w / 2.0;
+            if (cx - w / 2.0 < outer.x) cx = outer.x + w / 2.0;
+            put_text(s, t, cx, y, xl_lines[i], xl_size, SCENE_CENTER | SCENE_TOP, th->fg, 0);
+        }
     }
     if (ylabel) {
-        char buf[256];
-        const char *str = fit_text(t, ylabel, 1.0, ah + top + bottom, buf, sizeof buf);
-        double x = outer.x + 0.5 * m.pad + 0.5 * T;
-        put_text(s, t, x, ay + ah / 2.0, str, 1.0, SCENE_CENTER | SCENE_MIDDLE | SCENE_VERTICAL,
-                 th->fg, 0);
+        /* centred on the area, moved to stay inside outer */
+        for (int i = 0; i < nyl; i++) {
+            double w = scene_text_width(t, yl_lines[i], yl_size), cy = ay + ah / 2.0;
+            if (cy + w / 2.0 > outer.y + outer.h) cy = outer.y + outer.h - w / 2.0;
+            if (cy - w / 2.0 < outer.y) cy = outer.y + w / 2.0;
+            double x = outer.x + 0.5 * m.pad + (i + 0.5) * T * yl_size;
+            put_text(s, t, x, cy, yl_lines[i], yl_size,
+                     SCENE_CENTER | SCENE_MIDDLE | SCENE_VERTICAL, th->fg, 0);
+        }
     }
     return a;
 }
@@ -698,14 +807,16 @@ void fig_colorbar(scene *s, const scene_target *t, const fig_theme *th, fig_rect
         /* The terminal cannot rotate: the label goes on the row above the bar, right-aligned
          * to the bar's column so it may extend left over the plot's empty top row. */
         if (by < m.T) return;
-        const char *str = fit_text(t, label, 1.0, r.x + r.w, buf, sizeof buf);
+        double sz = 1.0;
+        const char *str = fit_label(s, t, label, &sz, r.x + r.w, 1.0, buf, sizeof buf);
         put_text(s, t, r.x + r.w, by - m.T, str, 1.0, SCENE_RIGHT | SCENE_TOP, th->fg, 0);
         return;
     }
     /* Right after the widest tick label, so short labels ("0", "1") do not leave a gap. */
     double x = lx + widest + 0.5 * m.pad + 0.5 * m.T;
-    const char *str = fit_text(t, label, 1.0, bh, buf, sizeof buf);
-    put_text(s, t, x, by + bh / 2.0, str, 1.0, SCENE_CENTER | SCENE_MIDDLE | SCENE_VERTICAL, th->fg,
+    double sz = 1.0;
+    const char *str = fit_label(s, t, label, &sz, bh, 0.7, buf, sizeof buf);
+    put_text(s, t, x, by + bh / 2.0, str, sz, SCENE_CENTER | SCENE_MIDDLE | SCENE_VERTICAL, th->fg,
              0);
 }
 
@@ -720,6 +831,52 @@ static int colour_distance(uint32_t a, uint32_t b)
         if (k > d) d = k;
     }
     return d;
+}
+
+/* 1 when the segment (x0, y0)-(x1, y1) passes through the box (Liang-Barsky clipping). */
+static int seg_hits_box(double x0, double y0, double x1, double y1, double bx, double by, double bw,
+                        double bh)
+{
+    double dx = x1 - x0, dy = y1 - y0, t0 = 0.0, t1 = 1.0;
+    double p[4] = {-dx, dx, -dy, dy};
+    double q[4] = {x0 - bx, bx + bw - x0, y0 - by, by + bh - y0};
+    for (int i = 0; i < 4; i++) {
+        if (p[i] == 0.0) {
+            if (q[i] < 0.0) return 0;
+            continue;
+        }
+        double r = q[i] / p[i];
+        if (p[i] < 0.0) {
+            if (r > t1) return 0;
+            if (r > t0) t0 = r;
+        } else {
+            if (r < t0) return 0;
+            if (r < t1) t1 = r;
+        }
+    }
+    return 1;
+}
+
+/* How much of the data already in the scene a box would cover: the curve segments through it
+ * plus (for reference lines and markers, which carry meaning too) the lines across it. */
+static size_t box_covers(const scene *s, size_t first, double bx, double by, double bw, double bh)
+{
+    size_t hits = 0;
+    for (size_t i = first; i < s->n; i++) {
+        const scene_item *it = &s->items[i];
+        if (it->kind == SCENE_POLYLINE) {
+            const double *xy = it->u.poly.xy;
+            for (size_t k = 1; k < it->u.poly.n; k++) {
+                if (isnan(xy[2 * k - 1]) || isnan(xy[2 * k + 1])) continue;
+                hits += (size_t)seg_hits_box(xy[2 * k - 2], xy[2 * k - 1], xy[2 * k], xy[2 * k + 1],
+                                             bx, by, bw, bh);
+            }
+        } else if (it->kind == SCENE_LINE && !(it->flags & SCENE_RULE)) {
+            hits += 4 * (size_t)seg_hits_box(it->u.line.x0, it->u.line.y0, it->u.line.x1,
+                                             it->u.line.y1, bx, by, bw, bh);
+        }
+    }
+    return hits;
 }
 
 void fig_legend(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a,
@@ -745,17 +902,45 @@ void fig_legend(scene *s, const scene_target *t, const fig_theme *th, const fig_
         double w = scene_text_width(t, names[i] ? names[i] : "", size);
         if (w > textw) textw = w;
     }
+    /* Names are never cut while a smaller size (down to 70%) fits them. */
+    if (textw > maxw && !t->cells) {
+        double f = fmax(0.7 / 0.9, maxw / textw);
+        size *= f;
+        textw *= f;
+        line_h = m.T * size;
+    }
     if (textw > maxw) textw = maxw;
     double bw = ceil(2.0 * padx + sample + gap + textw), bh = ceil(2.0 * pady + rows * line_h);
-    double bx = a->area.x + a->area.w - inset - bw;
-    double by = corner == 1 ? a->area.y + a->area.h - (t->cells ? 0.0 : inset) - bh
-                            : a->area.y + (t->cells ? 0.0 : inset);
-    if (t->cells) {
-        bx = floor(bx);
-        by = 2.0 * floor(by / 2.0);
-    } else {
-        bx = round(bx);
-        by = round(by);
+    /* Where it covers the least data: the preferred corner first, then the other corners and
+     * the middles of the top and bottom edges. */
+    double left = a->area.x + inset, right = a->area.x + a->area.w - inset - bw;
+    double mid = a->area.x + 0.5 * (a->area.w - bw);
+    double top = a->area.y + (t->cells ? 0.0 : inset);
+    double bottom = a->area.y + a->area.h - (t->cells ? 0.0 : inset) - bh;
+    double cand[6][2] = {{right, top},   {right, bottom}, {left, top},
+                         {left, bottom}, {mid, top},      {mid, bottom}};
+    if (corner == 1) {
+        cand[0][1] = bottom;
+        cand[1][1] = top;
+    }
+    double bx = cand[0][0], by = cand[0][1];
+    size_t best = (size_t)-1;
+    for (int k = 0; k < 6; k++) {
+        double cx = cand[k][0], cy = cand[k][1];
+        if (t->cells) {
+            cx = floor(cx);
+            cy = 2.0 * floor(cy / 2.0);
+        } else {
+            cx = round(cx);
+            cy = round(cy);
+        }
+        size_t c = box_covers(s, 0, cx, cy, bw, bh);
+        if (c < best) {
+            best = c;
+            bx = cx;
+            by = cy;
+        }
+        if (c == 0) break;
     }
     scene_rect(s, bx, by, bw, bh, th->bg, SCENE_FILL);
     if (!t->cells) scene_rect(s, bx + 0.5, by + 0.5, bw - 1.0, bh - 1.0, th->muted, 0);
@@ -774,7 +959,8 @@ void fig_legend(scene *s, const scene_target *t, const fig_theme *th, const fig_
             scene_line(s, sx, cy, sx + sample, cy, c, 2.0 * m.lw, 0);
         }
         char buf[256];
-        const char *str = fit_text(t, names[i] ? names[i] : "", size, textw, buf, sizeof buf);
+        const char *str =
+            scene_fit_text(s, t, names[i] ? names[i] : "", size, textw + 1e-6, 0, buf, sizeof buf);
         put_text(s, t, sx + sample + gap, ty + 0.5 * line_h, str, size, SCENE_LEFT | SCENE_MIDDLE,
                  th->fg, 0);
     }
