@@ -19,7 +19,9 @@
 /* --- themes ---------------------------------------------------------------------------- */
 
 /* Okabe & Ito (2008), "Color Universal Design": distinguishable with any common colour-vision
- * deficiency. Ordered so the first colours have the most contrast against the background. */
+ * deficiency. Ordered so the first colours have the most contrast against the background. Their
+ * black (white on dark) is replaced by a brown: the ink colour belongs to reference lines
+ * (fig_vmark), so no series may share it. */
 static const fig_theme theme_light = {
     .name = "light",
     .bg = 0xffffff,
@@ -28,7 +30,7 @@ static const fig_theme theme_light = {
     .grid = 0xe3e3e3,
     .accent = 0xd55e00,
     .mask = 0xbdbdbd,
-    .series = {0x0072b2, 0xd55e00, 0x009e73, 0xcc79a7, 0xe69f00, 0x56b4e9, 0x000000, 0xb59a00},
+    .series = {0x0072b2, 0xd55e00, 0x009e73, 0xcc79a7, 0xe69f00, 0x56b4e9, 0x8c564b, 0xb59a00},
 };
 
 static const fig_theme theme_dark = {
@@ -39,7 +41,7 @@ static const fig_theme theme_dark = {
     .grid = 0x303030,
     .accent = 0xf0e442,
     .mask = 0x4a4a4a,
-    .series = {0x56b4e9, 0xe69f00, 0x009e73, 0xcc79a7, 0xf0e442, 0xd55e00, 0xffffff, 0x0072b2},
+    .series = {0x56b4e9, 0xe69f00, 0x009e73, 0xcc79a7, 0xf0e442, 0xd55e00, 0xc49c94, 0x0072b2},
 };
 
 const fig_theme *fig_theme_get(int dark)
@@ -307,18 +309,26 @@ static double text_w(const scene_target *t, const char *str, double size, unsign
                                 : scene_text_width(t, str, size);
 }
 
-/* The size at which a label fits maxw: *size itself, else the largest of 95%, 90%, ... down to
- * min_frac of it (pixel targets only; a terminal has one size). When even that does not fit,
- * the label is shortened at the smallest size with an ellipsis, which the scene records: a
+/* The smallest size a label may step down to on a pixel target: 60% of normal, and never a
+ * font under 11 px (a line of text_h is 1.3 font sizes), whatever the zoom. */
+static double min_label_size(const scene_target *t)
+{
+    if (t->cells || !(t->text_h > 0)) return 1.0;
+    return fmin(1.0, fmax(0.6, 7.5 * 1.3 / t->text_h));
+}
+
+/* The size at which a label fits maxw: *size itself, else the largest of 95%, 90%, ... of it
+ * down to min_label_size (pixel targets only; a terminal has one size). When even that does not
+ * fit, the label is shortened at the smallest size with an ellipsis, which the scene records: a
  * layout that has to do that has a bug a test will report. Returns str or buf. */
 static const char *fit_label(scene *s, const scene_target *t, const char *str, double *size,
-                             double maxw, double min_frac, char *buf, size_t n)
+                             double maxw, char *buf, size_t n)
 {
     if (!str) return "";
     if (scene_text_width(t, str, *size) <= maxw + 1e-9) return str;
     if (!t->cells) {
-        double full = *size;
-        for (double f = 0.95; f >= min_frac - 1e-9; f -= 0.05) {
+        double full = *size, lo = min_label_size(t);
+        for (double f = 0.95; f * full >= lo - 1e-9; f -= 0.05) {
             *size = full * f;
             if (scene_text_width(t, str, *size) <= maxw + 1e-9) return str;
         }
@@ -365,27 +375,35 @@ static int wrap_text(const scene_target *t, const char *str, double size, unsign
 }
 
 /* An axis label on a pixel target in avail: one line, stepping down to 80%, else two lines
- * at 90% down to 75%, else one line shortened at 75% (recorded). Returns the line count; *size
- * gets the size. */
+ * at 90% down to 75%, else one and then two lines down to min_label_size, else one line
+ * shortened (recorded). Returns the line count; *size gets the size. */
 static int axis_label_lines(scene *s, const scene_target *t, const char *str, double avail,
                             char out[][WRAP_LEN], double *size)
 {
-    static const double one[] = {1.0, 0.95, 0.9, 0.85, 0.8}, two[] = {0.9, 0.85, 0.8, 0.75};
-    for (size_t k = 0; k < sizeof one / sizeof one[0]; k++)
-        if (wrap_text(t, str, one[k], 0, avail, out, 1) == 1) {
-            *size = one[k];
+    double lo = min_label_size(t);
+    for (double f = 1.0; f >= 0.8 - 1e-9; f -= 0.05)
+        if (wrap_text(t, str, f, 0, avail, out, 1) == 1) {
+            *size = f;
             return 1;
         }
-    for (size_t k = 0; k < sizeof two / sizeof two[0]; k++) {
-        int n = wrap_text(t, str, two[k], 0, avail, out, 2);
+    for (double f = 0.9; f >= 0.75 - 1e-9; f -= 0.05) {
+        int n = wrap_text(t, str, f, 0, avail, out, 2);
         if (n > 0) {
-            *size = two[k];
+            *size = f;
             return n;
         }
     }
-    *size = 0.75;
+    for (int lines = 1; lines <= 2; lines++)
+        for (double f = 0.75; f >= lo - 1e-9; f -= 0.05) {
+            int n = wrap_text(t, str, f, 0, avail, out, lines);
+            if (n > 0) {
+                *size = f;
+                return n;
+            }
+        }
+    *size = lo;
     char buf[WRAP_LEN];
-    snprintf(out[0], WRAP_LEN, "%s", scene_fit_text(s, t, str, 0.75, avail, 0, buf, sizeof buf));
+    snprintf(out[0], WRAP_LEN, "%s", scene_fit_text(s, t, str, lo, avail, 0, buf, sizeof buf));
     return 1;
 }
 
@@ -658,7 +676,7 @@ fig_axes fig_axes_draw(scene *s, const scene_target *t, const fig_theme *th, fig
             double row = label_row + (xt ? T : 0.0);
             char buf[256];
             double sz = 1.0;
-            const char *str = fit_label(s, t, xlabel, &sz, outer.w, 1.0, buf, sizeof buf);
+            const char *str = fit_label(s, t, xlabel, &sz, outer.w, buf, sizeof buf);
             /* centred under the area, moved left or right to stay inside outer */
             double w = scene_text_width(t, str, 1.0);
             double lx0 = floor(ax + aw / 2.0 - floor(w / 2.0));
@@ -669,7 +687,7 @@ fig_axes fig_axes_draw(scene *s, const scene_target *t, const fig_theme *th, fig
         if (ylabel) {
             char buf[256];
             double sz = 1.0;
-            const char *str = fit_label(s, t, ylabel, &sz, outer.w, 1.0, buf, sizeof buf);
+            const char *str = fit_label(s, t, ylabel, &sz, outer.w, buf, sizeof buf);
             put_text(s, t, outer.x, ay - T, str, 1.0, SCENE_LEFT | SCENE_TOP, th->fg, 0);
         }
         return a;
@@ -808,14 +826,14 @@ void fig_colorbar(scene *s, const scene_target *t, const fig_theme *th, fig_rect
          * to the bar's column so it may extend left over the plot's empty top row. */
         if (by < m.T) return;
         double sz = 1.0;
-        const char *str = fit_label(s, t, label, &sz, r.x + r.w, 1.0, buf, sizeof buf);
+        const char *str = fit_label(s, t, label, &sz, r.x + r.w, buf, sizeof buf);
         put_text(s, t, r.x + r.w, by - m.T, str, 1.0, SCENE_RIGHT | SCENE_TOP, th->fg, 0);
         return;
     }
     /* Right after the widest tick label, so short labels ("0", "1") do not leave a gap. */
     double x = lx + widest + 0.5 * m.pad + 0.5 * m.T;
     double sz = 1.0;
-    const char *str = fit_label(s, t, label, &sz, bh, 0.7, buf, sizeof buf);
+    const char *str = fit_label(s, t, label, &sz, bh, buf, sizeof buf);
     put_text(s, t, x, by + bh / 2.0, str, sz, SCENE_CENTER | SCENE_MIDDLE | SCENE_VERTICAL, th->fg,
              0);
 }
@@ -859,8 +877,10 @@ static int seg_hits_box(double x0, double y0, double x1, double y1, double bx, d
 
 /* How much of the data already in the scene a box would cover: the curve segments through it
  * plus (for reference lines and markers, which carry meaning too) the lines across it. */
-static size_t box_covers(const scene *s, size_t first, double bx, double by, double bw, double bh)
+static size_t box_covers(const scene *s, const scene_target *t, double bx, double by, double bw,
+                         double bh)
 {
+    size_t first = 0;
     size_t hits = 0;
     for (size_t i = first; i < s->n; i++) {
         const scene_item *it = &s->items[i];
@@ -871,6 +891,18 @@ static size_t box_covers(const scene *s, size_t first, double bx, double by, dou
                 hits += (size_t)seg_hits_box(xy[2 * k - 2], xy[2 * k - 1], xy[2 * k], xy[2 * k + 1],
                                              bx, by, bw, bh);
             }
+        } else if (it->kind == SCENE_TEXT && !(it->u.text.anchor & SCENE_VERTICAL)) {
+            /* another label: never write over it */
+            double w = scene_text_width(t, it->u.text.str, it->u.text.size);
+            double h = t->text_h * it->u.text.size;
+            unsigned ha = it->u.text.anchor & 3, va = (it->u.text.anchor >> 2) & 3;
+            double x0 = it->u.text.x - (ha == SCENE_CENTER ? w / 2 : ha == SCENE_RIGHT ? w : 0);
+            double y0 = it->u.text.y - (va == 1 ? h / 2 : va == 2 ? h : 0);
+            if (x0 < bx + bw && x0 + w > bx && y0 < by + bh && y0 + h > by) hits += 8;
+        } else if (it->kind == SCENE_CIRCLE) {
+            double cx = it->u.circle.cx, cy = it->u.circle.cy, r = it->u.circle.r;
+            hits +=
+                (size_t)(cx + r >= bx && cx - r <= bx + bw && cy + r >= by && cy - r <= by + bh);
         } else if (it->kind == SCENE_LINE && !(it->flags & SCENE_RULE)) {
             hits += 4 * (size_t)seg_hits_box(it->u.line.x0, it->u.line.y0, it->u.line.x1,
                                              it->u.line.y1, bx, by, bw, bh);
@@ -881,6 +913,13 @@ static size_t box_covers(const scene *s, size_t first, double bx, double by, dou
 
 void fig_legend(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a,
                 const char *const *names, const uint32_t *colors, int n, int corner)
+{
+    fig_legend_styled(s, t, th, a, names, colors, NULL, n, corner);
+}
+
+void fig_legend_styled(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a,
+                       const char *const *names, const uint32_t *colors, const unsigned *flags,
+                       int n, int corner)
 {
     if (n <= 0 || !names) return;
     metrics m = get_metrics(t);
@@ -902,9 +941,9 @@ void fig_legend(scene *s, const scene_target *t, const fig_theme *th, const fig_
         double w = scene_text_width(t, names[i] ? names[i] : "", size);
         if (w > textw) textw = w;
     }
-    /* Names are never cut while a smaller size (down to 70%) fits them. */
+    /* Names are never cut while a smaller size fits them. */
     if (textw > maxw && !t->cells) {
-        double f = fmax(0.7 / 0.9, maxw / textw);
+        double f = fmax(min_label_size(t) / size, maxw / textw);
         size *= f;
         textw *= f;
         line_h = m.T * size;
@@ -934,7 +973,7 @@ void fig_legend(scene *s, const scene_target *t, const fig_theme *th, const fig_
             cx = round(cx);
             cy = round(cy);
         }
-        size_t c = box_covers(s, 0, cx, cy, bw, bh);
+        size_t c = box_covers(s, t, cx, cy, bw, bh);
         if (c < best) {
             best = c;
             bx = cx;
@@ -948,15 +987,17 @@ void fig_legend(scene *s, const scene_target *t, const fig_theme *th, const fig_
         double ty = by + pady + i * line_h;
         uint32_t c = colors ? colors[i] : th->series[i % 8];
         double sx = bx + padx;
+        unsigned dash = flags ? flags[i] & SCENE_DASHED : 0;
         if (t->cells) {
             /* Through the centres of `sample` cells (a rule covers both end cells). */
-            scene_line(s, sx + 0.5, ty + 1.0, sx + sample - 0.5, ty + 1.0, c, 0.0, SCENE_RULE);
+            scene_line(s, sx + 0.5, ty + 1.0, sx + sample - 0.5, ty + 1.0, c, 0.0,
+                       SCENE_RULE | dash);
         } else {
             double cy = round(ty + 0.5 * line_h);
             /* A series drawn in (nearly) the background colour still needs a visible sample. */
             if (colour_distance(c, th->bg) < 48)
                 scene_line(s, sx - 1.0, cy, sx + sample + 1.0, cy, th->muted, 2.0 * m.lw + 2.0, 0);
-            scene_line(s, sx, cy, sx + sample, cy, c, 2.0 * m.lw, 0);
+            scene_line(s, sx, cy, sx + sample, cy, c, 2.0 * m.lw, dash);
         }
         char buf[256];
         const char *str =
@@ -1000,6 +1041,25 @@ void fig_curve(scene *s, const fig_axes *a, const double *x, const double *y, si
     it->u.poly.n = n;
 }
 
+/* Put a reference line's label at the first of n candidate boxes (left, top, width w, height h)
+ * that covers no curve, else at the one covering the fewest segments. */
+static void place_mark_label(scene *s, const scene_target *t, const fig_theme *th,
+                             const double (*cand)[2], int n, double w, double h, const char *str,
+                             double size)
+{
+    int best = 0;
+    size_t fewest = (size_t)-1;
+    for (int k = 0; k < n; k++) {
+        size_t c = box_covers(s, t, cand[k][0], cand[k][1], w, h);
+        if (c < fewest) {
+            fewest = c;
+            best = k;
+        }
+        if (c == 0) break;
+    }
+    put_text(s, t, cand[best][0], cand[best][1], str, size, SCENE_LEFT | SCENE_TOP, th->fg, 0);
+}
+
 void fig_vmark(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a, double x,
                const char *label)
 {
@@ -1012,24 +1072,91 @@ void fig_vmark(scene *s, const scene_target *t, const fig_theme *th, const fig_a
     } else {
         fx = round(fx) + 0.5;
     }
+    /* Reference lines are ink, dashed and labelled directly, so no series colour means two
+     * things. */
     if (t->cells) /* a dashed box-drawing rule through the rows of the area */
-        scene_line(s, fx, a->area.y + 1.0, fx, a->area.y + a->area.h - 1.0, th->accent, 0.0,
+        scene_line(s, fx, a->area.y + 1.0, fx, a->area.y + a->area.h - 1.0, th->fg, 0.0,
                    SCENE_RULE | SCENE_DASHED);
     else
-        scene_line(s, fx, a->area.y, fx, a->area.y + a->area.h, th->accent, 1.5 * m.lw,
-                   SCENE_DASHED);
+        scene_line(s, fx, a->area.y, fx, a->area.y + a->area.h, th->fg, 1.5 * m.lw, SCENE_DASHED);
     if (!label || !*label) return;
     double size = t->cells ? 1.0 : 0.85;
-    double w = scene_text_width(t, label, size);
     double gap = t->cells ? 1.0 : 0.4 * m.pad;
-    double ty = a->area.y + (t->cells ? 0.0 : 0.4 * m.pad);
-    /* Right of the line when it fits, else left of it. */
-    if (fx + gap + w <= a->area.x + a->area.w)
-        put_text(s, t, t->cells ? fx + 0.5 : fx + gap, ty, label, size, SCENE_LEFT | SCENE_TOP,
-                 th->accent, 0);
-    else
-        put_text(s, t, t->cells ? fx - 0.5 : fx - gap, ty, label, size, SCENE_RIGHT | SCENE_TOP,
-                 th->accent, 0);
+    double rx = t->cells ? fx + 0.5 : fx + gap; /* left edge right of the line */
+    double right_room = a->area.x + a->area.w - rx;
+    double left_edge = t->cells ? fx - 0.5 : fx - gap; /* right edge left of the line */
+    double left_room = left_edge - a->area.x;
+    char buf[128];
+    const char *str = fit_label(s, t, label, &size, fmax(right_room, left_room), buf, sizeof buf);
+    double w = scene_text_width(t, str, size), h = t->cells ? 2.0 : m.T * size;
+    double top = a->area.y + (t->cells ? 0.0 : 0.4 * m.pad);
+    double bottom = a->area.y + a->area.h - h - (t->cells ? 0.0 : 0.4 * m.pad);
+    if (t->cells) bottom = 2.0 * floor(bottom / 2.0);
+    double cand[4][2];
+    int n = 0;
+    double lx = t->cells ? floor(left_edge - w + 1e-9) : left_edge - w;
+    if (w <= right_room + 1e-9) {
+        cand[n][0] = rx, cand[n++][1] = top;
+    }
+    if (w <= left_room + 1e-9) {
+        cand[n][0] = lx, cand[n++][1] = top;
+    }
+    if (w <= right_room + 1e-9) {
+        cand[n][0] = rx, cand[n++][1] = bottom;
+    }
+    if (w <= left_room + 1e-9) {
+        cand[n][0] = lx, cand[n++][1] = bottom;
+    }
+    if (n == 0) return; /* fit_label made it fit the wider side */
+    place_mark_label(s, t, th, (const double(*)[2])cand, n, w, h, str, size);
+}
+
+/* The figure y of a horizontal reference line at data y; NaN outside the area. */
+static double hmark_y(const scene_target *t, const fig_axes *a, double y)
+{
+    double fy = fig_y(a, y);
+    if (!isfinite(fy) || fy < a->area.y || fy > a->area.y + a->area.h) return NAN;
+    return t->cells ? 2.0 * floor(fy / 2.0) + 1.0 : round(fy) + 0.5;
+}
+
+void fig_hmark(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a, double y,
+               const char *label)
+{
+    double fy = hmark_y(t, a, y);
+    if (isnan(fy)) return;
+    metrics m = get_metrics(t);
+    scene_line(s, a->area.x, fy, a->area.x + a->area.w, fy, th->fg, t->cells ? 0.0 : 1.5 * m.lw,
+               SCENE_DASHED);
+    fig_hmark_label(s, t, th, a, y, label);
+}
+
+void fig_hmark_label(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a,
+                     double y, const char *label)
+{
+    double fy = hmark_y(t, a, y);
+    if (isnan(fy) || !label || !*label) return;
+    metrics m = get_metrics(t);
+    double size = t->cells ? 1.0 : 0.85, pad = t->cells ? 1.0 : t->char_w;
+    char buf[128];
+    const char *str = fit_label(s, t, label, &size, a->area.w - 2.0 * pad, buf, sizeof buf);
+    double w = scene_text_width(t, str, size), h = t->cells ? 2.0 : m.T * size;
+    /* above the line, else below it; at the left or the right end */
+    double above = t->cells ? fy - 1.0 - 2.0 : fy - h - 0.1 * m.T;
+    double below = t->cells ? fy + 1.0 : fy + 0.1 * m.T;
+    double lx = a->area.x + pad, rx = a->area.x + a->area.w - pad - w;
+    if (t->cells) rx = floor(rx);
+    double cand[4][2];
+    int n = 0;
+    if (above >= a->area.y) {
+        cand[n][0] = rx, cand[n++][1] = above;
+        cand[n][0] = lx, cand[n++][1] = above;
+    }
+    if (below + h <= a->area.y + a->area.h) {
+        cand[n][0] = rx, cand[n++][1] = below;
+        cand[n][0] = lx, cand[n++][1] = below;
+    }
+    if (n == 0) return;
+    place_mark_label(s, t, th, (const double(*)[2])cand, n, w, h, str, size);
 }
 
 /* --- rectangles ------------------------------------------------------------------------ */

@@ -133,6 +133,12 @@ double scene_text_width_bold(const scene_target *t, const char *str, double size
     return scene_text_width(t, str, size);
 }
 
+void scene_note_cut(scene *s, const char *str)
+{
+    if (!s->n_cut) snprintf(s->cut_example, sizeof s->cut_example, "%s", str ? str : "");
+    s->n_cut++;
+}
+
 const char *scene_fit_text(scene *s, const scene_target *t, const char *str, double size,
                            double maxw, int data, char *buf, size_t n)
 {
@@ -142,8 +148,7 @@ const char *scene_fit_text(scene *s, const scene_target *t, const char *str, dou
         if (data)
             s->n_cut_data++;
         else
-            s->n_cut++;
-        if (!s->cut_example[0]) snprintf(s->cut_example, sizeof s->cut_example, "%s", str);
+            scene_note_cut(s, str);
     }
     static const char ell[] = "\xe2\x80\xa6";
     if (n < sizeof ell) return "";

@@ -126,8 +126,8 @@ typedef struct scene {
     double text_h;
     /* Text the layout had to shorten with an ellipsis (scene_fit_text). A title, legend, axis
      * label, number or help text never should be (n_cut stays 0; the layout tests assert it);
-     * data labels such as long tokens may be (n_cut_data). cut_example keeps the first one cut
-     * of either kind, for a test's message. reset clears them. */
+     * data labels such as long tokens may be (n_cut_data). cut_example keeps the first of n_cut,
+     * for a test's message. reset clears them. */
     unsigned n_cut, n_cut_data;
     char cut_example[96];
 } scene;
@@ -145,6 +145,10 @@ char *scene_strdup(scene *s, const char *str);
  * data label, 0 for anything else). "" when not even the ellipsis fits. */
 const char *scene_fit_text(scene *s, const scene_target *t, const char *str, double size,
                            double maxw, int data, char *buf, size_t n);
+
+/* Record that str (a title, label or help text, not data) could not be shown whole, for a
+ * layout that leaves text out some other way than scene_fit_text (lines that did not fit). */
+void scene_note_cut(scene *s, const char *str);
 
 /* Builders; each returns the new item (NULL when out of memory, and the scene stays valid). */
 scene_item *scene_rect(scene *s, double x, double y, double w, double h, uint32_t color,

@@ -894,6 +894,8 @@ static double draw_wrapped(actx *c, fig_rect r, const char *text, uint32_t color
         p = cut;
         lines++;
     }
+    while (*p == ' ') p++;
+    if (*p) scene_note_cut(c->s, p); /* lines that did not fit: the notice was shortened */
     return lines * lh;
 }
 
@@ -968,7 +970,7 @@ static int attention_build(app_view_ctx *vc, const app_state *st, scene *s, cons
                      c.head);
         notice_line(&c, a, dropped, note, sizeof note);
         if (note[0]) {
-            double h = draw_wrapped(&c, r, note, th->muted, r.h >= 24 ? 2 : 1);
+            double h = draw_wrapped(&c, r, note, th->muted, r.h >= 24 ? 3 : 2);
             r.y += h;
             r.h -= h;
         }
