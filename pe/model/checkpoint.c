@@ -250,6 +250,7 @@ static void get_config(rbuf *r, model_config *c)
     c->train_loss = get_f32(r);
     c->heldout_loss = get_f32(r);
     pe_params *p = &c->pe;
+    pe_params_default(p); /* fields the format does not store keep their defaults */
     p->dim = get_i32(r);
     p->len = get_i32(r);
     p->base = get_f64(r);
