@@ -10,6 +10,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "animate.h"
 #include "cli.h"
 #include "config.h"
 #include "options.h"
@@ -162,7 +163,14 @@ int app_export_file(const app_state *st, const char *path, const app_export_opts
 {
     app_format f = app_format_of(path);
     if (f == APP_FMT_UNKNOWN) {
-        snprintf(err, errlen, "-o %s: unknown extension (allowed .png .svg .pdf .csv .npy)", path);
+        if (app_anim_kind_of(path) != APP_ANIM_NONE)
+            snprintf(err, errlen,
+                     "-o %s: an animation needs --animate NAME=FROM:TO (allowed without it .png "
+                     ".svg .pdf .csv .npy)",
+                     path);
+        else
+            snprintf(err, errlen, "-o %s: unknown extension (allowed .png .svg .pdf .csv .npy)",
+                     path);
         return 2;
     }
     if (outfile_check(path, err, errlen) < 0) return 2;
@@ -212,7 +220,17 @@ static void export_usage(FILE *fp)
                 "numbers)\n"
                 "  --width N, --height N   figure size in pixels (default 1000 x 600; 64..16384)\n"
                 "  --dpi N                 PNG resolution metadata (default 96; 10..2400)\n"
-                "  --config FILE           set the parameters from a Hugging Face config.json\n");
+                "  --config FILE           set the parameters from a Hugging Face config.json\n"
+                "animations (-o FILE.gif, FILE.webp, or FOLDER/ for numbered PNGs):\n"
+                "  --animate NAME=FROM:TO[:FRAMES][:log]  sweep a numeric option (FRAMES 2..1000, "
+                "default 48)\n"
+                "  --fps N                 frames per second (default 12; 1..50)\n"
+                "  --loop N                times to play, 0 = forever (default 0)\n"
+                "  --quality Q             WebP: lossy at quality 0..100 (default lossless)\n"
+                "  --free-axes             let each frame pick its axes and colour range (default "
+                "fixed over the sweep)\n"
+                "  --dither                GIF: dither to the palette (default off: flat "
+                "figures)\n");
     app_cli_print_options(fp);
     fprintf(fp, "views, encodings and colormaps: pelab list\n");
 }
@@ -226,6 +244,9 @@ int app_cmd_export(int argc, char **argv)
     app_export_opts o = {1000, 600, 96};
     char err[512];
     int view_set = 0;
+    app_anim anim;
+    app_anim_default(&anim);
+    int animate = 0, anim_only = 0; /* anim_only: an animation option, without --animate */
 
     /* the view may come first as a word */
     int first = 1;
@@ -238,8 +259,9 @@ int app_cmd_export(int argc, char **argv)
         first = 2;
     }
     app_cli_extra extra[] = {
-        {"output", 'o'}, {"width", 'W'},  {"height", 'H'},
-        {"dpi", 'D'},    {"config", 'C'}, {"help", '?'},
+        {"output", 'o'}, {"width", 'W'},   {"height", 'H'},    {"dpi", 'D'},
+        {"config", 'C'}, {"help", '?'},    {"animate", 'A'},   {"fps", 'F'},
+        {"loop", 'L'},   {"quality", 'Q'}, {"free-axes", 'X'}, {"dither", 'T'},
     };
     app_cli_args args;
     int rc = app_cli_parse(&st, argc - first + 1, argv + first - 1, extra,
@@ -272,6 +294,43 @@ int app_cmd_export(int argc, char **argv)
             break;
         case 'C': /* applied by app_cli_parse, before the other options */
             break;
+        case 'A':
+            if (app_anim_parse(v, &anim, err, sizeof err) < 0) {
+                fprintf(stderr, "pelab export: %s\n", err);
+                return 2;
+            }
+            animate = 1;
+            break;
+        case 'F':
+            if (app_parse_double("fps", v, 1, 50, 0, &anim.fps, err, sizeof err) < 0) {
+                fprintf(stderr, "pelab export: %s\n", err);
+                return 2;
+            }
+            anim_only = 'F';
+            break;
+        case 'L':
+            if (app_parse_int("loop", v, 0, 65535, &x, err, sizeof err) < 0) {
+                fprintf(stderr, "pelab export: %s\n", err);
+                return 2;
+            }
+            anim.loop = (int)x;
+            anim_only = 'L';
+            break;
+        case 'Q':
+            if (app_parse_double("quality", v, 0, 100, 0, &anim.quality, err, sizeof err) < 0) {
+                fprintf(stderr, "pelab export: %s\n", err);
+                return 2;
+            }
+            anim_only = 'Q';
+            break;
+        case 'X':
+            anim.free_axes = 1;
+            anim_only = 'X';
+            break;
+        case 'T':
+            anim.dither = 1;
+            anim_only = 'T';
+            break;
         case '?':
             export_usage(stdout);
             return 0;
@@ -295,14 +354,31 @@ int app_cmd_export(int argc, char **argv)
         return 2;
     }
     if (!out) {
-        fprintf(stderr, "pelab export: -o FILE is required (.png .svg .pdf .csv .npy)\n");
+        fprintf(stderr, "pelab export: -o FILE is required (.png .svg .pdf .csv .npy; with "
+                        "--animate .gif .webp FOLDER/)\n");
         return 2;
     }
     if (app_state_validate(&st, err, sizeof err) < 0) {
         fprintf(stderr, "pelab export: %s\n", err);
         return 2;
     }
-    rc = app_export_file(&st, out, &o, err, sizeof err);
+    if (anim_only && !animate) {
+        static const struct {
+            int code;
+            const char *name;
+        } names[] = {
+            {'F', "fps"}, {'L', "loop"}, {'Q', "quality"}, {'X', "free-axes"}, {'T', "dither"}};
+        const char *name = "?";
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+            if (names[i].code == anim_only) name = names[i].name;
+        fprintf(stderr, "pelab export: --%s: only for animations (add --animate NAME=FROM:TO)\n",
+                name);
+        return 2;
+    }
+    if (animate)
+        rc = app_anim_export(&st, &anim, out, &o, err, sizeof err);
+    else
+        rc = app_export_file(&st, out, &o, err, sizeof err);
     if (rc != 0) {
         fprintf(stderr, "pelab export: %s\n", err);
         return rc;
