@@ -457,36 +457,49 @@ static metrics get_metrics(const scene_target *t)
 
 /* --- title ----------------------------------------------------------------------------- */
 
-/* Lay out one heading (title or subtitle) centred at the top of r from y: on one line at its
- * size if it fits, else stepping the size down (pixel targets, to 80%), then on two and three
- * lines; only a heading that fits none of these is shortened (and recorded). Returns the y
- * below it. */
+/* How one heading (title or subtitle) fits width w: on one line at its size if it fits, else
+ * stepping the size down (pixel targets, to 80%), then on two and three lines. Returns the line
+ * count (0: none of these fit) with the lines and *sz. max_lines bounds the count, min_frac the
+ * size steps (a frame that must keep another layout's height goes further down). */
+static int heading_fit(const scene_target *t, const char *str, double size, unsigned flags,
+                       double w, int max_lines, double min_frac, char lines[][WRAP_LEN], double *sz)
+{
+    for (int nl = 1; nl <= max_lines; nl++)
+        for (double f = 1.0; f >= min_frac - 1e-9; f -= t->cells ? 1.0 : 0.05) {
+            *sz = size * f;
+            int got = wrap_text(t, str, *sz, flags, w, lines, nl);
+            if (got > 0) return got;
+            if (t->cells) break;
+        }
+    return 0;
+}
+
+/* Draw a heading centred in r from y, its lines pitch apart; returns the y below it. Only a
+ * heading that fits no layout of heading_fit is shortened (and recorded). */
 static double heading(scene *s, const scene_target *t, fig_rect r, double y, const char *str,
-                      double size, uint32_t color, unsigned flags)
+                      double size, uint32_t color, unsigned flags, int max_lines, double min_frac,
+                      double pitch_size)
 {
     metrics m = get_metrics(t);
-    static const double steps[] = {1.0, 0.92, 0.85, 0.8};
-    int nsteps = t->cells ? 1 : (int)(sizeof steps / sizeof steps[0]);
     char lines[WRAP_MAX][WRAP_LEN];
-    for (int nl = 1; nl <= WRAP_MAX; nl++) {
-        for (int k = 0; k < nsteps; k++) {
-            double sz = size * steps[k];
-            int got = wrap_text(t, str, sz, flags, r.w, lines, nl);
-            if (got == 0) continue;
-            for (int i = 0; i < got; i++) {
-                put_text(s, t, r.x + r.w / 2, y, lines[i], sz, SCENE_CENTER | SCENE_TOP, color,
-                         flags);
-                y += m.T * sz;
-            }
-            return y;
-        }
+    double sz;
+    int got = heading_fit(t, str, size, flags, r.w, max_lines, min_frac, lines, &sz);
+    if (got == 0) {
+        char buf[512];
+        sz = size * min_frac;
+        const char *cut =
+            scene_fit_text(s, t, str, sz, flags & SCENE_BOLD ? r.w / 1.2 : r.w, 0, buf, sizeof buf);
+        snprintf(lines[0], WRAP_LEN, "%s", cut);
+        got = 1;
     }
-    char buf[512];
-    double sz = size * steps[nsteps - 1];
-    const char *cut =
-        scene_fit_text(s, t, str, sz, flags & SCENE_BOLD ? r.w / 1.2 : r.w, 0, buf, sizeof buf);
-    put_text(s, t, r.x + r.w / 2, y, cut, sz, SCENE_CENTER | SCENE_TOP, color, flags);
-    return y + m.T * sz;
+    double pitch = m.T * (pitch_size > 0 ? pitch_size : sz);
+    for (int i = 0; i < got; i++) {
+        /* a smaller font in a taller pitch sits in the middle of its line */
+        double dy = t->cells ? 0.0 : 0.5 * (pitch - m.T * sz);
+        put_text(s, t, r.x + r.w / 2, y + dy, lines[i], sz, SCENE_CENTER | SCENE_TOP, color, flags);
+        y += pitch;
+    }
+    return y;
 }
 
 fig_rect fig_title(scene *s, const scene_target *t, const fig_theme *th, fig_rect r,
@@ -495,18 +508,29 @@ fig_rect fig_title(scene *s, const scene_target *t, const fig_theme *th, fig_rec
     metrics m = get_metrics(t);
     double tsize = t->cells ? 1.0 : 1.25, ssize = t->cells ? 1.0 : 0.9;
     double y = r.y + (t->cells ? 0.0 : m.pad);
-    char sub[512];
     const scene_author *au = s->author;
     if (au && au->title) title = au->title;
     if (au && au->subtitle) subtitle = au->subtitle;
+    if (title && *title)
+        y = heading(s, t, r, y, title, tsize, th->fg, SCENE_BOLD, WRAP_MAX, 0.8, 0.0);
     if (au && au->note && *au->note) {
-        /* first, so the value that changes leads the subtitle */
+        /* An animation frame: the swept value leads the subtitle, which keeps the lines and
+         * the height it has without it (stepping the font down further if it must), so every
+         * frame's plot sits where the still figure's does. */
+        char sub[512], lines[WRAP_MAX][WRAP_LEN];
         snprintf(sub, sizeof sub, "%s%s%s", au->note, subtitle && *subtitle ? "   " : "",
                  subtitle ? subtitle : "");
-        subtitle = sub;
+        double plain_sz = ssize;
+        int plain = subtitle && *subtitle
+                        ? heading_fit(t, subtitle, ssize, 0, r.w, WRAP_MAX, 0.8, lines, &plain_sz)
+                        : 0;
+        if (plain > 0 && heading_fit(t, sub, ssize, 0, r.w, plain, 0.6, lines, &(double){0}) > 0)
+            y = heading(s, t, r, y, sub, ssize, th->muted, 0, plain, 0.6, plain_sz);
+        else
+            y = heading(s, t, r, y, sub, ssize, th->muted, 0, WRAP_MAX, 0.8, 0.0);
+    } else if (subtitle && *subtitle) {
+        y = heading(s, t, r, y, subtitle, ssize, th->muted, 0, WRAP_MAX, 0.8, 0.0);
     }
-    if (title && *title) y = heading(s, t, r, y, title, tsize, th->fg, SCENE_BOLD);
-    if (subtitle && *subtitle) y = heading(s, t, r, y, subtitle, ssize, th->muted, 0);
     if (!t->cells && y > r.y) y += m.pad;
     if (t->cells) y = 2.0 * ceil(y / 2.0);
     double used = y - r.y;
