@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "nn.h"
+#include "pool.h"
 
 #ifdef NN_REAL_DOUBLE
 typedef double real;
@@ -29,14 +30,20 @@ static real rtanh(real u)
     return 1 - 2 / (REXP(2 * u) + 1);
 }
 
-#ifdef _OPENMP
-#define OMP(x) _Pragma(#x)
-#else
-#define OMP(x)
-#endif
-
-/* Enough work to be worth a parallel region. */
+/* Enough work to be worth a parallel loop. */
 #define PAR(work) ((work) > 1e6)
+
+/* Threads for a loop of this much work, and items per chunk for about 2^17 operations. */
+static int par_nt(int nt, double work)
+{
+    return PAR(work) ? nt : 1;
+}
+
+static size_t grain_for(double work_per_item)
+{
+    double g = 131072.0 / (work_per_item > 1 ? work_per_item : 1);
+    return g < 1 ? 1 : (size_t)g;
+}
 
 /* ---- activations ------------------------------------------------------------------------- */
 
@@ -194,11 +201,19 @@ static void mm_tile(real *restrict out, const real *restrict a, const real *rest
 
 /* out (n, m) = a (n, k) . b (k, m) + bias (m) (bias may be NULL); with acc, added to out.
  * Parallel over blocks of four rows; each output is computed by one thread in a fixed order. */
-static void mm(real *restrict out, const real *restrict a, const real *restrict b,
-               const real *restrict bias, int n, int k, int m, int acc, int nt)
+typedef struct mm_args {
+    real *out;
+    const real *a, *b, *bias;
+    int n, k, m, acc;
+} mm_args;
+
+static void mm_blocks(void *ctx, size_t i0, size_t i1)
 {
-    OMP(omp parallel for num_threads(nt) schedule(static) if (nt > 1 && PAR((double)n * k * m)))
-    for (int r0 = 0; r0 < n; r0 += 4) {
+    const mm_args *g = ctx;
+    real *restrict out = g->out;
+    const real *restrict a = g->a, *restrict b = g->b, *restrict bias = g->bias;
+    int n = g->n, k = g->k, m = g->m, acc = g->acc;
+    for (int r0 = (int)i0 * 4; r0 < n && r0 < (int)i1 * 4; r0 += 4) {
         int rn = n - r0 < 4 ? n - r0 : 4;
         real *o = out + (size_t)r0 * m;
         if (!acc)
@@ -219,14 +234,38 @@ static void mm(real *restrict out, const real *restrict a, const real *restrict 
     }
 }
 
-/* dst (c, r) = src (r, c) transposed. */
-static void transpose(real *restrict dst, const real *restrict src, int r, int c, int nt)
+static void mm(real *out, const real *a, const real *b, const real *bias, int n, int k, int m,
+               int acc, int nt)
 {
-    OMP(omp parallel for num_threads(nt) schedule(static) if (nt > 1 && PAR((double)r * c)))
-    for (int j0 = 0; j0 < c; j0 += 16)
+    mm_args x = {out, a, b, bias, n, k, m, acc};
+    pool_run(par_nt(nt, (double)n * k * m), (size_t)(n + 3) / 4, grain_for(8.0 * k * m), mm_blocks,
+             &x);
+}
+
+/* dst (c, r) = src (r, c) transposed. */
+typedef struct tr_args {
+    real *dst;
+    const real *src;
+    int r, c;
+} tr_args;
+
+static void transpose_cols(void *ctx, size_t i0, size_t i1)
+{
+    const tr_args *x = ctx;
+    real *restrict dst = x->dst;
+    const real *restrict src = x->src;
+    int r = x->r, c = x->c;
+    for (int j0 = (int)i0 * 16; j0 < c && j0 < (int)i1 * 16; j0 += 16)
         for (int i = 0; i < r; i++)
             for (int j = j0; j < c && j < j0 + 16; j++)
                 dst[(size_t)j * r + i] = src[(size_t)i * c + j];
+}
+
+static void transpose(real *dst, const real *src, int r, int c, int nt)
+{
+    tr_args x = {dst, src, r, c};
+    pool_run(par_nt(nt, (double)r * c), (size_t)(c + 15) / 16, grain_for(16.0 * r), transpose_cols,
+             &x);
 }
 
 /* Backward of out = inp (n, k) . w (k, m) + b: dinp (may be NULL) += dout . w^T,
@@ -245,11 +284,21 @@ static void mm_backward(real *dinp, real *dw, real *db, const real *dout, const 
             for (int j = 0; j < m; j++) db[j] += dout[(size_t)r * m + j];
 }
 
-static void layernorm(real *out, real *mean, real *rstd, const real *inp, const real *w,
-                      const real *b, int n, int C, int nt)
+/* Arguments of the row-wise LayerNorm loops. */
+typedef struct ln_args {
+    real *out, *mean, *rstd;
+    const real *inp, *w, *b, *dout;
+    const real *cmean, *crstd;
+    int C;
+} ln_args;
+
+static void layernorm_rows(void *ctx, size_t r0, size_t r1)
 {
-    OMP(omp parallel for num_threads(nt) schedule(static) if (nt > 1 && PAR((double)n * C * 4)))
-    for (int r = 0; r < n; r++) {
+    const ln_args *a = ctx;
+    real *out = a->out, *mean = a->mean, *rstd = a->rstd;
+    const real *inp = a->inp, *w = a->w, *b = a->b;
+    int C = a->C;
+    for (size_t r = r0; r < r1; r++) {
         const real *x = inp + (size_t)r * C;
         real m = 0, v = 0;
         for (int i = 0; i < C; i++) m += x[i];
@@ -264,13 +313,20 @@ static void layernorm(real *out, real *mean, real *rstd, const real *inp, const 
     }
 }
 
-/* dinp += LayerNorm backward; dw, db += their gradients. */
-static void layernorm_backward(real *dinp, real *dw, real *db, const real *dout, const real *inp,
-                               const real *w, const real *mean, const real *rstd, int n, int C,
-                               int nt)
+static void layernorm(real *out, real *mean, real *rstd, const real *inp, const real *w,
+                      const real *b, int n, int C, int nt)
 {
-    OMP(omp parallel for num_threads(nt) schedule(static) if (nt > 1 && PAR((double)n * C * 6)))
-    for (int r = 0; r < n; r++) {
+    ln_args a = {out, mean, rstd, inp, w, b, NULL, NULL, NULL, C};
+    pool_run(par_nt(nt, (double)n * C * 4), (size_t)n, grain_for(4.0 * C), layernorm_rows, &a);
+}
+
+static void layernorm_backward_rows(void *ctx, size_t r0, size_t r1)
+{
+    const ln_args *a = ctx;
+    real *dinp = a->out;
+    const real *inp = a->inp, *w = a->w, *dout = a->dout, *mean = a->cmean, *rstd = a->crstd;
+    int C = a->C;
+    for (size_t r = r0; r < r1; r++) {
         const real *x = inp + (size_t)r * C, *g = dout + (size_t)r * C;
         real m = mean[r], s = rstd[r], dmean = 0, dnorm_norm = 0;
         for (int i = 0; i < C; i++) {
@@ -286,6 +342,16 @@ static void layernorm_backward(real *dinp, real *dw, real *db, const real *dout,
             di[i] += (w[i] * g[i] - dmean - norm * dnorm_norm) * s;
         }
     }
+}
+
+/* dinp += LayerNorm backward; dw, db += their gradients (summed over rows in order, serially). */
+static void layernorm_backward(real *dinp, real *dw, real *db, const real *dout, const real *inp,
+                               const real *w, const real *mean, const real *rstd, int n, int C,
+                               int nt)
+{
+    ln_args a = {dinp, NULL, NULL, inp, w, NULL, dout, mean, rstd, C};
+    pool_run(par_nt(nt, (double)n * C * 6), (size_t)n, grain_for(6.0 * C), layernorm_backward_rows,
+             &a);
     for (int r = 0; r < n; r++) {
         const real *x = inp + (size_t)r * C, *g = dout + (size_t)r * C;
         real m = mean[r], s = rstd[r];
@@ -298,26 +364,47 @@ static void layernorm_backward(real *dinp, real *dw, real *db, const real *dout,
 
 #define GELU_K 0.7978845608028654 /* sqrt(2 / pi) */
 
-static void gelu(real *out, const real *x, size_t n, int nt)
+typedef struct gelu_args {
+    real *out;
+    const real *x, *dout;
+} gelu_args;
+
+static void gelu_range(void *ctx, size_t i0, size_t i1)
 {
-    OMP(omp parallel for num_threads(nt) schedule(static) if (nt > 1 && PAR((double)n * 8)))
-    for (size_t i = 0; i < n; i++) {
+    const gelu_args *a = ctx;
+    real *out = a->out;
+    const real *x = a->x;
+    for (size_t i = i0; i < i1; i++) {
         real v = x[i];
         real u = (real)GELU_K * (v + (real)0.044715 * v * v * v);
         out[i] = (real)0.5 * v * (1 + rtanh(u));
     }
 }
 
-static void gelu_backward(real *dx, const real *x, const real *dout, size_t n, int nt)
+static void gelu(real *out, const real *x, size_t n, int nt)
 {
-    OMP(omp parallel for num_threads(nt) schedule(static) if (nt > 1 && PAR((double)n * 8)))
-    for (size_t i = 0; i < n; i++) {
+    gelu_args a = {out, x, NULL};
+    pool_run(par_nt(nt, (double)n * 8), n, grain_for(8), gelu_range, &a);
+}
+
+static void gelu_backward_range(void *ctx, size_t i0, size_t i1)
+{
+    const gelu_args *a = ctx;
+    real *dx = a->out;
+    const real *x = a->x, *dout = a->dout;
+    for (size_t i = i0; i < i1; i++) {
         real v = x[i];
         real u = (real)GELU_K * (v + (real)0.044715 * v * v * v);
         real t = rtanh(u);
         real du = (real)GELU_K * (1 + (real)(3 * 0.044715) * v * v);
         dx[i] = dout[i] * ((real)0.5 * (1 + t) + (real)0.5 * v * (1 - t * t) * du);
     }
+}
+
+static void gelu_backward(real *dx, const real *x, const real *dout, size_t n, int nt)
+{
+    gelu_args a = {dx, x, dout};
+    pool_run(par_nt(nt, (double)n * 8), n, grain_for(8), gelu_backward_range, &a);
 }
 
 static real dot(const real *a, const real *b, int n)
@@ -336,14 +423,25 @@ static real pos_bias(const nn_dims *d, const nn_pos *pos, const real *params, co
     return 0;
 }
 
-/* Rotate q and k of every head of every row by its position (inverse: the transposed rotation,
- * for gradients). */
-static void rope_rows(const nn_dims *d, const nn_pos *pos, real *qkv, int B, int T, int pos0,
-                      int inverse, int nt)
+/* Arguments of the attention-side loops. */
+typedef struct att_args {
+    const nn_dims *d;
+    const nn_layout *l;
+    const real *params;
+    const nn_pos *pos;
+    int pos0, B, T, inverse;
+    real *atty, *att, *qkv, *dqkv, *dpre;
+    const real *cqkv, *catt, *datty;
+} att_args;
+
+static void rope_range(void *ctx, size_t r0, size_t r1)
 {
-    int C = d->C, half = pos->rot_dim / 2;
-    OMP(omp parallel for num_threads(nt) schedule(static) if (nt > 1 && PAR((double)B * T * C * 8)))
-    for (int r = 0; r < B * T; r++) {
+    const att_args *a = ctx;
+    const nn_dims *d = a->d;
+    const nn_pos *pos = a->pos;
+    real *qkv = a->qkv;
+    int C = d->C, half = pos->rot_dim / 2, T = a->T, pos0 = a->pos0, inverse = a->inverse;
+    for (int r = (int)r0; r < (int)r1; r++) {
         int p = pos0 + r % T;
         real *row = qkv + (size_t)r * 3 * C;
         for (int h = 0; h < d->H; h++)
@@ -362,13 +460,27 @@ static void rope_rows(const nn_dims *d, const nn_pos *pos, real *qkv, int B, int
     }
 }
 
-static void attention(const nn_dims *d, const nn_layout *l, const real *params, const nn_pos *pos,
-                      int pos0, real *atty, real *att, const real *qkv, int B, int T, int nt)
+/* Rotate q and k of every head of every row by its position (inverse: the transposed rotation,
+ * for gradients). */
+static void rope_rows(const nn_dims *d, const nn_pos *pos, real *qkv, int B, int T, int pos0,
+                      int inverse, int nt)
 {
-    int C = d->C, H = d->H, hd = d->hd;
+    att_args a = {.d = d, .pos = pos, .pos0 = pos0, .B = B, .T = T, .inverse = inverse, .qkv = qkv};
+    pool_run(par_nt(nt, (double)B * T * d->C * 8), (size_t)B * T, grain_for(8.0 * d->C), rope_range,
+             &a);
+}
+
+static void attention_heads(void *ctx, size_t bh0, size_t bh1)
+{
+    const att_args *a = ctx;
+    const nn_dims *d = a->d;
+    const nn_layout *l = a->l;
+    const nn_pos *pos = a->pos;
+    const real *params = a->params, *qkv = a->cqkv;
+    real *atty = a->atty, *att = a->att;
+    int C = d->C, H = d->H, hd = d->hd, T = a->T, pos0 = a->pos0;
     real scale = (real)(1.0 / sqrt((double)hd));
-    OMP(omp parallel for num_threads(nt) schedule(static) if (nt > 1 && PAR((double)B * H * T * T * hd)))
-    for (int bh = 0; bh < B * H; bh++) {
+    for (int bh = (int)bh0; bh < (int)bh1; bh++) {
         int b = bh / H, h = bh % H;
         for (int t = 0; t < T; t++) {
             const real *q = qkv + ((size_t)b * T + t) * 3 * C + (size_t)h * hd;
@@ -399,14 +511,32 @@ static void attention(const nn_dims *d, const nn_layout *l, const real *params, 
     }
 }
 
-/* dqkv = gradient wrt (rotated) q, k and v; dpre = gradient of the pre-softmax scores. */
-static void attention_backward(const nn_dims *d, real *dqkv, real *dpre, const real *datty,
-                               const real *qkv, const real *att, int B, int T, int nt)
+static void attention(const nn_dims *d, const nn_layout *l, const real *params, const nn_pos *pos,
+                      int pos0, real *atty, real *att, const real *qkv, int B, int T, int nt)
 {
-    int C = d->C, H = d->H, hd = d->hd;
+    att_args a = {.d = d,
+                  .l = l,
+                  .params = params,
+                  .pos = pos,
+                  .pos0 = pos0,
+                  .B = B,
+                  .T = T,
+                  .atty = atty,
+                  .att = att,
+                  .cqkv = qkv};
+    pool_run(par_nt(nt, (double)B * d->H * T * T * d->hd), (size_t)B * d->H, 1, attention_heads,
+             &a);
+}
+
+static void attention_backward_heads(void *ctx, size_t bh0, size_t bh1)
+{
+    const att_args *a = ctx;
+    const nn_dims *d = a->d;
+    const real *qkv = a->cqkv, *att = a->catt, *datty = a->datty;
+    real *dqkv = a->dqkv, *dpre = a->dpre;
+    int C = d->C, H = d->H, hd = d->hd, T = a->T;
     real scale = (real)(1.0 / sqrt((double)hd));
-    OMP(omp parallel for num_threads(nt) schedule(static) if (nt > 1 && PAR((double)B * H * T * T * hd)))
-    for (int bh = 0; bh < B * H; bh++) {
+    for (int bh = (int)bh0; bh < (int)bh1; bh++) {
         int b = bh / H, h = bh % H;
         for (int t = 0; t < T; t++) {
             const real *row = att + (((size_t)b * H + h) * T + t) * T;
@@ -437,6 +567,22 @@ static void attention_backward(const nn_dims *d, real *dqkv, real *dpre, const r
             for (int j = t + 1; j < T; j++) drow[j] = 0;
         }
     }
+}
+
+/* dqkv = gradient wrt (rotated) q, k and v; dpre = gradient of the pre-softmax scores. */
+static void attention_backward(const nn_dims *d, real *dqkv, real *dpre, const real *datty,
+                               const real *qkv, const real *att, int B, int T, int nt)
+{
+    att_args a = {.d = d,
+                  .B = B,
+                  .T = T,
+                  .dqkv = dqkv,
+                  .dpre = dpre,
+                  .cqkv = qkv,
+                  .catt = att,
+                  .datty = datty};
+    pool_run(par_nt(nt, (double)B * d->H * T * T * d->hd), (size_t)B * d->H, 1,
+             attention_backward_heads, &a);
 }
 
 /* ---- forward ------------------------------------------------------------------------------ */
@@ -512,6 +658,29 @@ double NN(forward)(const nn_dims *d, const nn_layout *l, const real *params, con
 
 /* ---- backward ----------------------------------------------------------------------------- */
 
+typedef struct dlogits_args {
+    real *logits;
+    const int *targets;
+    int V, BT;
+} dlogits_args;
+
+static void dlogits_rows(void *ctx, size_t r0, size_t r1)
+{
+    const dlogits_args *a = ctx;
+    int V = a->V, BT = a->BT;
+    for (size_t r = r0; r < r1; r++) {
+        real *z = a->logits + r * V;
+        real mx = z[0];
+        for (int v = 1; v < V; v++)
+            if (z[v] > mx) mx = z[v];
+        double s = 0;
+        for (int v = 0; v < V; v++) s += (double)REXP(z[v] - mx);
+        double inv = 1.0 / s;
+        for (int v = 0; v < V; v++) z[v] = (real)((double)REXP(z[v] - mx) * inv / BT);
+        z[a->targets[r]] -= (real)(1.0 / BT);
+    }
+}
+
 void NN(backward)(const nn_dims *d, const nn_layout *l, const real *params, real *grads,
                   const nn_pos *pos, int pos0, nn_acts *na, const int *inputs, const int *targets,
                   int B, int T, int nt)
@@ -520,18 +689,8 @@ void NN(backward)(const nn_dims *d, const nn_layout *l, const real *params, real
     int C = d->C, F = d->F, V = d->V, BT = B * T, H = d->H;
     size_t BTC = (size_t)BT * C, BTF = (size_t)BT * F, att_n = (size_t)B * H * T * T;
     /* dlogits = (softmax - onehot) / BT, in place */
-    OMP(omp parallel for num_threads(nt) schedule(static) if (nt > 1 && PAR((double)BT * V * 8)))
-    for (int r = 0; r < BT; r++) {
-        real *z = a.logits + (size_t)r * V;
-        real mx = z[0];
-        for (int v = 1; v < V; v++)
-            if (z[v] > mx) mx = z[v];
-        double s = 0;
-        for (int v = 0; v < V; v++) s += (double)REXP(z[v] - mx);
-        double inv = 1.0 / s;
-        for (int v = 0; v < V; v++) z[v] = (real)((double)REXP(z[v] - mx) * inv / BT);
-        z[targets[r]] -= (real)(1.0 / BT);
-    }
+    dlogits_args da = {a.logits, targets, V, BT};
+    pool_run(par_nt(nt, (double)BT * V * 8), (size_t)BT, grain_for(8.0 * V), dlogits_rows, &da);
     memset(a.dln, 0, BTC * sizeof(real));
     if (d->tied) {
         /* logits = lnf . wte^T: dlnf = dlogits . wte, dwte += dlogits^T . lnf */
