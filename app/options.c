@@ -354,6 +354,7 @@ static const char *const sim_names[] = {"dot", "cosine", NULL};
 static const char *const theme_names[] = {"light", "dark", NULL};
 static const char *const scale_names[] = {"linear", "log", "nofirst", NULL};
 static const char *const onoff_names[] = {"off", "on", NULL};
+static const char *const xpos_zeta_names[] = {"full", "rotary", NULL};
 
 #define OFF(f) offsetof(app_state, f)
 #define INT_OPT(n, a, h, f, l, u)                                                                  \
@@ -417,6 +418,9 @@ static const app_option options[] = {
     INT_OPT("max-distance", NULL, "T5 max distance, 2..1048576", p.t5_max_distance, 2, PE_MAX_LEN),
     CHO_OPT("t5", NULL, "T5 buckets: causal|bidirectional", p.t5_bidirectional, t5_names),
     DBL_OPT("xpos-scale", NULL, "xPos scale base, > 0 (512)", p.xpos_scale_base, 0, 1e9, 1),
+    CHO_OPT("xpos-zeta", NULL,
+            "xPos zeta_k over: full (head dim d, torchscale) | rotary (rotary dim, lucidrains)",
+            p.xpos_zeta_rotary, xpos_zeta_names),
     DBL_OPT("std", NULL, "learned table init std, > 0 (0.02)", p.learned_std, 0, 1e3, 1),
     INT_OPT("seed", NULL, "random seed, 0..2147483647", p.seed, 0, 2147483647),
     INT_OPT("pos", "m", "RoPE query position m / decay reference p0 (-1 = L/2)", pos, -1,

@@ -125,6 +125,8 @@ typedef struct pe_params {
     int t5_max_distance;  /* T5: max_distance > buckets/2 (or /4 when bidirectional); 128 */
     int t5_bidirectional; /* T5: 1 = encoder style, 0 = causal */
     double xpos_scale_base; /* xPos: 512 */
+    int xpos_zeta_rotary;   /* xPos with partial rotary: 0 = zeta_k over the full head dimension d
+                             * (torchscale), 1 = over the rotary dimension (lucidrains) */
     double learned_std;     /* learned absolute: init std, 0.02 */
     uint64_t seed;          /* learned tables, T5 bucket values, random q/k; 0 is a valid seed */
 } pe_params;
@@ -235,6 +237,8 @@ double pe_rope_effective_base(const pe_params *p);
 /* ---- xPos (pe/xpos.c) -------------------------------------------------------------------- */
 /* zeta_k = (2k + 0.4 d) / (1.4 d) for pair k. */
 double pe_xpos_zeta(const pe_params *p, int k);
+/* The dimension zeta is taken over: d, or the rotary dimension with xpos_zeta_rotary. */
+int pe_xpos_zeta_dim(const pe_params *p);
 /* Per-pair decay of the score at distance (m - n): zeta_k^((m-n)/scale_base). */
 double pe_xpos_decay(const pe_params *p, int k, double dist);
 

@@ -276,8 +276,48 @@ static void test_yarn_options(void)
            "--mscale -1 refused: %s", err);
 }
 
+/* xPos with partial rotary in both conventions: d 16, rotary 0.5 (4 pairs), scale 512, r 100.
+ * References computed in Python from zeta_k = (2k + 0.4D)/(1.4D) (pe-reference.md section 6)
+ * with D = 16, the full head dimension as torchscale's XPOS(head_dim) takes it, and D = 8, the
+ * rotary dimension lucidrains' RotaryEmbedding(dim, use_xpos=True) is built with; the xPos
+ * all-ones score is (2 sum_k cos(100 theta_k) zeta_k^(100/512) + 8) / 16. */
+static void test_xpos_conventions(void)
+{
+    static const double fac[2][4] = {
+        {0.782954834501, 0.825663301819, 0.860833199596, 0.890919791594},
+        {0.782954834501, 0.860833199596, 0.917323159399, 0.962308706232}};
+    static const double zeta3[2] = {0.553571428571, 0.821428571429};
+    static const double score[2] = {0.666743153382, 0.675748636264};
+    static const char *const conv[2] = {"full", "rotary"};
+    for (int c = 0; c < 2; c++) {
+        const char *o[] = {"dim", "16", "len", "128", "rotary-frac", "0.5", "xpos-zeta", conv[c]};
+        app_state st = make("xpos", o, 8);
+        app_data d = {0};
+        int rc = get_data(&st, &d);
+        int ok = rc == 0 && d.shape[1] == 8;
+        for (int k = 0; ok && k < 4; k++) ok = near(d.data[100 * 8 + 1 + k], fac[c][k], 1e-11);
+        TAP_OK(ok, "xpos view, rotary 0.5, zeta over %s: factors at r 100 (%s)", conv[c],
+               c ? "lucidrains" : "torchscale");
+        TAP_OK(rc == 0 && near(d.data[100 * 8 + 6], score[c], 1e-11),
+               "xpos view, zeta over %s: xPos score at r 100 %.12g (want %.12g)", conv[c],
+               rc ? NAN : d.data[100 * 8 + 6], score[c]);
+        TAP_OK(near(pe_xpos_zeta(&st.p, 3), zeta3[c], 1e-11), "pe_xpos_zeta(3) over %s: %.12g",
+               conv[c], pe_xpos_zeta(&st.p, 3));
+        app_data_free(&d);
+        /* the decay view's xPos curve at p0 - 100 is the same number */
+        const char *o2[] = {"dim",    "16",   "len",         "128", "pos",       "110",
+                            "curves", "xpos", "rotary-frac", "0.5", "xpos-zeta", conv[c]};
+        st = make("decay", o2, 12);
+        rc = get_data(&st, &d);
+        TAP_OK(rc == 0 && near(d.data[128 + 10], score[c], 1e-11),
+               "decay xPos, zeta over %s: at r 100 %.12g", conv[c], rc ? NAN : d.data[128 + 10]);
+        app_data_free(&d);
+    }
+}
+
 int main(void)
 {
+    test_xpos_conventions();
     test_dynamic_frequencies();
     test_dynamic_rope_heatmap();
     test_dynamic_decay_xpos();
