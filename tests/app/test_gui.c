@@ -93,7 +93,10 @@ static void check_slider_panels(void)
         for (const char *p = vw->options; p && *p && nw < 32;) {
             p += strspn(p, " ");
             size_t w = strcspn(p, " ");
-            snprintf(name, sizeof name, "%.*s", (int)w, p);
+            /* copied by hand: gcc -O2 with ASan misreads a %.*s of a pointer that moves */
+            size_t cut = w < sizeof name ? w : sizeof name - 1;
+            memcpy(name, p, cut);
+            name[cut] = '\0';
             p += w;
             const app_option *o = w ? app_option_find(name) : NULL;
             if (o && o->slider.scale != APP_SLIDER_NONE)
