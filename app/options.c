@@ -229,6 +229,7 @@ static const char *const alibi_names[] = {"causal", "symmetric", NULL};
 static const char *const t5_names[] = {"causal", "bidirectional", NULL};
 static const char *const sim_names[] = {"dot", "cosine", NULL};
 static const char *const theme_names[] = {"light", "dark", NULL};
+static const char *const onoff_names[] = {"off", "on", NULL};
 
 /* the keys' custom steps and the sliders' moving ranges */
 
@@ -296,10 +297,22 @@ static const app_option options[] = {
     {APP_INT("orig-ctx", NULL, "original context L0 for scaling, 1..1048576",
              p.scaling.original_ctx, 1, PE_MAX_LEN),
      .label = "L0", APP_LOG(256, 131072)},
-    {APP_INT("seq-len", NULL, "dynamic NTK sequence length, 1..16777216", p.scaling.seq_len, 1,
-             16777216)},
+    {APP_INT(
+         "seq-len", NULL,
+         "dynamic NTK sequence length, 0..16777216 (0 = not given: L0; extension views: target)",
+         p.scaling.seq_len, 0, 16777216),
+     .at_lo = "auto"},
     {APP_DBL("beta-fast", NULL, "YaRN beta_fast, > 0 (32)", p.scaling.beta_fast, 0, 1e6, 1)},
     {APP_DBL("beta-slow", NULL, "YaRN beta_slow, > 0 (1)", p.scaling.beta_slow, 0, 1e6, 1)},
+    {APP_CHO("yarn-truncate", NULL, "YaRN: floor/ceil the ramp ends (HF truncate): off|on (on)",
+             p.scaling.yarn_truncate, onoff_names)},
+    {APP_DBL("mscale", NULL,
+             "YaRN mscale, with --mscale-all-dim sets the attention factor (0 = unset)",
+             p.scaling.mscale, 0, 1e6, 0),
+     .at_lo = "unset"},
+    {APP_DBL("mscale-all-dim", NULL, "YaRN mscale_all_dim, with --mscale (0 = unset)",
+             p.scaling.mscale_all_dim, 0, 1e6, 0),
+     .at_lo = "unset"},
     {APP_DBL("low-freq-factor", NULL, "llama3 low_freq_factor, > 0 (1)", p.scaling.low_freq_factor,
              0, 1e6, 1)},
     {APP_DBL("high-freq-factor", NULL, "llama3 high_freq_factor, > 0 (4)",
