@@ -223,12 +223,13 @@ static size_t choices_curves(const char **out, size_t n)
 static const char *const layout_names[] = {"interleaved", "concat", NULL};
 static const char *const freq_names[] = {"paper", "fairseq", NULL};
 static const char *const pairing_names[] = {"interleaved", "half", NULL};
-static const char *const scaling_names[] = {"none", "linear", "ntk", "dynamic",
-                                            "yarn", "llama3", NULL};
+static const char *const scaling_names[] = {"none", "linear", "ntk",      "dynamic",
+                                            "yarn", "llama3", "longrope", NULL};
 static const char *const alibi_names[] = {"causal", "symmetric", NULL};
 static const char *const t5_names[] = {"causal", "bidirectional", NULL};
 static const char *const sim_names[] = {"dot", "cosine", NULL};
 static const char *const theme_names[] = {"light", "dark", NULL};
+static const char *const xpos_zeta_names[] = {"full", "rotary", NULL};
 static const char *const onoff_names[] = {"off", "on", NULL};
 
 /* the keys' custom steps and the sliders' moving ranges */
@@ -290,17 +291,18 @@ static const app_option options[] = {
      .keys = "p", .step = APP_STEP_NEXT},
     {APP_DBL("rotary-frac", NULL, "RoPE rotated fraction of d, (0,1]", p.rotary_frac, 0, 1, 1),
      .label = "rotary"},
-    {APP_CHO("scaling", NULL, "RoPE scaling: none|linear|ntk|dynamic|yarn|llama3", p.scaling.type,
-             scaling_names)},
+    {APP_CHO("scaling", NULL,
+             "RoPE scaling: none|linear|ntk|dynamic|yarn|llama3|longrope (--config)",
+             p.scaling.type, scaling_names)},
     {APP_DBL("factor", "f", "RoPE scaling factor, >= 1", p.scaling.factor, 1, 1e6, 0), .label = "f",
      APP_LOG(1, 64)},
     {APP_INT("orig-ctx", NULL, "original context L0 for scaling, 1..1048576",
              p.scaling.original_ctx, 1, PE_MAX_LEN),
      .label = "L0", APP_LOG(256, 131072)},
-    {APP_INT(
-         "seq-len", NULL,
-         "dynamic NTK sequence length, 0..16777216 (0 = not given: L0; extension views: target)",
-         p.scaling.seq_len, 0, 16777216),
+    {APP_INT("seq-len", NULL,
+             "dynamic NTK and longrope sequence length, 0..16777216 (0 = not given: L0; extension "
+             "views: target)",
+             p.scaling.seq_len, 0, 16777216),
      .at_lo = "auto"},
     {APP_DBL("beta-fast", NULL, "YaRN beta_fast, > 0 (32)", p.scaling.beta_fast, 0, 1e6, 1)},
     {APP_DBL("beta-slow", NULL, "YaRN beta_slow, > 0 (1)", p.scaling.beta_slow, 0, 1e6, 1)},
@@ -336,6 +338,9 @@ static const app_option options[] = {
              PE_MAX_LEN)},
     {APP_CHO("t5", NULL, "T5 buckets: causal|bidirectional", p.t5_bidirectional, t5_names)},
     {APP_DBL("xpos-scale", NULL, "xPos scale base, > 0 (512)", p.xpos_scale_base, 0, 1e9, 1)},
+    {APP_CHO("xpos-zeta", NULL,
+             "xPos zeta_k over: full (head dim d, torchscale) | rotary (rotary dim, lucidrains)",
+             p.xpos_zeta_rotary, xpos_zeta_names)},
     {APP_DBL("std", NULL, "learned table init std, > 0 (0.02)", p.learned_std, 0, 1e3, 1)},
     {APP_INT("seed", NULL, "random seed, 0..2147483647", p.seed, 0, 2147483647)},
     {APP_INT("pos", "m", "RoPE query position m / decay reference p0 (-1 = L/2)", pos, -1,
