@@ -83,7 +83,7 @@ static int cmd_check(int n, char **files)
             bad++;
             continue;
         }
-        printf("%s: ok, %d slides\n", files[i], l.n);
+        printf("%s: ok, %d slide%s\n", files[i], l.n, l.n == 1 ? "" : "s");
         lesson_free(&l);
     }
     return bad ? 2 : 0;
