@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "explorer.h"
 #include "lesson.h"
+#include "options.h"
 
 /* A hint's key is good when pressing it on the slide does something: the explorer answers an
  * unbound key, or one that does not apply to this view, with an error message. */
@@ -89,10 +90,12 @@ static int cmd_check(int n, char **files)
     return bad ? 2 : 0;
 }
 
-int app_cmd_lesson(int argc, char **argv)
+static int lesson_main(int argc, char **argv, int gui)
 {
-    const char *handout = NULL;
+    const char *handout = NULL, *me = gui ? "pelab gui" : "pelab lesson";
     int list = 0, check = 0;
+    long frames = 0, start = 1;
+    char err[1024];
     char *pos[64];
     int np = 0;
     for (int i = 1; i < argc; i++) {
@@ -104,6 +107,16 @@ int app_cmd_lesson(int argc, char **argv)
             list = 1;
         } else if (strcmp(a, "--check") == 0) {
             check = 1;
+        } else if (strcmp(a, "--frames") == 0 || strcmp(a, "--slide") == 0) {
+            if (i + 1 >= argc ||
+                app_parse_int(a + 2, argv[i + 1], 1, a[2] == 'f' ? 1000000 : LESSON_MAX_SLIDES,
+                              a[2] == 'f' ? &frames : &start, err, sizeof err) < 0) {
+                fprintf(stderr, "%s: %s\n", me, i + 1 >= argc ? "--frames/--slide need N" : err);
+                return 2;
+            }
+            i++;
+        } else if (strcmp(a, "--lesson") == 0 && i + 1 < argc && np < 64) {
+            pos[np++] = argv[++i];
         } else if (strcmp(a, "--handout") == 0) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "pelab lesson: --handout needs a FILE.pdf\n");
@@ -144,7 +157,11 @@ int app_cmd_lesson(int argc, char **argv)
                 np ? pos[1] : "");
         return 2;
     }
-    char path[1024], err[1024];
+    if (gui && (list || check || handout)) {
+        fprintf(stderr, "%s: --list, --check and --handout belong to pelab lesson\n", me);
+        return 2;
+    }
+    char path[1024];
     if (lesson_resolve(pos[0], path, sizeof path, err, sizeof err) < 0) {
         fprintf(stderr, "pelab lesson: %s\n", err);
         return 2;
@@ -163,11 +180,22 @@ int app_cmd_lesson(int argc, char **argv)
             fprintf(stderr, "pelab lesson: %s\n", err);
         else
             printf("%s: %d pages\n", handout, l.n);
-    } else {
-        fprintf(stderr, "pelab lesson: presenting comes with the explorer's lesson layer; for now "
-                        "--handout FILE.pdf, --check, --list\n");
+    } else if (start > l.n) {
+        fprintf(stderr, "%s: --slide %ld: %s has %d slides\n", me, start, pos[0], l.n);
         rc = 2;
+    } else {
+        rc = lesson_present(&l, (int)start - 1, gui, (int)frames);
     }
     lesson_free(&l);
     return rc;
+}
+
+int app_cmd_lesson(int argc, char **argv)
+{
+    return lesson_main(argc, argv, 0);
+}
+
+int app_cmd_lesson_gui(int argc, char **argv)
+{
+    return lesson_main(argc, argv, 1);
 }

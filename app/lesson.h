@@ -104,8 +104,13 @@ int lesson_key_reserved(uint32_t key, const char **what);
 int lesson_wrap(const scene_target *t, const char *text, double size, double w,
                 char (*lines)[LESSON_LINE], int max);
 
-/* `pelab lesson ...`: argv[0] is "lesson". Returns the exit status. */
+/* `pelab lesson ...`: argv[0] is "lesson"; `pelab gui --lesson NAME|FILE ...`: argv[0] is "gui".
+ * Returns the exit status. */
 int app_cmd_lesson(int argc, char **argv);
+int app_cmd_lesson_gui(int argc, char **argv);
+/* Present l from slide start (0-based) in the terminal or the window; frames > 0 draws that many
+ * frames and returns (tests). Returns the exit status. */
+int lesson_present(const lesson *l, int start, int gui, int frames);
 /* The handout: one PDF page per slide (figure, title, caption, reproducing command). 0, 2 for a
  * usage problem, 1 for a runtime failure (message in err). */
 int lesson_handout(const lesson *l, const char *path, char *err, size_t errlen);

@@ -91,7 +91,11 @@ int main(int argc, char **argv)
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (strcmp(cmd, cmds[i].name) == 0) return cmds[i].fn(argc - 1, argv + 1);
-    if (strcmp(cmd, "gui") == 0) return app_cmd_explore(argc - 1, argv + 1, 1);
+    if (strcmp(cmd, "gui") == 0) {
+        for (int i = 2; i < argc; i++)
+            if (strcmp(argv[i], "--lesson") == 0) return app_cmd_lesson_gui(argc - 1, argv + 1);
+        return app_cmd_explore(argc - 1, argv + 1, 1);
+    }
     if (strcmp(cmd, "tui") == 0) return app_cmd_explore(argc - 1, argv + 1, 0);
     if (strcmp(cmd, "help") == 0) {
         usage(stdout);
