@@ -46,6 +46,10 @@ typedef struct raster_export_opts {
  * glyphs as outlines. Heatmaps are embedded images shown without smoothing. */
 int raster_export(const scene *s, const char *path, const raster_export_opts *o, char *err,
                   size_t errlen);
+/* The same in a named format ("png", "svg", "pdf"; NULL: the extension), for "-" (standard
+ * output) and devices, whose names say nothing. */
+int raster_export_as(const scene *s, const char *path, const char *format,
+                     const raster_export_opts *o, char *err, size_t errlen);
 
 /* A scene drawn on a page at (x, y), scaled (its own width x height, clipped to it). */
 typedef struct raster_place {
