@@ -875,7 +875,7 @@ int raster_export_pdf_pages(const char *path, double page_w, double page_h, size
                             raster_page_fn page, void *ctx, const raster_export_opts *o, char *err,
                             size_t errlen)
 {
-    if (format_of(path) != FMT_PDF) {
+    if (format_of(path, NULL) != FMT_PDF) {
         snprintf(err, errlen, "-o %s: a handout is a .pdf", path);
         return 1;
     }
