@@ -344,7 +344,7 @@ static int placeholder(const char *name, const app_state *st, const char *readou
             return -1;
         }
         double v;
-        if (eval_mean(st->data_path, mname, a, b, &v, err, errlen) < 0) return -1;
+        if (eval_mean(st->attn.data_path, mname, a, b, &v, err, errlen) < 0) return -1;
         snprintf(out, n, "%.3f", v);
         return 0;
     }
@@ -492,14 +492,14 @@ static int parse_view(const char *lesson_path, const char *line, app_state *st, 
     const char *vname = app_view_at((size_t)st->view)->name;
     char path[1024];
     if (strcmp(vname, "attention") == 0 || strcmp(vname, "compare") == 0) {
-        if (app_attn_model_path(st->model_name, path, sizeof path, err, errlen) < 0) return -1;
-        if (st->compare[0] &&
-            app_attn_model_path(st->compare, path, sizeof path, err, errlen) < 0) {
+        if (app_attn_model_path(st->attn.model_name, path, sizeof path, err, errlen) < 0) return -1;
+        if (st->attn.compare[0] &&
+            app_attn_model_path(st->attn.compare, path, sizeof path, err, errlen) < 0) {
             return -1;
         }
     }
-    if (st->data_path[0] && !is_file(st->data_path)) {
-        snprintf(err, errlen, "--data %.400s: no such file", st->data_path);
+    if (st->attn.data_path[0] && !is_file(st->attn.data_path)) {
+        snprintf(err, errlen, "--data %.400s: no such file", st->attn.data_path);
         return -1;
     }
     snprintf(st->command, sizeof st->command, "pelab export %s", line);

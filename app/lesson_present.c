@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "explorer.h"
+#include "frontend.h"
 #include "figure.h"
 #include "lesson.h"
 #include "options.h"
@@ -48,9 +49,9 @@ static void arrive(presenter *p, app_explorer *x, int i)
         x->st.playing = 1;
         break;
     case LESSON_DO_PLAY:
-        x->st.step = 0;
+        x->st.attn.step = 0;
         x->st.playing = 1;
-        x->st.step_frac = 0;
+        x->st.attn.step_frac = 0;
         break;
     case LESSON_DO_SWEEP:
         p->sweep_i = 0;

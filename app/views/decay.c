@@ -341,7 +341,10 @@ static int decay_data(app_view_ctx *c, const app_state *st, app_data *out, char 
 }
 
 const app_view app_view_decay = {
-    "decay",        "dot-product decay: how p0 sees every position, several encodings overlaid",
-    decay_validate, decay_build,
-    decay_data,
+    .name = "decay",
+    .description = "dot-product decay: how p0 sees every position, several encodings overlaid",
+    .validate = decay_validate,
+    .build = decay_build,
+    .data = decay_data,
+    .options = "pe dim len base heads slope-ratio alibi xpos-scale xpos-zeta std seed pos curves",
 };

@@ -383,9 +383,13 @@ static int freq_data(app_view_ctx *c, const app_state *st, app_data *out, char *
 }
 
 const app_view app_view_frequencies = {
-    "frequencies",
-    "RoPE theta_k and wavelengths, original vs extended (--scaling), with the bands methods treat",
-    freq_validate,
-    freq_build,
-    freq_data,
+    .name = "frequencies",
+    .description = "RoPE theta_k and wavelengths, original vs extended (--scaling), with the bands "
+                   "methods treat",
+    .validate = freq_validate,
+    .build = freq_build,
+    .data = freq_data,
+    .options = "dim base rotary-frac scaling factor orig-ctx seq-len beta-fast beta-slow "
+               "yarn-truncate mscale mscale-all-dim "
+               "low-freq-factor high-freq-factor attn-factor target-len",
 };
