@@ -116,6 +116,10 @@ const struct cmap *app_pick_map(const app_state *st, double lo, double hi, doubl
 /* Min and max of the finite values of n floats (0, 0 when none). */
 void app_finite_range(const float *v, size_t n, double *lo, double *hi);
 
+/* Position of sample i of n over 0..len-1: the centre of display row i (every position when
+ * n == len). The views that draw an (L, L) or (L, d) matrix compute it at these positions only. */
+size_t app_grid_pos(size_t i, size_t n, size_t len);
+
 /* Draw a matrix (rows, cols, stride) as a heatmap with axes and a colorbar into r. Rows run
  * down. x/y ranges are the data coordinates of the first and one-past-last column/row. */
 fig_axes app_draw_matrix(scene *s, const scene_target *t, const fig_theme *th, fig_rect r,

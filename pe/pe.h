@@ -167,6 +167,15 @@ const char *pe_closest(const char *s, const char *const *cands, size_t n);
 double pe_sin_freq(const pe_params *p, int k);
 /* (L, d) table in p->layout. d even. */
 int pe_sinusoidal_table(const pe_params *p, pe_matrix *out, char *err, size_t errlen);
+/* The entries of that table at the given positions (ascending) and dimensions only: out is
+ * (nr, nc) row-major, out[i][j] = PE[rows[i]][cols[j]] (within a float's rounding of the table).
+ * For figures drawn at a lower resolution than (L, d); p must be valid for the table. */
+int pe_sinusoidal_sample(const pe_params *p, const size_t *rows, size_t nr, const size_t *cols,
+                         size_t nc, float *out);
+/* sin(pos[i] w) and cos(pos[i] w) as floats into sin_out[i * stride], cos_out[i * stride]
+ * (either may be NULL), stepped by rotations between exact anchors. */
+void pe_sincos_at(double w, const size_t *pos, size_t n, float *sin_out, float *cos_out,
+                  size_t stride);
 
 /* ---- binary counting (pe/binary.c): PE[p][j] = bit j of p as -1/+1 ----------------------- */
 int pe_binary_table(const pe_params *p, pe_matrix *out, char *err, size_t errlen);
@@ -181,6 +190,9 @@ int pe_learned_table(const pe_params *p, pe_matrix *out, char *err, size_t errle
 int pe_alibi_slopes(int heads, double ratio, double *out, char *err, size_t errlen);
 /* (L, L) bias of one head: -m(i-j) for j <= i, -INFINITY above; symmetric: -m|i-j|. */
 int pe_alibi_bias(const pe_params *p, int head, pe_matrix *out, char *err, size_t errlen);
+/* One entry of that matrix for a head of the given slope (what pe_alibi_bias stores at (i, j)),
+ * for figures that sample the matrix instead of building it. */
+float pe_alibi_value(double slope, int symmetric, size_t i, size_t j);
 
 /* ---- RoPE (pe/rope.c, pe/rope_scaling.c) ------------------------------------------------- */
 
@@ -223,6 +235,9 @@ double pe_xpos_decay(const pe_params *p, int k, double dist);
 int pe_t5_bucket(int rel, int bidirectional, int num_buckets, int max_distance);
 /* Seeded per-(head, bucket) scalars, N(0, 1) * 0.5: (heads, buckets). */
 int pe_t5_values(const pe_params *p, pe_matrix *out, char *err, size_t errlen);
+/* One entry of a head's (L, L) bias given that head's row of pe_t5_values (what the registry's
+ * t5 bias stores at (i, j)), for figures that sample the matrix instead of building it. */
+float pe_t5_value(const pe_params *p, const float *head_values, size_t i, size_t j);
 
 /* ---- Transformer-XL (pe/xl.c) ------------------------------------------------------------ */
 /* R_r = [sin(r w_0..), cos(r w_0..)], w_k = base^(-2k/d); out has d doubles. */

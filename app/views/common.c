@@ -163,6 +163,11 @@ const cmap *app_pick_map(const app_state *st, double lo, double hi, double *vmin
     return m;
 }
 
+size_t app_grid_pos(size_t i, size_t n, size_t len)
+{
+    return n == len ? i : (size_t)(((double)i + 0.5) * (double)len / (double)n);
+}
+
 fig_axes app_draw_matrix(scene *s, const scene_target *t, const fig_theme *th, fig_rect r,
                          const float *data, size_t rows, size_t cols, size_t stride, double x0,
                          double x1, double y0, double y1, const char *xlabel, const char *ylabel,
