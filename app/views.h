@@ -68,6 +68,10 @@ void *app_cache_get(app_view_ctx *c, int slot, const void *key, size_t klen);
 /* Replace slot with a zeroed value of vlen bytes under key; returns it to fill, NULL when out of
  * memory (the slot is then empty). */
 void *app_cache_put(app_view_ctx *c, int slot, const void *key, size_t klen, size_t vlen);
+/* As app_cache_put, but a value of the same size already in the slot is kept and handed back
+ * with its old contents (to overwrite), so a large table recomputed on every parameter change
+ * does not pay for fresh pages each time. */
+void *app_cache_reuse(app_view_ctx *c, int slot, const void *key, size_t klen, size_t vlen);
 /* The (L, d) table of enc under p, cached in c; NULL with err when enc has no table or fails. */
 const pe_matrix *app_view_table(app_view_ctx *c, const pe_encoding *enc, const pe_params *p,
                                 char *err, size_t errlen);

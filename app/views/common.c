@@ -78,6 +78,21 @@ void *app_cache_put(app_view_ctx *c, int slot, const void *key, size_t klen, siz
     return e->val;
 }
 
+void *app_cache_reuse(app_view_ctx *c, int slot, const void *key, size_t klen, size_t vlen)
+{
+    app_cache_slot *e = &c->cache[slot];
+    if (!e->val || e->val_len != vlen) return app_cache_put(c, slot, key, klen, vlen);
+    unsigned char *k = e->key_len == klen ? e->key : realloc(e->key, klen ? klen : 1);
+    if (!k) {
+        cache_clear(e);
+        return NULL;
+    }
+    memcpy(k, key, klen);
+    e->key = k;
+    e->key_len = klen;
+    return e->val;
+}
+
 const pe_matrix *app_view_table(app_view_ctx *c, const pe_encoding *enc, const pe_params *p,
                                 char *err, size_t errlen)
 {

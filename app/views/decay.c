@@ -45,6 +45,31 @@ static int table_curve(const char *name, const app_state *st, double *y, char *e
     return 0;
 }
 
+/* sum_k a_k cos_k + b_k sin_k, then every (cos_k, sin_k) advanced by the step's rotation, in
+ * four running sums that the compiler can keep in vector registers (the order of the additions
+ * differs from a plain loop by rounding only). */
+static double score_step(int np, const double *restrict a, const double *restrict b,
+                         double *restrict cs, double *restrict sn, const double *restrict c1,
+                         const double *restrict s1)
+{
+    double v[4] = {0, 0, 0, 0};
+    int k = 0;
+    for (; k + 4 <= np; k += 4)
+        for (int u = 0; u < 4; u++) {
+            double c = cs[k + u], sv = sn[k + u];
+            v[u] += a[k + u] * c + b[k + u] * sv;
+            cs[k + u] = c * c1[k + u] - sv * s1[k + u];
+            sn[k + u] = sv * c1[k + u] + c * s1[k + u];
+        }
+    for (; k < np; k++) {
+        double c = cs[k], sv = sn[k];
+        v[0] += a[k] * c + b[k] * sv;
+        cs[k] = c * c1[k] - sv * s1[k];
+        sn[k] = sv * c1[k] + c * s1[k];
+    }
+    return (v[0] + v[2]) + (v[1] + v[3]);
+}
+
 /* The RoPE-family curves (and the sinusoidal one, which is sum_k cos((p0 - p) w_k) / (d/2):
  * PE(p0).PE(p) pairs sin*sin + cos*cos) at the positions p = p0 + (j - kb) * stride for
  * j = 0 .. kb + kf, in one pass per direction: every pair's (cos r theta_k, sin r theta_k)
@@ -92,15 +117,22 @@ static int rope_sweep(const app_state *st, int which, int stride, int kb, int kf
             a[kk] = (q[i0] * k[i0] + q[i1] * k[i1]) * attn * attn;
             b[kk] = (q[i0] * k[i1] - q[i1] * k[i0]) * attn * attn;
         }
-        for (int i = 0; i < d; i++) {
-            int rotated = 0;
-            for (int kk = 0; kk < np && !rotated; kk++) {
-                int i0, i1;
-                pe_rope_pair(&pp, kk, &i0, &i1);
-                rotated = i == i0 || i == i1;
-            }
-            if (!rotated) rest += q[i] * k[i]; /* dimensions past the rotary part pass through */
+        /* dimensions past the rotary part pass through (one pass over the pairs marks the
+         * rotated ones: a pair search per dimension would cost d^2/2 at d 4096) */
+        unsigned char *rot = calloc((size_t)d, 1);
+        if (!rot) {
+            free(buf);
+            snprintf(err, errlen, "out of memory");
+            return -1;
         }
+        for (int kk = 0; kk < np; kk++) {
+            int i0, i1;
+            pe_rope_pair(&pp, kk, &i0, &i1);
+            rot[i0] = rot[i1] = 1;
+        }
+        for (int i = 0; i < d; i++)
+            if (!rot[i]) rest += q[i] * k[i];
+        free(rot);
     }
     double norm = sqrt(nq * nk);
     if (!(norm > 0)) norm = 1;
@@ -128,8 +160,10 @@ static int rope_sweep(const app_state *st, int which, int stride, int kb, int kf
                 }
             double v = 0;
             if (which == 0 || which == 3 || which == 4) {
-                for (int kk = 0; kk < np; kk++) v += a[kk] * cs[kk] + b[kk] * sn[kk];
-                v = (v + rest) / norm;
+                /* the score and the step in one pass (this loop is the view's cost) */
+                v = (score_step(np, a, b, cs, sn, c1, s1) + rest) / norm;
+                y[kb - dir * j] = v;
+                continue;
             } else if (which == 5) {
                 double re = 0, im = 0;
                 for (int kk = 0; kk < np; kk++) {
@@ -153,6 +187,14 @@ static int rope_sweep(const app_state *st, int which, int stride, int kb, int kf
     }
     free(buf);
     return 0;
+}
+
+/* RoPE's inverse frequencies are the sinusoid's (base^(-2k/d)), with no attention factor and
+ * every dimension rotated. */
+static int rope_is_sinusoid(const pe_params *p)
+{
+    return p->freq != PE_FREQ_FAIRSEQ && p->scaling.type == PE_SCALING_NONE &&
+           p->rotary_frac >= 1 && p->dim % 2 == 0 && p->scaling.attention_factor <= 0;
 }
 
 /* Curves computed at any stride; the others (learned, binary: a table that no base changes;
@@ -264,8 +306,8 @@ static int decay_build(app_view_ctx *c, const app_state *st, scene *s, const sce
     snprintf(sub + used, sizeof sub - used, "  (each curve / its value at p0)");
     fig_rect r = app_frame(s, t, th, title, sub);
 
-    /* two samples per pixel (per braille dot across a cell): the figure's resolution */
-    int stride = (int)fmax(1, ceil((L - 1) / fmax(1, 2 * ceil(r.w))));
+    /* one sample per pixel (per braille dot across a cell): the figure's resolution */
+    int stride = (int)fmax(1, ceil((L - 1) / fmax(1, ceil(r.w) * (t->cells ? 2 : 1))));
     int kb, kf;
     decay_grid(st, stride, &kb, &kf);
     int ns = kb + kf + 1;
@@ -284,7 +326,10 @@ static int decay_build(app_view_ctx *c, const app_state *st, scene *s, const sce
     for (int w = 0; w < APP_CURVE_COUNT; w++) {
         if (!(st->curves & (1u << w))) continue;
         double *y = ys + (size_t)n * ns;
-        const double *cy = decay_curve_cached(c, st, w, stride, 0, err, errlen);
+        /* with RoPE's plain frequencies the sinusoid's curve is RoPE's q = k = 1 curve (both
+         * sum cos(r theta_k) over the same theta_k): computed once */
+        int ww = w == 0 && (st->curves & APP_CURVE_ROPE) && rope_is_sinusoid(&st->p) ? 3 : w;
+        const double *cy = decay_curve_cached(c, st, ww, stride, 0, err, errlen);
         if (!cy) {
             free(x);
             return -1;

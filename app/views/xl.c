@@ -40,18 +40,19 @@ static int xlv_validate(const app_state *st, char *err, size_t errlen)
  * seed, L and d; (c) and (d) take one value per key and per distance, so theirs are exact and
  * cheap. (b) over every cell would cost an (L, L, d) product at every base, so it is estimated
  * from every query row at m distances spread evenly over 0..i (the whole row while i < m;
- * m = STATS_CELLS / L, and at most STATS_MACS / (L d), at least 2), each standing for its
- * share of the row. Every row counts because (b)'s rows differ in size (W_R^T q_i against the
- * slow pairs of R, nearly constant along a row); the estimate is within a few percent (it only
- * feeds the two digits under the title) and exact for L up to about 180 at d 512. */
+ * m = STATS_CELLS / L, and at most STATS_MACS / (L d), at least 1; past that every rs-th row),
+ * each standing for its share of the row. Every row counts because (b)'s rows differ in size (W_R^T
+ * q_i against the slow pairs of R, nearly constant along a row); the estimate is within a few
+ * percent (it only feeds the two digits under the title) and exact for L up to about 180 at d 512.
+ */
 #define STATS_CELLS 32768
-#define STATS_MACS  ((size_t)1 << 23)
+#define STATS_MACS  ((size_t)1 << 21)
 /* The panels' dot products per base change (n^2/2 cells of d each): past this the panels are
  * sampled more coarsely than the pixels (d 4096 in a 1280x800 window: 86 samples a side). */
 #define GRID_MACS ((size_t)1 << 24)
 /* R_r is stepped from R_{r-1} by one rotation per pair and computed afresh every ANCHOR rows,
- * so the rounding of the steps cannot pile up (they stay within ~1e-14 of pe_xl_r). */
-#define ANCHOR 32
+ * so the rounding of the steps cannot pile up (they stay within ~3e-14 of pe_xl_r). */
+#define ANCHOR 128
 
 /* A dot product in eight running sums (it vectorises; it differs from the plain loop only in
  * rounding). */
@@ -158,7 +159,7 @@ static const xl_draws *xl_get_draws(app_view_ctx *c, const pe_params *p, char *e
      * (at d 4096 the cells' dot products, not their count, are the cost of a base change) */
     size_t m = STATS_CELLS / len, mm = STATS_MACS / (len * d);
     if (mm < m) m = mm;
-    x->m = m < 2 ? 2 : m > len ? len : m;
+    x->m = m < 1 ? 1 : m > len ? len : m;
 
     /* (a) over every cell, as pe_xl_terms computes it, four query rows at a time */
     double *kt = malloc((d * len + 4 * len) * sizeof *kt);
@@ -198,7 +199,8 @@ static const xl_rel *xl_get_rel(app_view_ctx *c, const pe_params *p, const xl_dr
     xl_rel *t = app_cache_get(c, 1, &key, sizeof key);
     if (t) return t;
     size_t len = (size_t)p->len, d = (size_t)p->dim, half = d / 2;
-    t = app_cache_put(c, 1, &key, sizeof key, sizeof *t + (len * d + len) * sizeof(double));
+    t = app_cache_reuse(c, 1, &key, sizeof key, sizeof *t + (len * d + len) * sizeof(double));
+    if (t) memset(t, 0, sizeof *t); /* the sums; R and (d) are overwritten below */
     double *w = malloc(3 * half * sizeof *w);
     if (!t || !w) {
         if (t) app_cache_put(c, 1, "", 0, 0);
@@ -236,7 +238,9 @@ static const xl_rel *xl_get_rel(app_view_ctx *c, const pe_params *p, const xl_dr
         t->max_d = fmax(t->max_d, fabs(v));
     }
     free(w);
-    for (size_t i = 0; i < len; i++) {
+    /* every rs-th row when even one sample per row would pass STATS_MACS (L d > STATS_MACS) */
+    size_t rs = (len * d + STATS_MACS - 1) / STATS_MACS;
+    for (size_t i = 0; i < len; i += rs) {
         size_t mi = row_samples(i, x->m);
         double ss = 0;
         for (size_t s = 0; s < mi; s++) {
@@ -244,7 +248,9 @@ static const xl_rel *xl_get_rel(app_view_ctx *c, const pe_params *p, const xl_dr
             ss += v * v;
             t->max_b = fmax(t->max_b, fabs(v));
         }
-        t->ss_b += ss * (double)(i + 1) / (double)mi;
+        /* row i stands for itself and the rows up to the next one sampled */
+        size_t nrows = i + rs <= len ? rs : len - i;
+        t->ss_b += ss * (double)(i + 1) / (double)mi * (double)nrows;
     }
     return t;
 }
