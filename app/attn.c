@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,8 +44,13 @@ int app_attn_check_name(const char *opt, const char *name, char *err, size_t err
 int app_attn_model_path(const char *name, char *path, size_t n, char *err, size_t errlen)
 {
     if (is_path(name)) {
-        if (!is_file(name)) {
-            snprintf(err, errlen, "--model %s: no such checkpoint file", name);
+        struct stat sb;
+        if (stat(name, &sb) != 0) {
+            snprintf(err, errlen, "--model %s: %s", name, strerror(errno));
+            return -1;
+        }
+        if (S_ISDIR(sb.st_mode)) {
+            snprintf(err, errlen, "--model %s: is a directory, not a pelab checkpoint", name);
             return -1;
         }
         snprintf(path, n, "%s", name);
@@ -258,7 +264,13 @@ static int load(app_attn *a, const char *name, char *err, size_t errlen)
     a->failed = 0;
     char why[512];
     if (model_load(path, &a->m, why, sizeof why) < 0) {
-        snprintf(err, errlen, "--model %.200s: %.300s", name, why);
+        /* model_load's message starts with the path: say it once */
+        size_t pl = strlen(path);
+        const char *w = strncmp(why, path, pl) == 0 && why[pl] == ':' ? why + pl + 2 : why;
+        if (strcmp(name, path) == 0)
+            snprintf(err, errlen, "--model %.200s: %.300s", name, w);
+        else
+            snprintf(err, errlen, "--model %.100s (%.200s): %.200s", name, path, w);
         return -1;
     }
     snprintf(a->path, sizeof a->path, "%s", path);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -90,6 +91,30 @@ static int story_dir(const char *given, char *buf, size_t n)
     return 0;
 }
 
+int app_model_save(model *m, const char *path, char *err, size_t errlen)
+{
+    outfile of;
+    if (outfile_open(&of, path, err, errlen) != 0) return -1;
+    char why[256];
+    if (model_write(m, of.fp, why, sizeof why) != 0) {
+        outfile_fail(&of, why, err, errlen);
+        return -1;
+    }
+    return outfile_commit(&of, err, errlen);
+}
+
+/* The extension an output of cmd must have: a regular file is named for what it holds (a PNG
+ * name holding a checkpoint misleads every program that opens it); a device is not. */
+static int check_ext(const char *cmd, const char *path, const char *ext, const char *what)
+{
+    if (outfile_is_special(path)) return 0;
+    size_t n = strlen(path), e = strlen(ext);
+    if (n > e && strcasecmp(path + n - e, ext) == 0 && path[n - e - 1] != '/') return 0;
+    fprintf(stderr, "pelab %s: -o %s: %s is written to a file ending in %s\n", cmd, path, what,
+            ext);
+    return -1;
+}
+
 /* ---- train -------------------------------------------------------------------------------- */
 
 typedef struct train_ui {
@@ -142,7 +167,7 @@ static int train_progress(void *user, const model_progress *p)
     }
     if (u->save_every > 0 && p->step % u->save_every == 0 && p->step < p->steps) {
         char err[512];
-        if (model_save(u->m, u->out, err, sizeof err) == 0)
+        if (app_model_save(u->m, u->out, err, sizeof err) == 0)
             u->saved_step = p->step;
         else
             fprintf(stderr, "\npelab train: %s\n", err);
@@ -391,6 +416,17 @@ int app_cmd_train(int argc, char **argv)
     if (c.min_lr > c.lr) c.min_lr = c.lr;
     record_command(&c, argc, argv);
     char dir[2048], err[512];
+    /* -o is checked before the corpus and the minutes of training, not after them */
+    if (outfile_is_stdout(out)) {
+        fprintf(stderr, "pelab train: -o -: the checkpoint is saved during training too "
+                        "(--save-every); give a file name\n");
+        return 2;
+    }
+    if (outfile_check(out, err, sizeof err) < 0) {
+        fprintf(stderr, "pelab train: %s\n", err);
+        return 2;
+    }
+    if (check_ext("train", out, ".pelab", "a checkpoint")) return 2;
     if (story_dir(story, dir, sizeof dir)) return 1;
     model_grammar g;
     if (model_grammar_load(&g, dir, err, sizeof err)) {
@@ -416,6 +452,14 @@ int app_cmd_train(int argc, char **argv)
     if (model_corpus(&g, &v, c.data_seed, (size_t)tokens, ids, NULL, err, sizeof err) ||
         model_corpus(&g, &v, model_heldout_seed(c.data_seed), nh, held, NULL, err, sizeof err) ||
         model_init(&m, &c, &v, err, sizeof err)) {
+        fprintf(stderr, "pelab train: %s\n", err);
+        goto out;
+    }
+    /* the checkpoint's size is known now: a disk without room for it fails here, not at the
+     * end (the weights, the vocabulary and less than 1 KB of header and config) */
+    unsigned long long need = (unsigned long long)m.n_params * 4 + (unsigned long long)v.n * 33 +
+                              sizeof m.cfg.command + 1024;
+    if (outfile_room(out, need, err, sizeof err) < 0) {
         fprintf(stderr, "pelab train: %s\n", err);
         goto out;
     }
@@ -448,7 +492,7 @@ int app_cmd_train(int argc, char **argv)
         for (int t = 0; t < m.cfg.ctx; t++) s += sum[t], k += cnt[t];
         m.cfg.heldout_loss = (float)(s / k);
     }
-    if (model_save(&m, out, err, sizeof err)) {
+    if (app_model_save(&m, out, err, sizeof err)) {
         fprintf(stderr, "pelab train: %s\n", err);
         goto out;
     }
@@ -555,11 +599,17 @@ int app_cmd_eval(int argc, char **argv)
         return 2;
     }
     char dir[2048], err[512];
+    if (csv && outfile_is_stdout(csv)) {
+        fprintf(stderr, "pelab eval: -o -: the table goes to standard output already; -o names "
+                        "a .csv file\n");
+        return 2;
+    }
     /* checked before the minutes of evaluation, not after */
     if (csv && outfile_check(csv, err, sizeof err) < 0) {
         fprintf(stderr, "pelab eval: %s\n", err);
         return 2;
     }
+    if (csv && check_ext("eval", csv, ".csv", "the per-position table (CSV)")) return 2;
     if (story_dir(story, dir, sizeof dir)) return 1;
     model_grammar g;
     if (model_grammar_load(&g, dir, err, sizeof err)) {
@@ -694,8 +744,8 @@ int app_cmd_eval(int argc, char **argv)
                 fprintf(f, "\n");
             }
             if (ferror(f)) {
-                fprintf(stderr, "pelab eval: -o %s: write error\n", csv);
-                outfile_abort(&of);
+                outfile_fail(&of, "write failed", oerr, sizeof oerr);
+                fprintf(stderr, "pelab eval: %s\n", oerr);
                 goto out;
             }
             if (outfile_commit(&of, oerr, sizeof oerr) < 0) {

@@ -5,4 +5,10 @@
 int app_cmd_train(int argc, char **argv);
 int app_cmd_eval(int argc, char **argv);
 
+typedef struct model model;
+/* Save a checkpoint through the output module (render/outfile.c): a unique temporary renamed
+ * into place, a link's target replaced, a device written directly. Returns 0 or -1 with
+ * "-o PATH: <reason>" in err. */
+int app_model_save(model *m, const char *path, char *err, size_t errlen);
+
 #endif

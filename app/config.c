@@ -124,6 +124,19 @@ static int get_int(const cfg_ctx *c, const cfg_obj *o, const char *key, int *v, 
     return PE_OK;
 }
 
+/* *present = 0 when the field is absent or null; otherwise *v is 0 or 1. */
+static int get_bool(const cfg_ctx *c, const cfg_obj *o, const char *key, int *v, int *present)
+{
+    const cJSON *item = member(o, key);
+    *present = 0;
+    if (!item) return PE_OK;
+    if (!cJSON_IsBool(item))
+        return cfg_fail(c, "%s%s: expected true or false, got %s", o->path, key, json_kind(item));
+    *v = cJSON_IsTrue(item) ? 1 : 0;
+    *present = 1;
+    return PE_OK;
+}
+
 /* *s = NULL when the field is absent or null; a non-string is an error. */
 static int get_string(const cfg_ctx *c, const cfg_obj *o, const char *key, const char **s)
 {
@@ -284,20 +297,20 @@ static int read_scaling(const cfg_ctx *c, const cfg_obj *model, const cfg_obj *o
         if (!(s->beta_slow > 0) || !(s->beta_fast > s->beta_slow))
             return cfg_fail(c, "%sbeta_fast %g, beta_slow %g: need beta_fast > beta_slow > 0",
                             o->path, s->beta_fast, s->beta_slow);
-        /* DeepSeek-style mscale pair, as transformers' _compute_yarn_parameters reads it. */
+        /* DeepSeek-style mscale pair, as transformers' _compute_yarn_parameters reads it: the
+         * attention factor is their get_mscale ratio when both are given (pe computes it). */
         double ms = 0, ms_all = 0;
         int have_ms = 0, have_ms_all = 0;
         if ((rc = get_number(c, o, "mscale", &ms, &have_ms)) != PE_OK) return rc;
         if ((rc = get_number(c, o, "mscale_all_dim", &ms_all, &have_ms_all)) != PE_OK) return rc;
-        if (have_ms && have_ms_all && ms != 0 && ms_all != 0) {
-            double a = 0.1 * ms * log(factor) + 1, b = 0.1 * ms_all * log(factor) + 1;
-            if (!(a > 0) || !(b > 0))
-                return cfg_fail(c,
-                                "%smscale %g, mscale_all_dim %g: give a positive attention "
-                                "factor",
-                                o->path, ms, ms_all);
-            s->attention_factor = a / b;
-        }
+        if ((have_ms && !(ms >= 0)) || (have_ms_all && !(ms_all >= 0)))
+            return cfg_fail(c, "%smscale %g, mscale_all_dim %g: must be >= 0", o->path, ms, ms_all);
+        if (have_ms) s->mscale = ms;
+        if (have_ms_all) s->mscale_all_dim = ms_all;
+        /* gpt-oss ships "truncate": false: the ramp ends stay fractional */
+        int tr = 1;
+        if ((rc = get_bool(c, o, "truncate", &tr, &have)) != PE_OK) return rc;
+        if (have) s->yarn_truncate = tr;
     }
 
     if (s->type == PE_SCALING_LLAMA3) {
@@ -311,7 +324,9 @@ static int read_scaling(const cfg_ctx *c, const cfg_obj *model, const cfg_obj *o
                             o->path, s->low_freq_factor, s->high_freq_factor);
     }
 
-    if (s->type == PE_SCALING_YARN || s->type == PE_SCALING_LLAMA3) {
+    /* llama3 is not here: transformers' _compute_llama3_parameters always returns 1.0 and
+     * ignores an attention_factor key. */
+    if (s->type == PE_SCALING_YARN) {
         double v = 0;
         if ((rc = get_number(c, o, "attention_factor", &v, &have)) != PE_OK) return rc;
         if (have) {

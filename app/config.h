@@ -8,7 +8,8 @@
  *   hidden_size, num_attention_heads, num_key_value_heads, head_dim, max_position_embeddings,
  *   rope_theta (alias rotary_emb_base), partial_rotary_factor (alias rotary_pct),
  *   rope_scaling {rope_type | type, factor, original_max_position_embeddings, beta_fast,
- *   beta_slow, mscale, mscale_all_dim, low_freq_factor, high_freq_factor, attention_factor},
+ *   beta_slow, mscale, mscale_all_dim, truncate, low_freq_factor, high_freq_factor,
+ *   attention_factor (YaRN only: transformers' llama3 always uses 1.0)},
  *   rope_parameters (the newer name of rope_scaling, which may also hold rope_theta),
  *   text_config (multimodal wrappers).
  *

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "config.h"
@@ -17,22 +18,44 @@
 #include "raster.h"
 #include "views.h"
 
+static const struct {
+    const char *ext;
+    app_format f;
+    int binary; /* not for a terminal */
+} formats[] = {{"png", APP_FMT_PNG, 1},
+               {"svg", APP_FMT_SVG, 0},
+               {"pdf", APP_FMT_PDF, 1},
+               {"csv", APP_FMT_CSV, 0},
+               {"npy", APP_FMT_NPY, 1}};
+enum { N_FORMATS = sizeof formats / sizeof formats[0] };
+
+app_format app_format_named(const char *ext)
+{
+    if (*ext == '.') ext++;
+    for (size_t i = 0; i < N_FORMATS; i++)
+        if (strcasecmp(ext, formats[i].ext) == 0) return formats[i].f;
+    return APP_FMT_UNKNOWN;
+}
+
 app_format app_format_of(const char *path)
 {
     const char *slash = strrchr(path, '/');
     const char *dot = strrchr(slash ? slash + 1 : path, '.');
-    if (!dot) return APP_FMT_UNKNOWN;
-    static const struct {
-        const char *ext;
-        app_format f;
-    } map[] = {{".png", APP_FMT_PNG},
-               {".svg", APP_FMT_SVG},
-               {".pdf", APP_FMT_PDF},
-               {".csv", APP_FMT_CSV},
-               {".npy", APP_FMT_NPY}};
-    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
-        if (strcasecmp(dot, map[i].ext) == 0) return map[i].f;
-    return APP_FMT_UNKNOWN;
+    return dot ? app_format_named(dot) : APP_FMT_UNKNOWN;
+}
+
+static const char *format_ext(app_format f)
+{
+    for (size_t i = 0; i < N_FORMATS; i++)
+        if (formats[i].f == f) return formats[i].ext;
+    return "";
+}
+
+static int format_binary(app_format f)
+{
+    for (size_t i = 0; i < N_FORMATS; i++)
+        if (formats[i].f == f) return formats[i].binary;
+    return 1;
 }
 
 /* ---- the numbers: CSV and NPY ------------------------------------------------------------ */
@@ -143,10 +166,9 @@ static int export_data(const app_state *st, const char *path, app_format f, char
     int rc = 1;
     if (outfile_open(&of, path, err, errlen) == 0) {
         int w = f == APP_FMT_CSV ? write_csv(of.fp, &d, st->command) : write_npy(of.fp, &d);
-        if (w < 0) {
-            snprintf(err, errlen, "-o %s: write failed", path);
-            outfile_abort(&of);
-        } else if (outfile_commit(&of, err, errlen) == 0) {
+        if (w < 0)
+            outfile_fail(&of, "write failed", err, errlen);
+        else if (outfile_commit(&of, err, errlen) == 0) {
             rc = 0;
         }
     }
@@ -160,12 +182,42 @@ static int export_data(const app_state *st, const char *path, app_format f, char
 int app_export_file(const app_state *st, const char *path, const app_export_opts *o, char *err,
                     size_t errlen)
 {
-    app_format f = app_format_of(path);
-    if (f == APP_FMT_UNKNOWN) {
-        snprintf(err, errlen, "-o %s: unknown extension (allowed .png .svg .pdf .csv .npy)", path);
+    return app_export_file_as(st, path, NULL, o, err, errlen);
+}
+
+int app_export_file_as(const app_state *st, const char *path, const char *format,
+                       const app_export_opts *o, char *err, size_t errlen)
+{
+    /* the place first: "-o ." is a folder, not a file with an unknown extension */
+    if (outfile_check(path, err, errlen) < 0) return 2;
+    int in_place = outfile_is_stdout(path) || outfile_is_special(path);
+    app_format named = format ? app_format_named(format) : APP_FMT_UNKNOWN;
+    app_format ext = in_place ? APP_FMT_UNKNOWN : app_format_of(path);
+    if (format && named == APP_FMT_UNKNOWN) {
+        snprintf(err, errlen, "--format %s: allowed png svg pdf csv npy", format);
         return 2;
     }
-    if (outfile_check(path, err, errlen) < 0) return 2;
+    if (named && ext && named != ext) {
+        snprintf(err, errlen, "-o %s: the extension says %s, --format says %s", path,
+                 format_ext(ext), format_ext(named));
+        return 2;
+    }
+    app_format f = named ? named : ext;
+    if (f == APP_FMT_UNKNOWN) {
+        if (in_place)
+            snprintf(err, errlen, "-o %s: name the format with --format (png svg pdf csv npy)",
+                     path);
+        else
+            snprintf(err, errlen, "-o %s: unknown extension (allowed .png .svg .pdf .csv .npy)",
+                     path);
+        return 2;
+    }
+    if (outfile_is_stdout(path) && format_binary(f) && isatty(STDOUT_FILENO)) {
+        snprintf(err, errlen,
+                 "-o -: standard output is a terminal; %s is binary (redirect it: -o - > file)",
+                 format_ext(f));
+        return 2;
+    }
     if (f == APP_FMT_CSV || f == APP_FMT_NPY) return export_data(st, path, f, err, errlen);
 
     scene s;
@@ -186,7 +238,7 @@ int app_export_file(const app_state *st, const char *path, const app_export_opts
             {"Parameters", params},
         };
         raster_export_opts ro = {o->dpi, meta, sizeof meta / sizeof meta[0], 1};
-        int r = raster_export(&s, path, &ro, err, errlen);
+        int r = raster_export_as(&s, path, format_ext(f), &ro, err, errlen);
         rc = r == 0 ? 0 : r == 1 ? 2 : 1;
     }
     app_view_ctx_free(&ctx);
@@ -212,6 +264,8 @@ static void export_usage(FILE *fp)
                 "numbers)\n"
                 "  --width N, --height N   figure size in pixels (default 1000 x 600; 64..16384)\n"
                 "  --dpi N                 PNG resolution metadata (default 96; 10..2400)\n"
+                "  --format EXT            png svg pdf csv npy: for -o - (standard output) and "
+                "devices\n"
                 "  --config FILE           set the parameters from a Hugging Face config.json\n");
     app_cli_print_options(fp);
     fprintf(fp, "views, encodings and colormaps: pelab list\n");
@@ -224,6 +278,7 @@ int app_cmd_export(int argc, char **argv)
     app_cli_record_command(&st, argc, argv, "export");
     const char *out = NULL;
     app_export_opts o = {1000, 600, 96};
+    const char *format = NULL;
     char err[512];
     int view_set = 0;
 
@@ -238,8 +293,8 @@ int app_cmd_export(int argc, char **argv)
         first = 2;
     }
     app_cli_extra extra[] = {
-        {"output", 'o'}, {"width", 'W'},  {"height", 'H'},
-        {"dpi", 'D'},    {"config", 'C'}, {"help", '?'},
+        {"output", 'o'}, {"width", 'W'},  {"height", 'H'}, {"dpi", 'D'},
+        {"config", 'C'}, {"format", 'F'}, {"help", '?'},
     };
     app_cli_args args;
     int rc = app_cli_parse(&st, argc - first + 1, argv + first - 1, extra,
@@ -272,6 +327,9 @@ int app_cmd_export(int argc, char **argv)
             break;
         case 'C': /* applied by app_cli_parse, before the other options */
             break;
+        case 'F':
+            format = v;
+            break;
         case '?':
             export_usage(stdout);
             return 0;
@@ -302,7 +360,7 @@ int app_cmd_export(int argc, char **argv)
         fprintf(stderr, "pelab export: %s\n", err);
         return 2;
     }
-    rc = app_export_file(&st, out, &o, err, sizeof err);
+    rc = app_export_file_as(&st, out, format, &o, err, sizeof err);
     if (rc != 0) {
         fprintf(stderr, "pelab export: %s\n", err);
         return rc;

@@ -18,6 +18,8 @@ typedef enum {
 
 /* The format named by path's extension (case-insensitive). */
 app_format app_format_of(const char *path);
+/* The format named by an extension, with or without its dot ("png", ".PNG"). */
+app_format app_format_named(const char *ext);
 
 typedef struct app_export_opts {
     int width, height; /* pixels (SVG/PDF: points at 96 per inch are the same numbers) */
@@ -30,6 +32,10 @@ typedef struct app_export_opts {
  * extension, missing directory: message in err), 1 for a runtime failure. */
 int app_export_file(const app_state *st, const char *path, const app_export_opts *o, char *err,
                     size_t errlen);
+/* The same in a named format ("png" .. "npy"; NULL: the extension), for "-" (standard output)
+ * and devices, whose names say nothing. */
+int app_export_file_as(const app_state *st, const char *path, const char *format,
+                       const app_export_opts *o, char *err, size_t errlen);
 
 /* `pelab export VIEW [options] -o FILE`: argv[0] is "export". Returns the exit status. */
 int app_cmd_export(int argc, char **argv);

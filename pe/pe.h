@@ -82,11 +82,17 @@ typedef enum {
 /* RoPE context extension (HF transformers modeling_rope_utils semantics). */
 typedef struct pe_rope_scaling {
     pe_scaling_type type;
-    double factor;           /* f >= 1 */
-    int original_ctx;        /* L0, the pre-training context length, >= 1 */
-    int seq_len;             /* dynamic NTK: the current sequence length (>= 1) */
-    double beta_fast;        /* YaRN, default 32 */
-    double beta_slow;        /* YaRN, default 1 */
+    double factor;     /* f >= 1 */
+    int original_ctx;  /* L0, the pre-training context length, >= 1 */
+    int seq_len;       /* dynamic NTK: the current sequence length, >= 0; 0 = not given,
+                        * read as L0 (HF's state before any longer sequence) */
+    double beta_fast;  /* YaRN, default 32 */
+    double beta_slow;  /* YaRN, default 1 */
+    int yarn_truncate; /* YaRN: 1 = floor/ceil the ramp ends (HF's default), 0 = keep them
+                        * fractional (HF `truncate: false`, gpt-oss) */
+    double mscale;     /* YaRN (DeepSeek): with mscale_all_dim, both > 0, the attention factor
+                        * is get_mscale(f, mscale) / get_mscale(f, mscale_all_dim); 0 = unset */
+    double mscale_all_dim;
     double low_freq_factor;  /* llama3, default 1 */
     double high_freq_factor; /* llama3, default 4 */
     double attention_factor; /* > 0 overrides the derived one; 0 = derive (YaRN 0.1 ln f + 1) */
@@ -221,6 +227,8 @@ typedef enum { PE_BAND_KEEP = 0, PE_BAND_BLEND = 1, PE_BAND_INTERP = 2 } pe_band
 pe_band pe_rope_band(const pe_params *p, int k);
 /* YaRN correction range [low, high] as in HF (after clamping); for the view and the tests. */
 void pe_rope_yarn_range(const pe_params *p, double *low, double *high);
+/* HF's get_mscale: 1 when scale <= 1, else 0.1 * mscale * ln(scale) + 1. */
+double pe_yarn_mscale(double scale, double mscale);
 /* The effective base after NTK or dynamic NTK scaling (p->base otherwise). */
 double pe_rope_effective_base(const pe_params *p);
 
@@ -279,7 +287,8 @@ int pe_wavelengths(const pe_params *p, int rope, double *out, char *err, size_t 
 double pe_translation_error(const pe_params *p, int D);
 /* Resolution probe: the number of RoPE pairs whose angles at positions pos and pos + D differ
  * by more than min_angle radians (wrapped to [0, pi]), with angles computed as a model does in
- * float32 (fl(pos) * fl(theta_k)); dynamic NTK uses seq_len = pos + D + 1. */
+ * float32 (fl(pos) * fl(theta_k)); dynamic NTK uses seq_len = max(seq_len, pos + D + 1), the
+ * shortest sequence that holds both positions unless a longer one is given. */
 int pe_rope_resolution(const pe_params *p, int pos, int D, double min_angle);
 /* The same count for given inverse frequencies theta (npairs of them, e.g. pe_rope_inv_freq's;
  * for dynamic NTK those at seq_len = pos + D + 1), without recomputing them: a caller probing many

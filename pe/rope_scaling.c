@@ -31,8 +31,9 @@ int pe_rope_scaling_validate(const pe_params *p, char *err, size_t errlen)
                        "dimension >= 4 (have %d with --dim %d)",
                        p->rotary_frac, rd, p->dim);
     /* seq_len only enters a formula, so it may exceed PE_MAX_LEN (the resolution probe). */
-    if (s->type == PE_SCALING_DYNAMIC && s->seq_len < 1)
-        return pe_fail(err, errlen, PE_EINVAL, "--seq-len %d: the sequence length must be >= 1",
+    if (s->type == PE_SCALING_DYNAMIC && s->seq_len < 0)
+        return pe_fail(err, errlen, PE_EINVAL,
+                       "--seq-len %d: the sequence length must be >= 0 (0 = not given)",
                        s->seq_len);
     if (s->type == PE_SCALING_YARN) {
         if (!isfinite(s->beta_fast) || !(s->beta_fast > 0.0))
@@ -46,6 +47,17 @@ int pe_rope_scaling_validate(const pe_params *p, char *err, size_t errlen)
         if (!(s->beta_fast > s->beta_slow))
             return pe_fail(err, errlen, PE_EINVAL, "--beta-fast %g: must be > --beta-slow %g",
                            s->beta_fast, s->beta_slow);
+        if (s->yarn_truncate != 0 && s->yarn_truncate != 1)
+            return pe_fail(err, errlen, PE_EINVAL, "--yarn-truncate %d: allowed on or off",
+                           s->yarn_truncate);
+        if (!isfinite(s->mscale) || s->mscale < 0.0 || s->mscale > 1e6)
+            return pe_fail(err, errlen, PE_EINVAL,
+                           "--mscale %g: must be 0 (unset) or a finite number in (0, 1e6]",
+                           s->mscale);
+        if (!isfinite(s->mscale_all_dim) || s->mscale_all_dim < 0.0 || s->mscale_all_dim > 1e6)
+            return pe_fail(err, errlen, PE_EINVAL,
+                           "--mscale-all-dim %g: must be 0 (unset) or a finite number in (0, 1e6]",
+                           s->mscale_all_dim);
     }
     if (s->type == PE_SCALING_LLAMA3) {
         if (!isfinite(s->low_freq_factor) || !(s->low_freq_factor > 0.0))
@@ -59,17 +71,27 @@ int pe_rope_scaling_validate(const pe_params *p, char *err, size_t errlen)
     return PE_OK;
 }
 
+double pe_yarn_mscale(double scale, double mscale)
+{
+    return scale <= 1.0 ? 1.0 : 0.1 * mscale * log(scale) + 1.0;
+}
+
 /* HF find_correction_dim: the pair index whose wavelength makes num_rot turns in L0. */
 static double correction_dim(double num_rot, int rd, double base, int l0)
 {
     return (double)rd * log((double)l0 / (num_rot * 2.0 * PE_PI)) / (2.0 * log(base));
 }
 
+/* HF find_correction_range: the ends are floored and ceiled unless `truncate` is false. */
 void pe_rope_yarn_range(const pe_params *p, double *low, double *high)
 {
     int rd = pe_rope_rotary_dim(p);
-    double lo = floor(correction_dim(p->scaling.beta_fast, rd, p->base, p->scaling.original_ctx));
-    double hi = ceil(correction_dim(p->scaling.beta_slow, rd, p->base, p->scaling.original_ctx));
+    double lo = correction_dim(p->scaling.beta_fast, rd, p->base, p->scaling.original_ctx);
+    double hi = correction_dim(p->scaling.beta_slow, rd, p->base, p->scaling.original_ctx);
+    if (p->scaling.yarn_truncate) {
+        lo = floor(lo);
+        hi = ceil(hi);
+    }
     if (lo < 0.0) lo = 0.0;
     if (hi > (double)(rd - 1)) hi = (double)(rd - 1);
     if (low) *low = lo;
@@ -82,6 +104,8 @@ double pe_rope_effective_base(const pe_params *p)
     double rd = (double)pe_rope_rotary_dim(p);
     if (s->type == PE_SCALING_NTK) return p->base * pow(s->factor, rd / (rd - 2.0));
     if (s->type == PE_SCALING_DYNAMIC) {
+        /* HF computes at max(seq_len, L0), and returns to the original frequencies once the
+         * sequence is back at or below L0; 0 (not given) is HF's state before any long input. */
         double l0 = (double)s->original_ctx;
         double len = s->seq_len > s->original_ctx ? (double)s->seq_len : l0;
         return p->base * pow(s->factor * len / l0 - (s->factor - 1.0), rd / (rd - 2.0));
@@ -103,8 +127,11 @@ void pe_rope_ctx_init(const pe_params *p, pe_rope_ctx *c)
     c->attn = 1.0;
     if (s->attention_factor > 0.0)
         c->attn = s->attention_factor;
-    else if (s->type == PE_SCALING_YARN && s->factor > 1.0)
-        c->attn = 0.1 * log(s->factor) + 1.0;
+    else if (s->type == PE_SCALING_YARN && s->mscale > 0.0 && s->mscale_all_dim > 0.0)
+        c->attn =
+            pe_yarn_mscale(s->factor, s->mscale) / pe_yarn_mscale(s->factor, s->mscale_all_dim);
+    else if (s->type == PE_SCALING_YARN)
+        c->attn = pe_yarn_mscale(s->factor, 1.0);
 }
 
 static double yarn_ramp(const pe_rope_ctx *c, int k)

@@ -748,15 +748,25 @@ static void pdf_metadata(cairo_surface_t *surf, const raster_export_opts *o)
 
 typedef enum { FMT_NONE, FMT_PNG, FMT_SVG, FMT_PDF } fmt;
 
-static fmt format_of(const char *path)
+/* ".png" or "png" -> the format */
+static fmt format_named(const char *ext)
 {
+    static const struct {
+        const char *ext;
+        fmt f;
+    } map[] = {{"png", FMT_PNG}, {"svg", FMT_SVG}, {"pdf", FMT_PDF}};
+    if (*ext == '.') ext++;
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (!strcasecmp(ext, map[i].ext)) return map[i].f;
+    return FMT_NONE;
+}
+
+static fmt format_of(const char *path, const char *format)
+{
+    if (format) return format_named(format);
     const char *slash = strrchr(path, '/');
     const char *dot = strrchr(slash ? slash + 1 : path, '.');
-    if (!dot) return FMT_NONE;
-    if (!strcasecmp(dot, ".png")) return FMT_PNG;
-    if (!strcasecmp(dot, ".svg")) return FMT_SVG;
-    if (!strcasecmp(dot, ".pdf")) return FMT_PDF;
-    return FMT_NONE;
+    return dot ? format_named(dot) : FMT_NONE;
 }
 
 static int export_png(const scene *s, const char *path, const raster_export_opts *o, int w, int h,
@@ -807,24 +817,28 @@ static int export_vector(const scene *s, const char *path, const raster_export_o
         cairo_destroy(cr);
         cairo_surface_finish(surf);
     }
+    char what[160] = "";
     if (cairo_surface_status(surf) != CAIRO_STATUS_SUCCESS || rc != 0) {
-        snprintf(err, errlen, "-o %s: cairo failed: %s", path,
+        snprintf(what, sizeof what, "cairo failed: %s",
                  cairo_status_to_string(cairo_surface_status(surf)));
         rc = -1;
     }
     cairo_surface_destroy(surf);
     if (rc == 0 && f == FMT_SVG) {
         membuf fixed = {0};
-        if (raw.failed || svg_fix(&raw, &fixed, o) != 0 ||
-            fwrite(fixed.p, 1, fixed.n, of.fp) != fixed.n) {
-            snprintf(err, errlen, "-o %s: out of memory or write error", path);
+        if (raw.failed || svg_fix(&raw, &fixed, o) != 0) {
+            snprintf(what, sizeof what, "out of memory for the SVG text");
+            rc = -1;
+        } else if (fwrite(fixed.p, 1, fixed.n, of.fp) != fixed.n) {
+            snprintf(what, sizeof what, "write failed");
             rc = -1;
         }
         free(fixed.p);
     }
     free(raw.p);
     if (rc != 0) {
-        outfile_abort(&of);
+        /* a failed write (a full disk) is what cairo's "write error" means: say the OS's reason */
+        outfile_fail(&of, what, err, errlen);
         return -1;
     }
     return outfile_commit(&of, err, errlen);
@@ -833,8 +847,14 @@ static int export_vector(const scene *s, const char *path, const raster_export_o
 int raster_export(const scene *s, const char *path, const raster_export_opts *o, char *err,
                   size_t errlen)
 {
+    return raster_export_as(s, path, NULL, o, err, errlen);
+}
+
+int raster_export_as(const scene *s, const char *path, const char *format,
+                     const raster_export_opts *o, char *err, size_t errlen)
+{
     if (!path) path = "";
-    fmt f = format_of(path);
+    fmt f = format_of(path, format);
     if (f == FMT_NONE) {
         snprintf(err, errlen, "-o %s: unknown format (allowed: .png, .svg, .pdf)", path);
         return 1;

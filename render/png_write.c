@@ -115,10 +115,12 @@ int png_write_argb(const char *path, const uint32_t *pixels, int w, int h, int s
     }
     if (setjmp(png_jmpbuf(png))) {
         png_destroy_write_struct(&png, &info);
-        outfile_abort(&of);
         free(rowbuf);
         free(texts);
-        snprintf(err, errlen, "-o %s: PNG write failed: %s", path, ctx.msg);
+        /* libpng's "Write Error" hides the reason; outfile kept the OS's */
+        char what[240];
+        snprintf(what, sizeof what, "PNG write failed: %s", ctx.msg);
+        outfile_fail(&of, what, err, errlen);
         return -1;
     }
     png_init_io(png, of.fp);

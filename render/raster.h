@@ -46,6 +46,10 @@ typedef struct raster_export_opts {
  * glyphs as outlines. Heatmaps are embedded images shown without smoothing. */
 int raster_export(const scene *s, const char *path, const raster_export_opts *o, char *err,
                   size_t errlen);
+/* The same in a named format ("png", "svg", "pdf"; NULL: the extension), for "-" (standard
+ * output) and devices, whose names say nothing. */
+int raster_export_as(const scene *s, const char *path, const char *format,
+                     const raster_export_opts *o, char *err, size_t errlen);
 
 /* Write an ARGB32 buffer as PNG with libpng (used by raster_export and the window's save). */
 int png_write_argb(const char *path, const uint32_t *pixels, int w, int h, int stride, double dpi,

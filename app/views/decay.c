@@ -2,11 +2,15 @@
  * 004's figure: d 128, L 256, p0 128). Every curve is divided by its value at p = p0, so the
  * shapes compare even though the raw scales differ:
  *   table encodings    PE(p0).PE(p) / PE(p0).PE(p0)
- *   RoPE (ones)        <R_p0 1, R_p 1> / d            (depends only on p0 - p)
- *   RoPE (random q,k)  <R_p0 q, R_p k> / (|q||k|)
+ *   RoPE (ones)        <R_p0 1, R_p 1> / <R_p0 1, R_p0 1>   (depends only on p0 - p)
+ *   RoPE (random q,k)  <R_p0 q, R_p k> / (|q||k|)      (not 1 at p0: q.k/(|q||k|) there)
  *   RoPE bound         B(|p0 - p|) / B(0)             (RoFormer 3.4.3)
  *   ALiBi              exp(-m (p0 - p)): the factor the bias multiplies attention by
- *   xPos               RoPE (ones) with every pair damped by zeta_k^((p0-p)/scale) */
+ *   xPos               RoPE (ones) with every pair damped by zeta_k^((p0-p)/scale)
+ * An attention factor a (YaRN, --attn-factor) scales the rotated pairs' part of a score by a^2
+ * and leaves the d - rotary_dim unrotated dimensions alone, so the ones curves are 1 at p0 only
+ * when divided by their own value there, 2 a^2 (rotary_dim/2) + (d - rotary_dim); the xPos curve
+ * counts the unrotated dimensions like the RoPE one and the xpos view. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,7 +110,7 @@ static int rope_sweep(const app_state *st, int which, int stride, int kb, int kf
             return -1;
         }
         /* the score of a pair at distance r = m - n is A cos(r theta) + B sin(r theta) */
-        pe_rope_qk(d, which == 4 ? p->seed : UINT64_MAX, q, k);
+        pe_rope_qk(d, which == 4 ? p->seed : UINT64_MAX, q, k); /* UINT64_MAX: all ones */
         for (int i = 0; i < d; i++) {
             nq += q[i] * q[i];
             nk += k[i] * k[i];
@@ -134,7 +138,12 @@ static int rope_sweep(const app_state *st, int which, int stride, int kb, int kf
             if (!rot[i]) rest += q[i] * k[i];
         free(rot);
     }
+    /* the ones curves (3, 7) divide by their value at p0; the random one by |q||k| */
     double norm = sqrt(nq * nk);
+    if (which != 4) {
+        norm = rest;
+        for (int kk = 0; kk < np; kk++) norm += a[kk];
+    }
     if (!(norm > 0)) norm = 1;
     double b0 = 0;
     if (which == 5) b0 = pe_rope_decay_bound(inv, np, 0);
@@ -172,9 +181,9 @@ static int rope_sweep(const app_state *st, int which, int stride, int kb, int kf
                     v += sqrt(re * re + im * im);
                 }
                 v = (2.0 / (2 * np)) * v / b0;
-            } else {
-                for (int kk = 0; kk < np; kk++) v += cs[kk] * z[kk];
-                v /= np;
+            } else { /* xPos with q = k = 1: a[kk] = 2 attn^2, b[kk] = 0 */
+                for (int kk = 0; kk < np; kk++) v += a[kk] * cs[kk] * z[kk];
+                v = (v + rest) / norm;
             }
             y[kb - dir * j] = v;
             for (int kk = 0; kk < np; kk++) { /* advance every pair by one step */
@@ -303,7 +312,8 @@ static int decay_build(app_view_ctx *c, const app_state *st, scene *s, const sce
     snprintf(title, sizeof title, "How position p0 = %d sees every position p", p0);
     app_subtitle(st, NULL, APP_SUB_DIM | APP_SUB_LEN | APP_SUB_BASE, sub, sizeof sub);
     size_t used = strlen(sub);
-    snprintf(sub + used, sizeof sub - used, "  (each curve / its value at p0)");
+    snprintf(sub + used, sizeof sub - used,
+             "  (each curve / its value at p0; random q,k / |q||k|)");
     fig_rect r = app_frame(s, t, th, title, sub);
 
     /* one sample per pixel (per braille dot across a cell): the figure's resolution */

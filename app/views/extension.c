@@ -8,7 +8,7 @@
  * by their value at r = 0, which also removes YaRN's attention factor. The x axis is log-scaled:
  * linear interpolation then shows as the original curve shifted right by log f, and the methods
  * that keep the fast pairs (YaRN, llama3) agree with the original at short range. The original
- * context L0 is marked. Dynamic NTK is evaluated at seq_len = T. */
+ * context L0 is marked. Dynamic NTK is evaluated at --seq-len when given, else at seq_len = T. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -236,7 +236,6 @@ static const ext_result *ext_compute(app_view_ctx *c, const app_state *st, char 
     key.target = app_ext_target(st);
     app_ext_scaling_key(&st->p.scaling, key.sc);
     key.sc[0] = 0; /* every method is drawn */
-    key.sc[3] = 0; /* dynamic NTK uses the target */
     ext_result *res = app_cache_get(c, 0, &key, sizeof key);
     if (res) return res;
     res = app_cache_put(c, 0, &key, sizeof key, sizeof *res);

@@ -27,7 +27,8 @@ typedef struct freq_set {
     double *orig, *ext; /* theta_k (n each) */
     int *band;          /* pe_band of pair k under the extension */
     double attn, target, ext_base;
-    int shaded; /* the method works in bands worth shading */
+    int seq_len; /* the sequence length dynamic NTK is evaluated at */
+    int shaded;  /* the method works in bands worth shading */
 } freq_set;
 
 static void freq_free(freq_set *f)
@@ -60,6 +61,7 @@ static int freq_compute(const app_state *st, freq_set *f, char *err, size_t errl
     }
     for (int k = 0; k < f->n; k++) f->band[k] = (int)pe_rope_band(&pxt, k);
     f->ext_base = pe_rope_effective_base(&pxt);
+    f->seq_len = pxt.scaling.seq_len;
     f->shaded = type == PE_SCALING_YARN || type == PE_SCALING_LLAMA3 ||
                 (type == PE_SCALING_LINEAR && pxt.scaling.factor > 1);
     return 0;
@@ -240,8 +242,13 @@ static int freq_build(app_view_ctx *c, const app_state *st, scene *s, const scen
             pe_rope_yarn_range(&st->p, &lo, &hi);
             SUB(" (ramp k %g..%g)", lo, hi);
         }
-        if (type == PE_SCALING_NTK || type == PE_SCALING_DYNAMIC)
-            SUB("  base -> %.6g%s", f.ext_base, type == PE_SCALING_DYNAMIC ? " (seq_len = T)" : "");
+        if (type == PE_SCALING_NTK || type == PE_SCALING_DYNAMIC) SUB("  base -> %.6g", f.ext_base);
+        if (type == PE_SCALING_DYNAMIC) {
+            if (f.seq_len <= sc->original_ctx)
+                SUB(" (seq_len %d <= L0: original, as HF resets)", f.seq_len);
+            else
+                SUB(" (seq_len %d%s)", f.seq_len, sc->seq_len > 0 ? "" : " = T");
+        }
         if (f.attn != 1) SUB("  attn x%.4g", f.attn);
         SUB("  never turn: %d in L0, %d in T", never_o, never_e);
     }

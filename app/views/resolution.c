@@ -57,7 +57,7 @@ static const res_result *res_compute(app_view_ctx *c, const app_state *st, char 
     key.min_angle = st->min_angle;
     app_ext_scaling_key(&st->p.scaling, key.sc);
     key.sc[0] = 0; /* every method is drawn */
-    key.sc[3] = 0; /* dynamic NTK: seq_len = p + D + 1 */
+    /* dynamic NTK: seq_len = max(--seq-len, p + D + 1), so --seq-len stays in the key */
     res_result *res = app_cache_get(c, 0, &key, sizeof key);
     if (res) return res;
     res = app_cache_put(c, 0, &key, sizeof key, sizeof *res);
@@ -68,14 +68,16 @@ static const res_result *res_compute(app_view_ctx *c, const app_state *st, char 
     int n = res->n = app_ext_samples(key.target, APP_EXT_SAMPLES, res->p);
     for (int m = 0; m < APP_EXT_METHODS; m++) {
         pe_params q = app_ext_params(st, m, key.target);
-        /* the frequencies once per method; dynamic NTK's change with seq_len = p + D + 1, but
-         * only past L0 (below it the formula reads L0), so they are recomputed only there */
+        /* the frequencies once per method; dynamic NTK's change with seq_len = p + D + 1 (the
+         * shortest sequence holding both positions, or --seq-len when longer), but only past L0
+         * (below it HF returns to the original frequencies), so they are recomputed only there */
         int np = 0;
         double *th = NULL;
         long have_len = -1; /* the seq_len th was computed for (dynamic) */
         for (int i = 0; i < n; i++) {
             int pos = (int)res->p[i];
             long len = (long)pos + st->probe_d + 1;
+            if (len < st->p.scaling.seq_len) len = st->p.scaling.seq_len;
             if (len < q.scaling.original_ctx) len = q.scaling.original_ctx;
             if (!th || (m == PE_SCALING_DYNAMIC && len != have_len)) {
                 if (m == PE_SCALING_DYNAMIC) q.scaling.seq_len = len > INT_MAX ? INT_MAX : (int)len;

@@ -38,7 +38,7 @@ pe_params app_ext_params(const app_state *st, int m, double target)
 {
     pe_params p = st->p;
     p.scaling.type = (pe_scaling_type)m;
-    if (m == PE_SCALING_DYNAMIC)
+    if (p.scaling.seq_len == 0) /* not given: a model reading the whole target context */
         p.scaling.seq_len = target >= (double)INT_MAX ? INT_MAX : target < 1 ? 1 : (int)target;
     return p;
 }
@@ -120,6 +120,9 @@ void app_ext_scaling_key(const pe_rope_scaling *s, double out[APP_EXT_KEY_FIELDS
     out[6] = s->low_freq_factor;
     out[7] = s->high_freq_factor;
     out[8] = s->attention_factor;
+    out[9] = s->yarn_truncate;
+    out[10] = s->mscale;
+    out[11] = s->mscale_all_dim;
 }
 
 void app_ext_len_label(double v, char *buf, size_t n)

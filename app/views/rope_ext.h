@@ -3,10 +3,11 @@
  * samples their curves are drawn at.
  *
  * The views read the extension from st->p.scaling: factor f, original context L0 and the method's
- * own knobs (YaRN betas, llama3 frequency factors, attention factor). The target context is
- * st->target_len, or f * L0 when that is 0. Dynamic NTK depends on the sequence length; the views
- * evaluate it at seq_len = the target context, the length a model reading the whole extended
- * context would use (so --seq-len does not enter these views). */
+ * own knobs (YaRN betas, truncation and mscale, llama3 frequency factors, attention factor). The
+ * target context is st->target_len, or f * L0 when that is 0. Dynamic NTK depends on the sequence
+ * length: the views evaluate it at --seq-len when given (at or below L0 that is the original
+ * frequencies, as HF resets them), else at the target context, the length a model reading the
+ * whole extended context would use. */
 #ifndef PELAB_APP_ROPE_EXT_H
 #define PELAB_APP_ROPE_EXT_H
 
@@ -26,8 +27,8 @@
 const char *app_ext_method_label(int m);
 /* The target context: st->target_len, else factor * L0, rounded down to a whole position. */
 double app_ext_target(const app_state *st);
-/* st->p with the scaling type replaced by method m (the other scaling fields kept); dynamic NTK
- * gets seq_len = target (capped at INT_MAX; the formula only). */
+/* st->p with the scaling type replaced by method m (the other scaling fields kept); a sequence
+ * length not given (0) becomes the target (capped at INT_MAX; the formula only). */
 pe_params app_ext_params(const app_state *st, int m, double target);
 /* Check that the target context is 2..APP_EXT_MAX_TARGET and that every method whose bit is set
  * in methods (1u << m) has valid parameters. 0 or -1 with one line in err naming the option. */
@@ -40,8 +41,9 @@ double *app_ext_inv_freq(const pe_params *p, int *npairs, double *attn, char *er
  * Returns the count. */
 int app_ext_samples(double target, int max_n, double *out);
 /* The scaling fields as plain numbers for a cache key (struct padding never compares):
- * type, factor, L0, seq_len, beta_fast, beta_slow, low and high freq factors, attention. */
-#define APP_EXT_KEY_FIELDS 9
+ * type, factor, L0, seq_len, beta_fast, beta_slow, low and high freq factors, attention, YaRN
+ * truncate, mscale, mscale_all_dim. */
+#define APP_EXT_KEY_FIELDS 12
 void app_ext_scaling_key(const pe_rope_scaling *s, double out[APP_EXT_KEY_FIELDS]);
 /* "3.3e4"-style compact length for titles and marks ("4096", "65536", "1.05e6"). */
 void app_ext_len_label(double v, char *buf, size_t n);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "nn.h"
@@ -143,7 +144,7 @@ static size_t config_bytes(size_t cl)
            2 * 4 + 5 * 8 + 4 + 8 + 4 * 4 + 2 * 8 + 8 + 2 + cl;
 }
 
-int model_save(model *m, const char *path, char *err, size_t errlen)
+int model_write(model *m, FILE *f, char *err, size_t errlen)
 {
     wbuf w = {0};
     size_t cl = strnlen(m->cfg.command, MODEL_MAX_COMMAND - 1);
@@ -155,7 +156,7 @@ int model_save(model *m, const char *path, char *err, size_t errlen)
     put_config(&w, &m->cfg);
     if (!w.oom && w.n - at != config_bytes(cl)) {
         free(w.p);
-        return model_fail(err, errlen, PE_EINVAL, "%s: internal error: config section size", path);
+        return model_fail(err, errlen, PE_EINVAL, "internal error: config section size");
     }
     put_u(&w, (uint64_t)m->vocab.n, 4);
     for (int i = 0; i < m->vocab.n; i++) {
@@ -168,27 +169,14 @@ int model_save(model *m, const char *path, char *err, size_t errlen)
     put_u(&w, 0, 4);
     if (w.oom) {
         free(w.p);
-        return model_fail(err, errlen, PE_ENOMEM, "%s: out of memory", path);
+        return model_fail(err, errlen, PE_ENOMEM, "out of memory");
     }
     for (int i = 0; i < 8; i++) w.p[12 + i] = (unsigned char)((uint64_t)w.n >> (8 * i));
     uint32_t crc = crc32(w.p, w.n - 4);
     for (int i = 0; i < 4; i++) w.p[w.n - 4 + (size_t)i] = (unsigned char)(crc >> (8 * i));
-    char tmp[4200];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) {
-        free(w.p);
-        return model_fail(err, errlen, PE_EINVAL, "%s: path too long", path);
-    }
-    FILE *f = fopen(tmp, "wb");
-    int ok = f && fwrite(w.p, 1, w.n, f) == w.n;
-    ok = ok && fflush(f) == 0 && fsync(fileno(f)) == 0;
-    int e = errno;
-    if (f && fclose(f)) ok = 0;
+    int ok = fwrite(w.p, 1, w.n, f) == w.n;
     free(w.p);
-    if (!ok || rename(tmp, path)) {
-        if (ok) e = errno;
-        remove(tmp);
-        return model_fail(err, errlen, MODEL_EIO, "%s: cannot write (%s)", path, strerror(e));
-    }
+    if (!ok) return model_fail(err, errlen, MODEL_EIO, "write failed");
     m->cfg.checksum = crc;
     return 0;
 }
@@ -262,6 +250,7 @@ static void get_config(rbuf *r, model_config *c)
     c->train_loss = get_f32(r);
     c->heldout_loss = get_f32(r);
     pe_params *p = &c->pe;
+    pe_params_default(p); /* fields the format does not store keep their defaults */
     p->dim = get_i32(r);
     p->len = get_i32(r);
     p->base = get_f64(r);
@@ -306,7 +295,8 @@ int model_load_mem(const unsigned char *buf, size_t len, model *m, char *err, si
                           HEADER_BYTES);
     if (memcmp(buf, MAGIC, 8))
         return model_fail(err, errlen, MODEL_EFORMAT,
-                          "not a pelab model: the file does not start with \"%s\"", MAGIC);
+                          "not a pelab checkpoint (bad magic: it does not start with \"%s\")",
+                          MAGIC);
     if (len < HEADER_BYTES)
         return model_fail(err, errlen, MODEL_EFORMAT,
                           "truncated: %zu bytes, the header alone has %d", len, HEADER_BYTES);
@@ -334,7 +324,7 @@ int model_load_mem(const unsigned char *buf, size_t len, model *m, char *err, si
         return model_fail(err, errlen, MODEL_EFORMAT,
                           "corrupted: checksum %08x does not match the contents (%08x)", stored,
                           crc);
-    /* From here the bytes are what model_save wrote (or were forged with a valid checksum):
+    /* From here the bytes are what model_write wrote (or were forged with a valid checksum):
      * still check every field. */
     r.n = len - 4;
     uint32_t cfg_bytes = (uint32_t)get_u(&r, 4);
@@ -440,11 +430,19 @@ int model_load(const char *path, model *m, char *err, size_t errlen)
     FILE *f = fopen(path, "rb");
     if (!f)
         return model_fail(err, errlen, MODEL_EIO, "%s: cannot open (%s)", path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        return model_fail(err, errlen, MODEL_EIO, "%s: is a directory, not a pelab checkpoint",
+                          path);
+    }
     size_t cap = 1 << 20, n = 0;
     unsigned char *buf = malloc(cap);
     int rc = 0;
     while (buf) {
         n += fread(buf + n, 1, cap - n, f);
+        /* a wrong file (/dev/zero, a 4 GB video) is told by its first bytes, not read whole */
+        if (n >= 8 && memcmp(buf, MAGIC, 8) != 0) break;
         if (n < cap) break;
         if (cap >= MAX_FILE) {
             rc =
@@ -463,7 +461,7 @@ int model_load(const char *path, model *m, char *err, size_t errlen)
     if (!buf)
         rc = model_fail(err, errlen, PE_ENOMEM, "%s: out of memory", path);
     else if (!rc && ferror(f))
-        rc = model_fail(err, errlen, MODEL_EIO, "%s: read error", path);
+        rc = model_fail(err, errlen, MODEL_EIO, "%s: cannot read (%s)", path, strerror(errno));
     fclose(f);
     if (!rc) {
         char why[256];

@@ -20,6 +20,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "pe.h"
 
@@ -153,7 +154,7 @@ typedef struct model_config {
     float train_loss;   /* mean loss of the last 10 steps */
     float heldout_loss; /* held-out loss at the training length, measured after training */
     char command[MODEL_MAX_COMMAND]; /* the command line that trained it */
-    uint32_t checksum; /* CRC-32 of the checkpoint (set by model_save and model_load) */
+    uint32_t checksum; /* CRC-32 of the checkpoint (set by model_write and model_load) */
 } model_config;
 
 /* Scheme from a name ("nope", "learned", ...); -1 when unknown. */
@@ -201,10 +202,12 @@ typedef struct model {
 int model_init(model *m, const model_config *cfg, const tok_vocab *vocab, char *err, size_t errlen);
 void model_free(model *m);
 
-/* Write the checkpoint atomically (path.tmp, then rename) and set m->cfg.checksum. Format
- * (little-endian): "PELABMDL", u32 version 1, u64 file size, the config, the vocabulary, u64
- * float count and float32 weights, u32 CRC-32 of everything before it. */
-int model_save(model *m, const char *path, char *err, size_t errlen);
+/* Write the checkpoint to f and set m->cfg.checksum (the app saves files through its output
+ * module, render/outfile.c: a unique temporary renamed into place). Format (little-endian):
+ * "PELABMDL", u32 version 1, u64 file size, the config, the vocabulary, u64 float count and
+ * float32 weights, u32 CRC-32 of everything before it. Returns 0, or MODEL_EIO when a write
+ * failed (the stream knows why). */
+int model_write(model *m, FILE *f, char *err, size_t errlen);
 /* Read a checkpoint. A short, truncated, corrupted, wrong-version or wrong-size file is
  * refused with MODEL_EFORMAT and a message saying what is wrong; a missing file with
  * MODEL_EIO. On failure m is left zeroed. */

@@ -23,6 +23,7 @@
 
 #include "attn.h"
 #include "cellgrid.h"
+#include "cmd_model.h"
 #include "explorer.h"
 #include "export.h"
 #include "options.h"
@@ -96,7 +97,7 @@ static int make_assets(void)
             pe_rng_seed(&r, 11 + (uint64_t)pe);
             for (size_t i = 0; i < m.n_params; i++) m.params[i] += (float)(0.3 * pe_rng_normal(&r));
             snprintf(q, sizeof q, "%s/assets/models/%s.pelab", dir, model_pe_name(pe));
-            rc = model_save(&m, q, err, sizeof err);
+            rc = app_model_save(&m, q, err, sizeof err);
         }
         if (rc) tap_diag("%s: %s", model_pe_name(pe), err);
         model_free(&m);

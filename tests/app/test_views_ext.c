@@ -288,6 +288,7 @@ static void test_resolution(void)
     double T = app_ext_target(&st);
     for (int m = 0; rc == 0 && m < APP_EXT_METHODS; m++) {
         pe_params p = app_ext_params(&st, m, T);
+        p.scaling.seq_len = st.p.scaling.seq_len; /* the probe's own: max(--seq-len, p + D + 1) */
         for (size_t i = 0; i < d.shape[1]; i++)
             bad +=
                 d.data[(1 + m) * d.shape[1] + i] != pe_rope_resolution(&p, (int)d.data[i], 3, 0.07);

@@ -50,19 +50,28 @@ static void check(const char *label, const char *const *opts, int nopts)
             nk += k[i] * k[i];
         }
         pe_rope_score_curve(p, q, k, 0, p0 - L + 1, L, ref, err, sizeof err);
+        /* ones: divided by the score at p0 (ref[L-1-p0]); random: by |q||k| */
+        double norm = which == 0 ? ref[L - 1 - p0] : sqrt(nq * nk);
         for (int i = 0; i < L; i++)
-            worst[1 + which] = fmax(worst[1 + which], fabs(d.data[(2 + which) * L + i] -
-                                                           ref[L - 1 - i] / sqrt(nq * nk)));
+            worst[1 + which] =
+                fmax(worst[1 + which], fabs(d.data[(2 + which) * L + i] - ref[L - 1 - i] / norm));
     }
     double b0 = pe_rope_decay_bound(inv, np, 0);
     for (int i = 0; i < L; i++)
         worst[3] = fmax(worst[3], fabs(d.data[4 * L + i] -
                                        pe_rope_decay_bound(inv, np, fabs((double)(p0 - i))) / b0));
+    /* xPos with q = k = 1: each rotated pair adds 2 attn^2 cos(r theta_k) zeta_k^(r/s), each
+     * unrotated dimension 1 (as in the RoPE curve and the xpos view); divided by the value at p0 */
+    double rest = D - 2.0 * np, a2 = 2 * attn * attn;
     for (int i = 0; i < L; i++) {
         double r = p0 - i, v = 0;
         for (int kk = 0; kk < np; kk++) v += cos(r * inv[kk]) * pe_xpos_decay(p, kk, r);
-        worst[4] = fmax(worst[4], fabs(d.data[5 * L + i] - v / np));
+        worst[4] = fmax(worst[4], fabs(d.data[5 * L + i] - (a2 * v + rest) / (a2 * np + rest)));
     }
+    TAP_OK(d.data[2 * L + p0] == 1 || fabs(d.data[2 * L + p0] - 1) < 1e-12,
+           "%s: RoPE q=k=1 is 1 at p0 (%.15g)", label, d.data[2 * L + p0]);
+    TAP_OK(fabs(d.data[5 * L + p0] - 1) < 1e-12, "%s: xPos is 1 at p0 (%.15g)", label,
+           d.data[5 * L + p0]);
     const char *names[5] = {"sinusoidal", "RoPE q=k=1", "RoPE random q,k", "RoPE bound", "xPos"};
     /* the sinusoidal curve comes from the float32 table: float tolerance; the rest is double */
     for (int w = 0; w < 5; w++)
@@ -84,5 +93,12 @@ int main(void)
     const char *c[] = {"dim",  "16",     "len", "300",      "pos", "299",         "scaling",
                        "yarn", "factor", "4",   "orig-ctx", "64",  "rotary-frac", "0.5"};
     check("YaRN f 4 with rotary 0.5, p0 at the end", c, 14);
+    /* the cases: YaRN f 8 (attention 1.2079), an explicit attention factor 1.5 */
+    const char *e[] = {"dim",  "128",     "len",  "3000",   "base", "500000",   "pos",
+                       "2999", "scaling", "yarn", "factor", "8",    "orig-ctx", "1024"};
+    check("YaRN f 8, d 128, L 3000, p0 2999", e, 14);
+    const char *f[] = {"dim", "64",          "len", "400",         "pos",
+                       "200", "attn-factor", "1.5", "rotary-frac", "0.75"};
+    check("--attn-factor 1.5 with rotary 0.75", f, 10);
     return tap_done();
 }

@@ -255,10 +255,56 @@ static void test_fields(void)
              "\"original_max_position_embeddings\": 4096}}",
              head);
     rc = parse(json, &m, err, sizeof err);
-    TAP_CLOSE(m.params.scaling.attention_factor, (0.1 * log(40) + 1) / (0.05 * log(40) + 1), 1e-12,
-              0, "yarn mscale / mscale_all_dim attention factor");
+    double attn = 0, th[64];
+    pe_rope_inv_freq(&m.params, th, &attn, err, sizeof err);
+    TAP_OK(m.params.scaling.mscale == 1.0 && m.params.scaling.mscale_all_dim == 0.5 &&
+               m.params.scaling.attention_factor == 0,
+           "yarn: mscale and mscale_all_dim read as themselves");
+    TAP_CLOSE(attn, (0.1 * log(40) + 1) / (0.05 * log(40) + 1), 1e-12, 0,
+              "yarn mscale / mscale_all_dim attention factor");
     TAP_OK(rc == PE_OK && m.params.scaling.original_ctx == 4096, "yarn: L0 from rope_scaling %d",
            m.params.scaling.original_ctx);
+
+    /* Issue 17: "truncate": false keeps YaRN's ramp ends fractional (HF find_correction_range;
+     * gpt-oss ships it). The reference was computed in Python from HF's formulas: d 64,
+     * base 150000, f 32, L0 4096 -> low 8.0927791155, high 17.398024502, theta'_17 0.00012931870125
+     * (truncated: 0.0002279477958, 76% more). */
+    const char *oss = "{\"head_dim\": 64, \"num_attention_heads\": 64, \"rope_theta\": 150000, "
+                      "\"max_position_embeddings\": 131072, \"rope_scaling\": {\"rope_type\": "
+                      "\"yarn\", \"factor\": 32.0, \"beta_fast\": 32.0, \"beta_slow\": 1.0, "
+                      "\"original_max_position_embeddings\": 4096, \"truncate\": %s}}";
+    snprintf(json, sizeof json, oss, "false");
+    rc = parse(json, &m, err, sizeof err);
+    double lo = 0, hi = 0;
+    pe_rope_yarn_range(&m.params, &lo, &hi);
+    pe_rope_inv_freq(&m.params, th, &attn, err, sizeof err);
+    TAP_OK(rc == PE_OK && m.params.scaling.yarn_truncate == 0, "yarn truncate false read (%s)",
+           err);
+    TAP_CLOSE(lo, 8.0927791155, 1e-10, 0, "truncate false: low stays fractional");
+    TAP_CLOSE(hi, 17.398024502, 1e-10, 0, "truncate false: high stays fractional");
+    TAP_CLOSE(th[17], 0.00012931870125, 1e-10, 0, "truncate false: theta'_17");
+    snprintf(json, sizeof json, oss, "true");
+    rc = parse(json, &m, err, sizeof err);
+    pe_rope_inv_freq(&m.params, th, &attn, err, sizeof err);
+    TAP_OK(rc == PE_OK && m.params.scaling.yarn_truncate == 1, "yarn truncate true read");
+    TAP_CLOSE(th[17], 0.0002279477958, 1e-10, 0, "truncate true: theta'_17");
+    snprintf(json, sizeof json, oss, "\"no\"");
+    rc = parse(json, &m, err, sizeof err);
+    TAP_OK(rc == PE_EINVAL && strstr(err, "truncate: expected true or false, got a string"),
+           "truncate \"no\" refused: %s", err);
+
+    /* Issue 17: llama3 ignores an attention_factor in the file, as HF's
+     * _compute_llama3_parameters does (it always returns 1.0). */
+    rc = parse("{\"hidden_size\": 4096, \"num_attention_heads\": 32, "
+               "\"max_position_embeddings\": 131072, \"rope_theta\": 500000.0, \"rope_scaling\": "
+               "{\"rope_type\": \"llama3\", \"factor\": 8.0, \"low_freq_factor\": 1.0, "
+               "\"high_freq_factor\": 4.0, \"original_max_position_embeddings\": 8192, "
+               "\"attention_factor\": 1.5}}",
+               &m, err, sizeof err);
+    attn = 0;
+    pe_rope_inv_freq(&m.params, th, &attn, err, sizeof err);
+    TAP_OK(rc == PE_OK && m.params.scaling.attention_factor == 0 && attn == 1.0,
+           "llama3: attention_factor in the file ignored, factor %g (%s)", attn, err);
 
     /* transformers' newer rope_parameters, which also carries rope_theta. */
     rc = parse("{\"hidden_size\": 4096, \"num_attention_heads\": 32, \"rope_parameters\": "

@@ -175,9 +175,109 @@ static void test_bands_and_attention(void)
     TAP_CLOSE(s1, s0 * 1.1386294361 * 1.1386294361, 1e-9, 1e-12, "logits scale by attention^2");
 }
 
+/* Issue 17's round two. Every reference below was computed in double precision with plain
+ * Python from HF transformers' modeling_rope_utils formulas as pe-reference.md section 5 gives
+ * them (_compute_dynamic_ntk_parameters, _compute_yarn_parameters with find_correction_range's
+ * `truncate` and get_mscale), independently of pelab's code. */
+static void test_round_two(void)
+{
+    pe_params p;
+    double th[64], attn, lo, hi;
+
+    /* Dynamic NTK, d 128, base 5e5, f 8, L0 8192 (the issue's case): at or below L0 HF keeps (or
+     * returns to) the original frequencies; 0 = not given reads as L0. */
+    pe_params_default(&p);
+    p.base = 5e5;
+    p.scaling.type = PE_SCALING_DYNAMIC;
+    p.scaling.factor = 8;
+    p.scaling.original_ctx = 8192;
+    static const int below[] = {8192, 4096, 1, 0};
+    for (int i = 0; i < 4; i++) {
+        p.scaling.seq_len = below[i];
+        inv(&p, th, &attn);
+        char name[96];
+        snprintf(name, sizeof name, "dynamic seq_len %d <= L0: theta_63 original", below[i]);
+        TAP_CLOSE(th[63], 2.4551407911e-06, 1e-10, 0, name);
+    }
+    p.scaling.seq_len = 16384;
+    inv(&p, th, &attn);
+    TAP_CLOSE(pe_rope_effective_base(&p), 4659713.555, 1e-10, 0, "dynamic seq 16384: base'");
+    TAP_CLOSE(th[1], 0.78669590074, 1e-10, 0, "dynamic seq 16384: theta_1");
+    TAP_CLOSE(th[40], 6.7963461058e-05, 1e-10, 0, "dynamic seq 16384: theta_40");
+    TAP_CLOSE(th[63], 2.7279342124e-07, 1e-10, 0, "dynamic seq 16384: theta_63");
+
+    /* YaRN with truncate false (gpt-oss ships it): the ramp ends stay fractional. */
+    d16(&p, PE_SCALING_YARN, 4);
+    p.scaling.yarn_truncate = 0;
+    inv(&p, th, &attn);
+    pe_rope_yarn_range(&p, &lo, &hi);
+    TAP_OK(lo == 0 && fabs(hi - 2.0160002112515443) < 1e-12,
+           "YaRN d16 truncate false: low 0, high 2.0160002113 (got %.12g %.12g)", lo, hi);
+    static const double yarn_nt[] = {1,      0.19858352015,    0.025595245892, 0.0079056941504,
+                                     0.0025, 0.00079056941504, 0.00025,        7.9056941504e-05};
+    close_vec_d(th, yarn_nt, 8, 1e-10, 0, "YaRN d16 truncate false theta'");
+    TAP_CLOSE(attn, 1.138629436111989, REL_D, 0, "YaRN truncate false: attention unchanged");
+
+    pe_params_default(&p);
+    p.scaling.type = PE_SCALING_YARN;
+    p.scaling.factor = 16;
+    p.scaling.original_ctx = 4096;
+    p.scaling.yarn_truncate = 0;
+    inv(&p, th, &attn);
+    pe_rope_yarn_range(&p, &lo, &hi);
+    TAP_CLOSE(lo, 20.944481621, 1e-10, 0, "YaRN Llama-2 truncate false: low");
+    TAP_CLOSE(hi, 45.026881274, 1e-10, 0, "YaRN Llama-2 truncate false: high");
+    static const double l2_nt[] = {
+        0.056234132519, 0.03359532748,   0.019046743399,  0.01057017848,    0.0056962144014,
+        0.002940626698, 0.0014171042302, 0.0006004309178, 0.00018222971922, 7.2173874043e-05};
+    double got[10];
+    for (int i = 0; i < 10; i++) got[i] = th[20 + 3 * i];
+    close_vec_d(got, l2_nt, 10, 1e-10, 0, "YaRN Llama-2 truncate false theta'_20,23..47");
+
+    /* gpt-oss-style parameters (d 64, base 150000, f 32, L0 4096): pair 17 differs by 76%
+     * between truncating and not. */
+    pe_params_default(&p);
+    p.dim = 64;
+    p.base = 150000;
+    p.scaling.type = PE_SCALING_YARN;
+    p.scaling.factor = 32;
+    p.scaling.original_ctx = 4096;
+    p.scaling.yarn_truncate = 0;
+    inv(&p, th, &attn);
+    TAP_CLOSE(th[17], 0.00012931870125, 1e-10, 0, "d64 base 1.5e5 f32 truncate false: theta'_17");
+    TAP_CLOSE(th[13], 0.0038603593172, 1e-10, 0, "d64 base 1.5e5 f32 truncate false: theta'_13");
+    TAP_CLOSE(attn, 1.3465735903, 1e-10, 0, "f 32: attention 0.1 ln 32 + 1");
+    p.scaling.yarn_truncate = 1;
+    inv(&p, th, &attn);
+    TAP_CLOSE(th[17], 0.0002279477958, 1e-10, 0, "the same truncated: theta'_17");
+
+    /* mscale / mscale_all_dim (DeepSeek): the attention factor is the get_mscale ratio; an
+     * explicit attention factor still wins, and one of the two alone is ignored, as in HF. */
+    pe_params_default(&p);
+    p.scaling.type = PE_SCALING_YARN;
+    p.scaling.factor = 40;
+    p.scaling.original_ctx = 4096;
+    p.scaling.mscale = 0.707;
+    p.scaling.mscale_all_dim = 1;
+    inv(&p, th, &attn);
+    TAP_CLOSE(attn, 0.92104235532, 1e-10, 0, "YaRN f 40 mscale 0.707 / all_dim 1");
+    p.scaling.mscale = 1;
+    p.scaling.mscale_all_dim = 0.5;
+    inv(&p, th, &attn);
+    TAP_CLOSE(attn, 1.1557219902, 1e-10, 0, "YaRN f 40 mscale 1 / all_dim 0.5");
+    p.scaling.mscale_all_dim = 0;
+    inv(&p, th, &attn);
+    TAP_CLOSE(attn, 0.1 * log(40) + 1, REL_D, 0, "mscale alone: get_mscale(f)");
+    p.scaling.mscale_all_dim = 0.5;
+    p.scaling.attention_factor = 1.25;
+    inv(&p, th, &attn);
+    TAP_OK(attn == 1.25, "attention_factor wins over mscale");
+}
+
 int main(void)
 {
     test_d16();
+    test_round_two();
     test_real_models();
     test_bands_and_attention();
     return tap_done();

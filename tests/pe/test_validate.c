@@ -229,8 +229,8 @@ static void test_rope_encodings(void)
         p = base_params();
         p.scaling.type = PE_SCALING_DYNAMIC;
         p.scaling.factor = 2;
-        p.scaling.seq_len = 0;
-        bad(n, p, PE_EINVAL, "--seq-len", "seq_len 0");
+        p.scaling.seq_len = -1; /* 0 means not given (L0) */
+        bad(n, p, PE_EINVAL, "--seq-len", "seq_len -1");
         p = base_params();
         p.scaling.type = PE_SCALING_NTK;
         p.scaling.factor = 2;
@@ -250,6 +250,15 @@ static void test_rope_encodings(void)
         bad(n, p, PE_EINVAL, "--beta-slow", "beta_slow inf");
         p.scaling.beta_slow = 64;
         bad(n, p, PE_EINVAL, "--beta-fast", "beta_fast <= beta_slow");
+        p.scaling.beta_slow = 1;
+        p.scaling.mscale = -1;
+        bad(n, p, PE_EINVAL, "--mscale", "mscale < 0");
+        p.scaling.mscale = 1;
+        p.scaling.mscale_all_dim = NAN;
+        bad(n, p, PE_EINVAL, "--mscale-all-dim", "mscale_all_dim NaN");
+        p.scaling.mscale_all_dim = 1;
+        p.scaling.yarn_truncate = 2;
+        bad(n, p, PE_EINVAL, "--yarn-truncate", "truncate 2");
         p = base_params();
         p.scaling.type = PE_SCALING_LLAMA3;
         p.scaling.factor = 8;

@@ -1,0 +1,288 @@
+/* test_views_fidelity.c: issue 17, the numbers the views export at parameters nobody had tried,
+ * against reference vectors kept here. Every reference was computed in double precision with
+ * plain Python from HF transformers' modeling_rope_utils formulas as pe-reference.md section 5
+ * states them (_compute_default_rope_parameters, _compute_dynamic_ntk_parameters with its reset
+ * to the original frequencies at or below L0, _compute_yarn_parameters with get_mscale and
+ * find_correction_range's `truncate`), not with pelab's code:
+ *   dynamic NTK, d 16, base 1e4, f 4, L0 64:
+ *     seq_len <= 64 (HF: original)  theta = 10000^(-k/8)
+ *     seq_len 100                   base' 38460.024398, theta_1 0.26722298169,
+ * theta_7 9.7300851082e-05 seq_len 256 (= f L0)          theta_1 0.21921245982,
+ * theta_7 2.43252127705e-05 the all-ones score / its value at r = 0, sum_k cos(r theta_k) / 8 (d
+ * 16, attention 1): original    r 37: 0.61001069301   r 100: 0.435920719995 seq 100     r 37:
+ * 0.46680835229   r 100: 0.628696706363 decay, q = k = 1, d 16 with rotary 0.5 (4 pairs, 8
+ * unrotated dimensions), the score / its value at p0 = (2 a^2 sum_k cos(r theta_k) + 8) / (2 a^2 4
+ * + 8): YaRN f 4 L0 64 (a = 1.1386294361): r 1 0.934843356213, r 7 0.951951297326, r 50
+ * 0.711687391562
+ *     --attn-factor 1.5, no scaling:    r 1 0.91956353354,  r 7 0.916277663035, r 50 0.84855094858
+ *   YaRN from the command line, d 64, base 150000, f 32, L0 4096 (gpt-oss-style):
+ *     --yarn-truncate off: theta'_17 0.00012931870125 (on: 0.0002279477958)
+ *   --mscale 0.707 --mscale-all-dim 1, f 40: attention 0.92104235532. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "options.h"
+#include "rope_ext.h"
+#include "tap.h"
+#include "views.h"
+
+static char err[512];
+
+static app_state make(const char *view, const char *const *opts, int n)
+{
+    app_state st;
+    app_state_default(&st);
+    TAP_OK(app_option_set(&st, app_option_find("view"), view, err, sizeof err) == 0, "view %s",
+           view);
+    for (int i = 0; i + 1 < n; i += 2)
+        if (app_option_set(&st, app_option_find(opts[i]), opts[i + 1], err, sizeof err) < 0)
+            TAP_OK(0, "--%s %s refused: %s", opts[i], opts[i + 1], err);
+    return st;
+}
+
+static int get_data(const app_state *st, app_data *d)
+{
+    app_view_ctx c;
+    memset(&c, 0, sizeof c);
+    int rc = app_view_at((size_t)st->view)->data(&c, st, d, err, sizeof err);
+    app_view_ctx_free(&c);
+    return rc;
+}
+
+static void set(app_state *st, const char *opt, const char *v)
+{
+    if (app_option_set(st, app_option_find(opt), v, err, sizeof err) < 0)
+        TAP_OK(0, "--%s %s refused: %s", opt, v, err);
+}
+
+static int near(double got, double want, double tol)
+{
+    return fabs(got - want) <= tol * fmax(1, fabs(want));
+}
+
+/* The d 16 dynamic NTK thetas at seq_len below L0, 100, and the target 256. */
+static const double th_orig[8] = {1,    0.31622776602,   0.1,   0.031622776602,
+                                  0.01, 0.0031622776602, 0.001, 0.00031622776602};
+static const double th_100_1 = 0.26722298169, th_100_7 = 9.7300851082e-05;
+static const double th_256_1 = 0.21921245982, th_256_7 = 2.43252127705e-05;
+
+static const char *const dyn_opts[] = {"dim",     "16",     "len", "128",      "scaling",
+                                       "dynamic", "factor", "4",   "orig-ctx", "64"};
+
+static void test_dynamic_frequencies(void)
+{
+    app_state st = make("frequencies", dyn_opts, 10);
+    app_data d = {0};
+    /* (pairs, 6): k, theta original, theta extended, ... */
+    static const char *const seqs[] = {"50", "64", "100", "0"};
+    for (int i = 0; i < 4; i++) {
+        set(&st, "seq-len", seqs[i]);
+        int rc = get_data(&st, &d);
+        int ok = rc == 0 && d.shape[0] == 8 && d.shape[1] == 6;
+        double t1 = ok ? d.data[1 * 6 + 2] : NAN, t7 = ok ? d.data[7 * 6 + 2] : NAN;
+        double w1 = i < 2 ? th_orig[1] : i == 2 ? th_100_1 : th_256_1;
+        double w7 = i < 2 ? th_orig[7] : i == 2 ? th_100_7 : th_256_7;
+        TAP_OK(ok && near(t1, w1, 1e-10) && near(t7, w7, 1e-10),
+               "frequencies, dynamic, --seq-len %s: theta_1 %.11g (want %.11g), theta_7 %.11g "
+               "(want %.11g)%s",
+               seqs[i], t1, w1, t7, w7,
+               i < 2    ? ": original at or below L0"
+               : i == 3 ? ": not given -> T = 256"
+                        : "");
+        app_data_free(&d);
+    }
+}
+
+static void test_dynamic_rope_heatmap(void)
+{
+    app_state st = make("rope", dyn_opts, 10);
+    app_data d = {0};
+    for (int above = 0; above < 2; above++) {
+        set(&st, "seq-len", above ? "100" : "50");
+        int rc = get_data(&st, &d);
+        /* rope data: (pairs, ...) with theta_k in column 1 */
+        double t1 = rc == 0 ? d.data[1 * d.shape[1] + 1] : NAN;
+        double t7 = rc == 0 ? d.data[7 * d.shape[1] + 1] : NAN;
+        double w1 = above ? th_100_1 : th_orig[1], w7 = above ? th_100_7 : th_orig[7];
+        TAP_OK(near(t1, w1, 1e-10) && near(t7, w7, 1e-10),
+               "rope view, dynamic, seq_len %s L0: theta_1 %.11g theta_7 %.11g",
+               above ? "100 >" : "50 <", t1, t7);
+        app_data_free(&d);
+    }
+    /* heatmap of RoPE: row m holds cos(m theta_k) at column 2k (interleaved); float32 */
+    st = make("heatmap", dyn_opts, 10);
+    set(&st, "pe", "rope");
+    for (int above = 0; above < 2; above++) {
+        set(&st, "seq-len", above ? "100" : "50");
+        int rc = get_data(&st, &d);
+        int ok = rc == 0 && d.shape[0] == 128 && d.shape[1] == 16;
+        double c1 = NAN, c7 = NAN;
+        if (ok) {
+            c1 = d.data[3 * 16 + 2];
+            c7 = d.data[3 * 16 + 14];
+        }
+        double w1 = above ? th_100_1 : th_orig[1], w7 = above ? th_100_7 : th_orig[7];
+        TAP_OK(ok && fabs(c1 - cos(3 * w1)) < 1e-6 && fabs(c7 - cos(3 * w7)) < 1e-6,
+               "heatmap of rope, dynamic, seq_len %s L0: cos(3 theta_1) %.7g (want %.7g)",
+               above ? "100 >" : "50 <", c1, cos(3 * w1));
+        app_data_free(&d);
+    }
+}
+
+static void test_dynamic_decay_xpos(void)
+{
+    /* decay: p0 100, q = k = 1, so p = 63 is r = 37 and p = 0 is r = 100 */
+    const char *o[] = {"dim", "16",       "len", "128", "scaling", "dynamic", "factor",
+                       "4",   "orig-ctx", "64",  "pos", "100",     "curves",  "rope"};
+    app_state st = make("decay", o, 14);
+    app_data d = {0};
+    for (int above = 0; above < 2; above++) {
+        set(&st, "seq-len", above ? "100" : "50");
+        int rc = get_data(&st, &d);
+        double r37 = rc == 0 ? d.data[128 + 63] : NAN, r100 = rc == 0 ? d.data[128 + 0] : NAN;
+        double w37 = above ? 0.46680835229 : 0.61001069301;
+        double w100 = above ? 0.628696706363 : 0.435920719995;
+        TAP_OK(near(r37, w37, 1e-10) && near(r100, w100, 1e-10),
+               "decay RoPE q=k=1, dynamic, seq_len %s L0: r 37 %.11g (want %.11g), r 100 %.11g",
+               above ? "100 >" : "50 <", r37, w37, r100);
+        app_data_free(&d);
+    }
+    /* xpos view: (len, pairs + 4) with the RoPE all-ones score in column pairs + 1 */
+    st = make("xpos", dyn_opts, 10);
+    for (int above = 0; above < 2; above++) {
+        set(&st, "seq-len", above ? "100" : "50");
+        int rc = get_data(&st, &d);
+        size_t nc = rc == 0 ? d.shape[1] : 0;
+        double r37 = rc == 0 ? d.data[37 * nc + 9] : NAN,
+               r100 = rc == 0 ? d.data[100 * nc + 9] : NAN;
+        double w37 = above ? 0.46680835229 : 0.61001069301;
+        double w100 = above ? 0.628696706363 : 0.435920719995;
+        TAP_OK(nc == 12 && near(r37, w37, 1e-10) && near(r100, w100, 1e-10),
+               "xpos view RoPE score, dynamic, seq_len %s L0: r 37 %.11g, r 100 %.11g",
+               above ? "100 >" : "50 <", r37, r100);
+        app_data_free(&d);
+    }
+}
+
+static void test_dynamic_extension_resolution(void)
+{
+    /* extension: rows r, then none, linear, ntk, dynamic, ...: below L0 dynamic is none */
+    app_state st = make("extension", dyn_opts, 10);
+    app_data d = {0};
+    for (int above = 0; above < 2; above++) {
+        set(&st, "seq-len", above ? "100" : "50");
+        int rc = get_data(&st, &d);
+        size_t n = rc == 0 ? d.shape[1] : 0;
+        double diff = 0;
+        for (size_t i = 0; i < n; i++)
+            diff = fmax(diff, fabs(d.data[(1 + PE_SCALING_DYNAMIC) * n + i] - d.data[1 * n + i]));
+        TAP_OK(rc == 0 && (above ? diff > 1e-3 : diff == 0),
+               "extension, dynamic at seq_len %s L0: %s none (max difference %.3g)",
+               above ? "100 >" : "50 <", above ? "differs from" : "equals", diff);
+        app_data_free(&d);
+    }
+    /* resolution: dynamic NTK at max(--seq-len, p + D + 1); with --seq-len 50 and D 3 the
+     * probes below p 61 see the original frequencies, so they count as none does */
+    const char *o[] = {"dim", "16",      "scaling", "dynamic",   "factor", "4",       "orig-ctx",
+                       "64",  "probe-d", "3",       "min-angle", "0.07",   "seq-len", "50"};
+    st = make("resolution", o, 14);
+    int rc = get_data(&st, &d);
+    size_t n = rc == 0 ? d.shape[1] : 0;
+    int same = 1, checked = 0, past = 0;
+    for (size_t i = 0; i < n; i++) {
+        double none = d.data[1 * n + i], dyn = d.data[(1 + PE_SCALING_DYNAMIC) * n + i];
+        if (d.data[i] + 3 + 1 <= 64) {
+            same &= none == dyn;
+            checked++;
+        } else {
+            past += none != dyn;
+        }
+    }
+    TAP_OK(rc == 0 && same && checked > 10 && past > 0,
+           "resolution, dynamic: the %d probes inside L0 count as none; %d past it differ", checked,
+           past);
+    app_data_free(&d);
+}
+
+/* Decay's ones curve under an attention factor, against the references in the header. */
+static void test_decay_attention(void)
+{
+    static const double want[2][3] = {{0.934843356213, 0.951951297326, 0.711687391562},
+                                      {0.91956353354, 0.916277663035, 0.84855094858}};
+    static const int r[3] = {1, 7, 50};
+    for (int c = 0; c < 2; c++) {
+        const char *yarn[] = {"dim",    "16",        "len",         "128", "pos",     "100",
+                              "curves", "rope,xpos", "rotary-frac", "0.5", "scaling", "yarn",
+                              "factor", "4",         "orig-ctx",    "64"};
+        const char *af[] = {"dim",    "16",        "len",         "128", "pos",         "100",
+                            "curves", "rope,xpos", "rotary-frac", "0.5", "attn-factor", "1.5"};
+        app_state st = c == 0 ? make("decay", yarn, 16) : make("decay", af, 12);
+        app_data d = {0};
+        int rc = get_data(&st, &d);
+        int ok = rc == 0 && d.shape[0] == 3 && near(d.data[128 + 100], 1, 1e-14);
+        for (int i = 0; i < 3; i++) ok &= near(d.data[128 + 100 - r[i]], want[c][i], 1e-10);
+        /* with xPos at a huge scale base the xPos curve is the RoPE curve (issue point 2) */
+        TAP_OK(ok, "decay q=k=1 %s: 1 at p0, r 1/7/50 %.11g %.11g %.11g",
+               c ? "--attn-factor 1.5" : "YaRN f 4", rc ? NAN : d.data[128 + 99],
+               rc ? NAN : d.data[128 + 93], rc ? NAN : d.data[128 + 50]);
+        TAP_OK(rc == 0 && near(d.data[2 * 128 + 100], 1, 1e-14), "decay xPos %s: 1 at p0 (%.15g)",
+               c ? "--attn-factor 1.5" : "YaRN f 4", rc ? NAN : d.data[2 * 128 + 100]);
+        app_data_free(&d);
+    }
+    /* the issue's second case: rotary 0.25, xPos scale 1e9: the two curves coincide */
+    const char *o[] = {"dim",    "64",        "len",         "100",  "pos",        "50",
+                       "curves", "rope,xpos", "rotary-frac", "0.25", "xpos-scale", "1e9"};
+    app_state st = make("decay", o, 12);
+    app_data d = {0};
+    int rc = get_data(&st, &d);
+    double diff = 0;
+    for (int i = 0; rc == 0 && i < 100; i++)
+        diff = fmax(diff, fabs(d.data[100 + i] - d.data[200 + i]));
+    TAP_OK(rc == 0 && diff < 1e-7, "rotary 0.25, xPos scale 1e9: xPos = RoPE curve (max diff %.3g)",
+           diff);
+    app_data_free(&d);
+}
+
+static void test_yarn_options(void)
+{
+    const char *o[] = {"dim",    "64", "base",     "150000", "scaling",       "yarn",
+                       "factor", "32", "orig-ctx", "4096",   "yarn-truncate", "off"};
+    app_state st = make("frequencies", o, 12);
+    app_data d = {0};
+    int rc = get_data(&st, &d);
+    double t17 = rc == 0 ? d.data[17 * 6 + 2] : NAN;
+    TAP_OK(near(t17, 0.00012931870125, 1e-10), "--yarn-truncate off: theta'_17 %.11g", t17);
+    app_data_free(&d);
+    set(&st, "yarn-truncate", "on");
+    rc = get_data(&st, &d);
+    t17 = rc == 0 ? d.data[17 * 6 + 2] : NAN;
+    TAP_OK(near(t17, 0.0002279477958, 1e-10), "--yarn-truncate on: theta'_17 %.11g", t17);
+    app_data_free(&d);
+
+    set(&st, "factor", "40");
+    set(&st, "mscale", "0.707");
+    set(&st, "mscale-all-dim", "1");
+    double th[32], attn = 0;
+    rc = pe_rope_inv_freq(&st.p, th, &attn, err, sizeof err);
+    TAP_OK(rc == 0 && near(attn, 0.92104235532, 1e-10),
+           "--mscale 0.707 --mscale-all-dim 1, f 40: attention %.11g", attn);
+    TAP_OK(app_option_set(&st, app_option_find("yarn-truncate"), "maybe", err, sizeof err) < 0 &&
+               strstr(err, "yarn-truncate"),
+           "--yarn-truncate maybe refused: %s", err);
+    TAP_OK(app_option_set(&st, app_option_find("mscale"), "-1", err, sizeof err) < 0 &&
+               strstr(err, "--mscale"),
+           "--mscale -1 refused: %s", err);
+}
+
+int main(void)
+{
+    test_dynamic_frequencies();
+    test_dynamic_rope_heatmap();
+    test_dynamic_decay_xpos();
+    test_dynamic_extension_resolution();
+    test_decay_attention();
+    test_yarn_options();
+    return tap_done();
+}
