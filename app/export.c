@@ -225,6 +225,7 @@ int app_export_file_as(const app_state *st, const char *path, const char *format
     double font = raster_font_px(o->width, o->height, st->zoom > 0 ? st->zoom : 1);
     scene_target t = raster_target(o->width, o->height, font);
     app_view_ctx ctx = {0};
+    ctx.full_res = 1;
     app_state fig = *st;
     fig.cursor_on = 0; /* the cursor is an explorer's aid, not part of a figure */
     int rc = 1;

@@ -169,6 +169,23 @@ static void get_head(const app_state *st, char *buf, size_t n)
 static const char *const curve_names[APP_CURVE_COUNT + 1] = {
     "sinusoidal", "learned", "binary", "rope", "rope-random", "rope-bound", "alibi", "xpos", NULL};
 
+/* The process's memory budget (pe_mem_*), in MiB: not part of a figure, so it lives in pe/ and
+ * not in the state; the option table is where every front end reads its options. */
+static int set_max_memory(app_state *st, const char *v, char *err, size_t errlen)
+{
+    (void)st;
+    long mib;
+    if (app_parse_int("max-memory", v, 64, 1L << 20, &mib, err, errlen) < 0) return -1;
+    pe_mem_set_budget((size_t)mib << 20);
+    return 0;
+}
+
+static void get_max_memory(const app_state *st, char *buf, size_t n)
+{
+    (void)st;
+    snprintf(buf, n, "%zu", pe_mem_budget() >> 20);
+}
+
 static int set_curves(app_state *st, const char *v, char *err, size_t errlen)
 {
     unsigned bits = 0;
@@ -417,6 +434,8 @@ static const app_option options[] = {
     DBL_OPT("xpos-scale", NULL, "xPos scale base, > 0 (512)", p.xpos_scale_base, 0, 1e9, 1),
     DBL_OPT("std", NULL, "learned table init std, > 0 (0.02)", p.learned_std, 0, 1e3, 1),
     INT_OPT("seed", NULL, "random seed, 0..2147483647", p.seed, 0, 2147483647),
+    CUS_OPT("max-memory", NULL, "memory budget of the process in MiB, 64..1048576 (2048)",
+            set_max_memory, get_max_memory, NULL),
     INT_OPT("pos", "m", "RoPE query position m / decay reference p0 (-1 = L/2)", pos, -1,
             PE_MAX_LEN),
     INT_OPT("pos-k", "n", "RoPE key position n", pos_k, 0, PE_MAX_LEN),

@@ -24,6 +24,20 @@ enum {
 
 /* The memory cap: no matrix pelab builds has more cells than this (64 Mi floats = 256 MiB). */
 #define PE_MAX_CELLS ((size_t)1 << 26)
+/* The process's memory budget: every large allocation (pe_matrix, the views' caches, exported
+ * data) reserves its bytes first and is refused with a message naming the sizes past it. The
+ * default, 2 GiB, holds the largest figure any view allows (and its --data) at once; pelab's
+ * --max-memory sets it. */
+#define PE_MEM_DEFAULT ((size_t)2048 << 20)
+void pe_mem_set_budget(size_t bytes);
+size_t pe_mem_budget(void);
+size_t pe_mem_used(void);
+size_t pe_mem_peak(void); /* the most reserved at once */
+/* Reserve bytes for what ("matrix 8192 x 8192"); PE_OK, or PE_ERANGE with "what needs N MiB,
+ * and U MiB of the memory budget of B MiB are in use (...)" in err. */
+int pe_mem_reserve(size_t bytes, const char *what, char *err, size_t errlen);
+void pe_mem_release(size_t bytes);
+
 /* Largest d and L accepted anywhere (each alone; the product is capped by PE_MAX_CELLS). */
 #define PE_MAX_DIM   65536
 #define PE_MAX_LEN   1048576

@@ -44,7 +44,7 @@ static const float *alibi_heads(app_view_ctx *c, const pe_params *p, const doubl
     if (out) return out;
     out = app_cache_put(c, 0, &key, sizeof key, (size_t)nh * n * n * sizeof *out);
     if (!out) {
-        snprintf(err, errlen, "--heads %d x %zu x %zu samples: out of memory", nh, n, n);
+        snprintf(err, errlen, "--heads %d x %zu x %zu samples: %s", nh, n, n, app_cache_error());
         return NULL;
     }
     size_t L = (size_t)p->len;

@@ -198,6 +198,9 @@ static int rope_sweep(const app_state *st, int which, int stride, int kb, int kf
     return 0;
 }
 
+/* An exported figure's RoPE-family curves take every position up to this many pair steps. */
+#define DECAY_EXPORT_STEPS 268435456.0
+
 /* RoPE's inverse frequencies are the sinusoid's (base^(-2k/d)), with no attention factor and
  * every dimension rotated. */
 static int rope_is_sinusoid(const pe_params *p)
@@ -293,7 +296,7 @@ static const double *decay_curve_cached(app_view_ctx *c, const app_state *st, in
     decay_grid(st, stride, &kb, &kf);
     y = app_cache_put(c, slot, &key, sizeof key, sizeof *y * (size_t)(kb + kf + 1));
     if (!y) {
-        snprintf(err, errlen, "out of memory");
+        snprintf(err, errlen, "%s", app_cache_error());
         return NULL;
     }
     if (decay_curve(st, which, stride, kb, kf, full, y, err, errlen) < 0) {
@@ -316,26 +319,35 @@ static int decay_build(app_view_ctx *c, const app_state *st, scene *s, const sce
              "  (each curve / its value at p0; random q,k / |q||k|)");
     fig_rect r = app_frame(s, t, th, title, sub);
 
-    /* one sample per pixel (per braille dot across a cell): the figure's resolution */
+    /* the RoPE-family curves: one sample per pixel (per braille dot across a cell), the
+     * figure's resolution; an exported figure takes every position, up to DECAY_EXPORT_STEPS
+     * pair steps (beyond, a stride again: L 1048576 at d 65536 would take minutes) */
+    int np = st->p.dim / 2 > 0 ? st->p.dim / 2 : 1;
     int stride = (int)fmax(1, ceil((L - 1) / fmax(1, ceil(r.w) * (t->cells ? 2 : 1))));
+    if (c->full_res) stride = (int)fmax(1, ceil((double)L * np / DECAY_EXPORT_STEPS));
     int kb, kf;
     decay_grid(st, stride, &kb, &kf);
     int ns = kb + kf + 1;
-    double *x = malloc(sizeof *x * (size_t)ns * (APP_CURVE_COUNT + 1));
+    /* the curves computed whole (learned, binary, ALiBi) are drawn whole: the figure keeps the
+     * lowest and highest point of every column, so they look as they are */
+    int any_whole = 0;
+    for (int w = 0; w < APP_CURVE_COUNT; w++) any_whole |= (st->curves & (1u << w)) && !sweeps(w);
+    double *x = malloc(sizeof *x * ((size_t)ns + (any_whole ? (size_t)L : 0)));
     if (!x) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    double *ys = x + ns;
+    double *xall = x + ns;
     for (int i = 0; i < ns; i++) x[i] = p0 + (double)(i - kb) * stride;
+    for (int i = 0; any_whole && i < L; i++) xall[i] = i;
     const char *names[APP_CURVE_COUNT];
     uint32_t colors[APP_CURVE_COUNT];
     int which_of[APP_CURVE_COUNT];
+    const double *cys[APP_CURVE_COUNT];
     int n = 0;
     double lo = 0, hi = 1;
     for (int w = 0; w < APP_CURVE_COUNT; w++) {
         if (!(st->curves & (1u << w))) continue;
-        double *y = ys + (size_t)n * ns;
         /* with RoPE's plain frequencies the sinusoid's curve is RoPE's q = k = 1 curve (both
          * sum cos(r theta_k) over the same theta_k): computed once */
         int ww = w == 0 && (st->curves & APP_CURVE_ROPE) && rope_is_sinusoid(&st->p) ? 3 : w;
@@ -344,15 +356,13 @@ static int decay_build(app_view_ctx *c, const app_state *st, scene *s, const sce
             free(x);
             return -1;
         }
-        if (sweeps(w))
-            memcpy(y, cy, sizeof *y * (size_t)ns);
-        else /* a whole curve: pick the sampled positions */
-            for (int i = 0; i < ns; i++) y[i] = cy[(size_t)x[i]];
-        for (int i = 0; i < ns; i++)
-            if (isfinite(y[i])) {
-                lo = fmin(lo, y[i]);
-                hi = fmax(hi, y[i]);
+        int m = sweeps(w) ? ns : L;
+        for (int i = 0; i < m; i++)
+            if (isfinite(cy[i])) {
+                lo = fmin(lo, cy[i]);
+                hi = fmax(hi, cy[i]);
             }
+        cys[n] = cy;
         names[n] = curve_label[w];
         colors[n] = th->series[w % 8];
         which_of[n] = w;
@@ -369,7 +379,8 @@ static int decay_build(app_view_ctx *c, const app_state *st, scene *s, const sce
     int both = (st->curves & APP_CURVE_SINUSOIDAL) && (st->curves & APP_CURVE_ROPE);
     for (int i = 0; i < n; i++) {
         int wide = both && i == 0;
-        fig_curve(s, &a, x, ys + (size_t)i * ns, (size_t)ns, colors[i],
+        int sw = sweeps(which_of[i]);
+        fig_curve(s, &a, sw ? x : xall, cys[i], (size_t)(sw ? ns : L), colors[i],
                   t->cells ? 0 : lw * (wide ? 4.5 : 1.8), 0);
     }
     fig_vmark(s, t, th, &a, p0, "p0");

@@ -158,7 +158,7 @@ static const heat_sample *heat_get_sample(app_view_ctx *c, const app_state *st, 
     if (!rows || !h) {
         free(rows);
         if (h) app_cache_put(c, 0, "", 0, 0);
-        snprintf(err, errlen, "%zu x %zu samples: out of memory", nr, nc);
+        snprintf(err, errlen, "%zu x %zu samples: %s", nr, nc, app_cache_error());
         return NULL;
     }
     size_t *colv = rows + nr;

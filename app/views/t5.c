@@ -72,7 +72,7 @@ static const float *t5_matrix(app_view_ctx *c, const pe_params *p, int h, size_t
     out = app_cache_put(c, 0, &key, sizeof key, (n * n + 2) * sizeof *out);
     if (!out) {
         pe_matrix_free(&vals);
-        snprintf(err, errlen, "out of memory");
+        snprintf(err, errlen, "%s", app_cache_error());
         return NULL;
     }
     const float *v = pe_matrix_row(&vals, (size_t)h);

@@ -125,7 +125,7 @@ static const xl_draws *xl_get_draws(app_view_ctx *c, const pe_params *p, char *e
     x = app_cache_put(c, 0, &key, sizeof key,
                       sizeof *x + (3 * len * d + 3 * d + d * d + len) * sizeof(double));
     if (!x) {
-        snprintf(err, errlen, "--len %d x --dim %d: out of memory", p->len, p->dim);
+        snprintf(err, errlen, "--len %d x --dim %d: %s", p->len, p->dim, app_cache_error());
         return NULL;
     }
     x->q = (double *)(x + 1);
@@ -205,7 +205,7 @@ static const xl_rel *xl_get_rel(app_view_ctx *c, const pe_params *p, const xl_dr
     if (!t || !w) {
         if (t) app_cache_put(c, 1, "", 0, 0);
         free(w);
-        snprintf(err, errlen, "--len %d x --dim %d: out of memory", p->len, p->dim);
+        snprintf(err, errlen, "--len %d x --dim %d: %s", p->len, p->dim, app_cache_error());
         return NULL;
     }
     t->r = (double *)(t + 1);
@@ -267,7 +267,7 @@ static const float *xl_get_grid(app_view_ctx *c, int position, const pe_params *
     if (out) return out;
     out = app_cache_put(c, slot, &key, sizeof key, 2 * n * n * sizeof *out);
     if (!out) {
-        snprintf(err, errlen, "out of memory");
+        snprintf(err, errlen, "%s", app_cache_error());
         return NULL;
     }
     size_t len = (size_t)p->len, d = (size_t)p->dim;

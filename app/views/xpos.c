@@ -80,7 +80,7 @@ static const double *xpv_compute(app_view_ctx *c, const app_state *st, int strid
         free(w);
         free(fk);
         free(th);
-        snprintf(err, errlen, "--len %d x --dim %d: out of memory", L, p->dim);
+        snprintf(err, errlen, "--len %d x --dim %d: %s", L, p->dim, app_cache_error());
         return NULL;
     }
     for (int i = 0; i < nf; i++) fk[i] = all ? i : xpv_pick(i, picks, np);
@@ -146,6 +146,8 @@ static int xpv_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     fig_rect left = r, right = fig_take_right(&left, r.w / 2, t->cells ? 4 : t->text_h);
     /* two rows per pixel (per braille dot across a cell) of the wider plot */
     int stride = (int)fmax(1, ceil((L - 1) / fmax(1, 2 * ceil(fmax(left.w, right.w)))));
+    /* an exported figure: every position, up to about 2^28 pair steps */
+    if (c->full_res) stride = (int)fmax(1, ceil((double)L * (np > 0 ? np : 1) / 268435456.0));
     int nr, nc;
     const double *tab = xpv_compute(c, st, stride, 0, 0, 0, &nr, &nc, err, errlen);
     if (!tab) return -1;
