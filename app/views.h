@@ -22,7 +22,7 @@ typedef struct app_data {
     size_t shape[3];
     double *data; /* owned (malloc) */
     int f64;
-    char what[256]; /* one line: what the axes are, e.g. "(len, dim): PE[position][dimension]" */
+    char what[256];  /* one line: what the axes are, e.g. "(len, dim): PE[position][dimension]" */
     size_t reserved; /* bytes held in the process's memory budget (pe_mem_reserve) */
 } app_data;
 

@@ -17,10 +17,20 @@
 
 enum {
     PE_OK = 0,
-    PE_EINVAL = -1, /* a parameter is out of its allowed range */
-    PE_ENOMEM = -2, /* an allocation failed */
-    PE_ERANGE = -3, /* a size is beyond PE_MAX_CELLS */
+    PE_EINVAL = -1,    /* a parameter is out of its allowed range */
+    PE_ENOMEM = -2,    /* an allocation failed */
+    PE_ERANGE = -3,    /* a size is beyond PE_MAX_CELLS */
+    PE_ECANCELED = -4, /* the work hook asked to stop (a newer request, Ctrl-C) */
 };
+
+/* Long computations call pe_work(fraction done, 0..1) now and then: the hook installed for the
+ * calling thread (pe_work_set; NULL removes it) shows progress and returns nonzero to stop, and
+ * the computation then frees what it made and returns PE_ECANCELED with "cancelled" in err
+ * (pe_work_cancelled). */
+typedef int (*pe_work_fn)(void *ctx, double frac);
+void pe_work_set(pe_work_fn fn, void *ctx);
+int pe_work(double frac);
+int pe_work_cancelled(char *err, size_t errlen);
 
 /* The memory cap: no matrix pelab builds has more cells than this (64 Mi floats = 256 MiB). */
 #define PE_MAX_CELLS ((size_t)1 << 26)

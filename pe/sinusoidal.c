@@ -103,6 +103,11 @@ int pe_sinusoidal_table(const pe_params *p, pe_matrix *out, char *err, size_t er
     int concat = p->layout == PE_LAYOUT_CONCAT;
     size_t len = (size_t)p->len;
     for (size_t p0 = 0; p0 < len; p0 += ANCHOR_ROWS) {
+        if (pe_work((double)p0 / (double)len)) {
+            free(buf);
+            pe_matrix_free(out);
+            return pe_work_cancelled(err, errlen);
+        }
         for (size_t k = 0; k < half; k++) {
             double a = (double)p0 * w[k];
             s[k] = sin(a);
