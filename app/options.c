@@ -390,9 +390,7 @@ static const app_option options[] = {
     DBL_OPT("factor", "f", "RoPE scaling factor, >= 1", p.scaling.factor, 1, 1e6, 0),
     INT_OPT("orig-ctx", NULL, "original context L0 for scaling, 1..1048576", p.scaling.original_ctx,
             1, PE_MAX_LEN),
-    INT_OPT("seq-len", NULL,
-            "dynamic NTK and longrope sequence length, 0..16777216 (0 = not given: L0; extension "
-            "views: target)",
+    INT_OPT("seq-len", NULL, "dynamic NTK / longrope sequence length, 0..16777216 (0 = not given)",
             p.scaling.seq_len, 0, 16777216),
     DBL_OPT("beta-fast", NULL, "YaRN beta_fast, > 0 (32)", p.scaling.beta_fast, 0, 1e6, 1),
     DBL_OPT("beta-slow", NULL, "YaRN beta_slow, > 0 (1)", p.scaling.beta_slow, 0, 1e6, 1),
