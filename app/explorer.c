@@ -946,6 +946,10 @@ static void status_params(const app_explorer *x, char *buf, size_t n)
     if (p->scaling.type != PE_SCALING_NONE && u < n)
         u += (size_t)snprintf(buf + u, n - u, " scaling=%s f=%g L0=%d", scal[p->scaling.type],
                               p->scaling.factor, p->scaling.original_ctx);
+    /* the sequence length decides dynamic NTK's and LongRoPE's frequencies */
+    if ((p->scaling.type == PE_SCALING_DYNAMIC || p->scaling.type == PE_SCALING_LONGROPE) && u < n)
+        u += (size_t)snprintf(buf + u, n - u, " seq=%d%s", p->scaling.seq_len,
+                              p->scaling.seq_len ? "" : "(L0; ext views: T)");
     if (p->slope_ratio > 0 && u < n) snprintf(buf + u, n - u, " ratio=%g", p->slope_ratio);
 }
 
