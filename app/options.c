@@ -316,9 +316,7 @@ static const app_option options[] = {
     {APP_INT("orig-ctx", NULL, "original context L0 for scaling, 1..1048576",
              p.scaling.original_ctx, 1, PE_MAX_LEN),
      .label = "L0", APP_LOG(256, 131072)},
-    {APP_INT("seq-len", NULL,
-             "dynamic NTK and longrope sequence length, 0..16777216 (0 = not given: L0; extension "
-             "views: target)",
+    {APP_INT("seq-len", NULL, "dynamic NTK / longrope sequence length, 0..16777216 (0 = not given)",
              p.scaling.seq_len, 0, 16777216),
      .at_lo = "auto"},
     {APP_DBL("beta-fast", NULL, "YaRN beta_fast, > 0 (32)", p.scaling.beta_fast, 0, 1e6, 1)},

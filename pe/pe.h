@@ -327,8 +327,8 @@ int pe_wavelengths(const pe_params *p, int rope, double *out, char *err, size_t 
 double pe_translation_error(const pe_params *p, int D);
 /* Resolution probe: the number of RoPE pairs whose angles at positions pos and pos + D differ
  * by more than min_angle radians (wrapped to [0, pi]), with angles computed as a model does in
- * float32 (fl(pos) * fl(theta_k)); dynamic NTK uses seq_len = max(seq_len, pos + D + 1), the
- * shortest sequence that holds both positions unless a longer one is given. */
+ * float32 (fl(pos) * fl(theta_k)); dynamic NTK and LongRoPE use seq_len = max(seq_len, pos + D +
+ * 1), the shortest sequence that holds both positions unless a longer one is given. */
 int pe_rope_resolution(const pe_params *p, int pos, int D, double min_angle);
 /* The same count for given inverse frequencies theta (npairs of them, e.g. pe_rope_inv_freq's;
  * for dynamic NTK those at seq_len = pos + D + 1), without recomputing them: a caller probing many
