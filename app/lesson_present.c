@@ -253,6 +253,9 @@ static void slide_list(presenter *p, scene *s, const scene_target *t, const fig_
         snprintf(buf, sizeof buf, "%2d  %s", i + 1, p->l->slides[i].title);
         w = fmax(w, scene_text_width(t, buf, 1));
     }
+    char hdr[300];
+    snprintf(hdr, sizeof hdr, "%s (1..9 or :slide N jumps, any key closes)", p->l->title);
+    w = fmax(w, scene_text_width(t, hdr, 1));
     w = fmin(t->width - 2 * cw, w + 4 * cw);
     int rows = n + 2;
     if (rows * line > t->height - line) rows = (int)((t->height - line) / line);
@@ -260,8 +263,8 @@ static void slide_list(presenter *p, scene *s, const scene_target *t, const fig_
     if (t->cells) y0 = floor(y0 / 2) * 2;
     scene_rect(s, x0, y0, w, h, th->bg, SCENE_FILL);
     scene_rect(s, x0, y0, w, h, th->accent, 0);
-    scene_textf(s, x0 + 2 * cw, y0 + line * 0.5, 1, SCENE_LEFT | SCENE_TOP, th->accent, SCENE_BOLD,
-                "%s (1..9 or :slide N jumps, any key closes)", p->l->title);
+    scene_text(s, x0 + 2 * cw, y0 + line * 0.5, hdr, 1, SCENE_LEFT | SCENE_TOP, th->accent,
+               SCENE_BOLD);
     /* the list scrolls so the current slide is shown */
     int fit = rows - 2, first = p->cur - fit / 2;
     if (first > n - fit) first = n - fit;
