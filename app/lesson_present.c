@@ -290,7 +290,7 @@ static void present_panel(void *ctx, app_explorer *x, scene *s, const scene_targ
     snprintf(head, sizeof head, "[%d/%d] %s", p->cur + 1, p->l->n, slide(p)->title);
     scene_text(s, pt->pad, ty, head, 1, SCENE_LEFT | SCENE_TOP, th->accent, SCENE_BOLD);
     const char *keys = "Space next  PgUp back  l list  r reset  q quit";
-    if (scene_text_width(t, head, 1) + scene_text_width(t, keys, 1) + 4 * pt->pad < t->width)
+    if (scene_text_width(t, head, 1) + scene_text_width(t, keys, 1) + 8 * pt->pad < t->width)
         scene_text(s, t->width - pt->pad, ty, keys, 1, SCENE_RIGHT | SCENE_TOP, th->muted, 0);
     for (int i = 0; i < pt->n; i++)
         scene_text(s, pt->pad, ty + (i + 1) * pt->line, pt->lines[i], 1, SCENE_LEFT | SCENE_TOP,
