@@ -458,7 +458,9 @@ void app_explorer_free(app_explorer *x)
 
 int app_explorer_animating(const app_explorer *x)
 {
-    if (x->layer && x->layer->animating(x->layer->ctx, x)) return 1;
+    /* the layer's own animation (a sweep) counts for the front end; inside the layer, only the
+     * view's, which app_explorer_tick then advances */
+    if (x->layer && !x->in_layer && x->layer->animating(x->layer->ctx, x)) return 1;
     return x->st.playing && view_of(x)->tick != NULL;
 }
 
