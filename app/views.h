@@ -155,6 +155,9 @@ enum {
     APP_SUB_SCALING = 1u << 6,
     APP_SUB_SEED = 1u << 7,
 };
+/* How a reader of the figure sets an option: "--" in an exported file (whose state records the
+ * command line that made it), ":" in the explorer. */
+const char *app_opt_prefix(const app_state *st);
 /* The colormap for data in [lo, hi]: st->map when set, else diverging when the data has both
  * signs, sequential otherwise. vmin and vmax receive the colour range (symmetric for diverging). */
 const struct cmap *app_pick_map(const app_state *st, double lo, double hi, double *vmin,

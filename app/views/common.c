@@ -169,6 +169,11 @@ void app_subtitle(const app_state *st, const char *enc_name, unsigned what, char
 #undef ADD
 }
 
+const char *app_opt_prefix(const app_state *st)
+{
+    return st->command[0] ? "--" : ":";
+}
+
 void app_finite_range(const float *v, size_t n, double *lo, double *hi)
 {
     double a = INFINITY, b = -INFINITY;

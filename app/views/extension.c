@@ -332,10 +332,11 @@ static int ext_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     if (kinds == 3)
         SUB("  solid: %s, dashed: %s", kind_label[0], kind_label[1]);
     else
-        SUB("  %s%s", kind_label[kinds == 1 ? 0 : 1],
-            kinds == 2 ? " (:curves rope: the score)" : " (:curves rope-bound: the bound)");
+        SUB("  %s", kind_label[kinds == 1 ? 0 : 1]);
+    if (kinds == 2) SUB(" (%scurves rope: the score)", app_opt_prefix(st));
+    if (kinds == 1) SUB(" (%scurves rope-bound: the bound)", app_opt_prefix(st));
     SUB("  mean over r+-5%%");
-    if (sc->factor == 1) SUB("  f=1: all equal; try :factor 4");
+    if (sc->factor == 1) SUB("  f=1: all equal; try %sfactor 4", app_opt_prefix(st));
 #undef SUB
     fig_rect area = app_frame(s, t, th, title, sub);
 

@@ -136,9 +136,9 @@ static int res_build(app_view_ctx *c, const app_state *st, scene *s, const scene
         if (u < sizeof sub) u += (size_t)snprintf(sub + u, sizeof sub - u, __VA_ARGS__);           \
     } while (0)
     if (st->p.rotary_frac < 1) SUB("  rotary %g", st->p.rotary_frac);
-    SUB("  %d pairs  f=%g  L0=%s  T=%s  float32 angles  (:probe-d, :min-angle)", np, sc->factor,
-        l0s, ts);
-    if (sc->factor == 1) SUB("  f=1: all equal; try :factor 4");
+    SUB("  %d pairs  f=%g  L0=%s  T=%s  float32 angles  (%sprobe-d, %smin-angle)", np, sc->factor,
+        l0s, ts, app_opt_prefix(st), app_opt_prefix(st));
+    if (sc->factor == 1) SUB("  f=1: all equal; try %sfactor 4", app_opt_prefix(st));
 #undef SUB
     fig_rect area = app_frame(s, t, th, title, sub);
 

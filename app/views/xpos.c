@@ -142,15 +142,15 @@ static int xpv_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     size_t u = strlen(sub);
     if (2 * np < p->dim) /* partial rotary: the reference implementations disagree on d */
         snprintf(sub + u, sizeof sub - u,
-                 "  zeta_k over D=%d (%s; :xpos-zeta %s): %.4g .. %.4g  scale base %g",
+                 "  zeta_k over D=%d (%s; %sxpos-zeta %s): %.4g .. %.4g  scale base %g",
                  pe_xpos_zeta_dim(p),
                  p->xpos_zeta_rotary ? "rotary dim, lucidrains" : "full d, torchscale",
-                 p->xpos_zeta_rotary ? "full" : "rotary", pe_xpos_zeta(p, 0),
+                 app_opt_prefix(st), p->xpos_zeta_rotary ? "full" : "rotary", pe_xpos_zeta(p, 0),
                  pe_xpos_zeta(p, np - 1), sb);
     else
         snprintf(sub + u, sizeof sub - u,
-                 "  zeta_k = (2k + 0.4d)/(1.4d): %.4g .. %.4g  scale base %g (:xpos-scale)",
-                 pe_xpos_zeta(p, 0), pe_xpos_zeta(p, np - 1), sb);
+                 "  zeta_k = (2k + 0.4d)/(1.4d): %.4g .. %.4g  scale base %g (%sxpos-scale)",
+                 pe_xpos_zeta(p, 0), pe_xpos_zeta(p, np - 1), sb, app_opt_prefix(st));
     fig_rect r = app_frame(s, t, th, title, sub);
     fig_rect left = r, right = fig_take_right(&left, r.w / 2, t->cells ? 4 : t->text_h);
     /* two rows per pixel (per braille dot across a cell) of the wider plot */

@@ -266,8 +266,9 @@ static void test_extension(void)
 static void test_resolution(void)
 {
     /* no scaling, D 1, threshold 0.07 (no theta_k = 10^(-k/16) sits on it) */
-    const char *o[] = {"dim", "128", "min-angle", "0.07", "probe-d", "1", "orig-ctx", "4096"};
-    app_state st = make("resolution", o, 8);
+    const char *o[] = {"dim", "128",      "min-angle", "0.07",   "probe-d",
+                       "1",   "orig-ctx", "4096",      "factor", "1"};
+    app_state st = make("resolution", o, 10);
     check_builds("resolution", st, "Resolution");
     app_data d = {0};
     int rc = get_data(&st, &d);
