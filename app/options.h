@@ -67,7 +67,8 @@ typedef struct app_option {
     /* after a key stepped this option: bring what depends on it back in range (or NULL) */
     void (*clamp)(app_state *st);
     app_slider slider;
-    int everywhere; /* not a figure parameter: its keys work in every view (theme) */
+    int everywhere;    /* not a figure parameter: its keys work in every view (theme) */
+    const char *files; /* completion: the value may be a file with this extension ("csv") */
 } app_option;
 
 /* A table row begins with one of these; the surfaces' fields follow in the row itself:
