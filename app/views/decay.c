@@ -346,5 +346,6 @@ const app_view app_view_decay = {
     .validate = decay_validate,
     .build = decay_build,
     .data = decay_data,
-    .options = "pe dim len base heads slope-ratio alibi xpos-scale xpos-zeta std seed pos curves",
+    .options = "pe dim len base freq rotary-frac heads head slope-ratio alibi xpos-scale xpos-zeta "
+               "std seed pos curves",
 };

@@ -233,5 +233,5 @@ const app_view app_view_xpos = {
     .validate = xpv_validate,
     .build = xpv_build,
     .data = xpv_data,
-    .options = "dim len base pairing rotary-frac xpos-scale xpos-zeta",
+    .options = "dim len base pairing rotary-frac scaling factor orig-ctx xpos-scale xpos-zeta",
 };
