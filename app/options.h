@@ -63,7 +63,7 @@ typedef struct app_option {
     double by; /* APP_STEP_ADD */
     /* APP_STEP_CUSTOM: the value one step in dir (+1/-1) from the current one, as text */
     void (*step_fn)(const app_state *st, int dir, char *val, size_t n);
-    const char *step_help; /* APP_STEP_CUSTOM: "gentler / steeper" */
+    const char *step_help; /* what a step does, for help ("gentler / steeper"); NULL: the rule's */
     /* after a key stepped this option: bring what depends on it back in range (or NULL) */
     void (*clamp)(app_state *st);
     app_slider slider;
