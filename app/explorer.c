@@ -51,7 +51,7 @@ size_t app_explorer_options(const app_explorer *x, const app_option **out, size_
         name[cut] = '\0';
         p += w;
         const app_option *o = w ? app_option_find(name) : NULL;
-        if (o && !o->everywhere) out[n++] = o;
+        if (o && !o->everywhere && (!o->applies || o->applies(&x->st))) out[n++] = o;
     }
     return n;
 }
@@ -540,7 +540,8 @@ int app_explorer_event(app_explorer *x, const ui_event *ev)
 
 /* ---- the frame --------------------------------------------------------------------------- */
 
-/* The status line: the view, then exactly the options it uses, in the order it lists them. */
+/* The status line: the view, then exactly the options it uses (those that apply), in the order it
+ * lists them. */
 void app_explorer_status(const app_explorer *x, char *buf, size_t n)
 {
     const app_state *st = &x->st;

@@ -67,6 +67,10 @@ typedef struct app_option {
     /* after a key stepped this option: bring what depends on it back in range (or NULL) */
     void (*clamp)(app_state *st);
     app_slider slider;
+    /* Whether it applies to the figure as the state stands (the rope model's base only while a
+     * rope model is shown); NULL: always. A view's status line and sliders leave out the rows
+     * that do not apply. */
+    int (*applies)(const app_state *st);
     int everywhere;    /* not a figure parameter: its keys work in every view (theme) */
     const char *files; /* completion: the value may be a file with this extension ("csv") */
 } app_option;

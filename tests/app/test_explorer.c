@@ -68,7 +68,7 @@ static void frame_cells(app_explorer *x, scene *s, cellgrid *g)
 
 /* The labels a view's status line should carry: its options list, in order, through the
  * table (the test reads the list itself, not the explorer's reading of it). */
-static size_t declared(const app_view *v, const app_option **out, size_t max)
+static size_t declared(const app_view *v, const app_state *st, const app_option **out, size_t max)
 {
     size_t n = 0;
     char name[64];
@@ -80,7 +80,8 @@ static size_t declared(const app_view *v, const app_option **out, size_t max)
         memcpy(name, p, cut);
         name[cut] = '\0';
         p += w;
-        if (w) out[n++] = app_option_find(name);
+        const app_option *o = w ? app_option_find(name) : NULL;
+        if (w && (!o || !o->applies || o->applies(st))) out[n++] = o;
     }
     return n;
 }
@@ -122,7 +123,7 @@ static void check_surfaces(scene *s)
         app_explorer *x = new_explorer(0);
         x->st.view = (int)v;
         const app_option *want[APP_MAX_OPTIONS];
-        size_t nw = declared(vw, want, APP_MAX_OPTIONS), unknown = 0;
+        size_t nw = declared(vw, &x->st, want, APP_MAX_OPTIONS), unknown = 0;
         for (size_t i = 0; i < nw; i++) unknown += want[i] == NULL;
         names_ok += unknown == 0 && nw > 0;
         if (unknown) {
@@ -199,6 +200,23 @@ static void check_surfaces(scene *s)
     app_explorer_event(x, &e);
     TAP_OK(x->st.p.heads == 9 && x->message_error, "'>' in heatmap (no heads there) says so: %s",
            x->message);
+    /* the position experiments follow the model: the rope base with a rope model, the ALiBi
+     * slopes with an alibi one, both when compare shows the two */
+    char line[1024];
+    x->st.view = app_view_find("attention");
+    app_explorer_status(x, line, sizeof line);
+    int rope_only = strstr(line, "rope-base=") && !strstr(line, "alibi-scale=");
+    snprintf(x->st.attn.model_name, sizeof x->st.attn.model_name, "alibi");
+    app_explorer_status(x, line, sizeof line);
+    int alibi_only = !strstr(line, "rope-base=") && strstr(line, "alibi-scale=");
+    x->st.view = app_view_find("compare");
+    snprintf(x->st.attn.compare, sizeof x->st.attn.compare, "rope");
+    app_explorer_status(x, line, sizeof line);
+    int both = strstr(line, "rope-base=") && strstr(line, "alibi-scale=");
+    TAP_OK(rope_only && alibi_only && both,
+           "the rope base shows with a rope model, the ALiBi slopes with an alibi one");
+    snprintf(x->st.attn.model_name, sizeof x->st.attn.model_name, "rope");
+    snprintf(x->st.attn.compare, sizeof x->st.attn.compare, "alibi");
     /* ':' completion offers the view's options first */
     x->st.view = app_view_find("rope");
     e = key(':');
