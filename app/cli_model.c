@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "attn.h"
+#include "lesson.h"
 #include "options.h"
 #include "views.h"
 
@@ -90,6 +91,8 @@ app_cli_cmd *app_cli_model(const app_command *c)
     if (!m) return NULL;
     m->cmd = c;
     if (c->figure_options) figure_options(m);
+    /* a lesson is a shipped name or a .lesson file */
+    m->n_lessons = lesson_names(&m->lessons);
     for (const app_cmd_opt *co = c->opts; co && co->name; co++) {
         app_cli_opt *o = add(m, co->name);
         if (!o) break;
@@ -98,6 +101,9 @@ app_cli_cmd *app_cli_model(const app_command *c)
         o->files = co->files;
         for (size_t k = 0; co->choices && co->choices[k] && k < APP_CLI_MAX_CHOICES; k++)
             o->choices[o->n_choices++] = co->choices[k];
+        if (co->files && strcmp(co->files, "lesson") == 0)
+            for (int k = 0; k < m->n_lessons && o->n_choices < APP_CLI_MAX_CHOICES; k++)
+                o->choices[o->n_choices++] = m->lessons[k];
         snprintf(o->help, sizeof o->help, "%s", co->help);
     }
     if (c->usage) usage_options(m, c->usage);
@@ -107,5 +113,17 @@ app_cli_cmd *app_cli_model(const app_command *c)
     if (c->words && strcmp(c->words, "shell") == 0)
         for (size_t i = 0; app_cli_shells[i]; i++) m->words[m->n_words++] = app_cli_shells[i];
     if (c->words && strcmp(c->words, "model file") == 0) m->word_files = "pelab";
+    if (c->words && strcmp(c->words, "lesson") == 0) {
+        for (int k = 0; k < m->n_lessons && m->n_words < APP_CLI_MAX_CHOICES; k++)
+            m->words[m->n_words++] = m->lessons[k];
+        m->word_files = "lesson";
+    }
     return m;
+}
+
+void app_cli_model_free(app_cli_cmd *m)
+{
+    if (!m) return;
+    if (m->lessons) lesson_names_free(m->lessons, m->n_lessons);
+    free(m);
 }

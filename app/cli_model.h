@@ -28,10 +28,14 @@ typedef struct app_cli_cmd {
     const char *words[APP_CLI_MAX_CHOICES]; /* what its other words complete to */
     size_t n_words;
     const char *word_files; /* or files with this extension (eval's models) */
+    char **lessons;         /* the shipped lessons' names (words and values of "lesson") */
+    int n_lessons;
 } app_cli_cmd;
 
-/* The options of command c (heap: the struct is large). NULL when out of memory. */
+/* The options of command c (heap: the struct is large). NULL when out of memory. Free with
+ * app_cli_model_free. */
 app_cli_cmd *app_cli_model(const app_command *c);
+void app_cli_model_free(app_cli_cmd *m);
 
 /* Names that appear in words and values: the model schemes and the presets. */
 extern const char *const app_cli_shells[]; /* NULL-terminated: bash zsh fish */

@@ -9,6 +9,7 @@
 #include "colormap.h"
 #include "export.h"
 #include "frontend.h"
+#include "lesson.h"
 #include "views.h"
 
 int app_cmd_bench(int argc, char **argv);
@@ -56,6 +57,25 @@ static const app_cmd_opt bench_opts[] = {
     {"help", '?', 0, NULL, "what it measures", NULL, NULL},
     {NULL, 0, 0, NULL, NULL, NULL, NULL},
 };
+static const app_cmd_opt gui_opts[] = {
+    {"config", 'C', 0, "FILE",
+     "start from a Hugging Face config.json (the other options refine it)", "json", NULL},
+    {"frames", 'F', 0, "N", "draw N frames and exit (for tests and benchmarks)", NULL, NULL},
+    {"lesson", 'l', 0, "NAME|FILE", "present a lesson in the window (pelab lesson --list)",
+     "lesson", NULL},
+    {"help", '?', 0, NULL, "the options", NULL, NULL},
+    {NULL, 0, 0, NULL, NULL, NULL, NULL},
+};
+static const app_cmd_opt lesson_opts[] = {
+    {"list", 'L', 0, NULL, "the shipped lessons", NULL, NULL},
+    {"check", 'K', 0, "FILE", "report every problem of a lesson file as FILE:LINE: message",
+     "lesson", NULL},
+    {"handout", 'H', 0, "FILE.pdf", "one page per slide", "pdf", NULL},
+    {"slide", 'S', 0, "N", "start at slide N", NULL, NULL},
+    {"frames", 'F', 0, "N", "draw N frames and exit (for tests)", NULL, NULL},
+    {"help", '?', 0, NULL, "the usage", NULL, NULL},
+    {NULL, 0, 0, NULL, NULL, NULL, NULL},
+};
 static const app_cmd_opt completion_opts[] = {
     {NULL, 0, 0, NULL, NULL, NULL, NULL},
 };
@@ -63,8 +83,8 @@ static const app_cmd_opt completion_opts[] = {
 static const app_command commands[] = {
     {"", "[VIEW] [options]", "the terminal explorer (keys: ? inside)", NULL, 1, "view",
      explore_opts, NULL, NULL},
-    {"gui", "[VIEW] [options]", "the same explorer in a window", NULL, 1, "view", explore_opts,
-     NULL, NULL},
+    {"gui", "[VIEW] [options]", "the same explorer in a window", NULL, 1, "view", gui_opts, NULL,
+     NULL},
     {"export", "VIEW [options] -o FILE", "a figure (.png .svg .pdf) or its numbers (.csv .npy)",
      app_cmd_export, 1, "view", export_opts, NULL, NULL},
     {"train", "--pe NAME [options] -o FILE", "train the built-in model with one position scheme",
@@ -75,6 +95,9 @@ static const app_command commands[] = {
     {"bench", "[--quick]", "speed figures for this machine", app_cmd_bench, 0, NULL, bench_opts,
      NULL, NULL},
     {"list", "", "encodings, views and colormaps", cmd_list, 0, NULL, NULL, NULL, NULL},
+    {"lesson", "NAME|FILE [--handout FILE.pdf], --list, --check FILE...",
+     "a guided lesson (pelab gui --lesson NAME in the window)", app_cmd_lesson, 0, "lesson",
+     lesson_opts, NULL, NULL},
     {"completion", "bash|zsh|fish", "a completion script for the shell", app_cmd_completion, 0,
      "shell", completion_opts, NULL, NULL},
     {"manpage", "", "this manual in roff (man -l <(pelab manpage))", app_cmd_manpage, 0, NULL, NULL,
@@ -177,7 +200,11 @@ int app_main(int argc, char **argv)
         if (cmd && strcmp(cmd, "--version") == 0) return cmd_version(0, 0);
         return app_cmd_explore(argc, argv, 0);
     }
-    if (strcmp(cmd, "gui") == 0) return app_cmd_explore(argc - 1, argv + 1, 1);
+    if (strcmp(cmd, "gui") == 0) {
+        for (int i = 2; i < argc; i++)
+            if (strcmp(argv[i], "--lesson") == 0) return app_cmd_lesson_gui(argc - 1, argv + 1);
+        return app_cmd_explore(argc - 1, argv + 1, 1);
+    }
     if (strcmp(cmd, "tui") == 0) return app_cmd_explore(argc - 1, argv + 1, 0);
     const app_command *c = app_command_find(cmd);
     if (c && c->fn) return c->fn(argc - 1, argv + 1);

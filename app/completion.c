@@ -27,7 +27,7 @@ static int load_all(all_cmds *a)
 
 static void free_all(all_cmds *a)
 {
-    for (size_t i = 0; i < a->n; i++) free(a->m[i]);
+    for (size_t i = 0; i < a->n; i++) app_cli_model_free(a->m[i]);
 }
 
 /* Words of the first position: the commands, and the views (`pelab rope` starts there). */

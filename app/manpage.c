@@ -251,7 +251,7 @@ int app_cmd_manpage(int argc, char **argv)
         else
             own_options(fp, models[i]);
     }
-    for (size_t i = 0; i < nm; i++) free(models[i]);
+    for (size_t i = 0; i < nm; i++) app_cli_model_free(models[i]);
     keys(fp);
     fputs(".SH ENVIRONMENT\n"
           ".TP\n.B PELAB_ASSETS\nThe assets folder (colormaps, story grammar, models, configs, "
