@@ -85,7 +85,7 @@ static void act_quit(app_explorer *x, int arg)
 
 /* Digits go to one view, Tab and Shift-Tab to the next one the state allows; either way through
  * the option table, as `:view NAME` and the lessons do, so no key reaches a view the state is
- * too large for (xl at L 1048576 would compute for hours). */
+ * too large for (a quadratic view at L 1048576 would compute for hours). */
 static void act_view(app_explorer *x, int arg)
 {
     int n = (int)app_view_count();
