@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include "nn.h"
+#include "pool.h"
 
 static double now_s(void)
 {
@@ -76,4 +77,103 @@ int model_bench(const model *m, int train_steps, int session_steps, int threads,
     free(lat);
     model_session_free(&s);
     return rc;
+}
+
+/* ---- the machine's peak ------------------------------------------------------------------- */
+
+/* Multiply-adds on independent accumulators, enough of them to cover the latency of the FMA
+ * units: the most arithmetic a core does. Returns the flops done. */
+static double peak_plain(long iters, float seed, float *sink)
+{
+    float acc[8][8], y = seed * 0.999f;
+    for (int i = 0; i < 8; i++)
+        for (int j = 0; j < 8; j++) acc[i][j] = seed + (float)(i + j);
+    for (long it = 0; it < iters; it++)
+        for (int i = 0; i < 8; i++)
+            for (int j = 0; j < 8; j++) acc[i][j] = acc[i][j] * y + seed;
+    *sink = acc[0][0] + acc[7][7];
+    return (double)iters * 8 * 8 * 2;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define PEAK_X86 1
+#define X12(f)   f(0) f(1) f(2) f(3) f(4) f(5) f(6) f(7) f(8) f(9) f(10) f(11)
+
+__attribute__((target("avx512f"))) static double peak_avx512(long iters, float seed, float *sink)
+{
+    __m512 x = _mm512_set1_ps(seed), y = _mm512_set1_ps(seed * 0.999f);
+#define DECL(i) __m512 a##i = _mm512_add_ps(x, _mm512_set1_ps((float)i));
+    X12(DECL)
+#undef DECL
+    for (long it = 0; it < iters; it++) {
+#define STEP(i) a##i = _mm512_fmadd_ps(a##i, y, x);
+        X12(STEP)
+#undef STEP
+    }
+    __m512 s = a0;
+#define SUM(i) s = _mm512_add_ps(s, a##i);
+    X12(SUM)
+#undef SUM
+    *sink = _mm512_reduce_add_ps(s);
+    return (double)iters * 12 * 16 * 2;
+}
+
+__attribute__((target("avx2,fma"))) static double peak_avx2(long iters, float seed, float *sink)
+{
+    __m256 x = _mm256_set1_ps(seed), y = _mm256_set1_ps(seed * 0.999f);
+#define DECL(i) __m256 a##i = _mm256_add_ps(x, _mm256_set1_ps((float)i));
+    X12(DECL)
+#undef DECL
+    for (long it = 0; it < iters; it++) {
+#define STEP(i) a##i = _mm256_fmadd_ps(a##i, y, x);
+        X12(STEP)
+#undef STEP
+    }
+    __m256 s = a0;
+#define SUM(i) s = _mm256_add_ps(s, a##i);
+    X12(SUM)
+#undef SUM
+    float f[8];
+    _mm256_storeu_ps(f, s);
+    *sink = f[0] + f[7];
+    return (double)iters * 12 * 8 * 2;
+}
+#endif
+
+typedef struct peak_args {
+    long iters;
+    double flops[64];
+    float sink[64];
+} peak_args;
+
+static void peak_chunk(void *ctx, size_t i0, size_t i1)
+{
+    peak_args *a = ctx;
+    for (size_t i = i0; i < i1 && i < 64; i++) {
+        float seed = 1.0f + (float)i * 1e-3f;
+#ifdef PEAK_X86
+        if (__builtin_cpu_supports("avx512f"))
+            a->flops[i] = peak_avx512(a->iters, seed, &a->sink[i]);
+        else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+            a->flops[i] = peak_avx2(a->iters, seed, &a->sink[i]);
+        else
+#endif
+            a->flops[i] = peak_plain(a->iters, seed, &a->sink[i]);
+    }
+}
+
+double model_peak_gflops(int threads)
+{
+    int nt = threads > 0 ? (threads < 64 ? threads : 64) : 1;
+    peak_args a = {.iters = 1 << 16};
+    /* grow the run until it takes 50 ms, so timer and start-up costs vanish */
+    for (;;) {
+        double t0 = now_s();
+        pool_run(nt, (size_t)nt, 1, peak_chunk, &a);
+        double dt = now_s() - t0, flops = 0;
+        for (int i = 0; i < nt; i++) flops += a.flops[i];
+        if (dt > 0.05 || a.iters > (1L << 30)) return flops / dt / 1e9;
+        a.iters *= 2;
+    }
 }

@@ -252,6 +252,10 @@ int model_train(model *m, const int *ids, size_t n, int threads, model_progress_
 int model_cpus(void);
 int model_cpus_free(void);
 
+/* Single-precision GFLOP/s of a multiply-add loop on threads threads (each one running it
+ * alone): the arithmetic peak the training figures compare with. About 0.1 s. */
+double model_peak_gflops(int threads);
+
 /* Benchmark results. */
 typedef struct model_bench_result {
     double train_tokens_per_s; /* tokens per second of full training steps */
