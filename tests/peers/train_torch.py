@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/ usr / bin / env python3
 """The peer of `pelab train` for the speed comparison (not a test): PyTorch on the CPU training
 the same network with the same optimizer on random tokens, and its tokens per second.
 
