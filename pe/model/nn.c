@@ -317,16 +317,25 @@ __attribute__((target("avx512f"))) static void mm_rows_avx512(const mm_args *g, 
         X8(INIT)
 #undef INIT
         const float *bp = b + j0;
-        for (size_t p = 0, ap = 0; p < (size_t)k; p++, bp += bs, ap += acs) {
-            __m512 b0 = _mm512_maskz_loadu_ps(m0, bp), b1 = _mm512_maskz_loadu_ps(m1, bp + 16);
+        if (w > 16) {
+            for (size_t p = 0, ap = 0; p < (size_t)k; p++, bp += bs, ap += acs) {
+                __m512 b0 = _mm512_maskz_loadu_ps(m0, bp), b1 = _mm512_maskz_loadu_ps(m1, bp + 16);
 #define FMA(r)                                                                                     \
     {                                                                                              \
         __m512 x = _mm512_set1_ps(a##r[ap]);                                                       \
         c##r##0 = _mm512_fmadd_ps(x, b0, c##r##0);                                                 \
         c##r##1 = _mm512_fmadd_ps(x, b1, c##r##1);                                                 \
     }
-            X8(FMA)
+                X8(FMA)
 #undef FMA
+            }
+        } else { /* one vector of columns (a head of 16): half the work */
+            for (size_t p = 0, ap = 0; p < (size_t)k; p++, bp += bs, ap += acs) {
+                __m512 b0 = _mm512_maskz_loadu_ps(m0, bp);
+#define FMA(r) c##r##0 = _mm512_fmadd_ps(_mm512_set1_ps(a##r[ap]), b0, c##r##0);
+                X8(FMA)
+#undef FMA
+            }
         }
 #define STORE(r)                                                                                   \
     if (r < rn) {                                                                                  \
@@ -368,16 +377,25 @@ __attribute__((target("avx2,fma"))) static void mm_rows_avx2(const mm_args *g, i
         X6(INIT)
 #undef INIT
         const float *bp = b + j0;
-        for (size_t p = 0, ap = 0; p < (size_t)k; p++, bp += bs, ap += acs) {
-            __m256 b0 = _mm256_maskload_ps(bp, m0), b1 = _mm256_maskload_ps(bp + 8, m1);
+        if (w > 8) {
+            for (size_t p = 0, ap = 0; p < (size_t)k; p++, bp += bs, ap += acs) {
+                __m256 b0 = _mm256_maskload_ps(bp, m0), b1 = _mm256_maskload_ps(bp + 8, m1);
 #define FMA(r)                                                                                     \
     {                                                                                              \
         __m256 x = _mm256_broadcast_ss(a##r + ap);                                                 \
         c##r##0 = _mm256_fmadd_ps(x, b0, c##r##0);                                                 \
         c##r##1 = _mm256_fmadd_ps(x, b1, c##r##1);                                                 \
     }
-            X6(FMA)
+                X6(FMA)
 #undef FMA
+            }
+        } else {
+            for (size_t p = 0, ap = 0; p < (size_t)k; p++, bp += bs, ap += acs) {
+                __m256 b0 = _mm256_maskload_ps(bp, m0);
+#define FMA(r) c##r##0 = _mm256_fmadd_ps(_mm256_broadcast_ss(a##r + ap), b0, c##r##0);
+                X6(FMA)
+#undef FMA
+            }
         }
 #define STORE(r)                                                                                   \
     if (r < rn) {                                                                                  \
