@@ -16,6 +16,19 @@
 
 typedef enum { APP_MODE_NORMAL = 0, APP_MODE_COMMAND, APP_MODE_HELP } app_mode;
 
+struct app_explorer;
+/* A layer over the explorer (a lesson, lesson.h): it sees every event and tick first and passes
+ * on what it does not take by calling app_explorer_event / app_explorer_tick again (which then
+ * reach the explorer itself), and it draws a panel of panel_h figure units under the view. */
+typedef struct app_layer {
+    void *ctx;
+    int (*event)(void *ctx, struct app_explorer *x, const ui_event *ev);
+    int (*tick)(void *ctx, struct app_explorer *x, double dt);
+    int (*animating)(void *ctx, const struct app_explorer *x);
+    double (*panel_h)(void *ctx, struct app_explorer *x, const scene_target *t);
+    void (*panel)(void *ctx, struct app_explorer *x, scene *s, const scene_target *t, double y);
+} app_layer;
+
 typedef struct app_explorer {
     app_state st;
     app_view_ctx ctx[APP_MAX_VIEWS]; /* per-view caches */
@@ -36,7 +49,9 @@ typedef struct app_explorer {
     int dragging;            /* slider index + 1 while dragging in the window */
     /* frame geometry of the last build (figure units) */
     double view_h, status_y, width, height;
-    double panel_x; /* window: x where the slider panel starts (0 = none) */
+    double panel_x;         /* window: x where the slider panel starts (0 = none) */
+    const app_layer *layer; /* NULL, or a lesson driving this explorer */
+    int in_layer;           /* the layer is running: calls reach the explorer itself */
 } app_explorer;
 
 /* Start from st (already parsed and validated). */
@@ -55,18 +70,30 @@ int app_explorer_animating(const app_explorer *x);
  * drawn shows its message. */
 void app_explorer_frame(app_explorer *x, scene *s, const scene_target *t);
 
-/* The key table, for the help overlay and the README. */
-typedef struct app_key_help {
-    const char *keys;
-    const char *what;
-} app_key_help;
-size_t app_key_help_count(void);
-const app_key_help *app_key_help_at(size_t i);
+struct app_option;
 
-/* `pelab [options]` and `pelab gui [options]`: parse, validate, run. Returns the exit status. */
-int app_cmd_explore(int argc, char **argv, int gui);
-/* The frontends (explorer_tui.c, explorer_gui.c). */
-int app_run_tui(app_explorer *x, int frames);
-int app_run_gui(app_explorer *x, int frames);
+/* The `?` help: one entry per key (or key pair), the current view's own keys first, then the keys
+ * of the options it uses, then the keys of every view. Built from the tables; the overlay only
+ * draws it. */
+enum { APP_HELP_VIEW = 0, APP_HELP_OPTION = 1, APP_HELP_GLOBAL = 2 };
+#define APP_HELP_MAX 96
+typedef struct app_key_help {
+    char keys[32];  /* "b / B", "arrows, hjkl" */
+    char what[200]; /* what they do */
+    int scope;      /* APP_HELP_* */
+} app_key_help;
+size_t app_explorer_help(const app_explorer *x, app_key_help *out, size_t max);
+
+/* Set an option as the ':' line does (the window's sliders), with the message and the view's
+ * settling. 0 or -1 (the message says why). */
+int app_explorer_apply(app_explorer *x, const char *name, const char *value);
+
+/* The status line: "[n/N view]" and label=value for exactly the options the view uses. */
+void app_explorer_status(const app_explorer *x, char *buf, size_t n);
+/* 1 when option o is one of the current view's (what the status line, the sliders and the
+ * option keys follow). */
+int app_explorer_uses(const app_explorer *x, const struct app_option *o);
+/* The current view's options in the order it lists them (the status line, the sliders). */
+size_t app_explorer_options(const app_explorer *x, const struct app_option **out, size_t max);
 
 #endif
