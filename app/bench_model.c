@@ -90,12 +90,17 @@ static int bench_train(const model *m, int steps, int runs, int threads, model_b
     return 0;
 }
 
-/* Training throughput and its share of the arithmetic peak (0: not measured). */
+/* Training throughput, and per CPU second as a share of one core's arithmetic peak (peak: 0
+ * when not measured). */
 static void print_train(const char *how, int threads, const model_bench_result *r, double peak)
 {
-    printf("  training, %s--threads %d: %.0f tokens/s, %.2f GFLOP/s", how, threads,
-           r->train_tokens_per_s, r->train_gflops);
-    if (peak > 0) printf(" (%.0f%% of the %.0f GFLOP/s peak)", 100 * r->train_gflops / peak, peak);
+    double cpu_gf = r->train_tokens_per_s > 0
+                        ? r->train_gflops * r->train_tokens_per_cpu_s / r->train_tokens_per_s
+                        : 0;
+    printf("  training, %s--threads %d: %.0f tokens/s, %.2f GFLOP/s; per CPU second %.0f tokens, "
+           "%.2f GFLOP",
+           how, threads, r->train_tokens_per_s, r->train_gflops, r->train_tokens_per_cpu_s, cpu_gf);
+    if (peak > 0) printf(" (%.0f%% of a core's %.0f GFLOP/s)", 100 * cpu_gf / peak, peak);
     printf("\n");
 }
 
@@ -140,16 +145,20 @@ static int bench_eval_part(const model *m, int quick, double peak, char *err, si
         return -1;
     }
     for (size_t i = 0; i < n; i++) ids[i] = (int)(i * 7919 % (size_t)m->cfg.vocab);
-    struct timespec t0, t1;
+    struct timespec t0, t1, c0, c1;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    int rc = model_eval_positions(m, ids, n, win, 0, 0, sum, cnt, err, errlen);
+    int rc = model_eval_positions(m, ids, n, win, 0, 1, sum, cnt, err, errlen);
     clock_gettime(CLOCK_MONOTONIC, &t1);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
     free(ids), free(sum), free(cnt);
     if (rc < 0) return -1;
     double dt = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-    double tokens = (double)(n - 1), gf = model_flops_per_token(&m->cfg, win) * tokens / dt / 1e9;
-    printf("  evaluation, --threads 0: %.0f tokens/s, %.2f GFLOP/s", tokens / dt, gf);
-    if (peak > 0) printf(" (%.0f%% of the peak)", 100 * gf / peak);
+    double cpu = (double)(c1.tv_sec - c0.tv_sec) + 1e-9 * (double)(c1.tv_nsec - c0.tv_nsec);
+    double tokens = (double)(n - 1), fl = model_flops_per_token(&m->cfg, win) * tokens / 1e9;
+    printf("  evaluation, --threads 1: %.0f tokens/s, %.2f GFLOP/s; per CPU second %.2f GFLOP",
+           tokens / dt, fl / dt, cpu > 0 ? fl / cpu : 0);
+    if (peak > 0 && cpu > 0) printf(" (%.0f%% of a core's peak)", 100 * fl / cpu / peak);
     printf("\n");
     model_bench_result r;
     if (model_bench(m, 1, quick ? 64 : 256, 1, &r, err, errlen) < 0) return -1;

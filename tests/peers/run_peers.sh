@@ -52,19 +52,28 @@ wall() { # wall seconds of one run of a command
 
 echo "machine: $(awk -F': ' '/model name/{print $2; exit}' /proc/cpuinfo), $(nproc) CPUs;" \
     "$(date -u +%Y-%m-%d); $rounds rounds, alternating; load now: $(cut -d' ' -f1-3 /proc/loadavg)"
-: >"$tmp/p1" >"$tmp/p2" >"$tmp/t1" >"$tmp/t2"
+: >"$tmp/p1" >"$tmp/p2" >"$tmp/t1" >"$tmp/t2" >"$tmp/pc1" >"$tmp/tc1"
+# "... --threads N: X tokens/s (Y per CPU second) ..." and "torch V threads N: X tokens/s (Y per"
+field() { awk -v want="$1" -v k="$2" '$0 ~ want {for (i = 1; i <= NF; i++) if ($i == "tokens/s") {
+    print (k == 1 ? $(i - 1) : substr($(i + 1), 2)); exit } }'; }
 for ((r = 0; r < rounds; r++)); do
     out=$("$pelab" bench --only train)
-    echo "$out" | awk '/--threads 1:/{for(i=1;i<=NF;i++) if($i=="tokens/s,") print $(i-1)}' >>"$tmp/p1"
-    echo "$out" | awk '/--threads 2:/{for(i=1;i<=NF;i++) if($i=="tokens/s,") print $(i-1)}' >>"$tmp/p2"
-    "$py" "$here/train_torch.py" --threads 1 | awk '{print $(NF-3)}' >>"$tmp/t1"
-    "$py" "$here/train_torch.py" --threads 2 | awk '{print $(NF-3)}' >>"$tmp/t2"
+    echo "$out" | field "--threads 1:" 1 >>"$tmp/p1"
+    echo "$out" | field "--threads 1:" 2 >>"$tmp/pc1"
+    echo "$out" | field "--threads 2:" 1 >>"$tmp/p2"
+    out=$("$py" "$here/train_torch.py" --threads 1)
+    echo "$out" | field "threads 1:" 1 >>"$tmp/t1"
+    echo "$out" | field "threads 1:" 2 >>"$tmp/tc1"
+    "$py" "$here/train_torch.py" --threads 2 | field "threads 2:" 1 >>"$tmp/t2"
 done
 p1=$(median <"$tmp/p1") p2=$(median <"$tmp/p2") t1=$(median <"$tmp/t1") t2=$(median <"$tmp/t2")
+pc1=$(median <"$tmp/pc1") tc1=$(median <"$tmp/tc1")
 printf "training tokens/s, 1 thread:  pelab %8.0f  torch %8.0f  pelab/torch %.2f\n" "$p1" "$t1" \
     "$(echo "$p1 / $t1" | bc -l)"
 printf "training tokens/s, 2 threads: pelab %8.0f  torch %8.0f  pelab/torch %.2f\n" "$p2" "$t2" \
     "$(echo "$p2 / $t2" | bc -l)"
+printf "training tokens per CPU second, 1 thread: pelab %8.0f  torch %8.0f  pelab/torch %.2f\n" \
+    "$pc1" "$tc1" "$(echo "$pc1 / $tc1" | bc -l)"
 
 : >"$tmp/pn" >"$tmp/nn" >"$tmp/pc" >"$tmp/nc"
 for ((r = 0; r < rounds; r++)); do

@@ -1,26 +1,24 @@
-#!/ usr / bin / env python3
-""
-    "numpy's side of the table and export comparison (not a test).
+#!/usr/bin/env python3
+"""numpy's side of the table and export comparison (not a test).
 
-    usage : table_numpy.py table LEN DIM build the sinusoidal table in float32,
-    print its time table_numpy.py save LEN DIM OUT.npy build it and
-            numpy.save
-            it(time the process)
-                table_numpy.py savetxt LEN DIM OUT.csv build it and numpy.savetxt it with
-        % .9g,
-    the precision pelab's CSV writes The table is the same one `pelab export heatmap` writes
-    : PE[p, 2k] = sin(p w_k),
-            PE[p, 2k + 1] = cos(p w_k),
-            w_k = 10000 ^ (-2k / d).""
-                                    "
-                          import sys import time
+usage: table_numpy.py table LEN DIM            build the sinusoidal table, print its time
+       table_numpy.py save LEN DIM OUT.npy     build it and numpy.save it (time the process)
+       table_numpy.py savetxt LEN DIM OUT.csv  build it and numpy.savetxt it with %.9g, the
+                                               precision pelab's CSV writes
+The table is the one `pelab export heatmap` writes: PE[p, 2k] = sin(p w_k),
+PE[p, 2k+1] = cos(p w_k), w_k = 10000^(-2k/d), float32.
+"""
+import sys
+import time
 
-try : import numpy as np except ImportError:
+try:
+    import numpy as np
+except ImportError:
     sys.exit("table_numpy.py: needs numpy (Debian: apt-get install python3-numpy)")
 
 
 def table(length, dim):
-#in float32 throughout, numpy's fastest way (its float32 sin and cos are vectorised)
+    # in float32 throughout, numpy's fastest way (its float32 sin and cos are vectorised)
     pos = np.arange(length, dtype=np.float32)[:, None]
     w = (10000.0 ** (-np.arange(0, dim, 2, dtype=np.float64) / dim)).astype(np.float32)
     ang = pos * w[None, :]
