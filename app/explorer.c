@@ -52,7 +52,7 @@ size_t app_explorer_options(const app_explorer *x, const app_option **out, size_
         name[cut] = '\0';
         p += w;
         const app_option *o = w ? app_option_find(name) : NULL;
-        if (o && !o->everywhere) out[n++] = o;
+        if (o && !o->everywhere && (!o->applies || o->applies(&x->st))) out[n++] = o;
     }
     return n;
 }
@@ -85,7 +85,7 @@ static void act_quit(app_explorer *x, int arg)
 
 /* Digits go to one view, Tab and Shift-Tab to the next one the state allows; either way through
  * the option table, as `:view NAME` and the lessons do, so no key reaches a view the state is
- * too large for (xl at L 1048576 would compute for hours). */
+ * too large for (a quadratic view at L 1048576 would compute for hours). */
 static void act_view(app_explorer *x, int arg)
 {
     int n = (int)app_view_count();
@@ -244,21 +244,9 @@ static const key_binding keys[] = {
     {'9', act_view, 8, NULL, NULL},
     {UI_KEY_TAB, act_view, -1, NULL, NULL},
     {UI_KEY_BTAB, act_view, -2, NULL, NULL},
-    {UI_KEY_UP, act_move, 0, "arrows, hjkl",
-     "move the cursor; the status line reads the value under it (HJKL, PgUp/PgDn: big steps)"},
-    {UI_KEY_DOWN, act_move, 1, NULL, NULL},
-    {UI_KEY_LEFT, act_move, 2, NULL, NULL},
-    {UI_KEY_RIGHT, act_move, 3, NULL, NULL},
-    {'k', act_move, 0, NULL, NULL},
-    {'j', act_move, 1, NULL, NULL},
-    {'h', act_move, 2, NULL, NULL},
-    {'l', act_move, 3, NULL, NULL},
-    {'K', act_move, 4, NULL, NULL},
-    {'J', act_move, 5, NULL, NULL},
-    {'H', act_move, 6, NULL, NULL},
-    {'L', act_move, 7, NULL, NULL},
-    {UI_KEY_PGUP, act_move, 4, NULL, NULL},
-    {UI_KEY_PGDN, act_move, 5, NULL, NULL},
+    APP_ARROW_KEYS(
+        act_move, "arrows, hjkl",
+        "move the cursor; the status line reads the value under it (HJKL, PgUp/PgDn: big steps)"),
     {':', act_command, 0, ":", "type an option: :base 500000, :d 128, :pe learned (Tab completes)"},
     {'s', act_save, 0, "s", "save this view as a PNG (same as pelab export)"},
     {'e', act_print_command, 0, "e", "show the pelab export command for this figure"},
@@ -592,7 +580,8 @@ int app_explorer_event(app_explorer *x, const ui_event *ev)
 
 /* ---- the frame --------------------------------------------------------------------------- */
 
-/* The status line: the view, then exactly the options it uses, in the order it lists them. */
+/* The status line: the view, then exactly the options it uses (those that apply), in the order it
+ * lists them. */
 void app_explorer_status(const app_explorer *x, char *buf, size_t n)
 {
     const app_state *st = &x->st;

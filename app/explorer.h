@@ -104,7 +104,8 @@ void app_explorer_status(const app_explorer *x, char *buf, size_t n);
 /* 1 when option o is one of the current view's (what the status line, the sliders and the
  * option keys follow). */
 int app_explorer_uses(const app_explorer *x, const struct app_option *o);
-/* The current view's options in the order it lists them (the status line, the sliders). */
+/* The current view's options in the order it lists them, without those that do not apply to
+ * the state (app_option.applies): the status line, the sliders, the option keys' help. */
 size_t app_explorer_options(const app_explorer *x, const struct app_option **out, size_t max);
 
 #endif
