@@ -161,6 +161,7 @@ void app_gui_frame(app_explorer *x, scene *s, const scene_target *t)
     s->width = t->width;
     /* the status band and the panel span the whole width */
     draw_panel(x, s, t);
+    app_explorer_overlay(x, s, t); /* over the panel too, never clipped by it */
 }
 
 static void build(app_explorer *x, window *win, scene *s, scene_target *t)
