@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "assets.h"
 #include "views.h"
@@ -18,10 +19,13 @@ const char *const app_attn_model_names[] = {"nope", "learned", "sinusoidal", "al
 
 /* ---- names ------------------------------------------------------------------------------ */
 
+/* A checkpoint path rather than a built-in name: it has a '/', ends in .pelab, or is not a
+ * built-in name but exists ("." is a folder, and says so, rather than an unknown model). */
 static int is_path(const char *name)
 {
     size_t l = strlen(name);
-    return strchr(name, '/') || (l > 6 && strcmp(name + l - 6, ".pelab") == 0);
+    return strchr(name, '/') || (l > 6 && strcmp(name + l - 6, ".pelab") == 0) ||
+           (model_pe_from_name(name) < 0 && access(name, F_OK) == 0);
 }
 
 static int is_file(const char *p)
@@ -35,9 +39,9 @@ int app_attn_check_name(const char *opt, const char *name, char *err, size_t err
     if (is_path(name) || model_pe_from_name(name) >= 0) return 0;
     const char *s = pe_closest(name, app_attn_model_names, MODEL_PE_COUNT);
     snprintf(err, errlen,
-             "--%s '%s': unknown model; did you mean '%s'? (allowed nope|learned|sinusoidal|"
-             "alibi|rope|t5, or a checkpoint path)",
-             opt, name, s ? s : "rope");
+             "--%s '%s': unknown model%s%s%s (allowed nope|learned|sinusoidal|alibi|rope|t5, or a "
+             "checkpoint path)",
+             opt, name, s ? "; did you mean '" : "", s ? s : "", s ? "'?" : "");
     return -1;
 }
 

@@ -290,9 +290,9 @@ int app_cmd_train(int argc, char **argv)
             for (int i = 0; i < MODEL_PE_COUNT; i++) names[i] = model_pe_name(i);
             const char *sug = pe_closest(pe, names, MODEL_PE_COUNT);
             fprintf(stderr,
-                    "pelab train: --pe %s: the model supports nope, learned, sinusoidal, alibi, "
-                    "rope, t5 (did you mean %s?)\n",
-                    pe, sug ? sug : "rope");
+                    "pelab train: --pe '%s': the model supports nope, learned, sinusoidal, alibi, "
+                    "rope, t5%s%s%s\n",
+                    pe, sug ? " (did you mean " : "", sug ? sug : "", sug ? "?)" : "");
             return 2;
         }
         model_config_default(&c, k);

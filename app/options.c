@@ -10,6 +10,7 @@
 
 #include "attn.h"
 #include "colormap.h"
+#include "textclean.h"
 #include "views.h"
 
 /* ---- strict number parsing --------------------------------------------------------------- */
@@ -186,9 +187,9 @@ static int set_curves(app_state *st, const char *v, char *err, size_t errlen)
         if (found < 0) {
             const char *s = pe_closest(tok, curve_names, APP_CURVE_COUNT);
             snprintf(err, errlen,
-                     "--curves '%s': unknown curve; did you mean '%s'? (allowed: all, or a comma "
-                     "list of sinusoidal,learned,binary,rope,rope-random,rope-bound,alibi,xpos)",
-                     tok, s ? s : "rope");
+                     "--curves '%s': unknown curve%s%s%s (allowed: all, or a comma list of "
+                     "sinusoidal,learned,binary,rope,rope-random,rope-bound,alibi,xpos)",
+                     tok, s ? "; did you mean '" : "", s ? s : "", s ? "'?" : "");
             return -1;
         }
         bits |= 1u << found;
@@ -309,6 +310,19 @@ static int set_text(const char *name, char *dst, size_t cap, const char *v, char
 
 static int set_prompt(app_state *st, const char *v, char *err, size_t errlen)
 {
+    /* what the tokenizer, the figures and the terminal get: bytes that are not UTF-8 as U+FFFD,
+     * control characters other than line breaks as \xNN */
+    size_t n = strlen(v);
+    if (!text_is_clean(v, n, TEXT_KEEP_LINES)) {
+        char clean[sizeof st->prompt];
+        size_t need = text_clean(clean, sizeof clean, v, n, TEXT_KEEP_LINES);
+        if (need >= sizeof clean) {
+            snprintf(err, errlen, "--prompt: %zu bytes once made valid UTF-8, allowed at most %zu",
+                     need, sizeof clean - 1);
+            return -1;
+        }
+        return set_text("prompt", st->prompt, sizeof st->prompt, clean, err, errlen);
+    }
     return set_text("prompt", st->prompt, sizeof st->prompt, v, err, errlen);
 }
 static void get_prompt(const app_state *st, char *buf, size_t n)

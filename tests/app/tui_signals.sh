@@ -99,10 +99,17 @@ for sig in "${signals[@]}"; do
     compgen -G "$d/.pelab-*" >/dev/null; ok $? "SIG$sig: the export is stopped with its temporary on disk"
     kill -s "$sig" "$pid"
     kill -CONT "$pid"
-    wait_file "$d/status" 30
+    wait_file "$d/status" 60
     status=$(cat "$d/status" 2>/dev/null)
-    [ "$status" = $((128 + num)) ]; ok $? "SIG$sig: the export exits with $((128 + num)) (got $status)"
     left=$(ls -A "$d" | grep -v '^status$' | tr '\n' ' ')
+    if [ "$sig" = XFSZ ]; then
+        # outside the explorer pelab ignores SIGXFSZ, so that a file-size limit (ulimit -f) is
+        # reported by the writer as "File too large" (the bad-input table checks that)
+        [ "$status" = 0 ]; ok $? "SIG$sig: ignored by an export, which finishes (got $status)"
+        [ "$left" = "big.csv " ]; ok $? "SIG$sig: the file and no temporary ('$left')"
+        continue
+    fi
+    [ "$status" = $((128 + num)) ]; ok $? "SIG$sig: the export exits with $((128 + num)) (got $status)"
     [ -z "$left" ]; ok $? "SIG$sig: no temporary and no partial file left ('$left')"
 done
 
