@@ -7,8 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 deps=(gcc meson ninja-build pkg-config libncurses-dev libsdl2-dev libcairo2-dev libpng-dev
-      libcjson-dev fonts-dejavu-core)
-test_deps=(tmux xvfb clang-format)
+      libcjson-dev libgif-dev libimagequant-dev libwebp-dev fonts-dejavu-core)
+test_deps=(tmux xvfb clang-format poppler-utils)
 
 install_missing() {
     local missing=()

@@ -12,7 +12,7 @@
 #define PELAB_VERSION_STRING PELAB_VERSION
 
 /* A command's own option: long name and the code it is reported with ('o' also gets -o).
- * "help" takes no argument; every other extra takes one. */
+ * The switches "help", "free-axes" and "dither" take no argument; every other extra takes one. */
 typedef struct app_cli_extra {
     const char *name;
     int code;

@@ -948,7 +948,8 @@ static void status_params(const app_explorer *x, char *buf, size_t n)
         return;
     }
     const pe_params *p = &st->p;
-    static const char *const scal[] = {"none", "linear", "ntk", "dynamic", "yarn", "llama3"};
+    static const char *const scal[] = {"none", "linear", "ntk",     "dynamic",
+                                       "yarn", "llama3", "longrope"};
     char head[16];
     if (st->head < 0)
         snprintf(head, sizeof head, "all");

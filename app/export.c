@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "animate.h"
 #include "cli.h"
 #include "config.h"
 #include "options.h"
@@ -218,6 +219,11 @@ int app_export_file_as(const app_state *st, const char *path, const char *format
         if (in_place)
             snprintf(err, errlen, "-o %s: name the format with --format (png svg pdf csv npy)",
                      path);
+        else if (app_anim_kind_of(path) != APP_ANIM_NONE)
+            snprintf(err, errlen,
+                     "-o %s: an animation needs --animate NAME=FROM:TO (allowed without it .png "
+                     ".svg .pdf .csv .npy)",
+                     path);
         else
             snprintf(err, errlen, "-o %s: unknown extension (allowed .png .svg .pdf .csv .npy)",
                      path);
@@ -279,7 +285,17 @@ static void export_usage(FILE *fp)
                 "  --dpi N                 PNG resolution metadata (default 96; 10..2400)\n"
                 "  --format EXT            png svg pdf csv npy: for -o - (standard output) and "
                 "devices\n"
-                "  --config FILE           set the parameters from a Hugging Face config.json\n");
+                "  --config FILE           set the parameters from a Hugging Face config.json\n"
+                "animations (-o FILE.gif, FILE.webp, or FOLDER/ for numbered PNGs):\n"
+                "  --animate NAME=FROM:TO[:FRAMES][:log]  sweep a numeric option (FRAMES 2..1000, "
+                "default 48)\n"
+                "  --fps N                 frames per second (default 12; 1..50)\n"
+                "  --loop N                times to play, 0 = forever (default 0)\n"
+                "  --quality Q             WebP: lossy at quality 0..100 (default lossless)\n"
+                "  --free-axes             let each frame pick its axes and colour range (default "
+                "fixed over the sweep)\n"
+                "  --dither                GIF: dither to the palette (default off: flat "
+                "figures)\n");
     app_cli_print_options(fp);
     fprintf(fp, "views, encodings and colormaps: pelab list\n");
 }
@@ -294,6 +310,9 @@ int app_cmd_export(int argc, char **argv)
     const char *format = NULL;
     char err[512];
     int view_set = 0;
+    app_anim anim;
+    app_anim_default(&anim);
+    int animate = 0, anim_only = 0; /* anim_only: an animation option, without --animate */
 
     /* the view may come first as a word */
     int first = 1;
@@ -306,8 +325,9 @@ int app_cmd_export(int argc, char **argv)
         first = 2;
     }
     app_cli_extra extra[] = {
-        {"output", 'o'}, {"width", 'W'},  {"height", 'H'}, {"dpi", 'D'},
-        {"config", 'C'}, {"format", 'F'}, {"help", '?'},
+        {"output", 'o'},  {"width", 'W'},     {"height", 'H'},  {"dpi", 'D'}, {"config", 'C'},
+        {"format", 'F'},  {"help", '?'},      {"animate", 'A'}, {"fps", 'R'}, {"loop", 'L'},
+        {"quality", 'Q'}, {"free-axes", 'X'}, {"dither", 'T'},
     };
     app_cli_args args;
     int rc = app_cli_parse(&st, argc - first + 1, argv + first - 1, extra,
@@ -340,6 +360,43 @@ int app_cmd_export(int argc, char **argv)
             break;
         case 'C': /* applied by app_cli_parse, before the other options */
             break;
+        case 'A':
+            if (app_anim_parse(v, &anim, err, sizeof err) < 0) {
+                fprintf(stderr, "pelab export: %s\n", err);
+                return 2;
+            }
+            animate = 1;
+            break;
+        case 'R':
+            if (app_parse_double("fps", v, 1, 50, 0, &anim.fps, err, sizeof err) < 0) {
+                fprintf(stderr, "pelab export: %s\n", err);
+                return 2;
+            }
+            anim_only = 'R';
+            break;
+        case 'L':
+            if (app_parse_int("loop", v, 0, 65535, &x, err, sizeof err) < 0) {
+                fprintf(stderr, "pelab export: %s\n", err);
+                return 2;
+            }
+            anim.loop = (int)x;
+            anim_only = 'L';
+            break;
+        case 'Q':
+            if (app_parse_double("quality", v, 0, 100, 0, &anim.quality, err, sizeof err) < 0) {
+                fprintf(stderr, "pelab export: %s\n", err);
+                return 2;
+            }
+            anim_only = 'Q';
+            break;
+        case 'X':
+            anim.free_axes = 1;
+            anim_only = 'X';
+            break;
+        case 'T':
+            anim.dither = 1;
+            anim_only = 'T';
+            break;
         case 'F':
             format = v;
             break;
@@ -366,14 +423,38 @@ int app_cmd_export(int argc, char **argv)
         return 2;
     }
     if (!out) {
-        fprintf(stderr, "pelab export: -o FILE is required (.png .svg .pdf .csv .npy)\n");
+        fprintf(stderr, "pelab export: -o FILE is required (.png .svg .pdf .csv .npy; with "
+                        "--animate .gif .webp FOLDER/)\n");
         return 2;
     }
     if (app_state_validate(&st, err, sizeof err) < 0) {
         fprintf(stderr, "pelab export: %s\n", err);
         return 2;
     }
-    rc = app_export_file_as(&st, out, format, &o, err, sizeof err);
+    if (anim_only && !animate) {
+        static const struct {
+            int code;
+            const char *name;
+        } names[] = {
+            {'R', "fps"}, {'L', "loop"}, {'Q', "quality"}, {'X', "free-axes"}, {'T', "dither"}};
+        const char *name = "?";
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+            if (names[i].code == anim_only) name = names[i].name;
+        fprintf(stderr, "pelab export: --%s: only for animations (add --animate NAME=FROM:TO)\n",
+                name);
+        return 2;
+    }
+    if (animate && format) {
+        fprintf(stderr,
+                "pelab export: --format %s: not for animations (the format follows -o: "
+                ".gif .webp FOLDER/)\n",
+                format);
+        return 2;
+    }
+    if (animate)
+        rc = app_anim_export(&st, &anim, out, &o, err, sizeof err);
+    else
+        rc = app_export_file_as(&st, out, format, &o, err, sizeof err);
     if (rc != 0) {
         fprintf(stderr, "pelab export: %s\n", err);
         return rc;

@@ -360,14 +360,15 @@ static void get_rope_base(const app_state *st, char *buf, size_t n)
 static const char *const layout_names[] = {"interleaved", "concat", NULL};
 static const char *const freq_names[] = {"paper", "fairseq", NULL};
 static const char *const pairing_names[] = {"interleaved", "half", NULL};
-static const char *const scaling_names[] = {"none", "linear", "ntk", "dynamic",
-                                            "yarn", "llama3", NULL};
+static const char *const scaling_names[] = {"none", "linear", "ntk",      "dynamic",
+                                            "yarn", "llama3", "longrope", NULL};
 static const char *const alibi_names[] = {"causal", "symmetric", NULL};
 static const char *const t5_names[] = {"causal", "bidirectional", NULL};
 static const char *const sim_names[] = {"dot", "cosine", NULL};
 static const char *const theme_names[] = {"light", "dark", NULL};
 static const char *const scale_names[] = {"linear", "log", "nofirst", NULL};
 static const char *const onoff_names[] = {"off", "on", NULL};
+static const char *const xpos_zeta_names[] = {"full", "rotary", NULL};
 
 #define OFF(f) offsetof(app_state, f)
 #define INT_OPT(n, a, h, f, l, u)                                                                  \
@@ -397,13 +398,15 @@ static const app_option options[] = {
     CHO_OPT("freq", NULL, "sinusoid frequencies: paper|fairseq", p.freq, freq_names),
     CHO_OPT("pairing", NULL, "RoPE pairs: interleaved|half", p.pairing, pairing_names),
     DBL_OPT("rotary-frac", NULL, "RoPE rotated fraction of d, (0,1]", p.rotary_frac, 0, 1, 1),
-    CHO_OPT("scaling", NULL, "RoPE scaling: none|linear|ntk|dynamic|yarn|llama3", p.scaling.type,
+    CHO_OPT("scaling", NULL,
+            "RoPE scaling: none|linear|ntk|dynamic|yarn|llama3|longrope (--config)", p.scaling.type,
             scaling_names),
     DBL_OPT("factor", "f", "RoPE scaling factor, >= 1", p.scaling.factor, 1, 1e6, 0),
     INT_OPT("orig-ctx", NULL, "original context L0 for scaling, 1..1048576", p.scaling.original_ctx,
             1, PE_MAX_LEN),
     INT_OPT("seq-len", NULL,
-            "dynamic NTK sequence length, 0..16777216 (0 = not given: L0; extension views: target)",
+            "dynamic NTK and longrope sequence length, 0..16777216 (0 = not given: L0; extension "
+            "views: target)",
             p.scaling.seq_len, 0, 16777216),
     DBL_OPT("beta-fast", NULL, "YaRN beta_fast, > 0 (32)", p.scaling.beta_fast, 0, 1e6, 1),
     DBL_OPT("beta-slow", NULL, "YaRN beta_slow, > 0 (1)", p.scaling.beta_slow, 0, 1e6, 1),
@@ -429,6 +432,9 @@ static const app_option options[] = {
     INT_OPT("max-distance", NULL, "T5 max distance, 2..1048576", p.t5_max_distance, 2, PE_MAX_LEN),
     CHO_OPT("t5", NULL, "T5 buckets: causal|bidirectional", p.t5_bidirectional, t5_names),
     DBL_OPT("xpos-scale", NULL, "xPos scale base, > 0 (512)", p.xpos_scale_base, 0, 1e9, 1),
+    CHO_OPT("xpos-zeta", NULL,
+            "xPos zeta_k over: full (head dim d, torchscale) | rotary (rotary dim, lucidrains)",
+            p.xpos_zeta_rotary, xpos_zeta_names),
     DBL_OPT("std", NULL, "learned table init std, > 0 (0.02)", p.learned_std, 0, 1e3, 1),
     INT_OPT("seed", NULL, "random seed, 0..2147483647", p.seed, 0, 2147483647),
     INT_OPT("pos", "m", "RoPE query position m / decay reference p0 (-1 = L/2)", pos, -1,

@@ -59,6 +59,9 @@ typedef struct app_view_ctx {
     /* results keyed by their inputs, so a frame that changes nothing recomputes nothing and a
      * parameter change recomputes only what depends on it */
     app_cache_slot cache[APP_CACHE_SLOTS];
+    /* the author's title and subtitle over the view's, and a note after the subtitle (an
+     * animation's swept value); app_view_build points the scene at it */
+    scene_author author;
 } app_view_ctx;
 
 void app_view_ctx_free(app_view_ctx *c);

@@ -377,7 +377,16 @@ fig_rect fig_title(scene *s, const scene_target *t, const fig_theme *th, fig_rec
     metrics m = get_metrics(t);
     double tsize = t->cells ? 1.0 : 1.25, ssize = t->cells ? 1.0 : 0.9;
     double y = r.y + (t->cells ? 0.0 : m.pad);
-    char buf[512];
+    char buf[512], sub[512];
+    const scene_author *au = s->author;
+    if (au && au->title) title = au->title;
+    if (au && au->subtitle) subtitle = au->subtitle;
+    if (au && au->note && *au->note) {
+        /* first, so a long subtitle cut to the width keeps the value that changes */
+        snprintf(sub, sizeof sub, "%s%s%s", au->note, subtitle && *subtitle ? "   " : "",
+                 subtitle ? subtitle : "");
+        subtitle = sub;
+    }
     if (title && *title) {
         /* Titles are bold, which the target measures as regular: DejaVu Sans Bold runs up to
          * 1.2x wider ("iiii"), so fit the regular width into r.w / 1.2. */
@@ -432,6 +441,10 @@ fig_axes fig_axes_draw(scene *s, const scene_target *t, const fig_theme *th, fig
                        double x0, double x1, double y0, double y1, const char *xlabel,
                        const char *ylabel, unsigned flags)
 {
+    if (!(flags & FIG_Y_DOWN)) {
+        scene_lock_range(s, SCENE_RANGE_X, &x0, &x1);
+        scene_lock_range(s, SCENE_RANGE_Y, &y0, &y1);
+    }
     metrics m = get_metrics(t);
     int cells = t->cells;
     int xlog = (flags & FIG_XLOG) && x0 > 0 && x1 > 0;
@@ -635,6 +648,7 @@ double fig_colorbar_width(const scene_target *t)
 void fig_colorbar(scene *s, const scene_target *t, const fig_theme *th, fig_rect r, double vmin,
                   double vmax, const struct cmap *map, const char *label)
 {
+    scene_lock_range(s, SCENE_RANGE_CBAR, &vmin, &vmax);
     metrics m = get_metrics(t);
     if (!map) map = cmap_default_sequential();
     if (!isfinite(vmin) || !isfinite(vmax)) {
@@ -656,7 +670,10 @@ void fig_colorbar(scene *s, const scene_target *t, const fig_theme *th, fig_rect
         col[i] = (float)(vmax + (vmin - vmax) * ((double)i + 0.5) / (double)rows);
     if (vmin == vmax)
         for (size_t i = 0; i < rows; i++) col[i] = (float)vmin;
+    scene_ranges *held = s->ranges; /* the gradient is not a data heatmap: already locked */
+    s->ranges = NULL;
     scene_item *hm = scene_heatmap(s, bx, by, bw, bh, col, rows, 1, 1, vmin, vmax, map, th->mask);
+    s->ranges = held;
     if (hm) hm->flags |= SCENE_NEAREST;
     if (!t->cells) {
         double hw = 0.5 * m.lw;

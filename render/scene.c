@@ -94,6 +94,33 @@ void scene_reset(scene *s, double width, double height, uint32_t background)
     s->height = height;
     s->background = background;
     s->text_h = 0.0;
+    if (s->ranges) memset(s->ranges->seen, 0, sizeof s->ranges->seen);
+}
+
+void scene_lock_range(scene *s, int kind, double *lo, double *hi)
+{
+    scene_ranges *r = s->ranges;
+    if (!r || kind < 0 || kind >= SCENE_RANGE_KINDS || !isfinite(*lo) || !isfinite(*hi)) return;
+    int i = r->seen[kind]++;
+    if (i >= SCENE_RANGE_MAX) return;
+    int rev = *lo > *hi; /* keep the orientation the caller chose */
+    double a = rev ? *hi : *lo, b = rev ? *lo : *hi;
+    if (r->apply) {
+        if (i >= r->n[kind]) return;
+        a = r->lo[kind][i];
+        b = r->hi[kind][i];
+        *lo = rev ? b : a;
+        *hi = rev ? a : b;
+        return;
+    }
+    if (i >= r->n[kind]) {
+        r->n[kind] = i + 1;
+        r->lo[kind][i] = a;
+        r->hi[kind][i] = b;
+    } else {
+        if (a < r->lo[kind][i]) r->lo[kind][i] = a;
+        if (b > r->hi[kind][i]) r->hi[kind][i] = b;
+    }
 }
 
 static scene_item *push(scene *s, scene_kind kind, uint32_t color, double width, unsigned flags)
@@ -247,6 +274,7 @@ scene_item *scene_heatmap(scene *s, double x, double y, double w, double h, cons
                           size_t rows, size_t cols, size_t stride, double vmin, double vmax,
                           const struct cmap *map, uint32_t mask_color)
 {
+    scene_lock_range(s, SCENE_RANGE_HEAT, &vmin, &vmax);
     if (cols && rows > SIZE_MAX / cols) return NULL;
     size_t cells = rows * cols;
     if (cells > SIZE_MAX / sizeof(float)) return NULL;

@@ -110,6 +110,27 @@ typedef struct scene_item {
 
 typedef struct scene_arena_block scene_arena_block;
 
+/* Ranges an animation holds still. An animation builds every frame once recording the ranges
+ * its figures use (axes, colour ranges), then again with each replaced by the union over all
+ * frames, so the axes and colours do not jump from frame to frame. The n-th range of a kind in a
+ * frame is matched with the n-th of that kind in the others. Matrices' axes (FIG_Y_DOWN) are
+ * their data extents, not value ranges, and are left alone. */
+enum { SCENE_RANGE_X, SCENE_RANGE_Y, SCENE_RANGE_HEAT, SCENE_RANGE_CBAR, SCENE_RANGE_KINDS };
+enum { SCENE_RANGE_MAX = 64 };
+typedef struct scene_ranges {
+    int apply;                   /* 0: record (grow the unions), 1: replace by the unions */
+    int seen[SCENE_RANGE_KINDS]; /* ranges met in the current frame (scene_reset zeroes) */
+    int n[SCENE_RANGE_KINDS];    /* unions recorded */
+    double lo[SCENE_RANGE_KINDS][SCENE_RANGE_MAX], hi[SCENE_RANGE_KINDS][SCENE_RANGE_MAX];
+} scene_ranges;
+
+/* What an author asks of every figure, over what the view would draw (NULL = the view's). */
+typedef struct scene_author {
+    const char *title;    /* "" removes the title */
+    const char *subtitle; /* "" removes the subtitle */
+    const char *note;     /* appended to the subtitle (an animation's swept value) */
+} scene_author;
+
 typedef struct scene {
     scene_item *items; /* (n) in drawing order */
     size_t n, cap;
@@ -121,12 +142,19 @@ typedef struct scene {
      * reset set 0; the figure.c helpers copy it from their target; a view that draws text
      * without them sets it from its target. */
     double text_h;
+    /* Kept by scene_reset (owned by the caller, NULL when unused): see scene_ranges and
+     * scene_author. */
+    scene_ranges *ranges;
+    const scene_author *author;
 } scene;
 
 /* init/free; free accepts a zeroed struct. reset empties the list and recycles the arena. */
 void scene_init(scene *s, double width, double height, uint32_t background);
 void scene_free(scene *s);
 void scene_reset(scene *s, double width, double height, uint32_t background);
+/* The range [*lo, *hi] of the given kind passes through s->ranges: recorded, or replaced by the
+ * union over the frames (see scene_ranges). Nothing happens without s->ranges. */
+void scene_lock_range(scene *s, int kind, double *lo, double *hi);
 /* Arena allocation, 16-byte aligned, owned by the scene; NULL on failure. */
 void *scene_alloc(scene *s, size_t bytes);
 char *scene_strdup(scene *s, const char *str);

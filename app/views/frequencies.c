@@ -249,6 +249,11 @@ static int freq_build(app_view_ctx *c, const app_state *st, scene *s, const scen
             else
                 SUB(" (seq_len %d%s)", f.seq_len, sc->seq_len > 0 ? "" : " = T");
         }
+        if (type == PE_SCALING_LONGROPE) {
+            int lng = f.seq_len > sc->original_ctx;
+            SUB("  %s_factor (seq_len %d %s L0)", lng ? "long" : "short", f.seq_len,
+                lng ? ">" : "<=");
+        }
         if (f.attn != 1) SUB("  attn x%.4g", f.attn);
         SUB("  never turn: %d in L0, %d in T", never_o, never_e);
     }

@@ -129,33 +129,69 @@ static int rope_build(app_view_ctx *c, const app_state *st, scene *s, const scen
     return 0;
 }
 
+/* The data: one row per dimension i = 0..d-1 (NaN where a column has no entry).
+ * Columns 0-5, rows k < rotary_dim/2: the pair table k, theta_k, m theta_k mod 2pi,
+ * n theta_k mod 2pi, (m-n) theta_k wrapped, cos((m-n) theta_k).
+ * Columns 6-10, every row: i, then q at m and k at n rotated as a model rotates them (with the
+ * attention factor), under interleaved pairs and under half-split pairs: the vectors drawn, q =
+ * k = (1, 0) in every rotated pair and 0 in the unrotated dimensions, so sum_i q_i k_i is the
+ * title's score attn^2 sum_k cos((m-n) theta_k) under either pairing. */
+#define ROPE_DATA_COLS 11
 static int rope_data(app_view_ctx *c, const app_state *st, app_data *out, char *err, size_t errlen)
 {
     (void)c;
-    int np = pe_rope_rotary_dim(&st->p) / 2;
-    double *inv = malloc(sizeof *inv * (size_t)np);
-    if (!inv) return -1;
-    if (pe_rope_inv_freq(&st->p, inv, NULL, err, errlen) < 0 ||
-        app_data_alloc(out, 2, (size_t)np, 6, 0, err, errlen) < 0) {
+    const pe_params *p = &st->p;
+    int np = pe_rope_rotary_dim(p) / 2, d = p->dim;
+    double *inv = malloc(sizeof *inv * ((size_t)np + 2 * (size_t)d));
+    if (!inv) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    double attn = 1, *q = inv + np, *k = q + d;
+    if (pe_rope_inv_freq(p, inv, &attn, err, errlen) < 0 ||
+        app_data_alloc(out, 2, (size_t)d, ROPE_DATA_COLS, 0, err, errlen) < 0) {
         free(inv);
         return -1;
     }
     int m, n;
     rope_positions(st, &m, &n);
-    for (int k = 0; k < np; k++) {
-        double *row = out->data + (size_t)k * 6;
-        row[0] = k;
-        row[1] = inv[k];
-        row[2] = fmod(m * inv[k], 2 * APP_PI);
-        row[3] = fmod(n * inv[k], 2 * APP_PI);
-        row[4] = wrap_pi((m - n) * inv[k]);
-        row[5] = cos((m - n) * inv[k]);
+    for (int i = 0; i < d; i++) {
+        double *row = out->data + (size_t)i * ROPE_DATA_COLS;
+        for (int j = 0; j < 6; j++) row[j] = NAN;
+        row[6] = i;
+    }
+    for (int kk = 0; kk < np; kk++) {
+        double *row = out->data + (size_t)kk * ROPE_DATA_COLS;
+        row[0] = kk;
+        row[1] = inv[kk];
+        row[2] = fmod(m * inv[kk], 2 * APP_PI);
+        row[3] = fmod(n * inv[kk], 2 * APP_PI);
+        row[4] = wrap_pi((m - n) * inv[kk]);
+        row[5] = cos((m - n) * inv[kk]);
+    }
+    for (int pairing = 0; pairing < 2; pairing++) {
+        pe_params pp = *p;
+        pp.pairing = pairing ? PE_PAIRING_HALF : PE_PAIRING_INTERLEAVED;
+        memset(q, 0, sizeof *q * (size_t)d * 2);
+        for (int kk = 0; kk < np; kk++) {
+            int i0, i1;
+            pe_rope_pair(&pp, kk, &i0, &i1);
+            q[i0] = k[i0] = 1;
+        }
+        pe_rope_rotate(&pp, inv, attn, q, m);
+        pe_rope_rotate(&pp, inv, attn, k, n);
+        for (int i = 0; i < d; i++) {
+            double *row = out->data + (size_t)i * ROPE_DATA_COLS;
+            row[7 + 2 * pairing] = q[i];
+            row[8 + 2 * pairing] = k[i];
+        }
     }
     out->f64 = 1;
     snprintf(out->what, sizeof out->what,
-             "(pairs, 6): k, theta_k, m*theta_k mod 2pi, n*theta_k mod 2pi, (m-n)theta_k wrapped, "
-             "cos((m-n)theta_k); m=%d n=%d",
-             m, n);
+             "(d, 11): rows k < %d: k, theta_k, m theta mod 2pi, n theta mod 2pi, (m-n)theta "
+             "wrapped, cos; every row i: i, q_m[i], k_n[i] interleaved, q_m[i], k_n[i] half "
+             "(q=k=(1,0) per pair, x attn %.6g); m=%d n=%d",
+             np, attn, m, n);
     free(inv);
     return 0;
 }

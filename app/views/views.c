@@ -45,5 +45,6 @@ int app_view_build(app_view_ctx *c, const app_state *st, scene *s, const scene_t
     c->has_main = 0;
     c->readout[0] = '\0';
     c->notice[0] = '\0';
+    s->author = &c->author;
     return app_view_at((size_t)st->view)->build(c, st, s, t, err, errlen);
 }

@@ -56,8 +56,9 @@ const char *model_pe_extrapolation_note(int pe)
         return "nope: no position signal at all; past ctx only the causal mask changes (each "
                "token averages over more keys than in training)";
     case MODEL_PE_LEARNED:
-        return "learned: positions >= ctx read table rows that training never updated (still "
-               "their random initial values)";
+        return "learned: positions >= ctx read table rows that got no gradient in training, only "
+               "AdamW's weight decay (their random initial values shrunk by prod(1 - lr wd): "
+               "x0.72 with the default schedule)";
     case MODEL_PE_SINUSOIDAL:
         return "sinusoidal: positions >= ctx add sin/cos vectors (fixed, defined everywhere) "
                "that the network never saw in training";
@@ -139,7 +140,8 @@ int model_config_fix(model_config *c, char *err, size_t errlen)
     if (!rc) rc = range(c->steps, 0, 100000000, "steps", err, errlen);
     if (!rc) rc = range(c->batch, 1, 4096, "batch", err, errlen);
     if (!rc) rc = range(c->warmup, 0, 100000000, "warmup", err, errlen);
-    if (!rc) rc = frange(c->lr, 1e-9, 10, "lr", err, errlen);
+    /* lr is a float: the bound is the float nearest 1e-9, or --lr 1e-9 itself would fail */
+    if (!rc) rc = frange(c->lr, (float)1e-9, 10, "lr", err, errlen);
     if (!rc) rc = frange(c->min_lr, 0, c->lr, "min-lr", err, errlen);
     if (!rc) rc = frange(c->weight_decay, 0, 10, "weight-decay", err, errlen);
     if (!rc) rc = frange(c->clip, 0, 1e9, "clip", err, errlen);

@@ -141,7 +141,8 @@ typedef struct model_config {
     int hidden;      /* MLP width, usually 4 * dim */
     int vocab;       /* V, equals the vocabulary's n */
     int tied;        /* 1: the output layer reuses the token embedding */
-    int pos_len;     /* learned: table rows (4 * ctx, rows past ctx stay untrained); else 0 */
+    int pos_len;     /* learned: table rows (4 * ctx; rows past ctx get no gradient, only
+                        weight decay); else 0 */
     float emb_scale; /* token embeddings are multiplied by this at the input (sinusoidal:
                         sqrt(dim), the paper's recipe; others 1) */
     uint64_t seed;   /* weight initialisation and training batches */
