@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "input.h"
 #include "view_list.h"
 
 static void rope_positions(const app_state *st, int *m, int *n)
@@ -196,8 +197,75 @@ static int rope_data(app_view_ctx *c, const app_state *st, app_data *out, char *
     return 0;
 }
 
+/* ---- the explorer's side: the arrows move the positions, space animates m ---------------- */
+
+/* arg as the explorer's cursor keys: 0 up, 1 down, 2 left, 3 right, +4 big; left/right move m,
+ * up/down n */
+static int rope_key_move(app_view_ctx *c, app_state *st, int arg, char *msg, size_t n)
+{
+    (void)c;
+    int dir = arg & 3, step = arg >= 4 ? 10 : 1, last = st->p.len - 1;
+    st->pos_frac = 0;
+    int m = st->pos < 0 ? 3 : st->pos;
+    if (dir >= 2) {
+        m += dir == 3 ? step : -step;
+        st->pos = m < 0 ? 0 : m > last ? last : m;
+    } else {
+        int k = st->pos_k + (dir == 0 ? step : -step);
+        st->pos_k = k < 0 ? 0 : k > last ? last : k;
+    }
+    snprintf(msg, n, "m = %d, n = %d, m - n = %d", st->pos, st->pos_k, st->pos - st->pos_k);
+    return 0;
+}
+
+static int rope_key_play(app_view_ctx *c, app_state *st, int arg, char *msg, size_t n)
+{
+    (void)c;
+    (void)arg;
+    st->playing = !st->playing;
+    snprintf(msg, n, "%s",
+             st->playing ? "playing: m advances (space pauses, arrows step)" : "paused");
+    return 0;
+}
+
+/* 4 positions a second: slow enough to follow the fast pairs; smooth turns in the window */
+static int rope_tick(app_view_ctx *c, app_state *st, double dt, int smooth)
+{
+    (void)c;
+    double m = (st->pos < 0 ? 3 : st->pos) + st->pos_frac + dt * 4;
+    if (m >= st->p.len) m = 0;
+    st->pos = (int)floor(m);
+    st->pos_frac = smooth ? m - floor(m) : 0;
+    return 1;
+}
+
+static const app_view_key rope_keys[] = {
+    {UI_KEY_LEFT, rope_key_move, 2, "arrows, hjkl",
+     "left / right: query position m; up / down: key position n (HJKL, PgUp/PgDn: 10)"},
+    {UI_KEY_RIGHT, rope_key_move, 3, NULL, NULL},
+    {UI_KEY_UP, rope_key_move, 0, NULL, NULL},
+    {UI_KEY_DOWN, rope_key_move, 1, NULL, NULL},
+    {'h', rope_key_move, 2, NULL, NULL},
+    {'l', rope_key_move, 3, NULL, NULL},
+    {'k', rope_key_move, 0, NULL, NULL},
+    {'j', rope_key_move, 1, NULL, NULL},
+    {'H', rope_key_move, 6, NULL, NULL},
+    {'L', rope_key_move, 7, NULL, NULL},
+    {'K', rope_key_move, 4, NULL, NULL},
+    {'J', rope_key_move, 5, NULL, NULL},
+    {UI_KEY_PGUP, rope_key_move, 4, NULL, NULL},
+    {UI_KEY_PGDN, rope_key_move, 5, NULL, NULL},
+    {' ', rope_key_play, 0, "space", "play / pause: m advances, 4 positions a second"},
+    {0, NULL, 0, NULL, NULL},
+};
+
 const app_view app_view_rope = {
-    "rope",        "RoPE as rotating vector pairs: q at position m, k at n, one circle per pair",
-    rope_validate, rope_build,
-    rope_data,
+    .name = "rope",
+    .description = "RoPE as rotating vector pairs: q at position m, k at n, one circle per pair",
+    .validate = rope_validate,
+    .build = rope_build,
+    .data = rope_data,
+    .options = "dim len base pairing rotary-frac pos pos-k",
+    .keys = rope_keys,
+    .tick = rope_tick,
 };

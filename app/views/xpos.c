@@ -228,7 +228,10 @@ static int xpv_data(app_view_ctx *c, const app_state *st, app_data *out, char *e
 }
 
 const app_view app_view_xpos = {
-    "xpos",       "xPos per-pair decay factors and the all-ones score with and without them",
-    xpv_validate, xpv_build,
-    xpv_data,
+    .name = "xpos",
+    .description = "xPos per-pair decay factors and the all-ones score with and without them",
+    .validate = xpv_validate,
+    .build = xpv_build,
+    .data = xpv_data,
+    .options = "dim len base pairing rotary-frac xpos-scale xpos-zeta",
 };

@@ -6,12 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pelab_build.h" /* HAVE_OPENMP */
 #include "nn.h"
-
-#if HAVE_OPENMP && defined(_OPENMP)
-#include <omp.h>
-#endif
+#include "pool.h"
 
 int model_fail(char *err, size_t errlen, int status, const char *fmt, ...)
 {
@@ -26,12 +22,17 @@ int model_fail(char *err, size_t errlen, int status, const char *fmt, ...)
 
 int model_threads(int threads)
 {
-#if HAVE_OPENMP && defined(_OPENMP)
-    if (threads <= 0) threads = omp_get_max_threads();
-#else
-    threads = 1;
-#endif
-    return threads < 1 ? 1 : threads;
+    return threads > 0 ? threads : pool_cpus_free();
+}
+
+int model_cpus(void)
+{
+    return pool_cpus();
+}
+
+int model_cpus_free(void)
+{
+    return pool_cpus_free();
 }
 
 static const char *const pe_names[MODEL_PE_COUNT] = {"nope",  "learned", "sinusoidal",
@@ -436,8 +437,9 @@ int model_eval_positions(const model *m, const int *ids, size_t n, int win, int 
         return model_fail(err, errlen, rc == PE_ERANGE ? rc : PE_ENOMEM,
                           "evaluation: no memory for %d windows of %d", B, win);
     }
-    int nt = model_threads(threads);
+    pool_tuner tu = {.max = model_threads(threads)};
     for (size_t w0 = 0; w0 < nwin; w0 += (size_t)B) {
+        int nt = pool_tuner_begin(&tu);
         int nb = nwin - w0 < (size_t)B ? (int)(nwin - w0) : B;
         for (int b = 0; b < nb; b++)
             for (int t = 0; t < win; t++) {
@@ -446,6 +448,7 @@ int model_eval_positions(const model *m, const int *ids, size_t n, int win, int 
                 tg[b * win + t] = ids[at + 1];
             }
         nn_forward(&d, &l, m->params, &pos, offset, &a, in, tg, nb, win, nt);
+        pool_tuner_end(&tu);
         const float *losses = nn_losses(&a, &d);
         for (int b = 0; b < nb; b++)
             for (int t = 0; t < win; t++) {

@@ -247,6 +247,11 @@ typedef int (*model_progress_fn)(void *user, const model_progress *p);
 int model_train(model *m, const int *ids, size_t n, int threads, model_progress_fn cb, void *user,
                 char *err, size_t errlen);
 
+/* CPUs this process may run on, and how many of them are free now (measured over 50 ms from
+ * /proc/stat): what threads = 0 uses in model_train and model_eval_positions. */
+int model_cpus(void);
+int model_cpus_free(void);
+
 /* Benchmark results. */
 typedef struct model_bench_result {
     double train_tokens_per_s; /* tokens per second of full training steps */

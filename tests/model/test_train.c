@@ -122,6 +122,11 @@ int main(void)
     TAP_OK(!memcmp(a.params, b.params, a.n_params * sizeof(float)),
            "1 and 2 threads give bit-identical weights");
     model_free(&b);
+    model_init(&b, &c, &v, err, sizeof err);
+    model_train(&b, ids, n, 3, NULL, NULL, err, sizeof err);
+    TAP_OK(!memcmp(a.params, b.params, a.n_params * sizeof(float)),
+           "1 and 3 threads give bit-identical weights");
+    model_free(&b);
     c.seed = 6;
     model_init(&b, &c, &v, err, sizeof err);
     model_train(&b, ids, n, 2, NULL, NULL, err, sizeof err);
