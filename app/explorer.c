@@ -147,14 +147,26 @@ static void act_help(app_explorer *x, int arg)
     x->help_scroll = 0;
 }
 
+/* The size `s` saves at, which the command `e` shows carries too, so both name one figure. */
+static const app_export_opts save_opts = {1200, 750, 96};
+
+/* The `pelab export` command of the figure `s` would save to path. */
+static void save_command(const app_explorer *x, const char *path, char *buf, size_t n)
+{
+    app_export_command(&x->st, NULL, buf, n);
+    size_t u = strlen(buf);
+    snprintf(buf + u, n - u, " --width %d --height %d -o %s", save_opts.width, save_opts.height,
+             path);
+}
+
 static void act_save(app_explorer *x, int arg)
 {
     (void)arg;
     char path[256], err[512];
     app_next_save_name(&x->st, "png", path, sizeof path);
-    app_export_opts o = {1200, 750, 96};
+    app_export_opts o = save_opts;
     app_state st = x->st;
-    app_export_command(&x->st, path, st.command, sizeof st.command);
+    save_command(x, path, st.command, sizeof st.command);
     if (app_export_file(&st, path, &o, err, sizeof err) != 0)
         say(x, 1, "save failed: %s", err);
     else
@@ -166,7 +178,7 @@ static void act_print_command(app_explorer *x, int arg)
     (void)arg;
     char cmd[1024], path[256];
     app_next_save_name(&x->st, "png", path, sizeof path);
-    app_export_command(&x->st, path, cmd, sizeof cmd);
+    save_command(x, path, cmd, sizeof cmd);
     if (x->n_saved < 8)
         snprintf(x->saved_commands[x->n_saved++], sizeof x->saved_commands[0], "%s", cmd);
     say(x, 0, "%s   (printed again on exit)", cmd);

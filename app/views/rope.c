@@ -265,7 +265,8 @@ const app_view app_view_rope = {
     .validate = rope_validate,
     .build = rope_build,
     .data = rope_data,
-    .options = "dim len base pairing rotary-frac pos pos-k",
+    .options =
+        "dim len base pairing rotary-frac scaling factor orig-ctx seq-len attn-factor pos pos-k",
     .keys = rope_keys,
     .tick = rope_tick,
 };
