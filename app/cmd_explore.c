@@ -2,10 +2,12 @@
  * the other commands: it parses like them and hands the state to a front end. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 #include "frontend.h"
 #include "options.h"
+#include "termcolor.h"
 
 int app_cmd_explore(int argc, char **argv, int gui)
 {
@@ -49,6 +51,11 @@ int app_cmd_explore(int argc, char **argv, int gui)
         fprintf(stderr, "%s: %s\n", name, err);
         return 2;
     }
+    /* the terminal explorer follows a dark terminal (COLORFGBG) unless --theme says otherwise;
+     * the page is then left in the terminal's own background (render/backend_tui.c) */
+    int theme_given = 0;
+    for (int i = 1; i < argc; i++) theme_given |= strncmp(argv[i], "--theme", 7) == 0;
+    if (!gui && !theme_given && termcolor_colorfgbg_dark(getenv("COLORFGBG")) == 1) st.dark = 1;
     app_explorer *x = calloc(1, sizeof *x);
     if (!x) {
         fprintf(stderr, "%s: out of memory\n", name);

@@ -56,6 +56,9 @@ int app_view_build(app_view_ctx *c, const app_state *st, scene *s, const scene_t
     s->text_h = t->text_h; /* text sizes are multiples of it; the backend needs the base */
     c->has_main = 0;
     c->readout[0] = '\0';
+    /* whatever led here (a key, a lesson, a slider), a view draws only states it accepts */
+    const app_view *v = app_view_at((size_t)st->view);
+    if (v->validate && v->validate(st, err, errlen) < 0) return -1;
     c->notice[0] = '\0';
     s->author = &c->author;
     return app_view_at((size_t)st->view)->build(c, st, s, t, err, errlen);
