@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "commands.h"
 #include "frontend.h"
 #include "options.h"
 #include "termcolor.h"
@@ -14,11 +15,11 @@ int app_cmd_explore(int argc, char **argv, int gui)
     app_state st;
     app_state_default(&st);
     const char *name = gui ? "pelab gui" : "pelab";
-    app_cli_extra extra[] = {{"config", 'C'}, {"frames", 'F'}, {"help", '?'}};
+    app_cli_extra extra[16]; /* its own options are the command table's (commands.c) */
+    size_t n_extra = app_command_extras(app_command_find(gui ? "gui" : ""), extra, 16);
     app_cli_args args;
     char err[512];
-    if (app_cli_parse(&st, argc, argv, extra, sizeof extra / sizeof extra[0], &args, err,
-                      sizeof err) < 0) {
+    if (app_cli_parse(&st, argc, argv, extra, n_extra, &args, err, sizeof err) < 0) {
         fprintf(stderr, "%s: %s\n", name, err);
         return 2;
     }

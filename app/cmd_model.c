@@ -184,7 +184,7 @@ static int train_progress(void *user, const model_progress *p)
     return stop_requested != 0;
 }
 
-static void train_usage(FILE *f)
+void app_train_usage(FILE *f)
 {
     fprintf(
         f,
@@ -400,7 +400,7 @@ int app_cmd_train(int argc, char **argv)
             break;
         case O_HELP:
         case 'h':
-            train_usage(stdout);
+            app_train_usage(stdout);
             return 0;
         case ':':
             fprintf(stderr, "pelab train: %s needs a value\n", argv[optind - 1]);
@@ -524,7 +524,7 @@ out:
 
 /* ---- eval --------------------------------------------------------------------------------- */
 
-static void eval_usage(FILE *f)
+void app_eval_usage(FILE *f)
 {
     fprintf(f, "usage: pelab eval [--extrapolate] [options] MODEL...\n"
                "Held-out loss (nats per token) of each model on stories from a seed it never saw.\n"
@@ -585,7 +585,7 @@ int app_cmd_eval(int argc, char **argv)
             break;
         case O_HELP:
         case 'h':
-            eval_usage(stdout);
+            app_eval_usage(stdout);
             return 0;
         case ':':
             fprintf(stderr, "pelab eval: %s needs a value\n", argv[optind - 1]);

@@ -77,9 +77,12 @@ int app_explorer_tick(app_explorer *x, double dt);
 int app_explorer_animating(const app_explorer *x);
 
 /* Build the whole frame for target t: the view in the top part, the status lines at the bottom,
- * the help overlay when open, the slider panel in the window. Never fails: a view that cannot be
- * drawn shows its message. */
+ * the help overlay when open (terminal), the slider panel in the window. Never fails: a view
+ * that cannot be drawn shows its message. */
 void app_explorer_frame(app_explorer *x, scene *s, const scene_target *t);
+/* The `?` help overlay over the part of t above the status lines, when it is open (the window
+ * calls it after its slider panel, so the panel never clips it; the terminal's frame draws it). */
+void app_explorer_overlay(app_explorer *x, scene *s, const scene_target *t);
 
 struct app_option;
 
@@ -104,7 +107,8 @@ void app_explorer_status(const app_explorer *x, char *buf, size_t n);
 /* 1 when option o is one of the current view's (what the status line, the sliders and the
  * option keys follow). */
 int app_explorer_uses(const app_explorer *x, const struct app_option *o);
-/* The current view's options in the order it lists them (the status line, the sliders). */
+/* The current view's options in the order it lists them, without those that do not apply to
+ * the state (app_option.applies): the status line, the sliders, the option keys' help. */
 size_t app_explorer_options(const app_explorer *x, const struct app_option **out, size_t max);
 
 #endif

@@ -1,16 +1,12 @@
-/* views.c: the view table. Adding a view is one file under app/views/ and one line here; the
- * explorer's number keys follow this order. */
+/* views.c: the view table, from the list in view_list.h (one X(name) line per view). */
 #include <stdio.h>
 #include <string.h>
 
 #include "view_list.h"
 
-static const app_view *const views[] = {
-    &app_view_heatmap,    &app_view_similarity, &app_view_decay,         &app_view_alibi,
-    &app_view_rope,       &app_view_wavelength, &app_view_frequencies,   &app_view_extension,
-    &app_view_resolution, &app_view_t5,         &app_view_xpos,          &app_view_xl,
-    &app_view_attention,  &app_view_compare,    &app_view_extrapolation,
-};
+#define APP_VIEW_ENTRY(n) &app_view_##n,
+static const app_view *const views[] = {APP_VIEWS(APP_VIEW_ENTRY)};
+#undef APP_VIEW_ENTRY
 
 size_t app_view_count(void)
 {
