@@ -207,6 +207,19 @@ static void act_zoom(app_explorer *x, int arg)
     say(x, 0, "zoom %.0f%%", z * 100);
 }
 
+int app_explorer_sidebar_shown(const app_explorer *x)
+{
+    /* a projector zoom gives the panel's width to the figure first */
+    return x->sidebar == 1 || (x->sidebar == 0 && x->st.zoom <= 1.25);
+}
+
+static void act_sidebar(app_explorer *x, int arg)
+{
+    (void)arg;
+    x->sidebar = app_explorer_sidebar_shown(x) ? 2 : 1;
+    say(x, 0, "slider panel %s (| toggles)", x->sidebar == 1 ? "shown" : "hidden");
+}
+
 static void act_fullscreen(app_explorer *x, int arg)
 {
     (void)arg;
@@ -255,6 +268,8 @@ static const key_binding keys[] = {
     {'+', act_zoom, 1, "+ / -", "window: scale fonts and lines (projector)"},
     {'-', act_zoom, -1, NULL, NULL},
     {'f', act_fullscreen, 0, "f, F11", "window: fullscreen"},
+    {'|', act_sidebar, 0, "|",
+     "window: show / hide the slider panel (hidden by itself above 125% zoom)"},
     {UI_KEY_F11, act_fullscreen, 0, NULL, NULL},
     {'0', act_reset, 0, "0", "reset every parameter to its default"},
     {'?', act_help, 0, "?", "this help (Esc closes)"},

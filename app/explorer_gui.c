@@ -134,6 +134,7 @@ static void slider_drag(app_explorer *x, const scene_target *t, int i, double px
 /* Which slider row the point is on (-1 none). */
 static int slider_hit(const app_explorer *x, const scene_target *t, double px, double py)
 {
+    if (!app_explorer_sidebar_shown(x)) return -1;
     size_t n = sliders_for(x).n;
     panel p = panel_geometry(t, x->view_h, n);
     if (px < p.x || py < p.y || py > x->view_h) return -1;
@@ -153,14 +154,19 @@ static scene_target gui_target(window *win, const app_state *st)
 
 void app_gui_frame(app_explorer *x, scene *s, const scene_target *t)
 {
-    /* the view gets the canvas left of the slider panel */
+    /* the view gets the canvas left of the slider panel, or all of it when the panel is hidden
+     * (the | key, or a projector zoom) */
+    int shown = app_explorer_sidebar_shown(x);
     panel p = panel_geometry(t, t->height, 0);
     scene_target full = *t;
-    full.width = p.x;
+    if (shown) full.width = p.x;
     app_explorer_frame(x, s, &full);
     s->width = t->width;
     /* the status band and the panel span the whole width */
-    draw_panel(x, s, t);
+    if (shown)
+        draw_panel(x, s, t);
+    else
+        x->panel_x = 0;
     app_explorer_overlay(x, s, t); /* over the panel too, never clipped by it */
 }
 

@@ -37,6 +37,10 @@ int app_export_file(const app_state *st, const char *path, const app_export_opts
 int app_export_file_as(const app_state *st, const char *path, const char *format,
                        const app_export_opts *o, char *err, size_t errlen);
 
+/* Write f as printf("%.9g") does (at most 16 bytes and a NUL into buf); returns the length.
+ * The CSV writer's number format: 9 significant digits read back to the same float. */
+int app_format_float(char *buf, float f);
+
 /* `pelab export VIEW [options] -o FILE`: argv[0] is "export". Returns the exit status. */
 int app_cmd_export(int argc, char **argv);
 
