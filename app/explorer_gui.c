@@ -276,7 +276,18 @@ int app_run_gui(app_explorer *x, int frames)
                 x->dirty = 1;
                 handled = 1;
             }
+            int copy = ev.type == UI_EV_KEY && ev.key == 'e' && x->mode == APP_MODE_NORMAL;
             if (!handled) x->dirty |= app_explorer_event(x, &ev);
+            if (copy && x->n_saved > 0) {
+                /* e: the command also goes on the clipboard, ready to paste into a shell */
+                const char *cmd = x->saved_commands[x->n_saved - 1];
+                size_t u = strlen(x->message);
+                if (window_set_clipboard(win, cmd, err, sizeof err) == 0)
+                    snprintf(x->message + u, sizeof x->message - u, "  (copied to the clipboard)");
+                else
+                    snprintf(x->message + u, sizeof x->message - u, "  (no clipboard: %.80s)", err);
+                x->dirty = 1;
+            }
             got = window_poll(win, &ev, 0);
         }
         double tn = now_s();
