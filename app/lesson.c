@@ -255,6 +255,44 @@ static int rope_freqs(const app_state *st, double **inv, int *np, double *attn)
     return 0;
 }
 
+/* A view's readout is laid out for the status line ("m 5  n 2  m-n 3  q.k 1.964890": fields
+ * two spaces apart, six decimals so the cursor's value can be compared digit by digit). Inside
+ * a sentence that reads badly, so {readout} puts it in prose form: "m=5, n=2, m-n=3,
+ * q.k=1.9649", every decimal to 4 places like the lessons' other numbers. A field that is not
+ * "NAME NUMBER" ("masked (j > i: the future)") is kept as it is. */
+static void readout_prose(const char *in, char *out, size_t n)
+{
+    size_t u = 0;
+    out[0] = '\0';
+    for (const char *p = in; *p && u + 1 < n;) {
+        while (*p == ' ') p++;
+        if (!*p) break;
+        const char *end = strstr(p, "  ");
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char field[256], val[64];
+        snprintf(field, sizeof field, "%.*s", (int)(len < 255 ? len : 255), p);
+        p += len;
+        char *sp = strrchr(field, ' ');
+        char *num_end = NULL;
+        double v = sp ? strtod(sp + 1, &num_end) : 0;
+        int numeric = sp && sp[1] && num_end && !*num_end && isfinite(v) && field[0] != '(';
+        const char *sep = u == 0 ? "" : field[0] == '(' ? " " : ", ";
+        int w;
+        if (numeric) {
+            *sp = '\0';
+            if (strpbrk(sp + 1, ".eE"))
+                snprintf(val, sizeof val, fabs(v) < 1e-3 && v != 0 ? "%.4g" : "%.4f", v);
+            else
+                snprintf(val, sizeof val, "%.0f", v);
+            w = snprintf(out + u, n - u, "%s%s=%s", sep, field, val);
+        } else {
+            w = snprintf(out + u, n - u, "%s%s", sep, field);
+        }
+        u += w > 0 ? (size_t)w : 0;
+        if (u >= n) u = n - 1;
+    }
+}
+
 /* Fill one placeholder (name without braces) into out. Returns 0, or -1 with a message when
  * the name is unknown (so --check can report it). */
 static int placeholder(const char *name, const app_state *st, const char *readout, char *out,
@@ -262,7 +300,10 @@ static int placeholder(const char *name, const app_state *st, const char *readou
 {
     int m = st->pos < 0 ? 3 : st->pos, k = st->pos_k;
     if (strcmp(name, "readout") == 0) {
-        snprintf(out, n, "%s", readout && readout[0] ? readout : "(move the cursor to read)");
+        if (readout && readout[0])
+            readout_prose(readout, out, n);
+        else
+            snprintf(out, n, "(move the cursor to read)");
         return 0;
     }
     if (strcmp(name, "distance") == 0) {

@@ -129,6 +129,9 @@ sleep 1
 cmp -s "$dir/first.pdf" "$dir/rope.pdf"; ok $? "the same command twice writes the same bytes"
 pdffonts "$dir/rope.pdf" | awk 'NR > 2 && $0 !~ / yes +yes +yes / { bad = 1 } END { exit bad }'
 ok $? "every font in the handout is embedded with a Unicode map (text selectable)"
+# {readout} in a caption reads as prose, decimals to 4 places like the caption's other numbers
+pdftotext -f 3 -l 3 "$dir/rope.pdf" - | norm | grep -qF "the readout says m=5, n=2, m-n=3, q.k=1.9649."
+ok $? "{readout} in a caption: 'm=5, n=2, m-n=3, q.k=1.9649'"
 "$pelab" lesson rope --handout "$dir/x.png" >/dev/null 2>"$dir/err"
 rc=$?
 [ "$rc" -eq 2 ] && grep -q "pdf" "$dir/err"; ok $? "a handout that is not .pdf: exit 2 ($(head -c 100 "$dir/err"))"
