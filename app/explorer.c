@@ -16,6 +16,7 @@
 #include "export.h"
 #include "figure.h"
 #include "options.h"
+#include "raster.h"
 
 /* ---- helpers ----------------------------------------------------------------------------- */
 
@@ -413,6 +414,19 @@ static void complete(app_explorer *x)
     }
 }
 
+/* Whether the current view builds with the state a ':' command just set: some values are only
+ * found wrong when used (a checkpoint that does not load, a data file). Built off screen into a
+ * scratch scene with the view's own cache, so the next frame reuses the work. */
+static int command_builds(app_explorer *x, char *err, size_t errlen)
+{
+    scene s;
+    scene_init(&s, 1000, 600, 0xffffff);
+    scene_target t = raster_target(1000, 600, raster_font_px(1000, 600, 1));
+    int rc = app_view_build(&x->ctx[x->st.view], &x->st, &s, &t, err, errlen);
+    scene_free(&s);
+    return rc;
+}
+
 static int command_key(app_explorer *x, uint32_t key)
 {
     if (key == UI_KEY_ESC) {
@@ -423,12 +437,20 @@ static int command_key(app_explorer *x, uint32_t key)
         char err[512];
         if (x->cmd_len == 0) {
             x->message[0] = '\0';
-        } else if (app_option_command(&x->st, x->cmd, err, sizeof err) < 0) {
-            say(x, 1, "%s", err);
         } else {
-            say(x, 0, ":%s applied", x->cmd);
-            x->st.cursor_on = 0;
-            settle(x);
+            app_state before = x->st;
+            if (app_option_command(&x->st, x->cmd, err, sizeof err) < 0) {
+                say(x, 1, "%s", err);
+            } else if (command_builds(x, err, sizeof err) < 0) {
+                /* set, but the view cannot show it (a model file that does not load): keep
+                 * what worked and say why, rather than "applied" above an error screen */
+                x->st = before;
+                say(x, 1, ":%s not applied: %s", x->cmd, err);
+            } else {
+                say(x, 0, ":%s applied", x->cmd);
+                x->st.cursor_on = 0;
+                settle(x);
+            }
         }
     } else if (key == UI_KEY_BACKSPACE || key == 127 || key == 8) {
         if (x->cmd_len > 0)
