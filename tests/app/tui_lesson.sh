@@ -65,6 +65,10 @@ wait_for ":slide '999': allowed 1..$count"; ok $? ":slide 999 is refused with th
 tm send-keys -t t l
 wait_for "(1..9 or :slide N jumps, any key closes)" && wait_for "${titles[0]}"
 ok $? "l lists the slides"
+# the box has a row for its bottom border: the last slide's row is not drawn on it
+last=$(screen | grep -F -- "${titles[$((count - 1))]}" | head -1)
+echo "$last" | grep -q '⢸' && ! echo "$last" | grep -q '⣀'
+ok $? "the list's last slide sits inside the box, above its bottom border ($last)"
 tm send-keys -t t Escape
 tm send-keys -t t 1
 check 1 "back to slide 1"
