@@ -197,7 +197,16 @@ fig_axes app_draw_matrix(scene *s, const scene_target *t, const fig_theme *th, f
                          const struct cmap *map, double vmin, double vmax, const char *cbar_label,
                          uint32_t mask_color);
 /* Draw a cursor cross-hair box at data cell (r, c) of axes a (matrix axes, rows down). */
-void app_draw_cell_cursor(scene *s, const fig_theme *th, const fig_axes *a, double r, double c);
+void app_draw_cell_cursor(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a,
+                          double r, double c);
+/* The data cursor's line (the hover / cursor position in a line view) from (x0, y0) to (x1, y1):
+ * the theme's ink, solid, over a halo of the background (pixel targets), so it is no series
+ * colour, stays visible on a heatmap and is told apart from the dashed reference lines. */
+void app_cursor_line(scene *s, const scene_target *t, const fig_theme *th, double x0, double y0,
+                     double x1, double y1);
+/* app_cursor_line across the whole height of axes a at data x. */
+void app_cursor_vline(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a,
+                      double x);
 
 /* The title block: draws title and subtitle on the whole canvas, returns the rest. */
 fig_rect app_frame(scene *s, const scene_target *t, const fig_theme *th, const char *title,

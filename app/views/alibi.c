@@ -121,7 +121,7 @@ static int alibi_build(app_view_ctx *c, const app_state *st, scene *s, const sce
         if (st->cursor_on) {
             int i = st->cur_r < p->len ? st->cur_r : p->len - 1;
             int j = st->cur_c < p->len ? st->cur_c : p->len - 1;
-            app_draw_cell_cursor(s, th, &a, i, j);
+            app_draw_cell_cursor(s, t, th, &a, i, j);
             /* the exact value under the cursor (the figure may be sampled) */
             double v =
                 j > i && !p->alibi_symmetric ? -INFINITY : -slopes[h0] * fabs((double)(i - j));

@@ -588,7 +588,7 @@ static void draw_head_matrix(actx *c, app_view_ctx *vc, const app_attn *a, fig_r
     if (c->st->cursor_on) {
         int i = c->st->cur_r < n1 ? c->st->cur_r : n1 - 1;
         int j = c->st->cur_c < n1 ? c->st->cur_c : n1 - 1;
-        app_draw_cell_cursor(c->s, th, &ax, i, j);
+        app_draw_cell_cursor(c->s, t, th, &ax, i, j);
         if (j > i) {
             snprintf(vc->readout, sizeof vc->readout,
                      "query %d \"%s\", key %d: masked (the future)", i, a->tok[i].word, j);

@@ -243,15 +243,37 @@ fig_axes app_draw_matrix(scene *s, const scene_target *t, const fig_theme *th, f
     return a;
 }
 
-void app_draw_cell_cursor(scene *s, const fig_theme *th, const fig_axes *a, double r, double c)
+void app_cursor_line(scene *s, const scene_target *t, const fig_theme *th, double x0, double y0,
+                     double x1, double y1)
+{
+    /* not the accent: in the light theme it equals a series colour (the 'learned' curve) */
+    if (!t->cells) scene_line(s, x0, y0, x1, y1, th->bg, t->hairline * 4, 0);
+    scene_line(s, x0, y0, x1, y1, th->fg, t->cells ? 0 : t->hairline * 1.5, 0);
+}
+
+void app_cursor_vline(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a,
+                      double x)
+{
+    double fx = fig_x(a, x);
+    if (t->cells) fx = floor(fx) + 0.5;
+    app_cursor_line(s, t, th, fx, a->area.y, fx, a->area.y + a->area.h);
+}
+
+void app_draw_cell_cursor(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a,
+                          double r, double c)
 {
     double x0 = fig_x(a, c), x1 = fig_x(a, c + 1);
     double y0 = fig_y(a, r), y1 = fig_y(a, r + 1);
     double cx = (x0 + x1) / 2, cy = (y0 + y1) / 2;
     /* cross-hair lines through the cell, so a one-pixel cell is still easy to find */
-    scene_line(s, a->area.x, cy, a->area.x + a->area.w, cy, th->accent, 0, SCENE_DASHED);
-    scene_line(s, cx, a->area.y, cx, a->area.y + a->area.h, th->accent, 0, SCENE_DASHED);
-    scene_rect(s, fmin(x0, x1), fmin(y0, y1), fabs(x1 - x0), fabs(y1 - y0), th->accent, 0);
+    app_cursor_line(s, t, th, a->area.x, cy, a->area.x + a->area.w, cy);
+    app_cursor_line(s, t, th, cx, a->area.y, cx, a->area.y + a->area.h);
+    double bx = fmin(x0, x1), by = fmin(y0, y1), bw = fabs(x1 - x0), bh = fabs(y1 - y0);
+    if (!t->cells) {
+        double g = t->hairline * 1.5;
+        scene_rect(s, bx - g, by - g, bw + 2 * g, bh + 2 * g, th->bg, 0);
+    }
+    scene_rect(s, bx, by, bw, bh, th->fg, 0);
 }
 
 fig_rect app_frame(scene *s, const scene_target *t, const fig_theme *th, const char *title,

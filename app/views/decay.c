@@ -418,8 +418,7 @@ static int decay_build(app_view_ctx *c, const app_state *st, scene *s, const sce
     c->main_cols = L;
     if (st->cursor_on) {
         int pc = st->cur_c < L ? st->cur_c : L - 1;
-        scene_line(s, fig_x(&a, pc), a.area.y, fig_x(&a, pc), a.area.y + a.area.h, th->accent, 0,
-                   SCENE_DASHED);
+        app_cursor_vline(s, t, th, &a, pc);
         size_t u = (size_t)snprintf(c->readout, sizeof c->readout, "p %d  p0-p %d:", pc, p0 - pc);
         /* the exact values at pc (the figure is a sample): one step of |p0 - pc| */
         int dist = abs(p0 - pc);

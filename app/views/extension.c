@@ -386,7 +386,7 @@ static int ext_build(app_view_ctx *c, const app_state *st, scene *s, const scene
         int i = st->cur_c < n ? (st->cur_c < 1 ? 1 : st->cur_c) : n - 1;
         double fx = fig_x(&a, r[i]);
         if (t->cells) fx = floor(fx) + 0.5;
-        scene_line(s, fx, a.area.y, fx, a.area.y + a.area.h, th->accent, 0, SCENE_DASHED);
+        app_cursor_line(s, t, th, fx, a.area.y, fx, a.area.y + a.area.h);
         size_t w = (size_t)snprintf(c->readout, sizeof c->readout, "r %.0f:", r[i]);
         for (int row = 0; row < rows && w < sizeof c->readout; row++)
             w += (size_t)snprintf(c->readout + w, sizeof c->readout - w, "  %s%s %.3f",

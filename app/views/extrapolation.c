@@ -198,8 +198,7 @@ static int ex_build(app_view_ctx *c, const app_state *st, scene *s, const scene_
     c->main_cols = tab.rows;
     if (st->cursor_on) {
         int p = st->cur_c < tab.rows ? st->cur_c : tab.rows - 1;
-        scene_line(s, fig_x(&a, p), a.area.y, fig_x(&a, p), a.area.y + a.area.h, th->accent, 0,
-                   SCENE_DASHED);
+        app_cursor_vline(s, t, th, &a, p);
         size_t u = (size_t)snprintf(c->readout, sizeof c->readout, "position %d:", p);
         for (int m = 0; m < tab.models && u < sizeof c->readout; m++)
             u += (size_t)snprintf(c->readout + u, sizeof c->readout - u, "  %s %.3f", tab.names[m],

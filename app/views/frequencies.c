@@ -294,8 +294,7 @@ static int freq_build(app_view_ctx *c, const app_state *st, scene *s, const scen
         for (int i = 0; i < 2; i++) {
             double fx = fig_x(ax[i], k);
             if (t->cells) fx = floor(fx) + 0.5;
-            scene_line(s, fx, ax[i]->area.y, fx, ax[i]->area.y + ax[i]->area.h, th->accent, 0,
-                       SCENE_DASHED);
+            app_cursor_line(s, t, th, fx, ax[i]->area.y, fx, ax[i]->area.y + ax[i]->area.h);
         }
         if (two)
             snprintf(c->readout, sizeof c->readout,

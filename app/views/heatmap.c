@@ -223,7 +223,7 @@ static int heatmap_build(app_view_ctx *c, const app_state *st, scene *s, const s
     if (st->cursor_on) {
         int cr = st->cur_r < (int)L ? (st->cur_r < 0 ? 0 : st->cur_r) : (int)L - 1;
         int cc = st->cur_c < (int)cols ? (st->cur_c < 0 ? 0 : st->cur_c) : (int)cols - 1;
-        if (cr >= (int)row0 && cr < (int)(row0 + nrows)) app_draw_cell_cursor(s, th, &a, cr, cc);
+        if (cr >= (int)row0 && cr < (int)(row0 + nrows)) app_draw_cell_cursor(s, t, th, &a, cr, cc);
         /* the exact entry under the cursor (the figure is a sample) */
         size_t pr = (size_t)cr, pc = (size_t)cc;
         float v = NAN;

@@ -177,7 +177,7 @@ static int res_build(app_view_ctx *c, const app_state *st, scene *s, const scene
         int i = st->cur_c < n ? (st->cur_c < 1 ? 1 : st->cur_c) : n - 1;
         double fx = fig_x(&a, p[i]);
         if (t->cells) fx = floor(fx) + 0.5;
-        scene_line(s, fx, a.area.y, fx, a.area.y + a.area.h, th->accent, 0, SCENE_DASHED);
+        app_cursor_line(s, t, th, fx, a.area.y, fx, a.area.y + a.area.h);
         size_t w = (size_t)snprintf(c->readout, sizeof c->readout, "p %.0f:", p[i]);
         for (int m = 0; m < nm && w < sizeof c->readout; m++)
             w += (size_t)snprintf(c->readout + w, sizeof c->readout - w, "  %s %.0f",

@@ -116,7 +116,7 @@ static int sim_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     if (st->cursor_on) {
         int pr = st->cur_r < (int)L ? st->cur_r : (int)L - 1;
         int qc = st->cur_c < (int)L ? st->cur_c : (int)L - 1;
-        app_draw_cell_cursor(s, th, &a, pr, qc);
+        app_draw_cell_cursor(s, t, th, &a, pr, qc);
         int pp[2] = {pr, qc};
         float v2[4];
         sampled_similarity(tab, pp, 2, st->cosine, v2);

@@ -181,10 +181,10 @@ static int t5v_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     if (st->cursor_on) {
         int i = st->cur_r < p->len ? (st->cur_r < 0 ? 0 : st->cur_r) : p->len - 1;
         int j = st->cur_c < p->len ? (st->cur_c < 0 ? 0 : st->cur_c) : p->len - 1;
-        app_draw_cell_cursor(s, th, &m, i, j);
+        app_draw_cell_cursor(s, t, th, &m, i, j);
         double fx = fig_x(&a, j - i);
         if (t->cells) fx = floor(fx) + 0.5;
-        scene_line(s, fx, a.area.y, fx, a.area.y + a.area.h, th->accent, 0, SCENE_DASHED);
+        app_cursor_line(s, t, th, fx, a.area.y, fx, a.area.y + a.area.h);
         /* the exact value under the cursor (the figure may be sampled) */
         pe_matrix vals = {0};
         if (pe_t5_values(p, &vals, err, errlen) < 0) return -1;

@@ -96,7 +96,10 @@ static int wl_build(app_view_ctx *c, const app_state *st, scene *s, const scene_
     c->main_cols = n;
     if (st->cursor_on) {
         int k = st->cur_c < n ? st->cur_c : n - 1;
-        scene_circle(s, fig_x(&a, k), fig_y(&a, w[k]), rad * 2.2, th->accent, 0, 0);
+        /* the cursor's ink over a halo, as every data cursor (the accent is a series colour) */
+        double cx = fig_x(&a, k), cy = fig_y(&a, w[k]);
+        if (!t->cells) scene_circle(s, cx, cy, rad * 2.2, th->bg, t->hairline * 4, 0);
+        scene_circle(s, cx, cy, rad * 2.2, th->fg, t->cells ? 0 : t->hairline * 1.5, 0);
         snprintf(c->readout, sizeof c->readout,
                  "pair %d  theta %.6g  wavelength %.6g positions (%.3g turns in L)", k,
                  2 * APP_PI / w[k], w[k], L / w[k]);

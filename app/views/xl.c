@@ -416,7 +416,7 @@ static int xlv_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     if (st->cursor_on) {
         int i = st->cur_r < L ? (st->cur_r < 0 ? 0 : st->cur_r) : L - 1;
         int j = st->cur_c < L ? (st->cur_c < 0 ? 0 : st->cur_c) : L - 1;
-        for (int k = 0; k < 4; k++) app_draw_cell_cursor(s, th, &ax[k], i, j);
+        for (int k = 0; k < 4; k++) app_draw_cell_cursor(s, t, th, &ax[k], i, j);
         if (j > i) {
             snprintf(c->readout, sizeof c->readout, "i %d  j %d  masked (j > i: the future)", i, j);
         } else {

@@ -223,8 +223,7 @@ static int xpv_build(app_view_ctx *c, const app_state *st, scene *s, const scene
         for (int i = 0; i < 2; i++) {
             double fx = fig_x(ax[i], rr);
             if (t->cells) fx = floor(fx) + 0.5;
-            scene_line(s, fx, ax[i]->area.y, fx, ax[i]->area.y + ax[i]->area.h, th->accent, 0,
-                       SCENE_DASHED);
+            app_cursor_line(s, t, th, fx, ax[i]->area.y, fx, ax[i]->area.y + ax[i]->area.h);
         }
         /* the exact row at rr (the figure is a sample): one step of rr */
         int r1, c1;
