@@ -306,7 +306,7 @@ int app_anim_export(const app_state *st, const app_anim *a, const char *path,
         free(ranges);
         return 1;
     }
-    double font = raster_font_px(w, h, st->zoom > 0 ? st->zoom : 1);
+    double font = app_export_font_px(st, o);
     scene_target t = raster_target(w, h, font);
     scene s;
     scene_init(&s, w, h, 0xffffff);
@@ -337,7 +337,7 @@ int app_anim_export(const app_state *st, const app_anim *a, const char *path,
         snprintf(anim, sizeof anim, "--animate %s, %g fps, loop %d", spec, a->fps, a->loop);
         raster_meta meta[] = {
             {"Software", "pelab " PELAB_VERSION_STRING},
-            {"Title", app_view_at((size_t)st->view)->description},
+            {"Title", app_export_title(st)},
             {"Command", st->command[0] ? st->command : params},
             {"Parameters", params},
             {"Animation", anim},

@@ -37,6 +37,11 @@ int app_export_file(const app_state *st, const char *path, const app_export_opts
 int app_export_file_as(const app_state *st, const char *path, const char *format,
                        const app_export_opts *o, char *err, size_t errlen);
 
+/* The title a file's metadata carries: the author's --title, else the view's description. */
+const char *app_export_title(const app_state *st);
+/* The text size in pixels of a figure: --font-size points at the dpi, or scaled to the size. */
+double app_export_font_px(const app_state *st, const app_export_opts *o);
+
 /* `pelab export VIEW [options] -o FILE`: argv[0] is "export". Returns the exit status. */
 int app_cmd_export(int argc, char **argv);
 

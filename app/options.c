@@ -10,6 +10,7 @@
 
 #include "attn.h"
 #include "colormap.h"
+#include "raster.h"
 #include "views.h"
 
 /* ---- strict number parsing --------------------------------------------------------------- */
@@ -325,6 +326,40 @@ static void get_data(const app_state *st, char *buf, size_t n)
     snprintf(buf, n, "%s", st->data_path);
 }
 
+/* The author's title and subtitle: "" removes them, and unset (the view's own) reads as
+ * "(the view's)" so the export command leaves it out. */
+static const char view_own[] = "(the view's)";
+static int set_title(app_state *st, const char *v, char *err, size_t errlen)
+{
+    if (set_text("title", st->title, sizeof st->title, v, err, errlen) < 0) return -1;
+    st->title_set = strcmp(v, view_own) != 0;
+    return 0;
+}
+static void get_title(const app_state *st, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", st->title_set ? st->title : view_own);
+}
+static int set_subtitle(app_state *st, const char *v, char *err, size_t errlen)
+{
+    if (set_text("subtitle", st->subtitle, sizeof st->subtitle, v, err, errlen) < 0) return -1;
+    st->subtitle_set = strcmp(v, view_own) != 0;
+    return 0;
+}
+static void get_subtitle(const app_state *st, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", st->subtitle_set ? st->subtitle : view_own);
+}
+
+static int set_font(app_state *st, const char *v, char *err, size_t errlen)
+{
+    if (raster_font_check(v, err, errlen) < 0) return -1;
+    return set_text("font", st->font, sizeof st->font, v, err, errlen);
+}
+static void get_font(const app_state *st, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", st->font);
+}
+
 static int set_rope_base(app_state *st, const char *v, char *err, size_t errlen)
 {
     double x;
@@ -354,6 +389,7 @@ static const char *const sim_names[] = {"dot", "cosine", NULL};
 static const char *const theme_names[] = {"light", "dark", NULL};
 static const char *const scale_names[] = {"linear", "log", "nofirst", NULL};
 static const char *const onoff_names[] = {"off", "on", NULL};
+static const char *const csv_names[] = {"wide", "long", NULL};
 
 #define OFF(f) offsetof(app_state, f)
 #define INT_OPT(n, a, h, f, l, u)                                                                  \
@@ -463,6 +499,19 @@ static const app_option options[] = {
             onoff_names),
     DBL_OPT("play-speed", NULL, "attention autoplay: tokens per second, (0, 60]", play_speed, 0, 60,
             1),
+    CUS_OPT("title", NULL, "figure title over the view's (\"\" removes it)", set_title, get_title,
+            NULL),
+    CUS_OPT("subtitle", NULL, "figure subtitle over the view's (\"\" removes it)", set_subtitle,
+            get_subtitle, NULL),
+    DBL_OPT("font-size", NULL,
+            "figure text size in points at --dpi, 0 = scaled to the figure, 0..200", font_pt, 0,
+            200, 0),
+    CHO_OPT("csv-layout", NULL,
+            "CSV: wide (the table, numpy.loadtxt) | long (a row per value with named index "
+            "columns, pandas.read_csv(f, comment='#'))",
+            csv_long, csv_names),
+    CUS_OPT("font", NULL, "figure font: a fontconfig family (default DejaVu Sans)", set_font,
+            get_font, NULL),
 };
 
 size_t app_option_count(void)

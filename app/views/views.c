@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "raster.h"
+
 #include "view_list.h"
 
 static const app_view *const views[] = {
@@ -45,6 +47,10 @@ int app_view_build(app_view_ctx *c, const app_state *st, scene *s, const scene_t
     c->has_main = 0;
     c->readout[0] = '\0';
     c->notice[0] = '\0';
+    /* the author's controls: the title block (fig_title reads them) and the font cairo uses */
+    c->author.title = st->title_set ? st->title : NULL;
+    c->author.subtitle = st->subtitle_set ? st->subtitle : NULL;
     s->author = &c->author;
+    raster_use_font(st->font);
     return app_view_at((size_t)st->view)->build(c, st, s, t, err, errlen);
 }
