@@ -100,7 +100,7 @@ static int write_csv(FILE *fp, const app_data *d, const char *command)
 /* The names of the index columns of the long layout: the words in the parentheses that open
  * d->what ("(len, dim): ..." -> len, dim) when they are names, i0 i1 i2 otherwise; a name that
  * repeats gets _2 ("(len, len)" -> len, len_2). */
-static void index_names(const app_data *d, char names[3][32])
+static void index_names(const app_data *d, char names[3][40])
 {
     char buf[256];
     snprintf(buf, sizeof buf, "%s", d->what);
@@ -140,7 +140,7 @@ static int write_csv_long(FILE *fp, const app_data *d, const char *command)
     fprintf(fp, "# %s\n# shape", d->what);
     for (int i = 0; i < d->ndim; i++) fprintf(fp, "%s%zu", i ? " x " : " ", d->shape[i]);
     fprintf(fp, ", %s, one row per value\n", d->f64 ? "float64" : "float32");
-    char names[3][32];
+    char names[3][40];
     index_names(d, names);
     for (int i = 0; i < d->ndim; i++) fprintf(fp, "%s,", names[i]);
     fputs("value\n", fp);

@@ -14,6 +14,9 @@
 struct cmap;
 
 #define APP_PI 3.14159265358979323846
+/* Labels are mathematics in Unicode (terminals without UTF-8 get the ASCII spelling through
+ * scene_ascii): θₖ */
+#define APP_THETA_K "\xce\xb8\xe2\x82\x96"
 
 /* The numbers behind a figure, for .csv and .npy. Row-major doubles, written as float32 unless
  * f64 is set. ndim 1..3. */
@@ -128,6 +131,10 @@ fig_axes app_draw_matrix(scene *s, const scene_target *t, const fig_theme *th, f
                          uint32_t mask_color);
 /* Draw a cursor cross-hair box at data cell (r, c) of axes a (matrix axes, rows down). */
 void app_draw_cell_cursor(scene *s, const fig_theme *th, const fig_axes *a, double r, double c);
+
+/* 2 to the power e as a label: 2⁻¹ for a whole exponent (superscript digits), 2^-0.415 otherwise.
+ * Terminals without UTF-8 get 2^-1 (scene_ascii). */
+void app_pow2_label(double e, char *buf, size_t n);
 
 /* The title block: draws title and subtitle on the whole canvas, returns the rest. */
 fig_rect app_frame(scene *s, const scene_target *t, const fig_theme *th, const char *title,

@@ -77,10 +77,12 @@ static int alibi_build(app_view_ctx *c, const app_state *st, scene *s, const sce
         return -1;
     }
     char title[160], sub[256];
-    if (st->head >= 0)
-        snprintf(title, sizeof title, "ALiBi bias, head %d of %d: slope m = %.6g = 2^%.3g",
-                 st->head, p->heads, slopes[st->head], log2(slopes[st->head]));
-    else
+    if (st->head >= 0) {
+        char pw[48];
+        app_pow2_label(log2(slopes[st->head]), pw, sizeof pw);
+        snprintf(title, sizeof title, "ALiBi bias, head %d of %d: slope m = %.6g = %s", st->head,
+                 p->heads, slopes[st->head], pw);
+    } else
         snprintf(title, sizeof title, "ALiBi bias -m(i-j) for %d heads", p->heads);
     app_subtitle(st, NULL, APP_SUB_LEN | APP_SUB_HEADS, sub, sizeof sub);
     size_t u = strlen(sub);
@@ -149,7 +151,9 @@ static int alibi_build(app_view_ctx *c, const app_state *st, scene *s, const sce
         fig_rect cell = fig_grid_cell(r, rows, cols, h / cols, h % cols, gap);
         /* head label above each small matrix */
         char lab[64];
-        snprintf(lab, sizeof lab, "h%d  m=2^%.3g", h, log2(slopes[h]));
+        char pw[48];
+        app_pow2_label(log2(slopes[h]), pw, sizeof pw);
+        snprintf(lab, sizeof lab, "h%d  m=%s", h, pw);
         scene_text(s, cell.x + cell.w / 2, cell.y, lab, 0.85, SCENE_CENTER | SCENE_TOP, th->fg, 0);
         double lh = lh0;
         double side = fmin(cell.w, cell.h - lh);

@@ -53,7 +53,9 @@ static int rope_build(app_view_ctx *c, const app_state *st, scene *s, const scen
 
     char title[160], sub[256];
     snprintf(title, sizeof title,
-             "RoPE: q at m=%d, k at n=%d  |  q.k = sum cos((m-n)theta_k) = %.4f", m, n, score);
+             "RoPE: q at m=%d, k at n=%d  |  q\xc2\xb7k = sum cos((m\xe2\x88\x92n)" APP_THETA_K
+             ") = %.4f",
+             m, n, score);
     app_subtitle(st, NULL, APP_SUB_DIM | APP_SUB_BASE | APP_SUB_PAIRING | APP_SUB_SCALING, sub,
                  sizeof sub);
     fig_rect r = app_frame(s, t, th, title, sub);
@@ -69,7 +71,7 @@ static int rope_build(app_view_ctx *c, const app_state *st, scene *s, const scen
 
     /* how many circles fit: each needs a square plus two label lines, and a column must be
      * as wide as its labels */
-    const char *theta = t->cells ? "theta" : "\xce\xb8";
+    const char *theta = "\xce\xb8"; /* terminals without UTF-8 read "theta" (scene_ascii) */
     char widest[96];
     snprintf(widest, sizeof widest, "angle %+.2f  cos %+.3f", -3.14, -0.999);
     double label_w = scene_text_width(t, widest, 0.8) + (t->cells ? 2 : t->char_w * 2);

@@ -150,6 +150,19 @@ int main(int argc, char **argv)
     free(ws);
     unlink(pdf);
 
+    /* mathematics typeset in Unicode in cairo outputs: θₖ and 2⁻¹ are text in the PDF */
+    rc = run((const char *[]){"export", "frequencies", "-o", pdf, NULL});
+    char *wm = rc == 0 ? pdf_words(pdf) : NULL;
+    TAP_OK(wm && strstr(wm, ">\xce\xb8\xe2\x82\x96</word>"),
+           "frequencies PDF: the axis label reads \xce\xb8\xe2\x82\x96 (not theta_k)");
+    free(wm);
+    rc = run((const char *[]){"export", "alibi", "--heads", "8", "--head", "0", "-o", pdf, NULL});
+    wm = rc == 0 ? pdf_words(pdf) : NULL;
+    TAP_OK(wm && strstr(wm, "2\xe2\x81\xbb\xc2\xb9"),
+           "alibi PDF: head 0's slope reads 2\xe2\x81\xbb\xc2\xb9");
+    free(wm);
+    unlink(pdf);
+
     /* --size with units at --dpi */
     png_image_rd im;
     rc = run(
