@@ -11,10 +11,199 @@
 #include <sys/stat.h>
 
 #include "assets.h"
+#include "options.h"
 #include "views.h"
 
 const char *const app_attn_model_names[] = {"nope", "learned", "sinusoidal", "alibi",
                                             "rope", "t5",      NULL};
+
+/* ---- the state and its options (the option table's rows of this module)
+ * ------------------------------------------------ */
+
+static int set_model(app_state *st, const char *v, char *err, size_t errlen)
+{
+    if (app_attn_check_name("model", v, err, errlen) < 0) return -1;
+    if (strlen(v) >= sizeof st->attn.model_name) {
+        snprintf(err, errlen, "--model: the path is longer than %zu bytes",
+                 sizeof st->attn.model_name - 1);
+        return -1;
+    }
+    snprintf(st->attn.model_name, sizeof st->attn.model_name, "%s", v);
+    return 0;
+}
+static void get_model(const app_state *st, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", st->attn.model_name);
+}
+static size_t choices_model(const char **out, size_t n)
+{
+    size_t k = 0;
+    for (; app_attn_model_names[k] && k < n; k++) out[k] = app_attn_model_names[k];
+    return k;
+}
+
+static int set_compare(app_state *st, const char *v, char *err, size_t errlen)
+{
+    if (strcmp(v, "none") == 0 || !*v) {
+        st->attn.compare[0] = '\0';
+        return 0;
+    }
+    if (app_attn_check_name("compare", v, err, errlen) < 0) return -1;
+    if (strlen(v) >= sizeof st->attn.compare) {
+        snprintf(err, errlen, "--compare: the path is longer than %zu bytes",
+                 sizeof st->attn.compare - 1);
+        return -1;
+    }
+    snprintf(st->attn.compare, sizeof st->attn.compare, "%s", v);
+    return 0;
+}
+static void get_compare(const app_state *st, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", st->attn.compare[0] ? st->attn.compare : "none");
+}
+static size_t choices_compare(const char **out, size_t n)
+{
+    size_t k = 0;
+    if (k < n) out[k++] = "none";
+    for (size_t i = 0; app_attn_model_names[i] && k < n; i++) out[k++] = app_attn_model_names[i];
+    return k;
+}
+
+/* A preset replaces the typed prompt (the later of the two wins on the ':' line); the table
+ * lists preset before prompt, so a command line carrying both ends with the prompt. */
+static int set_preset(app_state *st, const char *v, char *err, size_t errlen)
+{
+    if (strcmp(v, "none") == 0 || !*v) {
+        st->attn.preset[0] = '\0';
+        st->attn.prompt[0] = '\0';
+        return 0;
+    }
+    char text[64];
+    if (strlen(v) >= sizeof st->attn.preset) {
+        snprintf(err, errlen, "--preset '%s': names are at most %zu bytes", v,
+                 sizeof st->attn.preset - 1);
+        return -1;
+    }
+    if (app_attn_preset_text(v, text, sizeof text, err, errlen) < 0) return -1;
+    snprintf(st->attn.preset, sizeof st->attn.preset, "%s", v);
+    st->attn.prompt[0] = '\0';
+    return 0;
+}
+static void get_preset(const app_state *st, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", st->attn.preset[0] ? st->attn.preset : "none");
+}
+
+/* A text option into a fixed buffer: too long is refused, never cut. */
+static int set_text(const char *name, char *dst, size_t cap, const char *v, char *err,
+                    size_t errlen)
+{
+    if (strlen(v) >= cap) {
+        snprintf(err, errlen, "--%s: %zu bytes, allowed at most %zu", name, strlen(v), cap - 1);
+        return -1;
+    }
+    snprintf(dst, cap, "%s", v);
+    return 0;
+}
+
+static int set_prompt(app_state *st, const char *v, char *err, size_t errlen)
+{
+    return set_text("prompt", st->attn.prompt, sizeof st->attn.prompt, v, err, errlen);
+}
+static void get_prompt(const app_state *st, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", st->attn.prompt);
+}
+
+static int set_data(app_state *st, const char *v, char *err, size_t errlen)
+{
+    return set_text("data", st->attn.data_path, sizeof st->attn.data_path, v, err, errlen);
+}
+static void get_data(const app_state *st, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", st->attn.data_path);
+}
+
+static int set_rope_base(app_state *st, const char *v, char *err, size_t errlen)
+{
+    double x;
+    if (app_parse_double("rope-base", v, 0, 1e12, 0, &x, err, errlen) < 0) return -1;
+    if (x > 0 && x <= 1) {
+        snprintf(err, errlen, "--rope-base %s: the frequency base must be > 1 (or 0 = trained)", v);
+        return -1;
+    }
+    st->attn.rope_base = x;
+    return 0;
+}
+static void get_rope_base(const app_state *st, char *buf, size_t n)
+{
+    snprintf(buf, n, "%.10g", st->attn.rope_base);
+}
+
+void app_attn_state_default(app_attn_state *a)
+{
+    memset(a, 0, sizeof *a);
+    snprintf(a->model_name, sizeof a->model_name, "rope");
+    snprintf(a->preset, sizeof a->preset, "toy");
+    snprintf(a->compare, sizeof a->compare, "alibi");
+    a->attn_scale = APP_SCALE_LINEAR;
+    a->step = -1;
+    a->alibi_scale = 1;
+    a->play_speed = 2;
+}
+
+static const char *const scale_names[] = {"linear", "log", "nofirst", NULL};
+static const char *const onoff_names[] = {"off", "on", NULL};
+
+/* The rows the attention, compare and extrapolation views add to the option table, in the order
+ * `pelab export` writes them (a preset before the prompt that wins over it). */
+const app_option app_attn_options[] = {
+    {APP_CHO("attn-scale", NULL, "attention colours: linear|log|nofirst", attn.attn_scale,
+             scale_names),
+     .label = "colours", .keys = "n", .step = APP_STEP_NEXT},
+    {APP_INT("shift", NULL, "shift every position by k, 0..1048576", attn.shift, 0, PE_MAX_LEN),
+     .keys = "><", .step = APP_STEP_ADD, .by = 10, APP_LIN(0, 192)},
+    {APP_CUS("model", NULL,
+             "attention views' model: nope|learned|sinusoidal|alibi|rope|t5 or a checkpoint path",
+             set_model, get_model, choices_model),
+     .keys = "mM", .step = APP_STEP_NEXT},
+    {APP_CUS("compare", NULL, "compare view's second model: none or a model like --model",
+             set_compare, get_compare, choices_compare),
+     .keys = "wW", .step = APP_STEP_NEXT},
+    {APP_CUS("preset", NULL, "prompt from assets/prompts/NAME.txt, or none", set_preset, get_preset,
+             NULL)},
+    {APP_CUS("data", NULL,
+             "extrapolation: a `pelab eval --extrapolate -o FILE.csv` table (default: the shipped "
+             "models' measurement)",
+             set_data, get_data, NULL)},
+    {APP_CUS("prompt", NULL, "prompt text (words and . , ! ? ; : \" ( ); wins over --preset)",
+             set_prompt, get_prompt, NULL)},
+    {APP_INT("step", NULL, "token shown, 0..tokens-1 (-1 = the last)", attn.step, -1, 65535),
+     .at_lo = "last", APP_LIN(0, 63)},
+    {APP_INT("layer", NULL, "model layer, 0..layers-1", attn.layer, 0, MODEL_MAX_LAYERS - 1),
+     APP_LIN(0, 2)},
+    {APP_CUS("rope-base", NULL, "rope model's frequency base, > 1 (0 = the trained one)",
+             set_rope_base, get_rope_base, NULL),
+     .lo = 0, .at_lo = "trained", APP_LOG(10, 1e7)},
+    {APP_DBL("alibi-scale", NULL, "alibi model's slopes times this, 0..1000 (1 = trained)",
+             attn.alibi_scale, 0, 1000, 0),
+     APP_LOG(0.05, 20)},
+    {APP_INT("generate", "gen", "tokens generated past the prompt, 0..4096", attn.generate, 0,
+             MODEL_MAX_CTX),
+     .label = "gen"},
+    {APP_DBL("temperature", NULL, "generation: 0 = greedy, else sample at this, 0..10",
+             attn.temperature, 0, 10, 0),
+     .label = "T", .at_lo = "greedy", APP_LIN(0, 2)},
+    {APP_INT("gen-seed", NULL, "generation: sampler seed, 0..2147483647", attn.gen_seed, 0,
+             2147483647)},
+    {APP_CHO("split", NULL, "attention: scores split into content and position parts: off|on",
+             attn.split, onoff_names),
+     .keys = "x", .step = APP_STEP_NEXT},
+    {APP_DBL("play-speed", NULL, "attention autoplay: tokens per second, (0, 60]", attn.play_speed,
+             0, 60, 1),
+     .label = "speed", .keys = "][", .step = APP_STEP_X2},
+    {.name = NULL},
+};
 
 /* ---- names ------------------------------------------------------------------------------ */
 
@@ -150,11 +339,11 @@ int app_attn_preset_text(const char *name, char *buf, size_t n, char *err, size_
 
 int app_attn_text(const app_state *st, char *buf, size_t n, char *err, size_t errlen)
 {
-    if (st->prompt[0]) {
-        snprintf(buf, n, "%s", st->prompt);
+    if (st->attn.prompt[0]) {
+        snprintf(buf, n, "%s", st->attn.prompt);
         return 0;
     }
-    if (st->preset[0]) return app_attn_preset_text(st->preset, buf, n, err, errlen);
+    if (st->attn.preset[0]) return app_attn_preset_text(st->attn.preset, buf, n, err, errlen);
     buf[0] = '\0';
     return 0;
 }
@@ -395,24 +584,24 @@ static void make_key(app_attn_key *k, const app_state *st, const char *name)
 {
     memset(k, 0, sizeof *k);
     snprintf(k->model, sizeof k->model, "%s", name);
-    snprintf(k->prompt, sizeof k->prompt, "%s", st->prompt);
-    snprintf(k->preset, sizeof k->preset, "%s", st->prompt[0] ? "" : st->preset);
-    k->shift = st->shift;
-    k->rope_base = st->rope_base;
-    k->alibi_scale = st->alibi_scale;
-    k->temperature = st->temperature > 0 ? st->temperature : 0;
-    k->gen_seed = st->gen_seed;
+    snprintf(k->prompt, sizeof k->prompt, "%s", st->attn.prompt);
+    snprintf(k->preset, sizeof k->preset, "%s", st->attn.prompt[0] ? "" : st->attn.preset);
+    k->shift = st->attn.shift;
+    k->rope_base = st->attn.rope_base;
+    k->alibi_scale = st->attn.alibi_scale;
+    k->temperature = st->attn.temperature > 0 ? st->attn.temperature : 0;
+    k->gen_seed = st->attn.gen_seed;
 }
 
 /* Allocate the arrays and run the prompt under the key's settings. */
 static int run(app_attn *a, const app_state *st, char *err, size_t errlen)
 {
-    char *text = malloc(sizeof st->prompt + 4096);
+    char *text = malloc(sizeof st->attn.prompt + 4096);
     if (!text) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    int rc = app_attn_text(st, text, sizeof st->prompt + 4096, err, errlen);
+    int rc = app_attn_text(st, text, sizeof st->attn.prompt + 4096, err, errlen);
     if (rc == 0 && !text[strspn(text, " \t\r\n")]) {
         snprintf(err, errlen,
                  "the prompt is empty: give one with --prompt TEXT (:prompt once upon a time in "
@@ -462,23 +651,23 @@ static int run(app_attn *a, const app_state *st, char *err, size_t errlen)
     /* the experiments, applied before any token (nothing to replay yet) */
     a->base = a->trained_base;
     memcpy(a->slopes, a->trained_slopes, sizeof a->slopes);
-    if (rc == 0 && a->pe == MODEL_PE_ROPE && st->rope_base > 0) {
-        if (model_session_set_rope_base(&a->s, st->rope_base, why, sizeof why) < 0) {
-            snprintf(err, errlen, "--rope-base %g: %.400s", st->rope_base, why);
+    if (rc == 0 && a->pe == MODEL_PE_ROPE && st->attn.rope_base > 0) {
+        if (model_session_set_rope_base(&a->s, st->attn.rope_base, why, sizeof why) < 0) {
+            snprintf(err, errlen, "--rope-base %g: %.400s", st->attn.rope_base, why);
             rc = -1;
         }
         a->base = a->s.rope_base;
     }
-    if (rc == 0 && a->pe == MODEL_PE_ALIBI && st->alibi_scale != 1) {
-        if (model_session_set_alibi_scale(&a->s, st->alibi_scale, why, sizeof why) < 0) {
-            snprintf(err, errlen, "--alibi-scale %g: %.400s", st->alibi_scale, why);
+    if (rc == 0 && a->pe == MODEL_PE_ALIBI && st->attn.alibi_scale != 1) {
+        if (model_session_set_alibi_scale(&a->s, st->attn.alibi_scale, why, sizeof why) < 0) {
+            snprintf(err, errlen, "--alibi-scale %g: %.400s", st->attn.alibi_scale, why);
             rc = -1;
         }
         memcpy(a->slopes, a->s.alibi_slopes, sizeof a->slopes);
     }
-    if (rc == 0 && st->shift > 0) {
-        if (model_session_set_offset(&a->s, st->shift, why, sizeof why) < 0) {
-            snprintf(err, errlen, "--shift %d: %.400s", st->shift, why);
+    if (rc == 0 && st->attn.shift > 0) {
+        if (model_session_set_offset(&a->s, st->attn.shift, why, sizeof why) < 0) {
+            snprintf(err, errlen, "--shift %d: %.400s", st->attn.shift, why);
             rc = -1;
         }
         /* the reference: the same model and settings at shift 0 */
@@ -487,17 +676,17 @@ static int run(app_attn *a, const app_state *st, char *err, size_t errlen)
             rc = -1;
         }
         int rr = 0;
-        if (rc == 0 && a->pe == MODEL_PE_ROPE && st->rope_base > 0)
-            rr = model_session_set_rope_base(&a->ref, st->rope_base, why, sizeof why);
-        if (rc == 0 && rr == 0 && a->pe == MODEL_PE_ALIBI && st->alibi_scale != 1)
-            rr = model_session_set_alibi_scale(&a->ref, st->alibi_scale, why, sizeof why);
+        if (rc == 0 && a->pe == MODEL_PE_ROPE && st->attn.rope_base > 0)
+            rr = model_session_set_rope_base(&a->ref, st->attn.rope_base, why, sizeof why);
+        if (rc == 0 && rr == 0 && a->pe == MODEL_PE_ALIBI && st->attn.alibi_scale != 1)
+            rr = model_session_set_alibi_scale(&a->ref, st->attn.alibi_scale, why, sizeof why);
         if (rr < 0) {
             snprintf(err, errlen, "reference session: %.400s", why);
             rc = -1;
         }
     }
-    a->shift_diff = st->shift > 0 ? 0 : -1;
-    pe_rng_seed(&a->rng, (uint64_t)st->gen_seed);
+    a->shift_diff = st->attn.shift > 0 ? 0 : -1;
+    pe_rng_seed(&a->rng, (uint64_t)st->attn.gen_seed);
     a->n_run = 0;
     for (int t = 0; rc == 0 && t < a->n_prompt; t++) rc = feed(a, t, err, errlen);
     return rc;
@@ -556,7 +745,7 @@ int app_attn_update(app_attn *a, const app_state *st, const char *name, char *er
         }
         a->valid = 1;
     }
-    int want = st->generate > 0 ? st->generate : 0;
+    int want = st->attn.generate > 0 ? st->attn.generate : 0;
     if (a->n_run - a->n_prompt < want && a->n_run < a->cap) {
         if (generate(a, want, err, errlen) < 0) {
             /* keep what was made: the run is still consistent up to n_run */
@@ -576,8 +765,8 @@ int app_attn_update(app_attn *a, const app_state *st, const char *name, char *er
 int app_attn_step(const app_attn *a, const app_state *st)
 {
     if (a->n <= 0) return 0;
-    if (st->step < 0 || st->step >= a->n) return a->n - 1;
-    return st->step;
+    if (st->attn.step < 0 || st->attn.step >= a->n) return a->n - 1;
+    return st->attn.step;
 }
 
 static size_t row_at(const app_attn *a, int step, int layer, int head)
@@ -623,7 +812,7 @@ int app_attn_more(const app_attn *a, const app_state *st, char *msg, size_t msgl
                  a->cap);
         return -1;
     }
-    return (st->generate > 0 ? st->generate : 0) + 1;
+    return (st->attn.generate > 0 ? st->attn.generate : 0) + 1;
 }
 
 /* ---- the views' cache ------------------------------------------------------------------- */

@@ -21,6 +21,7 @@
 #include <stddef.h>
 
 #include "model.h"
+#include "options.h"
 #include "state.h"
 
 struct app_view_ctx;
@@ -93,13 +94,13 @@ typedef struct app_attn {
 /* Free everything; a zeroed app_attn is valid and free accepts it. */
 void app_attn_free(app_attn *a);
 
-/* Bring a up to date for st with the model named `name` (st->model_name, or st->compare for
- * the right side of the compare view): load, split the text, run. Does nothing when nothing the
+/* Bring a up to date for st with the model named `name` (st->attn.model_name, or st->attn.compare
+ * for the right side of the compare view): load, split the text, run. Does nothing when nothing the
  * run depends on changed. Returns 0, or -1 with one line in err (a missing model says where
  * pelab looked and how to train one; an empty text says how to give one). */
 int app_attn_update(app_attn *a, const app_state *st, const char *name, char *err, size_t errlen);
 
-/* The step shown: st->step (-1 = the last token) clamped to 0..n-1. */
+/* The step shown: st->attn.step (-1 = the last token) clamped to 0..n-1. */
 int app_attn_step(const app_attn *a, const app_state *st);
 /* Attention of token `step` over tokens 0..step in (layer, head): step + 1 weights summing to
  * 1. NULL when out of range. */
@@ -111,9 +112,13 @@ const float *app_attn_position(const app_attn *a, int step, int layer, int head)
 /* The causal matrix of (layer, head) with row stride a->cap: row t is step t. */
 const float *app_attn_matrix(const app_attn *a, int layer, int head);
 
-/* Generate one more token (the explorer's key): st->generate + 1 if the context has room.
+/* Generate one more token (the explorer's key): st->attn.generate + 1 if the context has room.
  * Returns the new generate count, or -1 with a message when the context is full. */
 int app_attn_more(const app_attn *a, const app_state *st, char *msg, size_t msglen);
+
+/* ---- the module's option rows (added to the option table through the views) ---------- */
+
+extern const app_option app_attn_options[]; /* ended by a row with name NULL */
 
 /* ---- names ------------------------------------------------------------------------------ */
 

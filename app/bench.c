@@ -150,7 +150,7 @@ static void bench_knob(app_explorer *x, int r)
     if (strcmp(v, "alibi") == 0)
         x->st.p.slope_ratio = r % 2 ? 0.5 : 0.6;
     else if (strcmp(v, "attention") == 0 || strcmp(v, "compare") == 0)
-        x->st.step = r % 2 ? 20 : 21;
+        x->st.attn.step = r % 2 ? 20 : 21;
     else if (strcmp(v, "t5") == 0)
         x->st.p.t5_buckets = r % 2 ? 32 : 30;
     else if (strcmp(v, "xpos") == 0)
@@ -299,7 +299,7 @@ static void bench_attention(int runs)
             app_state st;
             app_state_default(&st);
             st.view = app_view_find("attention");
-            snprintf(st.model_name, sizeof st.model_name, "%s", app_attn_model_names[m]);
+            snprintf(st.attn.model_name, sizeof st.attn.model_name, "%s", app_attn_model_names[m]);
             app_explorer_init(x, &st, gui);
             double t0 = now_ms();
             app_explorer_frame(x, &s, gui ? &tw : &tt);
@@ -319,8 +319,8 @@ static void bench_attention(int runs)
                 tm[r] = now_ms() - t0;
             }
             /* generation from a short prompt, so every key press makes a token */
-            snprintf(x->st.preset, sizeof x->st.preset, "start");
-            x->st.step = -1;
+            snprintf(x->st.attn.preset, sizeof x->st.attn.preset, "start");
+            x->st.attn.step = -1;
             app_explorer_frame(x, &s, gui ? &tw : &tt);
             for (int r = 0; r < runs; r++) {
                 ev.key = 'g';

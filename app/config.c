@@ -25,12 +25,15 @@ typedef struct cfg_obj {
     const char *path;
 } cfg_obj;
 
-static const char *const rope_types[] = {"default", "linear", "dynamic", "ntk", "yarn", "llama3"};
-#define N_ROPE_TYPES (sizeof rope_types / sizeof rope_types[0])
+/* "su" is Phi-3's first name for longrope; transformers' Phi3Config renames it. */
+static const char *const rope_types[] = {"default", "linear", "dynamic",  "ntk",
+                                         "yarn",    "llama3", "longrope", "su"};
+#define N_ROPE_TYPES       (sizeof rope_types / sizeof rope_types[0])
+#define ROPE_TYPES_ALLOWED "default, linear, dynamic, ntk, yarn, llama3, longrope"
 
 /* Rope types transformers knows that pelab has no model of; named as such instead of being
  * "corrected" to the nearest supported spelling. */
-static const char *const rope_types_unsupported[] = {"longrope", "su", "mrope"};
+static const char *const rope_types_unsupported[] = {"mrope"};
 
 __attribute__((format(printf, 2, 3))) static int cfg_fail(const cfg_ctx *c, const char *fmt, ...)
 {
@@ -207,6 +210,91 @@ static int pe_check(const cfg_ctx *c, const char *field, int rc, const char *msg
     return cfg_fail(c, "%s: %s", field, msg);
 }
 
+/* One LongRoPE factor list: numbers > 0, at most PE_LONGROPE_MAX of them; *n gets the count. */
+static int get_factor_list(const cfg_ctx *c, const cfg_obj *o, const char *key, double *out, int *n)
+{
+    const cJSON *item = member(o, key);
+    if (!item)
+        return cfg_fail(c, "%s%s: missing; rope type 'longrope' needs short_factor and long_factor",
+                        o->path, key);
+    if (!cJSON_IsArray(item))
+        return cfg_fail(c, "%s%s: expected an array of numbers, got %s", o->path, key,
+                        json_kind(item));
+    int count = cJSON_GetArraySize(item);
+    if (count < 1 || count > PE_LONGROPE_MAX)
+        return cfg_fail(c, "%s%s: %d numbers; pelab takes 1..%d (one per rotated pair)", o->path,
+                        key, count, PE_LONGROPE_MAX);
+    int i = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, item)
+    {
+        if (!cJSON_IsNumber(e) || !isfinite(e->valuedouble) || !(e->valuedouble > 0))
+            return cfg_fail(c, "%s%s[%d]: expected a number > 0, got %s", o->path, key, i,
+                            cJSON_IsNumber(e) ? "a number out of range" : json_kind(e));
+        out[i++] = e->valuedouble;
+    }
+    *n = count;
+    return PE_OK;
+}
+
+/* LongRoPE as transformers' _compute_longrope_parameters reads it: with
+ * original_max_position_embeddings (in rope_scaling, or at the top level as Phi-3 has it), L0 is
+ * that and f = max_position_embeddings / L0; otherwise L0 = max_position_embeddings and f =
+ * factor. The model is evaluated at seq_len = max_position_embeddings (the long factors); the
+ * short ones are --seq-len L0 or less. */
+static int read_longrope(const cfg_ctx *c, const cfg_obj *model, const cfg_obj *o,
+                         app_model_config *m, const char *type)
+{
+    pe_rope_scaling *s = &m->params.scaling;
+    int rc, ns = 0, nl = 0, have = 0, l0 = 0, have_l0 = 0;
+    if ((rc = get_factor_list(c, o, "short_factor", s->short_factor, &ns)) != PE_OK) return rc;
+    if ((rc = get_factor_list(c, o, "long_factor", s->long_factor, &nl)) != PE_OK) return rc;
+    if (ns != nl)
+        return cfg_fail(c, "%sshort_factor has %d numbers, long_factor %d: they must match",
+                        o->path, ns, nl);
+    s->n_factors = ns;
+    if (m->max_position == 0)
+        return cfg_fail(c,
+                        "%smax_position_embeddings: missing; rope type '%s' takes the context "
+                        "from it",
+                        model->path, type);
+    const cfg_obj *l0_obj = o;
+    if ((rc = get_int(c, o, "original_max_position_embeddings", &l0, &have_l0)) != PE_OK) return rc;
+    if (!have_l0) {
+        l0_obj = model;
+        if ((rc = get_int(c, model, "original_max_position_embeddings", &l0, &have_l0)) != PE_OK)
+            return rc;
+    }
+    double factor = 0;
+    if (have_l0) {
+        if (l0 < 1 || l0 > PE_MAX_LEN)
+            return cfg_fail(c, "%soriginal_max_position_embeddings %d: must be 1..%d", l0_obj->path,
+                            l0, PE_MAX_LEN);
+        factor = (double)m->max_position / l0;
+    } else {
+        l0 = m->max_position;
+        if ((rc = get_number(c, o, "factor", &factor, &have)) != PE_OK) return rc;
+        if (!have)
+            return cfg_fail(c,
+                            "%sfactor: missing; longrope without original_max_position_embeddings "
+                            "takes its factor from rope_scaling",
+                            o->path);
+    }
+    if (!(factor >= 1))
+        return cfg_fail(c, "%sfactor %g: must be >= 1 (max_position_embeddings %d over L0 %d)",
+                        o->path, factor, m->max_position, l0);
+    s->factor = factor;
+    s->original_ctx = l0;
+    s->seq_len = m->max_position;
+    double v = 0;
+    if ((rc = get_number(c, o, "attention_factor", &v, &have)) != PE_OK) return rc;
+    if (have) {
+        if (!(v > 0)) return cfg_fail(c, "%sattention_factor %g: must be > 0", o->path, v);
+        s->attention_factor = v;
+    }
+    return PE_OK;
+}
+
 static int read_scaling(const cfg_ctx *c, const cfg_obj *model, const cfg_obj *o,
                         app_model_config *m)
 {
@@ -220,9 +308,7 @@ static int read_scaling(const cfg_ctx *c, const cfg_obj *model, const cfg_obj *o
     }
     if (rc != PE_OK) return rc;
     if (!type)
-        return cfg_fail(c,
-                        "%.*s: no rope_type (or type) given; allowed: default, linear, dynamic, "
-                        "ntk, yarn, llama3",
+        return cfg_fail(c, "%.*s: no rope_type (or type) given; allowed: " ROPE_TYPES_ALLOWED,
                         (int)strlen(o->path) - 1, o->path); /* without the trailing dot */
 
     size_t t = 0;
@@ -231,20 +317,20 @@ static int read_scaling(const cfg_ctx *c, const cfg_obj *model, const cfg_obj *o
         for (size_t u = 0; u < sizeof rope_types_unsupported / sizeof *rope_types_unsupported; u++)
             if (strcmp(type, rope_types_unsupported[u]) == 0)
                 return cfg_fail(c,
-                                "%s%s '%s': not supported by pelab; allowed: default, linear, "
-                                "dynamic, ntk, yarn, llama3",
+                                "%s%s '%s': not supported by pelab; allowed: " ROPE_TYPES_ALLOWED,
                                 o->path, type_key, type);
         const char *near = pe_closest(type, rope_types, N_ROPE_TYPES);
-        return cfg_fail(c,
-                        "%s%s '%s': unknown rope type; allowed: default, linear, dynamic, ntk, "
-                        "yarn, llama3; did you mean '%s'?",
-                        o->path, type_key, show(type).s, near ? near : "default");
+        return cfg_fail(
+            c, "%s%s '%s': unknown rope type; allowed: " ROPE_TYPES_ALLOWED "; did you mean '%s'?",
+            o->path, type_key, show(type).s, near ? near : "default");
     }
     copy_clean(m->scaling_type, sizeof m->scaling_type, type, 0);
-    static const pe_scaling_type kinds[] = {PE_SCALING_NONE, PE_SCALING_LINEAR, PE_SCALING_DYNAMIC,
-                                            PE_SCALING_NTK,  PE_SCALING_YARN,   PE_SCALING_LLAMA3};
+    static const pe_scaling_type kinds[] = {
+        PE_SCALING_NONE, PE_SCALING_LINEAR, PE_SCALING_DYNAMIC,  PE_SCALING_NTK,
+        PE_SCALING_YARN, PE_SCALING_LLAMA3, PE_SCALING_LONGROPE, PE_SCALING_LONGROPE};
     s->type = kinds[t];
     if (s->type == PE_SCALING_NONE) return PE_OK;
+    if (s->type == PE_SCALING_LONGROPE) return read_longrope(c, model, o, m, type);
 
     int have = 0;
     double factor = 0;

@@ -9,7 +9,8 @@
  *   rope_theta (alias rotary_emb_base), partial_rotary_factor (alias rotary_pct),
  *   rope_scaling {rope_type | type, factor, original_max_position_embeddings, beta_fast,
  *   beta_slow, mscale, mscale_all_dim, truncate, low_freq_factor, high_freq_factor,
- *   attention_factor (YaRN only: transformers' llama3 always uses 1.0)},
+ *   short_factor, long_factor, attention_factor (YaRN and longrope: transformers' llama3 always
+ *   uses 1.0)}, original_max_position_embeddings at the top level (longrope, as Phi-3 has it),
  *   rope_parameters (the newer name of rope_scaling, which may also hold rope_theta),
  *   text_config (multimodal wrappers).
  *
@@ -55,11 +56,13 @@ int app_config_load(const char *path, app_model_config *out, char *err, size_t e
  * of last resort ("config.json" when NULL; a trailing ".json" and any directory are dropped).
  * Required: num_attention_heads, and head_dim or hidden_size (divisible by the heads). Checked:
  * types, head_dim even, heads 1..PE_MAX_HEADS, rope_theta > 1, factor >= 1, 0 < rotary <= 1, a
- * known rope type (default, linear, dynamic, ntk, yarn, llama3; null means none), then the pe
+ * known rope type (default, linear, dynamic, ntk, yarn, llama3, longrope or its old name su;
+ * null means none), then the pe
  * validators on the result. For linear, dynamic and ntk, L0 = max_position_embeddings (as
  * transformers does); yarn takes original_max_position_embeddings when given, else
  * max_position_embeddings; llama3 requires it. Dynamic NTK is evaluated at
- * seq_len = factor * L0, the context the factor was chosen for (capped at PE_MAX_LEN).
+ * seq_len = factor * L0, the context the factor was chosen for (capped at PE_MAX_LEN); longrope
+ * at seq_len = max_position_embeddings (its long factors).
  * On failure *out is left untouched. Returns PE_OK, PE_EINVAL or PE_ENOMEM. */
 int app_config_parse(const char *json_text, const char *source_name, app_model_config *out,
                      char *err, size_t errlen);

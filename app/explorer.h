@@ -55,18 +55,30 @@ int app_explorer_animating(const app_explorer *x);
  * drawn shows its message. */
 void app_explorer_frame(app_explorer *x, scene *s, const scene_target *t);
 
-/* The key table, for the help overlay and the README. */
-typedef struct app_key_help {
-    const char *keys;
-    const char *what;
-} app_key_help;
-size_t app_key_help_count(void);
-const app_key_help *app_key_help_at(size_t i);
+struct app_option;
 
-/* `pelab [options]` and `pelab gui [options]`: parse, validate, run. Returns the exit status. */
-int app_cmd_explore(int argc, char **argv, int gui);
-/* The frontends (explorer_tui.c, explorer_gui.c). */
-int app_run_tui(app_explorer *x, int frames);
-int app_run_gui(app_explorer *x, int frames);
+/* The `?` help: one entry per key (or key pair), the current view's own keys first, then the keys
+ * of the options it uses, then the keys of every view. Built from the tables; the overlay only
+ * draws it. */
+enum { APP_HELP_VIEW = 0, APP_HELP_OPTION = 1, APP_HELP_GLOBAL = 2 };
+#define APP_HELP_MAX 96
+typedef struct app_key_help {
+    char keys[32];  /* "b / B", "arrows, hjkl" */
+    char what[200]; /* what they do */
+    int scope;      /* APP_HELP_* */
+} app_key_help;
+size_t app_explorer_help(const app_explorer *x, app_key_help *out, size_t max);
+
+/* Set an option as the ':' line does (the window's sliders), with the message and the view's
+ * settling. 0 or -1 (the message says why). */
+int app_explorer_apply(app_explorer *x, const char *name, const char *value);
+
+/* The status line: "[n/N view]" and label=value for exactly the options the view uses. */
+void app_explorer_status(const app_explorer *x, char *buf, size_t n);
+/* 1 when option o is one of the current view's (what the status line, the sliders and the
+ * option keys follow). */
+int app_explorer_uses(const app_explorer *x, const struct app_option *o);
+/* The current view's options in the order it lists them (the status line, the sliders). */
+size_t app_explorer_options(const app_explorer *x, const struct app_option **out, size_t max);
 
 #endif

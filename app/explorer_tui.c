@@ -5,7 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "explorer.h"
+#include "frontend.h"
 #include "tui.h"
 
 static double now_s(void)

@@ -7,7 +7,7 @@
 #include "cli.h"
 #include "cmd_model.h"
 #include "colormap.h"
-#include "explorer.h"
+#include "frontend.h"
 #include "export.h"
 #include "views.h"
 

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attn.h"
 #include "colormap.h"
 #include "raster.h"
 #include "views.h"
@@ -220,120 +219,76 @@ static size_t choices_curves(const char **out, size_t n)
     return k;
 }
 
-/* ---- the attention views' options ---------------------------------------------------- */
+/* ---- the table --------------------------------------------------------------------------- */
 
-static int set_model(app_state *st, const char *v, char *err, size_t errlen)
-{
-    if (app_attn_check_name("model", v, err, errlen) < 0) return -1;
-    if (strlen(v) >= sizeof st->model_name) {
-        snprintf(err, errlen, "--model: the path is longer than %zu bytes",
-                 sizeof st->model_name - 1);
-        return -1;
-    }
-    snprintf(st->model_name, sizeof st->model_name, "%s", v);
-    return 0;
-}
-static void get_model(const app_state *st, char *buf, size_t n)
-{
-    snprintf(buf, n, "%s", st->model_name);
-}
-static size_t choices_model(const char **out, size_t n)
-{
-    size_t k = 0;
-    for (; app_attn_model_names[k] && k < n; k++) out[k] = app_attn_model_names[k];
-    return k;
-}
+static const char *const layout_names[] = {"interleaved", "concat", NULL};
+static const char *const freq_names[] = {"paper", "fairseq", NULL};
+static const char *const pairing_names[] = {"interleaved", "half", NULL};
+static const char *const scaling_names[] = {"none", "linear", "ntk",      "dynamic",
+                                            "yarn", "llama3", "longrope", NULL};
+static const char *const alibi_names[] = {"causal", "symmetric", NULL};
+static const char *const t5_names[] = {"causal", "bidirectional", NULL};
+static const char *const sim_names[] = {"dot", "cosine", NULL};
+static const char *const theme_names[] = {"light", "dark", NULL};
+static const char *const xpos_zeta_names[] = {"full", "rotary", NULL};
+static const char *const onoff_names[] = {"off", "on", NULL};
+static const char *const csv_names[] = {"wide", "long", NULL};
 
-static int set_compare(app_state *st, const char *v, char *err, size_t errlen)
-{
-    if (strcmp(v, "none") == 0 || !*v) {
-        st->compare[0] = '\0';
-        return 0;
-    }
-    if (app_attn_check_name("compare", v, err, errlen) < 0) return -1;
-    if (strlen(v) >= sizeof st->compare) {
-        snprintf(err, errlen, "--compare: the path is longer than %zu bytes",
-                 sizeof st->compare - 1);
-        return -1;
-    }
-    snprintf(st->compare, sizeof st->compare, "%s", v);
-    return 0;
-}
-static void get_compare(const app_state *st, char *buf, size_t n)
-{
-    snprintf(buf, n, "%s", st->compare[0] ? st->compare : "none");
-}
-static size_t choices_compare(const char **out, size_t n)
-{
-    size_t k = 0;
-    if (k < n) out[k++] = "none";
-    for (size_t i = 0; app_attn_model_names[i] && k < n; i++) out[k++] = app_attn_model_names[i];
-    return k;
-}
+/* the keys' custom steps and the sliders' moving ranges */
 
-/* A preset replaces the typed prompt (the later of the two wins on the ':' line); the table
- * lists preset before prompt, so a command line carrying both ends with the prompt. */
-static int set_preset(app_state *st, const char *v, char *err, size_t errlen)
+/* a: all heads, then each head enlarged in turn */
+static void step_head(const app_state *st, int dir, char *val, size_t n)
 {
-    if (strcmp(v, "none") == 0 || !*v) {
-        st->preset[0] = '\0';
-        st->prompt[0] = '\0';
-        return 0;
-    }
-    char text[64];
-    if (strlen(v) >= sizeof st->preset) {
-        snprintf(err, errlen, "--preset '%s': names are at most %zu bytes", v,
-                 sizeof st->preset - 1);
-        return -1;
-    }
-    if (app_attn_preset_text(v, text, sizeof text, err, errlen) < 0) return -1;
-    snprintf(st->preset, sizeof st->preset, "%s", v);
-    st->prompt[0] = '\0';
-    return 0;
+    int h = st->head + (dir > 0 ? 1 : -1);
+    if (h >= st->p.heads) h = -1;
+    if (h < -1) h = st->p.heads - 1;
+    if (h < 0)
+        snprintf(val, n, "all");
+    else
+        snprintf(val, n, "%d", h);
 }
-static void get_preset(const app_state *st, char *buf, size_t n)
+/* fewer heads than the enlarged one: show them all */
+static void clamp_head(app_state *st)
 {
-    snprintf(buf, n, "%s", st->preset[0] ? st->preset : "none");
+    if (st->head >= st->p.heads) st->head = -1;
+}
+/* gentler / steeper: 1 - r shrinks / grows by 1.5, starting from the paper's ratio */
+static double paper_ratio(const app_state *st)
+{
+    return pow(2, -8.0 / st->p.heads);
+}
+static void step_slope(const app_state *st, int dir, char *val, size_t n)
+{
+    double r = st->p.slope_ratio > 0 ? st->p.slope_ratio : paper_ratio(st);
+    r = dir > 0 ? 1 - (1 - r) / 1.5 : 1 - (1 - r) * 1.5;
+    snprintf(val, n, "%.10g", fmin(0.999, fmax(0.01, r)));
+}
+static double last_pos(const app_state *st)
+{
+    return st->p.len - 1 > 1 ? st->p.len - 1 : 1;
+}
+static double target_auto(const app_state *st)
+{
+    return st->p.scaling.factor * st->p.scaling.original_ctx;
 }
 
-/* A text option into a fixed buffer: too long is refused, never cut. */
-static int set_text(const char *name, char *dst, size_t cap, const char *v, char *err,
-                    size_t errlen)
+/* The author's title and subtitle: "" removes them, and unset (the view's own) reads as
+ * "(the view's)" so the export command leaves it out. */
+static const char view_own[] = "(the view's)";
+static int set_author_text(const char *name, char *dst, size_t cap, int *is_set, const char *v,
+                           char *err, size_t errlen)
 {
     if (strlen(v) >= cap) {
         snprintf(err, errlen, "--%s: %zu bytes, allowed at most %zu", name, strlen(v), cap - 1);
         return -1;
     }
     snprintf(dst, cap, "%s", v);
+    *is_set = strcmp(v, view_own) != 0;
     return 0;
 }
-
-static int set_prompt(app_state *st, const char *v, char *err, size_t errlen)
-{
-    return set_text("prompt", st->prompt, sizeof st->prompt, v, err, errlen);
-}
-static void get_prompt(const app_state *st, char *buf, size_t n)
-{
-    snprintf(buf, n, "%s", st->prompt);
-}
-
-static int set_data(app_state *st, const char *v, char *err, size_t errlen)
-{
-    return set_text("data", st->data_path, sizeof st->data_path, v, err, errlen);
-}
-static void get_data(const app_state *st, char *buf, size_t n)
-{
-    snprintf(buf, n, "%s", st->data_path);
-}
-
-/* The author's title and subtitle: "" removes them, and unset (the view's own) reads as
- * "(the view's)" so the export command leaves it out. */
-static const char view_own[] = "(the view's)";
 static int set_title(app_state *st, const char *v, char *err, size_t errlen)
 {
-    if (set_text("title", st->title, sizeof st->title, v, err, errlen) < 0) return -1;
-    st->title_set = strcmp(v, view_own) != 0;
-    return 0;
+    return set_author_text("title", st->title, sizeof st->title, &st->title_set, v, err, errlen);
 }
 static void get_title(const app_state *st, char *buf, size_t n)
 {
@@ -341,9 +296,8 @@ static void get_title(const app_state *st, char *buf, size_t n)
 }
 static int set_subtitle(app_state *st, const char *v, char *err, size_t errlen)
 {
-    if (set_text("subtitle", st->subtitle, sizeof st->subtitle, v, err, errlen) < 0) return -1;
-    st->subtitle_set = strcmp(v, view_own) != 0;
-    return 0;
+    return set_author_text("subtitle", st->subtitle, sizeof st->subtitle, &st->subtitle_set, v, err,
+                           errlen);
 }
 static void get_subtitle(const app_state *st, char *buf, size_t n)
 {
@@ -353,191 +307,191 @@ static void get_subtitle(const app_state *st, char *buf, size_t n)
 static int set_font(app_state *st, const char *v, char *err, size_t errlen)
 {
     if (raster_font_check(v, err, errlen) < 0) return -1;
-    return set_text("font", st->font, sizeof st->font, v, err, errlen);
+    int unused = 0;
+    return set_author_text("font", st->font, sizeof st->font, &unused, v, err, errlen);
 }
 static void get_font(const app_state *st, char *buf, size_t n)
 {
     snprintf(buf, n, "%s", st->font);
 }
 
-static int set_rope_base(app_state *st, const char *v, char *err, size_t errlen)
-{
-    double x;
-    if (app_parse_double("rope-base", v, 0, 1e12, 0, &x, err, errlen) < 0) return -1;
-    if (x > 0 && x <= 1) {
-        snprintf(err, errlen, "--rope-base %s: the frequency base must be > 1 (or 0 = trained)", v);
-        return -1;
-    }
-    st->rope_base = x;
-    return 0;
-}
-static void get_rope_base(const app_state *st, char *buf, size_t n)
-{
-    snprintf(buf, n, "%.10g", st->rope_base);
-}
-
-/* ---- the table --------------------------------------------------------------------------- */
-
-static const char *const layout_names[] = {"interleaved", "concat", NULL};
-static const char *const freq_names[] = {"paper", "fairseq", NULL};
-static const char *const pairing_names[] = {"interleaved", "half", NULL};
-static const char *const scaling_names[] = {"none", "linear", "ntk", "dynamic",
-                                            "yarn", "llama3", NULL};
-static const char *const alibi_names[] = {"causal", "symmetric", NULL};
-static const char *const t5_names[] = {"causal", "bidirectional", NULL};
-static const char *const sim_names[] = {"dot", "cosine", NULL};
-static const char *const theme_names[] = {"light", "dark", NULL};
-static const char *const scale_names[] = {"linear", "log", "nofirst", NULL};
-static const char *const onoff_names[] = {"off", "on", NULL};
-static const char *const csv_names[] = {"wide", "long", NULL};
-
 #define OFF(f) offsetof(app_state, f)
-#define INT_OPT(n, a, h, f, l, u)                                                                  \
-    {                                                                                              \
-        n, a, h, APP_OPT_INT, OFF(f), l, u, 0, NULL, NULL, NULL, NULL                              \
-    }
-#define DBL_OPT(n, a, h, f, l, u, open)                                                            \
-    {                                                                                              \
-        n, a, h, APP_OPT_DOUBLE, OFF(f), l, u, open, NULL, NULL, NULL, NULL                        \
-    }
-#define CHO_OPT(n, a, h, f, names)                                                                 \
-    {                                                                                              \
-        n, a, h, APP_OPT_CHOICE, OFF(f), 0, 0, 0, names, NULL, NULL, NULL                          \
-    }
-#define CUS_OPT(n, a, h, s, g, c)                                                                  \
-    {                                                                                              \
-        n, a, h, APP_OPT_CUSTOM, 0, 0, 0, 0, NULL, s, g, c                                         \
-    }
 
 static const app_option options[] = {
-    CUS_OPT("pe", NULL, "encoding (see pelab list)", set_pe, get_pe, choices_pe),
-    CUS_OPT("view", NULL, "view (see pelab list)", set_view, get_view, choices_view),
-    INT_OPT("dim", "d", "dimension d, 1..65536 (even for pairs)", p.dim, 1, PE_MAX_DIM),
-    INT_OPT("len", "L", "positions L, 1..1048576", p.len, 1, PE_MAX_LEN),
-    DBL_OPT("base", "b", "frequency base, > 1 (10000)", p.base, 1, INFINITY, 1),
-    CHO_OPT("layout", NULL, "sinusoid layout: interleaved|concat", p.layout, layout_names),
-    CHO_OPT("freq", NULL, "sinusoid frequencies: paper|fairseq", p.freq, freq_names),
-    CHO_OPT("pairing", NULL, "RoPE pairs: interleaved|half", p.pairing, pairing_names),
-    DBL_OPT("rotary-frac", NULL, "RoPE rotated fraction of d, (0,1]", p.rotary_frac, 0, 1, 1),
-    CHO_OPT("scaling", NULL, "RoPE scaling: none|linear|ntk|dynamic|yarn|llama3", p.scaling.type,
-            scaling_names),
-    DBL_OPT("factor", "f", "RoPE scaling factor, >= 1", p.scaling.factor, 1, 1e6, 0),
-    INT_OPT("orig-ctx", NULL, "original context L0 for scaling, 1..1048576", p.scaling.original_ctx,
-            1, PE_MAX_LEN),
-    INT_OPT("seq-len", NULL,
-            "dynamic NTK sequence length, 0..16777216 (0 = not given: L0; extension views: target)",
-            p.scaling.seq_len, 0, 16777216),
-    DBL_OPT("beta-fast", NULL, "YaRN beta_fast, > 0 (32)", p.scaling.beta_fast, 0, 1e6, 1),
-    DBL_OPT("beta-slow", NULL, "YaRN beta_slow, > 0 (1)", p.scaling.beta_slow, 0, 1e6, 1),
-    CHO_OPT("yarn-truncate", NULL, "YaRN: floor/ceil the ramp ends (HF truncate): off|on (on)",
-            p.scaling.yarn_truncate, onoff_names),
-    DBL_OPT("mscale", NULL,
-            "YaRN mscale, with --mscale-all-dim sets the attention factor (0 = unset)",
-            p.scaling.mscale, 0, 1e6, 0),
-    DBL_OPT("mscale-all-dim", NULL, "YaRN mscale_all_dim, with --mscale (0 = unset)",
-            p.scaling.mscale_all_dim, 0, 1e6, 0),
-    DBL_OPT("low-freq-factor", NULL, "llama3 low_freq_factor, > 0 (1)", p.scaling.low_freq_factor,
-            0, 1e6, 1),
-    DBL_OPT("high-freq-factor", NULL, "llama3 high_freq_factor, > 0 (4)",
-            p.scaling.high_freq_factor, 0, 1e6, 1),
-    DBL_OPT("attn-factor", NULL, "scaling attention factor override, >= 0 (0 = derived)",
-            p.scaling.attention_factor, 0, 1e6, 0),
-    INT_OPT("heads", "h", "heads, 1..1024", p.heads, 1, PE_MAX_HEADS),
-    CUS_OPT("head", NULL, "head to enlarge: all|0..heads-1", set_head, get_head, NULL),
-    DBL_OPT("slope-ratio", NULL, "ALiBi slope ratio r (m_h = r^(h+1)), 0 = the paper's, < 1",
-            p.slope_ratio, 0, 0.999999, 0),
-    CHO_OPT("alibi", NULL, "ALiBi bias: causal|symmetric", p.alibi_symmetric, alibi_names),
-    INT_OPT("buckets", NULL, "T5 buckets, 2..1024", p.t5_buckets, 2, 1024),
-    INT_OPT("max-distance", NULL, "T5 max distance, 2..1048576", p.t5_max_distance, 2, PE_MAX_LEN),
-    CHO_OPT("t5", NULL, "T5 buckets: causal|bidirectional", p.t5_bidirectional, t5_names),
-    DBL_OPT("xpos-scale", NULL, "xPos scale base, > 0 (512)", p.xpos_scale_base, 0, 1e9, 1),
-    DBL_OPT("std", NULL, "learned table init std, > 0 (0.02)", p.learned_std, 0, 1e3, 1),
-    INT_OPT("seed", NULL, "random seed, 0..2147483647", p.seed, 0, 2147483647),
-    INT_OPT("pos", "m", "RoPE query position m / decay reference p0 (-1 = L/2)", pos, -1,
-            PE_MAX_LEN),
-    INT_OPT("pos-k", "n", "RoPE key position n", pos_k, 0, PE_MAX_LEN),
-    CHO_OPT("similarity", NULL, "similarity: dot|cosine", cosine, sim_names),
-    CUS_OPT("curves", NULL,
-            "decay curves: all or sinusoidal,learned,binary,rope,rope-random,rope-bound,alibi,xpos",
-            set_curves, get_curves, choices_curves),
-    CUS_OPT("cmap", NULL, "colormap: auto or a name from pelab list", set_cmap, get_cmap,
-            choices_cmap),
-    CHO_OPT("theme", NULL, "theme: light|dark", dark, theme_names),
-    DBL_OPT("target-len", NULL, "target context for extension views (0 = factor * L0)", target_len,
-            0, 1e9, 0),
-    DBL_OPT("min-angle", NULL, "resolution probe threshold in radians, (0, 3.14159]", min_angle, 0,
-            3.14159266, 1),
-    INT_OPT("probe-d", NULL, "resolution probe distance D, 1..1048576", probe_d, 1, PE_MAX_LEN),
-    CHO_OPT("attn-scale", NULL, "attention colours: linear|log|nofirst", attn_scale, scale_names),
-    INT_OPT("shift", NULL, "shift every position by k, 0..1048576", shift, 0, PE_MAX_LEN),
-    CUS_OPT("model", NULL,
-            "attention views' model: nope|learned|sinusoidal|alibi|rope|t5 or a "
-            "checkpoint path",
-            set_model, get_model, choices_model),
-    CUS_OPT("compare", NULL, "compare view's second model: none or a model like --model",
-            set_compare, get_compare, choices_compare),
-    CUS_OPT("preset", NULL, "prompt from assets/prompts/NAME.txt, or none", set_preset, get_preset,
-            NULL),
-    CUS_OPT("data", NULL,
-            "extrapolation: a `pelab eval --extrapolate -o FILE.csv` table (default: the shipped "
-            "models' measurement)",
-            set_data, get_data, NULL),
-    CUS_OPT("prompt", NULL, "prompt text (words and . , ! ? ; : \" ( ); wins over --preset)",
-            set_prompt, get_prompt, NULL),
-    INT_OPT("step", NULL, "token shown, 0..tokens-1 (-1 = the last)", step, -1, 65535),
-    INT_OPT("layer", NULL, "model layer, 0..layers-1", layer, 0, MODEL_MAX_LAYERS - 1),
-    CUS_OPT("rope-base", NULL, "rope model's frequency base, > 1 (0 = the trained one)",
-            set_rope_base, get_rope_base, NULL),
-    DBL_OPT("alibi-scale", NULL, "alibi model's slopes times this, 0..1000 (1 = trained)",
-            alibi_scale, 0, 1000, 0),
-    INT_OPT("generate", "gen", "tokens generated past the prompt, 0..4096", generate, 0,
-            MODEL_MAX_CTX),
-    DBL_OPT("temperature", NULL, "generation: 0 = greedy, else sample at this, 0..10", temperature,
-            0, 10, 0),
-    INT_OPT("gen-seed", NULL, "generation: sampler seed, 0..2147483647", gen_seed, 0, 2147483647),
-    CHO_OPT("split", NULL, "attention: scores split into content and position parts: off|on", split,
-            onoff_names),
-    DBL_OPT("play-speed", NULL, "attention autoplay: tokens per second, (0, 60]", play_speed, 0, 60,
-            1),
-    CUS_OPT("title", NULL, "figure title over the view's (\"\" removes it)", set_title, get_title,
-            NULL),
-    CUS_OPT("subtitle", NULL, "figure subtitle over the view's (\"\" removes it)", set_subtitle,
-            get_subtitle, NULL),
-    DBL_OPT("font-size", NULL,
-            "figure text size in points at --dpi, 0 = scaled to the figure, 0..200", font_pt, 0,
-            200, 0),
-    CHO_OPT("csv-layout", NULL,
-            "CSV: wide (the table, numpy.loadtxt) | long (a row per value with named index "
-            "columns, pandas.read_csv(f, comment='#'))",
-            csv_long, csv_names),
-    CUS_OPT("font", NULL, "figure font: a fontconfig family (default DejaVu Sans)", set_font,
-            get_font, NULL),
+    {APP_CUS("pe", NULL, "encoding (see pelab list)", set_pe, get_pe, choices_pe), .keys = "mM",
+     .step = APP_STEP_NEXT},
+    {APP_CUS("view", NULL, "view (see pelab list)", set_view, get_view, choices_view),
+     .everywhere = 1},
+    {APP_INT("dim", "d", "dimension d, 1..65536 (even for pairs)", p.dim, 1, PE_MAX_DIM),
+     .label = "d", .keys = "dD", .step = APP_STEP_X2,
+     .slider = {APP_SLIDER_LOG, 2, 1024, APP_ROUND_EVEN, NULL, NULL}},
+    {APP_INT("len", "L", "positions L, 1..1048576", p.len, 1, PE_MAX_LEN), .label = "L",
+     .keys = "][", .step = APP_STEP_X2, APP_LOG(8, 4096)},
+    {APP_DBL("base", "b", "frequency base, > 1 (10000)", p.base, 1, INFINITY, 1), .keys = "bB",
+     .step = APP_STEP_X2, .slider = {APP_SLIDER_LOG, 2, 1e7, APP_ROUND_SIG3, NULL, NULL}},
+    {APP_CHO("layout", NULL, "sinusoid layout: interleaved|concat", p.layout, layout_names),
+     .keys = "o", .step = APP_STEP_NEXT},
+    {APP_CHO("freq", NULL, "sinusoid frequencies: paper|fairseq", p.freq, freq_names)},
+    {APP_CHO("pairing", NULL, "RoPE pairs: interleaved|half", p.pairing, pairing_names),
+     .keys = "p", .step = APP_STEP_NEXT},
+    {APP_DBL("rotary-frac", NULL, "RoPE rotated fraction of d, (0,1]", p.rotary_frac, 0, 1, 1),
+     .label = "rotary"},
+    {APP_CHO("scaling", NULL,
+             "RoPE scaling: none|linear|ntk|dynamic|yarn|llama3|longrope (--config)",
+             p.scaling.type, scaling_names)},
+    {APP_DBL("factor", "f", "RoPE scaling factor, >= 1", p.scaling.factor, 1, 1e6, 0), .label = "f",
+     APP_LOG(1, 64)},
+    {APP_INT("orig-ctx", NULL, "original context L0 for scaling, 1..1048576",
+             p.scaling.original_ctx, 1, PE_MAX_LEN),
+     .label = "L0", APP_LOG(256, 131072)},
+    {APP_INT("seq-len", NULL,
+             "dynamic NTK and longrope sequence length, 0..16777216 (0 = not given: L0; extension "
+             "views: target)",
+             p.scaling.seq_len, 0, 16777216),
+     .at_lo = "auto"},
+    {APP_DBL("beta-fast", NULL, "YaRN beta_fast, > 0 (32)", p.scaling.beta_fast, 0, 1e6, 1)},
+    {APP_DBL("beta-slow", NULL, "YaRN beta_slow, > 0 (1)", p.scaling.beta_slow, 0, 1e6, 1)},
+    {APP_CHO("yarn-truncate", NULL, "YaRN: floor/ceil the ramp ends (HF truncate): off|on (on)",
+             p.scaling.yarn_truncate, onoff_names)},
+    {APP_DBL("mscale", NULL,
+             "YaRN mscale, with --mscale-all-dim sets the attention factor (0 = unset)",
+             p.scaling.mscale, 0, 1e6, 0),
+     .at_lo = "unset"},
+    {APP_DBL("mscale-all-dim", NULL, "YaRN mscale_all_dim, with --mscale (0 = unset)",
+             p.scaling.mscale_all_dim, 0, 1e6, 0),
+     .at_lo = "unset"},
+    {APP_DBL("low-freq-factor", NULL, "llama3 low_freq_factor, > 0 (1)", p.scaling.low_freq_factor,
+             0, 1e6, 1)},
+    {APP_DBL("high-freq-factor", NULL, "llama3 high_freq_factor, > 0 (4)",
+             p.scaling.high_freq_factor, 0, 1e6, 1)},
+    {APP_DBL("attn-factor", NULL, "scaling attention factor override, >= 0 (0 = derived)",
+             p.scaling.attention_factor, 0, 1e6, 0),
+     .at_lo = "derived"},
+    {APP_INT("heads", "h", "heads, 1..1024", p.heads, 1, PE_MAX_HEADS), .keys = "><",
+     .step = APP_STEP_ADD, .clamp = clamp_head, APP_LIN(1, 32)},
+    {APP_CUS("head", NULL, "head to enlarge: all|0..heads-1", set_head, get_head, NULL),
+     .keys = "a", .step = APP_STEP_CUSTOM, .step_fn = step_head,
+     .step_help = "all heads, or the next one enlarged"},
+    {APP_DBL("slope-ratio", NULL, "ALiBi slope ratio r (m_h = r^(h+1)), 0 = the paper's, < 1",
+             p.slope_ratio, 0, 0.999999, 0),
+     .label = "slope", .at_lo = "paper", .keys = "rR", .step = APP_STEP_CUSTOM,
+     .step_fn = step_slope, .step_help = "gentler / steeper",
+     .slider = {APP_SLIDER_LINEAR, 0.05, 0.99, APP_ROUND_AUTO, NULL, paper_ratio}},
+    {APP_CHO("alibi", NULL, "ALiBi bias: causal|symmetric", p.alibi_symmetric, alibi_names)},
+    {APP_INT("buckets", NULL, "T5 buckets, 2..1024", p.t5_buckets, 2, 1024)},
+    {APP_INT("max-distance", NULL, "T5 max distance, 2..1048576", p.t5_max_distance, 2,
+             PE_MAX_LEN)},
+    {APP_CHO("t5", NULL, "T5 buckets: causal|bidirectional", p.t5_bidirectional, t5_names)},
+    {APP_DBL("xpos-scale", NULL, "xPos scale base, > 0 (512)", p.xpos_scale_base, 0, 1e9, 1)},
+    {APP_CHO("xpos-zeta", NULL,
+             "xPos zeta_k over: full (head dim d, torchscale) | rotary (rotary dim, lucidrains)",
+             p.xpos_zeta_rotary, xpos_zeta_names)},
+    {APP_DBL("std", NULL, "learned table init std, > 0 (0.02)", p.learned_std, 0, 1e3, 1)},
+    {APP_INT("seed", NULL, "random seed, 0..2147483647", p.seed, 0, 2147483647)},
+    {APP_INT("pos", "m", "RoPE query position m / decay reference p0 (-1 = L/2)", pos, -1,
+             PE_MAX_LEN),
+     .label = "m", .at_lo = "auto",
+     .slider = {APP_SLIDER_LINEAR, 0, 255, APP_ROUND_AUTO, last_pos, NULL}},
+    {APP_INT("pos-k", "n", "RoPE key position n", pos_k, 0, PE_MAX_LEN), .label = "n",
+     .slider = {APP_SLIDER_LINEAR, 0, 255, APP_ROUND_AUTO, last_pos, NULL}},
+    {APP_CHO("similarity", NULL, "similarity: dot|cosine", cosine, sim_names), .keys = "c",
+     .step = APP_STEP_NEXT},
+    {APP_CUS("curves", NULL,
+             "decay curves: all or sinusoidal,learned,binary,rope,rope-random,rope-bound,alibi,"
+             "xpos",
+             set_curves, get_curves, choices_curves)},
+    {APP_CUS("cmap", NULL, "colormap: auto or a name from pelab list", set_cmap, get_cmap,
+             choices_cmap),
+     .keys = "C", .step = APP_STEP_NEXT},
+    {APP_CHO("theme", NULL, "theme: light|dark", dark, theme_names), .keys = "t",
+     .step = APP_STEP_NEXT, .everywhere = 1},
+    {APP_DBL("target-len", NULL, "target context for extension views (0 = factor * L0)", target_len,
+             0, 1e9, 0),
+     .label = "target", .at_lo = "auto",
+     .slider = {APP_SLIDER_LOG, 256, 1048576, APP_ROUND_AUTO, NULL, target_auto}},
+    {APP_DBL("min-angle", NULL, "resolution probe threshold in radians, (0, 3.14159]", min_angle, 0,
+             3.14159266, 1)},
+    {APP_INT("probe-d", NULL, "resolution probe distance D, 1..1048576", probe_d, 1, PE_MAX_LEN),
+     .label = "D"},
+    /* the author's controls (exports and the explorer's `s`) */
+    {APP_CUS("title", NULL, "figure title over the view's (\"\" removes it)", set_title, get_title,
+             NULL),
+     .everywhere = 1},
+    {APP_CUS("subtitle", NULL, "figure subtitle over the view's (\"\" removes it)", set_subtitle,
+             get_subtitle, NULL),
+     .everywhere = 1},
+    {APP_DBL("font-size", NULL, "figure text in points at --dpi, 0 = scaled to the figure, 0..200",
+             font_pt, 0, 200, 0),
+     .at_lo = "auto", .everywhere = 1},
+    {APP_CUS("font", NULL, "figure font: a fontconfig family (default DejaVu Sans)", set_font,
+             get_font, NULL),
+     .everywhere = 1},
+    {APP_CHO("csv-layout", NULL,
+             "CSV: wide (the table, numpy.loadtxt) | long (a row per value with named index "
+             "columns, pandas.read_csv(f, comment='#'))",
+             csv_long, csv_names),
+     .everywhere = 1},
 };
+
+/* The table above, then each view's own rows (a view module shared by several views counts
+ * once). */
+typedef struct opt_block {
+    const app_option *rows;
+    size_t n;
+} opt_block;
+
+static size_t blocks(opt_block *out, size_t max)
+{
+    size_t nb = 0;
+    out[nb++] = (opt_block){options, sizeof options / sizeof options[0]};
+    for (size_t v = 0; v < app_view_count() && nb < max; v++) {
+        const app_view *vw = app_view_at(v);
+        if (!vw->own_options) continue;
+        int seen = 0;
+        for (size_t k = 1; k < nb; k++) seen |= out[k].rows == vw->own_options;
+        size_t n = 0;
+        while (vw->own_options[n].name) n++;
+        if (!seen) out[nb++] = (opt_block){vw->own_options, n};
+    }
+    return nb;
+}
 
 size_t app_option_count(void)
 {
-    return sizeof options / sizeof options[0];
+    opt_block b[APP_MAX_OPTION_BLOCKS];
+    size_t nb = blocks(b, APP_MAX_OPTION_BLOCKS), n = 0;
+    for (size_t k = 0; k < nb; k++) n += b[k].n;
+    return n;
 }
 
 const app_option *app_option_at(size_t i)
 {
-    return i < app_option_count() ? &options[i] : NULL;
+    opt_block b[APP_MAX_OPTION_BLOCKS];
+    size_t nb = blocks(b, APP_MAX_OPTION_BLOCKS);
+    for (size_t k = 0; k < nb; k++) {
+        if (i < b[k].n) return &b[k].rows[i];
+        i -= b[k].n;
+    }
+    return NULL;
 }
 
 const app_option *app_option_find(const char *name)
 {
     for (size_t i = 0; i < app_option_count(); i++) {
-        if (strcmp(options[i].name, name) == 0) return &options[i];
-        if (options[i].alias && strcmp(options[i].alias, name) == 0) return &options[i];
+        const app_option *o = app_option_at(i);
+        if (strcmp(o->name, name) == 0) return o;
+        if (o->alias && strcmp(o->alias, name) == 0) return o;
     }
     return NULL;
 }
 
 const char *app_option_suggest(const char *name)
 {
-    const char *names[sizeof options / sizeof options[0]];
-    for (size_t i = 0; i < app_option_count(); i++) names[i] = options[i].name;
-    return pe_closest(name, names, app_option_count());
+    const char *names[APP_MAX_OPTIONS];
+    size_t n = 0;
+    for (size_t i = 0; i < app_option_count() && n < APP_MAX_OPTIONS; i++)
+        names[n++] = app_option_at(i)->name;
+    return pe_closest(name, names, n);
 }
 
 static size_t count_names(const char *const *names)
@@ -625,6 +579,116 @@ size_t app_option_choices(const app_option *o, const char **out, size_t n)
     }
     if (o->kind == APP_OPT_CUSTOM && o->choices) return o->choices(out, n);
     return 0;
+}
+
+/* ---- what the surfaces make of an option ------------------------------------------------ */
+
+void app_option_show(const app_state *st, const app_option *o, char *buf, size_t n)
+{
+    char v[1100];
+    app_option_get(st, o, v, sizeof v);
+    char *end;
+    double x = strtod(v, &end);
+    if (o->at_lo && end != v && *end == '\0' && x == o->lo) {
+        snprintf(buf, n, "%s", o->at_lo);
+        return;
+    }
+    /* a typed text stays short and reads as one value */
+    int text = strchr(v, ' ') != NULL || !v[0];
+    size_t len = strlen(v);
+    snprintf(buf, n, "%s%.*s%s%s", text ? "\"" : "", 40, v, len > 40 ? "..." : "",
+             text ? "\"" : "");
+}
+
+const char *app_option_step_help(const app_option *o)
+{
+    int two = o->keys && o->keys[0] && o->keys[1];
+    switch (o->step) {
+    case APP_STEP_X2:
+        return "x2 / /2";
+    case APP_STEP_ADD:
+        return o->by > 1 ? "more / less" : "+1 / -1";
+    case APP_STEP_NEXT:
+        return two ? "next / previous" : "next";
+    case APP_STEP_CUSTOM:
+        return o->step_help ? o->step_help : "step";
+    case APP_STEP_NONE:
+        break;
+    }
+    return "";
+}
+
+int app_option_apply(app_state *st, const char *name, const char *value, char *msg, size_t n)
+{
+    char line[1200];
+    snprintf(line, sizeof line, "%s %s", name, value);
+    if (app_option_command(st, line, msg, n) < 0) return -1;
+    const app_option *o = app_option_find(name);
+    char cur[128];
+    app_option_show(st, o, cur, sizeof cur);
+    snprintf(msg, n, "%s = %s", o->name, cur);
+    return 0;
+}
+
+int app_option_apply_num(app_state *st, const char *name, double v, char *msg, size_t n)
+{
+    char buf[64];
+    snprintf(buf, sizeof buf, "%.10g", v);
+    return app_option_apply(st, name, buf, msg, n);
+}
+
+/* NEXT: the choices after (or before) the current one, the first the whole state accepts. */
+static int step_next(app_state *st, const app_option *o, int dir, char *msg, size_t n)
+{
+    const char *ch[APP_MAX_OPTIONS];
+    size_t nc = app_option_choices(o, ch, APP_MAX_OPTIONS), i = 0;
+    char cur[1100];
+    app_option_get(st, o, cur, sizeof cur);
+    while (i < nc && strcmp(ch[i], cur) != 0) i++;
+    if (i == nc) i = dir > 0 ? nc - 1 : 0; /* not a choice (a path): start from an end */
+    for (size_t k = 1; k <= nc; k++) {
+        size_t j = (i + (dir > 0 ? k : nc * 2 - k)) % nc;
+        if (app_option_apply(st, o->name, ch[j], msg, n) == 0) return 0;
+    }
+    return -1;
+}
+
+int app_option_step(app_state *st, const app_option *o, int dir, char *msg, size_t n)
+{
+    char val[128];
+    if (o->step == APP_STEP_NEXT) return step_next(st, o, dir, msg, n);
+    if (o->step == APP_STEP_CUSTOM) {
+        o->step_fn(st, dir, val, sizeof val);
+    } else if (o->step == APP_STEP_X2 || o->step == APP_STEP_ADD) {
+        app_option_get(st, o, val, sizeof val);
+        double v = atof(val), by = o->by > 0 ? o->by : 1;
+        v = o->step == APP_STEP_X2 ? (dir > 0 ? v * 2 : v / 2) : v + dir * by;
+        if (o->kind == APP_OPT_INT) v = dir > 0 ? ceil(v) : floor(v);
+        if (v > o->hi) v = o->hi;
+        if (o->lo_open ? v <= o->lo : v < o->lo) {
+            if (o->lo_open) {
+                app_option_show(st, o, val, sizeof val);
+                snprintf(msg, n, "%s = %s: the smallest a step reaches", o->name, val);
+                return -1;
+            }
+            v = o->lo;
+        }
+        snprintf(val, sizeof val, "%.10g", v);
+    } else {
+        snprintf(msg, n, "%s has no key", o->name);
+        return -1;
+    }
+    if (o->clamp) {
+        app_state trial = *st;
+        if (app_option_set(&trial, o, val, msg, n) < 0) return -1;
+        o->clamp(&trial);
+        if (app_state_validate(&trial, msg, n) < 0) return -1;
+        *st = trial;
+        app_option_show(st, o, val, sizeof val);
+        snprintf(msg, n, "%s = %s", o->name, val);
+        return 0;
+    }
+    return app_option_apply(st, o->name, val, msg, n);
 }
 
 /* ---- whole-state validation -------------------------------------------------------------- */
@@ -726,8 +790,8 @@ void app_export_command(const app_state *st, const char *out_path, char *buf, si
     if (w < 0 || (size_t)w >= n) return;
     used = (size_t)w;
     for (size_t i = 0; i < app_option_count(); i++) {
-        const app_option *o = &options[i];
-        if (strcmp(o->name, "view") == 0) continue;
+        const app_option *o = app_option_at(i);
+        if (o->set == set_view) continue; /* the view is the command's first word */
         app_option_get(st, o, val, sizeof val);
         app_option_get(&def, o, dval, sizeof dval);
         if (strcmp(val, dval) == 0) continue;

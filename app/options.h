@@ -8,12 +8,37 @@
 
 #include "state.h"
 
+#define APP_MAX_OPTIONS       128 /* rows in every table together */
+#define APP_MAX_OPTION_BLOCKS 16  /* the table and the views' own tables */
+
 typedef enum {
     APP_OPT_INT,    /* int field at off, in [lo, hi] */
     APP_OPT_DOUBLE, /* double field at off, in [lo, hi] (lo excluded when lo_open) */
     APP_OPT_CHOICE, /* int field at off, index into names */
     APP_OPT_CUSTOM, /* set/get functions */
 } app_opt_kind;
+
+/* How a key steps an option (the option's `keys`: the first key steps up, the second down). */
+typedef enum {
+    APP_STEP_NONE = 0, /* no key */
+    APP_STEP_X2,       /* x2 / /2, kept inside [lo, hi] */
+    APP_STEP_ADD,      /* +by / -by (by 0 = 1), kept inside [lo, hi] */
+    APP_STEP_NEXT,     /* the next / previous choice that the state accepts, wrapping round */
+    APP_STEP_CUSTOM,   /* step_fn gives the new value; step_help says what it does */
+} app_step_rule;
+
+typedef enum { APP_SLIDER_NONE = 0, APP_SLIDER_LINEAR, APP_SLIDER_LOG } app_slider_scale;
+typedef enum { APP_ROUND_AUTO = 0, APP_ROUND_EVEN, APP_ROUND_SIG3 } app_slider_round;
+
+/* The window's slider for an option (scale NONE: none). Whole numbers for int options, an even
+ * number or three significant digits when round says so, else 6 significant digits. */
+typedef struct app_slider {
+    app_slider_scale scale;
+    double lo, hi;
+    app_slider_round round;
+    double (*hi_fn)(const app_state *st);   /* a range that follows the state (m < L); or NULL */
+    double (*auto_fn)(const app_state *st); /* where the knob sits when the value is at_lo */
+} app_slider;
 
 typedef struct app_option {
     const char *name;  /* long option name: "base" */
@@ -30,7 +55,36 @@ typedef struct app_option {
     void (*get)(const app_state *st, char *buf, size_t n);
     /* APP_OPT_CUSTOM: completion candidates (NULL-terminated) written into out (max n). */
     size_t (*choices)(const char **out, size_t n);
+    /* ---- what the surfaces make of it (status line, keys, sliders, help, man page) ---- */
+    const char *label; /* status-line label ("d" for dim); NULL = the name */
+    const char *at_lo; /* the value lo means something else and reads as this ("auto") */
+    const char *keys;  /* the key stepping up, then the one stepping down ("bB"); NULL = none */
+    app_step_rule step;
+    double by; /* APP_STEP_ADD */
+    /* APP_STEP_CUSTOM: the value one step in dir (+1/-1) from the current one, as text */
+    void (*step_fn)(const app_state *st, int dir, char *val, size_t n);
+    const char *step_help; /* APP_STEP_CUSTOM: "gentler / steeper" */
+    /* after a key stepped this option: bring what depends on it back in range (or NULL) */
+    void (*clamp)(app_state *st);
+    app_slider slider;
+    int everywhere; /* not a figure parameter: its keys work in every view (theme) */
 } app_option;
+
+/* A table row begins with one of these; the surfaces' fields follow in the row itself:
+ *   {APP_INT("dim", "d", "dimension d", p.dim, 1, 65536), .keys = "dD", .step = APP_STEP_X2}, */
+#define APP_INT(n, a, h, f, l, u)                                                                  \
+    .name = n, .alias = a, .help = h, .kind = APP_OPT_INT, .off = offsetof(app_state, f), .lo = l, \
+    .hi = u
+#define APP_DBL(n, a, h, f, l, u, open)                                                            \
+    .name = n, .alias = a, .help = h, .kind = APP_OPT_DOUBLE, .off = offsetof(app_state, f),       \
+    .lo = l, .hi = u, .lo_open = open
+#define APP_CHO(n, a, h, f, ch)                                                                    \
+    .name = n, .alias = a, .help = h, .kind = APP_OPT_CHOICE, .off = offsetof(app_state, f),       \
+    .names = ch
+#define APP_CUS(n, a, h, s, g, c)                                                                  \
+    .name = n, .alias = a, .help = h, .kind = APP_OPT_CUSTOM, .set = s, .get = g, .choices = c
+#define APP_LIN(l, u) .slider = {APP_SLIDER_LINEAR, l, u, APP_ROUND_AUTO, NULL, NULL}
+#define APP_LOG(l, u) .slider = {APP_SLIDER_LOG, l, u, APP_ROUND_AUTO, NULL, NULL}
 
 /* Apply one option by name ("--" not included). 0 or -1 with a message. */
 int app_option_set(app_state *st, const app_option *o, const char *value, char *err, size_t errlen);
@@ -39,12 +93,27 @@ void app_option_get(const app_state *st, const app_option *o, char *buf, size_t 
 /* Completion candidates for o's value (NULL-terminated names for choices), count written. */
 size_t app_option_choices(const app_option *o, const char **out, size_t n);
 
+/* Every option: the table in options.c, then the rows views bring (app_view.own_options). */
 size_t app_option_count(void);
 const app_option *app_option_at(size_t i);
 /* By name or alias (exact); NULL when none. */
 const app_option *app_option_find(const char *name);
 /* Closest option name (for "did you mean"). */
 const char *app_option_suggest(const char *name);
+
+/* The value as the status line shows it: the text of get, at_lo for the value lo, long text cut
+ * and quoted. */
+void app_option_show(const app_state *st, const app_option *o, char *buf, size_t n);
+/* One key step of o in dir (+1/-1) through app_option_command. 0 with "name = value" in msg, or
+ * -1 with why not. */
+int app_option_step(app_state *st, const app_option *o, int dir, char *msg, size_t n);
+/* What a step does, for help: "x2 / /2", "+1 / -1", "next / previous". */
+const char *app_option_step_help(const app_option *o);
+/* Set option `name` to value through the ':' path; 0 with "name = value" in msg, or -1 with the
+ * error there. */
+int app_option_apply(app_state *st, const char *name, const char *value, char *msg, size_t n);
+/* The same for a number (%.10g). */
+int app_option_apply_num(app_state *st, const char *name, double v, char *msg, size_t n);
 
 /* Apply "name value" from the explorer's ':' line (also "name=value"). Returns 0 or -1 with a
  * message. Validates the resulting state as a whole (app_state_validate) and leaves st unchanged

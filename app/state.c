@@ -17,14 +17,7 @@ void app_state_default(app_state *st)
     st->zoom = 1.0;
     st->min_angle = 0.1;
     st->probe_d = 1;
-    st->layer = 0;
-    st->attn_scale = APP_SCALE_LINEAR;
-    snprintf(st->model_name, sizeof st->model_name, "rope");
-    snprintf(st->preset, sizeof st->preset, "toy");
-    snprintf(st->compare, sizeof st->compare, "alibi");
-    st->step = -1;
-    st->alibi_scale = 1;
-    st->play_speed = 2;
+    app_attn_state_default(&st->attn);
 }
 
 int app_state_p0(const app_state *st)

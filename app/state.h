@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 
+#include "attn_state.h"
 #include "pe.h"
 
 struct cmap;
@@ -21,8 +22,6 @@ enum {
     APP_CURVE_XPOS = 1u << 7,        /* RoPE all-ones score times the xPos decay */
     APP_CURVE_COUNT = 8,
 };
-
-typedef enum { APP_SCALE_LINEAR = 0, APP_SCALE_LOG = 1, APP_SCALE_NOFIRST = 2 } app_attn_scale;
 
 typedef struct app_state {
     pe_params p;            /* every encoding parameter */
@@ -44,23 +43,7 @@ typedef struct app_state {
     double target_len;      /* context-extension views: the target context (0 = factor * L0) */
     double min_angle;       /* resolution probe threshold, radians */
     int probe_d;            /* resolution probe distance D */
-    /* the attention views (model) */
-    char model_name[512]; /* scheme name (nope learned sinusoidal alibi rope t5) or a path */
-    char prompt[1024];    /* typed text; when empty the preset's text is used */
-    int step, layer;      /* step: token index shown, -1 = the last; layer 0..layers-1 */
-    app_attn_scale attn_scale;
-    int shift;           /* positions shifted by k */
-    char preset[64];     /* assets/prompts/<preset>.txt; "" = none */
-    char compare[512];   /* the compare view's second model; "" = none */
-    double rope_base;    /* rope models: frequency base in use, 0 = the trained one */
-    double alibi_scale;  /* alibi models: slopes times this, 1 = the trained ones */
-    int generate;        /* tokens generated past the prompt */
-    double temperature;  /* generation: 0 = greedy, else sampled at this temperature */
-    int gen_seed;        /* generation: seed of the sampler */
-    int split;           /* show the scores' content and position parts */
-    double play_speed;   /* autoplay: tokens per second */
-    double step_frac;    /* autoplay: fraction of a step accumulated */
-    char data_path[512]; /* extrapolation: a `pelab eval --extrapolate -o` CSV; "" = shipped */
+    app_attn_state attn;    /* the attention views' own parameters (attn_state.h) */
     /* the author's controls over every figure (exports, the explorer's `s`, the window) */
     char title[256], subtitle[256]; /* used when title_set / subtitle_set; "" removes */
     int title_set, subtitle_set;

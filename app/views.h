@@ -5,6 +5,7 @@
 #define PELAB_APP_VIEWS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "figure.h"
 #include "pe.h"
@@ -78,6 +79,18 @@ void *app_cache_put(app_view_ctx *c, int slot, const void *key, size_t klen, siz
 const pe_matrix *app_view_table(app_view_ctx *c, const pe_encoding *enc, const pe_params *p,
                                 char *err, size_t errlen);
 
+struct app_option;
+
+/* A key of a view's own (the explorer looks here before its global keys). fn returns 0 with a
+ * note in msg, or -1 with an error there. */
+typedef struct app_view_key {
+    uint32_t key; /* a character or a UI_KEY_* code */
+    int (*fn)(app_view_ctx *c, app_state *st, int arg, char *msg, size_t n);
+    int arg;
+    const char *label; /* "g / G" for help; NULL: listed with the entry before */
+    const char *what;
+} app_view_key;
+
 typedef struct app_view {
     const char *name;        /* "heatmap" */
     const char *description; /* one line */
@@ -88,6 +101,22 @@ typedef struct app_view {
                  size_t errlen);
     /* The numbers behind the figure. NULL when the view has none. */
     int (*data)(app_view_ctx *c, const app_state *st, app_data *out, char *err, size_t errlen);
+    /* ---- what the explorer needs (all optional) ---- */
+    /* The options the figure depends on, by name, space-separated: the status line, the
+     * window's sliders, ':' completion and the option keys follow this list. */
+    const char *options;
+    /* The view's own keys, ended by an entry with fn NULL. */
+    const app_view_key *keys;
+    /* While st->playing: advance by dt seconds (smooth: fractions of a step may show). Returns 1
+     * when the figure changed. */
+    int (*tick)(app_view_ctx *c, app_state *st, double dt, int smooth);
+    /* After every key and ':' command: bring the state back inside what the figure can show. */
+    void (*settle)(app_view_ctx *c, app_state *st);
+    /* The mouse wheel at figure height y (dir +1 up, -1 down); 1 when handled. */
+    int (*wheel)(app_view_ctx *c, app_state *st, double y, int dir, char *msg, size_t n);
+    /* Option rows of the view's own, ended by a row with name NULL, added to the option table
+     * (a module shared by several views points them all at the same rows). */
+    const struct app_option *own_options;
 } app_view;
 
 size_t app_view_count(void);
@@ -96,6 +125,8 @@ const app_view *app_view_at(size_t i);
 int app_view_find(const char *name);
 /* Closest view name (for "did you mean"). */
 const char *app_view_suggest(const char *name);
+/* 1 when view v declares the option named name in its options list. */
+int app_view_uses(const app_view *v, const char *name);
 
 /* Build view st->view into s for target t, including the title block. Returns 0 or -1. */
 int app_view_build(app_view_ctx *c, const app_state *st, scene *s, const scene_target *t, char *err,

@@ -48,6 +48,7 @@ void pe_params_default(pe_params *p)
         .t5_max_distance = 128,
         .t5_bidirectional = 1,
         .xpos_scale_base = 512.0,
+        .xpos_zeta_rotary = 0,
         .learned_std = 0.02,
         .seed = 0,
     };

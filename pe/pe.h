@@ -72,12 +72,16 @@ typedef enum { PE_FREQ_PAPER = 0, PE_FREQ_FAIRSEQ = 1 } pe_freq;
 
 typedef enum {
     PE_SCALING_NONE = 0,
-    PE_SCALING_LINEAR,  /* position interpolation: theta_k / f */
-    PE_SCALING_NTK,     /* NTK-aware static: base' = base * f^(d/(d-2)) */
-    PE_SCALING_DYNAMIC, /* dynamic NTK, depends on seq_len */
-    PE_SCALING_YARN,    /* YaRN ramp between beta_fast and beta_slow, attention factor */
-    PE_SCALING_LLAMA3,  /* llama3 wavelength bands */
+    PE_SCALING_LINEAR,   /* position interpolation: theta_k / f */
+    PE_SCALING_NTK,      /* NTK-aware static: base' = base * f^(d/(d-2)) */
+    PE_SCALING_DYNAMIC,  /* dynamic NTK, depends on seq_len */
+    PE_SCALING_YARN,     /* YaRN ramp between beta_fast and beta_slow, attention factor */
+    PE_SCALING_LLAMA3,   /* llama3 wavelength bands */
+    PE_SCALING_LONGROPE, /* LongRoPE (Phi-3): per-pair factors, short or long by seq_len */
 } pe_scaling_type;
+
+/* Most LongRoPE factors a pe_params holds: one per rotated pair (Phi-3 has 48). */
+#define PE_LONGROPE_MAX 256
 
 /* RoPE context extension (HF transformers modeling_rope_utils semantics). */
 typedef struct pe_rope_scaling {
@@ -95,7 +99,13 @@ typedef struct pe_rope_scaling {
     double mscale_all_dim;
     double low_freq_factor;  /* llama3, default 1 */
     double high_freq_factor; /* llama3, default 4 */
-    double attention_factor; /* > 0 overrides the derived one; 0 = derive (YaRN 0.1 ln f + 1) */
+    double attention_factor; /* > 0 overrides the derived one; 0 = derive (YaRN 0.1 ln f + 1,
+                              * LongRoPE sqrt(1 + ln f / ln L0)) */
+    /* LongRoPE: theta_k = 1 / (ext_k base^(2k/d)) with ext = long_factor when seq_len > L0, else
+     * short_factor; n_factors must be rotary_dim / 2. Only a config file supplies them. */
+    int n_factors;
+    double short_factor[PE_LONGROPE_MAX];
+    double long_factor[PE_LONGROPE_MAX];
 } pe_rope_scaling;
 
 /* Every parameter any encoding or analysis takes. Unused fields are ignored by an encoding. */
@@ -115,6 +125,8 @@ typedef struct pe_params {
     int t5_max_distance;  /* T5: max_distance > buckets/2 (or /4 when bidirectional); 128 */
     int t5_bidirectional; /* T5: 1 = encoder style, 0 = causal */
     double xpos_scale_base; /* xPos: 512 */
+    int xpos_zeta_rotary;   /* xPos with partial rotary: 0 = zeta_k over the full head dimension d
+                             * (torchscale), 1 = over the rotary dimension (lucidrains) */
     double learned_std;     /* learned absolute: init std, 0.02 */
     uint64_t seed;          /* learned tables, T5 bucket values, random q/k; 0 is a valid seed */
 } pe_params;
@@ -215,6 +227,8 @@ typedef enum { PE_BAND_KEEP = 0, PE_BAND_BLEND = 1, PE_BAND_INTERP = 2 } pe_band
 pe_band pe_rope_band(const pe_params *p, int k);
 /* YaRN correction range [low, high] as in HF (after clamping); for the view and the tests. */
 void pe_rope_yarn_range(const pe_params *p, double *low, double *high);
+/* LongRoPE: 1 when the long factors are in force (seq_len > L0), 0 for the short ones. */
+int pe_longrope_long(const pe_rope_scaling *s);
 /* HF's get_mscale: 1 when scale <= 1, else 0.1 * mscale * ln(scale) + 1. */
 double pe_yarn_mscale(double scale, double mscale);
 /* The effective base after NTK or dynamic NTK scaling (p->base otherwise). */
@@ -223,6 +237,8 @@ double pe_rope_effective_base(const pe_params *p);
 /* ---- xPos (pe/xpos.c) -------------------------------------------------------------------- */
 /* zeta_k = (2k + 0.4 d) / (1.4 d) for pair k. */
 double pe_xpos_zeta(const pe_params *p, int k);
+/* The dimension zeta is taken over: d, or the rotary dimension with xpos_zeta_rotary. */
+int pe_xpos_zeta_dim(const pe_params *p);
 /* Per-pair decay of the score at distance (m - n): zeta_k^((m-n)/scale_base). */
 double pe_xpos_decay(const pe_params *p, int k, double dist);
 

@@ -33,10 +33,11 @@ int pe_rope_scaling_validate(const pe_params *p, char *err, size_t errlen);
 
 /* Everything needed to compute RoPE's scaled theta_k one pair at a time, without allocating. */
 typedef struct pe_rope_ctx {
-    int rot_dim;      /* rotated dimensions, the "d" of the frequency formulas */
-    double base;      /* effective base (NTK / dynamic NTK applied) */
-    double low, high; /* YaRN correction range */
-    double attn;      /* attention factor multiplying cos and sin */
+    int rot_dim;       /* rotated dimensions, the "d" of the frequency formulas */
+    double base;       /* effective base (NTK / dynamic NTK applied) */
+    double low, high;  /* YaRN correction range */
+    double attn;       /* attention factor multiplying cos and sin */
+    const double *ext; /* LongRoPE: the factor list in force (into the params), else NULL */
 } pe_rope_ctx;
 
 void pe_rope_ctx_init(const pe_params *p, pe_rope_ctx *c);

@@ -1,5 +1,6 @@
 /* rope_scaling.c: RoPE context extension with the semantics of HF transformers'
- * modeling_rope_utils: linear interpolation, NTK-aware (static and dynamic), YaRN and llama3. */
+ * modeling_rope_utils: linear interpolation, NTK-aware (static and dynamic), YaRN, llama3 and
+ * LongRoPE. */
 #include <math.h>
 
 #include "pe_internal.h"
@@ -7,10 +8,10 @@
 int pe_rope_scaling_validate(const pe_params *p, char *err, size_t errlen)
 {
     const pe_rope_scaling *s = &p->scaling;
-    if ((int)s->type < PE_SCALING_NONE || (int)s->type > PE_SCALING_LLAMA3)
+    if ((int)s->type < PE_SCALING_NONE || (int)s->type > PE_SCALING_LONGROPE)
         return pe_fail(err, errlen, PE_EINVAL,
                        "--scaling %d: unknown method; allowed none, linear, ntk, dynamic, yarn, "
-                       "llama3",
+                       "llama3, longrope",
                        (int)s->type);
     if (!isfinite(s->attention_factor) || s->attention_factor < 0.0 || s->attention_factor > 1e6)
         return pe_fail(err, errlen, PE_EINVAL,
@@ -31,7 +32,7 @@ int pe_rope_scaling_validate(const pe_params *p, char *err, size_t errlen)
                        "dimension >= 4 (have %d with --dim %d)",
                        p->rotary_frac, rd, p->dim);
     /* seq_len only enters a formula, so it may exceed PE_MAX_LEN (the resolution probe). */
-    if (s->type == PE_SCALING_DYNAMIC && s->seq_len < 0)
+    if ((s->type == PE_SCALING_DYNAMIC || s->type == PE_SCALING_LONGROPE) && s->seq_len < 0)
         return pe_fail(err, errlen, PE_EINVAL,
                        "--seq-len %d: the sequence length must be >= 0 (0 = not given)",
                        s->seq_len);
@@ -58,6 +59,24 @@ int pe_rope_scaling_validate(const pe_params *p, char *err, size_t errlen)
             return pe_fail(err, errlen, PE_EINVAL,
                            "--mscale-all-dim %g: must be 0 (unset) or a finite number in (0, 1e6]",
                            s->mscale_all_dim);
+    }
+    if (s->type == PE_SCALING_LONGROPE) {
+        if (s->n_factors == 0)
+            return pe_fail(
+                err, errlen, PE_EINVAL,
+                "--scaling longrope: needs short_factor and long_factor lists; load "
+                "them with --config (e.g. assets/configs/phi-3-vision-128k-instruct.json)");
+        if (s->n_factors != rd / 2 || s->n_factors > PE_LONGROPE_MAX)
+            return pe_fail(err, errlen, PE_EINVAL,
+                           "--dim %d: longrope has %d factors per list, one per rotated pair, so "
+                           "it needs a rotary dimension of %d (have %d)",
+                           p->dim, s->n_factors, 2 * s->n_factors, rd);
+        for (int k = 0; k < s->n_factors; k++)
+            if (!isfinite(s->short_factor[k]) || !(s->short_factor[k] > 0) ||
+                !isfinite(s->long_factor[k]) || !(s->long_factor[k] > 0))
+                return pe_fail(err, errlen, PE_EINVAL,
+                               "longrope factor %d (short %g, long %g): must be finite and > 0", k,
+                               s->short_factor[k], s->long_factor[k]);
     }
     if (s->type == PE_SCALING_LLAMA3) {
         if (!isfinite(s->low_freq_factor) || !(s->low_freq_factor > 0.0))
@@ -132,6 +151,16 @@ void pe_rope_ctx_init(const pe_params *p, pe_rope_ctx *c)
             pe_yarn_mscale(s->factor, s->mscale) / pe_yarn_mscale(s->factor, s->mscale_all_dim);
     else if (s->type == PE_SCALING_YARN)
         c->attn = pe_yarn_mscale(s->factor, 1.0);
+    else if (s->type == PE_SCALING_LONGROPE && s->factor > 1.0 && s->original_ctx > 1)
+        c->attn = sqrt(1.0 + log(s->factor) / log((double)s->original_ctx));
+    c->ext = NULL;
+    if (s->type == PE_SCALING_LONGROPE)
+        c->ext = pe_longrope_long(s) ? s->long_factor : s->short_factor;
+}
+
+int pe_longrope_long(const pe_rope_scaling *s)
+{
+    return s->seq_len > s->original_ctx;
 }
 
 static double yarn_ramp(const pe_rope_ctx *c, int k)
@@ -180,6 +209,8 @@ double pe_rope_ctx_theta(const pe_params *p, const pe_rope_ctx *c, int k)
         }
         return w * theta / s->factor + (1.0 - w) * theta;
     }
+    case PE_SCALING_LONGROPE:
+        return theta / c->ext[k];
     case PE_SCALING_NONE:
     case PE_SCALING_NTK:
     case PE_SCALING_DYNAMIC:
@@ -219,6 +250,11 @@ pe_band pe_rope_band(const pe_params *p, int k)
         double theta = pow(p->base, -2.0 * (double)k / (double)pe_rope_rotary_dim(p));
         double w;
         return llama3_band(p, theta, &w);
+    }
+    case PE_SCALING_LONGROPE: {
+        if (k < 0 || k >= s->n_factors) return PE_BAND_KEEP;
+        double e = pe_longrope_long(s) ? s->long_factor[k] : s->short_factor[k];
+        return e == 1.0 ? PE_BAND_KEEP : PE_BAND_INTERP;
     }
     }
     return PE_BAND_KEEP;

@@ -4,9 +4,17 @@
 
 #include "pe_internal.h"
 
+/* With partial rotary the two reference implementations differ: torchscale's XPOS takes zeta
+ * over the head dimension it is given (the full d), lucidrains' rotary-embedding-torch over the
+ * dimension it rotates. */
+int pe_xpos_zeta_dim(const pe_params *p)
+{
+    return p->xpos_zeta_rotary ? pe_rope_rotary_dim(p) : p->dim;
+}
+
 double pe_xpos_zeta(const pe_params *p, int k)
 {
-    double d = (double)p->dim;
+    double d = (double)pe_xpos_zeta_dim(p);
     return (2.0 * (double)k + 0.4 * d) / (1.4 * d);
 }
 
@@ -22,6 +30,9 @@ static int xpos_validate(const pe_params *p, char *err, size_t errlen)
         rc = pe_fail(err, errlen, PE_EINVAL,
                      "--xpos-scale %g: the scale base must be a finite number > 0",
                      p->xpos_scale_base);
+    if (rc == PE_OK && p->xpos_zeta_rotary != 0 && p->xpos_zeta_rotary != 1)
+        rc = pe_fail(err, errlen, PE_EINVAL, "--xpos-zeta %d: allowed full or rotary",
+                     p->xpos_zeta_rotary);
     return rc;
 }
 

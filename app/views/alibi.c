@@ -202,7 +202,10 @@ static int alibi_data(app_view_ctx *c, const app_state *st, app_data *out, char 
 }
 
 const app_view app_view_alibi = {
-    "alibi",        "ALiBi bias matrices: all heads as small multiples, or one with --head",
-    alibi_validate, alibi_build,
-    alibi_data,
+    .name = "alibi",
+    .description = "ALiBi bias matrices: all heads as small multiples, or one with --head",
+    .validate = alibi_validate,
+    .build = alibi_build,
+    .data = alibi_data,
+    .options = "len heads head slope-ratio alibi cmap",
 };

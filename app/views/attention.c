@@ -18,6 +18,8 @@
 
 #include "attn.h"
 #include "colormap.h"
+#include "input.h"
+#include "options.h"
 #include "view_list.h"
 
 #define LOG_FLOOR 1e-3 /* log colours: weights below 0.001 share the lowest colour */
@@ -101,7 +103,7 @@ static double line_h(const scene_target *t)
 static void scale_init(actx *c)
 {
     const app_state *st = c->st;
-    c->kind = st->attn_scale;
+    c->kind = st->attn.attn_scale;
     c->map = st->map ? st->map : cmap_default_sequential();
     if (c->kind == APP_SCALE_LOG) {
         c->vmin = log10(LOG_FLOOR);
@@ -672,8 +674,8 @@ static double top5_height(const scene_target *t)
 /* 1 when a's model runs with a base or slopes other than the trained ones. */
 static int experiment_on(const actx *c, const app_attn *a)
 {
-    return (a->pe == MODEL_PE_ROPE && c->st->rope_base > 0 && a->base != a->trained_base) ||
-           (a->pe == MODEL_PE_ALIBI && c->st->alibi_scale != 1);
+    return (a->pe == MODEL_PE_ROPE && c->st->attn.rope_base > 0 && a->base != a->trained_base) ||
+           (a->pe == MODEL_PE_ALIBI && c->st->attn.alibi_scale != 1);
 }
 
 static double gauge_height(const scene_target *t)
@@ -700,7 +702,7 @@ static void draw_gauge(actx *c, const app_attn *a, fig_rect r)
         else
             snprintf(buf, sizeof buf, "RoPE base %g in use; trained with %g", now, trained);
     } else {
-        now = c->st->alibi_scale;
+        now = c->st->attn.alibi_scale;
         trained = 1;
         lo = 0;
         hi = fmax(2, now * 1.25);
@@ -747,16 +749,16 @@ static void draw_gauge(actx *c, const app_attn *a, fig_rect r)
 static int attn_validate(const app_state *st, char *err, size_t errlen)
 {
     char path[1100];
-    if (app_attn_model_path(st->model_name, path, sizeof path, err, errlen) < 0) return -1;
-    if (!st->prompt[0] && st->preset[0]) {
+    if (app_attn_model_path(st->attn.model_name, path, sizeof path, err, errlen) < 0) return -1;
+    if (!st->attn.prompt[0] && st->attn.preset[0]) {
         char text[64];
-        if (app_attn_preset_text(st->preset, text, sizeof text, err, errlen) < 0) return -1;
+        if (app_attn_preset_text(st->attn.preset, text, sizeof text, err, errlen) < 0) return -1;
     }
-    if (st->shift > 65536) {
+    if (st->attn.shift > 65536) {
         snprintf(err, errlen,
                  "--shift %d: the attention views build positions up to the shift plus the "
                  "context (allowed 0..65536)",
-                 st->shift);
+                 st->attn.shift);
         return -1;
     }
     return 0;
@@ -772,9 +774,9 @@ static app_attn *get_run(app_view_ctx *vc, const app_state *st, int which, const
         return NULL;
     }
     if (app_attn_update(a, st, name, err, errlen) < 0) return NULL;
-    if (st->layer >= a->layers) {
-        snprintf(err, errlen, "--layer %d: the %s model has %d layers (allowed 0..%d)", st->layer,
-                 a->m.cfg.pe_name, a->layers, a->layers - 1);
+    if (st->attn.layer >= a->layers) {
+        snprintf(err, errlen, "--layer %d: the %s model has %d layers (allowed 0..%d)",
+                 st->attn.layer, a->m.cfg.pe_name, a->layers, a->layers - 1);
         return NULL;
     }
     if (st->head >= a->heads) {
@@ -782,9 +784,9 @@ static app_attn *get_run(app_view_ctx *vc, const app_state *st, int which, const
                  a->m.cfg.pe_name, a->heads, a->heads - 1);
         return NULL;
     }
-    if (st->step >= a->n) {
+    if (st->attn.step >= a->n) {
         snprintf(err, errlen, "--step %d: the text has %d tokens (allowed 0..%d, -1 = the last)",
-                 st->step, a->n, a->n - 1);
+                 st->attn.step, a->n, a->n - 1);
         return NULL;
     }
     return a;
@@ -822,23 +824,23 @@ static void experiments(const actx *c, const app_attn *a, char *buf, size_t n)
             if (w_ > 0) u += (size_t)w_;                                                           \
         }                                                                                          \
     } while (0)
-    if (st->shift) ADD("  shift +%d", st->shift);
+    if (st->attn.shift) ADD("  shift +%d", st->attn.shift);
     if (a->pe == MODEL_PE_ROPE)
         ADD("  base %g%s", a->base, a->base == a->trained_base ? " (trained)" : "");
     if (a->pe == MODEL_PE_ALIBI)
-        ADD("  slopes x%g%s", st->alibi_scale, st->alibi_scale == 1 ? " (trained)" : "");
-    if (st->generate > 0) ADD("  %s", st->temperature > 0 ? "sampled" : "greedy");
-    if (st->generate > 0 && st->temperature > 0)
-        ADD(" T=%g seed %d", st->temperature, st->gen_seed);
+        ADD("  slopes x%g%s", st->attn.alibi_scale, st->attn.alibi_scale == 1 ? " (trained)" : "");
+    if (st->attn.generate > 0) ADD("  %s", st->attn.temperature > 0 ? "sampled" : "greedy");
+    if (st->attn.generate > 0 && st->attn.temperature > 0)
+        ADD(" T=%g seed %d", st->attn.temperature, st->attn.gen_seed);
 #undef ADD
 }
 
 static void text_name(const app_state *st, char *buf, size_t n)
 {
-    if (st->prompt[0])
+    if (st->attn.prompt[0])
         snprintf(buf, n, "typed prompt");
-    else if (st->preset[0])
-        snprintf(buf, n, "preset %.50s", st->preset);
+    else if (st->attn.preset[0])
+        snprintf(buf, n, "preset %.50s", st->attn.preset);
     else
         snprintf(buf, n, "no prompt");
 }
@@ -848,10 +850,10 @@ static void notice_line(const actx *c, const app_attn *a, const char *dropped, c
 {
     size_t u = 0;
     buf[0] = '\0';
-    if (c->st->shift > 0 && a->shift_diff >= 0)
+    if (c->st->attn.shift > 0 && a->shift_diff >= 0)
         u += (size_t)snprintf(buf, n,
                               "shift +%d: attention moved by at most %.1e, the pattern %s (%s). ",
-                              c->st->shift, a->shift_diff,
+                              c->st->attn.shift, a->shift_diff,
                               a->shift_diff < 1e-4 ? "stays" : "changes", shift_why(a->pe));
     if (a->notice[0] && u < n) u += (size_t)snprintf(buf + u, n - u, "%s ", a->notice);
     if (dropped && dropped[0] && u < n) snprintf(buf + u, n - u, "%s", dropped);
@@ -905,7 +907,7 @@ static void actx_init(actx *c, scene *s, const scene_target *t, const app_state 
     c->st = st;
     c->a = a;
     c->step = app_attn_step(a, st);
-    c->layer = st->layer;
+    c->layer = st->attn.layer;
     c->head = st->head;
     scale_init(c);
 }
@@ -915,7 +917,7 @@ static void actx_init(actx *c, scene *s, const scene_target *t, const app_state 
 static int attention_build(app_view_ctx *vc, const app_state *st, scene *s, const scene_target *t,
                            char *err, size_t errlen)
 {
-    app_attn *a = get_run(vc, st, 0, st->model_name, err, errlen);
+    app_attn *a = get_run(vc, st, 0, st->attn.model_name, err, errlen);
     if (!a) return -1;
     actx c;
     actx_init(&c, s, t, st, a);
@@ -994,7 +996,7 @@ static int attention_build(app_view_ctx *vc, const app_state *st, scene *s, cons
                 draw_head_matrix(&c, vc, a, mr, c.head, 0);
             }
         }
-        if (st->split)
+        if (st->attn.split)
             draw_split(&c, a, r, c.head);
         else
             draw_bars(&c, a, r, c.head);
@@ -1027,7 +1029,7 @@ static int attention_build(app_view_ctx *vc, const app_state *st, scene *s, cons
     bar.y = right.y + t->text_h;
     bar.h = right.h - t->text_h;
     fig_colorbar(s, t, th, bar, c.vmin, c.vmax, c.map, c.cbar);
-    if (st->split) {
+    if (st->attn.split) {
         fig_rect top = r;
         top.h = want_matrix ? r.h * 0.5 : r.h;
         fig_rect bottom = {r.x, r.y + top.h + gap, r.w, r.h - top.h - gap};
@@ -1052,22 +1054,22 @@ static int attention_build(app_view_ctx *vc, const app_state *st, scene *s, cons
 static int attention_data(app_view_ctx *vc, const app_state *st, app_data *out, char *err,
                           size_t errlen)
 {
-    app_attn *a = get_run(vc, st, 0, st->model_name, err, errlen);
+    app_attn *a = get_run(vc, st, 0, st->attn.model_name, err, errlen);
     if (!a) return -1;
     int step = app_attn_step(a, st), n1 = step + 1;
     size_t cap = (size_t)a->cap;
-    if (st->split && a->content) {
+    if (st->attn.split && a->content) {
         int h = st->head >= 0 ? st->head : 0;
         if (app_data_alloc(out, 2, 3, (size_t)n1, 0, err, errlen) < 0) return -1;
-        const float *rows[3] = {app_attn_content(a, step, st->layer, h),
-                                app_attn_position(a, step, st->layer, h),
-                                app_attn_row(a, step, st->layer, h)};
+        const float *rows[3] = {app_attn_content(a, step, st->attn.layer, h),
+                                app_attn_position(a, step, st->attn.layer, h),
+                                app_attn_row(a, step, st->attn.layer, h)};
         for (int k = 0; k < 3; k++)
             for (int j = 0; j < n1; j++) out->data[(size_t)k * n1 + j] = rows[k][j];
         snprintf(out->what, sizeof out->what,
                  "(3, key): content q.k/sqrt(d), position part, attention weight of token %d, "
                  "%s model layer %d head %d",
-                 step, a->m.cfg.pe_name, st->layer, h);
+                 step, a->m.cfg.pe_name, st->attn.layer, h);
         return 0;
     }
     int h0 = st->head >= 0 ? st->head : 0, nh = st->head >= 0 ? 1 : a->heads;
@@ -1075,7 +1077,7 @@ static int attention_data(app_view_ctx *vc, const app_state *st, app_data *out, 
                        (size_t)n1, (size_t)n1, err, errlen) < 0)
         return -1;
     for (int h = 0; h < nh; h++) {
-        const float *m = app_attn_matrix(a, st->layer, h0 + h);
+        const float *m = app_attn_matrix(a, st->attn.layer, h0 + h);
         for (int i = 0; i < n1; i++)
             for (int j = 0; j < n1; j++)
                 out->data[((size_t)h * n1 + i) * n1 + j] = m[(size_t)i * cap + j];
@@ -1089,14 +1091,269 @@ static int attention_data(app_view_ctx *vc, const app_state *st, app_data *out, 
              "%s: attention weights (rows: query token 0..%d, cols: key token; NaN = the "
              "future), %s model layer %d, %s",
              st->head >= 0 ? "(query, key)" : "(head, query, key)", step, a->m.cfg.pe_name,
-             st->layer, hb);
+             st->attn.layer, hb);
     return 0;
 }
 
+/* ---- the explorer's side: keys, autoplay, keeping the state inside the model ------------- */
+
+static int is_compare(const app_state *st)
+{
+    return app_view_at((size_t)st->view) == &app_view_compare;
+}
+
+/* The run of --model (which 0) or --compare (which 1), brought up to date; NULL with why in
+ * msg. */
+static app_attn *run_of(app_view_ctx *c, const app_state *st, int which, char *msg, size_t n)
+{
+    app_attn *a = app_attn_of(c, which);
+    if (!a) {
+        snprintf(msg, n, "out of memory");
+        return NULL;
+    }
+    if (app_attn_update(a, st, which ? st->attn.compare : st->attn.model_name, msg, n) < 0)
+        return NULL;
+    return a;
+}
+
+/* Keep step, layer and head inside the model after anything changed (a shorter prompt, a model
+ * with fewer layers), so the view never shows an out-of-range error the user did not type. */
+static void attn_settle(app_view_ctx *c, app_state *st)
+{
+    char err[512];
+    app_attn *a = run_of(c, st, 0, err, sizeof err);
+    if (!a) return;
+    int n = a->n;
+    if (is_compare(st) && st->attn.compare[0]) {
+        app_attn *b = run_of(c, st, 1, err, sizeof err);
+        if (b && b->n < n) n = b->n;
+    }
+    if (st->attn.step >= n) st->attn.step = n - 1;
+    if (st->attn.layer >= a->layers) st->attn.layer = a->layers - 1;
+    if (st->head >= a->heads) st->head = -1;
+}
+
+/* Step through the tokens: arg -1/+1, -10/+10, or -100000/+100000 for the first/last. */
+static int key_step(app_view_ctx *c, app_state *st, int arg, char *msg, size_t n)
+{
+    app_attn *a = run_of(c, st, 0, msg, n);
+    if (!a) return -1;
+    int cur = app_attn_step(a, st), last = a->n - 1;
+    if (arg > 0 && cur >= last) {
+        st->playing = 0;
+        snprintf(msg, n, "the last token: g generates the next one");
+        return 0;
+    }
+    if (arg < 0 && cur == 0) {
+        snprintf(msg, n, "the first token");
+        return 0;
+    }
+    int s = cur + arg;
+    s = s < 0 ? 0 : s > last ? last : s;
+    st->attn.step = s;
+    const app_attn_token *tk = &a->tok[s];
+    snprintf(msg, n, "step %d of %d: \"%s\"%s%s", s, last, tk->word,
+             tk->unknown ? " (not in the vocabulary: <unk>)" : "",
+             tk->generated ? " (generated)" : "");
+    return 0;
+}
+
+static int key_layer(app_view_ctx *c, app_state *st, int arg, char *msg, size_t n)
+{
+    app_attn *a = run_of(c, st, 0, msg, n);
+    if (!a) return -1;
+    int l = st->attn.layer + arg;
+    st->attn.layer = l < 0 ? 0 : l >= a->layers ? a->layers - 1 : l;
+    snprintf(msg, n, "layer %d of %d", st->attn.layer, a->layers);
+    return 0;
+}
+
+/* arrows: left/right the token (big: 10), up/down the layer; arg as the explorer's cursor keys:
+ * 0 up, 1 down, 2 left, 3 right, +4 big */
+static int key_arrow(app_view_ctx *c, app_state *st, int arg, char *msg, size_t n)
+{
+    int dir = arg & 3, big = arg >= 4;
+    if (dir >= 2) return key_step(c, st, (dir == 3 ? 1 : -1) * (big ? 10 : 1), msg, n);
+    return key_layer(c, st, dir == 1 ? 1 : -1, msg, n);
+}
+
+/* g: one more generated token; G: one fewer. The view then follows the end. */
+static int key_generate(app_view_ctx *c, app_state *st, int arg, char *msg, size_t n)
+{
+    app_attn *a = run_of(c, st, 0, msg, n);
+    if (!a) return -1;
+    if (arg < 0) {
+        if (st->attn.generate <= 0 || a->n <= a->n_prompt) {
+            snprintf(msg, n, "nothing generated to take back");
+            return 0;
+        }
+        st->attn.generate = a->n - a->n_prompt - 1;
+        st->attn.step = -1;
+        snprintf(msg, n, "%d generated", st->attn.generate);
+        return 0;
+    }
+    int want = app_attn_more(a, st, msg, n);
+    if (want < 0) return -1;
+    st->attn.generate = want;
+    st->attn.step = -1;
+    a = run_of(c, st, 0, msg, n);
+    if (!a) return -1;
+    const app_attn_token *tk = &a->tok[a->n - 1];
+    snprintf(msg, n, "generated \"%s\" (%s; %d so far)", tk->word,
+             st->attn.temperature > 0 ? "sampled" : "greedy", a->n - a->n_prompt);
+    return 0;
+}
+
+/* The run a position experiment applies to: the left model, or the right one in compare when
+ * only that one has the scheme. */
+static app_attn *experiment_run(app_view_ctx *c, app_state *st, int pe, char *msg, size_t n)
+{
+    app_attn *a = run_of(c, st, 0, msg, n);
+    if (a && a->pe != pe && is_compare(st) && st->attn.compare[0]) a = run_of(c, st, 1, msg, n);
+    return a;
+}
+
+/* b/B: the rope model's base x2 / /2, starting from the trained one. */
+static int key_base(app_view_ctx *c, app_state *st, int arg, char *msg, size_t n)
+{
+    app_attn *a = experiment_run(c, st, MODEL_PE_ROPE, msg, n);
+    if (!a) return -1;
+    if (a->pe != MODEL_PE_ROPE) {
+        snprintf(msg, n, "b/B change a rope model's base; this is %s (r/R scale ALiBi slopes)",
+                 a->m.cfg.pe_name);
+        return -1;
+    }
+    double b = st->attn.rope_base > 0 ? st->attn.rope_base : a->trained_base;
+    b = arg > 0 ? b * 2 : b / 2;
+    if (b <= 1.0001) b = 2;
+    if (fabs(b / a->trained_base - 1) < 1e-9) b = 0; /* back at the trained value */
+    return app_option_apply_num(st, "rope-base", b, msg, n);
+}
+
+/* r/R: ALiBi slopes gentler (/1.5) / steeper (x1.5). */
+static int key_slope(app_view_ctx *c, app_state *st, int arg, char *msg, size_t n)
+{
+    app_attn *a = experiment_run(c, st, MODEL_PE_ALIBI, msg, n);
+    if (!a) return -1;
+    if (a->pe != MODEL_PE_ALIBI) {
+        snprintf(msg, n, "r/R scale an alibi model's slopes; this is %s (b/B change a rope base)",
+                 a->m.cfg.pe_name);
+        return -1;
+    }
+    double m = st->attn.alibi_scale;
+    if (m <= 0) m = arg > 0 ? 0 : 1.0 / 1.5;
+    m = arg > 0 ? m / 1.5 : m * 1.5;
+    return app_option_apply_num(st, "alibi-scale", m > 1000 ? 1000 : m, msg, n);
+}
+
+/* a: all heads, or the next of the model's heads enlarged */
+static int key_head(app_view_ctx *c, app_state *st, int arg, char *msg, size_t n)
+{
+    (void)arg;
+    app_attn *a = run_of(c, st, 0, msg, n);
+    if (!a) return -1;
+    int h = st->head + 1;
+    if (h >= a->heads) h = -1;
+    st->head = h;
+    if (h < 0)
+        snprintf(msg, n, "head = all");
+    else
+        snprintf(msg, n, "head = %d", h);
+    return 0;
+}
+
+static int key_play(app_view_ctx *c, app_state *st, int arg, char *msg, size_t n)
+{
+    (void)arg;
+    app_attn *a = run_of(c, st, 0, msg, n);
+    if (!a) return -1;
+    st->playing = !st->playing;
+    st->attn.step_frac = 0;
+    if (st->playing && app_attn_step(a, st) >= a->n - 1) st->attn.step = 0;
+    if (st->playing)
+        snprintf(msg, n, "playing at %g tokens/s (space pauses, ] / [ faster / slower)",
+                 st->attn.play_speed);
+    else
+        snprintf(msg, n, "paused");
+    return 0;
+}
+
+/* 0: the experiments go back; the model, text and step stay */
+static int key_reset(app_view_ctx *c, app_state *st, int arg, char *msg, size_t n)
+{
+    (void)c;
+    (void)arg;
+    st->attn.shift = 0;
+    st->attn.rope_base = 0;
+    st->attn.alibi_scale = 1;
+    st->attn.attn_scale = APP_SCALE_LINEAR;
+    st->attn.split = 0;
+    snprintf(msg, n,
+             "position experiments reset: shift 0, trained base and slopes, linear colours");
+    return 0;
+}
+
+/* play_speed tokens a second, whole steps */
+static int attn_tick(app_view_ctx *c, app_state *st, double dt, int smooth)
+{
+    (void)smooth;
+    char msg[256];
+    st->attn.step_frac += dt * st->attn.play_speed;
+    int moved = 0;
+    while (st->attn.step_frac >= 1 && st->playing) {
+        st->attn.step_frac -= 1;
+        key_step(c, st, 1, msg, sizeof msg);
+        moved = 1;
+    }
+    return moved;
+}
+
+static const app_view_key attn_keys[] = {
+    {UI_KEY_LEFT, key_arrow, 2, "arrows, hjkl",
+     "left / right: the previous / next token (HJKL, PgUp/PgDn: 10); up / down: the layer"},
+    {UI_KEY_RIGHT, key_arrow, 3, NULL, NULL},
+    {UI_KEY_UP, key_arrow, 0, NULL, NULL},
+    {UI_KEY_DOWN, key_arrow, 1, NULL, NULL},
+    {'h', key_arrow, 2, NULL, NULL},
+    {'l', key_arrow, 3, NULL, NULL},
+    {'k', key_arrow, 0, NULL, NULL},
+    {'j', key_arrow, 1, NULL, NULL},
+    {'H', key_arrow, 6, NULL, NULL},
+    {'L', key_arrow, 7, NULL, NULL},
+    {'K', key_arrow, 4, NULL, NULL},
+    {'J', key_arrow, 5, NULL, NULL},
+    {UI_KEY_PGUP, key_arrow, 6, NULL, NULL},
+    {UI_KEY_PGDN, key_arrow, 7, NULL, NULL},
+    {UI_KEY_HOME, key_step, -100000, "Home / End", "the first / last token"},
+    {UI_KEY_END, key_step, 100000, NULL, NULL},
+    {' ', key_play, 0, "space", "play / pause: step through the tokens (] / [ faster / slower)"},
+    {'g', key_generate, 1, "g / G",
+     "generate one more token / take the last one back (:temperature, :gen-seed)"},
+    {'G', key_generate, -1, NULL, NULL},
+    {'a', key_head, 0, "a", "all heads, or the next head enlarged"},
+    {'b', key_base, 1, "b / B", "the rope model's frequency base x2 / /2 (from the trained one)"},
+    {'B', key_base, -1, NULL, NULL},
+    {'r', key_slope, 1, "r / R", "the alibi model's slopes gentler / steeper (/1.5, x1.5)"},
+    {'R', key_slope, -1, NULL, NULL},
+    {'0', key_reset, 0, "0", "reset the position experiments (model, text and step stay)"},
+    {0, NULL, 0, NULL, NULL},
+};
+
+#define ATTN_OPTIONS                                                                               \
+    "model preset prompt step layer head shift rope-base alibi-scale attn-scale split generate "   \
+    "temperature gen-seed play-speed"
+
 const app_view app_view_attention = {
-    "attention",    "a built-in model's attention token by token: bars, heads, matrix, next tokens",
-    attn_validate,  attention_build,
-    attention_data,
+    .name = "attention",
+    .description = "a built-in model's attention token by token: bars, heads, matrix, next tokens",
+    .validate = attn_validate,
+    .build = attention_build,
+    .data = attention_data,
+    .options = ATTN_OPTIONS " cmap",
+    .keys = attn_keys,
+    .tick = attn_tick,
+    .settle = attn_settle,
+    .own_options = app_attn_options,
 };
 
 /* ---- the compare view -------------------------------------------------------------------- */
@@ -1104,14 +1361,14 @@ const app_view app_view_attention = {
 static int compare_validate(const app_state *st, char *err, size_t errlen)
 {
     if (attn_validate(st, err, errlen) < 0) return -1;
-    if (!st->compare[0]) {
+    if (!st->attn.compare[0]) {
         snprintf(err, errlen,
                  "--compare none: the compare view needs a second model (allowed "
                  "nope|learned|sinusoidal|alibi|rope|t5 or a path)");
         return -1;
     }
     char path[1100];
-    if (app_attn_model_path(st->compare, path, sizeof path, err, errlen) < 0) {
+    if (app_attn_model_path(st->attn.compare, path, sizeof path, err, errlen) < 0) {
         /* the message names --model; say which option it was */
         char tmp[512];
         snprintf(tmp, sizeof tmp, "%s", err);
@@ -1127,10 +1384,10 @@ static int compare_build(app_view_ctx *vc, const app_state *st, scene *s, const 
 {
     if (compare_validate(st, err, errlen) < 0) return -1;
     app_attn *a[2];
-    a[0] = get_run(vc, st, 0, st->model_name, err, errlen);
+    a[0] = get_run(vc, st, 0, st->attn.model_name, err, errlen);
     if (!a[0]) return -1;
     char e2[512];
-    a[1] = get_run(vc, st, 1, st->compare, e2, sizeof e2);
+    a[1] = get_run(vc, st, 1, st->attn.compare, e2, sizeof e2);
     if (!a[1]) {
         snprintf(err, errlen, "%s%s", strncmp(e2, "--model", 7) == 0 ? "--compare" : "",
                  strncmp(e2, "--model", 7) == 0 ? e2 + 7 : e2);
@@ -1145,7 +1402,7 @@ static int compare_build(app_view_ctx *vc, const app_state *st, scene *s, const 
     const fig_theme *th = c[0].th;
     char title[256], sub[512], tn[64], hb[48];
     snprintf(title, sizeof title, "%s vs %s: what \"%s\" (token %d) attends to, layer %d, %s",
-             a[0]->m.cfg.pe_name, a[1]->m.cfg.pe_name, a[0]->tok[step].word, step, st->layer,
+             a[0]->m.cfg.pe_name, a[1]->m.cfg.pe_name, a[0]->tok[step].word, step, st->attn.layer,
              head_name(&c[0], st->head, hb, sizeof hb));
     text_name(st, tn, sizeof tn);
     snprintf(sub, sizeof sub, "%s: %d tokens  step %d  colours %s", tn, a[0]->n_prompt, step,
@@ -1219,9 +1476,9 @@ static int compare_data(app_view_ctx *vc, const app_state *st, app_data *out, ch
                         size_t errlen)
 {
     if (compare_validate(st, err, errlen) < 0) return -1;
-    app_attn *a[2] = {get_run(vc, st, 0, st->model_name, err, errlen), NULL};
+    app_attn *a[2] = {get_run(vc, st, 0, st->attn.model_name, err, errlen), NULL};
     if (!a[0]) return -1;
-    a[1] = get_run(vc, st, 1, st->compare, err, errlen);
+    a[1] = get_run(vc, st, 1, st->attn.compare, err, errlen);
     if (!a[1]) return -1;
     int s0 = app_attn_step(a[0], st), s1 = app_attn_step(a[1], st);
     int step = s0 < s1 ? s0 : s1, n1 = step + 1;
@@ -1229,7 +1486,7 @@ static int compare_data(app_view_ctx *vc, const app_state *st, app_data *out, ch
     for (int k = 0; k < 2; k++) {
         int h0 = st->head >= 0 ? st->head : 0, h1 = st->head >= 0 ? st->head + 1 : a[k]->heads;
         for (int h = h0; h < h1; h++) {
-            const float *m = app_attn_matrix(a[k], st->layer, h);
+            const float *m = app_attn_matrix(a[k], st->attn.layer, h);
             for (int i = 0; i < n1; i++)
                 for (int j = 0; j < n1; j++)
                     out->data[((size_t)k * n1 + i) * n1 + j] +=
@@ -1239,15 +1496,21 @@ static int compare_data(app_view_ctx *vc, const app_state *st, app_data *out, ch
     snprintf(out->what, sizeof out->what,
              "(model, query, key): attention so far of %s (0) and %s (1), layer %d, %s; NaN = "
              "the future",
-             a[0]->m.cfg.pe_name, a[1]->m.cfg.pe_name, st->layer,
+             a[0]->m.cfg.pe_name, a[1]->m.cfg.pe_name, st->attn.layer,
              st->head >= 0 ? "the chosen head" : "mean of the heads");
     return 0;
 }
 
 const app_view app_view_compare = {
-    "compare",
-    "two built-in models side by side on the same prompt and step (--compare NAME)",
-    compare_validate,
-    compare_build,
-    compare_data,
+    .name = "compare",
+    .description = "two built-in models side by side on the same prompt and step (--compare NAME)",
+    .validate = compare_validate,
+    .build = compare_build,
+    .data = compare_data,
+    .options = "model compare preset prompt step layer head shift rope-base alibi-scale "
+               "attn-scale split generate temperature gen-seed play-speed cmap",
+    .keys = attn_keys,
+    .tick = attn_tick,
+    .settle = attn_settle,
+    .own_options = app_attn_options,
 };

@@ -99,7 +99,8 @@ const pe_matrix *app_view_table(app_view_ctx *c, const pe_encoding *enc, const p
 
 static const char *const layout_label[] = {"interleaved", "concat"};
 static const char *const pairing_label[] = {"interleaved pairs", "half-split pairs"};
-static const char *const scaling_label[] = {"", "linear", "NTK", "dynamic NTK", "YaRN", "llama3"};
+static const char *const scaling_label[] = {"",     "linear", "NTK",     "dynamic NTK",
+                                            "YaRN", "llama3", "longrope"};
 
 void app_subtitle(const app_state *st, const char *enc_name, unsigned what, char *buf, size_t n)
 {

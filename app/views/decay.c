@@ -151,6 +151,16 @@ static int rope_sweep(const app_state *st, int which, double *y, char *err, size
     return 0;
 }
 
+/* The legend of curve w; xPos with partial rotary names the dimension zeta is taken over, where
+ * torchscale (the full d) and lucidrains (the rotary dimension) differ. */
+static const char *decay_label(const app_state *st, int w)
+{
+    if (w == 7 && 2 * (pe_rope_rotary_dim(&st->p) / 2) < st->p.dim)
+        return st->p.xpos_zeta_rotary ? "xPos (q=k=1, zeta over rotary dim: lucidrains)"
+                                      : "xPos (q=k=1, zeta over full d: torchscale)";
+    return curve_label[w];
+}
+
 /* Fill curve `which` (bit index) with L values. */
 static int decay_curve(const app_state *st, int which, double *y, char *err, size_t errlen)
 {
@@ -237,8 +247,8 @@ static int decay_build(app_view_ctx *c, const app_state *st, scene *s, const sce
     snprintf(title, sizeof title, "How position p0 = %d sees every position p", p0);
     app_subtitle(st, NULL, APP_SUB_DIM | APP_SUB_LEN | APP_SUB_BASE, sub, sizeof sub);
     size_t used = strlen(sub);
-    snprintf(sub + used, sizeof sub - used,
-             "  (each curve / its value at p0; random q,k / |q||k|)");
+    snprintf(sub + used, sizeof sub - used, "  (each curve / its value at p0%s)",
+             (st->curves & APP_CURVE_ROPE_RANDOM) ? "; random q,k / |q||k|" : "");
     fig_rect r = app_frame(s, t, th, title, sub);
 
     double *x = malloc(sizeof *x * (size_t)L * (APP_CURVE_COUNT + 1));
@@ -266,7 +276,7 @@ static int decay_build(app_view_ctx *c, const app_state *st, scene *s, const sce
                 lo = fmin(lo, y[i]);
                 hi = fmax(hi, y[i]);
             }
-        names[n] = curve_label[w];
+        names[n] = decay_label(st, w);
         colors[n] = th->series[w % 8];
         n++;
     }
@@ -323,7 +333,7 @@ static int decay_data(app_view_ctx *c, const app_state *st, app_data *out, char 
         memcpy(out->data + (size_t)row * L, cy, sizeof *cy * (size_t)L);
         if (used < sizeof out->what)
             used += (size_t)snprintf(out->what + used, sizeof out->what - used, " %s%s",
-                                     curve_label[w], row < n ? "," : "");
+                                     decay_label(st, w), row < n ? "," : "");
         row++;
     }
     out->f64 = 1;
@@ -331,7 +341,10 @@ static int decay_data(app_view_ctx *c, const app_state *st, app_data *out, char 
 }
 
 const app_view app_view_decay = {
-    "decay",        "dot-product decay: how p0 sees every position, several encodings overlaid",
-    decay_validate, decay_build,
-    decay_data,
+    .name = "decay",
+    .description = "dot-product decay: how p0 sees every position, several encodings overlaid",
+    .validate = decay_validate,
+    .build = decay_build,
+    .data = decay_data,
+    .options = "pe dim len base heads slope-ratio alibi xpos-scale xpos-zeta std seed pos curves",
 };

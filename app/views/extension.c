@@ -414,9 +414,13 @@ static int ext_data(app_view_ctx *c, const app_state *st, app_data *out, char *e
 }
 
 const app_view app_view_extension = {
-    "extension",
-    "RoPE decay bound (or all-ones score) vs distance for every context-extension method",
-    ext_validate,
-    ext_build,
-    ext_data,
+    .name = "extension",
+    .description =
+        "RoPE decay bound (or all-ones score) vs distance for every context-extension method",
+    .validate = ext_validate,
+    .build = ext_build,
+    .data = ext_data,
+    .options = "dim base rotary-frac scaling factor orig-ctx seq-len beta-fast beta-slow "
+               "yarn-truncate mscale mscale-all-dim "
+               "low-freq-factor high-freq-factor attn-factor target-len curves",
 };

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "assets.h"
+#include "attn.h"
 #include "view_list.h"
 
 #define EX_MAX_MODELS 16
@@ -30,8 +31,8 @@ static void ex_free(ex_table *t)
 
 static int ex_path(const app_state *st, char *buf, size_t n, char *err, size_t errlen)
 {
-    if (st->data_path[0]) {
-        snprintf(buf, n, "%s", st->data_path);
+    if (st->attn.data_path[0]) {
+        snprintf(buf, n, "%s", st->attn.data_path);
         return 0;
     }
     return app_asset_path("models/extrapolation.csv", buf, n, err, errlen);
@@ -233,9 +234,11 @@ static int ex_data(app_view_ctx *c, const app_state *st, app_data *out, char *er
 }
 
 const app_view app_view_extrapolation = {
-    "extrapolation",
-    "the built-in models' loss by position, out to 4x their training length",
-    NULL,
-    ex_build,
-    ex_data,
+    .name = "extrapolation",
+    .description = "the built-in models' loss by position, out to 4x their training length",
+    .validate = NULL,
+    .build = ex_build,
+    .data = ex_data,
+    .options = "data",
+    .own_options = app_attn_options, /* the attention module's rows (attn.c) */
 };

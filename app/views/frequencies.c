@@ -249,6 +249,11 @@ static int freq_build(app_view_ctx *c, const app_state *st, scene *s, const scen
             else
                 SUB(" (seq_len %d%s)", f.seq_len, sc->seq_len > 0 ? "" : " = T");
         }
+        if (type == PE_SCALING_LONGROPE) {
+            int lng = f.seq_len > sc->original_ctx;
+            SUB("  %s_factor (seq_len %d %s L0)", lng ? "long" : "short", f.seq_len,
+                lng ? ">" : "<=");
+        }
         if (f.attn != 1) SUB("  attn x%.4g", f.attn);
         SUB("  never turn: %d in L0, %d in T", never_o, never_e);
     }
@@ -378,9 +383,13 @@ static int freq_data(app_view_ctx *c, const app_state *st, app_data *out, char *
 }
 
 const app_view app_view_frequencies = {
-    "frequencies",
-    "RoPE theta_k and wavelengths, original vs extended (--scaling), with the bands methods treat",
-    freq_validate,
-    freq_build,
-    freq_data,
+    .name = "frequencies",
+    .description = "RoPE theta_k and wavelengths, original vs extended (--scaling), with the bands "
+                   "methods treat",
+    .validate = freq_validate,
+    .build = freq_build,
+    .data = freq_data,
+    .options = "dim base rotary-frac scaling factor orig-ctx seq-len beta-fast beta-slow "
+               "yarn-truncate mscale mscale-all-dim "
+               "low-freq-factor high-freq-factor attn-factor target-len",
 };

@@ -157,8 +157,37 @@ static int heatmap_data(app_view_ctx *c, const app_state *st, app_data *out, cha
     return 0;
 }
 
+/* The wheel zooms the position range around the pointer (figure height y). */
+static int heatmap_wheel(app_view_ctx *c, app_state *st, double y, int dir, char *msg, size_t n)
+{
+    if (!c->has_main) return 0;
+    int L = c->main_rows;
+    int rows = st->rows > 0 ? st->rows : L;
+    double at = fig_y_inv(&c->main, y);
+    int nr = dir > 0 ? rows * 2 / 3 : rows * 3 / 2;
+    if (nr < 8) nr = 8;
+    if (nr >= L) {
+        st->row0 = 0;
+        st->rows = 0;
+    } else {
+        double frac = (at - st->row0) / rows;
+        int r0 = (int)(at - frac * nr);
+        if (r0 < 0) r0 = 0;
+        if (r0 + nr > L) r0 = L - nr;
+        st->row0 = r0;
+        st->rows = nr;
+    }
+    snprintf(msg, n, "positions %d..%d (wheel zooms)", st->row0,
+             st->row0 + (st->rows ? st->rows : L) - 1);
+    return 1;
+}
+
 const app_view app_view_heatmap = {
-    "heatmap",        "the encoding as a (positions x dimensions) heatmap",
-    heatmap_validate, heatmap_build,
-    heatmap_data,
+    .name = "heatmap",
+    .description = "the encoding as a (positions x dimensions) heatmap",
+    .validate = heatmap_validate,
+    .build = heatmap_build,
+    .data = heatmap_data,
+    .options = "pe dim len base layout freq std seed cmap",
+    .wheel = heatmap_wheel,
 };

@@ -197,7 +197,12 @@ static int res_data(app_view_ctx *c, const app_state *st, app_data *out, char *e
 }
 
 const app_view app_view_resolution = {
-    "resolution", "resolution probe: how many RoPE pairs tell p from p+D, per extension method",
-    res_validate, res_build,
-    res_data,
+    .name = "resolution",
+    .description = "resolution probe: how many RoPE pairs tell p from p+D, per extension method",
+    .validate = res_validate,
+    .build = res_build,
+    .data = res_data,
+    .options = "dim base rotary-frac scaling factor orig-ctx seq-len beta-fast beta-slow "
+               "yarn-truncate mscale mscale-all-dim "
+               "low-freq-factor high-freq-factor attn-factor target-len min-angle probe-d",
 };

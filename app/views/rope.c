@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "input.h"
 #include "view_list.h"
 
 static void rope_positions(const app_state *st, int *m, int *n)
@@ -131,39 +132,142 @@ static int rope_build(app_view_ctx *c, const app_state *st, scene *s, const scen
     return 0;
 }
 
+/* The data: one row per dimension i = 0..d-1 (NaN where a column has no entry).
+ * Columns 0-5, rows k < rotary_dim/2: the pair table k, theta_k, m theta_k mod 2pi,
+ * n theta_k mod 2pi, (m-n) theta_k wrapped, cos((m-n) theta_k).
+ * Columns 6-10, every row: i, then q at m and k at n rotated as a model rotates them (with the
+ * attention factor), under interleaved pairs and under half-split pairs: the vectors drawn, q =
+ * k = (1, 0) in every rotated pair and 0 in the unrotated dimensions, so sum_i q_i k_i is the
+ * title's score attn^2 sum_k cos((m-n) theta_k) under either pairing. */
+#define ROPE_DATA_COLS 11
 static int rope_data(app_view_ctx *c, const app_state *st, app_data *out, char *err, size_t errlen)
 {
     (void)c;
-    int np = pe_rope_rotary_dim(&st->p) / 2;
-    double *inv = malloc(sizeof *inv * (size_t)np);
-    if (!inv) return -1;
-    if (pe_rope_inv_freq(&st->p, inv, NULL, err, errlen) < 0 ||
-        app_data_alloc(out, 2, (size_t)np, 6, 0, err, errlen) < 0) {
+    const pe_params *p = &st->p;
+    int np = pe_rope_rotary_dim(p) / 2, d = p->dim;
+    double *inv = malloc(sizeof *inv * ((size_t)np + 2 * (size_t)d));
+    if (!inv) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    double attn = 1, *q = inv + np, *k = q + d;
+    if (pe_rope_inv_freq(p, inv, &attn, err, errlen) < 0 ||
+        app_data_alloc(out, 2, (size_t)d, ROPE_DATA_COLS, 0, err, errlen) < 0) {
         free(inv);
         return -1;
     }
     int m, n;
     rope_positions(st, &m, &n);
-    for (int k = 0; k < np; k++) {
-        double *row = out->data + (size_t)k * 6;
-        row[0] = k;
-        row[1] = inv[k];
-        row[2] = fmod(m * inv[k], 2 * APP_PI);
-        row[3] = fmod(n * inv[k], 2 * APP_PI);
-        row[4] = wrap_pi((m - n) * inv[k]);
-        row[5] = cos((m - n) * inv[k]);
+    for (int i = 0; i < d; i++) {
+        double *row = out->data + (size_t)i * ROPE_DATA_COLS;
+        for (int j = 0; j < 6; j++) row[j] = NAN;
+        row[6] = i;
+    }
+    for (int kk = 0; kk < np; kk++) {
+        double *row = out->data + (size_t)kk * ROPE_DATA_COLS;
+        row[0] = kk;
+        row[1] = inv[kk];
+        row[2] = fmod(m * inv[kk], 2 * APP_PI);
+        row[3] = fmod(n * inv[kk], 2 * APP_PI);
+        row[4] = wrap_pi((m - n) * inv[kk]);
+        row[5] = cos((m - n) * inv[kk]);
+    }
+    for (int pairing = 0; pairing < 2; pairing++) {
+        pe_params pp = *p;
+        pp.pairing = pairing ? PE_PAIRING_HALF : PE_PAIRING_INTERLEAVED;
+        memset(q, 0, sizeof *q * (size_t)d * 2);
+        for (int kk = 0; kk < np; kk++) {
+            int i0, i1;
+            pe_rope_pair(&pp, kk, &i0, &i1);
+            q[i0] = k[i0] = 1;
+        }
+        pe_rope_rotate(&pp, inv, attn, q, m);
+        pe_rope_rotate(&pp, inv, attn, k, n);
+        for (int i = 0; i < d; i++) {
+            double *row = out->data + (size_t)i * ROPE_DATA_COLS;
+            row[7 + 2 * pairing] = q[i];
+            row[8 + 2 * pairing] = k[i];
+        }
     }
     out->f64 = 1;
     snprintf(out->what, sizeof out->what,
-             "(pairs, 6): k, theta_k, m*theta_k mod 2pi, n*theta_k mod 2pi, (m-n)theta_k wrapped, "
-             "cos((m-n)theta_k); m=%d n=%d",
-             m, n);
+             "(d, 11): rows k < %d: k, theta_k, m theta mod 2pi, n theta mod 2pi, (m-n)theta "
+             "wrapped, cos; every row i: i, q_m[i], k_n[i] interleaved, q_m[i], k_n[i] half "
+             "(q=k=(1,0) per pair, x attn %.6g); m=%d n=%d",
+             np, attn, m, n);
     free(inv);
     return 0;
 }
 
+/* ---- the explorer's side: the arrows move the positions, space animates m ---------------- */
+
+/* arg as the explorer's cursor keys: 0 up, 1 down, 2 left, 3 right, +4 big; left/right move m,
+ * up/down n */
+static int rope_key_move(app_view_ctx *c, app_state *st, int arg, char *msg, size_t n)
+{
+    (void)c;
+    int dir = arg & 3, step = arg >= 4 ? 10 : 1, last = st->p.len - 1;
+    st->pos_frac = 0;
+    int m = st->pos < 0 ? 3 : st->pos;
+    if (dir >= 2) {
+        m += dir == 3 ? step : -step;
+        st->pos = m < 0 ? 0 : m > last ? last : m;
+    } else {
+        int k = st->pos_k + (dir == 0 ? step : -step);
+        st->pos_k = k < 0 ? 0 : k > last ? last : k;
+    }
+    snprintf(msg, n, "m = %d, n = %d, m - n = %d", st->pos, st->pos_k, st->pos - st->pos_k);
+    return 0;
+}
+
+static int rope_key_play(app_view_ctx *c, app_state *st, int arg, char *msg, size_t n)
+{
+    (void)c;
+    (void)arg;
+    st->playing = !st->playing;
+    snprintf(msg, n, "%s",
+             st->playing ? "playing: m advances (space pauses, arrows step)" : "paused");
+    return 0;
+}
+
+/* 4 positions a second: slow enough to follow the fast pairs; smooth turns in the window */
+static int rope_tick(app_view_ctx *c, app_state *st, double dt, int smooth)
+{
+    (void)c;
+    double m = (st->pos < 0 ? 3 : st->pos) + st->pos_frac + dt * 4;
+    if (m >= st->p.len) m = 0;
+    st->pos = (int)floor(m);
+    st->pos_frac = smooth ? m - floor(m) : 0;
+    return 1;
+}
+
+static const app_view_key rope_keys[] = {
+    {UI_KEY_LEFT, rope_key_move, 2, "arrows, hjkl",
+     "left / right: query position m; up / down: key position n (HJKL, PgUp/PgDn: 10)"},
+    {UI_KEY_RIGHT, rope_key_move, 3, NULL, NULL},
+    {UI_KEY_UP, rope_key_move, 0, NULL, NULL},
+    {UI_KEY_DOWN, rope_key_move, 1, NULL, NULL},
+    {'h', rope_key_move, 2, NULL, NULL},
+    {'l', rope_key_move, 3, NULL, NULL},
+    {'k', rope_key_move, 0, NULL, NULL},
+    {'j', rope_key_move, 1, NULL, NULL},
+    {'H', rope_key_move, 6, NULL, NULL},
+    {'L', rope_key_move, 7, NULL, NULL},
+    {'K', rope_key_move, 4, NULL, NULL},
+    {'J', rope_key_move, 5, NULL, NULL},
+    {UI_KEY_PGUP, rope_key_move, 4, NULL, NULL},
+    {UI_KEY_PGDN, rope_key_move, 5, NULL, NULL},
+    {' ', rope_key_play, 0, "space", "play / pause: m advances, 4 positions a second"},
+    {0, NULL, 0, NULL, NULL},
+};
+
 const app_view app_view_rope = {
-    "rope",        "RoPE as rotating vector pairs: q at position m, k at n, one circle per pair",
-    rope_validate, rope_build,
-    rope_data,
+    .name = "rope",
+    .description = "RoPE as rotating vector pairs: q at position m, k at n, one circle per pair",
+    .validate = rope_validate,
+    .build = rope_build,
+    .data = rope_data,
+    .options = "dim len base pairing rotary-frac pos pos-k",
+    .keys = rope_keys,
+    .tick = rope_tick,
 };

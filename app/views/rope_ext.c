@@ -3,6 +3,7 @@
 #include "rope_ext.h"
 
 #include <limits.h>
+#include <stdint.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,8 @@ const char *app_ext_method_label(int m)
         return "YaRN";
     case PE_SCALING_LLAMA3:
         return "llama3";
+    case PE_SCALING_LONGROPE:
+        return "longrope";
     }
     return "?";
 }
@@ -73,7 +76,7 @@ int app_ext_validate(const app_state *st, unsigned methods, char *err, size_t er
                      st->p.scaling.factor, st->p.scaling.original_ctx, t, APP_EXT_MAX_TARGET);
         return -1;
     }
-    for (int m = 0; m < APP_EXT_METHODS; m++) {
+    for (int m = 0; m <= PE_SCALING_LONGROPE; m++) { /* longrope: frequencies only */
         if (!(methods & (1u << m))) continue;
         pe_params p = app_ext_params(st, m, t);
         int np;
@@ -123,6 +126,16 @@ void app_ext_scaling_key(const pe_rope_scaling *s, double out[APP_EXT_KEY_FIELDS
     out[9] = s->yarn_truncate;
     out[10] = s->mscale;
     out[11] = s->mscale_all_dim;
+    /* the LongRoPE lists as a 53-bit FNV-1a hash of their bytes (exact in a double) */
+    uint64_t h = 14695981039346656037u;
+    int n = s->n_factors > 0 && s->n_factors <= PE_LONGROPE_MAX ? s->n_factors : 0;
+    const double *lists[2] = {s->short_factor, s->long_factor};
+    for (int l = 0; l < 2; l++) {
+        const unsigned char *b = (const unsigned char *)lists[l];
+        for (size_t i = 0; i < sizeof(double) * (size_t)n; i++) h = (h ^ b[i]) * 1099511628211u;
+    }
+    out[12] = (double)n;
+    out[13] = (double)(h >> 11);
 }
 
 void app_ext_len_label(double v, char *buf, size_t n)

@@ -42,8 +42,8 @@ double *app_ext_inv_freq(const pe_params *p, int *npairs, double *attn, char *er
 int app_ext_samples(double target, int max_n, double *out);
 /* The scaling fields as plain numbers for a cache key (struct padding never compares):
  * type, factor, L0, seq_len, beta_fast, beta_slow, low and high freq factors, attention, YaRN
- * truncate, mscale, mscale_all_dim. */
-#define APP_EXT_KEY_FIELDS 12
+ * truncate, mscale, mscale_all_dim, the number of LongRoPE factors and a hash of them. */
+#define APP_EXT_KEY_FIELDS 14
 void app_ext_scaling_key(const pe_rope_scaling *s, double out[APP_EXT_KEY_FIELDS]);
 /* "3.3e4"-style compact length for titles and marks ("4096", "65536", "1.05e6"). */
 void app_ext_len_label(double v, char *buf, size_t n);

@@ -145,7 +145,10 @@ static int sim_data(app_view_ctx *c, const app_state *st, app_data *out, char *e
 }
 
 const app_view app_view_similarity = {
-    "similarity", "PE(p).PE(q) for every pair of positions (dot or cosine)",
-    sim_validate, sim_build,
-    sim_data,
+    .name = "similarity",
+    .description = "PE(p).PE(q) for every pair of positions (dot or cosine)",
+    .validate = sim_validate,
+    .build = sim_build,
+    .data = sim_data,
+    .options = "pe dim len base layout freq std seed similarity cmap",
 };

@@ -198,9 +198,11 @@ static int t5v_data(app_view_ctx *c, const app_state *st, app_data *out, char *e
 }
 
 const app_view app_view_t5 = {
-    "t5",
-    "T5 relative buckets: distance -> bucket, and the (L, L) bias one head gets from them",
-    t5v_validate,
-    t5v_build,
-    t5v_data,
+    .name = "t5",
+    .description =
+        "T5 relative buckets: distance -> bucket, and the (L, L) bias one head gets from them",
+    .validate = t5v_validate,
+    .build = t5v_build,
+    .data = t5v_data,
+    .options = "len heads head buckets max-distance t5 seed cmap",
 };

@@ -38,6 +38,18 @@ const char *app_view_suggest(const char *name)
     return pe_closest(name, names, app_view_count());
 }
 
+int app_view_uses(const app_view *v, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = v->options; p && *p;) {
+        p += strspn(p, " ");
+        size_t w = strcspn(p, " ");
+        if (w == n && strncmp(p, name, n) == 0) return 1;
+        p += w;
+    }
+    return 0;
+}
+
 int app_view_build(app_view_ctx *c, const app_state *st, scene *s, const scene_target *t, char *err,
                    size_t errlen)
 {

@@ -131,7 +131,10 @@ static int wl_data(app_view_ctx *c, const app_state *st, app_data *out, char *er
 }
 
 const app_view app_view_wavelength = {
-    "wavelength", "wavelength of every frequency pair against the context length",
-    wl_validate,  wl_build,
-    wl_data,
+    .name = "wavelength",
+    .description = "wavelength of every frequency pair against the context length",
+    .validate = wl_validate,
+    .build = wl_build,
+    .data = wl_data,
+    .options = "pe dim len base",
 };

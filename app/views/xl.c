@@ -416,9 +416,11 @@ static int xlv_data(app_view_ctx *c, const app_state *st, app_data *out, char *e
 }
 
 const app_view app_view_xl = {
-    "xl",
-    "Transformer-XL's four score terms (content, content-position, global) as heatmaps",
-    xlv_validate,
-    xlv_build,
-    xlv_data,
+    .name = "xl",
+    .description =
+        "Transformer-XL's four score terms (content, content-position, global) as heatmaps",
+    .validate = xlv_validate,
+    .build = xlv_build,
+    .data = xlv_data,
+    .options = "dim len base seed cmap",
 };

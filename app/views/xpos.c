@@ -39,13 +39,14 @@ static const double *xpv_compute(app_view_ctx *c, const app_state *st, int *cols
     const pe_params *p = &st->p;
     int L = p->len, np = pe_rope_rotary_dim(p) / 2, nc = np + 4;
     struct {
-        int dim, len, pairing;
+        int dim, len, pairing, zeta_rotary;
         double base, rotary_frac, scale, sc[APP_EXT_KEY_FIELDS];
     } key;
     memset(&key, 0, sizeof key);
     key.dim = p->dim;
     key.len = p->len;
     key.pairing = p->pairing;
+    key.zeta_rotary = p->xpos_zeta_rotary;
     key.base = p->base;
     key.rotary_frac = p->rotary_frac;
     key.scale = p->xpos_scale_base;
@@ -117,15 +118,23 @@ static int xpv_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     if (!tab) return -1;
     int L = p->len, np = nc - 4;
     double sb = p->xpos_scale_base;
-    char title[200], sub[256];
+    char title[200], sub[384];
     snprintf(title, sizeof title, "xPos: pair k of the score decays as \xce\xb6\xe2\x82\x96^(r/%g)",
              sb);
     app_subtitle(st, NULL, APP_SUB_DIM | APP_SUB_LEN | APP_SUB_BASE | APP_SUB_SCALING, sub,
                  sizeof sub);
     size_t u = strlen(sub);
-    snprintf(sub + u, sizeof sub - u,
-             "  zeta_k = (2k + 0.4d)/(1.4d): %.4g .. %.4g  scale base %g (:xpos-scale)",
-             pe_xpos_zeta(p, 0), pe_xpos_zeta(p, np - 1), sb);
+    if (2 * np < p->dim) /* partial rotary: the reference implementations disagree on d */
+        snprintf(sub + u, sizeof sub - u,
+                 "  zeta_k over D=%d (%s; :xpos-zeta %s): %.4g .. %.4g  scale base %g",
+                 pe_xpos_zeta_dim(p),
+                 p->xpos_zeta_rotary ? "rotary dim, lucidrains" : "full d, torchscale",
+                 p->xpos_zeta_rotary ? "full" : "rotary", pe_xpos_zeta(p, 0),
+                 pe_xpos_zeta(p, np - 1), sb);
+    else
+        snprintf(sub + u, sizeof sub - u,
+                 "  zeta_k = (2k + 0.4d)/(1.4d): %.4g .. %.4g  scale base %g (:xpos-scale)",
+                 pe_xpos_zeta(p, 0), pe_xpos_zeta(p, np - 1), sb);
     fig_rect r = app_frame(s, t, th, title, sub);
     fig_rect left = r, right = fig_take_right(&left, r.w / 2, t->cells ? 4 : t->text_h);
 
@@ -220,7 +229,10 @@ static int xpv_data(app_view_ctx *c, const app_state *st, app_data *out, char *e
 }
 
 const app_view app_view_xpos = {
-    "xpos",       "xPos per-pair decay factors and the all-ones score with and without them",
-    xpv_validate, xpv_build,
-    xpv_data,
+    .name = "xpos",
+    .description = "xPos per-pair decay factors and the all-ones score with and without them",
+    .validate = xpv_validate,
+    .build = xpv_build,
+    .data = xpv_data,
+    .options = "dim len base pairing rotary-frac xpos-scale xpos-zeta",
 };

@@ -6,12 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pelab_build.h" /* HAVE_OPENMP */
 #include "nn.h"
-
-#if HAVE_OPENMP && defined(_OPENMP)
-#include <omp.h>
-#endif
+#include "pool.h"
 
 int model_fail(char *err, size_t errlen, int status, const char *fmt, ...)
 {
@@ -26,12 +22,17 @@ int model_fail(char *err, size_t errlen, int status, const char *fmt, ...)
 
 int model_threads(int threads)
 {
-#if HAVE_OPENMP && defined(_OPENMP)
-    if (threads <= 0) threads = omp_get_max_threads();
-#else
-    threads = 1;
-#endif
-    return threads < 1 ? 1 : threads;
+    return threads > 0 ? threads : pool_cpus_free();
+}
+
+int model_cpus(void)
+{
+    return pool_cpus();
+}
+
+int model_cpus_free(void)
+{
+    return pool_cpus_free();
 }
 
 static const char *const pe_names[MODEL_PE_COUNT] = {"nope",  "learned", "sinusoidal",
@@ -56,8 +57,9 @@ const char *model_pe_extrapolation_note(int pe)
         return "nope: no position signal at all; past ctx only the causal mask changes (each "
                "token averages over more keys than in training)";
     case MODEL_PE_LEARNED:
-        return "learned: positions >= ctx read table rows that training never updated (still "
-               "their random initial values)";
+        return "learned: positions >= ctx read table rows that got no gradient in training, only "
+               "AdamW's weight decay (their random initial values shrunk by prod(1 - lr wd): "
+               "x0.72 with the default schedule)";
     case MODEL_PE_SINUSOIDAL:
         return "sinusoidal: positions >= ctx add sin/cos vectors (fixed, defined everywhere) "
                "that the network never saw in training";
@@ -139,7 +141,8 @@ int model_config_fix(model_config *c, char *err, size_t errlen)
     if (!rc) rc = range(c->steps, 0, 100000000, "steps", err, errlen);
     if (!rc) rc = range(c->batch, 1, 4096, "batch", err, errlen);
     if (!rc) rc = range(c->warmup, 0, 100000000, "warmup", err, errlen);
-    if (!rc) rc = frange(c->lr, 1e-9, 10, "lr", err, errlen);
+    /* lr is a float: the bound is the float nearest 1e-9, or --lr 1e-9 itself would fail */
+    if (!rc) rc = frange(c->lr, (float)1e-9, 10, "lr", err, errlen);
     if (!rc) rc = frange(c->min_lr, 0, c->lr, "min-lr", err, errlen);
     if (!rc) rc = frange(c->weight_decay, 0, 10, "weight-decay", err, errlen);
     if (!rc) rc = frange(c->clip, 0, 1e9, "clip", err, errlen);
@@ -434,8 +437,9 @@ int model_eval_positions(const model *m, const int *ids, size_t n, int win, int 
         return model_fail(err, errlen, rc == PE_ERANGE ? rc : PE_ENOMEM,
                           "evaluation: no memory for %d windows of %d", B, win);
     }
-    int nt = model_threads(threads);
+    pool_tuner tu = {.max = model_threads(threads)};
     for (size_t w0 = 0; w0 < nwin; w0 += (size_t)B) {
+        int nt = pool_tuner_begin(&tu);
         int nb = nwin - w0 < (size_t)B ? (int)(nwin - w0) : B;
         for (int b = 0; b < nb; b++)
             for (int t = 0; t < win; t++) {
@@ -444,6 +448,7 @@ int model_eval_positions(const model *m, const int *ids, size_t n, int win, int 
                 tg[b * win + t] = ids[at + 1];
             }
         nn_forward(&d, &l, m->params, &pos, offset, &a, in, tg, nb, win, nt);
+        pool_tuner_end(&tu);
         const float *losses = nn_losses(&a, &d);
         for (int b = 0; b < nb; b++)
             for (int t = 0; t < win; t++) {

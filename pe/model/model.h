@@ -141,7 +141,8 @@ typedef struct model_config {
     int hidden;      /* MLP width, usually 4 * dim */
     int vocab;       /* V, equals the vocabulary's n */
     int tied;        /* 1: the output layer reuses the token embedding */
-    int pos_len;     /* learned: table rows (4 * ctx, rows past ctx stay untrained); else 0 */
+    int pos_len;     /* learned: table rows (4 * ctx; rows past ctx get no gradient, only
+                        weight decay); else 0 */
     float emb_scale; /* token embeddings are multiplied by this at the input (sinusoidal:
                         sqrt(dim), the paper's recipe; others 1) */
     uint64_t seed;   /* weight initialisation and training batches */
@@ -245,6 +246,11 @@ typedef int (*model_progress_fn)(void *user, const model_progress *p);
  * all). Returns 0, MODEL_ESTOPPED when the callback stopped it, or an error. */
 int model_train(model *m, const int *ids, size_t n, int threads, model_progress_fn cb, void *user,
                 char *err, size_t errlen);
+
+/* CPUs this process may run on, and how many of them are free now (measured over 50 ms from
+ * /proc/stat): what threads = 0 uses in model_train and model_eval_positions. */
+int model_cpus(void);
+int model_cpus_free(void);
 
 /* Benchmark results. */
 typedef struct model_bench_result {

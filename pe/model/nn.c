@@ -7,10 +7,12 @@
  * on the number of threads.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "nn.h"
+#include "pool.h"
 
 #ifdef NN_REAL_DOUBLE
 typedef double real;
@@ -19,24 +21,63 @@ typedef double real;
 #else
 typedef float real;
 #define NN(name) nn_##name
-#define REXP     expf
+#define REXP     fexp
 #endif
 
-/* tanh through one exponential: the float build then calls expf, far cheaper than tanh in
- * double; exact to a few ulps and saturating correctly at both ends. */
+/* The loops below are written so that gcc vectorises them; on x86-64 each is built for
+ * AVX-512, for AVX2 and for the baseline, and the loader picks the one the CPU runs. */
+#if !defined(NN_REAL_DOUBLE) && defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define NN_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define NN_CLONES
+#endif
+
+/* e^x in float, Cephes' expf: x = n ln 2 + r with |r| <= ln 2 / 2, a degree-6 polynomial for
+ * e^r, then 2^n put into the exponent bits. Within 2 ulp of expf (tests/model/test_kernels),
+ * and written without calls or branches so that loops over it vectorise. Arguments are
+ * clamped to [-87, 88]: e^-87 = 1.6e-38 stands in for smaller results, which the softmax and
+ * tanh below never need more exactly. */
+static inline float fexp(float x)
+{
+    x = x < -87.0f ? -87.0f : x > 88.0f ? 88.0f : x;
+    /* round x log2(e) to the nearest integer by adding and subtracting 1.5 * 2^23 */
+    float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+    float r = x - n * 0.693359375f + n * 2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    float y = p * r * r + r + 1.0f;
+    union {
+        float f;
+        int32_t i;
+    } e;
+    e.i = ((int32_t)n + 127) * (1 << 23);
+    return y * e.f;
+}
+
+/* tanh through one exponential: exact to a few ulps and saturating correctly at both ends. */
 static real rtanh(real u)
 {
     return 1 - 2 / (REXP(2 * u) + 1);
 }
 
-#ifdef _OPENMP
-#define OMP(x) _Pragma(#x)
-#else
-#define OMP(x)
-#endif
-
-/* Enough work to be worth a parallel region. */
+/* Enough work to be worth a parallel loop. */
 #define PAR(work) ((work) > 1e6)
+
+/* Threads for a loop of this much work, and items per chunk for about 2^17 operations. */
+static int par_nt(int nt, double work)
+{
+    return PAR(work) ? nt : 1;
+}
+
+static size_t grain_for(double work_per_item)
+{
+    double g = 131072.0 / (work_per_item > 1 ? work_per_item : 1);
+    return g < 1 ? 1 : (size_t)g;
+}
 
 /* ---- activations ------------------------------------------------------------------------- */
 
@@ -53,6 +94,7 @@ typedef struct acts {
     real *lnf, *lnf_mean, *lnf_rstd; /* (BT, C) (BT) (BT) */
     real *logits;                    /* (BT, V), becomes dlogits in backward */
     real *losses;                    /* (BT) */
+    real *probs, *inv_sum;           /* (BT, V) e^(logit - max), (BT) 1 / their sum */
     /* backward scratch */
     real *dres;         /* (BT, C) gradient of the residual stream */
     real *dln;          /* (BT, C) */
@@ -62,6 +104,7 @@ typedef struct acts {
     real *dpre;         /* (B, H, T, T) gradient of the scores */
     real *tmp;          /* (BT, max(C, F)) forward outputs before the residual add */
     real *tr;           /* transpose scratch */
+    real *kvt;          /* (B, H, hd, T) keys or values of each head, transposed */
 } acts;
 
 static size_t tr_size(const nn_dims *d, size_t BT)
@@ -102,6 +145,8 @@ static size_t carve(acts *a, real *mem, const nn_dims *d, int B, int T)
     TAKE(lnf_rstd, BT);
     TAKE(logits, BT * (size_t)d->V);
     TAKE(losses, BT);
+    TAKE(probs, BT * (size_t)d->V);
+    TAKE(inv_sum, BT);
     TAKE(dres, BT * C);
     TAKE(dln, BT * C);
     TAKE(dqkv, BT * 3 * C);
@@ -111,6 +156,7 @@ static size_t carve(acts *a, real *mem, const nn_dims *d, int B, int T)
     TAKE(dpre, att);
     TAKE(tmp, BT * FC);
     TAKE(tr, tr_size(d, BT));
+    TAKE(kvt, BT * C);
 #undef TAKE
     return off;
 }
@@ -121,7 +167,7 @@ int NN(acts_init)(nn_acts *a, const nn_dims *d, int B, int T)
     if (B < 1 || T < 1) return PE_EINVAL;
     /* Every term is small (checked by model_config_fix); the product is checked here. */
     double n = (double)B * T *
-               ((double)d->L * (12.0 * d->C + 2.0 * d->F + d->H * (double)T) + d->V * 2.0 +
+               ((double)d->L * (12.0 * d->C + 2.0 * d->F + d->H * (double)T) + d->V * 3.0 +
                 d->F * 4.0 + 3.0 * d->C * 8.0);
     if (n * sizeof(real) > 8e9) return PE_ERANGE;
     size_t count = carve(NULL, NULL, d, B, T);
@@ -163,74 +209,313 @@ const real *NN(logits)(const nn_acts *na, const nn_dims *d)
 
 /* ---- kernels ------------------------------------------------------------------------------ */
 
+/* ---- matrix products ----------------------------------------------------------------------
+ *
+ * One kernel shape for every product of the network: out (n, m) = A (n, k) . b (k, m) (+ bias,
+ * or added to out), where A is read through strides, A[r][p] = a[r * ars + p * acs]. With
+ * (ars, acs) = (k, 1) A is a row-major activation; with (1, n_rows_of_b) it is the transpose
+ * of one, which is how the weight gradients inp^T . dout read inp without copying it.
+ *
+ * Every output element starts from its initial value and adds p = 0..k-1 in order, one thread
+ * per block of rows, so the result does not depend on the thread count. The kernels differ by
+ * CPU: a plain C one (any compiler, any CPU: the reference the tests compare with), and on
+ * x86-64 AVX2+FMA (6 x 16 tiles) and AVX-512 (8 x 32 tiles), chosen once at run time. The
+ * fused multiply-adds round once where the plain kernel rounds twice, so the kernels agree to
+ * a few ulps per term, not bit for bit; each machine always uses the same one. */
+
+typedef struct mm_args {
+    real *out;
+    const real *a, *b, *bias;
+    size_t ars, acs;
+    int n, k, m, acc, mr;
+} mm_args;
+
 /* Tile width, measured on baseline x86-64 (SSE2): 4 x 16 beats 4 x 8 by 2.5x even though some
  * sums spill, because each broadcast of a feeds four vector multiplies. */
 #define TJ 16
 
-/* One 4 x TJ tile of out = a . b: the sums stay in registers while p runs over k, so each
- * row of b is loaded once for four outputs and nothing is stored until the end. Every sum
- * starts from its initial value and adds p = 0..k-1 in order, as the edge loop below does. */
-static void mm_tile(real *restrict out, const real *restrict a, const real *restrict b, int k,
-                    int m, int r0, int j0)
+/* Rows r0..r0+rn-1 (rn <= 4) of the product, plain C. */
+static void mm_rows_plain(const mm_args *g, int r0, int rn)
 {
-    real acc[4][TJ];
-    for (int r = 0; r < 4; r++)
-        for (int j = 0; j < TJ; j++) acc[r][j] = out[(size_t)(r0 + r) * m + j0 + j];
-    const real *a0 = a + (size_t)r0 * k;
-    for (int p = 0; p < k; p++) {
-        const real *br = b + (size_t)p * m + j0;
-        real x0 = a0[p], x1 = a0[k + p], x2 = a0[2 * (size_t)k + p], x3 = a0[3 * (size_t)k + p];
-        for (int j = 0; j < TJ; j++) {
-            real w = br[j];
-            acc[0][j] += x0 * w;
-            acc[1][j] += x1 * w;
-            acc[2][j] += x2 * w;
-            acc[3][j] += x3 * w;
-        }
-    }
-    for (int r = 0; r < 4; r++)
-        for (int j = 0; j < TJ; j++) out[(size_t)(r0 + r) * m + j0 + j] = acc[r][j];
-}
-
-/* out (n, m) = a (n, k) . b (k, m) + bias (m) (bias may be NULL); with acc, added to out.
- * Parallel over blocks of four rows; each output is computed by one thread in a fixed order. */
-static void mm(real *restrict out, const real *restrict a, const real *restrict b,
-               const real *restrict bias, int n, int k, int m, int acc, int nt)
-{
-    OMP(omp parallel for num_threads(nt) schedule(static) if (nt > 1 && PAR((double)n * k * m)))
-    for (int r0 = 0; r0 < n; r0 += 4) {
-        int rn = n - r0 < 4 ? n - r0 : 4;
-        real *o = out + (size_t)r0 * m;
-        if (!acc)
-            for (int r = 0; r < rn; r++)
-                for (int j = 0; j < m; j++) o[(size_t)r * m + j] = bias ? bias[j] : 0;
-        int j0 = 0;
-        if (rn == 4)
-            for (; j0 + TJ <= m; j0 += TJ) mm_tile(out, a, b, k, m, r0, j0);
-        for (int r = 0; r < rn; r++) {
-            real *restrict orow = o + (size_t)r * m;
-            const real *ar = a + (size_t)(r0 + r) * k;
+    real *restrict out = g->out;
+    const real *restrict a = g->a, *restrict b = g->b;
+    size_t ars = g->ars, acs = g->acs;
+    int k = g->k, m = g->m;
+    real *o = out + (size_t)r0 * m;
+    if (!g->acc)
+        for (int r = 0; r < rn; r++)
+            for (int j = 0; j < m; j++) o[(size_t)r * m + j] = g->bias ? g->bias[j] : 0;
+    int j0 = 0;
+    if (rn == 4)
+        for (; j0 + TJ <= m; j0 += TJ) {
+            /* the sums stay in registers while p runs over k */
+            real s[4][TJ];
+            for (int r = 0; r < 4; r++)
+                for (int j = 0; j < TJ; j++) s[r][j] = o[(size_t)r * m + j0 + j];
+            const real *a0 = a + (size_t)r0 * ars;
             for (int p = 0; p < k; p++) {
-                const real *restrict br = b + (size_t)p * m;
-                real x = ar[p];
-                for (int j = j0; j < m; j++) orow[j] += x * br[j];
+                const real *br = b + (size_t)p * m + j0, *ap = a0 + (size_t)p * acs;
+                real x0 = ap[0], x1 = ap[ars], x2 = ap[2 * ars], x3 = ap[3 * ars];
+                for (int j = 0; j < TJ; j++) {
+                    real w = br[j];
+                    s[0][j] += x0 * w;
+                    s[1][j] += x1 * w;
+                    s[2][j] += x2 * w;
+                    s[3][j] += x3 * w;
+                }
             }
+            for (int r = 0; r < 4; r++)
+                for (int j = 0; j < TJ; j++) o[(size_t)r * m + j0 + j] = s[r][j];
+        }
+    for (int r = 0; r < rn; r++) {
+        real *restrict orow = o + (size_t)r * m;
+        const real *ar = a + (size_t)(r0 + r) * ars;
+        for (int p = 0; p < k; p++) {
+            const real *restrict br = b + (size_t)p * m;
+            real x = ar[(size_t)p * acs];
+            for (int j = j0; j < m; j++) orow[j] += x * br[j];
         }
     }
 }
 
-/* dst (c, r) = src (r, c) transposed. */
-static void transpose(real *restrict dst, const real *restrict src, int r, int c, int nt)
+#if !defined(NN_REAL_DOUBLE) && defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define NN_X86 1
+
+/* The x86 kernels keep every sum of a tile in its own named register variable: with an array,
+ * gcc 12 stores the whole tile to the stack on every step of p. */
+#define X8(f) f(0) f(1) f(2) f(3) f(4) f(5) f(6) f(7)
+#define X6(f) f(0) f(1) f(2) f(3) f(4) f(5)
+
+/* Rows r0..r0+rn-1 (rn <= 8), AVX-512: 8 x 32 tiles in 16 registers; a tile's missing rows
+ * repeat row r0 and are not stored, its missing columns are masked. */
+__attribute__((target("avx512f"))) static void mm_rows_avx512(const mm_args *g, int r0, int rn)
 {
-    OMP(omp parallel for num_threads(nt) schedule(static) if (nt > 1 && PAR((double)r * c)))
-    for (int j0 = 0; j0 < c; j0 += 16)
+    const float *a = g->a, *b = g->b;
+    size_t ars = g->ars, acs = g->acs;
+    int k = g->k, m = g->m;
+#define ROW(r) const float *a##r = a + (size_t)(r0 + (r < rn ? r : 0)) * ars;
+    X8(ROW)
+#undef ROW
+    for (int j0 = 0; j0 < m; j0 += 32) {
+        int w = m - j0 < 32 ? m - j0 : 32;
+        __mmask16 m0 = (__mmask16)(w >= 16 ? 0xffff : (1u << w) - 1);
+        __mmask16 m1 = (__mmask16)(w >= 32 ? 0xffff : w > 16 ? (1u << (w - 16)) - 1 : 0);
+        __m512 i0 = _mm512_setzero_ps(), i1 = i0;
+        if (g->bias) {
+            i0 = _mm512_maskz_loadu_ps(m0, g->bias + j0);
+            i1 = _mm512_maskz_loadu_ps(m1, g->bias + j0 + 16);
+        }
+#define INIT(r)                                                                                    \
+    __m512 c##r##0 = i0, c##r##1 = i1;                                                             \
+    if (g->acc) {                                                                                  \
+        const float *o = g->out + (size_t)(r0 + (r < rn ? r : 0)) * m + j0;                        \
+        c##r##0 = _mm512_maskz_loadu_ps(m0, o);                                                    \
+        c##r##1 = _mm512_maskz_loadu_ps(m1, o + 16);                                               \
+    }
+        X8(INIT)
+#undef INIT
+        const float *bp = b + j0;
+        for (size_t p = 0, ap = 0; p < (size_t)k; p++, bp += m, ap += acs) {
+            __m512 b0 = _mm512_maskz_loadu_ps(m0, bp), b1 = _mm512_maskz_loadu_ps(m1, bp + 16);
+#define FMA(r)                                                                                     \
+    {                                                                                              \
+        __m512 x = _mm512_set1_ps(a##r[ap]);                                                       \
+        c##r##0 = _mm512_fmadd_ps(x, b0, c##r##0);                                                 \
+        c##r##1 = _mm512_fmadd_ps(x, b1, c##r##1);                                                 \
+    }
+            X8(FMA)
+#undef FMA
+        }
+#define STORE(r)                                                                                   \
+    if (r < rn) {                                                                                  \
+        float *o = g->out + (size_t)(r0 + r) * m + j0;                                             \
+        _mm512_mask_storeu_ps(o, m0, c##r##0);                                                     \
+        _mm512_mask_storeu_ps(o + 16, m1, c##r##1);                                                \
+    }
+        X8(STORE)
+#undef STORE
+    }
+}
+
+/* Rows r0..r0+rn-1 (rn <= 6), AVX2 with FMA: 6 x 16 tiles in 12 registers. */
+__attribute__((target("avx2,fma"))) static void mm_rows_avx2(const mm_args *g, int r0, int rn)
+{
+    const float *a = g->a, *b = g->b;
+    size_t ars = g->ars, acs = g->acs;
+    int k = g->k, m = g->m;
+#define ROW(r) const float *a##r = a + (size_t)(r0 + (r < rn ? r : 0)) * ars;
+    X6(ROW)
+#undef ROW
+    __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    for (int j0 = 0; j0 < m; j0 += 16) {
+        int w = m - j0 < 16 ? m - j0 : 16;
+        __m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(w), idx);
+        __m256i m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(w - 8), idx);
+        __m256 i0 = _mm256_setzero_ps(), i1 = i0;
+        if (g->bias) {
+            i0 = _mm256_maskload_ps(g->bias + j0, m0);
+            i1 = _mm256_maskload_ps(g->bias + j0 + 8, m1);
+        }
+#define INIT(r)                                                                                    \
+    __m256 c##r##0 = i0, c##r##1 = i1;                                                             \
+    if (g->acc) {                                                                                  \
+        const float *o = g->out + (size_t)(r0 + (r < rn ? r : 0)) * m + j0;                        \
+        c##r##0 = _mm256_maskload_ps(o, m0);                                                       \
+        c##r##1 = _mm256_maskload_ps(o + 8, m1);                                                   \
+    }
+        X6(INIT)
+#undef INIT
+        const float *bp = b + j0;
+        for (size_t p = 0, ap = 0; p < (size_t)k; p++, bp += m, ap += acs) {
+            __m256 b0 = _mm256_maskload_ps(bp, m0), b1 = _mm256_maskload_ps(bp + 8, m1);
+#define FMA(r)                                                                                     \
+    {                                                                                              \
+        __m256 x = _mm256_broadcast_ss(a##r + ap);                                                 \
+        c##r##0 = _mm256_fmadd_ps(x, b0, c##r##0);                                                 \
+        c##r##1 = _mm256_fmadd_ps(x, b1, c##r##1);                                                 \
+    }
+            X6(FMA)
+#undef FMA
+        }
+#define STORE(r)                                                                                   \
+    if (r < rn) {                                                                                  \
+        float *o = g->out + (size_t)(r0 + r) * m + j0;                                             \
+        _mm256_maskstore_ps(o, m0, c##r##0);                                                       \
+        _mm256_maskstore_ps(o + 8, m1, c##r##1);                                                   \
+    }
+        X6(STORE)
+#undef STORE
+    }
+}
+#endif
+
+typedef void (*mm_rows_fn)(const mm_args *g, int r0, int rn);
+
+/* The matrix kernels, fastest last; rows: the rows of one tile. */
+static const struct mm_kernel {
+    const char *name;
+    mm_rows_fn fn;
+    int rows;
+} mm_kernels[] = {
+    {"plain", mm_rows_plain, 4},
+#ifdef NN_X86
+    {"avx2", mm_rows_avx2, 6},
+    {"avx512", mm_rows_avx512, 8},
+#endif
+};
+#define MM_KERNELS ((int)(sizeof mm_kernels / sizeof mm_kernels[0]))
+
+static int mm_kernel_ok(int v)
+{
+#ifdef NN_X86
+    const char *name = mm_kernels[v].name;
+    if (!strcmp(name, "avx2"))
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    if (!strcmp(name, "avx512")) return __builtin_cpu_supports("avx512f");
+#endif
+    return v == 0;
+}
+
+/* The fastest kernel this CPU runs, found once (PELAB_KERNEL=plain|avx2|avx512 picks one). */
+static int mm_best(void)
+{
+    static int best = -1;
+    if (best < 0) {
+        int b = 0;
+        const char *want = getenv("PELAB_KERNEL");
+        for (int v = 0; v < MM_KERNELS; v++)
+            if (mm_kernel_ok(v) && (!want || !strcmp(want, mm_kernels[v].name))) b = v;
+        best = b;
+    }
+    return best;
+}
+
+static void mm_blocks(void *ctx, size_t i0, size_t i1)
+{
+    const mm_args *g = ctx;
+    const struct mm_kernel *kn = &mm_kernels[g->mr];
+    for (size_t i = i0; i < i1; i++) {
+        int r0 = (int)i * kn->rows;
+        kn->fn(g, r0, g->n - r0 < kn->rows ? g->n - r0 : kn->rows);
+    }
+}
+
+static void mm_run(int v, real *out, const real *a, size_t ars, size_t acs, const real *b,
+                   const real *bias, int n, int k, int m, int acc, int nt)
+{
+    mm_args x = {out, a, b, bias, ars, acs, n, k, m, acc, v};
+    int rows = mm_kernels[v].rows;
+    pool_run(par_nt(nt, (double)n * k * m), (size_t)(n + rows - 1) / rows,
+             grain_for(2.0 * rows * k * m), mm_blocks, &x);
+}
+
+/* out (n, m) = a (n, k) . b (k, m) + bias (m) (bias may be NULL); with acc, added to out. */
+static void mm(real *out, const real *a, const real *b, const real *bias, int n, int k, int m,
+               int acc, int nt)
+{
+    mm_run(mm_best(), out, a, (size_t)k, 1, b, bias, n, k, m, acc, nt);
+}
+
+/* out (k, m) += a^T . b for a (n, k), b (n, m): the weight gradient of a product. */
+static void mm_tn(real *out, const real *a, const real *b, int n, int k, int m, int nt)
+{
+    mm_run(mm_best(), out, a, 1, (size_t)k, b, NULL, k, n, m, 1, nt);
+}
+
+#ifndef NN_REAL_DOUBLE
+int nn_kernel_count(void)
+{
+    return MM_KERNELS;
+}
+
+const char *nn_kernel_name(int v)
+{
+    return v >= 0 && v < MM_KERNELS ? mm_kernels[v].name : NULL;
+}
+
+float nn_kernel_exp(float x)
+{
+    return fexp(x);
+}
+
+int nn_kernel_mm(int v, float *out, const float *a, size_t ars, size_t acs, const float *b,
+                 const float *bias, int n, int k, int m, int acc, int nt)
+{
+    if (v < 0 || v >= MM_KERNELS || !mm_kernel_ok(v)) return -1;
+    mm_run(v, out, a, ars, acs, b, bias, n, k, m, acc, nt);
+    return 0;
+}
+#endif
+
+typedef struct tr_args {
+    real *dst;
+    const real *src;
+    int r, c;
+} tr_args;
+
+static void transpose_cols(void *ctx, size_t i0, size_t i1)
+{
+    const tr_args *x = ctx;
+    real *restrict dst = x->dst;
+    const real *restrict src = x->src;
+    int r = x->r, c = x->c;
+    for (int j0 = (int)i0 * 16; j0 < c && j0 < (int)i1 * 16; j0 += 16)
         for (int i = 0; i < r; i++)
             for (int j = j0; j < c && j < j0 + 16; j++)
                 dst[(size_t)j * r + i] = src[(size_t)i * c + j];
 }
 
+/* dst (c, r) = src (r, c) transposed (used for weights only: small). */
+static void transpose(real *dst, const real *src, int r, int c, int nt)
+{
+    tr_args x = {dst, src, r, c};
+    pool_run(par_nt(nt, (double)r * c), (size_t)(c + 15) / 16, grain_for(16.0 * r), transpose_cols,
+             &x);
+}
+
 /* Backward of out = inp (n, k) . w (k, m) + b: dinp (may be NULL) += dout . w^T,
- * dw += inp^T . dout, db (may be NULL) += column sums of dout. */
+ * dw += inp^T . dout, db (may be NULL) += column sums of dout (rows in order, serially). */
 static void mm_backward(real *dinp, real *dw, real *db, const real *dout, const real *inp,
                         const real *w, int n, int k, int m, real *tr, int nt)
 {
@@ -238,18 +523,27 @@ static void mm_backward(real *dinp, real *dw, real *db, const real *dout, const 
         transpose(tr, w, k, m, nt); /* (m, k) */
         mm(dinp, dout, tr, NULL, n, m, k, 1, nt);
     }
-    transpose(tr, inp, n, k, nt); /* (k, n) */
-    mm(dw, tr, dout, NULL, k, n, m, 1, nt);
+    mm_tn(dw, inp, dout, n, k, m, nt);
     if (db)
         for (int r = 0; r < n; r++)
             for (int j = 0; j < m; j++) db[j] += dout[(size_t)r * m + j];
 }
 
-static void layernorm(real *out, real *mean, real *rstd, const real *inp, const real *w,
-                      const real *b, int n, int C, int nt)
+/* Arguments of the row-wise LayerNorm loops. */
+typedef struct ln_args {
+    real *out, *mean, *rstd;
+    const real *inp, *w, *b, *dout;
+    const real *cmean, *crstd;
+    int C;
+} ln_args;
+
+NN_CLONES static void layernorm_rows(void *ctx, size_t r0, size_t r1)
 {
-    OMP(omp parallel for num_threads(nt) schedule(static) if (nt > 1 && PAR((double)n * C * 4)))
-    for (int r = 0; r < n; r++) {
+    const ln_args *a = ctx;
+    real *out = a->out, *mean = a->mean, *rstd = a->rstd;
+    const real *inp = a->inp, *w = a->w, *b = a->b;
+    int C = a->C;
+    for (size_t r = r0; r < r1; r++) {
         const real *x = inp + (size_t)r * C;
         real m = 0, v = 0;
         for (int i = 0; i < C; i++) m += x[i];
@@ -264,13 +558,20 @@ static void layernorm(real *out, real *mean, real *rstd, const real *inp, const 
     }
 }
 
-/* dinp += LayerNorm backward; dw, db += their gradients. */
-static void layernorm_backward(real *dinp, real *dw, real *db, const real *dout, const real *inp,
-                               const real *w, const real *mean, const real *rstd, int n, int C,
-                               int nt)
+static void layernorm(real *out, real *mean, real *rstd, const real *inp, const real *w,
+                      const real *b, int n, int C, int nt)
 {
-    OMP(omp parallel for num_threads(nt) schedule(static) if (nt > 1 && PAR((double)n * C * 6)))
-    for (int r = 0; r < n; r++) {
+    ln_args a = {out, mean, rstd, inp, w, b, NULL, NULL, NULL, C};
+    pool_run(par_nt(nt, (double)n * C * 4), (size_t)n, grain_for(4.0 * C), layernorm_rows, &a);
+}
+
+NN_CLONES static void layernorm_backward_rows(void *ctx, size_t r0, size_t r1)
+{
+    const ln_args *a = ctx;
+    real *dinp = a->out;
+    const real *inp = a->inp, *w = a->w, *dout = a->dout, *mean = a->cmean, *rstd = a->crstd;
+    int C = a->C;
+    for (size_t r = r0; r < r1; r++) {
         const real *x = inp + (size_t)r * C, *g = dout + (size_t)r * C;
         real m = mean[r], s = rstd[r], dmean = 0, dnorm_norm = 0;
         for (int i = 0; i < C; i++) {
@@ -286,6 +587,16 @@ static void layernorm_backward(real *dinp, real *dw, real *db, const real *dout,
             di[i] += (w[i] * g[i] - dmean - norm * dnorm_norm) * s;
         }
     }
+}
+
+/* dinp += LayerNorm backward; dw, db += their gradients (summed over rows in order, serially). */
+static void layernorm_backward(real *dinp, real *dw, real *db, const real *dout, const real *inp,
+                               const real *w, const real *mean, const real *rstd, int n, int C,
+                               int nt)
+{
+    ln_args a = {dinp, NULL, NULL, inp, w, NULL, dout, mean, rstd, C};
+    pool_run(par_nt(nt, (double)n * C * 6), (size_t)n, grain_for(6.0 * C), layernorm_backward_rows,
+             &a);
     for (int r = 0; r < n; r++) {
         const real *x = inp + (size_t)r * C, *g = dout + (size_t)r * C;
         real m = mean[r], s = rstd[r];
@@ -298,20 +609,35 @@ static void layernorm_backward(real *dinp, real *dw, real *db, const real *dout,
 
 #define GELU_K 0.7978845608028654 /* sqrt(2 / pi) */
 
-static void gelu(real *out, const real *x, size_t n, int nt)
+typedef struct gelu_args {
+    real *out;
+    const real *x, *dout;
+} gelu_args;
+
+NN_CLONES static void gelu_range(void *ctx, size_t i0, size_t i1)
 {
-    OMP(omp parallel for num_threads(nt) schedule(static) if (nt > 1 && PAR((double)n * 8)))
-    for (size_t i = 0; i < n; i++) {
+    const gelu_args *a = ctx;
+    real *out = a->out;
+    const real *x = a->x;
+    for (size_t i = i0; i < i1; i++) {
         real v = x[i];
         real u = (real)GELU_K * (v + (real)0.044715 * v * v * v);
         out[i] = (real)0.5 * v * (1 + rtanh(u));
     }
 }
 
-static void gelu_backward(real *dx, const real *x, const real *dout, size_t n, int nt)
+static void gelu(real *out, const real *x, size_t n, int nt)
 {
-    OMP(omp parallel for num_threads(nt) schedule(static) if (nt > 1 && PAR((double)n * 8)))
-    for (size_t i = 0; i < n; i++) {
+    gelu_args a = {out, x, NULL};
+    pool_run(par_nt(nt, (double)n * 8), n, grain_for(8), gelu_range, &a);
+}
+
+NN_CLONES static void gelu_backward_range(void *ctx, size_t i0, size_t i1)
+{
+    const gelu_args *a = ctx;
+    real *dx = a->out;
+    const real *x = a->x, *dout = a->dout;
+    for (size_t i = i0; i < i1; i++) {
         real v = x[i];
         real u = (real)GELU_K * (v + (real)0.044715 * v * v * v);
         real t = rtanh(u);
@@ -320,30 +646,31 @@ static void gelu_backward(real *dx, const real *x, const real *dout, size_t n, i
     }
 }
 
-static real dot(const real *a, const real *b, int n)
+static void gelu_backward(real *dx, const real *x, const real *dout, size_t n, int nt)
 {
-    real s = 0;
-    for (int i = 0; i < n; i++) s += a[i] * b[i];
-    return s;
+    gelu_args a = {dx, x, dout};
+    pool_run(par_nt(nt, (double)n * 8), n, grain_for(8), gelu_backward_range, &a);
 }
 
-/* Additive position part of the score of query position i and key position j (j <= i). */
-static real pos_bias(const nn_dims *d, const nn_pos *pos, const real *params, const nn_layout *l,
-                     int h, int i, int j)
-{
-    if (d->pe == MODEL_PE_ALIBI) return (real)(-pos->slopes[h] * (double)(i - j));
-    if (d->pe == MODEL_PE_T5) return params[l->t5 + (size_t)h * d->NB + pos->t5_bucket[i - j]];
-    return 0;
-}
+/* Arguments of the attention-side loops. */
+typedef struct att_args {
+    const nn_dims *d;
+    const nn_layout *l;
+    const real *params;
+    const nn_pos *pos;
+    int pos0, B, T, inverse;
+    real *atty, *att, *qkv, *dqkv, *dpre, *kvt;
+    const real *cqkv, *catt, *datty;
+} att_args;
 
-/* Rotate q and k of every head of every row by its position (inverse: the transposed rotation,
- * for gradients). */
-static void rope_rows(const nn_dims *d, const nn_pos *pos, real *qkv, int B, int T, int pos0,
-                      int inverse, int nt)
+static void rope_range(void *ctx, size_t r0, size_t r1)
 {
-    int C = d->C, half = pos->rot_dim / 2;
-    OMP(omp parallel for num_threads(nt) schedule(static) if (nt > 1 && PAR((double)B * T * C * 8)))
-    for (int r = 0; r < B * T; r++) {
+    const att_args *a = ctx;
+    const nn_dims *d = a->d;
+    const nn_pos *pos = a->pos;
+    real *qkv = a->qkv;
+    int C = d->C, half = pos->rot_dim / 2, T = a->T, pos0 = a->pos0, inverse = a->inverse;
+    for (int r = (int)r0; r < (int)r1; r++) {
         int p = pos0 + r % T;
         real *row = qkv + (size_t)r * 3 * C;
         for (int h = 0; h < d->H; h++)
@@ -362,36 +689,61 @@ static void rope_rows(const nn_dims *d, const nn_pos *pos, real *qkv, int B, int
     }
 }
 
-static void attention(const nn_dims *d, const nn_layout *l, const real *params, const nn_pos *pos,
-                      int pos0, real *atty, real *att, const real *qkv, int B, int T, int nt)
+/* Rotate q and k of every head of every row by its position (inverse: the transposed rotation,
+ * for gradients). */
+static void rope_rows(const nn_dims *d, const nn_pos *pos, real *qkv, int B, int T, int pos0,
+                      int inverse, int nt)
 {
-    int C = d->C, H = d->H, hd = d->hd;
+    att_args a = {.d = d, .pos = pos, .pos0 = pos0, .B = B, .T = T, .inverse = inverse, .qkv = qkv};
+    pool_run(par_nt(nt, (double)B * T * d->C * 8), (size_t)B * T, grain_for(8.0 * d->C), rope_range,
+             &a);
+}
+
+/* Softmax attention of every (sequence, head). The loops run along the keys j or along the
+ * head dimension, both contiguous (keys through a transposed copy in kt), so they vectorise. */
+NN_CLONES static void attention_heads(void *ctx, size_t bh0, size_t bh1)
+{
+    const att_args *a = ctx;
+    const nn_dims *d = a->d;
+    const nn_pos *pos = a->pos;
+    const real *qkv = a->cqkv;
+    real *atty = a->atty, *att = a->att;
+    int C = d->C, H = d->H, hd = d->hd, T = a->T;
     real scale = (real)(1.0 / sqrt((double)hd));
-    OMP(omp parallel for num_threads(nt) schedule(static) if (nt > 1 && PAR((double)B * H * T * T * hd)))
-    for (int bh = 0; bh < B * H; bh++) {
+    for (int bh = (int)bh0; bh < (int)bh1; bh++) {
         int b = bh / H, h = bh % H;
+        const real *base = qkv + (size_t)b * T * 3 * C + (size_t)h * hd;
+        real *kt = a->kvt + (size_t)bh * hd * T; /* (hd, T) */
+        for (int j = 0; j < T; j++)
+            for (int i = 0; i < hd; i++) kt[(size_t)i * T + j] = base[(size_t)j * 3 * C + C + i];
+        const real *t5 = d->pe == MODEL_PE_T5 ? a->params + a->l->t5 + (size_t)h * d->NB : NULL;
+        real slope = d->pe == MODEL_PE_ALIBI ? (real)pos->slopes[h] : 0;
         for (int t = 0; t < T; t++) {
-            const real *q = qkv + ((size_t)b * T + t) * 3 * C + (size_t)h * hd;
-            real *row = att + (((size_t)b * H + h) * T + t) * T;
-            real mx = -INFINITY;
-            for (int j = 0; j <= t; j++) {
-                const real *k = qkv + ((size_t)b * T + j) * 3 * C + C + (size_t)h * hd;
-                real s = dot(q, k, hd) * scale + pos_bias(d, pos, params, l, h, pos0 + t, pos0 + j);
-                row[j] = s;
-                if (s > mx) mx = s;
+            const real *q = base + (size_t)t * 3 * C;
+            real *restrict row = att + (((size_t)b * H + h) * T + t) * T;
+            int n = t + 1;
+            for (int j = 0; j < n; j++) row[j] = 0;
+            for (int i = 0; i < hd; i++) {
+                real qi = q[i] * scale;
+                const real *restrict kr = kt + (size_t)i * T;
+                for (int j = 0; j < n; j++) row[j] += qi * kr[j];
             }
+            if (slope != 0)
+                for (int j = 0; j < n; j++) row[j] -= slope * (real)(t - j);
+            if (t5)
+                for (int j = 0; j < n; j++) row[j] += t5[pos->t5_bucket[t - j]];
+            real mx = row[0];
+            for (int j = 1; j < n; j++) mx = row[j] > mx ? row[j] : mx;
+            for (int j = 0; j < n; j++) row[j] = REXP(row[j] - mx);
             real sum = 0;
-            for (int j = 0; j <= t; j++) {
-                row[j] = REXP(row[j] - mx);
-                sum += row[j];
-            }
+            for (int j = 0; j < n; j++) sum += row[j];
             real inv = 1 / sum;
-            for (int j = 0; j <= t; j++) row[j] *= inv;
-            for (int j = t + 1; j < T; j++) row[j] = 0;
-            real *o = atty + ((size_t)b * T + t) * C + (size_t)h * hd;
+            for (int j = 0; j < n; j++) row[j] *= inv;
+            for (int j = n; j < T; j++) row[j] = 0;
+            real *restrict o = atty + ((size_t)b * T + t) * C + (size_t)h * hd;
             for (int i = 0; i < hd; i++) o[i] = 0;
-            for (int j = 0; j <= t; j++) {
-                const real *v = qkv + ((size_t)b * T + j) * 3 * C + 2 * (size_t)C + (size_t)h * hd;
+            for (int j = 0; j < n; j++) {
+                const real *restrict v = base + (size_t)j * 3 * C + 2 * (size_t)C;
                 real w = row[j];
                 for (int i = 0; i < hd; i++) o[i] += w * v[i];
             }
@@ -399,47 +751,122 @@ static void attention(const nn_dims *d, const nn_layout *l, const real *params, 
     }
 }
 
-/* dqkv = gradient wrt (rotated) q, k and v; dpre = gradient of the pre-softmax scores. */
-static void attention_backward(const nn_dims *d, real *dqkv, real *dpre, const real *datty,
-                               const real *qkv, const real *att, int B, int T, int nt)
+static void attention(const nn_dims *d, const nn_layout *l, const real *params, const nn_pos *pos,
+                      int pos0, real *atty, real *att, const real *qkv, real *kvt, int B, int T,
+                      int nt)
 {
-    int C = d->C, H = d->H, hd = d->hd;
+    att_args a = {.d = d,
+                  .l = l,
+                  .params = params,
+                  .pos = pos,
+                  .pos0 = pos0,
+                  .B = B,
+                  .T = T,
+                  .atty = atty,
+                  .att = att,
+                  .cqkv = qkv,
+                  .kvt = kvt};
+    pool_run(par_nt(nt, (double)B * d->H * T * T * d->hd), (size_t)B * d->H, 1, attention_heads,
+             &a);
+}
+
+NN_CLONES static void attention_backward_heads(void *ctx, size_t bh0, size_t bh1)
+{
+    const att_args *a = ctx;
+    const nn_dims *d = a->d;
+    const real *qkv = a->cqkv, *att = a->catt, *datty = a->datty;
+    real *dqkv = a->dqkv, *dpre = a->dpre;
+    int C = d->C, H = d->H, hd = d->hd, T = a->T;
     real scale = (real)(1.0 / sqrt((double)hd));
-    OMP(omp parallel for num_threads(nt) schedule(static) if (nt > 1 && PAR((double)B * H * T * T * hd)))
-    for (int bh = 0; bh < B * H; bh++) {
+    for (int bh = (int)bh0; bh < (int)bh1; bh++) {
         int b = bh / H, h = bh % H;
+        const real *base = qkv + (size_t)b * T * 3 * C + (size_t)h * hd;
+        real *dbase = dqkv + (size_t)b * T * 3 * C + (size_t)h * hd;
+        real *vt = a->kvt + (size_t)bh * hd * T; /* (hd, T) */
+        for (int j = 0; j < T; j++)
+            for (int i = 0; i < hd; i++)
+                vt[(size_t)i * T + j] = base[(size_t)j * 3 * C + 2 * (size_t)C + i];
         for (int t = 0; t < T; t++) {
             const real *row = att + (((size_t)b * H + h) * T + t) * T;
-            real *drow = dpre + (((size_t)b * H + h) * T + t) * T;
-            const real *g = datty + ((size_t)b * T + t) * C + (size_t)h * hd;
-            real s = 0;
-            for (int j = 0; j <= t; j++) {
-                const real *v = qkv + ((size_t)b * T + j) * 3 * C + 2 * (size_t)C + (size_t)h * hd;
-                real *dv = dqkv + ((size_t)b * T + j) * 3 * C + 2 * (size_t)C + (size_t)h * hd;
-                real da = dot(g, v, hd);
-                for (int i = 0; i < hd; i++) dv[i] += row[j] * g[i];
-                drow[j] = da;
-                s += row[j] * da;
+            real *restrict drow = dpre + (((size_t)b * H + h) * T + t) * T;
+            const real *restrict g = datty + ((size_t)b * T + t) * C + (size_t)h * hd;
+            int n = t + 1;
+            /* gradient of the weights, da_j = g . v_j, and of v_j, += a_j g */
+            for (int j = 0; j < n; j++) drow[j] = 0;
+            for (int i = 0; i < hd; i++) {
+                real gi = g[i];
+                const real *restrict vr = vt + (size_t)i * T;
+                for (int j = 0; j < n; j++) drow[j] += gi * vr[j];
             }
-            const real *q = qkv + ((size_t)b * T + t) * 3 * C + (size_t)h * hd;
-            real *dq = dqkv + ((size_t)b * T + t) * 3 * C + (size_t)h * hd;
-            for (int j = 0; j <= t; j++) {
-                real dp = row[j] * (drow[j] - s);
-                drow[j] = dp;
-                const real *k = qkv + ((size_t)b * T + j) * 3 * C + C + (size_t)h * hd;
-                real *dk = dqkv + ((size_t)b * T + j) * 3 * C + C + (size_t)h * hd;
-                real f = dp * scale;
+            for (int j = 0; j < n; j++) {
+                real *restrict dv = dbase + (size_t)j * 3 * C + 2 * (size_t)C;
+                real w = row[j];
+                for (int i = 0; i < hd; i++) dv[i] += w * g[i];
+            }
+            /* through the softmax: dp_j = a_j (da_j - sum_k a_k da_k) */
+            real s = 0;
+            for (int j = 0; j < n; j++) s += row[j] * drow[j];
+            for (int j = 0; j < n; j++) drow[j] = row[j] * (drow[j] - s);
+            for (int j = n; j < T; j++) drow[j] = 0;
+            /* into q_t and every k_j */
+            const real *restrict q = base + (size_t)t * 3 * C;
+            real *restrict dq = dbase + (size_t)t * 3 * C;
+            for (int j = 0; j < n; j++) {
+                const real *restrict k = base + (size_t)j * 3 * C + C;
+                real *restrict dk = dbase + (size_t)j * 3 * C + C;
+                real f = drow[j] * scale;
                 for (int i = 0; i < hd; i++) {
                     dq[i] += f * k[i];
                     dk[i] += f * q[i];
                 }
             }
-            for (int j = t + 1; j < T; j++) drow[j] = 0;
         }
     }
 }
 
+/* dqkv = gradient wrt (rotated) q, k and v; dpre = gradient of the pre-softmax scores. */
+static void attention_backward(const nn_dims *d, real *dqkv, real *dpre, const real *datty,
+                               const real *qkv, const real *att, real *kvt, int B, int T, int nt)
+{
+    att_args a = {.d = d,
+                  .B = B,
+                  .T = T,
+                  .dqkv = dqkv,
+                  .dpre = dpre,
+                  .cqkv = qkv,
+                  .catt = att,
+                  .datty = datty,
+                  .kvt = kvt};
+    pool_run(par_nt(nt, (double)B * d->H * T * T * d->hd), (size_t)B * d->H, 1,
+             attention_backward_heads, &a);
+}
+
 /* ---- forward ------------------------------------------------------------------------------ */
+
+typedef struct loss_args {
+    real *logits, *probs, *losses, *inv_sum;
+    const int *targets;
+    int V, BT;
+} loss_args;
+
+/* Cross-entropy of every row: the exponentials go to probs in one vectorised loop, their sum
+ * is taken in double, in order. probs and inv_sum are what the backward pass starts from. */
+NN_CLONES static void loss_rows(void *ctx, size_t r0, size_t r1)
+{
+    const loss_args *a = ctx;
+    int V = a->V;
+    for (size_t r = r0; r < r1; r++) {
+        const real *restrict z = a->logits + r * V;
+        real *restrict e = a->probs + r * V;
+        real mx = z[0];
+        for (int v = 1; v < V; v++) mx = z[v] > mx ? z[v] : mx;
+        for (int v = 0; v < V; v++) e[v] = REXP(z[v] - mx);
+        double s = 0;
+        for (int v = 0; v < V; v++) s += (double)e[v];
+        a->losses[r] = (real)(log(s) + (double)mx - (double)z[a->targets[r]]);
+        a->inv_sum[r] = (real)(1.0 / s);
+    }
+}
 
 double NN(forward)(const nn_dims *d, const nn_layout *l, const real *params, const nn_pos *pos,
                    int pos0, nn_acts *na, const int *inputs, const int *targets, int B, int T,
@@ -473,7 +900,7 @@ double NN(forward)(const nn_dims *d, const nn_layout *l, const real *params, con
         mm(qkv, ln1, params + l->qkvw + (size_t)li * C * 3 * C,
            params + l->qkvb + (size_t)li * 3 * C, BT, C, 3 * C, 0, nt);
         if (d->pe == MODEL_PE_ROPE) rope_rows(d, pos, qkv, B, T, pos0, 0, nt);
-        attention(d, l, params, pos, pos0, atty, att, qkv, B, T, nt);
+        attention(d, l, params, pos, pos0, atty, att, qkv, a.kvt, B, T, nt);
         mm(a.tmp, atty, params + l->projw + (size_t)li * C * C, params + l->projb + (size_t)li * C,
            BT, C, C, 0, nt);
         for (size_t i = 0; i < BTC; i++) res2[i] = res[i] + a.tmp[i];
@@ -495,22 +922,29 @@ double NN(forward)(const nn_dims *d, const nn_layout *l, const real *params, con
         mm(a.logits, a.lnf, params + l->wout, NULL, BT, C, V, 0, nt);
     }
     if (!targets) return 0;
+    loss_args la = {a.logits, a.probs, a.losses, a.inv_sum, targets, V, BT};
+    pool_run(par_nt(nt, (double)BT * V * 8), (size_t)BT, grain_for(8.0 * V), loss_rows, &la);
     double total = 0;
-    for (int r = 0; r < BT; r++) {
-        const real *z = a.logits + (size_t)r * V;
-        real mx = z[0];
-        for (int v = 1; v < V; v++)
-            if (z[v] > mx) mx = z[v];
-        double s = 0;
-        for (int v = 0; v < V; v++) s += (double)REXP(z[v] - mx);
-        double loss = log(s) + (double)mx - (double)z[targets[r]];
-        a.losses[r] = (real)loss;
-        total += loss;
-    }
+    for (int r = 0; r < BT; r++) total += (double)a.losses[r];
     return total / BT;
 }
 
 /* ---- backward ----------------------------------------------------------------------------- */
+
+/* dlogits = (softmax - onehot) / BT, in place of the logits, from the exponentials the
+ * forward pass kept. */
+NN_CLONES static void dlogits_rows(void *ctx, size_t r0, size_t r1)
+{
+    const loss_args *a = ctx;
+    int V = a->V, BT = a->BT;
+    for (size_t r = r0; r < r1; r++) {
+        real *restrict z = a->logits + r * V;
+        const real *restrict e = a->probs + r * V;
+        real f = (real)((double)a->inv_sum[r] / BT);
+        for (int v = 0; v < V; v++) z[v] = e[v] * f;
+        z[a->targets[r]] -= (real)(1.0 / BT);
+    }
+}
 
 void NN(backward)(const nn_dims *d, const nn_layout *l, const real *params, real *grads,
                   const nn_pos *pos, int pos0, nn_acts *na, const int *inputs, const int *targets,
@@ -519,25 +953,13 @@ void NN(backward)(const nn_dims *d, const nn_layout *l, const real *params, real
     acts a = view(na, d);
     int C = d->C, F = d->F, V = d->V, BT = B * T, H = d->H;
     size_t BTC = (size_t)BT * C, BTF = (size_t)BT * F, att_n = (size_t)B * H * T * T;
-    /* dlogits = (softmax - onehot) / BT, in place */
-    OMP(omp parallel for num_threads(nt) schedule(static) if (nt > 1 && PAR((double)BT * V * 8)))
-    for (int r = 0; r < BT; r++) {
-        real *z = a.logits + (size_t)r * V;
-        real mx = z[0];
-        for (int v = 1; v < V; v++)
-            if (z[v] > mx) mx = z[v];
-        double s = 0;
-        for (int v = 0; v < V; v++) s += (double)REXP(z[v] - mx);
-        double inv = 1.0 / s;
-        for (int v = 0; v < V; v++) z[v] = (real)((double)REXP(z[v] - mx) * inv / BT);
-        z[targets[r]] -= (real)(1.0 / BT);
-    }
+    loss_args da = {a.logits, a.probs, a.losses, a.inv_sum, targets, V, BT};
+    pool_run(par_nt(nt, (double)BT * V * 8), (size_t)BT, grain_for(8.0 * V), dlogits_rows, &da);
     memset(a.dln, 0, BTC * sizeof(real));
     if (d->tied) {
         /* logits = lnf . wte^T: dlnf = dlogits . wte, dwte += dlogits^T . lnf */
         mm(a.dln, a.logits, params + l->wte, NULL, BT, V, C, 1, nt);
-        transpose(a.tr, a.logits, BT, V, nt); /* (V, BT) */
-        mm(grads + l->wte, a.tr, a.lnf, NULL, V, BT, C, 1, nt);
+        mm_tn(grads + l->wte, a.logits, a.lnf, BT, V, C, nt);
     } else {
         mm_backward(a.dln, grads + l->wout, NULL, a.logits, a.lnf, params + l->wout, BT, C, V, a.tr,
                     nt);
@@ -567,7 +989,7 @@ void NN(backward)(const nn_dims *d, const nn_layout *l, const real *params, real
         mm_backward(a.datty, grads + l->projw + lc * C, grads + l->projb + lc, a.dres, atty,
                     params + l->projw + lc * C, BT, C, C, a.tr, nt);
         memset(a.dqkv, 0, BTC * 3 * sizeof(real));
-        attention_backward(d, a.dqkv, a.dpre, a.datty, qkv, att, B, T, nt);
+        attention_backward(d, a.dqkv, a.dpre, a.datty, qkv, att, a.kvt, B, T, nt);
         if (d->pe == MODEL_PE_T5) {
             real *dt5 = grads + l->t5;
             for (int h = 0; h < H; h++)

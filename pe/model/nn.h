@@ -69,7 +69,7 @@ void nn_posbuf_free(nn_posbuf *b);
 /* Helpers shared by the files of pe/model. */
 __attribute__((format(printf, 4, 5))) int model_fail(char *err, size_t errlen, int status,
                                                      const char *fmt, ...);
-int model_threads(int threads); /* 0 -> all available; 1 without OpenMP */
+int model_threads(int threads); /* 0 -> the CPUs free now (pool_cpus_free) */
 int model_alloc(model *m, const model_config *cfg, char *err, size_t errlen);
 void model_carve(model *m);
 int model_copy_vocab(tok_vocab *dst, const tok_vocab *src, char *err, size_t errlen);
@@ -91,6 +91,15 @@ int model_copy_vocab(tok_vocab *dst, const tok_vocab *src, char *err, size_t err
     const real *P##logits(const nn_acts *a, const nn_dims *d);         /* (B, T, V) */
 
 NN_DECLARE(float, nn_)
+
+/* For the tests: the matrix kernels built in (0 is the plain C reference), and one product
+ * out (n, m) = A (n, k) . b (k, m) (+ bias, or added to out with acc) through kernel v, where
+ * A[r][p] = a[r * ars + p * acs]. Returns -1 when this CPU cannot run kernel v. */
+int nn_kernel_count(void);
+float nn_kernel_exp(float x); /* the vectorisable e^x of the float kernels */
+const char *nn_kernel_name(int v);
+int nn_kernel_mm(int v, float *out, const float *a, size_t ars, size_t acs, const float *b,
+                 const float *bias, int n, int k, int m, int acc, int nt);
 NN_DECLARE(double, nn64_)
 
 #endif

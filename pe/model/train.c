@@ -5,12 +5,7 @@
 #include <string.h>
 
 #include "nn.h"
-
-#ifdef _OPENMP
-#define OMP(x) _Pragma(#x)
-#else
-#define OMP(x)
-#endif
+#include "pool.h"
 
 #define BETA1    0.9
 #define BETA2    0.95
@@ -36,6 +31,31 @@ static void decay_mask(const nn_layout *l, unsigned char *mask)
                          {l->wout, l->total}};
     for (size_t i = 0; i < sizeof spans / sizeof spans[0]; i++)
         memset(mask + spans[i][0], 1, spans[i][1] - spans[i][0]);
+}
+
+/* One AdamW update of every parameter; each element is independent. */
+typedef struct adam_args {
+    float *p, *am, *av;
+    const float *g;
+    const unsigned char *mask;
+    double scale, lr, bc1, bc2, wd;
+} adam_args;
+
+static void adam_range(void *ctx, size_t i0, size_t i1)
+{
+    const adam_args *a = ctx;
+    float *p = a->p, *am = a->am, *av = a->av;
+    const float *g = a->g;
+    for (size_t i = i0; i < i1; i++) {
+        double gi = g[i] * a->scale;
+        double mi = BETA1 * am[i] + (1 - BETA1) * gi;
+        double vi = BETA2 * av[i] + (1 - BETA2) * gi * gi;
+        am[i] = (float)mi;
+        av[i] = (float)vi;
+        double upd = (mi / a->bc1) / (sqrt(vi / a->bc2) + ADAM_EPS);
+        if (a->mask[i]) upd += a->wd * p[i];
+        p[i] = (float)(p[i] - a->lr * upd);
+    }
 }
 
 int model_train(model *m, const int *ids, size_t n, int threads, model_progress_fn cb, void *user,
@@ -68,12 +88,13 @@ int model_train(model *m, const int *ids, size_t n, int threads, model_progress_
         goto out;
     }
     decay_mask(&l, mask);
-    int nt = model_threads(threads);
+    pool_tuner tu = {.max = model_threads(threads)};
     pe_rng r;
     pe_rng_seed(&r, c->seed ^ 0xB5AD4ECEDA1CE2A9ull);
     double recent[10] = {0};
     c->steps_done = 0;
     for (int step = 1; step <= c->steps; step++) {
+        int nt = pool_tuner_begin(&tu);
         for (int b = 0; b < B; b++) {
             size_t off = (size_t)(pe_rng_u64(&r) % (uint64_t)(n - (size_t)T));
             memcpy(in + (size_t)b * T, ids + off, (size_t)T * sizeof *in);
@@ -93,19 +114,9 @@ int model_train(model *m, const int *ids, size_t n, int threads, model_progress_
         double norm = sqrt(sq), scale = c->clip > 0 && norm > c->clip ? c->clip / norm : 1.0;
         double lr = schedule(c, step);
         double bc1 = 1 - pow(BETA1, step), bc2 = 1 - pow(BETA2, step);
-        float *p = m->params;
-        double wd = c->weight_decay;
-        OMP(omp parallel for num_threads(nt) schedule(static) if (nt > 1 && np > 65536))
-        for (size_t i = 0; i < np; i++) {
-            double gi = g[i] * scale;
-            double mi = BETA1 * am[i] + (1 - BETA1) * gi;
-            double vi = BETA2 * av[i] + (1 - BETA2) * gi * gi;
-            am[i] = (float)mi;
-            av[i] = (float)vi;
-            double upd = (mi / bc1) / (sqrt(vi / bc2) + ADAM_EPS);
-            if (mask[i]) upd += wd * p[i];
-            p[i] = (float)(p[i] - lr * upd);
-        }
+        adam_args aa = {m->params, am, av, g, mask, scale, lr, bc1, bc2, c->weight_decay};
+        pool_run(np > 65536 ? nt : 1, np, 8192, adam_range, &aa);
+        pool_tuner_end(&tu);
         recent[(step - 1) % 10] = loss;
         int k = step < 10 ? step : 10;
         double mean = 0;

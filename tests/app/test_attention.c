@@ -24,7 +24,7 @@
 #include "attn.h"
 #include "cellgrid.h"
 #include "cmd_model.h"
-#include "explorer.h"
+#include "frontend.h"
 #include "export.h"
 #include "options.h"
 #include "raster.h"
@@ -114,7 +114,7 @@ static app_state state_for(const char *scheme)
     app_state st;
     app_state_default(&st);
     st.view = app_view_find("attention");
-    snprintf(st.model_name, sizeof st.model_name, "%s", scheme);
+    snprintf(st.attn.model_name, sizeof st.attn.model_name, "%s", scheme);
     return st;
 }
 
@@ -205,9 +205,9 @@ static void check_equals_session(int pe)
            worst);
     TAP_OK(sum_err < 1e-5, "%s: every row sums to 1 (%.1e)", name, sum_err);
     /* what the view exports at step 20, head 1 */
-    st.step = 20;
+    st.attn.step = 20;
     st.head = 1;
-    st.layer = 1;
+    st.attn.layer = 1;
     app_view_ctx vc = {0};
     app_data d = {0};
     int rc = app_view_at((size_t)st.view)->data(&vc, &st, &d, err, sizeof err);
@@ -234,7 +234,7 @@ static void check_shift(int pe)
 {
     const char *name = model_pe_name(pe);
     app_state st = state_for(name), sh = st;
-    sh.shift = 7;
+    sh.attn.shift = 7;
     app_attn a = {0}, b = {0};
     char err[512];
     if (app_attn_update(&a, &st, name, err, sizeof err) < 0 ||
@@ -277,9 +277,10 @@ static void check_stepping(void)
 {
     scene_target t = cellgrid_target(120, 40);
     app_state st = state_for("rope");
-    st.preset[0] = '\0';
-    snprintf(st.prompt, sizeof st.prompt, "once upon a time , there was a little girl named Lily");
-    st.generate = 3;
+    st.attn.preset[0] = '\0';
+    snprintf(st.attn.prompt, sizeof st.attn.prompt,
+             "once upon a time , there was a little girl named Lily");
+    st.attn.generate = 3;
     app_explorer *x = calloc(1, sizeof *x);
     app_explorer_init(x, &st, 0);
     scene s;
@@ -303,7 +304,7 @@ static void check_stepping(void)
             seen[at] = d;
             /* a fresh explorer opened at this step draws the same */
             app_state f = st;
-            f.step = at;
+            f.attn.step = at;
             app_view_ctx fc = {0};
             char *fd = view_dump(&fc, &f, &t);
             if (!fd || !d || strcmp(fd, d) != 0) fresh_same = 0;
@@ -319,13 +320,13 @@ static void check_stepping(void)
     TAP_OK(fresh_same, "and the same as a fresh explorer opened at that step");
     TAP_OK(app_attn_step(a, &x->st) == n - 1, "Right stops at the last token");
     press(x, UI_KEY_HOME);
-    TAP_OK(x->st.step == 0, "Home goes to the first token");
+    TAP_OK(x->st.attn.step == 0, "Home goes to the first token");
     press(x, UI_KEY_END);
-    TAP_OK(x->st.step == n - 1, "End to the last");
+    TAP_OK(x->st.attn.step == n - 1, "End to the last");
     press(x, UI_KEY_DOWN);
-    TAP_OK(x->st.layer == 1, "Down: the next layer");
+    TAP_OK(x->st.attn.layer == 1, "Down: the next layer");
     press(x, UI_KEY_DOWN);
-    TAP_OK(x->st.layer == 1, "and no further than the model's 2 layers");
+    TAP_OK(x->st.attn.layer == 1, "and no further than the model's 2 layers");
     press(x, 'a');
     press(x, 'a');
     TAP_OK(x->st.head == 1, "a cycles the model's heads");
@@ -339,11 +340,11 @@ static void check_stepping(void)
     press(x, ' ');
     TAP_OK(app_explorer_animating(x), "space starts the autoplay");
     app_explorer_tick(x, 1.0); /* 2 tokens a second */
-    TAP_OK(x->st.step == 2, "one second at 2 tokens/s moves 2 steps (%d)", x->st.step);
+    TAP_OK(x->st.attn.step == 2, "one second at 2 tokens/s moves 2 steps (%d)", x->st.attn.step);
     press(x, ']');
-    TAP_CLOSE(x->st.play_speed, 4, 0, 1e-12, "] doubles the speed");
+    TAP_CLOSE(x->st.attn.play_speed, 4, 0, 1e-12, "] doubles the speed");
     app_explorer_tick(x, 100);
-    TAP_OK(!x->st.playing && x->st.step == n - 1, "the autoplay stops at the last token");
+    TAP_OK(!x->st.playing && x->st.attn.step == n - 1, "the autoplay stops at the last token");
     app_explorer_free(x);
     free(x);
     scene_free(&s);
@@ -353,9 +354,9 @@ static void check_generation(void)
 {
     char err[512];
     app_state st = state_for("rope");
-    st.preset[0] = '\0';
-    snprintf(st.prompt, sizeof st.prompt, "once upon a time , there was");
-    st.generate = 6;
+    st.attn.preset[0] = '\0';
+    snprintf(st.attn.prompt, sizeof st.attn.prompt, "once upon a time , there was");
+    st.attn.generate = 6;
     app_attn a = {0};
     app_attn_update(&a, &st, "rope", err, sizeof err);
     int ok = a.n == 7 + 6;
@@ -364,28 +365,28 @@ static void check_generation(void)
     app_attn_free(&a);
 
     /* sampled, one at a time through the explorer, against all at once */
-    st.temperature = 0.9;
-    st.gen_seed = 4;
-    st.generate = 5;
+    st.attn.temperature = 0.9;
+    st.attn.gen_seed = 4;
+    st.attn.generate = 5;
     app_attn_update(&a, &st, "rope", err, sizeof err);
     app_state s1 = st;
-    s1.generate = 0;
+    s1.attn.generate = 0;
     app_explorer *x = calloc(1, sizeof *x);
     app_explorer_init(x, &s1, 0);
     for (int i = 0; i < 5; i++) press(x, 'g');
     const app_attn *b = app_attn_peek(&x->ctx[x->st.view], 0);
-    ok = b && b->n == a.n && x->st.generate == 5;
+    ok = b && b->n == a.n && x->st.attn.generate == 5;
     for (int t = 0; ok && t < a.n; t++) ok &= a.tok[t].id == b->tok[t].id;
     TAP_OK(ok, "sampled (T 0.9, seed 4): g five times = --generate 5");
     press(x, 'G');
     b = app_attn_peek(&x->ctx[x->st.view], 0);
-    TAP_OK(x->st.generate == 4 && b && b->n == a.n - 1, "G takes the last one back");
+    TAP_OK(x->st.attn.generate == 4 && b && b->n == a.n - 1, "G takes the last one back");
     press(x, 'g');
     b = app_attn_peek(&x->ctx[x->st.view], 0);
     TAP_OK(b && b->n == a.n && b->tok[a.n - 1].id == a.tok[a.n - 1].id,
            "and g makes the same token again");
     app_state s2 = st;
-    s2.gen_seed = 5;
+    s2.attn.gen_seed = 5;
     app_attn c = {0};
     app_attn_update(&c, &s2, "rope", err, sizeof err);
     int differ = 0;
@@ -416,7 +417,7 @@ static void check_split(void)
         }
     TAP_OK(worst < 1e-5, "alibi: softmax(content + position) = the weights (%.1e)", worst);
     /* the position part is -m_h (i - j) with the slopes in use */
-    st.alibi_scale = 0.5;
+    st.attn.alibi_scale = 0.5;
     app_attn_update(&a, &st, "alibi", err, sizeof err);
     const float *p = app_attn_position(&a, 30, 0, 1);
     TAP_CLOSE(p[0], -0.5 * a.trained_slopes[1] * 30, 1e-5, 1e-6,
@@ -426,7 +427,7 @@ static void check_split(void)
     app_attn_update(&a, &st, "rope", err, sizeof err);
     TAP_OK(!app_attn_content(&a, 3, 0, 0) && strstr(a.split_msg, "position into q and k"),
            "rope: no split, and it says why");
-    st.rope_base = 500;
+    st.attn.rope_base = 500;
     app_attn b = {0};
     app_attn_update(&b, &st, "rope", err, sizeof err);
     double moved = 0;
@@ -444,18 +445,18 @@ static void check_robustness(void)
     char err[512];
     app_attn a = {0};
     app_state st = state_for("rope");
-    st.preset[0] = '\0';
+    st.attn.preset[0] = '\0';
     TAP_OK(app_attn_update(&a, &st, "rope", err, sizeof err) < 0 && strstr(err, "empty") &&
                strstr(err, "--prompt"),
            "an empty prompt is refused with how to give one: %s", err);
-    snprintf(st.prompt, sizeof st.prompt, "zebra quantum xylophone");
+    snprintf(st.attn.prompt, sizeof st.attn.prompt, "zebra quantum xylophone");
     TAP_OK(app_attn_update(&a, &st, "rope", err, sizeof err) == 0 && a.n == 3 && a.n_unknown == 3 &&
                a.tok[0].unknown && strcmp(a.tok[0].word, "zebra") == 0 &&
                strstr(a.notice, "only <unk>"),
            "only unknown words: runs on <unk>, keeps the spelling, says so");
     TAP_OK(app_attn_row(&a, 2, 0, 0) != NULL, "and has attention rows");
-    st.prompt[0] = '\0';
-    snprintf(st.preset, sizeof st.preset, "long");
+    st.attn.prompt[0] = '\0';
+    snprintf(st.attn.preset, sizeof st.attn.preset, "long");
     TAP_OK(app_attn_update(&a, &st, "rope", err, sizeof err) == 0 && a.n == 64 && a.n_text == 137 &&
                strstr(a.notice, "stops at token 64"),
            "a prompt longer than the context stops at the context and says so (%d of %d)", a.n,
@@ -463,13 +464,13 @@ static void check_robustness(void)
     char msg[256];
     TAP_OK(app_attn_more(&a, &st, msg, sizeof msg) < 0 && strstr(msg, "context is full"),
            "no room to generate: %s", msg);
-    snprintf(st.preset, sizeof st.preset, "start");
-    st.generate = 4096;
+    snprintf(st.attn.preset, sizeof st.attn.preset, "start");
+    st.attn.generate = 4096;
     TAP_OK(app_attn_update(&a, &st, "rope", err, sizeof err) == 0 && a.n == 64 &&
                strstr(a.notice, "context is full"),
            "generation stops when the context is full");
-    st.generate = 0;
-    st.step = 99;
+    st.attn.generate = 0;
+    st.attn.step = 99;
     app_view_ctx vc = {0};
     app_data d = {0};
     TAP_OK(app_view_at((size_t)st.view)->data(&vc, &st, &d, err, sizeof err) < 0 &&
@@ -518,7 +519,7 @@ static void check_explorer(void)
            "100x30: title, bars, heads, next tokens and the status line%s%s",
            x->view_error[0] ? ": " : "", x->view_error);
     type(x, ":prompt the zebra went to the river with Lily");
-    TAP_OK(strcmp(x->st.prompt, "the zebra went to the river with Lily") == 0,
+    TAP_OK(strcmp(x->st.attn.prompt, "the zebra went to the river with Lily") == 0,
            ":prompt keeps every word after the first space");
     app_explorer_frame(x, &s, &t);
     cellgrid_render(&g, &s);
@@ -526,34 +527,34 @@ static void check_explorer(void)
            "the strip shows the new prompt, unknown words in brackets");
     press(x, UI_KEY_LEFT);
     press(x, UI_KEY_LEFT);
-    int step = x->st.step;
+    int step = x->st.attn.step;
     press(x, 'm');
     app_explorer_frame(x, &s, &t);
-    TAP_OK(strcmp(x->st.model_name, "t5") == 0 &&
-               strcmp(x->st.prompt, "the zebra went to the river with Lily") == 0 &&
-               x->st.step == step && !x->view_error[0],
-           "m changes the model (%s) and keeps the prompt and the step", x->st.model_name);
+    TAP_OK(strcmp(x->st.attn.model_name, "t5") == 0 &&
+               strcmp(x->st.attn.prompt, "the zebra went to the river with Lily") == 0 &&
+               x->st.attn.step == step && !x->view_error[0],
+           "m changes the model (%s) and keeps the prompt and the step", x->st.attn.model_name);
     press(x, 'x');
-    TAP_OK(x->st.split == 1, "x turns the split on");
+    TAP_OK(x->st.attn.split == 1, "x turns the split on");
     press(x, 'n');
-    TAP_OK(x->st.attn_scale == APP_SCALE_LOG, "n: log colours");
+    TAP_OK(x->st.attn.attn_scale == APP_SCALE_LOG, "n: log colours");
     press(x, '>');
-    TAP_OK(x->st.shift == 10, "> shifts the positions by 10");
+    TAP_OK(x->st.attn.shift == 10, "> shifts the positions by 10");
     press(x, 'r');
-    TAP_OK(x->st.alibi_scale == 1, "r on a t5 model leaves the alibi scale");
+    TAP_OK(x->st.attn.alibi_scale == 1, "r on a t5 model leaves the alibi scale");
     type(x, ":model alibi");
     press(x, 'r');
-    TAP_CLOSE(x->st.alibi_scale, 1 / 1.5, 1e-9, 0, "r on alibi: slopes / 1.5");
+    TAP_CLOSE(x->st.attn.alibi_scale, 1 / 1.5, 1e-9, 0, "r on alibi: slopes / 1.5");
     press(x, 'R');
-    TAP_CLOSE(x->st.alibi_scale, 1, 0, 0, "R: back to exactly the trained slopes");
+    TAP_CLOSE(x->st.attn.alibi_scale, 1, 0, 0, "R: back to exactly the trained slopes");
     type(x, ":model rope");
     press(x, 'b');
-    TAP_CLOSE(x->st.rope_base, 20000, 0, 0, "b on rope: the base from 10000 to 20000");
+    TAP_CLOSE(x->st.attn.rope_base, 20000, 0, 0, "b on rope: the base from 10000 to 20000");
     press(x, 'B');
-    TAP_OK(x->st.rope_base == 0, "B: back to the trained base (0)");
+    TAP_OK(x->st.attn.rope_base == 0, "B: back to the trained base (0)");
     press(x, '0');
-    TAP_OK(x->st.shift == 0 && x->st.attn_scale == APP_SCALE_LINEAR && !x->st.split &&
-               strcmp(x->st.model_name, "rope") == 0,
+    TAP_OK(x->st.attn.shift == 0 && x->st.attn.attn_scale == APP_SCALE_LINEAR &&
+               !x->st.attn.split && strcmp(x->st.attn.model_name, "rope") == 0,
            "0 resets the experiments, keeps the model");
     type(x, ":model nosuch");
     TAP_OK(x->message_error && strstr(x->message, "unknown model"), ":model nosuch refused: %s",
@@ -566,7 +567,7 @@ static void check_explorer(void)
     TAP_OK(!x->view_error[0] && grid_has(&g, "rope vs learned"), "the compare view at 100x30%s%s",
            x->view_error[0] ? ": " : "", x->view_error);
     press(x, 'w');
-    TAP_OK(strcmp(x->st.compare, "sinusoidal") == 0, "w: the next second model");
+    TAP_OK(strcmp(x->st.attn.compare, "sinusoidal") == 0, "w: the next second model");
     /* smaller terminals */
     type(x, ":view attention");
     cellgrid_resize(&g, 60, 20);
@@ -579,11 +580,14 @@ static void check_explorer(void)
     t = cellgrid_target(30, 10);
     app_explorer_frame(x, &s, &t);
     TAP_OK(strstr(x->view_error, "too small") != NULL, "30x10: a notice instead of the figure");
-    /* the help lists the new keys */
-    int help = 0;
-    for (size_t i = 0; i < app_key_help_count(); i++)
-        help += strstr(app_key_help_at(i)->what, "attention") != NULL;
-    TAP_OK(help >= 6, "the help mentions the attention keys (%d lines)", help);
+    /* the help lists the view's own keys first */
+    app_key_help help[APP_HELP_MAX];
+    size_t nh = app_explorer_help(x, help, APP_HELP_MAX), own = 0;
+    while (own < nh && help[own].scope == APP_HELP_VIEW) own++;
+    int gen = 0;
+    for (size_t i = 0; i < own; i++) gen += strstr(help[i].keys, "g / G") != NULL;
+    TAP_OK(own >= 6 && gen == 1, "the help starts with the attention keys (%zu, g / G among them)",
+           own);
     cellgrid_free(&g);
     scene_free(&s);
     app_explorer_free(x);
@@ -614,8 +618,8 @@ static void check_colours_and_exports(void)
         for (int k = 0; k < 5; k++) {
             app_state st = state_for("alibi");
             st.view = app_view_find(v ? "compare" : "attention");
-            st.step = 30;
-            st.layer = 1;
+            st.attn.step = 30;
+            st.attn.layer = 1;
             st.head = 0;
             char path[600];
             snprintf(path, sizeof path, "%s/attn.%s", dir, ext[k]);
@@ -628,8 +632,8 @@ static void check_colours_and_exports(void)
         }
     /* the export command reproduces a prompt with spaces and quotes */
     app_state st = state_for("rope");
-    st.preset[0] = '\0';
-    snprintf(st.prompt, sizeof st.prompt, "Lily said , \" hello \"");
+    st.attn.preset[0] = '\0';
+    snprintf(st.attn.prompt, sizeof st.attn.prompt, "Lily said , \" hello \"");
     char cmd[2048];
     app_export_command(&st, "x.png", cmd, sizeof cmd);
     TAP_OK(strstr(cmd, "--preset none --prompt 'Lily said , \" hello \"'") != NULL,

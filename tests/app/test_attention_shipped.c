@@ -18,8 +18,8 @@ int main(void)
         found++;
         app_state st;
         app_state_default(&st);
-        snprintf(st.model_name, sizeof st.model_name, "%s", name);
-        st.generate = 4;
+        snprintf(st.attn.model_name, sizeof st.attn.model_name, "%s", name);
+        st.attn.generate = 4;
         app_attn a = {0};
         err[0] = '\0';
         if (!TAP_OK(app_attn_update(&a, &st, name, err, sizeof err) == 0, "%s: runs%s%s", name,

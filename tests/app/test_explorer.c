@@ -2,11 +2,13 @@
  * several sizes on both media, keys do what the help says, the ':' line applies and refuses,
  * the status line shows the parameters, and a tiny terminal gets a notice instead of garbage. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cellgrid.h"
 #include "explorer.h"
+#include "views.h"
 #include "options.h"
 #include "raster.h"
 #include "tap.h"
@@ -62,6 +64,154 @@ static void frame_cells(app_explorer *x, scene *s, cellgrid *g)
     scene_target t = cellgrid_target(g->cols, g->rows);
     app_explorer_frame(x, s, &t);
     cellgrid_render(g, s);
+}
+
+/* The labels a view's status line should carry: its options list, in order, through the
+ * table (the test reads the list itself, not the explorer's reading of it). */
+static size_t declared(const app_view *v, const app_option **out, size_t max)
+{
+    size_t n = 0;
+    char name[64];
+    for (const char *p = v->options; p && *p && n < max;) {
+        p += strspn(p, " ");
+        size_t w = strcspn(p, " ");
+        /* copied by hand: gcc -O2 with ASan misreads a %.*s of a pointer that moves */
+        size_t cut = w < sizeof name ? w : sizeof name - 1;
+        memcpy(name, p, cut);
+        name[cut] = '\0';
+        p += w;
+        if (w) out[n++] = app_option_find(name);
+    }
+    return n;
+}
+
+/* The status line's labels: each " label=" after the "[n/N view]" prefix (quoted values
+ * skipped whole). */
+static size_t status_labels(const char *line, char labels[][32], size_t max)
+{
+    size_t n = 0;
+    const char *p = strchr(line, ']');
+    while (p && *p && n < max) {
+        while (*p == ' ' || *p == ']') p++;
+        const char *eq = strchr(p, '=');
+        if (!eq) break;
+        snprintf(labels[n++], 32, "%.*s", (int)(eq - p), p);
+        p = eq + 1;
+        if (*p == '"') {
+            p = strchr(p + 1, '"');
+            if (p) p++;
+        } else {
+            p += strcspn(p, " ");
+        }
+    }
+    return n;
+}
+
+/* Keys the explorer keeps for itself in every view (explorer.c's table). */
+static const char global_keys[] = "q123456789hjklHJKL:se+-f0?";
+
+/* Every view: the status line shows exactly the options it declares, in its order; `?` lists its
+ * own keys first; the keys of its options collide with nothing else in that view. */
+static void check_surfaces(scene *s)
+{
+    cellgrid g;
+    cellgrid_init(&g, 200, 50, 0);
+    int status_ok = 0, help_ok = 0, keys_ok = 0, names_ok = 0;
+    for (size_t v = 0; v < app_view_count(); v++) {
+        const app_view *vw = app_view_at(v);
+        app_explorer *x = new_explorer(0);
+        x->st.view = (int)v;
+        const app_option *want[APP_MAX_OPTIONS];
+        size_t nw = declared(vw, want, APP_MAX_OPTIONS), unknown = 0;
+        for (size_t i = 0; i < nw; i++) unknown += want[i] == NULL;
+        names_ok += unknown == 0 && nw > 0;
+        if (unknown) {
+            TAP_OK(0, "view %s declares an option the table does not have", vw->name);
+            continue;
+        }
+        char line[1024], labels[64][32];
+        app_explorer_status(x, line, sizeof line);
+        size_t nl = status_labels(line, labels, 64);
+        int same = nl == nw;
+        for (size_t i = 0; same && i < nw; i++)
+            same = strcmp(labels[i], want[i]->label ? want[i]->label : want[i]->name) == 0;
+        status_ok += same;
+        if (!same) TAP_OK(0, "view %s: the status line has other options: %s", vw->name, line);
+        /* the terminal shows it: its first label is on screen */
+        frame_cells(x, s, &g);
+        char first[48];
+        snprintf(first, sizeof first, "%s=", labels[0]);
+        if (!grid_contains(&g, first)) TAP_OK(0, "view %s: '%s' not on screen", vw->name, first);
+
+        /* ? : the view's keys first, then option keys of its options only */
+        app_key_help help[APP_HELP_MAX];
+        size_t nh = app_explorer_help(x, help, APP_HELP_MAX), own = 0, labelled = 0;
+        for (const app_view_key *k = vw->keys; k && k->fn; k++) labelled += k->label != NULL;
+        while (own < nh && help[own].scope == APP_HELP_VIEW) own++;
+        int order = own == labelled;
+        for (size_t i = own; i < nh; i++) order &= help[i].scope != APP_HELP_VIEW;
+        ui_event e = key('?');
+        app_explorer_event(x, &e);
+        frame_cells(x, s, &g);
+        if (own > 0) order &= grid_contains(&g, help[0].keys);
+        help_ok += order;
+        if (!order) TAP_OK(0, "view %s: ? does not list its %zu keys first", vw->name, labelled);
+        e = key(UI_KEY_ESC);
+        app_explorer_event(x, &e);
+
+        /* option keys: one meaning per key in this view */
+        char used[256] = {0};
+        int clash = 0;
+        for (const char *c = global_keys; *c; c++) used[(unsigned char)*c] = 1;
+        for (size_t i = 0; i < app_option_count(); i++) {
+            const app_option *o = app_option_at(i);
+            if (!o->keys || !(o->everywhere || app_explorer_uses(x, o))) continue;
+            for (const char *c = o->keys; *c; c++) {
+                int shadowed = 0;
+                for (const app_view_key *k = vw->keys; k && k->fn; k++)
+                    shadowed |= k->key == (unsigned char)*c;
+                if (!shadowed && used[(unsigned char)*c]++) {
+                    clash = 1;
+                    TAP_OK(0, "view %s: key '%c' of %s is taken twice", vw->name, *c, o->name);
+                }
+            }
+        }
+        keys_ok += !clash;
+        app_explorer_free(x);
+        free(x);
+    }
+    size_t nv = app_view_count();
+    TAP_OK(names_ok == (int)nv, "every view declares options the table has (%d of %zu)", names_ok,
+           nv);
+    TAP_OK(status_ok == (int)nv, "every view's status line shows exactly its options (%d of %zu)",
+           status_ok, nv);
+    TAP_OK(help_ok == (int)nv, "every view's ? lists its own keys first (%d of %zu)", help_ok, nv);
+    TAP_OK(keys_ok == (int)nv, "no key means two things in any view (%d of %zu)", keys_ok, nv);
+
+    /* the same key follows the view: '>' adds a head in alibi and shifts in attention */
+    app_explorer *x = new_explorer(0);
+    x->st.view = app_view_find("alibi");
+    ui_event e = key('>');
+    app_explorer_event(x, &e);
+    TAP_OK(x->st.p.heads == 9 && x->st.attn.shift == 0, "'>' in alibi: heads 8 -> %d",
+           x->st.p.heads);
+    x->st.view = app_view_find("heatmap");
+    app_explorer_event(x, &e);
+    TAP_OK(x->st.p.heads == 9 && x->message_error, "'>' in heatmap (no heads there) says so: %s",
+           x->message);
+    /* ':' completion offers the view's options first */
+    x->st.view = app_view_find("rope");
+    e = key(':');
+    app_explorer_event(x, &e);
+    e = key(UI_KEY_TAB);
+    app_explorer_event(x, &e);
+    TAP_OK(strncmp(x->message, "dim len base pairing", 20) == 0,
+           "':' then Tab lists the rope view's options first: %.60s", x->message);
+    e = key(UI_KEY_ESC);
+    app_explorer_event(x, &e);
+    app_explorer_free(x);
+    free(x);
+    cellgrid_free(&g);
 }
 
 int main(void)
@@ -235,6 +385,8 @@ int main(void)
     TAP_OK(strstr(cmd, "pelab export rope") && strstr(cmd, "--pairing half") &&
                strstr(cmd, "--dim 8") && strstr(cmd, "-o out.png"),
            "e's command names the view and every changed option: %s", cmd);
+
+    check_surfaces(&s);
 
     e = key('q');
     app_explorer_event(x, &e);

@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include "colormap.h"
-#include "explorer.h"
+#include "frontend.h"
+#include "options.h"
+#include "views.h"
 #include "raster.h"
 #include "tap.h"
 #include "window.h"
@@ -66,6 +68,60 @@ static uint32_t *read_png(const char *path, int *w, int *h)
     png_destroy_read_struct(&png, &info, NULL);
     fclose(fp);
     return out;
+}
+
+/* Every view in the window: the slider panel holds one slider per option the view declares that
+ * has a slider range, in the view's order, and nothing else. */
+static void check_slider_panels(void)
+{
+    scene s;
+    scene_init(&s, 1, 1, 0);
+    scene_target t = raster_target(1280, 800, raster_font_px(1280, 800, 1));
+    int ok = 0;
+    for (size_t v = 0; v < app_view_count(); v++) {
+        const app_view *vw = app_view_at(v);
+        app_state st;
+        app_state_default(&st);
+        st.view = (int)v;
+        app_explorer *x = calloc(1, sizeof *x);
+        app_explorer_init(x, &st, 1);
+        app_gui_frame(x, &s, &t);
+        /* the labels the panel should show, from the view's own list */
+        char want[32][48];
+        size_t nw = 0;
+        char name[64];
+        for (const char *p = vw->options; p && *p && nw < 32;) {
+            p += strspn(p, " ");
+            size_t w = strcspn(p, " ");
+            /* copied by hand: gcc -O2 with ASan misreads a %.*s of a pointer that moves */
+            size_t cut = w < sizeof name ? w : sizeof name - 1;
+            memcpy(name, p, cut);
+            name[cut] = '\0';
+            p += w;
+            const app_option *o = w ? app_option_find(name) : NULL;
+            if (o && o->slider.scale != APP_SLIDER_NONE)
+                snprintf(want[nw++], sizeof want[0], "%s = ", o->label ? o->label : o->name);
+        }
+        size_t got = 0;
+        int same = 1;
+        for (size_t i = 0; i < s.n; i++) {
+            const scene_item *it = &s.items[i];
+            if (it->kind != SCENE_TEXT || it->u.text.x < x->panel_x || it->u.text.y > x->view_h)
+                continue;
+            same &= got < nw && strncmp(it->u.text.str, want[got], strlen(want[got])) == 0;
+            got++;
+        }
+        same &= got == nw && x->panel_x > 0;
+        ok += same;
+        if (!same)
+            TAP_OK(0, "view %s: the panel shows %zu sliders, the view declares %zu", vw->name, got,
+                   nw);
+        app_explorer_free(x);
+        free(x);
+    }
+    TAP_OK(ok == (int)app_view_count(),
+           "every view's slider panel shows exactly its options (%d of %zu)", ok, app_view_count());
+    scene_free(&s);
 }
 
 int main(void)
@@ -171,5 +227,6 @@ int main(void)
     app_explorer_free(x);
     free(x);
     window_close(win);
+    check_slider_panels();
     return tap_done();
 }

@@ -276,8 +276,161 @@ static void test_yarn_options(void)
            "--mscale -1 refused: %s", err);
 }
 
+/* xPos with partial rotary in both conventions: d 16, rotary 0.5 (4 pairs), scale 512, r 100.
+ * References computed in Python from zeta_k = (2k + 0.4D)/(1.4D) (pe-reference.md section 6)
+ * with D = 16, the full head dimension as torchscale's XPOS(head_dim) takes it, and D = 8, the
+ * rotary dimension lucidrains' RotaryEmbedding(dim, use_xpos=True) is built with; the xPos
+ * all-ones score is (2 sum_k cos(100 theta_k) zeta_k^(100/512) + 8) / 16. */
+static void test_xpos_conventions(void)
+{
+    static const double fac[2][4] = {
+        {0.782954834501, 0.825663301819, 0.860833199596, 0.890919791594},
+        {0.782954834501, 0.860833199596, 0.917323159399, 0.962308706232}};
+    static const double zeta3[2] = {0.553571428571, 0.821428571429};
+    static const double score[2] = {0.666743153382, 0.675748636264};
+    static const char *const conv[2] = {"full", "rotary"};
+    for (int c = 0; c < 2; c++) {
+        const char *o[] = {"dim", "16", "len", "128", "rotary-frac", "0.5", "xpos-zeta", conv[c]};
+        app_state st = make("xpos", o, 8);
+        app_data d = {0};
+        int rc = get_data(&st, &d);
+        int ok = rc == 0 && d.shape[1] == 8;
+        for (int k = 0; ok && k < 4; k++) ok = near(d.data[100 * 8 + 1 + k], fac[c][k], 1e-11);
+        TAP_OK(ok, "xpos view, rotary 0.5, zeta over %s: factors at r 100 (%s)", conv[c],
+               c ? "lucidrains" : "torchscale");
+        TAP_OK(rc == 0 && near(d.data[100 * 8 + 6], score[c], 1e-11),
+               "xpos view, zeta over %s: xPos score at r 100 %.12g (want %.12g)", conv[c],
+               rc ? NAN : d.data[100 * 8 + 6], score[c]);
+        TAP_OK(near(pe_xpos_zeta(&st.p, 3), zeta3[c], 1e-11), "pe_xpos_zeta(3) over %s: %.12g",
+               conv[c], pe_xpos_zeta(&st.p, 3));
+        app_data_free(&d);
+        /* the decay view's xPos curve at p0 - 100 is the same number */
+        const char *o2[] = {"dim",    "16",   "len",         "128", "pos",       "110",
+                            "curves", "xpos", "rotary-frac", "0.5", "xpos-zeta", conv[c]};
+        st = make("decay", o2, 12);
+        rc = get_data(&st, &d);
+        TAP_OK(rc == 0 && near(d.data[128 + 10], score[c], 1e-11),
+               "decay xPos, zeta over %s: at r 100 %.12g", conv[c], rc ? NAN : d.data[128 + 10]);
+        app_data_free(&d);
+    }
+}
+
+/* Property: the decay, xpos and rope views show the same number for the same quantity, at random
+ * parameters (seeded, so a failure reproduces): the all-ones RoPE score at distance r (decay's
+ * RoPE curve at p0 - r, the xpos view's RoPE column at r, and from the rope view's rotated
+ * vectors (2 q.k + unrotated dims) / (2 attn^2 pairs + unrotated dims), under both pairings), and
+ * the xPos score (decay's xPos curve, the xpos view's xPos column). */
+static double uni(pe_rng *g, double lo, double hi)
+{
+    return lo + (hi - lo) * pe_rng_uniform(g);
+}
+
+static void test_property(void)
+{
+    pe_rng g;
+    pe_rng_seed(&g, 17);
+    static const char *const types[] = {"none", "linear", "ntk", "dynamic", "yarn", "llama3"};
+    int trials = 0, valid = 0, agree = 0, worst_trial = -1;
+    double worst = 0;
+    char first_bad[400] = "";
+    for (trials = 0; trials < 120; trials++) {
+        char v[12][32];
+        int d = 2 * (1 + (int)(pe_rng_uniform(&g) * 125)); /* 2..250 */
+        int L = 2 + (int)(pe_rng_uniform(&g) * 500);
+        int p0 = (int)(pe_rng_uniform(&g) * L);
+        const char *type = types[(int)(pe_rng_uniform(&g) * 6)];
+        snprintf(v[0], 32, "%d", d);
+        snprintf(v[1], 32, "%d", L);
+        snprintf(v[2], 32, "%.6g", exp(uni(&g, log(1.5), log(1.5e6))));
+        snprintf(v[3], 32, "%.4g", pe_rng_uniform(&g) < 0.5 ? 1.0 : uni(&g, 0.05, 1));
+        snprintf(v[4], 32, "%.4g", uni(&g, 1, 16));
+        snprintf(v[5], 32, "%d", 16 + (int)(pe_rng_uniform(&g) * 4000));
+        snprintf(v[6], 32, "%d", (int)(pe_rng_uniform(&g) * 8000));
+        snprintf(v[7], 32, "%.4g", pe_rng_uniform(&g) < 0.5 ? 0 : uni(&g, 0.5, 2));
+        snprintf(v[8], 32, "%.5g", exp(uni(&g, log(16), log(4096))));
+        snprintf(v[9], 32, "%d", p0);
+        const char *opts[] = {"dim",      "len",     "base",        "rotary-frac", "factor",
+                              "orig-ctx", "seq-len", "attn-factor", "xpos-scale",  "pos"};
+        app_state base;
+        app_state_default(&base);
+        int ok = 1;
+        for (int i = 0; i < 10 && ok; i++)
+            ok = app_option_set(&base, app_option_find(opts[i]), v[i], err, sizeof err) == 0;
+        ok = ok && app_option_set(&base, app_option_find("scaling"), type, err, sizeof err) == 0;
+        ok = ok && app_option_set(&base, app_option_find("pairing"),
+                                  pe_rng_uniform(&g) < 0.5 ? "half" : "interleaved", err,
+                                  sizeof err) == 0;
+        ok = ok && app_option_set(&base, app_option_find("yarn-truncate"),
+                                  pe_rng_uniform(&g) < 0.5 ? "off" : "on", err, sizeof err) == 0;
+        ok = ok &&
+             app_option_set(&base, app_option_find("xpos-zeta"),
+                            pe_rng_uniform(&g) < 0.5 ? "rotary" : "full", err, sizeof err) == 0;
+        ok = ok &&
+             app_option_set(&base, app_option_find("curves"), "rope,xpos", err, sizeof err) == 0;
+        int r = (int)(pe_rng_uniform(&g) * (p0 + 1)), n0 = (int)(pe_rng_uniform(&g) * 300);
+        if (!ok || app_state_validate(&base, err, sizeof err) < 0) continue;
+        valid++;
+        app_state st = base;
+        app_data dd = {0}, dx = {0}, dr = {0};
+        set(&st, "view", "decay");
+        int rc = get_data(&st, &dd);
+        st = base;
+        set(&st, "view", "xpos");
+        rc |= get_data(&st, &dx);
+        st = base;
+        set(&st, "view", "rope");
+        char m[32], n[32];
+        snprintf(m, sizeof m, "%d", n0 + r);
+        snprintf(n, sizeof n, "%d", n0);
+        set(&st, "pos", m);
+        set(&st, "pos-k", n);
+        rc |= get_data(&st, &dr);
+        if (rc == 0) {
+            size_t nc = dx.shape[1];
+            int np = (int)nc - 4;
+            double rest = d - 2.0 * np;
+            /* the rope view: attn^2 from the length of q's pair 0 (dims 0, 1 interleaved) */
+            double a2 = dr.data[7] * dr.data[7] + dr.data[11 + 7] * dr.data[11 + 7];
+            double sdot[2] = {0, 0};
+            for (int i = 0; i < d; i++)
+                for (int pr = 0; pr < 2; pr++)
+                    sdot[pr] += dr.data[i * 11 + 7 + 2 * pr] * dr.data[i * 11 + 8 + 2 * pr];
+            double den = 2 * a2 * np + rest;
+            double vals[5] = {dd.data[L + p0 - r], dx.data[(size_t)r * nc + (size_t)np + 1],
+                              (2 * sdot[0] + rest) / den, (2 * sdot[1] + rest) / den,
+                              dd.data[2 * L + p0 - r]};
+            double xp = dx.data[(size_t)r * nc + (size_t)np + 2];
+            double e = 0;
+            for (int i = 1; i < 4; i++) e = fmax(e, fabs(vals[i] - vals[0]));
+            e = fmax(e, fabs(vals[4] - xp));
+            if (e > worst) {
+                worst = e;
+                worst_trial = trials;
+            }
+            if (e < 1e-9)
+                agree++;
+            else if (!first_bad[0])
+                snprintf(first_bad, sizeof first_bad,
+                         "trial %d (d %d L %d base %s rotary %s %s f %s L0 %s seq %s attn %s p0 %d "
+                         "r %d): decay %.12g xpos %.12g rope %.12g/%.12g; xPos %.12g vs %.12g",
+                         trials, d, L, v[2], v[3], type, v[4], v[5], v[6], v[7], p0, r, vals[0],
+                         vals[1], vals[2], vals[3], vals[4], xp);
+        }
+        app_data_free(&dd);
+        app_data_free(&dx);
+        app_data_free(&dr);
+    }
+    TAP_OK(valid >= 100, "property: %d of %d random parameter sets valid", valid, trials);
+    TAP_OK(agree == valid,
+           "property: decay, xpos and rope views agree in %d of %d (worst %.3g, "
+           "trial %d)%s%s",
+           agree, valid, worst, worst_trial, first_bad[0] ? ": " : "", first_bad);
+}
+
 int main(void)
 {
+    test_property();
+    test_xpos_conventions();
     test_dynamic_frequencies();
     test_dynamic_rope_heatmap();
     test_dynamic_decay_xpos();

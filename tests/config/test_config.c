@@ -49,6 +49,8 @@ static const expect shipped[] = {
      32},
     {"gpt-neox-20b.json", "EleutherAI/gpt-neox-20b", 96, 64, 64, 2048, 1e4, 0.25, PE_SCALING_NONE,
      "none", 1.0, 0, 24},
+    {"phi-3-vision-128k-instruct.json", "microsoft/Phi-3-vision-128k-instruct", 96, 32, 32, 131072,
+     1e4, 1.0, PE_SCALING_LONGROPE, "su", 32.0, 4096, 96},
 };
 
 static void test_shipped(void)
@@ -128,6 +130,36 @@ static void test_shipped_frequencies(void)
         TAP_CLOSE(m.params.scaling.beta_fast, 32, 0, 0, "yarn beta_fast default");
         TAP_CLOSE(m.params.scaling.beta_slow, 1, 0, 0, "yarn beta_slow default");
         TAP_CLOSE(m.params.scaling.attention_factor, 0, 0, 0, "yarn attention_factor derived");
+    }
+
+    /* LongRoPE (issue 17). References computed in Python from transformers'
+     * _compute_longrope_parameters (pe-reference.md section 5): theta_k = 1 / (ext_k
+     * 10000^(2k/96)), L0 = original_max_position_embeddings 4096, f = 131072 / 4096 = 32,
+     * attention sqrt(1 + ln 32 / ln 4096) = 1.19023807142; the long list at seq_len 131072, the
+     * short one at seq_len <= 4096. */
+    assets_path(path, sizeof path, "phi-3-vision-128k-instruct.json");
+    double th[48];
+    if (TAP_OK(app_config_load(path, &m, err, sizeof err) == PE_OK, "phi-3 longrope (%s)", err)) {
+        TAP_OK(m.params.scaling.n_factors == 48 && m.params.scaling.seq_len == 131072,
+               "longrope: 48 factors per list, evaluated at seq_len %d", m.params.scaling.seq_len);
+        TAP_OK(m.params.scaling.short_factor[47] == 3.049999999999997 &&
+                   m.params.scaling.long_factor[0] == 1.0299999713897705,
+               "longrope: the lists read to the last digit");
+        static const int ks[6] = {0, 1, 12, 24, 35, 47};
+        static const double lng[6] = {0.970873813376,    0.786099259764,    0.0271002723335,
+                                      0.000333222277884, 1.97994367505e-05, 1.86935259841e-06};
+        static const double sht[6] = {0.952380952381, 0.786099224065,    0.0526315789474,
+                                      0.005,          0.000515543684523, 3.97222183157e-05};
+        for (int pass = 0; pass < 2; pass++) {
+            if (pass == 1) m.params.scaling.seq_len = 4096;
+            int rc = pe_rope_inv_freq(&m.params, th, &attn, err, sizeof err);
+            int ok = rc == PE_OK;
+            for (int i = 0; i < 6 && ok; i++)
+                ok = fabs(th[ks[i]] - (pass ? sht : lng)[i]) <= 1e-10 * (pass ? sht : lng)[i];
+            TAP_OK(ok, "longrope %s factors at seq_len %d: theta_k at k 0,1,12,24,35,47",
+                   pass ? "short" : "long", m.params.scaling.seq_len);
+            TAP_CLOSE(attn, 1.19023807142, 1e-10, 0, "longrope attention sqrt(1 + ln f / ln L0)");
+        }
     }
 }
 
@@ -359,16 +391,36 @@ static const bad_case bad[] = {
      "{\"hidden_size\": 4096, \"num_attention_heads\": 32, \"max_position_embeddings\": 4096, "
      "\"rope_scaling\": {\"type\": \"yarnn\", \"factor\": 4}}",
      "inline.json: rope_scaling.type 'yarnn': unknown rope type; allowed: default, linear, "
-     "dynamic, ntk, yarn, llama3; did you mean 'yarn'?"},
+     "dynamic, ntk, yarn, llama3, longrope; did you mean 'yarn'?"},
     {"unknown rope_type lama3",
      "{\"hidden_size\": 4096, \"num_attention_heads\": 32, \"rope_scaling\": {\"rope_type\": "
      "\"lama3\", \"factor\": 8}}",
      "rope_scaling.rope_type 'lama3': unknown rope type; allowed: default, linear, dynamic, ntk, "
-     "yarn, llama3; did you mean 'llama3'?"},
-    {"unsupported longrope",
+     "yarn, llama3, longrope; did you mean 'llama3'?"},
+    {"unsupported mrope",
      "{\"hidden_size\": 4096, \"num_attention_heads\": 32, \"rope_scaling\": {\"type\": "
-     "\"longrope\", \"factor\": 8}}",
-     "rope_scaling.type 'longrope': not supported by pelab"},
+     "\"mrope\", \"factor\": 8}}",
+     "rope_scaling.type 'mrope': not supported by pelab"},
+    {"longrope without factors",
+     "{\"hidden_size\": 4096, \"num_attention_heads\": 32, \"max_position_embeddings\": 8192, "
+     "\"rope_scaling\": {\"type\": \"longrope\", \"factor\": 8}}",
+     "rope_scaling.short_factor: missing; rope type 'longrope' needs short_factor and long_factor"},
+    {"longrope lists of different lengths",
+     "{\"hidden_size\": 32, \"num_attention_heads\": 2, \"max_position_embeddings\": 8192, "
+     "\"rope_scaling\": {\"type\": \"longrope\", \"factor\": 8, \"short_factor\": [1, 1], "
+     "\"long_factor\": [1]}}",
+     "rope_scaling.short_factor has 2 numbers, long_factor 1: they must match"},
+    {"longrope factor not a number",
+     "{\"hidden_size\": 32, \"num_attention_heads\": 2, \"max_position_embeddings\": 8192, "
+     "\"rope_scaling\": {\"type\": \"longrope\", \"factor\": 8, \"short_factor\": [1, \"x\"], "
+     "\"long_factor\": [1, 2]}}",
+     "rope_scaling.short_factor[1]: expected a number > 0, got a string"},
+    {"longrope lists not one per pair",
+     "{\"hidden_size\": 32, \"num_attention_heads\": 2, \"max_position_embeddings\": 8192, "
+     "\"rope_scaling\": {\"type\": \"longrope\", \"factor\": 8, \"short_factor\": [1, 2], "
+     "\"long_factor\": [1, 2]}}",
+     "longrope has 2 factors per list, one per rotated pair, so it needs a rotary dimension of 4 "
+     "(have 16)"},
     {"no type", "{\"hidden_size\": 4096, \"num_attention_heads\": 32, \"rope_scaling\": {}}",
      "inline.json: rope_scaling: no rope_type (or type) given"},
     {"factor 0.5",

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "model/model.h"
+#include "pe.h"
 #include "tap.h"
 
 /* Held-out loss bound at the training length (nats per token). The shipped models measure
@@ -55,6 +56,45 @@ int main(void)
                cnt, unk);
         TAP_OK(fabs(loss - m.cfg.heldout_loss) < 0.15,
                "%s: close to the recorded %.3f (larger sample)", name, m.cfg.heldout_loss);
+        if (m.wpe) {
+            /* The learned rows past ctx get no gradient, so AdamW only decays them: they are
+             * their seeded initial values times prod_t (1 - lr_t wd) over the schedule (0.720 for
+             * the shipped run; assets/models/README.md quotes it). */
+            pe_params p = m.cfg.pe;
+            p.len = m.cfg.pos_len;
+            p.dim = m.cfg.dim;
+            pe_matrix t = {0};
+            double shrink = 1, num = 0, den = 0, worst = 0;
+            for (int step = 1; step <= m.cfg.steps; step++) {
+                double lr;
+                if (step <= m.cfg.warmup) {
+                    lr = m.cfg.lr * (double)step / m.cfg.warmup;
+                } else {
+                    double prog = (double)(step - m.cfg.warmup) / (m.cfg.steps - m.cfg.warmup);
+                    lr = m.cfg.min_lr +
+                         0.5 * (m.cfg.lr - m.cfg.min_lr) * (1 + cos(3.14159265358979323846 * prog));
+                }
+                shrink *= 1 - lr * m.cfg.weight_decay;
+            }
+            if (pe_learned_table(&p, &t, err, sizeof err) == 0) {
+                size_t C = (size_t)m.cfg.dim;
+                for (size_t i = (size_t)m.cfg.ctx * C; i < (size_t)m.cfg.pos_len * C; i++) {
+                    num += (double)m.wpe[i] * t.data[i];
+                    den += (double)t.data[i] * t.data[i];
+                    worst = fmax(worst, fabs(m.wpe[i] - shrink * t.data[i]));
+                }
+                pe_matrix_free(&t);
+            }
+            TAP_OK(den > 0 && fabs(num / den - shrink) < 1e-5 &&
+                           worst<1e-6,
+                                 "%s: rows %d..%d are the initial table x %.5f (prod (1 - lr wd); "
+                                 "measured "
+                                 "%.5f, worst entry off by %.2g)",
+                                 name, m.cfg.ctx, m.cfg.pos_len - 1, shrink, den> 0
+                       ? num / den
+                       : NAN,
+                   worst);
+        }
         free(s);
         free(k);
         model_free(&m);

@@ -42,8 +42,26 @@ static void tiny(model_config *c, int pe, int vocab)
     c->seed = 5;
 }
 
+/* --lr's lower bound is 1e-9 as the message says: lr is a float, and (float)1e-9 is just below
+ * the double 1e-9, so the check has to compare in float. */
+static void test_lr_bound(void)
+{
+    model_config c;
+    char err[256] = "";
+    tiny(&c, MODEL_PE_NOPE, 50);
+    c.lr = (float)1e-9;
+    c.min_lr = 0;
+    TAP_OK(model_config_fix(&c, err, sizeof err) == 0, "lr 1e-9 accepted (%s)", err);
+    tiny(&c, MODEL_PE_NOPE, 50);
+    c.lr = (float)9e-10;
+    c.min_lr = 0;
+    TAP_OK(model_config_fix(&c, err, sizeof err) == PE_EINVAL && strstr(err, "--lr"),
+           "lr 9e-10 refused: %s", err);
+}
+
 int main(void)
 {
+    test_lr_bound();
     const char *src = getenv("PELAB_SRC");
     char dir[4096], err[256] = "";
     snprintf(dir, sizeof dir, "%s/assets/story", src ? src : ".");
@@ -103,6 +121,11 @@ int main(void)
     model_train(&b, ids, n, 2, NULL, NULL, err, sizeof err);
     TAP_OK(!memcmp(a.params, b.params, a.n_params * sizeof(float)),
            "1 and 2 threads give bit-identical weights");
+    model_free(&b);
+    model_init(&b, &c, &v, err, sizeof err);
+    model_train(&b, ids, n, 3, NULL, NULL, err, sizeof err);
+    TAP_OK(!memcmp(a.params, b.params, a.n_params * sizeof(float)),
+           "1 and 3 threads give bit-identical weights");
     model_free(&b);
     c.seed = 6;
     model_init(&b, &c, &v, err, sizeof err);

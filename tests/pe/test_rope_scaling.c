@@ -274,9 +274,55 @@ static void test_round_two(void)
     TAP_OK(attn == 1.25, "attention_factor wins over mscale");
 }
 
+/* LongRoPE with made-up lists (d 8, base 1e4, L0 64, f 4): references computed in Python from
+ * transformers' _compute_longrope_parameters, theta_k = 1 / (ext_k 10000^(2k/8)), attention
+ * sqrt(1 + ln 4 / ln 64) = 1.15470053838. */
+static void test_longrope(void)
+{
+    pe_params p;
+    double th[4], attn;
+    pe_params_default(&p);
+    p.dim = 8;
+    p.scaling.type = PE_SCALING_LONGROPE;
+    p.scaling.factor = 4;
+    p.scaling.original_ctx = 64;
+    p.scaling.n_factors = 4;
+    static const double sf[4] = {1, 1.5, 2, 2.5}, lf[4] = {1, 3, 9, 27};
+    memcpy(p.scaling.short_factor, sf, sizeof sf);
+    memcpy(p.scaling.long_factor, lf, sizeof lf);
+    static const double want_s[4] = {1, 0.0666666666667, 0.005, 0.0004};
+    static const double want_l[4] = {1, 0.0333333333333, 0.00111111111111, 3.7037037037e-05};
+    static const int seqs[4] = {0, 64, 65, 100000};
+    for (int i = 0; i < 4; i++) {
+        p.scaling.seq_len = seqs[i];
+        inv(&p, th, &attn);
+        char name[96];
+        snprintf(name, sizeof name, "longrope seq_len %d: %s factors", seqs[i],
+                 i < 2 ? "short" : "long");
+        close_vec_d(th, i < 2 ? want_s : want_l, 4, 1e-11, 0, name);
+        TAP_CLOSE(attn, 1.15470053838, 1e-10, 0, "longrope attention sqrt(1 + ln f / ln L0)");
+    }
+    p.scaling.attention_factor = 1.3;
+    inv(&p, th, &attn);
+    TAP_OK(attn == 1.3, "longrope: attention_factor wins");
+    p.scaling.attention_factor = 0;
+    p.scaling.factor = 1;
+    inv(&p, th, &attn);
+    TAP_OK(attn == 1.0, "longrope f 1: attention 1");
+    char err[256];
+    p.dim = 16;
+    TAP_OK(pe_rope_inv_freq(&p, th, &attn, err, sizeof err) == PE_EINVAL && strstr(err, "--dim 16"),
+           "longrope: 4 factors for 8 pairs refused: %s", err);
+    p.dim = 8;
+    p.scaling.n_factors = 0;
+    TAP_OK(pe_rope_inv_freq(&p, th, &attn, err, sizeof err) == PE_EINVAL && strstr(err, "--config"),
+           "longrope without lists refused: %s", err);
+}
+
 int main(void)
 {
     test_d16();
+    test_longrope();
     test_round_two();
     test_real_models();
     test_bands_and_attention();

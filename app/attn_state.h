@@ -1,0 +1,31 @@
+/* attn_state.h: what the attention views (attention, compare, extrapolation) add to the state,
+ * in one struct of their own so the rest of the state knows nothing of models. app_state embeds
+ * it as st->attn; its options, keys and tick live with the views (views/attention.c). */
+#ifndef PELAB_APP_ATTN_STATE_H
+#define PELAB_APP_ATTN_STATE_H
+
+typedef enum { APP_SCALE_LINEAR = 0, APP_SCALE_LOG = 1, APP_SCALE_NOFIRST = 2 } app_attn_scale;
+
+typedef struct app_attn_state {
+    char model_name[512]; /* scheme name (nope learned sinusoidal alibi rope t5) or a path */
+    char prompt[1024];    /* typed text; when empty the preset's text is used */
+    int step, layer;      /* step: token index shown, -1 = the last; layer 0..layers-1 */
+    app_attn_scale attn_scale;
+    int shift;           /* positions shifted by k */
+    char preset[64];     /* assets/prompts/<preset>.txt; "" = none */
+    char compare[512];   /* the compare view's second model; "" = none */
+    double rope_base;    /* rope models: frequency base in use, 0 = the trained one */
+    double alibi_scale;  /* alibi models: slopes times this, 1 = the trained ones */
+    int generate;        /* tokens generated past the prompt */
+    double temperature;  /* generation: 0 = greedy, else sampled at this temperature */
+    int gen_seed;        /* generation: seed of the sampler */
+    int split;           /* show the scores' content and position parts */
+    double play_speed;   /* autoplay: tokens per second */
+    double step_frac;    /* autoplay: fraction of a step accumulated */
+    char data_path[512]; /* extrapolation: a `pelab eval --extrapolate -o` CSV; "" = shipped */
+} app_attn_state;
+
+/* The defaults: the rope model on the "toy" preset, compared with alibi, the last token. */
+void app_attn_state_default(app_attn_state *a);
+
+#endif

@@ -1,0 +1,63 @@
+/* cmd_explore.c: `pelab [options]` and `pelab gui [options]`, the explorer's command, beside
+ * the other commands: it parses like them and hands the state to a front end. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli.h"
+#include "frontend.h"
+#include "options.h"
+
+int app_cmd_explore(int argc, char **argv, int gui)
+{
+    app_state st;
+    app_state_default(&st);
+    const char *name = gui ? "pelab gui" : "pelab";
+    app_cli_extra extra[] = {{"config", 'C'}, {"frames", 'F'}, {"help", '?'}};
+    app_cli_args args;
+    char err[512];
+    if (app_cli_parse(&st, argc, argv, extra, sizeof extra / sizeof extra[0], &args, err,
+                      sizeof err) < 0) {
+        fprintf(stderr, "%s: %s\n", name, err);
+        return 2;
+    }
+    long frames = 0;
+    for (int i = 0; i < args.n; i++) {
+        if (args.code[i] == '?') {
+            printf("usage: %s [options]   (keys: ? inside)\n"
+                   "  --config FILE    start from a Hugging Face config.json\n"
+                   "  --frames N       draw N frames and exit (for tests and benchmarks)\n",
+                   name);
+            app_cli_print_options(stdout);
+            return 0;
+        }
+        if (args.code[i] == 'F' &&
+            app_parse_int("frames", args.val[i], 1, 1000000, &frames, err, sizeof err) < 0) {
+            fprintf(stderr, "%s: %s\n", name, err);
+            return 2;
+        }
+    }
+    if (args.n_positional > 0) {
+        int v = app_view_find(args.positional[0]);
+        if (v < 0 || args.n_positional > 1) {
+            fprintf(stderr, "%s: unexpected argument '%s' (a view name, or options)\n", name,
+                    args.positional[v < 0 ? 0 : 1]);
+            return 2;
+        }
+        st.view = v;
+    }
+    if (app_state_validate(&st, err, sizeof err) < 0) {
+        fprintf(stderr, "%s: %s\n", name, err);
+        return 2;
+    }
+    app_explorer *x = calloc(1, sizeof *x);
+    if (!x) {
+        fprintf(stderr, "%s: out of memory\n", name);
+        return 1;
+    }
+    app_explorer_init(x, &st, gui);
+    int rc = gui ? app_run_gui(x, (int)frames) : app_run_tui(x, (int)frames);
+    for (int i = 0; i < x->n_saved; i++) printf("%s\n", x->saved_commands[i]);
+    app_explorer_free(x);
+    free(x);
+    return rc;
+}
