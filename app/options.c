@@ -278,11 +278,12 @@ static const char view_own[] = "(the view's)";
 static int set_author_text(const char *name, char *dst, size_t cap, int *is_set, const char *v,
                            char *err, size_t errlen)
 {
-    if (strlen(v) >= cap) {
-        snprintf(err, errlen, "--%s: %zu bytes, allowed at most %zu", name, strlen(v), cap - 1);
+    size_t len = strlen(v);
+    if (len >= cap) {
+        snprintf(err, errlen, "--%s: %zu bytes, allowed at most %zu", name, len, cap - 1);
         return -1;
     }
-    snprintf(dst, cap, "%s", v);
+    memcpy(dst, v, len + 1);
     *is_set = strcmp(v, view_own) != 0;
     return 0;
 }

@@ -117,6 +117,10 @@ typedef struct app_view {
     /* Option rows of the view's own, ended by a row with name NULL, added to the option table
      * (a module shared by several views points them all at the same rows). */
     const struct app_option *own_options;
+    /* The animation the explorer's S key records (a GIF through `pelab export --animate`): an
+     * --animate value ("pos=0:48:97"), or an option name (swept over its slider's range); NULL:
+     * the first option in `options` that has a slider. */
+    const char *record;
 } app_view;
 
 size_t app_view_count(void);

@@ -347,4 +347,5 @@ const app_view app_view_decay = {
     .build = decay_build,
     .data = decay_data,
     .options = "pe dim len base heads slope-ratio alibi xpos-scale xpos-zeta std seed pos curves",
+    .record = "pos", /* p0 walking along the positions */
 };

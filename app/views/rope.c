@@ -268,6 +268,8 @@ const app_view app_view_rope = {
     .build = rope_build,
     .data = rope_data,
     .options = "dim len base pairing rotary-frac pos pos-k",
+    /* the spin: q turns through 48 positions, two frames a position */
+    .record = "pos=0:48:97",
     .keys = rope_keys,
     .tick = rope_tick,
 };
