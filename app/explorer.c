@@ -528,11 +528,18 @@ void app_explorer_free(app_explorer *x)
 
 int app_explorer_animating(const app_explorer *x)
 {
+    if (x->layer && x->layer->animating(x->layer->ctx, x)) return 1;
     return x->st.playing && view_of(x)->tick != NULL;
 }
 
 int app_explorer_tick(app_explorer *x, double dt)
 {
+    if (x->layer && !x->in_layer) {
+        x->in_layer = 1;
+        int r = x->layer->tick(x->layer->ctx, x, dt);
+        x->in_layer = 0;
+        return r;
+    }
     if (!app_explorer_animating(x)) return 0;
     return view_of(x)->tick(&x->ctx[x->st.view], &x->st, dt, x->gui);
 }
@@ -590,6 +597,12 @@ static int normal_key(app_explorer *x, uint32_t key)
 
 int app_explorer_event(app_explorer *x, const ui_event *ev)
 {
+    if (x->layer && !x->in_layer) {
+        x->in_layer = 1;
+        int r = x->layer->event(x->layer->ctx, x, ev);
+        x->in_layer = 0;
+        return r;
+    }
     switch (ev->type) {
     case UI_EV_QUIT:
         x->quit = 1;
@@ -735,6 +748,18 @@ static int wrap_lines(const scene_target *t, char *buf, double w, char **lines, 
 
 void app_explorer_frame(app_explorer *x, scene *s, const scene_target *t)
 {
+    if (x->layer && !x->in_layer) { /* the view and status above, the layer's panel below */
+        x->in_layer = 1;
+        double ph = x->layer->panel_h(x->layer->ctx, x, t);
+        scene_target top = *t;
+        top.height = t->height - ph;
+        app_explorer_frame(x, s, &top);
+        s->height = t->height;
+        x->height = t->height;
+        x->layer->panel(x->layer->ctx, x, s, t, top.height);
+        x->in_layer = 0;
+        return;
+    }
     const fig_theme *th = fig_theme_get(x->st.dark);
     /* status at the bottom: the parameters (wrapped over up to three lines, so every one stays
      * visible), then the readout / message / ':' line */

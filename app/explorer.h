@@ -16,6 +16,19 @@
 
 typedef enum { APP_MODE_NORMAL = 0, APP_MODE_COMMAND, APP_MODE_HELP } app_mode;
 
+struct app_explorer;
+/* A layer over the explorer (a lesson, lesson.h): it sees every event and tick first and passes
+ * on what it does not take by calling app_explorer_event / app_explorer_tick again (which then
+ * reach the explorer itself), and it draws a panel of panel_h figure units under the view. */
+typedef struct app_layer {
+    void *ctx;
+    int (*event)(void *ctx, struct app_explorer *x, const ui_event *ev);
+    int (*tick)(void *ctx, struct app_explorer *x, double dt);
+    int (*animating)(void *ctx, const struct app_explorer *x);
+    double (*panel_h)(void *ctx, struct app_explorer *x, const scene_target *t);
+    void (*panel)(void *ctx, struct app_explorer *x, scene *s, const scene_target *t, double y);
+} app_layer;
+
 typedef struct app_explorer {
     app_state st;
     app_view_ctx ctx[APP_MAX_VIEWS]; /* per-view caches */
@@ -36,7 +49,9 @@ typedef struct app_explorer {
     int dragging;            /* slider index + 1 while dragging in the window */
     /* frame geometry of the last build (figure units) */
     double view_h, status_y, width, height;
-    double panel_x; /* window: x where the slider panel starts (0 = none) */
+    double panel_x;         /* window: x where the slider panel starts (0 = none) */
+    const app_layer *layer; /* NULL, or a lesson driving this explorer */
+    int in_layer;           /* the layer is running: calls reach the explorer itself */
 } app_explorer;
 
 /* Start from st (already parsed and validated). */

@@ -9,6 +9,7 @@
 #include "colormap.h"
 #include "frontend.h"
 #include "export.h"
+#include "lesson.h"
 #include "views.h"
 
 int app_cmd_bench(int argc, char **argv);
@@ -58,6 +59,8 @@ static void usage(FILE *fp)
             "length\n"
             "  pelab bench                     speed figures for this machine\n"
             "  pelab list                      encodings, views and colormaps\n"
+            "  pelab lesson NAME|FILE          a guided lesson (--list, --check FILE, --handout "
+            "F.pdf)\n"
             "  pelab help | --help, pelab version | --version\n"
             "`pelab export --help` lists every figure option.\n",
             PELAB_VERSION_STRING);
@@ -84,11 +87,15 @@ int main(int argc, char **argv)
         int (*fn)(int, char **);
     } cmds[] = {
         {"export", app_cmd_export}, {"train", app_cmd_train}, {"eval", app_cmd_eval},
-        {"bench", app_cmd_bench},   {"list", cmd_list},
+        {"bench", app_cmd_bench},   {"list", cmd_list},       {"lesson", app_cmd_lesson},
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (strcmp(cmd, cmds[i].name) == 0) return cmds[i].fn(argc - 1, argv + 1);
-    if (strcmp(cmd, "gui") == 0) return app_cmd_explore(argc - 1, argv + 1, 1);
+    if (strcmp(cmd, "gui") == 0) {
+        for (int i = 2; i < argc; i++)
+            if (strcmp(argv[i], "--lesson") == 0) return app_cmd_lesson_gui(argc - 1, argv + 1);
+        return app_cmd_explore(argc - 1, argv + 1, 1);
+    }
     if (strcmp(cmd, "tui") == 0) return app_cmd_explore(argc - 1, argv + 1, 0);
     if (strcmp(cmd, "help") == 0) {
         usage(stdout);
@@ -98,7 +105,8 @@ int main(int argc, char **argv)
         printf("pelab %s\n", PELAB_VERSION_STRING);
         return 0;
     }
-    const char *names[] = {"export", "train", "eval", "bench", "list", "gui", "help", "version"};
+    const char *names[] = {"export", "train", "eval", "bench",  "list",
+                           "lesson", "gui",   "help", "version"};
     const char *sug = pe_closest(cmd, names, sizeof names / sizeof names[0]);
     fprintf(stderr, "pelab: unknown command '%s'%s%s%s (pelab --help lists them)\n", cmd,
             sug ? "; did you mean '" : "", sug ? sug : "", sug ? "'?" : "");

@@ -13,7 +13,8 @@ void app_state_default(app_state *st)
     st->head = -1;
     st->pos = -1;
     st->pos_k = 0;
-    st->curves = APP_CURVE_SINUSOIDAL | APP_CURVE_LEARNED | APP_CURVE_ROPE | APP_CURVE_ALIBI;
+    /* no two default curves coincide (RoPE with q = k = 1 equals the sinusoid) */
+    st->curves = APP_CURVE_SINUSOIDAL | APP_CURVE_LEARNED | APP_CURVE_ROPE_BOUND | APP_CURVE_ALIBI;
     st->zoom = 1.0;
     st->min_angle = 0.1;
     st->probe_d = 1;

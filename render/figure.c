@@ -19,7 +19,9 @@
 /* --- themes ---------------------------------------------------------------------------- */
 
 /* Okabe & Ito (2008), "Color Universal Design": distinguishable with any common colour-vision
- * deficiency. Ordered so the first colours have the most contrast against the background. */
+ * deficiency. Ordered so the first colours have the most contrast against the background. Their
+ * black (white on dark) is replaced by a brown: the ink colour belongs to reference lines
+ * (fig_vmark), so no series may share it. */
 static const fig_theme theme_light = {
     .name = "light",
     .bg = 0xffffff,
@@ -28,7 +30,7 @@ static const fig_theme theme_light = {
     .grid = 0xe3e3e3,
     .accent = 0xd55e00,
     .mask = 0xbdbdbd,
-    .series = {0x0072b2, 0xd55e00, 0x009e73, 0xcc79a7, 0xe69f00, 0x56b4e9, 0x000000, 0xb59a00},
+    .series = {0x0072b2, 0xd55e00, 0x009e73, 0xcc79a7, 0xe69f00, 0x56b4e9, 0x8c564b, 0xb59a00},
 };
 
 static const fig_theme theme_dark = {
@@ -39,7 +41,7 @@ static const fig_theme theme_dark = {
     .grid = 0x303030,
     .accent = 0xf0e442,
     .mask = 0x4a4a4a,
-    .series = {0x56b4e9, 0xe69f00, 0x009e73, 0xcc79a7, 0xf0e442, 0xd55e00, 0xffffff, 0x0072b2},
+    .series = {0x56b4e9, 0xe69f00, 0x009e73, 0xcc79a7, 0xf0e442, 0xd55e00, 0xc49c94, 0x0072b2},
 };
 
 const fig_theme *fig_theme_get(int dark)
@@ -300,25 +302,109 @@ static void make_ticks(tickset *ts, const scene_target *t, double lo, double hi,
 
 /* --- text helpers ---------------------------------------------------------------------- */
 
-/* Cut str to at most maxw wide with a trailing ellipsis; returns str itself when it fits,
- * otherwise buf. */
-static const char *fit_text(const scene_target *t, const char *str, double size, double maxw,
-                            char *buf, size_t n)
+/* Width of str at size, in the weight it is drawn in. */
+static double text_w(const scene_target *t, const char *str, double size, unsigned flags)
+{
+    return (flags & SCENE_BOLD) ? scene_text_width_bold(t, str, size)
+                                : scene_text_width(t, str, size);
+}
+
+/* The smallest size a label may step down to on a pixel target: 60% of normal, and never a
+ * font under 11 px (a line of text_h is 1.3 font sizes), whatever the zoom. */
+static double min_label_size(const scene_target *t)
+{
+    if (t->cells || !(t->text_h > 0)) return 1.0;
+    return fmin(1.0, fmax(0.6, 7.5 * 1.3 / t->text_h));
+}
+
+/* The size at which a label fits maxw: *size itself, else the largest of 95%, 90%, ... of it
+ * down to min_label_size (pixel targets only; a terminal has one size). When even that does not
+ * fit, the label is shortened at the smallest size with an ellipsis, which the scene records: a
+ * layout that has to do that has a bug a test will report. Returns str or buf. */
+static const char *fit_label(scene *s, const scene_target *t, const char *str, double *size,
+                             double maxw, char *buf, size_t n)
 {
     if (!str) return "";
-    if (scene_text_width(t, str, size) <= maxw + 1e-9) return str;
-    static const char ell[] = "\xe2\x80\xa6";
-    size_t len = strlen(str);
-    if (len + sizeof ell > n) len = n - sizeof ell;
-    while (len > 0) {
-        /* Step back over a whole UTF-8 sequence. */
-        do len--;
-        while (len > 0 && ((unsigned char)str[len] & 0xc0) == 0x80);
-        memcpy(buf, str, len);
-        memcpy(buf + len, ell, sizeof ell);
-        if (scene_text_width(t, buf, size) <= maxw + 1e-9) return buf;
+    if (scene_text_width(t, str, *size) <= maxw + 1e-9) return str;
+    if (!t->cells) {
+        double full = *size, lo = min_label_size(t);
+        for (double f = 0.95; f * full >= lo - 1e-9; f -= 0.05) {
+            *size = full * f;
+            if (scene_text_width(t, str, *size) <= maxw + 1e-9) return str;
+        }
     }
-    return maxw >= scene_text_width(t, ell, size) ? ell : "";
+    return scene_fit_text(s, t, str, *size, maxw, 0, buf, n);
+}
+
+enum { WRAP_MAX = 3, WRAP_LEN = 256 };
+
+/* Break str at spaces into at most max_lines lines no wider than w at size (in the weight of
+ * flags), copied into out. Returns the count, or 0 when it takes more lines or a word alone is
+ * wider than w. Runs of spaces at a break are dropped. */
+static int wrap_text(const scene_target *t, const char *str, double size, unsigned flags, double w,
+                     char out[][WRAP_LEN], int max_lines)
+{
+    int n = 0;
+    const char *p = str;
+    while (*p == ' ') p++;
+    while (*p) {
+        if (n == max_lines) return 0;
+        /* the longest prefix of whole words that fits */
+        size_t best = 0, len = 0;
+        for (;;) {
+            size_t end = len;
+            while (p[end] && p[end] != ' ') end++;
+            if (end >= WRAP_LEN) break;
+            char tmp[WRAP_LEN];
+            memcpy(tmp, p, end);
+            tmp[end] = '\0';
+            if (text_w(t, tmp, size, flags) > w + 1e-9) break;
+            best = end;
+            if (!p[end]) break;
+            len = end;
+            while (p[len] == ' ') len++;
+        }
+        if (best == 0) return 0;
+        memcpy(out[n], p, best);
+        out[n][best] = '\0';
+        n++;
+        p += best;
+        while (*p == ' ') p++;
+    }
+    return n;
+}
+
+/* An axis label on a pixel target in avail: one line, stepping down to 80%, else two lines
+ * at 90% down to 75%, else one and then two lines down to min_label_size, else one line
+ * shortened (recorded). Returns the line count; *size gets the size. */
+static int axis_label_lines(scene *s, const scene_target *t, const char *str, double avail,
+                            char out[][WRAP_LEN], double *size)
+{
+    double lo = min_label_size(t);
+    for (double f = 1.0; f >= 0.8 - 1e-9; f -= 0.05)
+        if (wrap_text(t, str, f, 0, avail, out, 1) == 1) {
+            *size = f;
+            return 1;
+        }
+    for (double f = 0.9; f >= 0.75 - 1e-9; f -= 0.05) {
+        int n = wrap_text(t, str, f, 0, avail, out, 2);
+        if (n > 0) {
+            *size = f;
+            return n;
+        }
+    }
+    for (int lines = 1; lines <= 2; lines++)
+        for (double f = 0.75; f >= lo - 1e-9; f -= 0.05) {
+            int n = wrap_text(t, str, f, 0, avail, out, lines);
+            if (n > 0) {
+                *size = f;
+                return n;
+            }
+        }
+    *size = lo;
+    char buf[WRAP_LEN];
+    snprintf(out[0], WRAP_LEN, "%s", scene_fit_text(s, t, str, lo, avail, 0, buf, sizeof buf));
+    return 1;
 }
 
 /* Text at (x, y) with an anchor; on a cell target the anchor is resolved here to a whole cell
@@ -371,33 +457,79 @@ static metrics get_metrics(const scene_target *t)
 
 /* --- title ----------------------------------------------------------------------------- */
 
+/* How one heading (title or subtitle) fits width w: on one line at its size if it fits, else
+ * stepping the size down (pixel targets, to 80%), then on two and three lines. Returns the line
+ * count (0: none of these fit) with the lines and *sz. max_lines bounds the count, min_frac the
+ * size steps (a frame that must keep another layout's height goes further down). */
+static int heading_fit(const scene_target *t, const char *str, double size, unsigned flags,
+                       double w, int max_lines, double min_frac, char lines[][WRAP_LEN], double *sz)
+{
+    for (int nl = 1; nl <= max_lines; nl++)
+        for (double f = 1.0; f >= min_frac - 1e-9; f -= t->cells ? 1.0 : 0.05) {
+            *sz = size * f;
+            int got = wrap_text(t, str, *sz, flags, w, lines, nl);
+            if (got > 0) return got;
+            if (t->cells) break;
+        }
+    return 0;
+}
+
+/* Draw a heading centred in r from y, its lines pitch apart; returns the y below it. Only a
+ * heading that fits no layout of heading_fit is shortened (and recorded). */
+static double heading(scene *s, const scene_target *t, fig_rect r, double y, const char *str,
+                      double size, uint32_t color, unsigned flags, int max_lines, double min_frac,
+                      double pitch_size)
+{
+    metrics m = get_metrics(t);
+    char lines[WRAP_MAX][WRAP_LEN];
+    double sz;
+    int got = heading_fit(t, str, size, flags, r.w, max_lines, min_frac, lines, &sz);
+    if (got == 0) {
+        char buf[512];
+        sz = size * min_frac;
+        const char *cut =
+            scene_fit_text(s, t, str, sz, flags & SCENE_BOLD ? r.w / 1.2 : r.w, 0, buf, sizeof buf);
+        snprintf(lines[0], WRAP_LEN, "%s", cut);
+        got = 1;
+    }
+    double pitch = m.T * (pitch_size > 0 ? pitch_size : sz);
+    for (int i = 0; i < got; i++) {
+        /* a smaller font in a taller pitch sits in the middle of its line */
+        double dy = t->cells ? 0.0 : 0.5 * (pitch - m.T * sz);
+        put_text(s, t, r.x + r.w / 2, y + dy, lines[i], sz, SCENE_CENTER | SCENE_TOP, color, flags);
+        y += pitch;
+    }
+    return y;
+}
+
 fig_rect fig_title(scene *s, const scene_target *t, const fig_theme *th, fig_rect r,
                    const char *title, const char *subtitle)
 {
     metrics m = get_metrics(t);
     double tsize = t->cells ? 1.0 : 1.25, ssize = t->cells ? 1.0 : 0.9;
     double y = r.y + (t->cells ? 0.0 : m.pad);
-    char buf[512], sub[512];
     const scene_author *au = s->author;
     if (au && au->title) title = au->title;
     if (au && au->subtitle) subtitle = au->subtitle;
+    if (title && *title)
+        y = heading(s, t, r, y, title, tsize, th->fg, SCENE_BOLD, WRAP_MAX, 0.8, 0.0);
     if (au && au->note && *au->note) {
-        /* first, so a long subtitle cut to the width keeps the value that changes */
+        /* An animation frame: the swept value leads the subtitle, which keeps the lines and
+         * the height it has without it (stepping the font down further if it must), so every
+         * frame's plot sits where the still figure's does. */
+        char sub[512], lines[WRAP_MAX][WRAP_LEN];
         snprintf(sub, sizeof sub, "%s%s%s", au->note, subtitle && *subtitle ? "   " : "",
                  subtitle ? subtitle : "");
-        subtitle = sub;
-    }
-    if (title && *title) {
-        /* Titles are bold, which the target measures as regular: DejaVu Sans Bold runs up to
-         * 1.2x wider ("iiii"), so fit the regular width into r.w / 1.2. */
-        const char *str = fit_text(t, title, tsize, t->cells ? r.w : r.w / 1.2, buf, sizeof buf);
-        put_text(s, t, r.x + r.w / 2, y, str, tsize, SCENE_CENTER | SCENE_TOP, th->fg, SCENE_BOLD);
-        y += m.T * tsize;
-    }
-    if (subtitle && *subtitle) {
-        const char *str = fit_text(t, subtitle, ssize, r.w, buf, sizeof buf);
-        put_text(s, t, r.x + r.w / 2, y, str, ssize, SCENE_CENTER | SCENE_TOP, th->muted, 0);
-        y += m.T * ssize;
+        double plain_sz = ssize;
+        int plain = subtitle && *subtitle
+                        ? heading_fit(t, subtitle, ssize, 0, r.w, WRAP_MAX, 0.8, lines, &plain_sz)
+                        : 0;
+        if (plain > 0 && heading_fit(t, sub, ssize, 0, r.w, plain, 0.6, lines, &(double){0}) > 0)
+            y = heading(s, t, r, y, sub, ssize, th->muted, 0, plain, 0.6, plain_sz);
+        else
+            y = heading(s, t, r, y, sub, ssize, th->muted, 0, WRAP_MAX, 0.8, 0.0);
+    } else if (subtitle && *subtitle) {
+        y = heading(s, t, r, y, subtitle, ssize, th->muted, 0, WRAP_MAX, 0.8, 0.0);
     }
     if (!t->cells && y > r.y) y += m.pad;
     if (t->cells) y = 2.0 * ceil(y / 2.0);
@@ -457,6 +589,10 @@ fig_axes fig_axes_draw(scene *s, const scene_target *t, const fig_theme *th, fig
     int xt = !(flags & FIG_NO_XTICKS), yt = !(flags & FIG_NO_YTICKS);
     double T = m.T, ts = m.tsize;
 
+    /* Pixel targets: the labels on one or two lines, at the size that fits. */
+    char xl_lines[2][WRAP_LEN], yl_lines[2][WRAP_LEN];
+    int nxl = 0, nyl = 0;
+    double xl_size = 1.0, yl_size = 1.0;
     /* Vertical room first: it does not depend on the y tick labels. */
     double top, bottom;
     if (cells) {
@@ -464,8 +600,10 @@ fig_axes fig_axes_draw(scene *s, const scene_target *t, const fig_theme *th, fig
         bottom = T + (xt ? T : 0.0) + (xlabel ? T : 0.0); /* axis row, tick labels, label */
     } else {
         top = xt || yt ? ceil(0.5 * T * ts) : m.pad;
+        if (xlabel) nxl = axis_label_lines(s, t, xlabel, outer.w, xl_lines, &xl_size);
         bottom = m.lw + (xt ? m.tickl + 0.25 * m.pad + T * ts : 0.0) +
-                 (xlabel ? 0.25 * m.pad + T : 0.0) + 0.5 * m.pad;
+                 (xlabel ? 0.25 * m.pad + T * xl_size * nxl : 0.0) + 0.5 * m.pad;
+        if (ylabel) nyl = axis_label_lines(s, t, ylabel, outer.h, yl_lines, &yl_size);
     }
     double area_h = outer.h - top - bottom;
     if (area_h < 1.0) area_h = 1.0;
@@ -482,7 +620,7 @@ fig_axes fig_axes_draw(scene *s, const scene_target *t, const fig_theme *th, fig
     if (cells) {
         left = (yt && yts.n ? ceil(yts.widest) + 1.0 : 0.0) + 1.0; /* labels, gap, axis column */
     } else {
-        left = 0.5 * m.pad + (ylabel ? T + 0.25 * m.pad : 0.0) +
+        left = 0.5 * m.pad + (ylabel ? T * yl_size * nyl + 0.25 * m.pad : 0.0) +
                (yt ? ceil(yts.widest) + 0.5 * m.pad + m.tickl : 0.0) + m.lw;
     }
 
@@ -575,12 +713,19 @@ fig_axes fig_axes_draw(scene *s, const scene_target *t, const fig_theme *th, fig
         if (xlabel) {
             double row = label_row + (xt ? T : 0.0);
             char buf[256];
-            const char *str = fit_text(t, xlabel, 1.0, aw, buf, sizeof buf);
-            put_text(s, t, ax + aw / 2.0, row, str, 1.0, SCENE_CENTER | SCENE_TOP, th->fg, 0);
+            double sz = 1.0;
+            const char *str = fit_label(s, t, xlabel, &sz, outer.w, buf, sizeof buf);
+            /* centred under the area, moved left or right to stay inside outer */
+            double w = scene_text_width(t, str, 1.0);
+            double lx0 = floor(ax + aw / 2.0 - floor(w / 2.0));
+            if (lx0 + w > outer.x + outer.w) lx0 = outer.x + outer.w - w;
+            if (lx0 < outer.x) lx0 = outer.x;
+            put_text(s, t, lx0, row, str, 1.0, SCENE_LEFT | SCENE_TOP, th->fg, 0);
         }
         if (ylabel) {
             char buf[256];
-            const char *str = fit_text(t, ylabel, 1.0, outer.w, buf, sizeof buf);
+            double sz = 1.0;
+            const char *str = fit_label(s, t, ylabel, &sz, outer.w, buf, sizeof buf);
             put_text(s, t, outer.x, ay - T, str, 1.0, SCENE_LEFT | SCENE_TOP, th->fg, 0);
         }
         return a;
@@ -612,17 +757,24 @@ fig_axes fig_axes_draw(scene *s, const scene_target *t, const fig_theme *th, fig
                  SCENE_CENTER | SCENE_TOP, th->fg, 0);
     }
     if (xlabel) {
-        char buf[256];
-        const char *str = fit_text(t, xlabel, 1.0, outer.w, buf, sizeof buf);
         double y = fb + hw + (xt ? m.tickl + 0.25 * m.pad + T * ts : 0.0) + 0.25 * m.pad;
-        put_text(s, t, ax + aw / 2.0, y, str, 1.0, SCENE_CENTER | SCENE_TOP, th->fg, 0);
+        for (int i = 0; i < nxl; i++, y += T * xl_size) {
+            double w = scene_text_width(t, xl_lines[i], xl_size), cx = ax + aw / 2.0;
+            if (cx + w / 2.0 > outer.x + outer.w) cx = outer.x + outer.w - w / 2.0;
+            if (cx - w / 2.0 < outer.x) cx = outer.x + w / 2.0;
+            put_text(s, t, cx, y, xl_lines[i], xl_size, SCENE_CENTER | SCENE_TOP, th->fg, 0);
+        }
     }
     if (ylabel) {
-        char buf[256];
-        const char *str = fit_text(t, ylabel, 1.0, ah + top + bottom, buf, sizeof buf);
-        double x = outer.x + 0.5 * m.pad + 0.5 * T;
-        put_text(s, t, x, ay + ah / 2.0, str, 1.0, SCENE_CENTER | SCENE_MIDDLE | SCENE_VERTICAL,
-                 th->fg, 0);
+        /* centred on the area, moved to stay inside outer */
+        for (int i = 0; i < nyl; i++) {
+            double w = scene_text_width(t, yl_lines[i], yl_size), cy = ay + ah / 2.0;
+            if (cy + w / 2.0 > outer.y + outer.h) cy = outer.y + outer.h - w / 2.0;
+            if (cy - w / 2.0 < outer.y) cy = outer.y + w / 2.0;
+            double x = outer.x + 0.5 * m.pad + (i + 0.5) * T * yl_size;
+            put_text(s, t, x, cy, yl_lines[i], yl_size,
+                     SCENE_CENTER | SCENE_MIDDLE | SCENE_VERTICAL, th->fg, 0);
+        }
     }
     return a;
 }
@@ -715,14 +867,16 @@ void fig_colorbar(scene *s, const scene_target *t, const fig_theme *th, fig_rect
         /* The terminal cannot rotate: the label goes on the row above the bar, right-aligned
          * to the bar's column so it may extend left over the plot's empty top row. */
         if (by < m.T) return;
-        const char *str = fit_text(t, label, 1.0, r.x + r.w, buf, sizeof buf);
+        double sz = 1.0;
+        const char *str = fit_label(s, t, label, &sz, r.x + r.w, buf, sizeof buf);
         put_text(s, t, r.x + r.w, by - m.T, str, 1.0, SCENE_RIGHT | SCENE_TOP, th->fg, 0);
         return;
     }
     /* Right after the widest tick label, so short labels ("0", "1") do not leave a gap. */
     double x = lx + widest + 0.5 * m.pad + 0.5 * m.T;
-    const char *str = fit_text(t, label, 1.0, bh, buf, sizeof buf);
-    put_text(s, t, x, by + bh / 2.0, str, 1.0, SCENE_CENTER | SCENE_MIDDLE | SCENE_VERTICAL, th->fg,
+    double sz = 1.0;
+    const char *str = fit_label(s, t, label, &sz, bh, buf, sizeof buf);
+    put_text(s, t, x, by + bh / 2.0, str, sz, SCENE_CENTER | SCENE_MIDDLE | SCENE_VERTICAL, th->fg,
              0);
 }
 
@@ -739,8 +893,75 @@ static int colour_distance(uint32_t a, uint32_t b)
     return d;
 }
 
+/* 1 when the segment (x0, y0)-(x1, y1) passes through the box (Liang-Barsky clipping). */
+static int seg_hits_box(double x0, double y0, double x1, double y1, double bx, double by, double bw,
+                        double bh)
+{
+    double dx = x1 - x0, dy = y1 - y0, t0 = 0.0, t1 = 1.0;
+    double p[4] = {-dx, dx, -dy, dy};
+    double q[4] = {x0 - bx, bx + bw - x0, y0 - by, by + bh - y0};
+    for (int i = 0; i < 4; i++) {
+        if (p[i] == 0.0) {
+            if (q[i] < 0.0) return 0;
+            continue;
+        }
+        double r = q[i] / p[i];
+        if (p[i] < 0.0) {
+            if (r > t1) return 0;
+            if (r > t0) t0 = r;
+        } else {
+            if (r < t0) return 0;
+            if (r < t1) t1 = r;
+        }
+    }
+    return 1;
+}
+
+/* How much of the data already in the scene a box would cover: the curve segments through it
+ * plus (for reference lines and markers, which carry meaning too) the lines across it. */
+static size_t box_covers(const scene *s, const scene_target *t, double bx, double by, double bw,
+                         double bh)
+{
+    size_t first = 0;
+    size_t hits = 0;
+    for (size_t i = first; i < s->n; i++) {
+        const scene_item *it = &s->items[i];
+        if (it->kind == SCENE_POLYLINE) {
+            const double *xy = it->u.poly.xy;
+            for (size_t k = 1; k < it->u.poly.n; k++) {
+                if (isnan(xy[2 * k - 1]) || isnan(xy[2 * k + 1])) continue;
+                hits += (size_t)seg_hits_box(xy[2 * k - 2], xy[2 * k - 1], xy[2 * k], xy[2 * k + 1],
+                                             bx, by, bw, bh);
+            }
+        } else if (it->kind == SCENE_TEXT && !(it->u.text.anchor & SCENE_VERTICAL)) {
+            /* another label: never write over it */
+            double w = scene_text_width(t, it->u.text.str, it->u.text.size);
+            double h = t->text_h * it->u.text.size;
+            unsigned ha = it->u.text.anchor & 3, va = (it->u.text.anchor >> 2) & 3;
+            double x0 = it->u.text.x - (ha == SCENE_CENTER ? w / 2 : ha == SCENE_RIGHT ? w : 0);
+            double y0 = it->u.text.y - (va == 1 ? h / 2 : va == 2 ? h : 0);
+            if (x0 < bx + bw && x0 + w > bx && y0 < by + bh && y0 + h > by) hits += 8;
+        } else if (it->kind == SCENE_CIRCLE) {
+            double cx = it->u.circle.cx, cy = it->u.circle.cy, r = it->u.circle.r;
+            hits +=
+                (size_t)(cx + r >= bx && cx - r <= bx + bw && cy + r >= by && cy - r <= by + bh);
+        } else if (it->kind == SCENE_LINE && !(it->flags & SCENE_RULE)) {
+            hits += 4 * (size_t)seg_hits_box(it->u.line.x0, it->u.line.y0, it->u.line.x1,
+                                             it->u.line.y1, bx, by, bw, bh);
+        }
+    }
+    return hits;
+}
+
 void fig_legend(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a,
                 const char *const *names, const uint32_t *colors, int n, int corner)
+{
+    fig_legend_styled(s, t, th, a, names, colors, NULL, n, corner);
+}
+
+void fig_legend_styled(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a,
+                       const char *const *names, const uint32_t *colors, const unsigned *flags,
+                       int n, int corner)
 {
     if (n <= 0 || !names) return;
     metrics m = get_metrics(t);
@@ -762,17 +983,45 @@ void fig_legend(scene *s, const scene_target *t, const fig_theme *th, const fig_
         double w = scene_text_width(t, names[i] ? names[i] : "", size);
         if (w > textw) textw = w;
     }
+    /* Names are never cut while a smaller size fits them. */
+    if (textw > maxw && !t->cells) {
+        double f = fmax(min_label_size(t) / size, maxw / textw);
+        size *= f;
+        textw *= f;
+        line_h = m.T * size;
+    }
     if (textw > maxw) textw = maxw;
     double bw = ceil(2.0 * padx + sample + gap + textw), bh = ceil(2.0 * pady + rows * line_h);
-    double bx = a->area.x + a->area.w - inset - bw;
-    double by = corner == 1 ? a->area.y + a->area.h - (t->cells ? 0.0 : inset) - bh
-                            : a->area.y + (t->cells ? 0.0 : inset);
-    if (t->cells) {
-        bx = floor(bx);
-        by = 2.0 * floor(by / 2.0);
-    } else {
-        bx = round(bx);
-        by = round(by);
+    /* Where it covers the least data: the preferred corner first, then the other corners and
+     * the middles of the top and bottom edges. */
+    double left = a->area.x + inset, right = a->area.x + a->area.w - inset - bw;
+    double mid = a->area.x + 0.5 * (a->area.w - bw);
+    double top = a->area.y + (t->cells ? 0.0 : inset);
+    double bottom = a->area.y + a->area.h - (t->cells ? 0.0 : inset) - bh;
+    double cand[6][2] = {{right, top},   {right, bottom}, {left, top},
+                         {left, bottom}, {mid, top},      {mid, bottom}};
+    if (corner == 1) {
+        cand[0][1] = bottom;
+        cand[1][1] = top;
+    }
+    double bx = cand[0][0], by = cand[0][1];
+    size_t best = (size_t)-1;
+    for (int k = 0; k < 6; k++) {
+        double cx = cand[k][0], cy = cand[k][1];
+        if (t->cells) {
+            cx = floor(cx);
+            cy = 2.0 * floor(cy / 2.0);
+        } else {
+            cx = round(cx);
+            cy = round(cy);
+        }
+        size_t c = box_covers(s, t, cx, cy, bw, bh);
+        if (c < best) {
+            best = c;
+            bx = cx;
+            by = cy;
+        }
+        if (c == 0) break;
     }
     scene_rect(s, bx, by, bw, bh, th->bg, SCENE_FILL);
     if (!t->cells) scene_rect(s, bx + 0.5, by + 0.5, bw - 1.0, bh - 1.0, th->muted, 0);
@@ -780,18 +1029,21 @@ void fig_legend(scene *s, const scene_target *t, const fig_theme *th, const fig_
         double ty = by + pady + i * line_h;
         uint32_t c = colors ? colors[i] : th->series[i % 8];
         double sx = bx + padx;
+        unsigned dash = flags ? flags[i] & SCENE_DASHED : 0;
         if (t->cells) {
             /* Through the centres of `sample` cells (a rule covers both end cells). */
-            scene_line(s, sx + 0.5, ty + 1.0, sx + sample - 0.5, ty + 1.0, c, 0.0, SCENE_RULE);
+            scene_line(s, sx + 0.5, ty + 1.0, sx + sample - 0.5, ty + 1.0, c, 0.0,
+                       SCENE_RULE | dash);
         } else {
             double cy = round(ty + 0.5 * line_h);
             /* A series drawn in (nearly) the background colour still needs a visible sample. */
             if (colour_distance(c, th->bg) < 48)
                 scene_line(s, sx - 1.0, cy, sx + sample + 1.0, cy, th->muted, 2.0 * m.lw + 2.0, 0);
-            scene_line(s, sx, cy, sx + sample, cy, c, 2.0 * m.lw, 0);
+            scene_line(s, sx, cy, sx + sample, cy, c, 2.0 * m.lw, dash);
         }
         char buf[256];
-        const char *str = fit_text(t, names[i] ? names[i] : "", size, textw, buf, sizeof buf);
+        const char *str =
+            scene_fit_text(s, t, names[i] ? names[i] : "", size, textw + 1e-6, 0, buf, sizeof buf);
         put_text(s, t, sx + sample + gap, ty + 0.5 * line_h, str, size, SCENE_LEFT | SCENE_MIDDLE,
                  th->fg, 0);
     }
@@ -831,6 +1083,25 @@ void fig_curve(scene *s, const fig_axes *a, const double *x, const double *y, si
     it->u.poly.n = n;
 }
 
+/* Put a reference line's label at the first of n candidate boxes (left, top, width w, height h)
+ * that covers no curve, else at the one covering the fewest segments. */
+static void place_mark_label(scene *s, const scene_target *t, const fig_theme *th,
+                             const double (*cand)[2], int n, double w, double h, const char *str,
+                             double size)
+{
+    int best = 0;
+    size_t fewest = (size_t)-1;
+    for (int k = 0; k < n; k++) {
+        size_t c = box_covers(s, t, cand[k][0], cand[k][1], w, h);
+        if (c < fewest) {
+            fewest = c;
+            best = k;
+        }
+        if (c == 0) break;
+    }
+    put_text(s, t, cand[best][0], cand[best][1], str, size, SCENE_LEFT | SCENE_TOP, th->fg, 0);
+}
+
 void fig_vmark(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a, double x,
                const char *label)
 {
@@ -843,24 +1114,91 @@ void fig_vmark(scene *s, const scene_target *t, const fig_theme *th, const fig_a
     } else {
         fx = round(fx) + 0.5;
     }
+    /* Reference lines are ink, dashed and labelled directly, so no series colour means two
+     * things. */
     if (t->cells) /* a dashed box-drawing rule through the rows of the area */
-        scene_line(s, fx, a->area.y + 1.0, fx, a->area.y + a->area.h - 1.0, th->accent, 0.0,
+        scene_line(s, fx, a->area.y + 1.0, fx, a->area.y + a->area.h - 1.0, th->fg, 0.0,
                    SCENE_RULE | SCENE_DASHED);
     else
-        scene_line(s, fx, a->area.y, fx, a->area.y + a->area.h, th->accent, 1.5 * m.lw,
-                   SCENE_DASHED);
+        scene_line(s, fx, a->area.y, fx, a->area.y + a->area.h, th->fg, 1.5 * m.lw, SCENE_DASHED);
     if (!label || !*label) return;
     double size = t->cells ? 1.0 : 0.85;
-    double w = scene_text_width(t, label, size);
     double gap = t->cells ? 1.0 : 0.4 * m.pad;
-    double ty = a->area.y + (t->cells ? 0.0 : 0.4 * m.pad);
-    /* Right of the line when it fits, else left of it. */
-    if (fx + gap + w <= a->area.x + a->area.w)
-        put_text(s, t, t->cells ? fx + 0.5 : fx + gap, ty, label, size, SCENE_LEFT | SCENE_TOP,
-                 th->accent, 0);
-    else
-        put_text(s, t, t->cells ? fx - 0.5 : fx - gap, ty, label, size, SCENE_RIGHT | SCENE_TOP,
-                 th->accent, 0);
+    double rx = t->cells ? fx + 0.5 : fx + gap; /* left edge right of the line */
+    double right_room = a->area.x + a->area.w - rx;
+    double left_edge = t->cells ? fx - 0.5 : fx - gap; /* right edge left of the line */
+    double left_room = left_edge - a->area.x;
+    char buf[128];
+    const char *str = fit_label(s, t, label, &size, fmax(right_room, left_room), buf, sizeof buf);
+    double w = scene_text_width(t, str, size), h = t->cells ? 2.0 : m.T * size;
+    double top = a->area.y + (t->cells ? 0.0 : 0.4 * m.pad);
+    double bottom = a->area.y + a->area.h - h - (t->cells ? 0.0 : 0.4 * m.pad);
+    if (t->cells) bottom = 2.0 * floor(bottom / 2.0);
+    double cand[4][2];
+    int n = 0;
+    double lx = t->cells ? floor(left_edge - w + 1e-9) : left_edge - w;
+    if (w <= right_room + 1e-9) {
+        cand[n][0] = rx, cand[n++][1] = top;
+    }
+    if (w <= left_room + 1e-9) {
+        cand[n][0] = lx, cand[n++][1] = top;
+    }
+    if (w <= right_room + 1e-9) {
+        cand[n][0] = rx, cand[n++][1] = bottom;
+    }
+    if (w <= left_room + 1e-9) {
+        cand[n][0] = lx, cand[n++][1] = bottom;
+    }
+    if (n == 0) return; /* fit_label made it fit the wider side */
+    place_mark_label(s, t, th, (const double(*)[2])cand, n, w, h, str, size);
+}
+
+/* The figure y of a horizontal reference line at data y; NaN outside the area. */
+static double hmark_y(const scene_target *t, const fig_axes *a, double y)
+{
+    double fy = fig_y(a, y);
+    if (!isfinite(fy) || fy < a->area.y || fy > a->area.y + a->area.h) return NAN;
+    return t->cells ? 2.0 * floor(fy / 2.0) + 1.0 : round(fy) + 0.5;
+}
+
+void fig_hmark(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a, double y,
+               const char *label)
+{
+    double fy = hmark_y(t, a, y);
+    if (isnan(fy)) return;
+    metrics m = get_metrics(t);
+    scene_line(s, a->area.x, fy, a->area.x + a->area.w, fy, th->fg, t->cells ? 0.0 : 1.5 * m.lw,
+               SCENE_DASHED);
+    fig_hmark_label(s, t, th, a, y, label);
+}
+
+void fig_hmark_label(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a,
+                     double y, const char *label)
+{
+    double fy = hmark_y(t, a, y);
+    if (isnan(fy) || !label || !*label) return;
+    metrics m = get_metrics(t);
+    double size = t->cells ? 1.0 : 0.85, pad = t->cells ? 1.0 : t->char_w;
+    char buf[128];
+    const char *str = fit_label(s, t, label, &size, a->area.w - 2.0 * pad, buf, sizeof buf);
+    double w = scene_text_width(t, str, size), h = t->cells ? 2.0 : m.T * size;
+    /* above the line, else below it; at the left or the right end */
+    double above = t->cells ? fy - 1.0 - 2.0 : fy - h - 0.1 * m.T;
+    double below = t->cells ? fy + 1.0 : fy + 0.1 * m.T;
+    double lx = a->area.x + pad, rx = a->area.x + a->area.w - pad - w;
+    if (t->cells) rx = floor(rx);
+    double cand[4][2];
+    int n = 0;
+    if (above >= a->area.y) {
+        cand[n][0] = rx, cand[n++][1] = above;
+        cand[n][0] = lx, cand[n++][1] = above;
+    }
+    if (below + h <= a->area.y + a->area.h) {
+        cand[n][0] = rx, cand[n++][1] = below;
+        cand[n][0] = lx, cand[n++][1] = below;
+    }
+    if (n == 0) return;
+    place_mark_label(s, t, th, (const double(*)[2])cand, n, w, h, str, size);
 }
 
 /* --- rectangles ------------------------------------------------------------------------ */

@@ -73,13 +73,27 @@ void fig_colorbar(scene *s, const scene_target *t, const fig_theme *th, fig_rect
 /* A legend box in the top-right (corner 0) or bottom-right (1) of the axes area. */
 void fig_legend(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a,
                 const char *const *names, const uint32_t *colors, int n, int corner);
+/* The same with each entry's line flags (SCENE_DASHED for a curve drawn dashed, so a curve that
+ * coincides with another reads as such in the legend too); flags may be NULL. */
+void fig_legend_styled(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a,
+                       const char *const *names, const uint32_t *colors, const unsigned *flags,
+                       int n, int corner);
 
 /* A curve y(x) of n samples in data units through the axes (clipped to its area). */
 void fig_curve(scene *s, const fig_axes *a, const double *x, const double *y, size_t n,
                uint32_t color, double width, unsigned flags);
-/* A vertical marker line at data x with a small label at the top. */
+/* A reference line (p0, the training length, L0, a target context) at data x (vmark) or y
+ * (hmark): in the theme's ink (fg), never a series colour, dashed, with its label written next
+ * to it where it covers the fewest curve segments already in the scene (so draw the curves
+ * first), inside the area, stepping its size down rather than leaving it. */
 void fig_vmark(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a, double x,
                const char *label);
+void fig_hmark(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a, double y,
+               const char *label);
+/* Only the label of fig_hmark: with several lines, draw them all (label NULL) first and label
+ * them after, so no later line runs through an earlier label. */
+void fig_hmark_label(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a,
+                     double y, const char *label);
 
 /* Split r: return its right part of width w (clamped to r) and shrink r to what is left of it
  * after a gap. take_bottom does the same with the bottom part of height h. */

@@ -57,6 +57,23 @@ int raster_export(const scene *s, const char *path, const raster_export_opts *o,
 int raster_export_as(const scene *s, const char *path, const char *format,
                      const raster_export_opts *o, char *err, size_t errlen);
 
+/* A scene drawn on a page at (x, y), scaled (its own width x height, clipped to it). */
+typedef struct raster_place {
+    const scene *s;
+    double x, y, scale;
+} raster_place;
+#define RASTER_MAX_PLACES 8
+/* Fills places (at most RASTER_MAX_PLACES, count in *n) for page i; the scenes must stay valid
+ * until the next call. 0, or -1 with a message in err. */
+typedef int (*raster_page_fn)(void *ctx, size_t i, raster_place *places, size_t *n, char *err,
+                              size_t errlen);
+/* A PDF of n_pages pages of page_w x page_h (pixels at 96 per inch), each drawn from the scenes
+ * page() places on it: text stays text (embedded font subsets), no dates, so the same pages give
+ * the same bytes. Temporary file + rename. 0, 1 when path is not .pdf, -1 on failure. */
+int raster_export_pdf_pages(const char *path, double page_w, double page_h, size_t n_pages,
+                            raster_page_fn page, void *ctx, const raster_export_opts *o, char *err,
+                            size_t errlen);
+
 /* Write an ARGB32 buffer as PNG with libpng (used by raster_export and the window's save). */
 int png_write_argb(const char *path, const uint32_t *pixels, int w, int h, int stride, double dpi,
                    const raster_meta *meta, size_t n_meta, char *err, size_t errlen);

@@ -94,6 +94,8 @@ void scene_reset(scene *s, double width, double height, uint32_t background)
     s->height = height;
     s->background = background;
     s->text_h = 0.0;
+    s->n_cut = s->n_cut_data = 0;
+    s->cut_example[0] = '\0';
     if (s->ranges) memset(s->ranges->seen, 0, sizeof s->ranges->seen);
 }
 
@@ -204,6 +206,45 @@ double scene_text_width(const scene_target *t, const char *str, double size)
     for (const unsigned char *p = (const unsigned char *)str; *p; p++)
         if ((*p & 0xc0) != 0x80) cps++; /* continuation bytes do not start a code point */
     return (double)cps * t->char_w * size;
+}
+
+double scene_text_width_bold(const scene_target *t, const char *str, double size)
+{
+    if (!str || !*str) return 0.0;
+    if (t->measure_bold) return t->measure_bold(t->measure_ctx, str, size) * t->text_h;
+    return scene_text_width(t, str, size);
+}
+
+void scene_note_cut(scene *s, const char *str)
+{
+    if (!s->n_cut) snprintf(s->cut_example, sizeof s->cut_example, "%s", str ? str : "");
+    s->n_cut++;
+}
+
+const char *scene_fit_text(scene *s, const scene_target *t, const char *str, double size,
+                           double maxw, int data, char *buf, size_t n)
+{
+    if (!str) return "";
+    if (scene_text_width(t, str, size) <= maxw + 1e-9) return str;
+    if (s) {
+        if (data)
+            s->n_cut_data++;
+        else
+            scene_note_cut(s, str);
+    }
+    static const char ell[] = "\xe2\x80\xa6";
+    if (n < sizeof ell) return "";
+    size_t len = strlen(str);
+    if (len + sizeof ell > n) len = n - sizeof ell;
+    while (len > 0) {
+        /* Step back over a whole UTF-8 sequence. */
+        do len--;
+        while (len > 0 && ((unsigned char)str[len] & 0xc0) == 0x80);
+        memcpy(buf, str, len);
+        memcpy(buf + len, ell, sizeof ell);
+        if (scene_text_width(t, buf, size) <= maxw + 1e-9) return buf;
+    }
+    return maxw >= scene_text_width(t, ell, size) ? ell : "";
 }
 
 scene_item *scene_rect(scene *s, double x, double y, double w, double h, uint32_t color,

@@ -34,6 +34,7 @@ typedef struct scene_target {
      * text_h (scene_text_width multiplies by text_h), so a measure function needs no state
      * about the canvas; NULL = char_w * code points. */
     double (*measure)(void *ctx, const char *utf8, double size);
+    double (*measure_bold)(void *ctx, const char *utf8, double size); /* NULL = measure */
     void *measure_ctx;
 } scene_target;
 
@@ -46,6 +47,8 @@ char *scene_ascii(const char *utf8, char *out, size_t n);
 /* Width of s at size on target t (uses t->measure when set; counts UTF-8 code points else, of
  * the ASCII spelling on an ascii target). */
 double scene_text_width(const scene_target *t, const char *s, double size);
+/* The same for text drawn with SCENE_BOLD. */
+double scene_text_width_bold(const scene_target *t, const char *s, double size);
 
 typedef enum {
     SCENE_RECT,     /* filled or stroked rectangle */
@@ -150,6 +153,12 @@ typedef struct scene {
      * reset set 0; the figure.c helpers copy it from their target; a view that draws text
      * without them sets it from its target. */
     double text_h;
+    /* Text the layout had to shorten with an ellipsis (scene_fit_text). A title, legend, axis
+     * label, number or help text never should be (n_cut stays 0; the layout tests assert it);
+     * data labels such as long tokens may be (n_cut_data). cut_example keeps the first of n_cut,
+     * for a test's message. reset clears them. */
+    unsigned n_cut, n_cut_data;
+    char cut_example[96];
     /* Kept by scene_reset (owned by the caller, NULL when unused): see scene_ranges and
      * scene_author. */
     scene_ranges *ranges;
@@ -166,6 +175,16 @@ void scene_lock_range(scene *s, int kind, double *lo, double *hi);
 /* Arena allocation, 16-byte aligned, owned by the scene; NULL on failure. */
 void *scene_alloc(scene *s, size_t bytes);
 char *scene_strdup(scene *s, const char *str);
+
+/* str fitted into maxw at size on target t: str itself when it fits, else cut at a code point
+ * boundary with a trailing ellipsis into buf (n bytes), which is recorded in s (data = 1 for a
+ * data label, 0 for anything else). "" when not even the ellipsis fits. */
+const char *scene_fit_text(scene *s, const scene_target *t, const char *str, double size,
+                           double maxw, int data, char *buf, size_t n);
+
+/* Record that str (a title, label or help text, not data) could not be shown whole, for a
+ * layout that leaves text out some other way than scene_fit_text (lines that did not fit). */
+void scene_note_cut(scene *s, const char *str);
 
 /* Builders; each returns the new item (NULL when out of memory, and the scene stays valid). */
 scene_item *scene_rect(scene *s, double x, double y, double w, double h, uint32_t color,

@@ -40,21 +40,12 @@ typedef struct actx {
 
 /* ---- small helpers ---------------------------------------------------------------------- */
 
-/* str cut with an ellipsis to fit maxw at size (into buf). */
-static const char *fit(const scene_target *t, const char *str, double size, double maxw, char *buf,
-                       size_t n)
+/* str cut with an ellipsis to fit maxw at size (into buf), recorded in the scene: data = 1 for
+ * a token (a data label, which may be cut), 0 for anything else (which a layout test reports). */
+static const char *fit(const actx *c, int data, const char *str, double size, double maxw,
+                       char *buf, size_t n)
 {
-    if (scene_text_width(t, str, size) <= maxw + 1e-9) return str;
-    size_t len = strlen(str);
-    if (len + 4 > n) len = n - 4;
-    while (len > 0) {
-        do len--;
-        while (len > 0 && ((unsigned char)str[len] & 0xc0) == 0x80);
-        memcpy(buf, str, len);
-        memcpy(buf + len, "\xe2\x80\xa6", 4);
-        if (scene_text_width(t, buf, size) <= maxw + 1e-9) return buf;
-    }
-    return "";
+    return scene_fit_text(c->s, c->t, str, size, maxw, data, buf, n);
 }
 
 /* Text placed on whole cells on a terminal (left/top at an integer column and even row). */
@@ -341,8 +332,8 @@ static void bars_pixels(actx *c, const app_attn *a, fig_rect r, const float *row
     for (int j = 0; j < n1; j++) {
         if ((n1 - 1 - j) % every) continue; /* keep the current token's label */
         char cut[64];
-        const char *w = fit(t, tok_text(&a->tok[j], buf, sizeof buf), lsize, lab.h - t->char_w, cut,
-                            sizeof cut);
+        const char *w = fit(c, 1, tok_text(&a->tok[j], buf, sizeof buf), lsize, lab.h - t->char_w,
+                            cut, sizeof cut);
         uint32_t ink = j == c->step ? th->accent : a->tok[j].unknown ? th->accent : th->fg;
         scene_text(c->s, fig_x(&ax, j), lab.y + t->char_w * 0.4, w, lsize,
                    SCENE_RIGHT | SCENE_MIDDLE | SCENE_VERTICAL, ink, j == c->step ? SCENE_BOLD : 0);
@@ -360,8 +351,11 @@ static void bars_cells(actx *c, const app_attn *a, fig_rect r, const float *row,
     char buf[160], hb[48];
     snprintf(buf, sizeof buf, "\"%s\" attends to (%s):", a->tok[c->step].word,
              head_name(c, head, hb, sizeof hb));
+    /* the title names the head already: a narrow column drops it rather than cut the line */
+    if (scene_text_width(c->t, buf, 1) > r.w)
+        snprintf(buf, sizeof buf, "\"%s\" attends to:", a->tok[c->step].word);
     char cut[96];
-    text_at(c, r.x, r.y, fit(c->t, buf, 1, r.w, cut, sizeof cut), 1, SCENE_LEFT | SCENE_TOP, th->fg,
+    text_at(c, r.x, r.y, fit(c, 0, buf, 1, r.w, cut, sizeof cut), 1, SCENE_LEFT | SCENE_TOP, th->fg,
             SCENE_BOLD);
     rows--;
     int lw = 4; /* longest word shown, at most 10 */
@@ -393,7 +387,9 @@ static void bars_cells(actx *c, const app_attn *a, fig_rect r, const float *row,
             for (int k = skip_from; k < skip_to; k++) sum += row[k];
             snprintf(buf, sizeof buf, "\xe2\x8b\xae tokens %d..%d: %.3f in all", skip_from,
                      skip_to - 1, sum);
-            text_at(c, r.x, y, fit(c->t, buf, 1, r.w, cut, sizeof cut), 1, SCENE_LEFT | SCENE_TOP,
+            if (scene_text_width(c->t, buf, 1) > r.w)
+                snprintf(buf, sizeof buf, "\xe2\x8b\xae %d..%d: %.3f", skip_from, skip_to - 1, sum);
+            text_at(c, r.x, y, fit(c, 0, buf, 1, r.w, cut, sizeof cut), 1, SCENE_LEFT | SCENE_TOP,
                     th->muted, 0);
             y += 2;
             j = skip_to - 1;
@@ -403,7 +399,7 @@ static void bars_cells(actx *c, const app_attn *a, fig_rect r, const float *row,
         snprintf(buf, sizeof buf, "%*d", iw, j);
         text_at(c, r.x, y, buf, 1, SCENE_LEFT | SCENE_TOP, th->muted, 0);
         char wb[64];
-        const char *w = fit(c->t, tok_text(&a->tok[j], wb, sizeof wb), 1, lw, cut, sizeof cut);
+        const char *w = fit(c, 1, tok_text(&a->tok[j], wb, sizeof wb), 1, lw, cut, sizeof cut);
         text_at(c, r.x + iw + 1 + lw, y, w, 1, SCENE_RIGHT | SCENE_TOP,
                 cur || a->tok[j].unknown ? th->accent : th->fg, cur ? SCENE_BOLD : 0);
         double v = row[j];
@@ -447,7 +443,7 @@ static void draw_split(actx *c, const app_attn *a, fig_rect r, int head)
     char buf[400], cut[400];
     if (!con || !pos || !w) {
         snprintf(buf, sizeof buf, "no content/position split: %s", a->split_msg);
-        text_at(c, r.x, r.y, fit(t, buf, t->cells ? 1 : 0.85, r.w, cut, sizeof cut),
+        text_at(c, r.x, r.y, fit(c, 0, buf, t->cells ? 1 : 0.85, r.w, cut, sizeof cut),
                 t->cells ? 1 : 0.85, SCENE_LEFT | SCENE_TOP, th->muted, 0);
         return;
     }
@@ -458,7 +454,7 @@ static void draw_split(actx *c, const app_attn *a, fig_rect r, int head)
                  wide ? "  j word       content position    score  weight (head %d)"
                       : "  j word   content  pos weight (h%d)",
                  h);
-        text_at(c, r.x, r.y, fit(t, buf, 1, r.w, cut, sizeof cut), 1, SCENE_LEFT | SCENE_TOP,
+        text_at(c, r.x, r.y, fit(c, 0, buf, 1, r.w, cut, sizeof cut), 1, SCENE_LEFT | SCENE_TOP,
                 th->fg, SCENE_BOLD);
         int rows = (int)(r.h / 2) - 1;
         int from = n1 > rows ? n1 - rows : 0;
@@ -471,7 +467,7 @@ static void draw_split(actx *c, const app_attn *a, fig_rect r, int head)
             else
                 snprintf(buf, sizeof buf, "%3d %-6.6s %+6.2f %+5.2f %.3f", j,
                          tok_text(&a->tok[j], wb, sizeof wb), con[j], pos[j], w[j]);
-            text_at(c, r.x, r.y + 2 * y, fit(t, buf, 1, r.w, cut, sizeof cut), 1,
+            text_at(c, r.x, r.y + 2 * y, fit(c, 0, buf, 1, r.w, cut, sizeof cut), 1,
                     SCENE_LEFT | SCENE_TOP, j == c->step ? th->accent : th->fg, 0);
         }
         return;
@@ -622,18 +618,25 @@ static void draw_top5(actx *c, const app_attn *a, fig_rect r, int compact)
     char buf[160], cut[160];
     int nxt = c->step + 1 < a->n ? a->tok[c->step + 1].id : -1;
     if (compact) { /* one line: "next: ball .41  toy .12 ..." */
+        /* as many whole candidates as fit: a list loses its tail, never half a word */
         size_t u = (size_t)snprintf(buf, sizeof buf, "next:");
-        for (int k = 0; k < APP_ATTN_TOPK && u < sizeof buf; k++)
+        for (int k = 0; k < APP_ATTN_TOPK && u < sizeof buf; k++) {
+            size_t before = u;
             u += (size_t)snprintf(buf + u, sizeof buf - u, " %s %.2f",
                                   tok_word(&a->m.vocab, ids[k]), ps[k]);
-        text_at(c, r.x, r.y, fit(t, buf, size, r.w, cut, sizeof cut), size, SCENE_LEFT | SCENE_TOP,
-                th->fg, 0);
+            if (k > 0 && (u >= sizeof buf || scene_text_width(t, buf, size) > r.w)) {
+                buf[before] = '\0';
+                break;
+            }
+        }
+        text_at(c, r.x, r.y, fit(c, 0, buf, size, r.w, cut, sizeof cut), size,
+                SCENE_LEFT | SCENE_TOP, th->fg, 0);
         return;
     }
     snprintf(buf, sizeof buf, "next token after \"%s\":", a->tok[c->step].word);
     /* a narrow column keeps the short header whole rather than cut the word off */
     if (scene_text_width(t, buf, size) > r.w) snprintf(buf, sizeof buf, "next token:");
-    text_at(c, r.x, r.y, fit(t, buf, size, r.w, cut, sizeof cut), size, SCENE_LEFT | SCENE_TOP,
+    text_at(c, r.x, r.y, fit(c, 0, buf, size, r.w, cut, sizeof cut), size, SCENE_LEFT | SCENE_TOP,
             th->fg, SCENE_BOLD);
     double y = r.y + lh;
     double pw = t->cells ? 6 : scene_text_width(t, "0.000 ", size);
@@ -644,8 +647,9 @@ static void draw_top5(actx *c, const app_attn *a, fig_rect r, int compact)
         snprintf(buf, sizeof buf, "%.3f", ps[k]);
         text_at(c, r.x, y, buf, size, SCENE_LEFT | SCENE_TOP, th->fg, 0);
         const char *w = ids[k] == TOK_EOS ? "\xc2\xb6" : tok_word(&a->m.vocab, ids[k]);
-        text_at(c, r.x + pw, y, fit(t, w, size, ww - (t->cells ? 1 : t->char_w), cut, sizeof cut),
-                size, SCENE_LEFT | SCENE_TOP, hit ? th->accent : th->fg, hit ? SCENE_BOLD : 0);
+        text_at(c, r.x + pw, y,
+                fit(c, 1, w, size, ww - (t->cells ? 1 : t->char_w), cut, sizeof cut), size,
+                SCENE_LEFT | SCENE_TOP, hit ? th->accent : th->fg, hit ? SCENE_BOLD : 0);
         if (bw > 2) {
             double len = ps[k] * bw;
             if (t->cells) len = round(len);
@@ -659,7 +663,7 @@ static void draw_top5(actx *c, const app_attn *a, fig_rect r, int compact)
         snprintf(buf, sizeof buf, "came next: \"%s\" p=%.3f (rank %d)%s", a->tok[c->step + 1].word,
                  a->next_p[c->step], a->next_rank[c->step] + 1,
                  a->tok[c->step + 1].generated ? ", generated" : "");
-        text_at(c, r.x, y, fit(t, buf, size, r.w, cut, sizeof cut), size, SCENE_LEFT | SCENE_TOP,
+        text_at(c, r.x, y, fit(c, 0, buf, size, r.w, cut, sizeof cut), size, SCENE_LEFT | SCENE_TOP,
                 th->muted, 0);
     }
 }
@@ -715,7 +719,7 @@ static void draw_gauge(actx *c, const app_attn *a, fig_rect r)
                      a->slopes[h], a->trained_slopes[h]);
     }
     double size = t->cells ? 1 : 0.85;
-    text_at(c, r.x, r.y, fit(t, buf, size, r.w, cut, sizeof cut), size, SCENE_LEFT | SCENE_TOP,
+    text_at(c, r.x, r.y, fit(c, 0, buf, size, r.w, cut, sizeof cut), size, SCENE_LEFT | SCENE_TOP,
             th->fg, 0);
     double y = r.y + (t->cells ? 2 : t->text_h * 1.6);
     double x0 = r.x + (t->cells ? 0 : t->char_w), w = r.w - (t->cells ? 1 : 2 * t->char_w);
@@ -888,12 +892,14 @@ static double draw_wrapped(actx *c, fig_rect r, const char *text, uint32_t color
         char save = *cut;
         *cut = '\0';
         char fitted[1024];
-        text_at(c, r.x, r.y + lines * lh, fit(t, p, size, r.w, fitted, sizeof fitted), size,
+        text_at(c, r.x, r.y + lines * lh, fit(c, 0, p, size, r.w, fitted, sizeof fitted), size,
                 SCENE_LEFT | SCENE_TOP, color, 0);
         *cut = save;
         p = cut;
         lines++;
     }
+    while (*p == ' ') p++;
+    if (*p) scene_note_cut(c->s, p); /* lines that did not fit: the notice was shortened */
     return lines * lh;
 }
 
@@ -968,7 +974,7 @@ static int attention_build(app_view_ctx *vc, const app_state *st, scene *s, cons
                      c.head);
         notice_line(&c, a, dropped, note, sizeof note);
         if (note[0]) {
-            double h = draw_wrapped(&c, r, note, th->muted, r.h >= 24 ? 2 : 1);
+            double h = draw_wrapped(&c, r, note, th->muted, r.h >= 24 ? 3 : 2);
             r.y += h;
             r.h -= h;
         }
@@ -1428,7 +1434,7 @@ static int compare_build(app_view_ctx *vc, const app_state *st, scene *s, const 
         char head[320], ex[256], note[768];
         experiments(&c[k], a[k], ex, sizeof ex);
         snprintf(head, sizeof head, "%s%s", a[k]->m.cfg.pe_name, ex);
-        text_at(&c[k], q.x, q.y, fit(t, head, t->cells ? 1 : 1.0, q.w, note, sizeof note),
+        text_at(&c[k], q.x, q.y, fit(&c[k], 0, head, t->cells ? 1 : 1.0, q.w, note, sizeof note),
                 t->cells ? 1 : 1.0, SCENE_LEFT | SCENE_TOP, th->fg, SCENE_BOLD);
         q.y += line_h(t);
         q.h -= line_h(t);

@@ -259,7 +259,10 @@ static int decay_build(app_view_ctx *c, const app_state *st, scene *s, const sce
     double *ys = x + L;
     for (int i = 0; i < L; i++) x[i] = i;
     const char *names[APP_CURVE_COUNT];
+    char named[APP_CURVE_COUNT][64];
     uint32_t colors[APP_CURVE_COUNT];
+    unsigned styles[APP_CURVE_COUNT];
+    int which[APP_CURVE_COUNT];
     int n = 0;
     double lo = 0, hi = 1;
     for (int w = 0; w < APP_CURVE_COUNT; w++) {
@@ -278,24 +281,38 @@ static int decay_build(app_view_ctx *c, const app_state *st, scene *s, const sce
             }
         names[n] = decay_label(st, w);
         colors[n] = th->series[w % 8];
+        styles[n] = 0;
+        which[n] = w;
         n++;
     }
+    /* A curve equal to one before it (sinusoidal and RoPE with q = k = 1 are the same function
+     * of p0 - p) is drawn dashed over it, and the legend says which it equals, so no entry
+     * names a curve that cannot be seen. */
+    for (int i = 1; i < n; i++)
+        for (int j = 0; j < i; j++) {
+            if (styles[j]) continue;
+            const double *yi = ys + (size_t)i * L, *yj = ys + (size_t)j * L;
+            int same = 1;
+            for (int k = 0; k < L && same; k++)
+                same = (!isfinite(yi[k]) && !isfinite(yj[k])) || fabs(yi[k] - yj[k]) <= 1e-6;
+            if (!same) continue;
+            styles[i] = SCENE_DASHED;
+            snprintf(named[i], sizeof named[i], "%s = %s", curve_label[which[i]],
+                     curve_label[which[j]]);
+            names[i] = named[i];
+            break;
+        }
     double pad = (hi - lo) * 0.05;
     fig_axes a = fig_axes_draw(s, t, th, r, 0, L - 1 > 0 ? L - 1 : 1, lo - pad, hi + pad,
                                "key position p", "score / score at p0", FIG_GRID);
     scene_line(s, a.area.x, fig_y(&a, 0), a.area.x + a.area.w, fig_y(&a, 0), th->grid, 0,
                SCENE_RULE);
-    /* sinusoidal and RoPE with q = k = 1 are the same function of p0 - p; the sinusoid is drawn
-     * wider underneath so both stay visible */
     double lw = t->hairline > 0 ? t->hairline : 1;
-    int both = (st->curves & APP_CURVE_SINUSOIDAL) && (st->curves & APP_CURVE_ROPE);
-    for (int i = 0; i < n; i++) {
-        int wide = both && i == 0;
+    for (int i = 0; i < n; i++)
         fig_curve(s, &a, x, ys + (size_t)i * L, (size_t)L, colors[i],
-                  t->cells ? 0 : lw * (wide ? 4.5 : 1.8), 0);
-    }
+                  t->cells ? 0 : lw * (styles[i] ? 2.2 : 1.8), styles[i]);
     fig_vmark(s, t, th, &a, p0, "p0");
-    fig_legend(s, t, th, &a, names, colors, n, 0);
+    fig_legend_styled(s, t, th, &a, names, colors, styles, n, 0);
     c->main = a;
     c->has_main = 1;
     c->main_rows = 1;
@@ -305,9 +322,15 @@ static int decay_build(app_view_ctx *c, const app_state *st, scene *s, const sce
         scene_line(s, fig_x(&a, pc), a.area.y, fig_x(&a, pc), a.area.y + a.area.h, th->accent, 0,
                    SCENE_DASHED);
         size_t u = (size_t)snprintf(c->readout, sizeof c->readout, "p %d  p0-p %d:", pc, p0 - pc);
-        for (int i = 0; i < n && u < sizeof c->readout; i++)
-            u += (size_t)snprintf(c->readout + u, sizeof c->readout - u, "  %s %+.4f", names[i],
-                                  ys[(size_t)i * L + pc]);
+        for (int i = 0; i < n && u < sizeof c->readout; i++) {
+            double v = ys[(size_t)i * L + pc];
+            if (isfinite(v))
+                u += (size_t)snprintf(c->readout + u, sizeof c->readout - u, "  %s %+.4f",
+                                      curve_label[which[i]], v);
+            else /* ALiBi is causal: a key after p0 is masked, not a number */
+                u += (size_t)snprintf(c->readout + u, sizeof c->readout - u, "  %s masked (p > p0)",
+                                      curve_label[which[i]]);
+        }
     }
     free(x);
     return 0;
@@ -321,7 +344,8 @@ static int decay_data(app_view_ctx *c, const app_state *st, app_data *out, char 
     if (app_data_alloc(out, 2, (size_t)n + 1, (size_t)L, 0, err, errlen) < 0) return -1;
     for (int i = 0; i < L; i++) out->data[i] = i;
     size_t used =
-        (size_t)snprintf(out->what, sizeof out->what, "(1+curves, len): row 0 = p; rows:");
+        (size_t)snprintf(out->what, sizeof out->what,
+                         "(1+curves, len): row 0 = p; NaN = masked (causal ALiBi, p > p0); rows:");
     int row = 1;
     for (int w = 0; w < APP_CURVE_COUNT; w++) {
         if (!(st->curves & (1u << w))) continue;

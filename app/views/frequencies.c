@@ -131,26 +131,6 @@ static void draw_bands(scene *s, const scene_target *t, const fig_theme *th, con
     }
 }
 
-/* Does either n-point curve y0, y1 (x = 0..n-1, drawn as straight segments in figure units)
- * pass through the box [x0, x1] x [top, bot] of figure units? */
-static int curves_hit(const fig_axes *a, const double *y0, const double *y1, int n, double x0,
-                      double x1, double top, double bot)
-{
-    for (int c = 0; c < 2; c++) {
-        const double *y = c ? y1 : y0;
-        for (int k = 0; k + 1 < n || (n == 1 && k == 0); k++) {
-            int k1 = n == 1 ? 0 : k + 1;
-            double ax = fig_x(a, k), ay = fig_y(a, y[k]), bx = fig_x(a, k1), by = fig_y(a, y[k1]);
-            if (fmax(ax, bx) < x0 || fmin(ax, bx) > x1) continue;
-            for (int i = 0; i <= 16; i++) {
-                double fx = ax + (bx - ax) * i / 16, fy = ay + (by - ay) * i / 16;
-                if (fx >= x0 && fx <= x1 && fy >= top && fy <= bot) return 1;
-            }
-        }
-    }
-    return 0;
-}
-
 /* Log axes in r with the bands underneath their grid: the axes are laid out once on a scratch
  * scene for their geometry, the bands drawn, then the axes drawn for real on top. */
 static fig_axes band_axes(scene *s, const scene_target *t, const fig_theme *th, fig_rect r,
@@ -168,32 +148,6 @@ static fig_axes band_axes(scene *s, const scene_target *t, const fig_theme *th, 
     fig_axes a = fig_axes_draw(s, t, th, r, x0, x1, y0, y1, xlabel, ylabel, flags);
     if (f->shaded) draw_bands(s, t, th, &a, f, 1); /* the labels over the grid */
     return a;
-}
-
-/* A horizontal reference line at y with a label above its left end, or its right end when the
- * curves (wavelengths w0, w1) run through the left place. */
-static void hline(scene *s, const scene_target *t, const fig_axes *a, double y, uint32_t color,
-                  const char *label, const double *w0, const double *w1, int n)
-{
-    double fy = fig_y(a, y);
-    if (!(fy >= a->area.y && fy <= a->area.y + a->area.h)) return;
-    if (t->cells) fy = 2 * floor(fy / 2) + 1;
-    scene_line(s, a->area.x, fy, a->area.x + a->area.w, fy, color, t->cells ? 0 : 1.5,
-               SCENE_DASHED);
-    double size = t->cells ? 1 : 0.85, pad = t->cells ? 1 : t->char_w;
-    double w = scene_text_width(t, label, size);
-    double ty = t->cells ? fy - 1 - t->text_h : fy - t->text_h * 0.1;
-    double top = t->cells ? ty : ty - t->text_h * size, bot = t->cells ? ty + t->text_h : ty;
-    int right = curves_hit(a, w0, w1, n, a->area.x + pad, a->area.x + pad + w, top, bot) &&
-                !curves_hit(a, w0, w1, n, a->area.x + a->area.w - pad - w,
-                            a->area.x + a->area.w - pad, top, bot);
-    double tx = right ? a->area.x + a->area.w - pad : a->area.x + pad;
-    if (t->cells && right) tx = floor(tx - w);
-    scene_text(s, tx, ty, label, size,
-               (right && !t->cells ? SCENE_RIGHT : SCENE_LEFT) |
-                   (t->cells ? SCENE_TOP : SCENE_BOTTOM),
-               color, 0);
-    s->text_h = t->text_h;
 }
 
 static int freq_build(app_view_ctx *c, const app_state *st, scene *s, const scene_target *t,
@@ -318,14 +272,16 @@ static int freq_build(app_view_ctx *c, const app_state *st, scene *s, const scen
     if (two) fig_curve(s, &b, x, we, (size_t)n, colors[1], lw, 0);
     /* after the curves, so a label the curves cannot avoid (a narrow plot) stays readable */
     char lab[96];
+    if (T != L0) fig_hmark(s, t, th, &b, T, NULL);
+    fig_hmark(s, t, th, &b, L0, NULL);
     if (T != L0) {
         snprintf(lab, sizeof lab, "target T = %s", ts);
-        hline(s, t, &b, T, th->series[5], lab, wo, we, n);
+        fig_hmark_label(s, t, th, &b, T, lab);
         snprintf(lab, sizeof lab, "original L0 = %s", l0s);
     } else {
         snprintf(lab, sizeof lab, "context L0 = T = %s", l0s);
     }
-    hline(s, t, &b, L0, th->accent, lab, wo, we, n);
+    fig_hmark_label(s, t, th, &b, L0, lab);
 
     c->main = a;
     c->has_main = 1;

@@ -87,11 +87,9 @@ static int wl_build(app_view_ctx *c, const app_state *st, scene *s, const scene_
         for (int k = 0; k < n; k++)
             scene_circle(s, fig_x(&a, k), fig_y(&a, w[k]), rad,
                          w[k] > L ? th->series[1] : th->series[0], 0, w[k] > L ? 0 : SCENE_FILL);
-    double yl = fig_y(&a, L);
-    scene_line(s, a.area.x, yl, a.area.x + a.area.w, yl, th->accent, t->cells ? 0 : 1.5,
-               SCENE_DASHED);
-    scene_textf(s, a.area.x + a.area.w - t->char_w, yl - t->text_h * 0.1, 0.85,
-                SCENE_RIGHT | SCENE_BOTTOM, th->accent, 0, "context L = %d", L);
+    char lab[64];
+    snprintf(lab, sizeof lab, "context L = %d", L);
+    fig_hmark(s, t, th, &a, L, lab);
     c->main = a;
     c->has_main = 1;
     c->main_rows = 1;

@@ -40,5 +40,9 @@ for v in heatmap similarity decay alibi rope wavelength; do
         timeout 60 "$pelab" gui "$v" --frames 3 >/dev/null 2>"$err"
     ok $? "pelab gui $v draws 3 frames under Xvfb and exits 0 $(head -c 100 "$err")"
 done
+# a lesson in the window (issue 12): a slide with its caption panel draws and the window exits 0
+DISPLAY=":$d" SDL_VIDEODRIVER=x11 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+    timeout 60 "$pelab" gui --lesson rope --slide 3 --frames 3 >/dev/null 2>"$err"
+ok $? "pelab gui --lesson rope --slide 3 draws 3 frames under Xvfb $(head -c 100 "$err")"
 echo "1..$n"
 [ "$failed" -eq 0 ]

@@ -66,10 +66,11 @@ static char *path_in(const char *name)
 
 /* How far an RGB frame is from a PNG: the share of pixels off by more than 40 in a channel (a
  * palette's rounding stays well under it; a different figure does not). The title block (the
- * top fifth) is left out: a frame's subtitle also names the swept value. */
+ * top third: at 320x240 the title wraps to two lines) is left out: a frame's subtitle also
+ * names the swept value. */
 static double share_differing(const uint8_t *rgba, const png_image_rd *ref)
 {
-    size_t off = 0, n = (size_t)ref->w * (size_t)ref->h, top = (size_t)ref->w * (size_t)ref->h / 5;
+    size_t off = 0, n = (size_t)ref->w * (size_t)ref->h, top = (size_t)ref->w * (size_t)ref->h / 3;
     for (size_t i = top; i < n; i++)
         for (int c = 0; c < 3; c++)
             if (abs((int)rgba[i * 4 + (size_t)c] - (int)ref->rgba[i * 4 + (size_t)c]) > 40) {

@@ -1,0 +1,967 @@
+/* lesson.c: reading and checking lesson files (lesson.h), and their live captions. */
+#include "lesson.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "assets.h"
+#include "attn.h"
+#include "cli.h"
+#include "input.h"
+#include "options.h"
+#include "views.h"
+
+/* ---- keys -------------------------------------------------------------------------------- */
+
+static const struct {
+    const char *name;
+    uint32_t key;
+} key_names[] = {
+    {"Up", UI_KEY_UP},
+    {"Down", UI_KEY_DOWN},
+    {"Left", UI_KEY_LEFT},
+    {"Right", UI_KEY_RIGHT},
+    {"PgUp", UI_KEY_PGUP},
+    {"PgDn", UI_KEY_PGDN},
+    {"Home", UI_KEY_HOME},
+    {"End", UI_KEY_END},
+    {"Enter", UI_KEY_ENTER},
+    {"Esc", UI_KEY_ESC},
+    {"Tab", UI_KEY_TAB},
+    {"S-Tab", UI_KEY_BTAB},
+    {"Backspace", UI_KEY_BACKSPACE},
+    {"F11", UI_KEY_F11},
+    {"Space", ' '},
+};
+
+void lesson_key_name(uint32_t key, char *buf, size_t n)
+{
+    for (size_t i = 0; i < sizeof key_names / sizeof key_names[0]; i++)
+        if (key_names[i].key == key) {
+            snprintf(buf, n, "%s", key_names[i].name);
+            return;
+        }
+    snprintf(buf, n, "%c", key > 32 && key < 127 ? (char)key : '?');
+}
+
+int lesson_key_parse(const char *name, uint32_t *key)
+{
+    for (size_t i = 0; i < sizeof key_names / sizeof key_names[0]; i++)
+        if (strcasecmp(name, key_names[i].name) == 0) {
+            *key = key_names[i].key;
+            return 0;
+        }
+    if (name[0] > 32 && name[0] < 127 && name[1] == '\0') {
+        *key = (uint32_t)name[0];
+        return 0;
+    }
+    return -1;
+}
+
+/* The presenter's own keys: they move through the lesson, so a hint cannot offer them for the
+ * view. */
+static const struct {
+    uint32_t key;
+    const char *what;
+} reserved[] = {
+    {' ', "next slide"},
+    {UI_KEY_PGDN, "next slide"},
+    {UI_KEY_PGUP, "previous slide"},
+    {UI_KEY_BACKSPACE, "previous slide"},
+    {'l', "list the slides"},
+    {'r', "reset the slide"},
+    {'q', "quit"},
+    {'0', "jump to a slide"},
+    {'1', "jump to a slide"},
+    {'2', "jump to a slide"},
+    {'3', "jump to a slide"},
+    {'4', "jump to a slide"},
+    {'5', "jump to a slide"},
+    {'6', "jump to a slide"},
+    {'7', "jump to a slide"},
+    {'8', "jump to a slide"},
+    {'9', "jump to a slide"},
+};
+
+int lesson_key_reserved(uint32_t key, const char **what)
+{
+    for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
+        if (reserved[i].key == key) {
+            if (what) *what = reserved[i].what;
+            return 1;
+        }
+    return 0;
+}
+
+/* ---- finding lessons --------------------------------------------------------------------- */
+
+static int is_file(const char *p)
+{
+    struct stat sb;
+    return stat(p, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int lesson_names(char ***names)
+{
+    *names = NULL;
+    char dir[1024], err[512];
+    if (app_asset_path("lessons", dir, sizeof dir, err, sizeof err) < 0) return 0;
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    int n = 0, cap = 0;
+    char **v = NULL;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len <= 7 || strcmp(e->d_name + len - 7, ".lesson") != 0 || e->d_name[0] == '.')
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 16;
+            char **v2 = realloc(v, sizeof *v * (size_t)cap);
+            if (!v2) break;
+            v = v2;
+        }
+        v[n] = malloc(len - 6);
+        if (!v[n]) break;
+        memcpy(v[n], e->d_name, len - 7);
+        v[n][len - 7] = '\0';
+        n++;
+    }
+    closedir(d);
+    if (n > 1) qsort(v, (size_t)n, sizeof *v, cmp_str);
+    *names = v;
+    return n;
+}
+
+void lesson_names_free(char **names, int n)
+{
+    for (int i = 0; i < n; i++) free(names[i]);
+    free(names);
+}
+
+int lesson_resolve(const char *name, char *buf, size_t n, char *err, size_t errlen)
+{
+    /* a path when it looks like one or names a file; a shipped name otherwise */
+    if (strchr(name, '/') || is_file(name)) {
+        snprintf(buf, n, "%s", name);
+        return 0;
+    }
+    char dir[1024];
+    if (app_asset_path("lessons", dir, sizeof dir, err, errlen) < 0) return -1;
+    size_t len = strlen(name);
+    int has_ext = len > 7 && strcmp(name + len - 7, ".lesson") == 0;
+    snprintf(buf, n, "%s/%s%s", dir, name, has_ext ? "" : ".lesson");
+    if (is_file(buf)) return 0;
+    char **names;
+    int k = lesson_names(&names);
+    char list[512] = "";
+    size_t u = 0;
+    for (int i = 0; i < k && u < sizeof list; i++)
+        u += (size_t)snprintf(list + u, sizeof list - u, "%s%s", i ? ", " : "", names[i]);
+    const char *sug = k > 0 ? pe_closest(name, (const char *const *)names, (size_t)k) : NULL;
+    snprintf(err, errlen, "lesson '%s': no such lesson or file%s%s%s (shipped: %s)", name,
+             sug ? "; did you mean '" : "", sug ? sug : "", sug ? "'?" : "",
+             k ? list : "none found");
+    lesson_names_free(names, k);
+    return -1;
+}
+
+/* ---- the evaluation table behind {loss MODEL A-B} ------------------------------------------ */
+
+/* Mean held-out loss of column MODEL over positions a..b of a `pelab eval --extrapolate` CSV
+ * (the shipped one unless data names another). Returns 0, or -1 with a message. */
+static int eval_mean(const char *data, const char *mname, int a, int b, double *out, char *err,
+                     size_t errlen)
+{
+    char path[1024];
+    if (data && data[0])
+        snprintf(path, sizeof path, "%s", data);
+    else if (app_asset_path("models/extrapolation.csv", path, sizeof path, err, errlen) < 0)
+        return -1;
+    FILE *fp = fopen(path, "r");
+    if (!fp) {
+        snprintf(err, errlen, "{loss}: %.400s: %s", path, strerror(errno));
+        return -1;
+    }
+    char line[4096];
+    int col = -1, rows = 0, count = 0, header = 0;
+    double sum = 0;
+    char names[512] = "";
+    while (fgets(line, sizeof line, fp)) {
+        line[strcspn(line, "\r\n")] = '\0';
+        if (line[0] == '#' || !line[0]) continue;
+        char *save = NULL, *tok = strtok_r(line, ",", &save);
+        if (!header) {
+            header = 1;
+            for (int i = 0; (tok = strtok_r(NULL, ",", &save)); i++) {
+                if (strcmp(tok, mname) == 0) col = i;
+                size_t u = strlen(names);
+                snprintf(names + u, sizeof names - u, "%s%s", u ? "|" : "", tok);
+            }
+            if (col < 0) break;
+            continue;
+        }
+        int pos = tok ? atoi(tok) : -1;
+        rows++;
+        for (int i = 0; (tok = strtok_r(NULL, ",", &save)); i++) {
+            if (i != col || pos < a || pos > b) continue;
+            char *end;
+            double v = strtod(tok, &end);
+            if (end != tok && isfinite(v)) {
+                sum += v;
+                count++;
+            }
+        }
+    }
+    fclose(fp);
+    if (col < 0) {
+        snprintf(err, errlen, "{loss %.40s %d-%d}: no column '%.40s' in %.200s (columns %.100s)",
+                 mname, a, b, mname, path, names);
+        return -1;
+    }
+    if (count == 0 || b >= rows) {
+        snprintf(err, errlen, "{loss %.40s %d-%d}: %.300s has positions 0..%d", mname, a, b, path,
+                 rows - 1);
+        return -1;
+    }
+    *out = sum / count;
+    return 0;
+}
+
+/* ---- placeholders ------------------------------------------------------------------------ */
+
+/* The RoPE view's pairs (q and k both (1, 0) in every pair): angles n*theta_k. */
+static int rope_freqs(const app_state *st, double **inv, int *np, double *attn)
+{
+    *np = pe_rope_rotary_dim(&st->p) / 2;
+    *inv = *np > 0 ? malloc(sizeof **inv * (size_t)*np) : NULL;
+    char err[256];
+    if (!*inv || pe_rope_inv_freq(&st->p, *inv, attn, err, sizeof err) < 0) {
+        free(*inv);
+        *inv = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+/* Fill one placeholder (name without braces) into out. Returns 0, or -1 with a message when
+ * the name is unknown (so --check can report it). */
+static int placeholder(const char *name, const app_state *st, const char *readout, char *out,
+                       size_t n, char *err, size_t errlen)
+{
+    int m = st->pos < 0 ? 3 : st->pos, k = st->pos_k;
+    if (strcmp(name, "readout") == 0) {
+        snprintf(out, n, "%s", readout && readout[0] ? readout : "(move the cursor to read)");
+        return 0;
+    }
+    if (strcmp(name, "distance") == 0) {
+        snprintf(out, n, "%d", m - k);
+        return 0;
+    }
+    if (strcmp(name, "sin-bug") == 0 || strcmp(name, "attn-factor") == 0) {
+        /* the bug of seed 000: both tables read the sin column, so pair (a, b) becomes
+         * sin(m theta) (a - b, b + a) instead of a rotation; for q = k = (1, 0) in every pair (the
+         * RoPE view's vectors) the score is sum_k 2 sin(m theta_k) sin(n theta_k)
+         * = sum_k cos((m - n) theta_k) - cos((m + n) theta_k) */
+        double *inv, attn = 1;
+        int np;
+        if (rope_freqs(st, &inv, &np, &attn) < 0) {
+            snprintf(out, n, "?");
+            return 0;
+        }
+        double s = 0;
+        for (int i = 0; i < np; i++) s += 2 * sin(m * inv[i]) * sin(k * inv[i]);
+        free(inv);
+        if (name[0] == 's')
+            snprintf(out, n, "%.4f", s * attn * attn);
+        else
+            snprintf(out, n, "%.4g", attn);
+        return 0;
+    }
+    if (strcmp(name, "slopes") == 0) {
+        double sl[PE_MAX_HEADS];
+        if (pe_alibi_slopes(st->p.heads, st->p.slope_ratio, sl, err, errlen) < 0) return -1;
+        size_t u = 0;
+        out[0] = '\0';
+        for (int h = 0; h < st->p.heads && u + 16 < n; h++) {
+            if (h == 12 && st->p.heads > 13) {
+                u += (size_t)snprintf(out + u, n - u, ", ... (%d more)", st->p.heads - h);
+                break;
+            }
+            /* powers of two read best as fractions: 1/256 rather than 0.00390625 */
+            double inv = 1 / sl[h];
+            if (fabs(inv - round(inv)) < 1e-9)
+                u += (size_t)snprintf(out + u, n - u, "%s1/%.0f", h ? ", " : "", inv);
+            else
+                u += (size_t)snprintf(out + u, n - u, "%s%.4g", h ? ", " : "", sl[h]);
+        }
+        return 0;
+    }
+    if (strcmp(name, "bands") == 0) {
+        int np = pe_rope_rotary_dim(&st->p) / 2, c[3] = {0, 0, 0};
+        for (int i = 0; i < np; i++) c[pe_rope_band(&st->p, i)]++;
+        snprintf(out, n, "%d kept, %d blended, %d divided", c[PE_BAND_KEEP], c[PE_BAND_BLEND],
+                 c[PE_BAND_INTERP]);
+        return 0;
+    }
+    if (strcmp(name, "eff-base") == 0) {
+        snprintf(out, n, "%.0f", pe_rope_effective_base(&st->p));
+        return 0;
+    }
+    if (strcmp(name, "longest") == 0 || strcmp(name, "shortest") == 0) {
+        double *inv, attn;
+        int np;
+        if (rope_freqs(st, &inv, &np, &attn) < 0) {
+            snprintf(out, n, "?");
+            return 0;
+        }
+        double lo = inv[0], hi = inv[0];
+        for (int i = 1; i < np; i++) {
+            lo = fmin(lo, inv[i]);
+            hi = fmax(hi, inv[i]);
+        }
+        free(inv);
+        snprintf(out, n, "%.0f", 2 * APP_PI / (name[0] == 'l' ? lo : hi));
+        return 0;
+    }
+    if (strncmp(name, "loss ", 5) == 0) {
+        char mname[64];
+        int a, b, used = 0;
+        if (sscanf(name + 5, "%63s %d-%d%n", mname, &a, &b, &used) != 3 || name[5 + used] ||
+            a < 0 || b < a) {
+            snprintf(err, errlen, "{%s}: write {loss MODEL A-B}, e.g. {loss rope 64-127}", name);
+            return -1;
+        }
+        double v;
+        if (eval_mean(st->attn.data_path, mname, a, b, &v, err, errlen) < 0) return -1;
+        snprintf(out, n, "%.3f", v);
+        return 0;
+    }
+    const app_option *o = app_option_find(name);
+    if (o) {
+        app_option_get(st, o, out, n);
+        return 0;
+    }
+    const char *sug = app_option_suggest(name);
+    snprintf(err, errlen,
+             "{%s}: unknown placeholder%s%s%s (an option name, readout, distance, sin-bug, "
+             "slopes, bands, attn-factor, eff-base, longest, shortest, or loss MODEL A-B)",
+             name, sug ? "; did you mean {" : "", sug ? sug : "", sug ? "}?" : "");
+    return -1;
+}
+
+/* Expand text into out; returns the number of bad placeholders (first message in err). */
+static int expand(const char *text, const app_state *st, const char *readout, char *out, size_t n,
+                  char *err, size_t errlen)
+{
+    size_t u = 0;
+    int bad = 0;
+    for (const char *p = text; *p && u + 1 < n;) {
+        const char *close = p[0] == '{' ? strchr(p, '}') : NULL;
+        if (!close || close - p > 80) {
+            out[u++] = *p++;
+            continue;
+        }
+        char name[96], val[512], e[512];
+        snprintf(name, sizeof name, "%.*s", (int)(close - p - 1), p + 1);
+        if (placeholder(name, st, readout, val, sizeof val, e, sizeof e) < 0) {
+            if (!bad++) snprintf(err, errlen, "%s", e);
+            snprintf(val, sizeof val, "{%s}", name);
+        }
+        int w = snprintf(out + u, n - u, "%s", val);
+        u += w > 0 ? (size_t)w : 0;
+        if (u >= n) u = n - 1;
+        p = close + 1;
+    }
+    out[u < n ? u : n - 1] = '\0';
+    return bad;
+}
+
+void lesson_expand(const lesson_slide *s, const app_state *st, const char *readout, char *out,
+                   size_t n)
+{
+    char err[512];
+    expand(s->caption, st, readout, out, n, err, sizeof err);
+}
+
+/* ---- the view line ----------------------------------------------------------------------- */
+
+/* Split like a shell: words separated by blanks, '...' and "..." quote. Returns the count or
+ * -1 for an unterminated quote. Words point into buf. */
+static int split_words(char *buf, char **words, int max)
+{
+    int n = 0;
+    char *r = buf, *w = buf;
+    while (*r) {
+        while (*r == ' ' || *r == '\t') r++;
+        if (!*r) break;
+        if (n == max) return -2;
+        words[n++] = w;
+        while (*r && *r != ' ' && *r != '\t') {
+            if (*r == '\'' || *r == '"') {
+                char q = *r++;
+                while (*r && *r != q) *w++ = *r++;
+                if (!*r) return -1;
+                r++;
+            } else {
+                *w++ = *r++;
+            }
+        }
+        if (*r) r++;
+        *w++ = '\0';
+    }
+    return n;
+}
+
+/* A --config path as a lesson writes it: as given, next to the lesson file, or "assets/..." in
+ * pelab's assets folder (so shipped lessons work wherever pelab is installed). */
+static void config_path(const char *lesson_path, const char *v, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", v);
+    if (v[0] == '/' || is_file(v)) return;
+    const char *slash = strrchr(lesson_path, '/');
+    if (slash) {
+        snprintf(buf, n, "%.*s/%s", (int)(slash - lesson_path), lesson_path, v);
+        if (is_file(buf)) return;
+    }
+    char err[256];
+    if (strncmp(v, "assets/", 7) == 0 && app_asset_path(v + 7, buf, n, err, sizeof err) == 0 &&
+        is_file(buf))
+        return;
+    snprintf(buf, n, "%s", v);
+}
+
+static int parse_view(const char *lesson_path, const char *line, app_state *st, char *err,
+                      size_t errlen)
+{
+    char buf[1024], cfg[1024];
+    char *words[APP_CLI_MAX_ARGS];
+    snprintf(buf, sizeof buf, "%s", line);
+    int n = split_words(buf, words + 1, APP_CLI_MAX_ARGS - 2);
+    if (n == -1) {
+        snprintf(err, errlen, "view: a quote is not closed");
+        return -1;
+    }
+    if (n < 0) {
+        snprintf(err, errlen, "view: too many words (at most %d)", APP_CLI_MAX_ARGS - 2);
+        return -1;
+    }
+    if (n == 0) {
+        snprintf(err, errlen, "view: name a view and its options, e.g. 'view: rope --dim 8'");
+        return -1;
+    }
+    for (int i = 1; i <= n; i++) {
+        if (strcmp(words[i], "--config") == 0 && i < n) {
+            config_path(lesson_path, words[i + 1], cfg, sizeof cfg);
+            words[++i] = cfg;
+        } else if (strncmp(words[i], "-o", 2) == 0 || strncmp(words[i], "--output", 8) == 0) {
+            snprintf(err, errlen, "view: %s: a slide has no output file (the handout makes one)",
+                     words[i]);
+            return -1;
+        }
+    }
+    app_state_default(st);
+    if (words[1][0] == '-') {
+        snprintf(err, errlen, "view: '%s': the line starts with the view's name (see `pelab list`)",
+                 words[1]);
+        return -1;
+    }
+    if (app_option_set(st, app_option_find("view"), words[1], err, errlen) < 0) return -1;
+    words[1] = "export";
+    app_cli_extra extra[] = {{"config", 'C'}};
+    app_cli_args args;
+    if (app_cli_parse(st, n, words + 1, extra, 1, &args, err, errlen) < 0) return -1;
+    if (args.n_positional > 0) {
+        snprintf(err, errlen, "view: unexpected word '%s' (one view, then options)",
+                 args.positional[0]);
+        return -1;
+    }
+    if (app_state_validate(st, err, errlen) < 0) return -1;
+    /* what would fail only when the slide is shown: a model or a table that is not there */
+    const char *vname = app_view_at((size_t)st->view)->name;
+    char path[1024];
+    if (strcmp(vname, "attention") == 0 || strcmp(vname, "compare") == 0) {
+        if (app_attn_model_path(st->attn.model_name, path, sizeof path, err, errlen) < 0) return -1;
+        if (st->attn.compare[0] &&
+            app_attn_model_path(st->attn.compare, path, sizeof path, err, errlen) < 0) {
+            return -1;
+        }
+    }
+    if (st->attn.data_path[0] && !is_file(st->attn.data_path)) {
+        snprintf(err, errlen, "--data %.400s: no such file", st->attn.data_path);
+        return -1;
+    }
+    snprintf(st->command, sizeof st->command, "pelab export %s", line);
+    return 0;
+}
+
+/* ---- the file ---------------------------------------------------------------------------- */
+
+typedef struct reader {
+    const char *path;
+    FILE *diag;
+    int problems;
+} reader;
+
+static void problem(reader *r, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void problem(reader *r, int line, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (r->diag) {
+        if (line > 0)
+            fprintf(r->diag, "%s:%d: ", r->path, line);
+        else
+            fprintf(r->diag, "%s: ", r->path);
+        vfprintf(r->diag, fmt, ap);
+        fputc('\n', r->diag);
+    }
+    va_end(ap);
+    r->problems++;
+}
+
+/* Read the whole file, refusing what is not a lesson before parsing: too large, binary (a NUL
+ * or invalid UTF-8), empty. Returns the text (malloc) or NULL after reporting. */
+static char *read_text(reader *r)
+{
+    FILE *fp = fopen(r->path, "rb");
+    if (!fp) {
+        problem(r, 0, "cannot open: %s", strerror(errno));
+        return NULL;
+    }
+    struct stat sb;
+    if (fstat(fileno(fp), &sb) == 0 && !S_ISREG(sb.st_mode)) {
+        fclose(fp);
+        problem(r, 0, "not a regular file");
+        return NULL;
+    }
+    char *buf = malloc(LESSON_MAX_BYTES + 2);
+    if (!buf) {
+        fclose(fp);
+        problem(r, 0, "out of memory");
+        return NULL;
+    }
+    size_t n = fread(buf, 1, LESSON_MAX_BYTES + 1, fp);
+    fclose(fp);
+    if (n > LESSON_MAX_BYTES) {
+        free(buf);
+        problem(r, 1, "the file is larger than %d bytes: not a lesson (a lesson is a short text)",
+                LESSON_MAX_BYTES);
+        return NULL;
+    }
+    buf[n] = '\0';
+    int line = 1;
+    for (size_t i = 0; i < n;) {
+        unsigned char c = (unsigned char)buf[i];
+        int len = c < 0x80             ? 1
+                  : (c & 0xe0) == 0xc0 ? 2
+                  : (c & 0xf0) == 0xe0 ? 3
+                  : (c & 0xf8) == 0xf0 ? 4
+                                       : 0;
+        int ok = len > 0 && i + (size_t)len <= n && (c != 0);
+        for (int k = 1; ok && k < len; k++) ok = ((unsigned char)buf[i + (size_t)k] & 0xc0) == 0x80;
+        if (ok && c < 0x20 && c != '\n' && c != '\r' && c != '\t') ok = 0;
+        if (!ok) {
+            free(buf);
+            problem(r, line, "binary data (byte 0x%02x at offset %zu): a lesson is UTF-8 text", c,
+                    i);
+            return NULL;
+        }
+        if (c == '\n') line++;
+        i += (size_t)len;
+    }
+    int blank = 1;
+    for (size_t i = 0; i < n && blank; i++) blank = isspace((unsigned char)buf[i]) != 0;
+    if (blank) {
+        free(buf);
+        problem(r, 1, "empty: a lesson needs a 'lesson: TITLE' line and at least one slide");
+        return NULL;
+    }
+    return buf;
+}
+
+static void trim(char *s)
+{
+    size_t n = strlen(s);
+    while (n && isspace((unsigned char)s[n - 1])) s[--n] = '\0';
+    size_t k = 0;
+    while (isspace((unsigned char)s[k])) k++;
+    if (k) memmove(s, s + k, n - k + 1);
+}
+
+/* Append continuation text to a field (joined with a space); 0 or -1 when it would not fit. */
+static int append(char *dst, size_t cap, const char *text)
+{
+    size_t u = strlen(dst), t = strlen(text);
+    if (u + 1 + t + 1 > cap) return -1;
+    if (u) dst[u++] = ' ';
+    memcpy(dst + u, text, t + 1);
+    return 0;
+}
+
+static int set_field(reader *r, int line, const char *what, char *dst, size_t cap, const char *v)
+{
+    if (strlen(v) >= cap) {
+        problem(r, line, "%s: %zu bytes, allowed at most %zu", what, strlen(v), cap - 1);
+        return -1;
+    }
+    snprintf(dst, cap, "%s", v);
+    return 0;
+}
+
+static void parse_try(reader *r, int line, lesson_slide *s, const char *v, lesson_key_fn key_bound)
+{
+    if (s->n_try == LESSON_MAX_TRY) {
+        problem(r, line, "try: at most %d hints a slide", LESSON_MAX_TRY);
+        return;
+    }
+    lesson_try *t = &s->tries[s->n_try];
+    memset(t, 0, sizeof *t);
+    const char *eq = strstr(v, " = ");
+    if (!eq) {
+        problem(r, line,
+                "try: write 'try: KEYS = what they do' (e.g. 'try: b B = double or "
+                "halve the base') or 'try: :option value = what it shows'");
+        return;
+    }
+    snprintf(t->keys, sizeof t->keys, "%.*s", (int)(eq - v), v);
+    trim(t->keys);
+    if (set_field(r, line, "try", t->what, sizeof t->what, eq + 3) < 0) return;
+    trim(t->what);
+    if (!t->keys[0] || !t->what[0]) {
+        problem(r, line, "try: both the keys and what they do are needed ('KEYS = what')");
+        return;
+    }
+    if (t->keys[0] == ':') { /* an option to type: checked against this slide's state */
+        app_state trial = s->st;
+        char err[512];
+        if (app_option_command(&trial, t->keys + 1, err, sizeof err) < 0) {
+            problem(r, line, "try: %s: %s", t->keys, err);
+            return;
+        }
+        s->n_try++;
+        return;
+    }
+    char buf[64];
+    snprintf(buf, sizeof buf, "%s", t->keys);
+    char *save = NULL;
+    int bad = 0;
+    for (char *w = strtok_r(buf, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+        uint32_t key;
+        const char *what;
+        if (strcmp(w, "/") == 0 || strcmp(w, ",") == 0) continue; /* "b / B" reads well */
+        if (lesson_key_parse(w, &key) < 0) {
+            problem(r, line,
+                    "try: '%s' is not a key name (one character, or Up Down Left Right PgUp "
+                    "PgDn Home End Enter Esc Tab S-Tab Backspace F11 Space)",
+                    w);
+            bad = 1;
+        } else if (lesson_key_reserved(key, &what)) {
+            problem(r, line, "try: key '%s' belongs to the lesson here (%s); name another", w,
+                    what);
+            bad = 1;
+        } else if (key_bound && !key_bound(&s->st, key)) {
+            problem(r, line, "try: key '%s' does nothing in the %s view (? lists its keys)", w,
+                    app_view_at((size_t)s->st.view)->name);
+            bad = 1;
+        } else if (t->n_key < 8) {
+            t->key[t->n_key++] = key;
+        }
+    }
+    if (!bad) s->n_try++;
+}
+
+static void parse_do(reader *r, int line, lesson_slide *s, const char *v)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", v);
+    char *words[LESSON_MAX_SWEEP + 3];
+    int n = split_words(buf, words, LESSON_MAX_SWEEP + 2);
+    const char *vname = app_view_at((size_t)s->st.view)->name;
+    if (n < 1) {
+        problem(r, line, "do: name an action: spin, play, or sweep OPTION V1 V2 ...");
+        return;
+    }
+    if (strcmp(words[0], "spin") == 0 && n == 1) {
+        if (strcmp(vname, "rope") != 0) {
+            problem(r, line, "do: spin turns the RoPE view's pairs; this slide shows %s", vname);
+            return;
+        }
+        s->action = LESSON_DO_SPIN;
+        return;
+    }
+    if (strcmp(words[0], "play") == 0 && n == 1) {
+        if (strcmp(vname, "attention") != 0 && strcmp(vname, "compare") != 0) {
+            problem(r, line,
+                    "do: play steps through the attention views' tokens; this slide "
+                    "shows %s",
+                    vname);
+            return;
+        }
+        s->action = LESSON_DO_PLAY;
+        return;
+    }
+    if (strcmp(words[0], "sweep") == 0 && n >= 3) {
+        const app_option *o = app_option_find(words[1]);
+        if (!o) {
+            const char *sug = app_option_suggest(words[1]);
+            problem(r, line, "do: sweep '%s': unknown option%s%s%s", words[1],
+                    sug ? "; did you mean '" : "", sug ? sug : "", sug ? "'?" : "");
+            return;
+        }
+        snprintf(s->sweep_opt, sizeof s->sweep_opt, "%s", o->name);
+        s->n_sweep = 0;
+        for (int i = 2; i < n; i++) {
+            app_state trial = s->st;
+            char err[512], cmd[128];
+            snprintf(cmd, sizeof cmd, "%s %s", o->name, words[i]);
+            if (strlen(words[i]) >= sizeof s->sweep_val[0] ||
+                app_option_command(&trial, cmd, err, sizeof err) < 0) {
+                problem(r, line, "do: sweep: %s", strlen(words[i]) >= 32 ? "value too long" : err);
+                return;
+            }
+            snprintf(s->sweep_val[s->n_sweep++], sizeof s->sweep_val[0], "%s", words[i]);
+        }
+        s->action = LESSON_DO_SWEEP;
+        return;
+    }
+    if (n == -2 || (strcmp(words[0], "sweep") == 0 && n > 2)) {
+        problem(r, line, "do: sweep takes at most %d values", LESSON_MAX_SWEEP);
+        return;
+    }
+    problem(r, line, "do: '%s': allowed spin, play, or sweep OPTION V1 V2 ... (at least one value)",
+            v);
+}
+
+/* Checks that need the whole slide (the caption's placeholders, a caption at all). */
+static void finish_slide(reader *r, lesson_slide *s, int view_ok, int caption_line)
+{
+    if (!s->view_args[0]) problem(r, s->line, "slide '%s' has no 'view:' line", s->title);
+    if (!s->caption[0]) {
+        problem(r, s->line, "slide '%s' has no caption (add 'caption: a few sentences')", s->title);
+        return;
+    }
+    if (!view_ok) return;
+    char out[4096], err[512];
+    if (expand(s->caption, &s->st, "", out, sizeof out, err, sizeof err) > 0)
+        problem(r, caption_line, "caption: %s", err);
+}
+
+int lesson_load(lesson *l, const char *path, lesson_key_fn key_bound, FILE *diag)
+{
+    memset(l, 0, sizeof *l);
+    reader r = {path, diag, 0};
+    snprintf(l->path, sizeof l->path, "%s", path);
+    char *text = read_text(&r);
+    if (!text) return -1;
+    l->slides = calloc(LESSON_MAX_SLIDES, sizeof *l->slides);
+    if (!l->slides) {
+        free(text);
+        problem(&r, 0, "out of memory");
+        return -1;
+    }
+    lesson_slide *s = NULL;
+    char *last = NULL; /* the field a continuation line extends */
+    size_t last_cap = 0;
+    int view_ok = 0, caption_line = 0, title_line = 0, too_many = 0;
+    char *save = NULL;
+    int line = 0;
+    for (char *p = text; p; p = save) {
+        save = strchr(p, '\n');
+        if (save) *save++ = '\0';
+        line++;
+        p[strcspn(p, "\r")] = '\0';
+        if (p[0] == '#') continue;
+        if (p[0] == ' ' || p[0] == '\t') {
+            char v[4096];
+            snprintf(v, sizeof v, "%s", p);
+            trim(v);
+            if (!v[0]) continue;
+            if (!last)
+                problem(&r, line,
+                        "an indented line continues a caption or about; there is none "
+                        "above");
+            else if (append(last, last_cap, v) < 0)
+                problem(&r, line, "the text is longer than %zu bytes", last_cap - 1);
+            continue;
+        }
+        char v[4096];
+        snprintf(v, sizeof v, "%s", p);
+        trim(v);
+        if (!v[0]) {
+            last = NULL;
+            continue;
+        }
+        char *colon = strchr(v, ':');
+        char *key = v, *val = colon ? colon + 1 : NULL;
+        if (colon) *colon = '\0';
+        if (val) trim(val);
+        static const char *const fields[] = {"lesson",  "about", "slide", "view",
+                                             "caption", "try",   "do"};
+        int f = -1;
+        for (int i = 0; colon && i < 7; i++)
+            if (strcmp(key, fields[i]) == 0) f = i;
+        if (f < 0) {
+            const char *sug = pe_closest(key, fields, 7);
+            problem(&r, line,
+                    "'%s': not a lesson line%s%s%s (lines are 'field: value': lesson, "
+                    "about, slide, view, caption, try, do)",
+                    colon ? key : v, sug ? "; did you mean '" : "", sug ? sug : "",
+                    sug ? ":'?" : "");
+            last = NULL;
+            continue;
+        }
+        last = NULL;
+        if (f <= 1) {
+            if (s) {
+                problem(&r, line, "'%s:' belongs before the first slide", fields[f]);
+            } else if (f == 0) {
+                if (l->title[0]) problem(&r, line, "a second 'lesson:' title (one per file)");
+                title_line = line;
+                if (set_field(&r, line, "lesson", l->title, sizeof l->title, val) == 0 && !val[0])
+                    problem(&r, line, "lesson: the title is empty");
+            } else if (set_field(&r, line, "about", l->about, sizeof l->about, val) == 0) {
+                last = l->about;
+                last_cap = sizeof l->about;
+            }
+            continue;
+        }
+        if (f == 2) {
+            if (s) finish_slide(&r, s, view_ok, caption_line);
+            if (l->n == LESSON_MAX_SLIDES) {
+                if (!too_many++) problem(&r, line, "more than %d slides", LESSON_MAX_SLIDES);
+                s = NULL;
+                continue;
+            }
+            s = &l->slides[l->n++];
+            s->line = line;
+            view_ok = 0;
+            caption_line = 0;
+            app_state_default(&s->st);
+            if (set_field(&r, line, "slide", s->title, sizeof s->title, val) == 0 && !val[0])
+                problem(&r, line, "slide: the title is empty");
+            continue;
+        }
+        if (!s) {
+            if (!too_many) problem(&r, line, "'%s:' before the first 'slide:' line", fields[f]);
+            continue;
+        }
+        char err[512];
+        switch (f) {
+        case 3:
+            if (s->view_args[0]) {
+                problem(&r, line, "a second 'view:' line in slide '%s'", s->title);
+                break;
+            }
+            if (set_field(&r, line, "view", s->view_args, sizeof s->view_args, val) < 0) break;
+            if (parse_view(path, val, &s->st, err, sizeof err) < 0)
+                problem(&r, line, "%s", err);
+            else
+                view_ok = 1;
+            break;
+        case 4:
+            if (s->caption[0]) {
+                problem(&r, line, "a second 'caption:' in slide '%s' (indent to continue one)",
+                        s->title);
+                break;
+            }
+            caption_line = line;
+            if (set_field(&r, line, "caption", s->caption, sizeof s->caption, val) == 0) {
+                last = s->caption;
+                last_cap = sizeof s->caption;
+            }
+            break;
+        case 5:
+            if (!view_ok) {
+                problem(&r, line, "try: needs a valid 'view:' line above it");
+                break;
+            }
+            parse_try(&r, line, s, val, key_bound);
+            break;
+        case 6:
+            if (!view_ok) {
+                problem(&r, line, "do: needs a valid 'view:' line above it");
+                break;
+            }
+            if (s->action != LESSON_DO_NONE) {
+                problem(&r, line, "one 'do:' action a slide");
+                break;
+            }
+            parse_do(&r, line, s, val);
+            break;
+        }
+    }
+    if (s) finish_slide(&r, s, view_ok, caption_line);
+    if (!l->title[0] && !title_line)
+        problem(&r, 1, "no 'lesson: TITLE' line (the first line of a lesson names it)");
+    if (l->n == 0) problem(&r, line, "no slides ('slide: TITLE', then view, caption)");
+    free(text);
+    if (r.problems) {
+        lesson_free(l);
+        return r.problems;
+    }
+    return 0;
+}
+
+void lesson_free(lesson *l)
+{
+    free(l->slides);
+    l->slides = NULL;
+    l->n = 0;
+}
+
+void lesson_export_command(const lesson_slide *s, const char *out, char *buf, size_t n)
+{
+    snprintf(buf, n, "pelab export %s -o %s", s->view_args, out);
+}
+
+int lesson_wrap(const scene_target *t, const char *text, double size, double w,
+                char (*lines)[LESSON_LINE], int max)
+{
+    int n = 0;
+    const char *p = text;
+    while (*p == ' ') p++;
+    while (*p && n < max) {
+        /* the longest run of whole words that fits; a word wider than the line is cut */
+        size_t best = 0, k = 0, len = strlen(p);
+        char buf[LESSON_LINE];
+        for (;;) {
+            size_t next = k;
+            while (next < len && p[next] == ' ') next++;
+            while (next < len && p[next] != ' ') next++;
+            if (next == k || next >= LESSON_LINE) break;
+            memcpy(buf, p, next);
+            buf[next] = '\0';
+            if (scene_text_width(t, buf, size) > w && best > 0) break;
+            best = next;
+            k = next;
+            if (scene_text_width(t, buf, size) > w) break; /* one long word: cut below */
+        }
+        if (best == 0) best = len < LESSON_LINE - 1 ? len : LESSON_LINE - 1;
+        /* a too-wide single word: keep the code points that fit */
+        memcpy(buf, p, best);
+        buf[best] = '\0';
+        while (best > 1 && scene_text_width(t, buf, size) > w) {
+            do best--;
+            while (best > 1 && ((unsigned char)p[best] & 0xc0) == 0x80);
+            buf[best] = '\0';
+        }
+        memcpy(lines[n], buf, best + 1);
+        n++;
+        p += best;
+        while (*p == ' ') p++;
+    }
+    return n;
+}

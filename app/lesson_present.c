@@ -1,0 +1,321 @@
+/* lesson_present.c: presenting a lesson, in the terminal and in the window. The lesson is a
+ * layer over the explorer (explorer.h): it takes the keys that move through the slides, passes
+ * every other key to the view (so the view stays live), sets the explorer's state on arrival,
+ * plays the slide's action, and draws the caption panel under the view. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "explorer.h"
+#include "frontend.h"
+#include "figure.h"
+#include "lesson.h"
+#include "options.h"
+
+typedef struct presenter {
+    const lesson *l;
+    int cur;
+    int listing;    /* the slide list is open */
+    int sweep_i;    /* next value of the sweep, n_sweep = done */
+    double sweep_t; /* seconds since the last sweep step */
+    app_layer layer;
+} presenter;
+
+static const lesson_slide *slide(const presenter *p)
+{
+    return &p->l->slides[p->cur];
+}
+
+/* Arrive at slide i: its state (keeping the projector zoom and the theme the room chose), its
+ * action started. */
+static void arrive(presenter *p, app_explorer *x, int i)
+{
+    if (i < 0) i = 0;
+    if (i >= p->l->n) i = p->l->n - 1;
+    p->cur = i;
+    p->listing = 0;
+    const lesson_slide *s = slide(p);
+    double zoom = x->st.zoom;
+    int dark = x->st.dark;
+    x->st = s->st;
+    x->st.zoom = zoom;
+    if (!s->st.dark) x->st.dark = dark;
+    x->st.cursor_on = 0;
+    x->mode = APP_MODE_NORMAL;
+    p->sweep_i = s->n_sweep;
+    switch (s->action) {
+    case LESSON_DO_SPIN:
+        x->st.playing = 1;
+        break;
+    case LESSON_DO_PLAY:
+        x->st.attn.step = 0;
+        x->st.playing = 1;
+        x->st.attn.step_frac = 0;
+        break;
+    case LESSON_DO_SWEEP:
+        p->sweep_i = 0;
+        p->sweep_t = 1; /* the first value at once */
+        break;
+    case LESSON_DO_NONE:
+        break;
+    }
+    snprintf(x->message, sizeof x->message,
+             "slide %d of %d  (Space next, PgUp back, l list, r reset, q quit)", i + 1, p->l->n);
+    x->message_error = 0;
+    x->dirty = 1;
+}
+
+static int jump_command(presenter *p, app_explorer *x)
+{
+    const char *c = x->cmd;
+    if (strncmp(c, "slide", 5) != 0 || (c[5] != ' ' && c[5] != '\0')) return 0;
+    const char *v = c + 5;
+    while (*v == ' ') v++;
+    char *end;
+    long n = strtol(v, &end, 10);
+    while (*end == ' ') end++;
+    x->mode = APP_MODE_NORMAL;
+    if (end == v || *end || n < 1 || n > p->l->n) {
+        snprintf(x->message, sizeof x->message, ":slide '%.40s': allowed 1..%d", v, p->l->n);
+        x->message_error = 1;
+        return 1;
+    }
+    arrive(p, x, (int)n - 1);
+    return 1;
+}
+
+static int present_event(void *ctx, app_explorer *x, const ui_event *ev)
+{
+    presenter *p = ctx;
+    if (ev->type == UI_EV_KEY && x->mode == APP_MODE_COMMAND &&
+        (ev->key == UI_KEY_ENTER || ev->key == '\n' || ev->key == '\r') && jump_command(p, x))
+        return 1;
+    if (ev->type != UI_EV_KEY || x->mode != APP_MODE_NORMAL) return app_explorer_event(x, ev);
+    uint32_t k = ev->key;
+    if (p->listing) { /* the list: a digit picks, anything else closes */
+        p->listing = 0;
+        if (k >= '1' && k <= '9' && (int)(k - '1') < p->l->n) arrive(p, x, (int)(k - '1'));
+        if (k == 'q') x->quit = 1;
+        return 1;
+    }
+    int last = p->cur == p->l->n - 1;
+    switch (k) {
+    case ' ':
+    case UI_KEY_PGDN:
+        if (last) {
+            snprintf(x->message, sizeof x->message, "the last slide (q quits, PgUp goes back)");
+            x->message_error = 0;
+            return 1;
+        }
+        arrive(p, x, p->cur + 1);
+        return 1;
+    case UI_KEY_PGUP:
+    case UI_KEY_BACKSPACE:
+        if (p->cur == 0) {
+            snprintf(x->message, sizeof x->message, "the first slide");
+            x->message_error = 0;
+            return 1;
+        }
+        arrive(p, x, p->cur - 1);
+        return 1;
+    case 'l':
+        p->listing = 1;
+        return 1;
+    case 'r':
+        arrive(p, x, p->cur);
+        return 1;
+    case 'q':
+        x->quit = 1;
+        return 0;
+    case UI_KEY_ENTER: { /* Space moves on in a lesson; Enter plays and pauses */
+        ui_event sp = *ev;
+        sp.key = ' ';
+        return app_explorer_event(x, &sp);
+    }
+    case UI_KEY_RIGHT: { /* the view's own Right first; at its end, the next slide */
+        app_state before = x->st;
+        int r = app_explorer_event(x, ev);
+        if (memcmp(&before, &x->st, sizeof before) == 0 && !last) {
+            arrive(p, x, p->cur + 1);
+            return 1;
+        }
+        return r;
+    }
+    default:
+        break;
+    }
+    if (k >= '0' && k <= '9') {
+        int n = k == '0' ? 10 : (int)(k - '0');
+        if (n > p->l->n) {
+            snprintf(x->message, sizeof x->message, "no slide %d (this lesson has %d; :slide N)", n,
+                     p->l->n);
+            x->message_error = 1;
+            return 1;
+        }
+        arrive(p, x, n - 1);
+        return 1;
+    }
+    return app_explorer_event(x, ev);
+}
+
+static int present_tick(void *ctx, app_explorer *x, double dt)
+{
+    presenter *p = ctx;
+    int changed = 0;
+    const lesson_slide *s = slide(p);
+    if (p->sweep_i < s->n_sweep) {
+        p->sweep_t += dt;
+        if (p->sweep_t >= 1) { /* one value a second */
+            p->sweep_t = 0;
+            char line[128], err[512];
+            snprintf(line, sizeof line, "%s %s", s->sweep_opt, s->sweep_val[p->sweep_i]);
+            if (app_option_command(&x->st, line, err, sizeof err) == 0)
+                snprintf(x->message, sizeof x->message, "%s = %s (%d of %d)", s->sweep_opt,
+                         s->sweep_val[p->sweep_i], p->sweep_i + 1, s->n_sweep);
+            else
+                snprintf(x->message, sizeof x->message, "%.500s", err);
+            p->sweep_i++;
+            changed = 1;
+        }
+    }
+    if (app_explorer_animating(x)) changed |= app_explorer_tick(x, dt);
+    return changed;
+}
+
+static int present_animating(void *ctx, const app_explorer *x)
+{
+    (void)x;
+    const presenter *p = ctx;
+    return p->sweep_i < slide(p)->n_sweep;
+}
+
+/* ---- the caption panel ------------------------------------------------------------------- */
+
+typedef struct panel_text {
+    char lines[24][LESSON_LINE];
+    int n, n_caption;
+    double line, pad;
+} panel_text;
+
+/* The panel's lines for width t->width: the caption wrapped, then the hints; when they do not
+ * fit in half the height, the hints go first, then the caption is cut (its last line ends
+ * "..."). */
+static void layout(presenter *p, app_explorer *x, const scene_target *t, panel_text *pt)
+{
+    const lesson_slide *s = slide(p);
+    pt->line = t->cells ? 2 : t->text_h * 1.2;
+    pt->pad = t->cells ? 1 : t->char_w;
+    double w = t->width - 2 * pt->pad;
+    char cap[4096];
+    lesson_expand(s, &x->st, x->ctx[x->st.view].readout, cap, sizeof cap);
+    int max = (int)floor(t->height * 0.5 / pt->line) - 1; /* one line for the title */
+    if (max > 23) max = 23;
+    if (max < 1) max = 1;
+    pt->n_caption = lesson_wrap(t, cap, 1, w, pt->lines, max);
+    if (pt->n_caption == max && max > 0) {
+        char rest[LESSON_LINE * 2];
+        snprintf(rest, sizeof rest, "%s", pt->lines[max - 1]);
+        char(*tmp)[LESSON_LINE] = malloc(sizeof *tmp * 32);
+        if (tmp) { /* is there more than fits? then mark the cut */
+            int all = lesson_wrap(t, cap, 1, w, tmp, 32);
+            if (all > max) {
+                size_t len = strlen(rest);
+                while (len > 0 && scene_text_width(t, rest, 1) + scene_text_width(t, "...", 1) > w)
+                    rest[--len] = '\0';
+                snprintf(pt->lines[max - 1], LESSON_LINE, "%s...", rest);
+            }
+            free(tmp);
+        }
+    }
+    pt->n = pt->n_caption;
+    for (int i = 0; i < s->n_try && pt->n < max; i++)
+        snprintf(pt->lines[pt->n++], LESSON_LINE, "try %s: %s", s->tries[i].keys, s->tries[i].what);
+}
+
+static double present_panel_h(void *ctx, app_explorer *x, const scene_target *t)
+{
+    panel_text *pt = malloc(sizeof *pt);
+    if (!pt) return 0;
+    layout(ctx, x, t, pt);
+    double h = (pt->n + 1) * pt->line + (t->cells ? 0 : pt->line * 0.5);
+    free(pt);
+    return h;
+}
+
+static void slide_list(presenter *p, scene *s, const scene_target *t, const fig_theme *th)
+{
+    double line = t->cells ? 2 : t->text_h * 1.2, cw = t->cells ? 1 : t->char_w;
+    int n = p->l->n;
+    double w = 0;
+    char buf[200];
+    for (int i = 0; i < n; i++) {
+        snprintf(buf, sizeof buf, "%2d  %s", i + 1, p->l->slides[i].title);
+        w = fmax(w, scene_text_width(t, buf, 1));
+    }
+    w = fmin(t->width - 2 * cw, w + 4 * cw);
+    int rows = n + 2;
+    if (rows * line > t->height - line) rows = (int)((t->height - line) / line);
+    double h = rows * line, x0 = floor((t->width - w) / 2), y0 = floor((t->height - h) / 2);
+    if (t->cells) y0 = floor(y0 / 2) * 2;
+    scene_rect(s, x0, y0, w, h, th->bg, SCENE_FILL);
+    scene_rect(s, x0, y0, w, h, th->accent, 0);
+    scene_textf(s, x0 + 2 * cw, y0 + line * 0.5, 1, SCENE_LEFT | SCENE_TOP, th->accent, SCENE_BOLD,
+                "%s (1..9 or :slide N jumps, any key closes)", p->l->title);
+    /* the list scrolls so the current slide is shown */
+    int fit = rows - 2, first = p->cur - fit / 2;
+    if (first > n - fit) first = n - fit;
+    if (first < 0) first = 0;
+    for (int i = first; i < n && i - first < fit; i++) {
+        snprintf(buf, sizeof buf, "%2d  %s", i + 1, p->l->slides[i].title);
+        scene_text(s, x0 + 2 * cw, y0 + line * (1.5 + i - first), buf, 1, SCENE_LEFT | SCENE_TOP,
+                   i == p->cur ? th->accent : th->fg, i == p->cur ? SCENE_BOLD : 0);
+    }
+}
+
+static void present_panel(void *ctx, app_explorer *x, scene *s, const scene_target *t, double y)
+{
+    presenter *p = ctx;
+    const fig_theme *th = fig_theme_get(x->st.dark);
+    panel_text *pt = malloc(sizeof *pt);
+    if (!pt) return;
+    layout(p, x, t, pt);
+    scene_rect(s, 0, y, t->width, t->height - y, th->bg, SCENE_FILL);
+    if (!t->cells) scene_line(s, 0, y, t->width, y, th->accent, t->hairline * 2, 0);
+    double ty = y + (t->cells ? 0 : pt->line * 0.25);
+    char head[300];
+    snprintf(head, sizeof head, "[%d/%d] %s", p->cur + 1, p->l->n, slide(p)->title);
+    scene_text(s, pt->pad, ty, head, 1, SCENE_LEFT | SCENE_TOP, th->accent, SCENE_BOLD);
+    const char *keys = "Space next  PgUp back  l list  r reset  q quit";
+    if (scene_text_width(t, head, 1) + scene_text_width(t, keys, 1) + 4 * pt->pad < t->width)
+        scene_text(s, t->width - pt->pad, ty, keys, 1, SCENE_RIGHT | SCENE_TOP, th->muted, 0);
+    for (int i = 0; i < pt->n; i++)
+        scene_text(s, pt->pad, ty + (i + 1) * pt->line, pt->lines[i], 1, SCENE_LEFT | SCENE_TOP,
+                   i < pt->n_caption ? th->fg : th->accent, 0);
+    free(pt);
+    if (p->listing) slide_list(p, s, t, th);
+}
+
+int lesson_present(const lesson *l, int start, int gui, int frames)
+{
+    app_explorer *x = calloc(1, sizeof *x);
+    presenter *p = calloc(1, sizeof *p);
+    if (!x || !p) {
+        free(x);
+        free(p);
+        fprintf(stderr, "pelab lesson: out of memory\n");
+        return 1;
+    }
+    p->l = l;
+    p->layer = (app_layer){
+        p, present_event, present_tick, present_animating, present_panel_h, present_panel};
+    app_explorer_init(x, &l->slides[0].st, gui);
+    x->layer = &p->layer;
+    arrive(p, x, start);
+    int rc = gui ? app_run_gui(x, frames) : app_run_tui(x, frames);
+    for (int i = 0; i < x->n_saved; i++) printf("%s\n", x->saved_commands[i]);
+    app_explorer_free(x);
+    free(x);
+    free(p);
+    return rc;
+}

