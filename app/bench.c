@@ -7,6 +7,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/resource.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -29,6 +30,15 @@ static double now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+/* CPU time of this process: on a machine shared with other work the wall clock counts their
+ * time slices too, so the large benchmark prints both. */
+static double cpu_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (double)ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
 }
 
@@ -397,22 +407,139 @@ static void bench_attention(int runs)
     cellgrid_free(&g);
 }
 
+/* ---- pelab bench --large: the frame targets at long contexts ------------------------------ */
+
+/* One case of the large benchmark: a view at a size. */
+typedef struct large_case {
+    const char *view;
+    int len, dim, heads;
+} large_case;
+
+static const large_case large_cases[] = {
+    {"heatmap", 8192, 4096, 8}, {"decay", 8192, 4096, 8}, {"alibi", 8192, 4096, 64},
+    {"t5", 8192, 4096, 64},     {"xpos", 8192, 4096, 8},  {"xl", 4096, 512, 8},
+    {"xl", 1024, 4096, 8},
+};
+
+/* Peak resident memory of this process so far, MiB (ru_maxrss is in KiB on Linux). */
+static double peak_rss_mib(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0) return 0;
+    return (double)ru.ru_maxrss / 1024.0;
+}
+
+/* Time one front end of one case: the first frame, the frame after a parameter change, the same
+ * frame again. The window draws into memory through cairo (no upload), as the dummy driver's
+ * upload is a memcpy of the pixels and adds nothing L or d could change. */
+static void bench_large_case(const large_case *lc, int gui, int runs)
+{
+    int v = app_view_find(lc->view);
+    if (v < 0) return;
+    app_explorer *x = calloc(1, sizeof *x);
+    int w = gui ? 1280 : 200, h = gui ? 800 : 60;
+    uint32_t *px = gui ? malloc((size_t)w * (size_t)h * 4) : NULL;
+    cellgrid g;
+    int have_grid = !gui && cellgrid_init(&g, 200, 60, 0) == 0;
+    if (!x || (gui && !px) || (!gui && !have_grid)) {
+        free(x);
+        free(px);
+        if (have_grid) cellgrid_free(&g);
+        return;
+    }
+    app_state st;
+    app_state_default(&st);
+    st.p.len = lc->len;
+    st.p.dim = lc->dim;
+    st.p.heads = lc->heads;
+    st.view = v;
+    app_explorer_init(x, &st, gui);
+    scene s;
+    scene_init(&s, 1, 1, 0);
+    scene_target t = gui ? raster_target(w, h, raster_font_px(w, h, 1)) : cellgrid_target(200, 60);
+#define LARGE_FRAME()                                                                              \
+    do {                                                                                           \
+        app_explorer_frame(x, &s, &t);                                                             \
+        if (gui)                                                                                   \
+            raster_draw_argb(&s, px, w, h, w * 4, 1);                                              \
+        else                                                                                       \
+            cellgrid_render(&g, &s);                                                               \
+    } while (0)
+    double t0 = now_ms();
+    LARGE_FRAME();
+    double first = now_ms() - t0;
+    double tc[32], ts[32], cc[32], cs[32];
+    for (int r = 0; r < runs; r++) {
+        bench_knob(x, r + 1); /* run 0 changes from the first frame's value */
+        x->dirty = 1;
+        t0 = now_ms();
+        double c0 = cpu_ms();
+        LARGE_FRAME();
+        tc[r] = now_ms() - t0;
+        cc[r] = cpu_ms() - c0;
+        t0 = now_ms();
+        c0 = cpu_ms();
+        LARGE_FRAME();
+        ts[r] = now_ms() - t0;
+        cs[r] = cpu_ms() - c0;
+    }
+#undef LARGE_FRAME
+    char size[64];
+    snprintf(size, sizeof size, "L %d d %d%s", lc->len, lc->dim,
+             lc->heads != 8 ? ", 64 heads" : "");
+    printf("  %-7s %-23s %-8s %8.2f (cpu %7.2f) %7.2f (cpu %6.2f) %9.1f%s\n", lc->view, size,
+           gui ? "window" : "terminal", median(tc, runs), median(cc, runs), median(ts, runs),
+           median(cs, runs), first, x->view_error[0] ? "  (view error!)" : "");
+    app_explorer_free(x);
+    free(x);
+    scene_free(&s);
+    free(px);
+    if (have_grid) cellgrid_free(&g);
+}
+
+static int bench_large(int runs, const char *only)
+{
+    printf("pelab %s bench --large (median of %d runs; targets: < 16 ms after a change, < 2 ms "
+           "for the same frame)\n",
+           PELAB_VERSION_STRING, runs);
+    machine_line();
+    printf("terminal 200x60 cells, window 1280x800 (cairo into memory); times in ms, wall clock "
+           "(and this process's CPU time)\n");
+    printf("  %-7s %-23s %-8s %23s %22s %9s\n", "view", "size", "front", "after a change",
+           "same frame", "first");
+    for (size_t i = 0; i < sizeof large_cases / sizeof large_cases[0]; i++)
+        for (int gui = 0; gui < 2; gui++) {
+            if (only && strcmp(only, large_cases[i].view) != 0) continue;
+            bench_large_case(&large_cases[i], gui, runs);
+            fflush(stdout);
+        }
+    printf("peak resident memory of this process: %.0f MiB\n", peak_rss_mib());
+    return 0;
+}
+
 int app_cmd_bench(int argc, char **argv)
 {
-    int quick = 0;
+    int quick = 0, large = 0;
+    const char *only = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) {
             quick = 1;
+        } else if (strcmp(argv[i], "--large") == 0) {
+            large = 1;
+            if (i + 1 < argc && app_view_find(argv[i + 1]) >= 0) only = argv[++i];
         } else if (strcmp(argv[i], "--help") == 0) {
-            printf("usage: pelab bench [--quick]   speed figures for this machine (--quick: fewer "
-                   "runs)\n");
+            printf("usage: pelab bench [--quick] [--large [VIEW]]   speed figures for this "
+                   "machine (--quick: fewer runs; --large: the views at L 8192, d 4096, 64 heads, "
+                   "with the peak memory; VIEW: that view only)\n");
             return 0;
         } else {
-            fprintf(stderr, "pelab bench: unknown argument '%s' (allowed: --quick)\n", argv[i]);
+            fprintf(stderr, "pelab bench: unknown argument '%s' (allowed: --quick, --large)\n",
+                    argv[i]);
             return 2;
         }
     }
     int runs = quick ? 3 : 11;
+    if (large) return bench_large(quick ? 3 : 7, only);
     printf("pelab %s bench (median of %d runs)\n", PELAB_VERSION_STRING, runs);
     machine_line();
     bench_table(runs);

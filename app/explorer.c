@@ -147,14 +147,26 @@ static void act_help(app_explorer *x, int arg)
     x->help_scroll = 0;
 }
 
+/* The size `s` saves at, which the command `e` shows carries too, so both name one figure. */
+static const app_export_opts save_opts = {1200, 750, 96};
+
+/* The `pelab export` command of the figure `s` would save to path. */
+static void save_command(const app_explorer *x, const char *path, char *buf, size_t n)
+{
+    app_export_command(&x->st, NULL, buf, n);
+    size_t u = strlen(buf);
+    snprintf(buf + u, n - u, " --width %d --height %d -o %s", save_opts.width, save_opts.height,
+             path);
+}
+
 static void act_save(app_explorer *x, int arg)
 {
     (void)arg;
     char path[256], err[512];
     app_next_save_name(&x->st, "png", path, sizeof path);
-    app_export_opts o = {1200, 750, 96};
+    app_export_opts o = save_opts;
     app_state st = x->st;
-    app_export_command(&x->st, path, st.command, sizeof st.command);
+    save_command(x, path, st.command, sizeof st.command);
     if (app_export_file(&st, path, &o, err, sizeof err) != 0)
         say(x, 1, "save failed: %s", err);
     else
@@ -223,13 +235,13 @@ static void act_print_command(app_explorer *x, int arg)
     (void)arg;
     char cmd[1024], path[256], spec[128], err[256], anim[1200];
     app_next_save_name(&x->st, "png", path, sizeof path);
-    app_export_command(&x->st, path, cmd, sizeof cmd);
+    save_command(x, path, cmd, sizeof cmd);
     remember(x, cmd);
     if (record_spec(x, spec, sizeof spec, err, sizeof err) == 0) {
         app_next_save_name(&x->st, "gif", path, sizeof path);
-        app_export_command(&x->st, path, anim, sizeof anim - 200);
+        app_export_command(&x->st, NULL, anim, sizeof anim - 400);
         size_t u = strlen(anim);
-        snprintf(anim + u, sizeof anim - u, " --animate %s", spec);
+        snprintf(anim + u, sizeof anim - u, " --animate %s -o %s", spec, path);
         remember(x, anim);
         say(x, 0, "%s   animated: --animate %s   (both printed again on exit)", cmd, spec);
     } else {
@@ -253,9 +265,10 @@ static void act_record(app_explorer *x, int arg)
     app_export_opts o = {800, 500, 96};
     app_state st = x->st;
     st.playing = 0;
-    app_export_command(&x->st, path, st.command, sizeof st.command - 200);
+    app_export_command(&x->st, NULL, st.command, sizeof st.command - 400);
     size_t u = strlen(st.command);
-    snprintf(st.command + u, sizeof st.command - u, " --width 800 --height 500 --animate %s", spec);
+    snprintf(st.command + u, sizeof st.command - u, " --width %d --height %d --animate %s -o %s",
+             o.width, o.height, spec, path);
     if (app_anim_export(&st, &a, path, &o, err, sizeof err) != 0)
         say(x, 1, "record failed: %s", err);
     else
@@ -528,7 +541,9 @@ void app_explorer_free(app_explorer *x)
 
 int app_explorer_animating(const app_explorer *x)
 {
-    if (x->layer && x->layer->animating(x->layer->ctx, x)) return 1;
+    /* the layer's own animation (a sweep) counts for the front end; inside the layer, only the
+     * view's, which app_explorer_tick then advances */
+    if (x->layer && !x->in_layer && x->layer->animating(x->layer->ctx, x)) return 1;
     return x->st.playing && view_of(x)->tick != NULL;
 }
 

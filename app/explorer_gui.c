@@ -194,7 +194,8 @@ int app_run_gui(app_explorer *x, int frames)
             x->want_fullscreen = 0;
         }
         ui_event ev;
-        int got = window_poll(win, &ev, app_explorer_animating(x) ? 8 : 250);
+        /* --frames N times the window: it never waits for an event */
+        int got = window_poll(win, &ev, frames > 0 ? 0 : app_explorer_animating(x) ? 8 : 250);
         if (frames > 0) x->dirty = 1; /* --frames N: draw N frames whatever happens, then exit */
         while (got > 0 && !x->quit) {
             int handled = 0;

@@ -17,6 +17,7 @@
 #include "config.h"
 #include "options.h"
 #include "outfile.h"
+#include "progress.h"
 #include "raster.h"
 #include "views.h"
 
@@ -211,8 +212,8 @@ static int write_npy(FILE *fp, const app_data *d)
     return ferror(fp) ? -1 : 0;
 }
 
-static int export_data(const app_state *st, const char *path, app_format f, char *err,
-                       size_t errlen)
+static int export_data(const app_state *st, const char *path, app_format f, const char *label,
+                       char *err, size_t errlen)
 {
     const app_view *v = app_view_at((size_t)st->view);
     if (!v->data) {
@@ -222,7 +223,10 @@ static int export_data(const app_state *st, const char *path, app_format f, char
     }
     app_view_ctx ctx = {0};
     app_data d = {0};
-    if (v->data(&ctx, st, &d, err, errlen) < 0) {
+    app_progress_begin(label); /* the numbers first, the file after */
+    int got = v->data(&ctx, st, &d, err, errlen);
+    app_progress_end();
+    if (got < 0) {
         app_view_ctx_free(&ctx);
         return 1;
     }
@@ -301,17 +305,23 @@ int app_export_file_as(const app_state *st, const char *path, const char *format
                  format_ext(f));
         return 2;
     }
-    if (f == APP_FMT_CSV || f == APP_FMT_NPY) return export_data(st, path, f, err, errlen);
+    char label[96];
+    snprintf(label, sizeof label, "pelab export %s", app_view_at((size_t)st->view)->name);
+    if (f == APP_FMT_CSV || f == APP_FMT_NPY) return export_data(st, path, f, label, err, errlen);
 
     scene s;
     scene_init(&s, o->width, o->height, 0xffffff);
     double font = app_export_font_px(st, o);
     scene_target t = raster_target(o->width, o->height, font);
     app_view_ctx ctx = {0};
+    ctx.full_res = 1;
     app_state fig = *st;
     fig.cursor_on = 0; /* the cursor is an explorer's aid, not part of a figure */
     int rc = 1;
-    if (app_view_build(&ctx, &fig, &s, &t, err, errlen) == 0) {
+    app_progress_begin(label);
+    int built = app_view_build(&ctx, &fig, &s, &t, err, errlen);
+    app_progress_end();
+    if (built == 0) {
         char params[2048];
         app_export_command(st, NULL, params, sizeof params);
         raster_meta meta[] = {

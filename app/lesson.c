@@ -332,7 +332,8 @@ static int placeholder(const char *name, const app_state *st, const char *readou
             hi = fmax(hi, inv[i]);
         }
         free(inv);
-        snprintf(out, n, "%.0f", 2 * APP_PI / (name[0] == 'l' ? lo : hi));
+        double wl = 2 * APP_PI / (name[0] == 'l' ? lo : hi);
+        snprintf(out, n, wl < 100 ? "%.1f" : "%.0f", wl);
         return 0;
     }
     if (strncmp(name, "loss ", 5) == 0) {

@@ -253,6 +253,9 @@ static void slide_list(presenter *p, scene *s, const scene_target *t, const fig_
         snprintf(buf, sizeof buf, "%2d  %s", i + 1, p->l->slides[i].title);
         w = fmax(w, scene_text_width(t, buf, 1));
     }
+    char hdr[300];
+    snprintf(hdr, sizeof hdr, "%s (1..9 or :slide N jumps, any key closes)", p->l->title);
+    w = fmax(w, scene_text_width(t, hdr, 1));
     w = fmin(t->width - 2 * cw, w + 4 * cw);
     int rows = n + 2;
     if (rows * line > t->height - line) rows = (int)((t->height - line) / line);
@@ -260,8 +263,8 @@ static void slide_list(presenter *p, scene *s, const scene_target *t, const fig_
     if (t->cells) y0 = floor(y0 / 2) * 2;
     scene_rect(s, x0, y0, w, h, th->bg, SCENE_FILL);
     scene_rect(s, x0, y0, w, h, th->accent, 0);
-    scene_textf(s, x0 + 2 * cw, y0 + line * 0.5, 1, SCENE_LEFT | SCENE_TOP, th->accent, SCENE_BOLD,
-                "%s (1..9 or :slide N jumps, any key closes)", p->l->title);
+    scene_text(s, x0 + 2 * cw, y0 + line * 0.5, hdr, 1, SCENE_LEFT | SCENE_TOP, th->accent,
+               SCENE_BOLD);
     /* the list scrolls so the current slide is shown */
     int fit = rows - 2, first = p->cur - fit / 2;
     if (first > n - fit) first = n - fit;
@@ -287,7 +290,7 @@ static void present_panel(void *ctx, app_explorer *x, scene *s, const scene_targ
     snprintf(head, sizeof head, "[%d/%d] %s", p->cur + 1, p->l->n, slide(p)->title);
     scene_text(s, pt->pad, ty, head, 1, SCENE_LEFT | SCENE_TOP, th->accent, SCENE_BOLD);
     const char *keys = "Space next  PgUp back  l list  r reset  q quit";
-    if (scene_text_width(t, head, 1) + scene_text_width(t, keys, 1) + 4 * pt->pad < t->width)
+    if (scene_text_width(t, head, 1) + scene_text_width(t, keys, 1) + 8 * pt->pad < t->width)
         scene_text(s, t->width - pt->pad, ty, keys, 1, SCENE_RIGHT | SCENE_TOP, th->muted, 0);
     for (int i = 0; i < pt->n; i++)
         scene_text(s, pt->pad, ty + (i + 1) * pt->line, pt->lines[i], 1, SCENE_LEFT | SCENE_TOP,

@@ -21,6 +21,15 @@ static int cmd_list(int argc, char **argv)
         fprintf(stderr, "pelab list: takes no arguments\n");
         return 2;
     }
+    /* one name column for the three tables: the longest name of any, plus two spaces */
+    size_t w = 0;
+    for (size_t i = 0; i < pe_encoding_count(); i++)
+        if (strlen(pe_encoding_at(i)->name) > w) w = strlen(pe_encoding_at(i)->name);
+    for (size_t i = 0; i < app_view_count(); i++)
+        if (strlen(app_view_at(i)->name) > w) w = strlen(app_view_at(i)->name);
+    for (size_t i = 0; i < cmap_count(); i++)
+        if (strlen(cmap_at(i)->name) > w) w = strlen(cmap_at(i)->name);
+    int nw = (int)w + 2;
     printf("encodings (--pe NAME):\n");
     for (size_t i = 0; i < pe_encoding_count(); i++) {
         const pe_encoding *e = pe_encoding_at(i);
@@ -30,14 +39,14 @@ static int cmd_list(int argc, char **argv)
         if (e->acts & PE_ACTS_QK) strcat(acts, "q,k ");
         if (!e->acts) strcat(acts, "nothing ");
         acts[strlen(acts) - 1] = '\0';
-        printf("  %-12s %-14s %s\n", e->name, acts, e->description);
+        printf("  %-*s%-12s%s\n", nw, e->name, acts, e->description);
     }
     printf("\nviews (pelab export VIEW):\n");
     for (size_t i = 0; i < app_view_count(); i++)
-        printf("  %-12s %s\n", app_view_at(i)->name, app_view_at(i)->description);
+        printf("  %-*s%s\n", nw, app_view_at(i)->name, app_view_at(i)->description);
     printf("\ncolormaps (--cmap NAME):\n");
     for (size_t i = 0; i < cmap_count(); i++)
-        printf("  %-12s %-10s %s\n", cmap_at(i)->name,
+        printf("  %-*s%-12s%s\n", nw, cmap_at(i)->name,
                cmap_at(i)->cyclic      ? "cyclic"
                : cmap_at(i)->diverging ? "diverging"
                                        : "sequential",

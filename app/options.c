@@ -169,6 +169,23 @@ static void get_head(const app_state *st, char *buf, size_t n)
 static const char *const curve_names[APP_CURVE_COUNT + 1] = {
     "sinusoidal", "learned", "binary", "rope", "rope-random", "rope-bound", "alibi", "xpos", NULL};
 
+/* The process's memory budget (pe_mem_*), in MiB: not part of a figure, so it lives in pe/ and
+ * not in the state; the option table is where every front end reads its options. */
+static int set_max_memory(app_state *st, const char *v, char *err, size_t errlen)
+{
+    (void)st;
+    long mib;
+    if (app_parse_int("max-memory", v, 64, 1L << 20, &mib, err, errlen) < 0) return -1;
+    pe_mem_set_budget((size_t)mib << 20);
+    return 0;
+}
+
+static void get_max_memory(const app_state *st, char *buf, size_t n)
+{
+    (void)st;
+    snprintf(buf, n, "%zu", pe_mem_budget() >> 20);
+}
+
 static int set_curves(app_state *st, const char *v, char *err, size_t errlen)
 {
     unsigned bits = 0;
@@ -345,9 +362,7 @@ static const app_option options[] = {
     {APP_INT("orig-ctx", NULL, "original context L0 for scaling, 1..1048576",
              p.scaling.original_ctx, 1, PE_MAX_LEN),
      .label = "L0", APP_LOG(256, 131072)},
-    {APP_INT("seq-len", NULL,
-             "dynamic NTK and longrope sequence length, 0..16777216 (0 = not given: L0; extension "
-             "views: target)",
+    {APP_INT("seq-len", NULL, "dynamic NTK / longrope sequence length, 0..16777216 (0 = not given)",
              p.scaling.seq_len, 0, 16777216),
      .at_lo = "auto"},
     {APP_DBL("beta-fast", NULL, "YaRN beta_fast, > 0 (32)", p.scaling.beta_fast, 0, 1e6, 1)},
@@ -389,6 +404,9 @@ static const app_option options[] = {
              p.xpos_zeta_rotary, xpos_zeta_names)},
     {APP_DBL("std", NULL, "learned table init std, > 0 (0.02)", p.learned_std, 0, 1e3, 1)},
     {APP_INT("seed", NULL, "random seed, 0..2147483647", p.seed, 0, 2147483647)},
+    {APP_CUS("max-memory", NULL, "memory budget of the process in MiB, 64..1048576 (2048)",
+             set_max_memory, get_max_memory, NULL),
+     .everywhere = 1},
     {APP_INT("pos", "m", "RoPE query position m / decay reference p0 (-1 = L/2)", pos, -1,
              PE_MAX_LEN),
      .label = "m", .at_lo = "auto",

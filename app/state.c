@@ -15,6 +15,9 @@ void app_state_default(app_state *st)
     st->pos_k = 0;
     /* no two default curves coincide (RoPE with q = k = 1 equals the sinusoid) */
     st->curves = APP_CURVE_SINUSOIDAL | APP_CURVE_LEARNED | APP_CURVE_ROPE_BOUND | APP_CURVE_ALIBI;
+    /* the extension views show what they are for: methods that differ (at factor 1 they all
+     * equal the original); no other view uses the factor unless --scaling is set */
+    st->p.scaling.factor = 4;
     st->zoom = 1.0;
     st->min_angle = 0.1;
     st->probe_d = 1;

@@ -26,11 +26,13 @@ typedef struct app_data {
     size_t shape[3];
     double *data; /* owned (malloc) */
     int f64;
-    char what[256]; /* one line: what the axes are, e.g. "(len, dim): PE[position][dimension]" */
+    char what[256];  /* one line: what the axes are, e.g. "(len, dim): PE[position][dimension]" */
+    size_t reserved; /* bytes held in the process's memory budget (pe_mem_reserve) */
 } app_data;
 
 void app_data_free(app_data *d);
-/* Allocate a zeroed ndim array; -1 (with message) when the size is beyond PE_MAX_CELLS. */
+/* Allocate a zeroed ndim array; -1 (with message) when the size is beyond PE_MAX_CELLS or the
+ * memory budget. */
 int app_data_alloc(app_data *d, int ndim, size_t a, size_t b, size_t c, char *err, size_t errlen);
 
 /* One cached result of a view, valid while its key (the inputs it was computed from) is equal. */
@@ -60,6 +62,9 @@ typedef struct app_view_ctx {
      * priv_free(priv) in app_view_ctx_free */
     void *priv;
     void (*priv_free)(void *priv);
+    /* set by the exporter: curves at every position (the figure keeps each column's lowest and
+     * highest point), where the explorer computes one sample per pixel */
+    int full_res;
     /* results keyed by their inputs, so a frame that changes nothing recomputes nothing and a
      * parameter change recomputes only what depends on it */
     app_cache_slot cache[APP_CACHE_SLOTS];
@@ -73,8 +78,15 @@ void app_view_ctx_free(app_view_ctx *c);
  * from zeroed structs so padding compares equal), else NULL. */
 void *app_cache_get(app_view_ctx *c, int slot, const void *key, size_t klen);
 /* Replace slot with a zeroed value of vlen bytes under key; returns it to fill, NULL when out of
- * memory (the slot is then empty). */
+ * memory or past the memory budget (the slot is then empty; app_cache_error says why). */
 void *app_cache_put(app_view_ctx *c, int slot, const void *key, size_t klen, size_t vlen);
+/* As app_cache_put, but a value of the same size already in the slot is kept and handed back
+ * with its old contents (to overwrite), so a large table recomputed on every parameter change
+ * does not pay for fresh pages each time. */
+void *app_cache_reuse(app_view_ctx *c, int slot, const void *key, size_t klen, size_t vlen);
+/* Why the last app_cache_put or app_cache_reuse of this thread returned NULL: the memory
+ * budget's message, or "out of memory ...". */
+const char *app_cache_error(void);
 /* The (L, d) table of enc under p, cached in c; NULL with err when enc has no table or fails. */
 const pe_matrix *app_view_table(app_view_ctx *c, const pe_encoding *enc, const pe_params *p,
                                 char *err, size_t errlen);
@@ -150,12 +162,19 @@ enum {
     APP_SUB_SCALING = 1u << 6,
     APP_SUB_SEED = 1u << 7,
 };
+/* How a reader of the figure sets an option: "--" in an exported file (whose state records the
+ * command line that made it), ":" in the explorer. */
+const char *app_opt_prefix(const app_state *st);
 /* The colormap for data in [lo, hi]: st->map when set, else diverging when the data has both
  * signs, sequential otherwise. vmin and vmax receive the colour range (symmetric for diverging). */
 const struct cmap *app_pick_map(const app_state *st, double lo, double hi, double *vmin,
                                 double *vmax);
 /* Min and max of the finite values of n floats (0, 0 when none). */
 void app_finite_range(const float *v, size_t n, double *lo, double *hi);
+
+/* Position of sample i of n over 0..len-1: the centre of display row i (every position when
+ * n == len). The views that draw an (L, L) or (L, d) matrix compute it at these positions only. */
+size_t app_grid_pos(size_t i, size_t n, size_t len);
 
 /* Draw a matrix (rows, cols, stride) as a heatmap with axes and a colorbar into r. Rows run
  * down. x/y ranges are the data coordinates of the first and one-past-last column/row. */

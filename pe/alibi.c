@@ -46,6 +46,12 @@ int pe_alibi_slopes(int heads, double ratio, double *out, char *err, size_t errl
     return PE_OK;
 }
 
+float pe_alibi_value(double slope, int symmetric, size_t i, size_t j)
+{
+    if (j <= i) return (float)(-slope * (double)(i - j));
+    return symmetric ? (float)(-slope * (double)(j - i)) : -INFINITY;
+}
+
 int pe_alibi_bias(const pe_params *p, int head, pe_matrix *out, char *err, size_t errlen)
 {
     int rc = alibi_validate(p, err, errlen);
@@ -62,12 +68,7 @@ int pe_alibi_bias(const pe_params *p, int head, pe_matrix *out, char *err, size_
     if (rc != PE_OK) return rc;
     for (size_t i = 0; i < out->rows; i++) {
         float *row = pe_matrix_row(out, i);
-        for (size_t j = 0; j < out->cols; j++) {
-            if (j <= i)
-                row[j] = (float)(-m * (double)(i - j));
-            else
-                row[j] = p->alibi_symmetric ? (float)(-m * (double)(j - i)) : -INFINITY;
-        }
+        for (size_t j = 0; j < out->cols; j++) row[j] = pe_alibi_value(m, p->alibi_symmetric, i, j);
     }
     return PE_OK;
 }

@@ -233,7 +233,8 @@ int pe_rope_resolution(const pe_params *p, int pos, int D, double min_angle)
     if (!resolution_args_ok(pos, D, min_angle)) return PE_EINVAL;
     pe_params q = *p;
     /* the sequence must hold both positions; a longer one given by the caller counts */
-    if (q.scaling.type == PE_SCALING_DYNAMIC && q.scaling.seq_len < pos + D + 1)
+    if ((q.scaling.type == PE_SCALING_DYNAMIC || q.scaling.type == PE_SCALING_LONGROPE) &&
+        q.scaling.seq_len < pos + D + 1)
         q.scaling.seq_len = pos + D + 1;
     if (pe_rope_validate_freq(&q, NULL, 0) != PE_OK) return PE_EINVAL;
     pe_rope_ctx c;

@@ -1,5 +1,6 @@
 /* matrix.c: one-allocation row-major float matrices. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "pe_internal.h"
@@ -20,9 +21,15 @@ int pe_matrix_alloc(pe_matrix *m, size_t rows, size_t cols, int zero, char *err,
             "matrix %zu x %zu = %zu cells: over the cap of %zu cells (256 MiB of floats)", rows,
             cols, cells, PE_MAX_CELLS);
     if (cells > 0) {
+        char what[96];
+        snprintf(what, sizeof what, "a %zu x %zu matrix", rows, cols);
+        int rc = pe_mem_reserve(cells * sizeof *m->data, what, err, errlen);
+        if (rc != PE_OK) return rc;
         m->data = zero ? calloc(cells, sizeof *m->data) : malloc(cells * sizeof *m->data);
-        if (!m->data)
+        if (!m->data) {
+            pe_mem_release(cells * sizeof *m->data);
             return pe_fail(err, errlen, PE_ENOMEM, "matrix %zu x %zu: out of memory", rows, cols);
+        }
     }
     m->rows = rows;
     m->cols = cols;
@@ -36,6 +43,7 @@ int pe_matrix_init(pe_matrix *m, size_t rows, size_t cols, char *err, size_t err
 
 void pe_matrix_free(pe_matrix *m)
 {
+    if (m->data) pe_mem_release(m->rows * m->cols * sizeof *m->data);
     free(m->data);
     m->data = NULL;
     m->rows = 0;

@@ -17,13 +17,37 @@
 
 enum {
     PE_OK = 0,
-    PE_EINVAL = -1, /* a parameter is out of its allowed range */
-    PE_ENOMEM = -2, /* an allocation failed */
-    PE_ERANGE = -3, /* a size is beyond PE_MAX_CELLS */
+    PE_EINVAL = -1,    /* a parameter is out of its allowed range */
+    PE_ENOMEM = -2,    /* an allocation failed */
+    PE_ERANGE = -3,    /* a size is beyond PE_MAX_CELLS */
+    PE_ECANCELED = -4, /* the work hook asked to stop (a newer request, Ctrl-C) */
 };
+
+/* Long computations call pe_work(fraction done, 0..1) now and then: the hook installed for the
+ * calling thread (pe_work_set; NULL removes it) shows progress and returns nonzero to stop, and
+ * the computation then frees what it made and returns PE_ECANCELED with "cancelled" in err
+ * (pe_work_cancelled). */
+typedef int (*pe_work_fn)(void *ctx, double frac);
+void pe_work_set(pe_work_fn fn, void *ctx);
+int pe_work(double frac);
+int pe_work_cancelled(char *err, size_t errlen);
 
 /* The memory cap: no matrix pelab builds has more cells than this (64 Mi floats = 256 MiB). */
 #define PE_MAX_CELLS ((size_t)1 << 26)
+/* The process's memory budget: every large allocation (pe_matrix, the views' caches, exported
+ * data) reserves its bytes first and is refused with a message naming the sizes past it. The
+ * default, 2 GiB, holds the largest figure any view allows (and its --data) at once; pelab's
+ * --max-memory sets it. */
+#define PE_MEM_DEFAULT ((size_t)2048 << 20)
+void pe_mem_set_budget(size_t bytes);
+size_t pe_mem_budget(void);
+size_t pe_mem_used(void);
+size_t pe_mem_peak(void); /* the most reserved at once */
+/* Reserve bytes for what ("matrix 8192 x 8192"); PE_OK, or PE_ERANGE with "what needs N MiB,
+ * and U MiB of the memory budget of B MiB are in use (...)" in err. */
+int pe_mem_reserve(size_t bytes, const char *what, char *err, size_t errlen);
+void pe_mem_release(size_t bytes);
+
 /* Largest d and L accepted anywhere (each alone; the product is capped by PE_MAX_CELLS). */
 #define PE_MAX_DIM   65536
 #define PE_MAX_LEN   1048576
@@ -185,6 +209,15 @@ const char *pe_closest(const char *s, const char *const *cands, size_t n);
 double pe_sin_freq(const pe_params *p, int k);
 /* (L, d) table in p->layout. d even. */
 int pe_sinusoidal_table(const pe_params *p, pe_matrix *out, char *err, size_t errlen);
+/* The entries of that table at the given positions (ascending) and dimensions only: out is
+ * (nr, nc) row-major, out[i][j] = PE[rows[i]][cols[j]] (within a float's rounding of the table).
+ * For figures drawn at a lower resolution than (L, d); p must be valid for the table. */
+int pe_sinusoidal_sample(const pe_params *p, const size_t *rows, size_t nr, const size_t *cols,
+                         size_t nc, float *out);
+/* sin(pos[i] w) and cos(pos[i] w) as floats into sin_out[i * stride], cos_out[i * stride]
+ * (either may be NULL), stepped by rotations between exact anchors. */
+void pe_sincos_at(double w, const size_t *pos, size_t n, float *sin_out, float *cos_out,
+                  size_t stride);
 
 /* ---- binary counting (pe/binary.c): PE[p][j] = bit j of p as -1/+1 ----------------------- */
 int pe_binary_table(const pe_params *p, pe_matrix *out, char *err, size_t errlen);
@@ -199,6 +232,9 @@ int pe_learned_table(const pe_params *p, pe_matrix *out, char *err, size_t errle
 int pe_alibi_slopes(int heads, double ratio, double *out, char *err, size_t errlen);
 /* (L, L) bias of one head: -m(i-j) for j <= i, -INFINITY above; symmetric: -m|i-j|. */
 int pe_alibi_bias(const pe_params *p, int head, pe_matrix *out, char *err, size_t errlen);
+/* One entry of that matrix for a head of the given slope (what pe_alibi_bias stores at (i, j)),
+ * for figures that sample the matrix instead of building it. */
+float pe_alibi_value(double slope, int symmetric, size_t i, size_t j);
 
 /* ---- RoPE (pe/rope.c, pe/rope_scaling.c) ------------------------------------------------- */
 
@@ -247,6 +283,9 @@ double pe_xpos_decay(const pe_params *p, int k, double dist);
 int pe_t5_bucket(int rel, int bidirectional, int num_buckets, int max_distance);
 /* Seeded per-(head, bucket) scalars, N(0, 1) * 0.5: (heads, buckets). */
 int pe_t5_values(const pe_params *p, pe_matrix *out, char *err, size_t errlen);
+/* One entry of a head's (L, L) bias given that head's row of pe_t5_values (what the registry's
+ * t5 bias stores at (i, j)), for figures that sample the matrix instead of building it. */
+float pe_t5_value(const pe_params *p, const float *head_values, size_t i, size_t j);
 
 /* ---- Transformer-XL (pe/xl.c) ------------------------------------------------------------ */
 /* R_r = [sin(r w_0..), cos(r w_0..)], w_k = base^(-2k/d); out has d doubles. */
@@ -288,8 +327,8 @@ int pe_wavelengths(const pe_params *p, int rope, double *out, char *err, size_t 
 double pe_translation_error(const pe_params *p, int D);
 /* Resolution probe: the number of RoPE pairs whose angles at positions pos and pos + D differ
  * by more than min_angle radians (wrapped to [0, pi]), with angles computed as a model does in
- * float32 (fl(pos) * fl(theta_k)); dynamic NTK uses seq_len = max(seq_len, pos + D + 1), the
- * shortest sequence that holds both positions unless a longer one is given. */
+ * float32 (fl(pos) * fl(theta_k)); dynamic NTK and LongRoPE use seq_len = max(seq_len, pos + D +
+ * 1), the shortest sequence that holds both positions unless a longer one is given. */
 int pe_rope_resolution(const pe_params *p, int pos, int D, double min_angle);
 /* The same count for given inverse frequencies theta (npairs of them, e.g. pe_rope_inv_freq's;
  * for dynamic NTK those at seq_len = pos + D + 1), without recomputing them: a caller probing many

@@ -18,6 +18,46 @@ double pe_sin_freq(const pe_params *p, int k)
     return pow(p->base, -2.0 * (double)k / (double)p->dim);
 }
 
+void pe_sincos_at(double w, const size_t *pos, size_t n, float *sin_out, float *cos_out,
+                  size_t stride)
+{
+    /* the positions step by a or a + 1 (app grids) or anything else; two step rotations cover
+     * the common case, any other step and every ANCHOR_ROWS-th sample start from exact values */
+    size_t a = n > 1 && pos[1] > pos[0] ? pos[1] - pos[0] : 1;
+    double ca = cos((double)a * w), sa = sin((double)a * w);
+    double cb = cos((double)(a + 1) * w), sb = sin((double)(a + 1) * w);
+    double s = 0, c = 1;
+    for (size_t i = 0; i < n; i++) {
+        size_t step = i ? pos[i] - pos[i - 1] : 0;
+        if (i % ANCHOR_ROWS == 0 || pos[i] < pos[i - 1] || (step != a && step != a + 1)) {
+            s = sin((double)pos[i] * w);
+            c = cos((double)pos[i] * w);
+        } else {
+            double cs = step == a ? ca : cb, ss = step == a ? sa : sb;
+            double s1 = s * cs + c * ss;
+            c = c * cs - s * ss;
+            s = s1;
+        }
+        if (sin_out) sin_out[i * stride] = (float)s;
+        if (cos_out) cos_out[i * stride] = (float)c;
+    }
+}
+
+int pe_sinusoidal_sample(const pe_params *p, const size_t *rows, size_t nr, const size_t *cols,
+                         size_t nc, float *out)
+{
+    size_t half = (size_t)p->dim / 2;
+    int concat = p->layout == PE_LAYOUT_CONCAT;
+    for (size_t j = 0; j < nc; j++) {
+        size_t col = cols[j];
+        size_t k = concat ? (col < half ? col : col - half) : col / 2;
+        int is_cos = concat ? col >= half : (int)(col & 1);
+        double w = pe_sin_freq(p, (int)k);
+        pe_sincos_at(w, rows, nr, is_cos ? NULL : out + j, is_cos ? out + j : NULL, nc);
+    }
+    return PE_OK;
+}
+
 int pe_sinusoidal_validate_freq(const pe_params *p, char *err, size_t errlen)
 {
     int rc = pe_check_dim_for(p->dim, 1, "for sinusoidal (pairs of sin/cos)", err, errlen);
@@ -63,6 +103,11 @@ int pe_sinusoidal_table(const pe_params *p, pe_matrix *out, char *err, size_t er
     int concat = p->layout == PE_LAYOUT_CONCAT;
     size_t len = (size_t)p->len;
     for (size_t p0 = 0; p0 < len; p0 += ANCHOR_ROWS) {
+        if (pe_work((double)p0 / (double)len)) {
+            free(buf);
+            pe_matrix_free(out);
+            return pe_work_cancelled(err, errlen);
+        }
         for (size_t k = 0; k < half; k++) {
             double a = (double)p0 * w[k];
             s[k] = sin(a);

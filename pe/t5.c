@@ -71,6 +71,14 @@ int pe_t5_values(const pe_params *p, pe_matrix *out, char *err, size_t errlen)
     return PE_OK;
 }
 
+float pe_t5_value(const pe_params *p, const float *head_values, size_t i, size_t j)
+{
+    if (!p->t5_bidirectional && j > i) return -INFINITY;
+    long rel = (long)j - (long)i;
+    return head_values[pe_t5_bucket((int)rel, p->t5_bidirectional != 0, p->t5_buckets,
+                                    p->t5_max_distance)];
+}
+
 /* bias[i][j] = value[head][bucket(j - i)]; causal T5 also masks j > i with -INFINITY. */
 static int t5_bias(const pe_params *p, int head, pe_matrix *out, char *err, size_t errlen)
 {

@@ -2,6 +2,7 @@
  * terms: content q.k, content-position q.W_R R_{i-j}, global content u.k, global position
  * v.W_R R_{i-j}; here with seeded random q, k, u, v and W_R to show their shapes. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "pe_internal.h"
@@ -115,10 +116,20 @@ static int xl_compute(const pe_params *p, uint64_t seed, const int want[4], pe_m
     /* q (then W_R^T q), k^T, R^T: (L, d) (d, L) (d, L); u, v, W_R^T v: d; TI rows of d; W_R (d, d);
      * rows: TI x L sums; the column terms: 2 L */
     size_t n = 3 * len * d + 3 * d + TI * d + d * d + TI * len + 2 * len;
+    char what[96];
+    snprintf(what, sizeof what, "Transformer-XL's draws at --len %d x --dim %d", p->len, p->dim);
+    int rc = pe_mem_reserve(n * sizeof(double), what, err, errlen);
+    if (rc != PE_OK) return rc;
     double *buf = malloc(n * sizeof *buf);
-    if (!buf)
+    if (!buf) {
+        pe_mem_release(n * sizeof(double));
         return pe_fail(err, errlen, PE_ENOMEM, "--len %d x --dim %d: out of memory", p->len,
                        p->dim);
+    }
+    /* progress: the three products, (a) L^2 d / 2, W_R^T q L d^2, (b) L^2 d / 2 */
+    double work = (double)len * (double)d *
+                  (double)(len * (size_t)(want[0] + want[1]) / 2 + (want[1] ? d : 0)),
+           done = 0;
     double *q = buf, *kt = q + len * d, *rt = kt + len * d, *u = rt + len * d, *v = u + d;
     double *gv = v + d, *tmp = gv + d, *wr = tmp + TI * d, *rows = wr + d * d;
     double *col_c = rows + TI * len, *col_d = col_c + len; /* u.k_j and v.W_R R_r, scaled */
@@ -141,13 +152,14 @@ static int xl_compute(const pe_params *p, uint64_t seed, const int want[4], pe_m
         }
     }
 
-    int rc = PE_OK;
     for (int t = 0; t < 4 && rc == PE_OK; t++)
         if (want[t]) rc = pe_matrix_init(&terms[t], len, len, err, errlen);
     if (rc != PE_OK) {
+    fail:
         for (int t = 0; t < 4; t++)
             if (want[t]) pe_matrix_free(&terms[t]);
         free(buf);
+        pe_mem_release(n * sizeof(double));
         return rc;
     }
     double scale = 1.0 / sqrt((double)d);
@@ -173,6 +185,11 @@ static int xl_compute(const pe_params *p, uint64_t seed, const int want[4], pe_m
     if (want[0])
         for (size_t i0 = 0; i0 < len; i0 += TI) {
             size_t ni = len - i0 < TI ? len - i0 : TI;
+            done += (double)ni * (double)(i0 + 1) * (double)d;
+            if (pe_work(done / work)) {
+                rc = pe_work_cancelled(err, errlen);
+                goto fail;
+            }
             pe_xl_dots_lower(q, kt, len, d, i0, ni, rows);
             for (size_t r = 0; r < ni; r++) {
                 float *out = pe_matrix_row(&terms[0], i0 + r);
@@ -182,11 +199,21 @@ static int xl_compute(const pe_params *p, uint64_t seed, const int want[4], pe_m
     if (want[1]) {
         for (size_t i0 = 0; i0 < len; i0 += TI) {
             size_t ni = len - i0 < TI ? len - i0 : TI;
+            done += (double)ni * (double)d * (double)d;
+            if (pe_work(done / work)) {
+                rc = pe_work_cancelled(err, errlen);
+                goto fail;
+            }
             pe_xl_project(wr, q + i0 * d, ni, d, tmp);
             for (size_t a = 0; a < ni * d; a++) q[i0 * d + a] = tmp[a];
         }
         for (size_t i0 = 0; i0 < len; i0 += TI) {
             size_t ni = len - i0 < TI ? len - i0 : TI;
+            done += (double)ni * (double)(i0 + 1) * (double)d;
+            if (pe_work(done / work)) {
+                rc = pe_work_cancelled(err, errlen);
+                goto fail;
+            }
             pe_xl_dots_lower(q, rt, len, d, i0, ni, rows); /* column r: distance r */
             for (size_t r = 0; r < ni; r++) {
                 size_t i = i0 + r;
@@ -200,6 +227,7 @@ static int xl_compute(const pe_params *p, uint64_t seed, const int want[4], pe_m
             for (size_t i = 0; i < len; i++)
                 for (size_t j = i + 1; j < len; j++) pe_matrix_row(&terms[t], i)[j] = -INFINITY;
     free(buf);
+    pe_mem_release(n * sizeof(double));
     return PE_OK;
 }
 int pe_xl_terms(const pe_params *p, pe_matrix terms[4], char *err, size_t errlen)

@@ -441,16 +441,14 @@ static const uint8_t twilight_rgb[256][3] = {
 };
 
 const cmap cmap_table[] = {
-    {"viridis", "perceptually uniform sequential, blue-green-yellow (default)", 0, 0, viridis_rgb},
-    {"magma", "perceptually uniform sequential, black-purple-cream", 0, 0, magma_rgb},
-    {"inferno", "perceptually uniform sequential, black-red-yellow", 0, 0, inferno_rgb},
-    {"cividis", "sequential, blue-yellow, readable with colour-vision deficiency", 0, 0,
-     cividis_rgb},
+    {"viridis", "perceptually uniform, blue-green-yellow (default)", 0, 0, viridis_rgb},
+    {"magma", "perceptually uniform, black-purple-cream", 0, 0, magma_rgb},
+    {"inferno", "perceptually uniform, black-red-yellow", 0, 0, inferno_rgb},
+    {"cividis", "blue-yellow, readable with colour-vision deficiency", 0, 0, cividis_rgb},
     {"gray", "black to white", 0, 0, gray_rgb},
-    {"rdbu", "diverging, blue negative, white zero, red positive (default for signed data)", 1, 0,
-     rdbu_rgb},
-    {"coolwarm", "diverging, smooth blue-grey-red (Moreland)", 1, 0, coolwarm_rgb},
-    {"twilight", "cyclic, for angles and phases", 0, 1, twilight_rgb},
+    {"rdbu", "blue negative, white zero, red positive (default for signed data)", 1, 0, rdbu_rgb},
+    {"coolwarm", "smooth blue-grey-red (Moreland)", 1, 0, coolwarm_rgb},
+    {"twilight", "for angles and phases", 0, 1, twilight_rgb},
 };
 
 const size_t cmap_table_n = sizeof cmap_table / sizeof cmap_table[0];

@@ -664,6 +664,7 @@ fig_axes fig_axes_draw(scene *s, const scene_target *t, const fig_theme *th, fig
     a.y1 = ydown ? y0 : y1;
     a.xlog = xlog;
     a.ylog = ylog;
+    a.col_w = cells ? 0.5 : 1.0; /* a braille dot; a pixel */
 
     double ax = a.area.x, ay = a.area.y, aw = a.area.w, ah = a.area.h;
 
@@ -1051,6 +1052,46 @@ void fig_legend_styled(scene *s, const scene_target *t, const fig_theme *th, con
 
 /* --- curves and marks ------------------------------------------------------------------ */
 
+/* Runs of consecutive points that fall in the same column, col_w figure units wide (a pixel; a
+ * braille dot across a cell), keep their first, lowest, highest and last point, in their
+ * order: the line drawn through them covers the same pixels as the line through all of them, so
+ * a curve of a million points costs a vector file a few per column and looks the same. A break
+ * (NaN y) is kept as it is. Compacts xy in place; returns the new count. */
+static size_t curve_decimate(double *xy, size_t n, double col_w)
+{
+    double per = 1.0 / (col_w > 0 ? col_w : 0.5);
+    size_t o = 0, i = 0;
+    while (i < n) {
+        double fx = xy[2 * i], fy = xy[2 * i + 1];
+        if (isnan(fy)) {
+            xy[2 * o] = fx;
+            xy[2 * o + 1] = fy;
+            o++;
+            i++;
+            continue;
+        }
+        double col = floor(fx * per);
+        size_t b0 = i, lo = i, hi = i, end = i + 1;
+        while (end < n && !isnan(xy[2 * end + 1]) && floor(xy[2 * end] * per) == col) {
+            if (xy[2 * end + 1] < xy[2 * lo + 1]) lo = end;
+            if (xy[2 * end + 1] > xy[2 * hi + 1]) hi = end;
+            end++;
+        }
+        size_t keep[4] = {b0, lo < hi ? lo : hi, lo < hi ? hi : lo, end - 1}, nk = 0;
+        double pts[8];
+        for (int k = 0; k < 4; k++) {
+            if (k > 0 && keep[k] == keep[k - 1]) continue;
+            pts[2 * nk] = xy[2 * keep[k]];
+            pts[2 * nk + 1] = xy[2 * keep[k] + 1];
+            nk++;
+        }
+        memcpy(xy + 2 * o, pts, nk * 2 * sizeof *pts);
+        o += nk;
+        i = end;
+    }
+    return o;
+}
+
 void fig_curve(scene *s, const fig_axes *a, const double *x, const double *y, size_t n,
                uint32_t color, double width, unsigned flags)
 {
@@ -1080,7 +1121,7 @@ void fig_curve(scene *s, const fig_axes *a, const double *x, const double *y, si
         xy[2 * i + 1] = fy;
     }
     it->u.poly.xy = xy;
-    it->u.poly.n = n;
+    it->u.poly.n = curve_decimate(xy, n, a->col_w);
 }
 
 /* Put a reference line's label at the first of n candidate boxes (left, top, width w, height h)

@@ -25,6 +25,7 @@ typedef struct fig_axes {
     fig_rect area;         /* the plot area inside the frame */
     double x0, x1, y0, y1; /* data range shown; y0 at the bottom */
     int xlog, ylog;        /* log10 axes */
+    double col_w; /* curves keep their lowest and highest point per column this wide (0: 0.5) */
 } fig_axes;
 
 double fig_x(const fig_axes *a, double v);

@@ -20,45 +20,43 @@ static int alibi_validate(const app_state *st, char *err, size_t errlen)
     return 0;
 }
 
-/* Head h's bias sampled on an n x n grid of positions (n <= L: the figure's resolution),
- * cached under the inputs it depends on; the values are read from pe_alibi_bias, so this view
- * has no formula of its own. NULL with err on failure. */
-static const float *alibi_head(app_view_ctx *c, const pe_params *p, int h, size_t n, char *err,
-                               size_t errlen)
+/* Heads h0 .. h0+nh-1's biases sampled on an n x n grid of positions (app_grid_pos; n <= L:
+ * the figure's resolution), one after the other, in one cache slot keyed by what they depend
+ * on, so 64 heads cost one lookup; every value is pe_alibi_value's, the entry pe_alibi_bias
+ * stores, so this view has no formula of its own. NULL with err on failure. */
+static const float *alibi_heads(app_view_ctx *c, const pe_params *p, const double *slopes, int h0,
+                                int nh, size_t n, char *err, size_t errlen)
 {
     struct {
-        int len, heads, h, symmetric;
+        int len, heads, h0, nh, symmetric;
         double ratio;
         size_t n;
     } key;
     memset(&key, 0, sizeof key);
     key.len = p->len;
     key.heads = p->heads;
-    key.h = h;
+    key.h0 = h0;
+    key.nh = nh;
     key.symmetric = p->alibi_symmetric;
     key.ratio = p->slope_ratio;
     key.n = n;
-    int slot = h % APP_CACHE_SLOTS;
-    float *out = app_cache_get(c, slot, &key, sizeof key);
+    float *out = app_cache_get(c, 0, &key, sizeof key);
     if (out) return out;
-    pe_matrix b = {0};
-    if (pe_alibi_bias(p, h, &b, err, errlen) < 0) return NULL;
-    out = app_cache_put(c, slot, &key, sizeof key, n * n * sizeof *out);
+    out = app_cache_put(c, 0, &key, sizeof key, (size_t)nh * n * n * sizeof *out);
     if (!out) {
-        pe_matrix_free(&b);
-        snprintf(err, errlen, "out of memory");
+        snprintf(err, errlen, "--heads %d x %zu x %zu samples: %s", nh, n, n, app_cache_error());
         return NULL;
     }
     size_t L = (size_t)p->len;
-    for (size_t i = 0; i < n; i++) {
-        /* the position at the centre of display row i */
-        size_t pi = n == L ? i : (size_t)(((double)i + 0.5) * (double)L / (double)n);
-        for (size_t j = 0; j < n; j++) {
-            size_t pj = n == L ? j : (size_t)(((double)j + 0.5) * (double)L / (double)n);
-            out[i * n + j] = pe_matrix_row(&b, pi)[pj];
+    for (int h = 0; h < nh; h++) {
+        float *o = out + (size_t)h * n * n;
+        for (size_t i = 0; i < n; i++) {
+            size_t pi = app_grid_pos(i, n, L);
+            for (size_t j = 0; j < n; j++)
+                o[i * n + j] =
+                    pe_alibi_value(slopes[h0 + h], p->alibi_symmetric, pi, app_grid_pos(j, n, L));
         }
     }
-    pe_matrix_free(&b);
     return out;
 }
 
@@ -103,7 +101,7 @@ static int alibi_build(app_view_ctx *c, const app_state *st, scene *s, const sce
 
     if (nh == 1) {
         size_t n = (size_t)fmin(p->len, ceil(fmin(r.w, r.h)));
-        const float *bs = alibi_head(c, p, h0, n, err, errlen);
+        const float *bs = alibi_heads(c, p, slopes, h0, 1, n, err, errlen);
         if (!bs) {
             free(slopes);
             return -1;
@@ -147,6 +145,15 @@ static int alibi_build(app_view_ctx *c, const app_state *st, scene *s, const sce
     }
     int rows = (nh + cols - 1) / cols;
     double gap = t->cells ? 2 : t->text_h * 0.4;
+    /* every cell of the grid has the same size, so one sampling serves all heads */
+    fig_rect c0 = fig_grid_cell(r, rows, cols, 0, 0, gap);
+    double side0 = fmin(c0.w, c0.h - lh0);
+    size_t n = (size_t)fmin(p->len, ceil(fmax(1, side0)));
+    const float *all = side0 > 1 ? alibi_heads(c, p, slopes, 0, nh, n, err, errlen) : NULL;
+    if (side0 > 1 && !all) {
+        free(slopes);
+        return -1;
+    }
     for (int h = 0; h < nh; h++) {
         fig_rect cell = fig_grid_cell(r, rows, cols, h / cols, h % cols, gap);
         /* head label above each small matrix */
@@ -158,12 +165,8 @@ static int alibi_build(app_view_ctx *c, const app_state *st, scene *s, const sce
         double lh = lh0;
         double side = fmin(cell.w, cell.h - lh);
         if (side <= 1) continue;
-        size_t n = (size_t)fmin(p->len, ceil(side));
-        const float *bs = alibi_head(c, p, h, n, err, errlen);
-        if (!bs) {
-            free(slopes);
-            return -1;
-        }
+        if (!all) continue;
+        const float *bs = all + (size_t)h * n * n;
         double x = cell.x + (cell.w - side) / 2, y = cell.y + lh;
         scene_heatmap(s, x, y, side, side, bs, n, n, n, vmin, vmax, map, th->mask);
         scene_rect(s, x, y, side, side, th->muted, 0);

@@ -11,6 +11,7 @@
 
 void app_data_free(app_data *d)
 {
+    if (d->data) pe_mem_release(d->reserved);
     free(d->data);
     memset(d, 0, sizeof *d);
 }
@@ -28,11 +29,16 @@ int app_data_alloc(app_data *d, int ndim, size_t a, size_t b, size_t c, char *er
         }
         n *= dims[i];
     }
+    char what[128];
+    snprintf(what, sizeof what, "the data (%zu x %zu x %zu values)", a, b, c);
+    if (pe_mem_reserve(n * sizeof *d->data, what, err, errlen) != PE_OK) return -1;
     d->data = calloc(n, sizeof *d->data);
     if (!d->data) {
+        pe_mem_release(n * sizeof *d->data);
         snprintf(err, errlen, "out of memory for %zu values", n);
         return -1;
     }
+    d->reserved = n * sizeof *d->data;
     d->ndim = ndim;
     d->shape[0] = a;
     d->shape[1] = ndim > 1 ? b : 0;
@@ -40,8 +46,16 @@ int app_data_alloc(app_data *d, int ndim, size_t a, size_t b, size_t c, char *er
     return 0;
 }
 
+static _Thread_local char cache_err[320];
+
+const char *app_cache_error(void)
+{
+    return cache_err[0] ? cache_err : "out of memory";
+}
+
 static void cache_clear(app_cache_slot *e)
 {
+    if (e->val) pe_mem_release(e->val_len);
     free(e->key);
     free(e->val);
     memset(e, 0, sizeof *e);
@@ -66,15 +80,39 @@ void *app_cache_put(app_view_ctx *c, int slot, const void *key, size_t klen, siz
 {
     app_cache_slot *e = &c->cache[slot];
     cache_clear(e);
+    cache_err[0] = '\0';
+    char what[96];
+    snprintf(what, sizeof what, "a table of %.1f MiB", (double)vlen / 1048576.0);
+    if (pe_mem_reserve(vlen, what, cache_err, sizeof cache_err) != PE_OK) return NULL;
     e->key = malloc(klen ? klen : 1);
     e->val = calloc(1, vlen ? vlen : 1);
     if (!e->key || !e->val) {
-        cache_clear(e);
+        free(e->key);
+        free(e->val);
+        e->key = e->val = NULL;
+        pe_mem_release(vlen);
+        snprintf(cache_err, sizeof cache_err, "out of memory for %.1f MiB",
+                 (double)vlen / 1048576.0);
         return NULL;
     }
     memcpy(e->key, key, klen);
     e->key_len = klen;
     e->val_len = vlen;
+    return e->val;
+}
+
+void *app_cache_reuse(app_view_ctx *c, int slot, const void *key, size_t klen, size_t vlen)
+{
+    app_cache_slot *e = &c->cache[slot];
+    if (!e->val || e->val_len != vlen) return app_cache_put(c, slot, key, klen, vlen);
+    unsigned char *k = e->key_len == klen ? e->key : realloc(e->key, klen ? klen : 1);
+    if (!k) {
+        cache_clear(e);
+        return NULL;
+    }
+    memcpy(k, key, klen);
+    e->key = k;
+    e->key_len = klen;
     return e->val;
 }
 
@@ -131,6 +169,11 @@ void app_subtitle(const app_state *st, const char *enc_name, unsigned what, char
 #undef ADD
 }
 
+const char *app_opt_prefix(const app_state *st)
+{
+    return st->command[0] ? "--" : ":";
+}
+
 void app_finite_range(const float *v, size_t n, double *lo, double *hi)
 {
     double a = INFINITY, b = -INFINITY;
@@ -162,6 +205,11 @@ const cmap *app_pick_map(const app_state *st, double lo, double hi, double *vmin
         *vmax += 0.5;
     }
     return m;
+}
+
+size_t app_grid_pos(size_t i, size_t n, size_t len)
+{
+    return n == len ? i : (size_t)(((double)i + 0.5) * (double)len / (double)n);
 }
 
 fig_axes app_draw_matrix(scene *s, const scene_target *t, const fig_theme *th, fig_rect r,

@@ -49,16 +49,45 @@ static int table_curve(const char *name, const app_state *st, double *y, char *e
     return 0;
 }
 
-/* The RoPE-family curves at r = p0 - p for p = 0..L-1, in one pass per direction: every pair's
- * (cos r theta_k, sin r theta_k) advances by a rotation instead of a sin/cos call, re-anchored
- * with exact values every 256 steps (error stays near 1e-13). which: 3 ones, 4 random q,k,
+/* sum_k a_k cos_k + b_k sin_k, then every (cos_k, sin_k) advanced by the step's rotation, in
+ * four running sums that the compiler can keep in vector registers (the order of the additions
+ * differs from a plain loop by rounding only). */
+static double score_step(int np, const double *restrict a, const double *restrict b,
+                         double *restrict cs, double *restrict sn, const double *restrict c1,
+                         const double *restrict s1)
+{
+    double v[4] = {0, 0, 0, 0};
+    int k = 0;
+    for (; k + 4 <= np; k += 4)
+        for (int u = 0; u < 4; u++) {
+            double c = cs[k + u], sv = sn[k + u];
+            v[u] += a[k + u] * c + b[k + u] * sv;
+            cs[k + u] = c * c1[k + u] - sv * s1[k + u];
+            sn[k + u] = sv * c1[k + u] + c * s1[k + u];
+        }
+    for (; k < np; k++) {
+        double c = cs[k], sv = sn[k];
+        v[0] += a[k] * c + b[k] * sv;
+        cs[k] = c * c1[k] - sv * s1[k];
+        sn[k] = sv * c1[k] + c * s1[k];
+    }
+    return (v[0] + v[2]) + (v[1] + v[3]);
+}
+
+/* The RoPE-family curves (and the sinusoidal one, which is sum_k cos((p0 - p) w_k) / (d/2):
+ * PE(p0).PE(p) pairs sin*sin + cos*cos) at the positions p = p0 + (j - kb) * stride for
+ * j = 0 .. kb + kf, in one pass per direction: every pair's (cos r theta_k, sin r theta_k)
+ * advances by a rotation of stride positions instead of a sin/cos call, re-anchored with exact
+ * values every 256 steps (error stays near 1e-13). which: 0 sinusoidal, 3 ones, 4 random q,k,
  * 5 the decay bound, 7 xPos. The same quantities as pe_rope_score_curve, pe_rope_decay_bound and
- * pe_xpos_decay; tests/app/test_views_numbers.c checks them against those. */
-static int rope_sweep(const app_state *st, int which, double *y, char *err, size_t errlen)
+ * pe_xpos_decay; tests/app/test_views_numbers.c checks them against those, and the figure's
+ * sample (stride > 1) against the full curve. */
+static int rope_sweep(const app_state *st, int which, int stride, int kb, int kf, double *y,
+                      char *err, size_t errlen)
 {
     const pe_params *p = &st->p;
-    int L = p->len, d = p->dim, p0 = app_state_p0(st);
-    int rd = pe_rope_rotary_dim(p), np = rd / 2;
+    int d = p->dim;
+    int rd = which == 0 ? d - d % 2 : pe_rope_rotary_dim(p), np = rd / 2;
     double *buf = malloc(sizeof *buf * ((size_t)np * 9 + (size_t)d * 2));
     if (!buf) {
         snprintf(err, errlen, "out of memory");
@@ -66,33 +95,48 @@ static int rope_sweep(const app_state *st, int which, double *y, char *err, size
     }
     double *inv = buf, *cs = inv + np, *sn = cs + np, *a = sn + np, *b = a + np, *z = b + np,
            *zs = z + np, *c1 = zs + np, *s1 = c1 + np, *q = s1 + np, *k = q + d;
-    double attn = 1;
-    if (pe_rope_inv_freq(p, inv, &attn, err, errlen) < 0) {
-        free(buf);
-        return -1;
-    }
-    /* the score of a pair at distance r = m - n is A cos(r theta) + B sin(r theta) */
-    pe_rope_qk(d, which == 4 ? p->seed : UINT64_MAX, q, k); /* UINT64_MAX: all ones */
-    double nq = 0, nk = 0, rest = 0;
-    for (int i = 0; i < d; i++) {
-        nq += q[i] * q[i];
-        nk += k[i] * k[i];
-    }
+    double attn = 1, nq = 0, nk = 0, rest = 0;
     pe_params pp = *p;
-    for (int kk = 0; kk < np; kk++) {
-        int i0, i1;
-        pe_rope_pair(&pp, kk, &i0, &i1);
-        a[kk] = (q[i0] * k[i0] + q[i1] * k[i1]) * attn * attn;
-        b[kk] = (q[i0] * k[i1] - q[i1] * k[i0]) * attn * attn;
-    }
-    for (int i = 0; i < d; i++) {
-        int rotated = 0;
-        for (int kk = 0; kk < np && !rotated; kk++) {
+    if (which == 0) { /* PE(p0).PE(p) / PE(p0).PE(p0) = sum_k cos(r w_k) / np */
+        for (int kk = 0; kk < np; kk++) {
+            inv[kk] = pe_sin_freq(p, kk);
+            a[kk] = 1;
+            b[kk] = 0;
+        }
+        nq = nk = np;
+    } else {
+        if (pe_rope_inv_freq(p, inv, &attn, err, errlen) < 0) {
+            free(buf);
+            return -1;
+        }
+        /* the score of a pair at distance r = m - n is A cos(r theta) + B sin(r theta) */
+        pe_rope_qk(d, which == 4 ? p->seed : UINT64_MAX, q, k); /* UINT64_MAX: all ones */
+        for (int i = 0; i < d; i++) {
+            nq += q[i] * q[i];
+            nk += k[i] * k[i];
+        }
+        for (int kk = 0; kk < np; kk++) {
             int i0, i1;
             pe_rope_pair(&pp, kk, &i0, &i1);
-            rotated = i == i0 || i == i1;
+            a[kk] = (q[i0] * k[i0] + q[i1] * k[i1]) * attn * attn;
+            b[kk] = (q[i0] * k[i1] - q[i1] * k[i0]) * attn * attn;
         }
-        if (!rotated) rest += q[i] * k[i]; /* dimensions past the rotary part pass through */
+        /* dimensions past the rotary part pass through (one pass over the pairs marks the
+         * rotated ones: a pair search per dimension would cost d^2/2 at d 4096) */
+        unsigned char *rot = calloc((size_t)d, 1);
+        if (!rot) {
+            free(buf);
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        for (int kk = 0; kk < np; kk++) {
+            int i0, i1;
+            pe_rope_pair(&pp, kk, &i0, &i1);
+            rot[i0] = rot[i1] = 1;
+        }
+        for (int i = 0; i < d; i++)
+            if (!rot[i]) rest += q[i] * k[i];
+        free(rot);
     }
     /* the ones curves (3, 7) divide by their value at p0; the random one by |q||k| */
     double norm = sqrt(nq * nk);
@@ -104,28 +148,31 @@ static int rope_sweep(const app_state *st, int which, double *y, char *err, size
     double b0 = 0;
     if (which == 5) b0 = pe_rope_decay_bound(inv, np, 0);
     for (int dir = 1; dir >= -1; dir -= 2) {
-        /* r runs from 0 away from p0: up to p0 (keys before it), then down to p0 - (L-1) */
-        int rmax = dir > 0 ? p0 : L - 1 - p0;
+        /* step j from 0 away from p0: back to p0 - kb*stride, then forward to p0 + kf*stride */
+        int jmax = dir > 0 ? kb : kf;
+        double step = (double)dir * stride;
         for (int kk = 0; kk < np; kk++) {
             cs[kk] = 1;
             sn[kk] = 0;
             z[kk] = 1;
-            zs[kk] = which == 7 ? pow(pe_xpos_zeta(p, kk), dir / p->xpos_scale_base) : 1;
-            c1[kk] = cos(dir * inv[kk]); /* one position's rotation */
-            s1[kk] = sin(dir * inv[kk]);
+            zs[kk] = which == 7 ? pow(pe_xpos_zeta(p, kk), step / p->xpos_scale_base) : 1;
+            c1[kk] = cos(step * inv[kk]); /* one step's rotation */
+            s1[kk] = sin(step * inv[kk]);
         }
-        for (int r = 0; r <= rmax; r++) {
-            double rr = (double)dir * r;
-            if (r % 256 == 0)
+        for (int j = 0; j <= jmax; j++) {
+            double rr = step * j;
+            if (j % 256 == 0)
                 for (int kk = 0; kk < np; kk++) {
                     cs[kk] = cos(rr * inv[kk]);
                     sn[kk] = sin(rr * inv[kk]);
                     if (which == 7) z[kk] = pe_xpos_decay(p, kk, rr);
                 }
             double v = 0;
-            if (which == 3 || which == 4) {
-                for (int kk = 0; kk < np; kk++) v += a[kk] * cs[kk] + b[kk] * sn[kk];
-                v = (v + rest) / norm;
+            if (which == 0 || which == 3 || which == 4) {
+                /* the score and the step in one pass (this loop is the view's cost) */
+                v = (score_step(np, a, b, cs, sn, c1, s1) + rest) / norm;
+                y[kb - dir * j] = v;
+                continue;
             } else if (which == 5) {
                 double re = 0, im = 0;
                 for (int kk = 0; kk < np; kk++) {
@@ -138,8 +185,8 @@ static int rope_sweep(const app_state *st, int which, double *y, char *err, size
                 for (int kk = 0; kk < np; kk++) v += a[kk] * cs[kk] * z[kk];
                 v = (v + rest) / norm;
             }
-            y[p0 - (int)rr] = v;
-            for (int kk = 0; kk < np; kk++) { /* advance every pair by one position */
+            y[kb - dir * j] = v;
+            for (int kk = 0; kk < np; kk++) { /* advance every pair by one step */
                 double c = cs[kk] * c1[kk] - sn[kk] * s1[kk];
                 sn[kk] = sn[kk] * c1[kk] + cs[kk] * s1[kk];
                 cs[kk] = c;
@@ -161,23 +208,38 @@ static const char *decay_label(const app_state *st, int w)
     return curve_label[w];
 }
 
-/* Fill curve `which` (bit index) with L values. */
-static int decay_curve(const app_state *st, int which, double *y, char *err, size_t errlen)
+/* An exported figure's RoPE-family curves take every position up to this many pair steps. */
+#define DECAY_EXPORT_STEPS 268435456.0
+
+/* RoPE's inverse frequencies are the sinusoid's (base^(-2k/d)), with no attention factor and
+ * every dimension rotated. */
+static int rope_is_sinusoid(const pe_params *p)
+{
+    return p->freq != PE_FREQ_FAIRSEQ && p->scaling.type == PE_SCALING_NONE &&
+           p->rotary_frac >= 1 && p->dim % 2 == 0 && p->scaling.attention_factor <= 0;
+}
+
+/* Curves computed at any stride; the others (learned, binary: a table that no base changes;
+ * ALiBi: L exponentials) are computed whole and picked from. */
+static int sweeps(int which)
+{
+    return which == 0 || which == 3 || which == 4 || which == 5 || which == 7;
+}
+
+/* Fill curve `which` (bit index) at the positions p0 + (j - kb) * stride, j = 0 .. kb + kf.
+ * full: the sinusoidal curve from the table itself (the data export), not the closed form. */
+static int decay_curve(const app_state *st, int which, int stride, int kb, int kf, int full,
+                       double *y, char *err, size_t errlen)
 {
     const pe_params *p = &st->p;
     int L = p->len, p0 = app_state_p0(st);
+    if (which == 0 && full) return table_curve("sinusoidal", st, y, err, errlen);
+    if (sweeps(which)) return rope_sweep(st, which, stride, kb, kf, y, err, errlen);
     switch (which) {
-    case 0:
-        return table_curve("sinusoidal", st, y, err, errlen);
     case 1:
         return table_curve("learned", st, y, err, errlen);
     case 2:
         return table_curve("binary", st, y, err, errlen);
-    case 3:
-    case 4:
-    case 5:
-    case 7:
-        return rope_sweep(st, which, y, err, errlen);
     case 6: {
         double *slopes = malloc(sizeof *slopes * (size_t)p->heads);
         if (!slopes || pe_alibi_slopes(p->heads, p->slope_ratio, slopes, err, errlen) < 0) {
@@ -199,18 +261,30 @@ static int decay_curve(const app_state *st, int which, double *y, char *err, siz
     return -1;
 }
 
-/* Curve `which`, cached under the inputs it depends on (a learned table does not change with the
- * base, so turning the base does not regenerate it). NULL with err on failure. */
-static const double *decay_curve_cached(app_view_ctx *c, const app_state *st, int which, char *err,
-                                        size_t errlen)
+/* The positions a figure samples: every stride-th from p0 both ways (stride 1: all of them). */
+static void decay_grid(const app_state *st, int stride, int *kb, int *kf)
+{
+    int p0 = app_state_p0(st);
+    *kb = p0 / stride;
+    *kf = (st->p.len - 1 - p0) / stride;
+}
+
+/* Curve `which` at a stride (1 = every position), cached under the inputs it depends on (a
+ * learned table does not change with the base, so turning the base does not regenerate it).
+ * NULL with err on failure. */
+static const double *decay_curve_cached(app_view_ctx *c, const app_state *st, int which, int stride,
+                                        int full, char *err, size_t errlen)
 {
     struct {
-        int which, p0, head;
+        int which, p0, head, stride, full;
         pe_params p;
     } key;
+    if (!sweeps(which)) stride = 1;
     memset(&key, 0, sizeof key);
     key.which = which;
     key.p0 = app_state_p0(st);
+    key.stride = stride;
+    key.full = which == 0 && full;
     key.p.dim = st->p.dim;
     key.p.len = st->p.len;
     if (which == 1) { /* learned: its seed and spread */
@@ -222,17 +296,21 @@ static const double *decay_curve_cached(app_view_ctx *c, const app_state *st, in
         key.p.slope_ratio = st->p.slope_ratio;
         key.p.alibi_symmetric = st->p.alibi_symmetric;
     } else if (which != 2) { /* sinusoidal and the RoPE family: every frequency setting */
-        key.p = st->p;
+        memcpy(&key.p, &st->p, sizeof key.p);
     }
-    double *y = app_cache_get(c, which, &key, sizeof key);
+    /* slot by curve, the data's full sinusoid apart so a frame and an export do not evict */
+    int slot = key.full ? APP_CURVE_COUNT : which;
+    double *y = app_cache_get(c, slot, &key, sizeof key);
     if (y) return y;
-    y = app_cache_put(c, which, &key, sizeof key, sizeof *y * (size_t)st->p.len);
+    int kb, kf;
+    decay_grid(st, stride, &kb, &kf);
+    y = app_cache_put(c, slot, &key, sizeof key, sizeof *y * (size_t)(kb + kf + 1));
     if (!y) {
-        snprintf(err, errlen, "out of memory");
+        snprintf(err, errlen, "%s", app_cache_error());
         return NULL;
     }
-    if (decay_curve(st, which, y, err, errlen) < 0) {
-        app_cache_put(c, which, "", 0, 0); /* forget the half-made curve */
+    if (decay_curve(st, which, stride, kb, kf, full, y, err, errlen) < 0) {
+        app_cache_put(c, slot, "", 0, 0); /* forget the half-made curve */
         return NULL;
     }
     return y;
@@ -251,34 +329,52 @@ static int decay_build(app_view_ctx *c, const app_state *st, scene *s, const sce
              (st->curves & APP_CURVE_ROPE_RANDOM) ? "; random q,k / |q||k|" : "");
     fig_rect r = app_frame(s, t, th, title, sub);
 
-    double *x = malloc(sizeof *x * (size_t)L * (APP_CURVE_COUNT + 1));
+    /* the RoPE-family curves: one sample per pixel (per braille dot across a cell), the
+     * figure's resolution; an exported figure takes every position, up to DECAY_EXPORT_STEPS
+     * pair steps (beyond, a stride again: L 1048576 at d 65536 would take minutes) */
+    int np = st->p.dim / 2 > 0 ? st->p.dim / 2 : 1;
+    int stride = (int)fmax(1, ceil((L - 1) / fmax(1, ceil(r.w) * (t->cells ? 2 : 1))));
+    if (c->full_res) stride = (int)fmax(1, ceil((double)L * np / DECAY_EXPORT_STEPS));
+    int kb, kf;
+    decay_grid(st, stride, &kb, &kf);
+    int ns = kb + kf + 1;
+    /* the curves computed whole (learned, binary, ALiBi) are drawn whole: the figure keeps the
+     * lowest and highest point of every column, so they look as they are */
+    int any_whole = 0;
+    for (int w = 0; w < APP_CURVE_COUNT; w++) any_whole |= (st->curves & (1u << w)) && !sweeps(w);
+    double *x = malloc(sizeof *x * ((size_t)ns + (any_whole ? (size_t)L : 0)));
     if (!x) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    double *ys = x + L;
-    for (int i = 0; i < L; i++) x[i] = i;
+    double *xall = x + ns;
+    for (int i = 0; i < ns; i++) x[i] = p0 + (double)(i - kb) * stride;
+    for (int i = 0; any_whole && i < L; i++) xall[i] = i;
     const char *names[APP_CURVE_COUNT];
     char named[APP_CURVE_COUNT][64];
     uint32_t colors[APP_CURVE_COUNT];
     unsigned styles[APP_CURVE_COUNT];
     int which[APP_CURVE_COUNT];
+    const double *cys[APP_CURVE_COUNT];
     int n = 0;
     double lo = 0, hi = 1;
     for (int w = 0; w < APP_CURVE_COUNT; w++) {
         if (!(st->curves & (1u << w))) continue;
-        double *y = ys + (size_t)n * L;
-        const double *cy = decay_curve_cached(c, st, w, err, errlen);
+        /* with RoPE's plain frequencies the sinusoid's curve is RoPE's q = k = 1 curve (both
+         * sum cos(r theta_k) over the same theta_k): computed once */
+        int ww = w == 0 && (st->curves & APP_CURVE_ROPE) && rope_is_sinusoid(&st->p) ? 3 : w;
+        const double *cy = decay_curve_cached(c, st, ww, stride, 0, err, errlen);
         if (!cy) {
             free(x);
             return -1;
         }
-        memcpy(y, cy, sizeof *y * (size_t)L);
-        for (int i = 0; i < L; i++)
-            if (isfinite(y[i])) {
-                lo = fmin(lo, y[i]);
-                hi = fmax(hi, y[i]);
+        int m = sweeps(w) ? ns : L;
+        for (int i = 0; i < m; i++)
+            if (isfinite(cy[i])) {
+                lo = fmin(lo, cy[i]);
+                hi = fmax(hi, cy[i]);
             }
+        cys[n] = cy;
         names[n] = decay_label(st, w);
         colors[n] = th->series[w % 8];
         styles[n] = 0;
@@ -290,10 +386,11 @@ static int decay_build(app_view_ctx *c, const app_state *st, scene *s, const sce
      * names a curve that cannot be seen. */
     for (int i = 1; i < n; i++)
         for (int j = 0; j < i; j++) {
-            if (styles[j]) continue;
-            const double *yi = ys + (size_t)i * L, *yj = ys + (size_t)j * L;
-            int same = 1;
-            for (int k = 0; k < L && same; k++)
+            /* curves drawn at the same positions (both sampled, or both whole) */
+            if (styles[j] || sweeps(which[i]) != sweeps(which[j])) continue;
+            const double *yi = cys[i], *yj = cys[j];
+            int same = 1, m = sweeps(which[i]) ? ns : L;
+            for (int k = 0; k < m && same; k++)
                 same = (!isfinite(yi[k]) && !isfinite(yj[k])) || fabs(yi[k] - yj[k]) <= 1e-6;
             if (!same) continue;
             styles[i] = SCENE_DASHED;
@@ -308,9 +405,11 @@ static int decay_build(app_view_ctx *c, const app_state *st, scene *s, const sce
     scene_line(s, a.area.x, fig_y(&a, 0), a.area.x + a.area.w, fig_y(&a, 0), th->grid, 0,
                SCENE_RULE);
     double lw = t->hairline > 0 ? t->hairline : 1;
-    for (int i = 0; i < n; i++)
-        fig_curve(s, &a, x, ys + (size_t)i * L, (size_t)L, colors[i],
+    for (int i = 0; i < n; i++) {
+        int sw = sweeps(which[i]);
+        fig_curve(s, &a, sw ? x : xall, cys[i], (size_t)(sw ? ns : L), colors[i],
                   t->cells ? 0 : lw * (styles[i] ? 2.2 : 1.8), styles[i]);
+    }
     fig_vmark(s, t, th, &a, p0, "p0");
     fig_legend_styled(s, t, th, &a, names, colors, styles, n, 0);
     c->main = a;
@@ -322,14 +421,31 @@ static int decay_build(app_view_ctx *c, const app_state *st, scene *s, const sce
         scene_line(s, fig_x(&a, pc), a.area.y, fig_x(&a, pc), a.area.y + a.area.h, th->accent, 0,
                    SCENE_DASHED);
         size_t u = (size_t)snprintf(c->readout, sizeof c->readout, "p %d  p0-p %d:", pc, p0 - pc);
+        /* the exact values at pc (the figure is a sample): one step of |p0 - pc| */
+        int dist = abs(p0 - pc);
         for (int i = 0; i < n && u < sizeof c->readout; i++) {
-            double v = ys[(size_t)i * L + pc];
+            int w = which[i];
+            double v = 1, two[2] = {1, 1};
+            if (!sweeps(w)) {
+                const double *cy = decay_curve_cached(c, st, w, 1, 0, err, errlen);
+                if (!cy) {
+                    free(x);
+                    return -1;
+                }
+                v = cy[pc];
+            } else if (dist > 0) {
+                if (rope_sweep(st, w, dist, pc<p0, pc> p0, two, err, errlen) < 0) {
+                    free(x);
+                    return -1;
+                }
+                v = pc < p0 ? two[0] : two[1];
+            }
             if (isfinite(v))
                 u += (size_t)snprintf(c->readout + u, sizeof c->readout - u, "  %s %+.4f",
-                                      curve_label[which[i]], v);
+                                      curve_label[w], v);
             else /* ALiBi is causal: a key after p0 is masked, not a number */
                 u += (size_t)snprintf(c->readout + u, sizeof c->readout - u, "  %s masked (p > p0)",
-                                      curve_label[which[i]]);
+                                      curve_label[w]);
         }
     }
     free(x);
@@ -349,7 +465,7 @@ static int decay_data(app_view_ctx *c, const app_state *st, app_data *out, char 
     int row = 1;
     for (int w = 0; w < APP_CURVE_COUNT; w++) {
         if (!(st->curves & (1u << w))) continue;
-        const double *cy = decay_curve_cached(c, st, w, err, errlen);
+        const double *cy = decay_curve_cached(c, st, w, 1, 1, err, errlen);
         if (!cy) {
             app_data_free(out);
             return -1;
@@ -370,6 +486,7 @@ const app_view app_view_decay = {
     .validate = decay_validate,
     .build = decay_build,
     .data = decay_data,
-    .options = "pe dim len base heads slope-ratio alibi xpos-scale xpos-zeta std seed pos curves",
+    .options = "pe dim len base rotary-frac scaling factor orig-ctx seq-len attn-factor heads "
+               "slope-ratio alibi xpos-scale xpos-zeta std seed pos curves",
     .record = "pos", /* p0 walking along the positions */
 };

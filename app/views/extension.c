@@ -20,11 +20,12 @@
 #include "rope_ext.h"
 #include "view_list.h"
 
-#define ALL_METHODS ((1u << APP_EXT_METHODS) - 1)
-
 static int ext_validate(const app_state *st, char *err, size_t errlen)
 {
-    return app_ext_validate(st, ALL_METHODS, err, errlen);
+    int ms[APP_EXT_METHODS];
+    unsigned mask;
+    app_ext_methods(st, ms, &mask);
+    return app_ext_validate(st, mask, err, errlen);
 }
 
 /* Which measures to draw: bit 0 the all-ones score, bit 1 the bound. */
@@ -63,6 +64,7 @@ static void bin_bounds(const double *r, int n, int i, double *a, double *b)
 /* Both measures of every method at the sample distances. */
 typedef struct ext_result {
     int n;
+    int nm, ms[APP_EXT_METHODS]; /* the methods drawn (app_ext_methods), rows in that order */
     double r[APP_EXT_SAMPLES];
     double y[2][APP_EXT_METHODS][APP_EXT_SAMPLES]; /* [0] all-ones score, [1] bound; / at r=0 */
 } ext_result;
@@ -244,11 +246,15 @@ static const ext_result *ext_compute(app_view_ctx *c, const app_state *st, char 
         return NULL;
     }
     res->n = app_ext_samples(key.target, APP_EXT_SAMPLES, res->r);
+    res->nm = app_ext_methods(st, res->ms, NULL);
     /* a method whose frequencies and attention factor equal an earlier one's (at f = 1 most of
      * them do) has its curves: they are copied, not computed again */
     double *th[APP_EXT_METHODS] = {0}, attn[APP_EXT_METHODS];
     int np[APP_EXT_METHODS], rc = 0;
     for (int m = 0; m < APP_EXT_METHODS && rc == 0; m++) {
+        int on = 0;
+        for (int i = 0; i < res->nm; i++) on |= res->ms[i] == m;
+        if (!on) continue;
         pe_params p = app_ext_params(st, m, key.target);
         th[m] = app_ext_inv_freq(&p, &np[m], &attn[m], err, errlen);
         if (!th[m]) {
@@ -257,7 +263,7 @@ static const ext_result *ext_compute(app_view_ctx *c, const app_state *st, char 
         }
         int same = -1;
         for (int e = 0; e < m && same < 0; e++)
-            if (np[e] == np[m] && attn[e] == attn[m] &&
+            if (th[e] && np[e] == np[m] && attn[e] == attn[m] &&
                 memcmp(th[e], th[m], sizeof *th[m] * (size_t)np[m]) == 0)
                 same = e;
         if (same >= 0)
@@ -277,7 +283,7 @@ static const ext_result *ext_compute(app_view_ctx *c, const app_state *st, char 
 /* The drawn rows, (kinds x methods, n) in ys (malloc'd). Returns the row count or -1. */
 static int ext_rows(const ext_result *res, unsigned kinds, double **ys, char *err, size_t errlen)
 {
-    int rows = (kinds == 3 ? 2 : 1) * APP_EXT_METHODS, n = res->n, row = 0;
+    int rows = (kinds == 3 ? 2 : 1) * res->nm, n = res->n, row = 0;
     *ys = malloc(sizeof **ys * (size_t)rows * (size_t)n);
     if (!*ys) {
         snprintf(err, errlen, "out of memory");
@@ -285,8 +291,8 @@ static int ext_rows(const ext_result *res, unsigned kinds, double **ys, char *er
     }
     for (int kind = 0; kind < 2; kind++) {
         if (!(kinds & (1u << kind))) continue;
-        for (int m = 0; m < APP_EXT_METHODS; m++, row++)
-            memcpy(*ys + (size_t)row * n, res->y[kind][m], sizeof **ys * (size_t)n);
+        for (int i = 0; i < res->nm; i++, row++)
+            memcpy(*ys + (size_t)row * n, res->y[kind][res->ms[i]], sizeof **ys * (size_t)n);
     }
     return rows;
 }
@@ -307,11 +313,14 @@ static int ext_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     app_ext_len_label(L0, l0s, sizeof l0s);
     app_ext_len_label(T, ts, sizeof ts);
     char title[200], sub[320];
-    snprintf(title, sizeof title, "RoPE %s vs distance, six extension methods at f=%g",
+    int nm = res->nm;
+    static const char *const count_word[APP_EXT_METHODS + 1] = {"", "", "",    "",
+                                                                "", "", "six", "seven"};
+    snprintf(title, sizeof title, "RoPE %s vs distance, %s extension methods at f=%g",
              kinds == 2   ? "decay bound"
              : kinds == 1 ? "all-ones score"
                           : "score and bound",
-             sc->factor);
+             count_word[nm], sc->factor);
     app_subtitle(st, NULL, APP_SUB_DIM | APP_SUB_BASE, sub, sizeof sub);
     size_t u = strlen(sub);
 #define SUB(...)                                                                                   \
@@ -323,14 +332,15 @@ static int ext_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     if (kinds == 3)
         SUB("  solid: %s, dashed: %s", kind_label[0], kind_label[1]);
     else
-        SUB("  %s%s", kind_label[kinds == 1 ? 0 : 1],
-            kinds == 2 ? " (:curves rope: the score)" : " (:curves rope-bound: the bound)");
+        SUB("  %s", kind_label[kinds == 1 ? 0 : 1]);
+    if (kinds == 2) SUB(" (%scurves rope: the score)", app_opt_prefix(st));
+    if (kinds == 1) SUB(" (%scurves rope-bound: the bound)", app_opt_prefix(st));
     SUB("  mean over r+-5%%");
-    if (sc->factor == 1) SUB("  f=1: all equal; try :factor 4");
+    if (sc->factor == 1) SUB("  f=1: all equal; try %sfactor 4", app_opt_prefix(st));
 #undef SUB
     fig_rect area = app_frame(s, t, th, title, sub);
 
-    int rows = (kinds == 3 ? 2 : 1) * APP_EXT_METHODS;
+    int rows = (kinds == 3 ? 2 : 1) * nm;
     double lo = 0, hi = 1;
     for (size_t i = 0; i < (size_t)rows * n; i++)
         if (isfinite(ys[i])) {
@@ -347,15 +357,15 @@ static int ext_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     const char *names[APP_EXT_METHODS];
     uint32_t colors[APP_EXT_METHODS];
     double lw = t->cells ? 0 : fmax(1.2, t->hairline * 1.5);
-    for (int m = 0; m < APP_EXT_METHODS; m++) {
-        names[m] = app_ext_method_label(m);
-        colors[m] = th->series[m];
+    for (int i = 0; i < nm; i++) {
+        names[i] = app_ext_method_label(res->ms[i]);
+        colors[i] = th->series[res->ms[i] % 8];
     }
     /* the original underneath and widest, so a method that coincides with it still shows it */
     for (int row = 0; row < rows; row++) {
-        int m = row % APP_EXT_METHODS, kind = kinds == 3 ? row / APP_EXT_METHODS : 0;
-        fig_curve(s, &a, r, ys + (size_t)row * n, (size_t)n, colors[m],
-                  t->cells ? 0 : (m == 0 ? lw * 2.5 : lw), kind == 1 ? SCENE_DASHED : 0);
+        int i = row % nm, kind = kinds == 3 ? row / nm : 0;
+        fig_curve(s, &a, r, ys + (size_t)row * n, (size_t)n, colors[i],
+                  t->cells ? 0 : (res->ms[i] == 0 ? lw * 2.5 : lw), kind == 1 ? SCENE_DASHED : 0);
     }
     char lab[48];
     snprintf(lab, sizeof lab, "L0 = %s", l0s);
@@ -365,7 +375,7 @@ static int ext_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     fig_axes la = a;
     double lx = fig_x(&a, L0) - (t->cells ? 1 : t->char_w);
     if (lx - a.area.x > a.area.w * 0.3) la.area.w = lx - a.area.x;
-    fig_legend(s, t, th, &la, names, colors, APP_EXT_METHODS, 0);
+    fig_legend(s, t, th, &la, names, colors, nm, 0);
 
     c->main = a;
     c->has_main = 1;
@@ -378,9 +388,9 @@ static int ext_build(app_view_ctx *c, const app_state *st, scene *s, const scene
         scene_line(s, fx, a.area.y, fx, a.area.y + a.area.h, th->accent, 0, SCENE_DASHED);
         size_t w = (size_t)snprintf(c->readout, sizeof c->readout, "r %.0f:", r[i]);
         for (int row = 0; row < rows && w < sizeof c->readout; row++)
-            w += (size_t)snprintf(
-                c->readout + w, sizeof c->readout - w, "  %s%s %.3f", names[row % APP_EXT_METHODS],
-                kinds == 3 ? (row < APP_EXT_METHODS ? "(1)" : "(B)") : "", ys[(size_t)row * n + i]);
+            w += (size_t)snprintf(c->readout + w, sizeof c->readout - w, "  %s%s %.3f",
+                                  names[row % nm], kinds == 3 ? (row < nm ? "(1)" : "(B)") : "",
+                                  ys[(size_t)row * n + i]);
     }
     free(ys);
     return 0;
@@ -404,12 +414,17 @@ static int ext_data(app_view_ctx *c, const app_state *st, app_data *out, char *e
     out->f64 = 1;
     size_t u = (size_t)snprintf(out->what, sizeof out->what,
                                 "(1+curves, samples): row 0 = distance r; then per method "
-                                "none,linear,ntk,dynamic,yarn,llama3: ");
-    if (u < sizeof out->what)
+                                "none,linear,ntk,dynamic,yarn,llama3%s: ",
+                                res->nm > 6 ? ",longrope" : "");
+    if (u < sizeof out->what && kinds == 3)
+        snprintf(out->what + u, sizeof out->what - u,
+                 "the q=k=1 score (%d rows), then the bound B(r) (%d rows), each / its value at "
+                 "r=0 and averaged over r+-5%%",
+                 res->nm, res->nm);
+    else if (u < sizeof out->what)
         snprintf(out->what + u, sizeof out->what - u,
                  "%s, each / its value at r=0 and averaged over r+-5%%",
-                 kinds == 3 ? "the q=k=1 score (6 rows), then the bound B(r) (6 rows)"
-                            : kind_label[kinds == 1 ? 0 : 1]);
+                 kind_label[kinds == 1 ? 0 : 1]);
     return 0;
 }
 

@@ -184,7 +184,8 @@ static int freq_build(app_view_ctx *c, const app_state *st, scene *s, const scen
     } while (0)
     if (st->p.rotary_frac < 1) SUB("  rotary %g", st->p.rotary_frac);
     if (type == PE_SCALING_NONE) {
-        SUB("  no scaling: compare a method with :scaling yarn :factor 4");
+        SUB("  no scaling: compare a method with %sscaling yarn %sfactor 4", app_opt_prefix(st),
+            app_opt_prefix(st));
     } else {
         if (f.shaded) {
             int cnt[3] = {0, 0, 0};

@@ -82,13 +82,110 @@ static int heatmap_validate(const app_state *st, char *err, size_t errlen)
     return 0;
 }
 
+/* The figure's sample of the matrix: nr positions from row0 .. row0+nrows-1 and nc of the
+ * cols dimensions (app_grid_pos), with the finite range of the sample. Sinusoidal and the
+ * rotations compute exactly these entries (a base change at L 8192, d 4096 costs the pixels,
+ * not L*d); the other tables (learned, binary: no base in them) are built once and picked from. */
+typedef struct heat_sample {
+    size_t nr, nc;
+    double lo, hi;
+    float *v; /* (nr, nc) */
+} heat_sample;
+
+/* out (nr, nc) = the matrix at positions rows[] (ascending) and dimensions cols[]. */
+static int heat_entries(app_view_ctx *c, const app_state *st, const size_t *rows, size_t nr,
+                        const size_t *colv, size_t nc, float *out, char *err, size_t errlen)
+{
+    int rc = 0;
+    if (is_rotary(st->enc)) {
+        int rd = pe_rope_rotary_dim(&st->p);
+        double *inv = malloc(sizeof *inv * (size_t)rd);
+        int *pair_of = malloc(sizeof *pair_of * (size_t)rd);
+        double attn = 1;
+        rc = inv && pair_of ? pe_rope_inv_freq(&st->p, inv, &attn, err, errlen) : -1;
+        if (rc == 0) {
+            pe_params q = st->p;
+            q.dim = rd;
+            q.rotary_frac = 1;
+            for (int k = 0; k < rd / 2; k++) { /* dimension -> pair k, + rd/2 for the sin one */
+                int i0, i1;
+                pe_rope_pair(&q, k, &i0, &i1);
+                pair_of[i0] = k;
+                pair_of[i1] = k + rd / 2;
+            }
+            for (size_t j = 0; j < nc; j++) {
+                int k = pair_of[colv[j]], is_sin = k >= rd / 2;
+                pe_sincos_at(inv[is_sin ? k - rd / 2 : k], rows, nr, is_sin ? out + j : NULL,
+                             is_sin ? NULL : out + j, nc);
+            }
+        } else if (!inv || !pair_of) {
+            snprintf(err, errlen, "out of memory");
+        }
+        free(inv);
+        free(pair_of);
+    } else if (strcmp(st->enc->name, "sinusoidal") == 0) {
+        rc = st->enc->validate(&st->p, err, errlen) < 0 ? -1 : 0;
+        if (rc == 0) pe_sinusoidal_sample(&st->p, rows, nr, colv, nc, out);
+    } else {
+        const pe_matrix *m = view_matrix(c, st, err, errlen);
+        if (!m) rc = -1;
+        for (size_t i = 0; m && i < nr; i++)
+            for (size_t j = 0; j < nc; j++) out[i * nc + j] = pe_matrix_row(m, rows[i])[colv[j]];
+    }
+    return rc;
+}
+
+static const heat_sample *heat_get_sample(app_view_ctx *c, const app_state *st, size_t row0,
+                                          size_t nrows, size_t cols, size_t nr, size_t nc,
+                                          char *err, size_t errlen)
+{
+    struct {
+        const pe_encoding *enc;
+        pe_params p;
+        size_t row0, nrows, nr, nc;
+    } key;
+    memset(&key, 0, sizeof key);
+    key.enc = st->enc;
+    memcpy(&key.p, &st->p, sizeof key.p);
+    key.row0 = row0;
+    key.nrows = nrows;
+    key.nr = nr;
+    key.nc = nc;
+    heat_sample *h = app_cache_get(c, 0, &key, sizeof key);
+    if (h) return h;
+    size_t *rows = malloc((nr + nc) * sizeof *rows);
+    h = app_cache_put(c, 0, &key, sizeof key, sizeof *h + nr * nc * sizeof(float));
+    if (!rows || !h) {
+        free(rows);
+        if (h) app_cache_put(c, 0, "", 0, 0);
+        snprintf(err, errlen, "%zu x %zu samples: %s", nr, nc, app_cache_error());
+        return NULL;
+    }
+    size_t *colv = rows + nr;
+    for (size_t i = 0; i < nr; i++) rows[i] = row0 + app_grid_pos(i, nr, nrows);
+    for (size_t j = 0; j < nc; j++) colv[j] = app_grid_pos(j, nc, cols);
+    h->nr = nr;
+    h->nc = nc;
+    h->v = (float *)(h + 1);
+    int rc = heat_entries(c, st, rows, nr, colv, nc, h->v, err, errlen);
+    free(rows);
+    if (rc < 0) {
+        app_cache_put(c, 0, "", 0, 0);
+        return NULL;
+    }
+    app_finite_range(h->v, nr * nc, &h->lo, &h->hi);
+    return h;
+}
+
 static int heatmap_build(app_view_ctx *c, const app_state *st, scene *s, const scene_target *t,
                          char *err, size_t errlen)
 {
     const fig_theme *th = fig_theme_get(st->dark);
-    const pe_matrix *m = view_matrix(c, st, err, errlen);
-    if (!m) return -1;
+    if (heatmap_validate(st, err, errlen) < 0) return -1;
+    if (st->enc->validate && st->enc->validate(&st->p, err, errlen) < 0) return -1;
     int rot = is_rotary(st->enc);
+    size_t L = (size_t)st->p.len,
+           cols = rot ? (size_t)pe_rope_rotary_dim(&st->p) : (size_t)st->p.dim;
     char title[128], sub[256];
     if (rot)
         snprintf(title, sizeof title, "%s: cos/sin of the rotation angle m\xc2\xb7" APP_THETA_K,
@@ -106,31 +203,38 @@ static int heatmap_build(app_view_ctx *c, const app_state *st, scene *s, const s
 
     /* the position window (mouse-wheel zoom in the window) */
     size_t row0 = (size_t)(st->row0 > 0 ? st->row0 : 0);
-    size_t nrows = st->rows > 0 ? (size_t)st->rows : m->rows;
-    if (row0 >= m->rows) row0 = 0;
-    if (row0 + nrows > m->rows) nrows = m->rows - row0;
+    size_t nrows = st->rows > 0 ? (size_t)st->rows : L;
+    if (row0 >= L) row0 = 0;
+    if (row0 + nrows > L) nrows = L - row0;
+    /* at most one sample per pixel (per half cell down the terminal's half blocks) */
+    size_t nr = (size_t)fmin((double)nrows, ceil(fmax(1, r.h * (t->cells ? 2 : 1))));
+    size_t nc = (size_t)fmin((double)cols, ceil(fmax(1, r.w)));
+    const heat_sample *hs = heat_get_sample(c, st, row0, nrows, cols, nr, nc, err, errlen);
+    if (!hs) return -1;
 
-    double lo, hi, vmin, vmax;
-    app_finite_range(m->data, m->rows * m->cols, &lo, &hi);
-    const cmap *map = app_pick_map(st, lo, hi, &vmin, &vmax);
-    fig_axes a = app_draw_matrix(s, t, th, r, pe_matrix_row(m, row0), nrows, m->cols, m->cols, 0,
-                                 (double)m->cols, (double)row0, (double)(row0 + nrows), "dimension",
-                                 "position", map, vmin, vmax, "value", th->mask);
+    double vmin, vmax;
+    const cmap *map = app_pick_map(st, hs->lo, hs->hi, &vmin, &vmax);
+    fig_axes a = app_draw_matrix(s, t, th, r, hs->v, nr, nc, nc, 0, (double)cols, (double)row0,
+                                 (double)(row0 + nrows), "dimension", "position", map, vmin, vmax,
+                                 "value", th->mask);
     c->main = a;
     c->has_main = 1;
-    c->main_rows = (int)m->rows;
-    c->main_cols = (int)m->cols;
+    c->main_rows = (int)L;
+    c->main_cols = (int)cols;
     if (st->cursor_on) {
-        int cr = st->cur_r < (int)m->rows ? st->cur_r : (int)m->rows - 1;
-        int cc = st->cur_c < (int)m->cols ? st->cur_c : (int)m->cols - 1;
+        int cr = st->cur_r < (int)L ? (st->cur_r < 0 ? 0 : st->cur_r) : (int)L - 1;
+        int cc = st->cur_c < (int)cols ? (st->cur_c < 0 ? 0 : st->cur_c) : (int)cols - 1;
         if (cr >= (int)row0 && cr < (int)(row0 + nrows)) app_draw_cell_cursor(s, th, &a, cr, cc);
-        float v = pe_matrix_row(m, (size_t)cr)[cc];
+        /* the exact entry under the cursor (the figure is a sample) */
+        size_t pr = (size_t)cr, pc = (size_t)cc;
+        float v = NAN;
+        if (heat_entries(c, st, &pr, 1, &pc, 1, &v, err, errlen) < 0) return -1;
         if (rot) {
             pe_params q = st->p;
             int k = cc / 2, i0, i1;
-            q.dim = (int)m->cols;
+            q.dim = (int)cols;
             q.rotary_frac = 1;
-            for (int kk = 0; kk < (int)m->cols / 2; kk++) {
+            for (int kk = 0; kk < (int)cols / 2; kk++) {
                 pe_rope_pair(&q, kk, &i0, &i1);
                 if (i0 == cc || i1 == cc) k = kk;
             }

@@ -14,11 +14,12 @@
 #include "rope_ext.h"
 #include "view_list.h"
 
-#define ALL_METHODS ((1u << APP_EXT_METHODS) - 1)
-
 static int res_validate(const app_state *st, char *err, size_t errlen)
 {
-    if (app_ext_validate(st, ALL_METHODS, err, errlen) < 0) return -1;
+    int ms[APP_EXT_METHODS];
+    unsigned mask;
+    app_ext_methods(st, ms, &mask);
+    if (app_ext_validate(st, mask, err, errlen) < 0) return -1;
     if (!(st->min_angle > 0) || st->min_angle > APP_PI + 1e-6) {
         snprintf(err, errlen, "--min-angle %g: the threshold must be in (0, 3.14159] radians",
                  st->min_angle);
@@ -35,8 +36,9 @@ static int res_validate(const app_state *st, char *err, size_t errlen)
 /* The positions and every method's counts. */
 typedef struct res_result {
     int n;
+    int nm, ms[APP_EXT_METHODS]; /* the methods drawn (app_ext_methods), rows in that order */
     double p[APP_EXT_SAMPLES];
-    double y[APP_EXT_METHODS][APP_EXT_SAMPLES];
+    double y[APP_EXT_METHODS][APP_EXT_SAMPLES]; /* by position in ms */
 } res_result;
 
 /* The counts of pe_rope_resolution (through pe_rope_resolution_theta, which takes the
@@ -66,7 +68,11 @@ static const res_result *res_compute(app_view_ctx *c, const app_state *st, char 
         return NULL;
     }
     int n = res->n = app_ext_samples(key.target, APP_EXT_SAMPLES, res->p);
-    for (int m = 0; m < APP_EXT_METHODS; m++) {
+    res->nm = app_ext_methods(st, res->ms, NULL);
+    for (int mi = 0; mi < res->nm; mi++) {
+        int m = res->ms[mi];
+        /* dynamic NTK and LongRoPE depend on the sequence length */
+        int by_len = m == PE_SCALING_DYNAMIC || m == PE_SCALING_LONGROPE;
         pe_params q = app_ext_params(st, m, key.target);
         /* the frequencies once per method; dynamic NTK's change with seq_len = p + D + 1 (the
          * shortest sequence holding both positions, or --seq-len when longer), but only past L0
@@ -79,8 +85,8 @@ static const res_result *res_compute(app_view_ctx *c, const app_state *st, char 
             long len = (long)pos + st->probe_d + 1;
             if (len < st->p.scaling.seq_len) len = st->p.scaling.seq_len;
             if (len < q.scaling.original_ctx) len = q.scaling.original_ctx;
-            if (!th || (m == PE_SCALING_DYNAMIC && len != have_len)) {
-                if (m == PE_SCALING_DYNAMIC) q.scaling.seq_len = len > INT_MAX ? INT_MAX : (int)len;
+            if (!th || (by_len && len != have_len)) {
+                if (by_len) q.scaling.seq_len = len > INT_MAX ? INT_MAX : (int)len;
                 free(th);
                 th = app_ext_inv_freq(&q, &np, NULL, err, errlen);
                 if (!th) {
@@ -98,7 +104,7 @@ static const res_result *res_compute(app_view_ctx *c, const app_state *st, char 
                 app_cache_put(c, 0, "", 0, 0);
                 return NULL;
             }
-            res->y[m][i] = cnt;
+            res->y[mi][i] = cnt;
         }
         free(th);
     }
@@ -130,37 +136,38 @@ static int res_build(app_view_ctx *c, const app_state *st, scene *s, const scene
         if (u < sizeof sub) u += (size_t)snprintf(sub + u, sizeof sub - u, __VA_ARGS__);           \
     } while (0)
     if (st->p.rotary_frac < 1) SUB("  rotary %g", st->p.rotary_frac);
-    SUB("  %d pairs  f=%g  L0=%s  T=%s  float32 angles  (:probe-d, :min-angle)", np, sc->factor,
-        l0s, ts);
-    if (sc->factor == 1) SUB("  f=1: all equal; try :factor 4");
+    SUB("  %d pairs  f=%g  L0=%s  T=%s  float32 angles  (%sprobe-d, %smin-angle)", np, sc->factor,
+        l0s, ts, app_opt_prefix(st), app_opt_prefix(st));
+    if (sc->factor == 1) SUB("  f=1: all equal; try %sfactor 4", app_opt_prefix(st));
 #undef SUB
     fig_rect area = app_frame(s, t, th, title, sub);
 
+    int nm = res->nm;
     double hi = 1;
-    for (int m = 0; m < APP_EXT_METHODS; m++)
+    for (int m = 0; m < nm; m++)
         for (int i = 0; i < n; i++) hi = fmax(hi, res->y[m][i]);
     hi = fmin(np, ceil(hi * 1.15 + 0.5));
     fig_axes a = fig_axes_draw(s, t, th, area, 1, T, 0, hi, "position p (log scale)",
                                "pairs that tell p from p+D", FIG_GRID | FIG_XLOG);
     char names[APP_EXT_METHODS][64];
-    const char *nm[APP_EXT_METHODS];
+    const char *lab_of[APP_EXT_METHODS];
     uint32_t colors[APP_EXT_METHODS];
     double lw = t->cells ? 0 : fmax(1.2, t->hairline * 1.5);
     /* flat curves often coincide: the earlier methods are drawn wider underneath so each one
      * still shows as a stripe, and the legend gives the counts at p = 1 and p = T */
-    for (int m = 0; m < APP_EXT_METHODS; m++) {
+    for (int m = 0; m < nm; m++) {
         const double *y = res->y[m];
-        colors[m] = th->series[m];
-        snprintf(names[m], sizeof names[m], "%s  %.0f -> %.0f", app_ext_method_label(m),
+        colors[m] = th->series[res->ms[m] % 8];
+        snprintf(names[m], sizeof names[m], "%s  %.0f -> %.0f", app_ext_method_label(res->ms[m]),
                  y[n > 1 ? 1 : 0], y[n - 1]);
-        nm[m] = names[m];
-        fig_curve(s, &a, p, y, (size_t)n, colors[m],
-                  t->cells ? 0 : lw * (1 + 1.1 * (APP_EXT_METHODS - 1 - m)), 0);
+        lab_of[m] = names[m];
+        fig_curve(s, &a, p, y, (size_t)n, colors[m], t->cells ? 0 : lw * (1 + 1.1 * (nm - 1 - m)),
+                  0);
     }
     char lab[48];
     snprintf(lab, sizeof lab, "L0 = %s", l0s);
     fig_vmark(s, t, th, &a, L0, lab);
-    fig_legend(s, t, th, &a, nm, colors, APP_EXT_METHODS, 1);
+    fig_legend(s, t, th, &a, lab_of, colors, nm, 1);
 
     c->main = a;
     c->has_main = 1;
@@ -172,9 +179,9 @@ static int res_build(app_view_ctx *c, const app_state *st, scene *s, const scene
         if (t->cells) fx = floor(fx) + 0.5;
         scene_line(s, fx, a.area.y, fx, a.area.y + a.area.h, th->accent, 0, SCENE_DASHED);
         size_t w = (size_t)snprintf(c->readout, sizeof c->readout, "p %.0f:", p[i]);
-        for (int m = 0; m < APP_EXT_METHODS && w < sizeof c->readout; m++)
+        for (int m = 0; m < nm && w < sizeof c->readout; m++)
             w += (size_t)snprintf(c->readout + w, sizeof c->readout - w, "  %s %.0f",
-                                  app_ext_method_label(m), res->y[m][i]);
+                                  app_ext_method_label(res->ms[m]), res->y[m][i]);
     }
     return 0;
 }
@@ -184,15 +191,15 @@ static int res_data(app_view_ctx *c, const app_state *st, app_data *out, char *e
     const res_result *res = res_compute(c, st, err, errlen);
     if (!res) return -1;
     size_t n = (size_t)res->n;
-    if (app_data_alloc(out, 2, 1 + APP_EXT_METHODS, n, 0, err, errlen) < 0) return -1;
+    if (app_data_alloc(out, 2, 1 + (size_t)res->nm, n, 0, err, errlen) < 0) return -1;
     memcpy(out->data, res->p, sizeof *out->data * n);
-    for (int m = 0; m < APP_EXT_METHODS; m++)
+    for (int m = 0; m < res->nm; m++)
         memcpy(out->data + (size_t)(m + 1) * n, res->y[m], sizeof *out->data * n);
     out->f64 = 1;
     snprintf(out->what, sizeof out->what,
-             "(7, samples): row 0 = position p; rows none,linear,ntk,dynamic,yarn,llama3 = pairs "
-             "turning more than %g rad between p and p+%d",
-             st->min_angle, st->probe_d);
+             "(%d, samples): row 0 = position p; rows none,linear,ntk,dynamic,yarn,llama3%s = "
+             "pairs turning more than %g rad between p and p+%d",
+             1 + res->nm, res->nm > 6 ? ",longrope" : "", st->min_angle, st->probe_d);
     return 0;
 }
 

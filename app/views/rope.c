@@ -267,7 +267,8 @@ const app_view app_view_rope = {
     .validate = rope_validate,
     .build = rope_build,
     .data = rope_data,
-    .options = "dim len base pairing rotary-frac pos pos-k",
+    .options =
+        "dim len base pairing rotary-frac scaling factor orig-ctx seq-len attn-factor pos pos-k",
     /* the spin: q turns through 48 positions, two frames a position */
     .record = "pos=0:48:97",
     .keys = rope_keys,

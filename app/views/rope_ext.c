@@ -30,6 +30,21 @@ const char *app_ext_method_label(int m)
     return "?";
 }
 
+int app_ext_methods(const app_state *st, int *ms, unsigned *mask)
+{
+    int n = 0;
+    unsigned bits = 0;
+    for (int m = 0; m < APP_EXT_METHODS; m++) {
+        if (m == PE_SCALING_LONGROPE && (st->p.scaling.n_factors == 0 ||
+                                         st->p.scaling.n_factors != pe_rope_rotary_dim(&st->p) / 2))
+            continue;
+        ms[n++] = m;
+        bits |= 1u << m;
+    }
+    if (mask) *mask = bits;
+    return n;
+}
+
 double app_ext_target(const app_state *st)
 {
     double t = st->target_len > 0 ? st->target_len

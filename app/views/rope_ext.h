@@ -16,13 +16,17 @@
 #include "views.h"
 
 /* The methods compared, in the order of pe_scaling_type: none, linear, ntk, dynamic, yarn,
- * llama3. */
-#define APP_EXT_METHODS 6
+ * llama3, and longrope when the state holds its factor lists (app_ext_methods). */
+#define APP_EXT_METHODS 7
 /* Largest target context the views accept (positions are ints in the probes). */
 #define APP_EXT_MAX_TARGET 1e9
 /* Samples of a distance curve at most (the data's length). */
 #define APP_EXT_SAMPLES 512
 
+/* The methods the comparison views draw, into ms (APP_EXT_METHODS entries): the six formula
+ * methods, then longrope when st carries factor lists for its rotary dimension (a config file
+ * gives them). Returns the count; *mask gets the set bits (1u << m) when mask is not NULL. */
+int app_ext_methods(const app_state *st, int *ms, unsigned *mask);
 /* Short name of method m ("none", "linear", "NTK", "dynamic NTK", "YaRN", "llama3"). */
 const char *app_ext_method_label(int m);
 /* The target context: st->target_len, else factor * L0, rounded down to a whole position. */

@@ -97,7 +97,7 @@ static int sim_build(app_view_ctx *c, const app_state *st, scene *s, const scene
         sim = app_cache_put(c, 0, &key, sizeof key, n * n * sizeof *sim);
         if (!sim) {
             free(pos);
-            snprintf(err, errlen, "out of memory");
+            snprintf(err, errlen, "%s", app_cache_error());
             return -1;
         }
         sampled_similarity(tab, pos, n, st->cosine, sim);

@@ -44,9 +44,10 @@ static int t5_bucket_of(const app_state *st, int rel)
     return pe_t5_bucket(rel, p->t5_bidirectional, p->t5_buckets, p->t5_max_distance);
 }
 
-/* Head h's bias sampled on an n x n grid of positions (n <= L: the figure's resolution), then
- * the finite range of the whole matrix; cached under the inputs it depends on. The values are
- * read from the registry's t5 bias. NULL with err on failure. */
+/* Head h's bias sampled on an n x n grid of positions (app_grid_pos; n <= L: the figure's
+ * resolution), then the finite range of the whole (L, L) matrix, found over the 2L - 1 distances
+ * it holds (it is constant along diagonals); cached under the inputs it depends on. Every value
+ * is pe_t5_value's, the entry the registry's t5 bias stores. NULL with err on failure. */
 static const float *t5_matrix(app_view_ctx *c, const pe_params *p, int h, size_t n, char *err,
                               size_t errlen)
 {
@@ -66,28 +67,32 @@ static const float *t5_matrix(app_view_ctx *c, const pe_params *p, int h, size_t
     key.seed = p->seed;
     float *out = app_cache_get(c, 0, &key, sizeof key);
     if (out) return out;
-    pe_matrix b = {0};
-    if (pe_encoding_find("t5")->bias(p, h, &b, err, errlen) < 0) return NULL;
+    pe_matrix vals = {0};
+    if (pe_t5_values(p, &vals, err, errlen) < 0) return NULL;
     out = app_cache_put(c, 0, &key, sizeof key, (n * n + 2) * sizeof *out);
     if (!out) {
-        pe_matrix_free(&b);
-        snprintf(err, errlen, "out of memory");
+        pe_matrix_free(&vals);
+        snprintf(err, errlen, "%s", app_cache_error());
         return NULL;
     }
+    const float *v = pe_matrix_row(&vals, (size_t)h);
     size_t L = (size_t)p->len;
     for (size_t i = 0; i < n; i++) {
-        /* the position at the centre of display row i */
-        size_t pi = n == L ? i : (size_t)(((double)i + 0.5) * (double)L / (double)n);
-        for (size_t j = 0; j < n; j++) {
-            size_t pj = n == L ? j : (size_t)(((double)j + 0.5) * (double)L / (double)n);
-            out[i * n + j] = pe_matrix_row(&b, pi)[pj];
-        }
+        size_t pi = app_grid_pos(i, n, L);
+        for (size_t j = 0; j < n; j++)
+            out[i * n + j] = pe_t5_value(p, v, pi, app_grid_pos(j, n, L));
     }
-    double lo, hi;
-    app_finite_range(b.data, b.rows * b.cols, &lo, &hi);
+    /* row L-1 holds every distance j - i <= 0, row 0 every distance >= 0 */
+    double lo = INFINITY, hi = -INFINITY;
+    for (size_t k = 0; k < L; k++) {
+        float a = pe_t5_value(p, v, L - 1, k), b = pe_t5_value(p, v, 0, k);
+        if (isfinite(a)) lo = fmin(lo, a), hi = fmax(hi, a);
+        if (isfinite(b)) lo = fmin(lo, b), hi = fmax(hi, b);
+    }
+    if (lo > hi) lo = hi = 0;
     out[n * n] = (float)lo;
     out[n * n + 1] = (float)hi;
-    pe_matrix_free(&b);
+    pe_matrix_free(&vals);
     return out;
 }
 

@@ -40,20 +40,19 @@ static int xlv_validate(const app_state *st, char *err, size_t errlen)
  * seed, L and d; (c) and (d) take one value per key and per distance, so theirs are exact and
  * cheap. (b) over every cell would cost an (L, L, d) product at every base, so it is estimated
  * from every query row at m distances spread evenly over 0..i (the whole row while i < m;
- * m = STATS_CELLS / L, at least 8), each standing for its share of the row. Every row counts
- * because (b)'s rows differ in size (W_R^T q_i against the slow pairs of R, nearly constant
- * along a row); the estimate is within about 1% (0.7036 for 0.7033 at L 1024, d 512) and exact
- * for L up to about 180. */
+ * m = STATS_CELLS / L, and at most STATS_MACS / (L d), at least 1; past that every rs-th row),
+ * each standing for its share of the row. Every row counts because (b)'s rows differ in size (W_R^T
+ * q_i against the slow pairs of R, nearly constant along a row); the estimate is within a few
+ * percent (it only feeds the two digits under the title) and exact for L up to about 180 at d 512.
+ */
 #define STATS_CELLS 32768
+#define STATS_MACS  ((size_t)1 << 21)
+/* The panels' dot products per base change (n^2/2 cells of d each): past this the panels are
+ * sampled more coarsely than the pixels (d 4096 in a 1280x800 window: 86 samples a side). */
+#define GRID_MACS ((size_t)1 << 24)
 /* R_r is stepped from R_{r-1} by one rotation per pair and computed afresh every ANCHOR rows,
- * so the rounding of the steps cannot pile up (they stay within ~1e-14 of pe_xl_r). */
-#define ANCHOR 32
-
-/* Position of sample i of n over 0..L-1: the centre of display row i (all of them at n = L). */
-static size_t grid_pos(size_t i, size_t n, size_t len)
-{
-    return n == len ? i : (size_t)(((double)i + 0.5) * (double)len / (double)n);
-}
+ * so the rounding of the steps cannot pile up (they stay within ~3e-14 of pe_xl_r). */
+#define ANCHOR 128
 
 /* A dot product in eight running sums (it vectorises; it differs from the plain loop only in
  * rounding). */
@@ -126,7 +125,7 @@ static const xl_draws *xl_get_draws(app_view_ctx *c, const pe_params *p, char *e
     x = app_cache_put(c, 0, &key, sizeof key,
                       sizeof *x + (3 * len * d + 3 * d + d * d + len) * sizeof(double));
     if (!x) {
-        snprintf(err, errlen, "--len %d x --dim %d: out of memory", p->len, p->dim);
+        snprintf(err, errlen, "--len %d x --dim %d: %s", p->len, p->dim, app_cache_error());
         return NULL;
     }
     x->q = (double *)(x + 1);
@@ -156,8 +155,11 @@ static const xl_draws *xl_get_draws(app_view_ctx *c, const pe_params *p, char *e
         x->ss_c += (double)(len - j) * v * v;
         x->max_c = fmax(x->max_c, fabs(v));
     }
-    size_t m = STATS_CELLS / len;
-    x->m = m < 8 ? 8 : m > len ? len : m;
+    /* samples per row for (b): STATS_CELLS cells, and no more than STATS_MACS products in all
+     * (at d 4096 the cells' dot products, not their count, are the cost of a base change) */
+    size_t m = STATS_CELLS / len, mm = STATS_MACS / (len * d);
+    if (mm < m) m = mm;
+    x->m = m < 1 ? 1 : m > len ? len : m;
 
     /* (a) over every cell, as pe_xl_terms computes it, four query rows at a time */
     double *kt = malloc((d * len + 4 * len) * sizeof *kt);
@@ -197,12 +199,13 @@ static const xl_rel *xl_get_rel(app_view_ctx *c, const pe_params *p, const xl_dr
     xl_rel *t = app_cache_get(c, 1, &key, sizeof key);
     if (t) return t;
     size_t len = (size_t)p->len, d = (size_t)p->dim, half = d / 2;
-    t = app_cache_put(c, 1, &key, sizeof key, sizeof *t + (len * d + len) * sizeof(double));
+    t = app_cache_reuse(c, 1, &key, sizeof key, sizeof *t + (len * d + len) * sizeof(double));
+    if (t) memset(t, 0, sizeof *t); /* the sums; R and (d) are overwritten below */
     double *w = malloc(3 * half * sizeof *w);
     if (!t || !w) {
         if (t) app_cache_put(c, 1, "", 0, 0);
         free(w);
-        snprintf(err, errlen, "--len %d x --dim %d: out of memory", p->len, p->dim);
+        snprintf(err, errlen, "--len %d x --dim %d: %s", p->len, p->dim, app_cache_error());
         return NULL;
     }
     t->r = (double *)(t + 1);
@@ -235,7 +238,9 @@ static const xl_rel *xl_get_rel(app_view_ctx *c, const pe_params *p, const xl_dr
         t->max_d = fmax(t->max_d, fabs(v));
     }
     free(w);
-    for (size_t i = 0; i < len; i++) {
+    /* every rs-th row when even one sample per row would pass STATS_MACS (L d > STATS_MACS) */
+    size_t rs = (len * d + STATS_MACS - 1) / STATS_MACS;
+    for (size_t i = 0; i < len; i += rs) {
         size_t mi = row_samples(i, x->m);
         double ss = 0;
         for (size_t s = 0; s < mi; s++) {
@@ -243,12 +248,14 @@ static const xl_rel *xl_get_rel(app_view_ctx *c, const pe_params *p, const xl_dr
             ss += v * v;
             t->max_b = fmax(t->max_b, fabs(v));
         }
-        t->ss_b += ss * (double)(i + 1) / (double)mi;
+        /* row i stands for itself and the rows up to the next one sampled */
+        size_t nrows = i + rs <= len ? rs : len - i;
+        t->ss_b += ss * (double)(i + 1) / (double)mi * (double)nrows;
     }
     return t;
 }
 
-/* The drawn terms at an n x n sample of positions (grid_pos), -inf where masked: (a) and (c)
+/* The drawn terms at an n x n sample of positions (app_grid_pos), -inf where masked: (a) and (c)
  * in one cache slot, (b) and (d), which the base changes, in another. */
 static const float *xl_get_grid(app_view_ctx *c, int position, const pe_params *p,
                                 const xl_draws *x, const xl_rel *rel, size_t n, char *err,
@@ -260,17 +267,17 @@ static const float *xl_get_grid(app_view_ctx *c, int position, const pe_params *
     if (out) return out;
     out = app_cache_put(c, slot, &key, sizeof key, 2 * n * n * sizeof *out);
     if (!out) {
-        snprintf(err, errlen, "out of memory");
+        snprintf(err, errlen, "%s", app_cache_error());
         return NULL;
     }
     size_t len = (size_t)p->len, d = (size_t)p->dim;
     double scale = 1.0 / sqrt((double)d);
     for (size_t i = 0; i < n; i++) {
-        size_t pi = grid_pos(i, n, len);
+        size_t pi = app_grid_pos(i, n, len);
         for (size_t j = 0; j < n; j++) {
             float v0 = -INFINITY, v1 = -INFINITY;
             if (j <= i) {
-                size_t pj = grid_pos(j, n, len), r = pi - pj;
+                size_t pj = app_grid_pos(j, n, len), r = pi - pj;
                 if (position) {
                     v0 = (float)(dot8(x->g + pi * d, rel->r + r * d, d) * scale);
                     v1 = (float)rel->dv[r];
@@ -337,6 +344,8 @@ static int xlv_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     /* one sampling for the four panels, at the size of the first */
     fig_rect c0 = fig_grid_cell(r, 2, 2, 0, 0, t->cells ? 3 : t->text_h * 0.8);
     size_t n = (size_t)fmin(L, ceil(fmax(1, fmin(c0.w, c0.h))));
+    size_t nmax = (size_t)sqrt(2.0 * (double)GRID_MACS / p->dim);
+    if (n > nmax) n = nmax < 16 ? 16 : nmax;
     const float *content = xl_get_grid(c, 0, p, x, rel, n, err, errlen);
     const float *position = content ? xl_get_grid(c, 1, p, x, rel, n, err, errlen) : NULL;
     if (!position) return -1;

@@ -28,56 +28,75 @@ static int xpv_validate(const app_state *st, char *err, size_t errlen)
  * rounding of the steps cannot pile up: they stay within ~1e-14 of cos and pe_xpos_decay. */
 #define ANCHOR 32
 
-/* (L, np + 4): r, the factor of every pair, RoPE score, xPos score, mean factor; cached under
- * the inputs it depends on. With q = k = 1 (the key at n = 0, which xPos leaves at its length)
- * each rotated pair adds 2 attn^2 cos(r theta_k) to <q_r, k_0>, times zeta_k^(r/s) under xPos,
- * and each of the d - rotary_dim other dimensions adds 1; both scores are divided by their
- * value at r = 0. NULL with err on failure. */
-static const double *xpv_compute(app_view_ctx *c, const app_state *st, int *cols, char *err,
+/* The pair shown as pick i of picks on the left (fast to slow). */
+static int xpv_pick(int i, int picks, int np)
+{
+    return picks > 1 ? (int)lround((double)i * (np - 1) / (picks - 1)) : 0;
+}
+
+/* Rows r = 0, stride, 2 stride, .. < L of: r, the factor of every pair (all) or of the picked
+ * pairs only (the figure), RoPE score, xPos score, mean factor; cached under the inputs it
+ * depends on. With q = k = 1 (the key at n = 0, which xPos leaves at its length) each rotated
+ * pair adds 2 attn^2 cos(r theta_k) to <q_r, k_0>, times zeta_k^(r/s) under xPos, and each of
+ * the d - rotary_dim other dimensions adds 1; both scores are divided by their value at r = 0.
+ * The figure asks for two rows per pixel, so a change at L 8192, d 4096 costs the pixels times
+ * the pairs, not L times the pairs. NULL with err on failure. */
+static const double *xpv_compute(app_view_ctx *c, const app_state *st, int stride, int all,
+                                 int slot, int maxrows, int *rows, int *cols, char *err,
                                  size_t errlen)
 {
     const pe_params *p = &st->p;
-    int L = p->len, np = pe_rope_rotary_dim(p) / 2, nc = np + 4;
+    int L = p->len, np = pe_rope_rotary_dim(p) / 2, picks = np < PICKS ? np : PICKS;
+    int nf = all ? np : picks, nc = nf + 4, nr = (L - 1) / stride + 1;
+    if (maxrows > 0 && nr > maxrows) nr = maxrows;
     struct {
-        int dim, len, pairing, zeta_rotary;
+        int dim, len, pairing, stride, all, nr, zeta_rotary;
         double base, rotary_frac, scale, sc[APP_EXT_KEY_FIELDS];
     } key;
     memset(&key, 0, sizeof key);
     key.dim = p->dim;
     key.len = p->len;
     key.pairing = p->pairing;
+    key.stride = stride;
+    key.all = all;
+    key.nr = nr;
     key.zeta_rotary = p->xpos_zeta_rotary;
     key.base = p->base;
     key.rotary_frac = p->rotary_frac;
     key.scale = p->xpos_scale_base;
     app_ext_scaling_key(&p->scaling, key.sc);
     *cols = nc;
-    double *tab = app_cache_get(c, 0, &key, sizeof key);
+    *rows = nr;
+    double *tab = app_cache_get(c, slot, &key, sizeof key);
     if (tab) return tab;
     int nth;
     double attn;
     double *th = app_ext_inv_freq(p, &nth, &attn, err, errlen);
     if (!th) return NULL;
-    tab = app_cache_put(c, 0, &key, sizeof key, sizeof *tab * (size_t)L * (size_t)nc);
+    tab = app_cache_put(c, slot, &key, sizeof key, sizeof *tab * (size_t)nr * (size_t)nc);
     double *w = malloc(sizeof *w * (size_t)np * 6);
-    if (!tab || !w) {
-        if (tab) app_cache_put(c, 0, "", 0, 0);
+    int *fk = malloc(sizeof *fk * (size_t)nf);
+    if (!tab || !w || !fk) {
+        if (tab) app_cache_put(c, slot, "", 0, 0);
         free(w);
+        free(fk);
         free(th);
-        snprintf(err, errlen, "--len %d x --dim %d: out of memory", L, p->dim);
+        snprintf(err, errlen, "--len %d x --dim %d: %s", L, p->dim, app_cache_error());
         return NULL;
     }
-    /* per pair: cos and sin of theta_k, the factor's step, and the running cos, sin, factor */
+    for (int i = 0; i < nf; i++) fk[i] = all ? i : xpv_pick(i, picks, np);
+    /* per pair: cos and sin of a step's angle, the factor's step, the running cos, sin, factor */
     double *cw = w, *sw = cw + np, *gw = sw + np, *cr = gw + np, *sr = cr + np, *gr = sr + np;
     for (int k = 0; k < np; k++) {
-        cw[k] = cos(th[k]);
-        sw[k] = sin(th[k]);
-        gw[k] = pow(pe_xpos_zeta(p, k), 1.0 / p->xpos_scale_base);
+        cw[k] = cos(stride * th[k]);
+        sw[k] = sin(stride * th[k]);
+        gw[k] = pow(pe_xpos_zeta(p, k), stride / p->xpos_scale_base);
     }
     double a2 = 2 * attn * attn, rest = p->dim - 2.0 * np, s0 = a2 * np + rest;
     if (s0 == 0) s0 = 1;
-    for (int r = 0; r < L; r++) {
-        if (r % ANCHOR == 0) {
+    for (int j = 0; j < nr; j++) {
+        double r = (double)j * stride;
+        if (j % ANCHOR == 0) {
             for (int k = 0; k < np; k++) {
                 cr[k] = cos(r * th[k]);
                 sr[k] = sin(r * th[k]);
@@ -91,18 +110,19 @@ static const double *xpv_compute(app_view_ctx *c, const app_state *st, int *cols
                 gr[k] *= gw[k];
             }
         }
-        double *row = tab + (size_t)r * nc, rope = 0, xpos = 0, mean = 0;
+        double *row = tab + (size_t)j * nc, rope = 0, xpos = 0, mean = 0;
         row[0] = r;
         for (int k = 0; k < np; k++) {
-            row[1 + k] = gr[k];
             rope += cr[k];
             xpos += gr[k] * cr[k];
             mean += gr[k];
         }
-        row[np + 1] = (a2 * rope + rest) / s0;
-        row[np + 2] = (a2 * xpos + rest) / s0;
-        row[np + 3] = mean / np;
+        for (int i = 0; i < nf; i++) row[1 + i] = gr[fk[i]];
+        row[nf + 1] = (a2 * rope + rest) / s0;
+        row[nf + 2] = (a2 * xpos + rest) / s0;
+        row[nf + 3] = mean / np;
     }
+    free(fk);
     free(w);
     free(th);
     return tab;
@@ -113,10 +133,7 @@ static int xpv_build(app_view_ctx *c, const app_state *st, scene *s, const scene
 {
     const fig_theme *th = fig_theme_get(st->dark);
     const pe_params *p = &st->p;
-    int nc;
-    const double *tab = xpv_compute(c, st, &nc, err, errlen);
-    if (!tab) return -1;
-    int L = p->len, np = nc - 4;
+    int L = p->len, np = pe_rope_rotary_dim(p) / 2;
     double sb = p->xpos_scale_base;
     char title[200], sub[384];
     snprintf(title, sizeof title, "xPos: pair k of the score decays as \xce\xb6\xe2\x82\x96^(r/%g)",
@@ -126,25 +143,32 @@ static int xpv_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     size_t u = strlen(sub);
     if (2 * np < p->dim) /* partial rotary: the reference implementations disagree on d */
         snprintf(sub + u, sizeof sub - u,
-                 "  zeta_k over D=%d (%s; :xpos-zeta %s): %.4g .. %.4g  scale base %g",
+                 "  zeta_k over D=%d (%s; %sxpos-zeta %s): %.4g .. %.4g  scale base %g",
                  pe_xpos_zeta_dim(p),
                  p->xpos_zeta_rotary ? "rotary dim, lucidrains" : "full d, torchscale",
-                 p->xpos_zeta_rotary ? "full" : "rotary", pe_xpos_zeta(p, 0),
+                 app_opt_prefix(st), p->xpos_zeta_rotary ? "full" : "rotary", pe_xpos_zeta(p, 0),
                  pe_xpos_zeta(p, np - 1), sb);
     else
         snprintf(sub + u, sizeof sub - u,
-                 "  zeta_k = (2k + 0.4d)/(1.4d): %.4g .. %.4g  scale base %g (:xpos-scale)",
-                 pe_xpos_zeta(p, 0), pe_xpos_zeta(p, np - 1), sb);
+                 "  zeta_k = (2k + 0.4d)/(1.4d): %.4g .. %.4g  scale base %g (%sxpos-scale)",
+                 pe_xpos_zeta(p, 0), pe_xpos_zeta(p, np - 1), sb, app_opt_prefix(st));
     fig_rect r = app_frame(s, t, th, title, sub);
     fig_rect left = r, right = fig_take_right(&left, r.w / 2, t->cells ? 4 : t->text_h);
-
-    double *x = malloc(sizeof *x * (size_t)L * 2);
+    /* two rows per pixel (per braille dot across a cell) of the wider plot */
+    int stride = (int)fmax(1, ceil((L - 1) / fmax(1, 2 * ceil(fmax(left.w, right.w)))));
+    /* an exported figure: every position, up to about 2^28 pair steps */
+    if (c->full_res) stride = (int)fmax(1, ceil((double)L * (np > 0 ? np : 1) / 268435456.0));
+    int nr, nc;
+    const double *tab = xpv_compute(c, st, stride, 0, 0, 0, &nr, &nc, err, errlen);
+    if (!tab) return -1;
+    int nf = nc - 4;
+    double *x = malloc(sizeof *x * (size_t)nr * 2);
     if (!x) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    double *y = x + L;
-    for (int i = 0; i < L; i++) x[i] = i;
+    double *y = x + nr;
+    for (int i = 0; i < nr; i++) x[i] = tab[(size_t)i * nc];
     double xmax = L > 1 ? L - 1 : 1;
     double lw = t->cells ? 0 : fmax(1.5, t->hairline * 2);
 
@@ -156,12 +180,12 @@ static int xpv_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     const char *nm[PICKS];
     uint32_t colors[PICKS];
     for (int i = 0; i < picks; i++) {
-        int k = picks > 1 ? (int)lround((double)i * (np - 1) / (picks - 1)) : 0;
-        for (int rr = 0; rr < L; rr++) y[rr] = tab[(size_t)rr * nc + 1 + k];
+        int k = xpv_pick(i, picks, np);
+        for (int rr = 0; rr < nr; rr++) y[rr] = tab[(size_t)rr * nc + 1 + i];
         colors[i] = th->series[i];
         snprintf(names[i], sizeof names[i], "k=%d  zeta=%.3f", k, pe_xpos_zeta(p, k));
         nm[i] = names[i];
-        fig_curve(s, &a, x, y, (size_t)L, colors[i], lw, 0);
+        fig_curve(s, &a, x, y, (size_t)nr, colors[i], lw, 0);
     }
     char lab[48];
     snprintf(lab, sizeof lab, "r = %g", sb);
@@ -170,9 +194,9 @@ static int xpv_build(app_view_ctx *c, const app_state *st, scene *s, const scene
 
     /* right: the all-ones score, RoPE vs xPos, and the envelope */
     double lo = 0, hi = 1;
-    for (int rr = 0; rr < L; rr++)
+    for (int rr = 0; rr < nr; rr++)
         for (int j = 1; j <= 3; j++) {
-            double v = tab[(size_t)rr * nc + np + j];
+            double v = tab[(size_t)rr * nc + nf + j];
             lo = fmin(lo, v);
             hi = fmax(hi, v);
         }
@@ -185,8 +209,8 @@ static int xpv_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     static const char *const snames[3] = {"RoPE", "xPos", "xPos mean factor"};
     uint32_t scol[3] = {th->series[0], th->series[1], th->muted};
     for (int j = 0; j < 3; j++) {
-        for (int rr = 0; rr < L; rr++) y[rr] = tab[(size_t)rr * nc + np + 1 + j];
-        fig_curve(s, &b, x, y, (size_t)L, scol[j], lw, j == 2 ? SCENE_DASHED : 0);
+        for (int rr = 0; rr < nr; rr++) y[rr] = tab[(size_t)rr * nc + nf + 1 + j];
+        fig_curve(s, &b, x, y, (size_t)nr, scol[j], lw, j == 2 ? SCENE_DASHED : 0);
     }
     fig_legend(s, t, th, &b, snames, scol, 3, 0);
 
@@ -203,10 +227,18 @@ static int xpv_build(app_view_ctx *c, const app_state *st, scene *s, const scene
             scene_line(s, fx, ax[i]->area.y, fx, ax[i]->area.y + ax[i]->area.h, th->accent, 0,
                        SCENE_DASHED);
         }
-        const double *row = tab + (size_t)rr * nc;
+        /* the exact row at rr (the figure is a sample): one step of rr */
+        int r1, c1;
+        const double *one = xpv_compute(c, st, rr > 0 ? rr : 1, 0, 1, 2, &r1, &c1, err, errlen);
+        if (!one) {
+            free(x);
+            return -1;
+        }
+        const double *row = one + (rr > 0 ? (size_t)c1 : 0);
+        (void)r1;
         snprintf(c->readout, sizeof c->readout,
                  "r %d  RoPE %+.4f  xPos %+.4f  factors: k=0 %.4f .. k=%d %.4f  mean %.4f", rr,
-                 row[np + 1], row[np + 2], row[1], np - 1, row[np], row[np + 3]);
+                 row[nf + 1], row[nf + 2], row[1], np - 1, row[nf], row[nf + 3]);
     }
     free(x);
     return 0;
@@ -214,10 +246,10 @@ static int xpv_build(app_view_ctx *c, const app_state *st, scene *s, const scene
 
 static int xpv_data(app_view_ctx *c, const app_state *st, app_data *out, char *err, size_t errlen)
 {
-    int nc;
-    const double *tab = xpv_compute(c, st, &nc, err, errlen);
+    int nr, nc;
+    const double *tab = xpv_compute(c, st, 1, 1, 2, 0, &nr, &nc, err, errlen);
     if (!tab) return -1;
-    size_t L = (size_t)st->p.len;
+    size_t L = (size_t)nr;
     if (app_data_alloc(out, 2, L, (size_t)nc, 0, err, errlen) < 0) return -1;
     memcpy(out->data, tab, sizeof *tab * L * (size_t)nc);
     out->f64 = 1;
@@ -234,5 +266,7 @@ const app_view app_view_xpos = {
     .validate = xpv_validate,
     .build = xpv_build,
     .data = xpv_data,
-    .options = "dim len base pairing rotary-frac xpos-scale xpos-zeta",
+    .options =
+        "dim len base pairing rotary-frac scaling factor orig-ctx seq-len attn-factor xpos-scale "
+        "xpos-zeta",
 };

@@ -387,6 +387,12 @@ int main(void)
                strstr(cmd, "--dim 8") && strstr(cmd, "-o out.png"),
            "e's command names the view and every changed option: %s", cmd);
 
+    /* s and e name one figure: e's command carries the size s saves at (issue 11) */
+    e = key('e');
+    app_explorer_event(x, &e);
+    TAP_OK(strstr(x->message, "--width 1200 --height 750 -o pelab-rope-") != NULL,
+           "e shows the size s saves at: %s", x->message);
+
     check_surfaces(&s);
 
     e = key('q');

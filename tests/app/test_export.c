@@ -305,5 +305,30 @@ int main(int argc, char **argv)
     unlink(notdir);
     TAP_OK(dir_entries() == 0, "no temporary files left behind");
     rmdir(dir);
+
+    /* pelab list: one name column for every table (no name runs into its text), and a kind
+     * column ("sequential") that the description does not repeat */
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "'%s' list", pelab);
+    FILE *lp = popen(cmd, "r");
+    char ln[512];
+    int col = -1, aligned = 1, repeats = 0, rows = 0;
+    while (lp && fgets(ln, sizeof ln, lp)) {
+        if (strncmp(ln, "  ", 2) != 0) continue;
+        rows++;
+        const char *name_end = ln + 2 + strcspn(ln + 2, " ");
+        int c = (int)(name_end - ln) + (int)strspn(name_end, " ");
+        if (strncmp(name_end, "  ", 2) != 0) aligned = 0;
+        if (col < 0) col = c;
+        if (c != col) aligned = 0;
+        char kind[32] = "", first[32] = "";
+        if (sscanf(ln + c, "%31s %31s", kind, first) == 2 && strcmp(kind, first) == 0) repeats++;
+        if (strstr(ln, "sequential") && strstr(strstr(ln, "sequential") + 1, "sequential"))
+            repeats++;
+    }
+    int lrc = lp ? pclose(lp) : -1;
+    TAP_OK(lrc == 0 && rows > 20 && aligned && repeats == 0,
+           "pelab list: %d rows, names in one column (%d), no repeated words (%d)", rows, col,
+           repeats);
     return tap_done();
 }

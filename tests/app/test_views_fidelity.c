@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "options.h"
 #include "rope_ext.h"
 #include "tap.h"
@@ -427,8 +428,72 @@ static void test_property(void)
            agree, valid, worst, worst_trial, first_bad[0] ? ": " : "", first_bad);
 }
 
+/* LongRoPE through the views, from the shipped Phi-3-vision config. References computed in
+ * Python from transformers' _compute_longrope_parameters: theta_k = 1 / (ext_k 10000^(2k/96)),
+ * long list at seq_len 131072 (the config's context), short at 4096 (= L0). */
+static void test_longrope_views(void)
+{
+    const char *src = getenv("PELAB_SRC");
+    char path[4200];
+    snprintf(path, sizeof path, "%s/assets/configs/phi-3-vision-128k-instruct.json",
+             src ? src : ".");
+    static const int ks[6] = {0, 1, 12, 24, 35, 47};
+    static const double lng[6] = {0.970873813376,    0.786099259764,    0.0271002723335,
+                                  0.000333222277884, 1.97994367505e-05, 1.86935259841e-06};
+    static const double sht[6] = {0.952380952381, 0.786099224065,    0.0526315789474,
+                                  0.005,          0.000515543684523, 3.97222183157e-05};
+    app_state st = make("frequencies", NULL, 0);
+    if (!TAP_OK(app_cli_apply_config(&st, path, err, sizeof err) == 0, "phi-3 config (%s)", err))
+        return;
+    app_data d = {0};
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass) set(&st, "seq-len", "4096");
+        int rc = get_data(&st, &d), ok = rc == 0 && d.shape[0] == 48;
+        for (int i = 0; ok && i < 6; i++)
+            ok = near(d.data[ks[i] * 6 + 2], (pass ? sht : lng)[i], 1e-10);
+        TAP_OK(ok, "frequencies, longrope at seq_len %s: the %s factors' theta_k",
+               pass ? "4096" : "131072", pass ? "short" : "long");
+        app_data_free(&d);
+    }
+    /* extension and resolution draw longrope as a seventh method when the lists are there */
+    set(&st, "view", "extension");
+    set(&st, "seq-len", "0");
+    set(&st, "curves", "rope-bound");
+    int rc = get_data(&st, &d);
+    TAP_OK(rc == 0 && d.shape[0] == 8 && strstr(d.what, "longrope"),
+           "extension with longrope lists: r and 7 curves (%s)", rc ? err : d.what);
+    if (rc == 0 && d.shape[0] == 8) {
+        size_t ns = d.shape[1];
+        pe_params p = app_ext_params(&st, PE_SCALING_LONGROPE, app_ext_target(&st));
+        double th[48], attn;
+        pe_rope_inv_freq(&p, th, &attn, err, sizeof err);
+        double b0 = pe_rope_decay_bound(th, 48, 0), worst = 0;
+        int cnt = 0;
+        for (size_t i = 0; i < ns && d.data[i] < 20; i++, cnt++)
+            worst =
+                fmax(worst, fabs(d.data[7 * ns + i] - pe_rope_decay_bound(th, 48, d.data[i]) / b0));
+        TAP_OK(cnt > 10 && worst < 1e-9 && near(th[47], lng[5], 1e-10),
+               "extension longrope curve is the bound of the long factors (max error %.2g)", worst);
+    }
+    app_data_free(&d);
+    set(&st, "view", "resolution");
+    set(&st, "probe-d", "3");
+    set(&st, "min-angle", "0.07");
+    rc = get_data(&st, &d);
+    int bad = 0;
+    if (rc == 0 && d.shape[0] == 8)
+        for (size_t i = 0; i < d.shape[1]; i++)
+            bad += d.data[7 * d.shape[1] + i] != pe_rope_resolution(&st.p, (int)d.data[i], 3, 0.07);
+    TAP_OK(rc == 0 && d.shape[0] == 8 && bad == 0,
+           "resolution with longrope lists: 7 methods, longrope counts = pe_rope_resolution (%d "
+           "differ)",
+           bad);
+    app_data_free(&d);
+}
+
 int main(void)
 {
+    test_longrope_views();
     test_property();
     test_xpos_conventions();
     test_dynamic_frequencies();
