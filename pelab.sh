@@ -8,7 +8,7 @@ cd "$(dirname "$0")"
 
 deps=(gcc meson ninja-build pkg-config libncurses-dev libsdl2-dev libcairo2-dev libpng-dev
       libcjson-dev libgif-dev libimagequant-dev libwebp-dev fonts-dejavu-core)
-test_deps=(tmux xvfb clang-format poppler-utils)
+test_deps=(tmux xvfb clang-format poppler-utils zsh fish groff-base)
 
 install_missing() {
     local missing=()

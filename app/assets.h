@@ -1,5 +1,6 @@
-/* assets.h: where pelab's data lives. In order: $PELAB_ASSETS, the source tree's assets/ (a
- * build that has not been installed), the installed data directory. */
+/* assets.h: where pelab's data lives. In order: $PELAB_ASSETS, the installed data beside the
+ * binary (<bin>/../share/pelab), the source tree's assets/ (a build that has not been
+ * installed), the installed data directory. */
 #ifndef PELAB_APP_ASSETS_H
 #define PELAB_APP_ASSETS_H
 

@@ -152,6 +152,24 @@ void app_attn_state_default(app_attn_state *a)
     a->play_speed = 2;
 }
 
+/* A position experiment applies when a model of its scheme is shown: --model, or --compare in
+ * the compare view; a checkpoint path may be any scheme, so it keeps both. */
+static int shows_scheme(const app_state *st, int pe)
+{
+    int a = model_pe_from_name(st->attn.model_name), b = model_pe_from_name(st->attn.compare);
+    int compare =
+        strcmp(app_view_at((size_t)st->view)->name, "compare") == 0 && st->attn.compare[0];
+    return a == pe || a < 0 || (compare && (b == pe || b < 0));
+}
+static int rope_shown(const app_state *st)
+{
+    return shows_scheme(st, MODEL_PE_ROPE);
+}
+static int alibi_shown(const app_state *st)
+{
+    return shows_scheme(st, MODEL_PE_ALIBI);
+}
+
 static const char *const scale_names[] = {"linear", "log", "nofirst", NULL};
 static const char *const onoff_names[] = {"off", "on", NULL};
 
@@ -162,20 +180,21 @@ const app_option app_attn_options[] = {
              scale_names),
      .label = "colours", .keys = "n", .step = APP_STEP_NEXT},
     {APP_INT("shift", NULL, "shift every position by k, 0..1048576", attn.shift, 0, PE_MAX_LEN),
-     .keys = "><", .step = APP_STEP_ADD, .by = 10, APP_LIN(0, 192)},
+     .keys = "><", .step = APP_STEP_ADD, .by = 10, .step_help = "+10 / -10", APP_LIN(0, 192)},
     {APP_CUS("model", NULL,
              "attention views' model: nope|learned|sinusoidal|alibi|rope|t5 or a checkpoint path",
              set_model, get_model, choices_model),
-     .keys = "mM", .step = APP_STEP_NEXT},
+     .keys = "mM", .step = APP_STEP_NEXT, .files = "pelab"},
     {APP_CUS("compare", NULL, "compare view's second model: none or a model like --model",
              set_compare, get_compare, choices_compare),
-     .keys = "wW", .step = APP_STEP_NEXT},
+     .keys = "wW", .step = APP_STEP_NEXT, .files = "pelab"},
     {APP_CUS("preset", NULL, "prompt from assets/prompts/NAME.txt, or none", set_preset, get_preset,
              NULL)},
     {APP_CUS("data", NULL,
              "extrapolation: a `pelab eval --extrapolate -o FILE.csv` table (default: the shipped "
              "models' measurement)",
-             set_data, get_data, NULL)},
+             set_data, get_data, NULL),
+     .files = "csv"},
     {APP_CUS("prompt", NULL, "prompt text (words and . , ! ? ; : \" ( ); wins over --preset)",
              set_prompt, get_prompt, NULL)},
     {APP_INT("step", NULL, "token shown, 0..tokens-1 (-1 = the last)", attn.step, -1, 65535),
@@ -184,10 +203,10 @@ const app_option app_attn_options[] = {
      APP_LIN(0, 2)},
     {APP_CUS("rope-base", NULL, "rope model's frequency base, > 1 (0 = the trained one)",
              set_rope_base, get_rope_base, NULL),
-     .lo = 0, .at_lo = "trained", APP_LOG(10, 1e7)},
+     .lo = 0, .at_lo = "trained", .applies = rope_shown, APP_LOG(10, 1e7)},
     {APP_DBL("alibi-scale", NULL, "alibi model's slopes times this, 0..1000 (1 = trained)",
              attn.alibi_scale, 0, 1000, 0),
-     APP_LOG(0.05, 20)},
+     .applies = alibi_shown, APP_LOG(0.05, 20)},
     {APP_INT("generate", "gen", "tokens generated past the prompt, 0..4096", attn.generate, 0,
              MODEL_MAX_CTX),
      .label = "gen"},

@@ -10,15 +10,6 @@
 
 #define CODE_BASE 1000
 
-/* The extras that are switches and take no value (help is reported as '?'). */
-static int is_switch(const char *name)
-{
-    static const char *const switches[] = {"help", "free-axes", "dither"};
-    for (size_t i = 0; i < sizeof switches / sizeof switches[0]; i++)
-        if (strcmp(name, switches[i]) == 0) return 1;
-    return 0;
-}
-
 static int parse_pass(app_state *st, int argc, char **argv, const app_cli_extra *extra,
                       size_t n_extra, app_cli_args *args, char *err, size_t errlen)
 {
@@ -36,9 +27,9 @@ static int parse_pass(app_state *st, int argc, char **argv, const app_cli_extra 
         int help = strcmp(extra[i].name, "help") == 0;
         /* getopt returns '?' for an error, so help gets a code of its own here and is
          * reported to the caller as '?' */
-        lo[nopt + i] = (struct option){extra[i].name,
-                                       is_switch(extra[i].name) ? no_argument : required_argument,
-                                       NULL, help ? 'h' : extra[i].code};
+        lo[nopt + i] =
+            (struct option){extra[i].name, extra[i].flag || help ? no_argument : required_argument,
+                            NULL, help ? 'h' : extra[i].code};
         if (extra[i].code == 'o') strcat(shortopts, "o:");
         if (help) strcat(shortopts, "h");
     }

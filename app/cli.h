@@ -12,10 +12,12 @@
 #define PELAB_VERSION_STRING PELAB_VERSION
 
 /* A command's own option: long name and the code it is reported with ('o' also gets -o).
- * The switches "help", "free-axes" and "dither" take no argument; every other extra takes one. */
+ * "help" and the switches (flag set) take no argument; every other extra takes one. The
+ * commands take theirs from the command table (commands.h: app_command_extras). */
 typedef struct app_cli_extra {
     const char *name;
     int code;
+    int flag; /* a switch: no value */
 } app_cli_extra;
 
 #define APP_CLI_MAX_ARGS 64

@@ -2,21 +2,24 @@
  * the other commands: it parses like them and hands the state to a front end. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
+#include "commands.h"
 #include "frontend.h"
 #include "options.h"
+#include "termcolor.h"
 
 int app_cmd_explore(int argc, char **argv, int gui)
 {
     app_state st;
     app_state_default(&st);
     const char *name = gui ? "pelab gui" : "pelab";
-    app_cli_extra extra[] = {{"config", 'C'}, {"frames", 'F'}, {"help", '?'}};
+    app_cli_extra extra[16]; /* its own options are the command table's (commands.c) */
+    size_t n_extra = app_command_extras(app_command_find(gui ? "gui" : ""), extra, 16);
     app_cli_args args;
     char err[512];
-    if (app_cli_parse(&st, argc, argv, extra, sizeof extra / sizeof extra[0], &args, err,
-                      sizeof err) < 0) {
+    if (app_cli_parse(&st, argc, argv, extra, n_extra, &args, err, sizeof err) < 0) {
         fprintf(stderr, "%s: %s\n", name, err);
         return 2;
     }
@@ -49,6 +52,11 @@ int app_cmd_explore(int argc, char **argv, int gui)
         fprintf(stderr, "%s: %s\n", name, err);
         return 2;
     }
+    /* the terminal explorer follows a dark terminal (COLORFGBG) unless --theme says otherwise;
+     * the page is then left in the terminal's own background (render/backend_tui.c) */
+    int theme_given = 0;
+    for (int i = 1; i < argc; i++) theme_given |= strncmp(argv[i], "--theme", 7) == 0;
+    if (!gui && !theme_given && termcolor_colorfgbg_dark(getenv("COLORFGBG")) == 1) st.dark = 1;
     app_explorer *x = calloc(1, sizeof *x);
     if (!x) {
         fprintf(stderr, "%s: out of memory\n", name);

@@ -175,7 +175,7 @@ static int train_progress(void *user, const model_progress *p)
     return stop_requested != 0;
 }
 
-static void train_usage(FILE *f)
+void app_train_usage(FILE *f)
 {
     fprintf(
         f,
@@ -391,7 +391,7 @@ int app_cmd_train(int argc, char **argv)
             break;
         case O_HELP:
         case 'h':
-            train_usage(stdout);
+            app_train_usage(stdout);
             return 0;
         case ':':
             fprintf(stderr, "pelab train: %s needs a value\n", argv[optind - 1]);
@@ -513,7 +513,7 @@ out:
 
 /* ---- eval --------------------------------------------------------------------------------- */
 
-static void eval_usage(FILE *f)
+void app_eval_usage(FILE *f)
 {
     fprintf(f, "usage: pelab eval [--extrapolate] [options] MODEL...\n"
                "Held-out loss (nats per token) of each model on stories from a seed it never saw.\n"
@@ -574,7 +574,7 @@ int app_cmd_eval(int argc, char **argv)
             break;
         case O_HELP:
         case 'h':
-            eval_usage(stdout);
+            app_eval_usage(stdout);
             return 0;
         case ':':
             fprintf(stderr, "pelab eval: %s needs a value\n", argv[optind - 1]);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "colormap.h"
 #include "animate.h"
@@ -52,7 +53,7 @@ size_t app_explorer_options(const app_explorer *x, const app_option **out, size_
         name[cut] = '\0';
         p += w;
         const app_option *o = w ? app_option_find(name) : NULL;
-        if (o && !o->everywhere) out[n++] = o;
+        if (o && !o->everywhere && (!o->applies || o->applies(&x->st))) out[n++] = o;
     }
     return n;
 }
@@ -83,14 +84,26 @@ static void act_quit(app_explorer *x, int arg)
     x->quit = 1;
 }
 
+/* Digits go to one view, Tab and Shift-Tab to the next one the state allows; either way through
+ * the option table, as `:view NAME` and the lessons do, so no key reaches a view the state is
+ * too large for (a quadratic view at L 1048576 would compute for hours). */
 static void act_view(app_explorer *x, int arg)
 {
     int n = (int)app_view_count();
-    int v = arg >= 0 ? arg : (x->st.view + (arg == -1 ? 1 : n - 1)) % n;
-    if (v >= n) return;
-    x->st.view = v;
-    x->st.cursor_on = 0;
-    say(x, 0, "%s: %s", app_view_at((size_t)v)->name, app_view_at((size_t)v)->description);
+    char why[512] = "";
+    for (int k = 1; k <= (arg >= 0 ? 1 : n - 1); k++) {
+        int v = arg >= 0 ? arg : (x->st.view + (arg == -1 ? k : n * k - k)) % n;
+        if (v >= n) return;
+        if (app_explorer_apply(x, "view", app_view_at((size_t)v)->name) == 0) {
+            x->st.cursor_on = 0;
+            say(x, 0, "%s: %s%s", app_view_at((size_t)v)->name, app_view_at((size_t)v)->description,
+                why);
+            return;
+        }
+        if (arg < 0 && !why[0]) /* Tab passes a view it cannot show, and says why */
+            snprintf(why, sizeof why, "  (skipped %.40s: %.300s)", app_view_at((size_t)v)->name,
+                     x->message);
+    }
 }
 
 static void set_cursor(app_explorer *x, int r, int c)
@@ -325,21 +338,9 @@ static const key_binding keys[] = {
     {'9', act_view, 8, NULL, NULL},
     {UI_KEY_TAB, act_view, -1, NULL, NULL},
     {UI_KEY_BTAB, act_view, -2, NULL, NULL},
-    {UI_KEY_UP, act_move, 0, "arrows, hjkl",
-     "move the cursor; the status line reads the value under it (HJKL, PgUp/PgDn: big steps)"},
-    {UI_KEY_DOWN, act_move, 1, NULL, NULL},
-    {UI_KEY_LEFT, act_move, 2, NULL, NULL},
-    {UI_KEY_RIGHT, act_move, 3, NULL, NULL},
-    {'k', act_move, 0, NULL, NULL},
-    {'j', act_move, 1, NULL, NULL},
-    {'h', act_move, 2, NULL, NULL},
-    {'l', act_move, 3, NULL, NULL},
-    {'K', act_move, 4, NULL, NULL},
-    {'J', act_move, 5, NULL, NULL},
-    {'H', act_move, 6, NULL, NULL},
-    {'L', act_move, 7, NULL, NULL},
-    {UI_KEY_PGUP, act_move, 4, NULL, NULL},
-    {UI_KEY_PGDN, act_move, 5, NULL, NULL},
+    APP_ARROW_KEYS(
+        act_move, "arrows, hjkl",
+        "move the cursor; the status line reads the value under it (HJKL, PgUp/PgDn: big steps)"),
     {':', act_command, 0, ":", "type an option: :base 500000, :d 128, :pe learned (Tab completes)"},
     {'s', act_save, 0, "s", "save this view as a PNG (same as pelab export)"},
     {'e', act_print_command, 0, "e",
@@ -675,7 +676,8 @@ int app_explorer_event(app_explorer *x, const ui_event *ev)
 
 /* ---- the frame --------------------------------------------------------------------------- */
 
-/* The status line: the view, then exactly the options it uses, in the order it lists them. */
+/* The status line: the view, then exactly the options it uses (those that apply), in the order it
+ * lists them. */
 void app_explorer_status(const app_explorer *x, char *buf, size_t n)
 {
     const app_state *st = &x->st;
@@ -761,6 +763,45 @@ static int wrap_lines(const scene_target *t, char *buf, double w, char **lines, 
     return n;
 }
 
+/* pe_work's hook while a view computes (see input_waiting in explorer.h). */
+static int explorer_work(void *ctx, double frac)
+{
+    app_explorer *x = ctx;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    double t = (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+    x->work_frac = frac < 0 ? 0 : frac > 1 ? 1 : frac;
+    if (t - x->work_check >= 0.02) {
+        x->work_check = t;
+        if (x->input_waiting && x->input_waiting(x->io)) {
+            x->work_stopped = 1;
+            return 1;
+        }
+    }
+    if (x->show_progress && t - x->work_start >= 0.25 && t - x->work_shown >= 0.1) {
+        x->work_shown = t;
+        x->show_progress(x->io, x);
+    }
+    return 0;
+}
+
+/* The view's build with the work hook installed on this thread for its duration. */
+static int build_view(app_explorer *x, app_view_ctx *vc, scene *s, const scene_target *vt,
+                      char *err, size_t errlen)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    x->work_start = x->work_check = (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+    x->work_shown = 0;
+    x->work_frac = 0;
+    x->work_stopped = 0;
+    pe_work_set(explorer_work, x);
+    int rc = app_view_build(vc, &x->st, s, vt, err, errlen);
+    pe_work_set(NULL, NULL);
+    if (rc == 0) x->work_stopped = 0;
+    return rc;
+}
+
 void app_explorer_frame(app_explorer *x, scene *s, const scene_target *t)
 {
     if (x->layer && !x->in_layer) { /* the view and status above, the layer's panel below */
@@ -801,10 +842,14 @@ void app_explorer_frame(app_explorer *x, scene *s, const scene_target *t)
         /* short first: a tiny terminal clips a centred line from both ends */
         snprintf(x->view_error, sizeof x->view_error, "too small (%.0fx%.0f)", t->width,
                  t->cells ? t->height / 2 : t->height);
-    } else if (app_view_build(vc, &x->st, s, &vt, err, sizeof err) < 0) {
+    } else if (build_view(x, vc, s, &vt, err, sizeof err) < 0) {
         scene_reset(s, t->width, t->height, th->bg);
         vc->has_main = 0;
-        snprintf(x->view_error, sizeof x->view_error, "%s", err);
+        if (x->work_stopped) /* it starts again once the input is handled */
+            snprintf(x->view_error, sizeof x->view_error, "computing %s ... %.0f%%",
+                     view_of(x)->name, x->work_frac * 100);
+        else
+            snprintf(x->view_error, sizeof x->view_error, "%s", err);
     } else {
         x->view_error[0] = '\0';
     }
@@ -838,5 +883,5 @@ void app_explorer_frame(app_explorer *x, scene *s, const scene_target *t)
         scene_text(s, px, y2, info, 1, SCENE_LEFT | SCENE_TOP, err_line ? th->accent : th->fg,
                    err_line ? SCENE_BOLD : 0);
     }
-    x->dirty = 0;
+    x->dirty = x->work_stopped; /* stopped work is taken up again after the input */
 }

@@ -52,6 +52,17 @@ typedef struct app_explorer {
     double panel_x;         /* window: x where the slider panel starts (0 = none) */
     const app_layer *layer; /* NULL, or a lesson driving this explorer */
     int in_layer;           /* the layer is running: calls reach the explorer itself */
+    /* Long work (a view computing for longer than a frame): the front end's test for waiting
+     * input, polled every 20 ms from the computation's pe_work reports; when it says yes the
+     * computation stops, the frame shows what it had, the input is handled and the frame is
+     * built again, so a key is never kept waiting and a newer change cancels stale work. And
+     * its progress display, called every 100 ms once the work has taken 250 ms (work_frac,
+     * app_explorer_status). NULL = neither. */
+    int (*input_waiting)(void *io);
+    void (*show_progress)(void *io, struct app_explorer *x);
+    void *io;
+    double work_frac, work_start, work_check, work_shown;
+    int work_stopped; /* the last frame's computation stopped for input */
 } app_explorer;
 
 /* Start from st (already parsed and validated). */
@@ -93,7 +104,8 @@ void app_explorer_status(const app_explorer *x, char *buf, size_t n);
 /* 1 when option o is one of the current view's (what the status line, the sliders and the
  * option keys follow). */
 int app_explorer_uses(const app_explorer *x, const struct app_option *o);
-/* The current view's options in the order it lists them (the status line, the sliders). */
+/* The current view's options in the order it lists them, without those that do not apply to
+ * the state (app_option.applies): the status line, the sliders, the option keys' help. */
 size_t app_explorer_options(const app_explorer *x, const struct app_option **out, size_t max);
 
 #endif

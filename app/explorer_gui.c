@@ -169,6 +169,12 @@ static void build(app_explorer *x, window *win, scene *s, scene_target *t)
     app_gui_frame(x, s, t);
 }
 
+/* Long work stops for a key, a click or the close button (explorer.h). */
+static int gui_input_waiting(void *io)
+{
+    return window_pending(io);
+}
+
 int app_run_gui(app_explorer *x, int frames)
 {
     char err[512];
@@ -177,6 +183,8 @@ int app_run_gui(app_explorer *x, int frames)
         fprintf(stderr, "pelab gui: %s\n", err);
         return 1;
     }
+    x->input_waiting = gui_input_waiting;
+    x->io = win;
     scene s;
     scene_init(&s, 1, 1, 0);
     scene_target t;
@@ -241,6 +249,8 @@ int app_run_gui(app_explorer *x, int frames)
         last = tn;
     }
     scene_free(&s);
+    x->input_waiting = NULL;
+    x->io = NULL;
     window_close(win);
     return 0;
 }

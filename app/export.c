@@ -14,6 +14,7 @@
 
 #include "animate.h"
 #include "cli.h"
+#include "commands.h"
 #include "config.h"
 #include "options.h"
 #include "outfile.h"
@@ -454,14 +455,12 @@ int app_cmd_export(int argc, char **argv)
         view_set = 1;
         first = 2;
     }
-    app_cli_extra extra[] = {
-        {"output", 'o'},  {"width", 'W'},     {"height", 'H'},  {"dpi", 'D'},  {"config", 'C'},
-        {"format", 'F'},  {"help", '?'},      {"animate", 'A'}, {"fps", 'R'},  {"loop", 'L'},
-        {"quality", 'Q'}, {"free-axes", 'X'}, {"dither", 'T'},  {"size", 'S'},
-    };
+    /* its own options are the command table's (commands.c), like its man page and completion */
+    app_cli_extra extra[16];
+    size_t n_extra = app_command_extras(app_command_find("export"), extra, 16);
     app_cli_args args;
-    int rc = app_cli_parse(&st, argc - first + 1, argv + first - 1, extra,
-                           sizeof extra / sizeof extra[0], &args, err, sizeof err);
+    int rc = app_cli_parse(&st, argc - first + 1, argv + first - 1, extra, n_extra, &args, err,
+                           sizeof err);
     if (rc < 0) {
         fprintf(stderr, "pelab export: %s\n", err);
         return 2;

@@ -111,6 +111,12 @@ int app_cmd_lesson_gui(int argc, char **argv);
 /* Present l from slide start (0-based) in the terminal or the window; frames > 0 draws that many
  * frames and returns (tests). Returns the exit status. */
 int lesson_present(const lesson *l, int start, int gui, int frames);
+/* The presenter as a layer on an explorer already initialised (what lesson_present runs; tests
+ * drive it with events and frames). NULL when out of memory. */
+struct app_explorer;
+struct lesson_presenter;
+struct lesson_presenter *lesson_attach(struct app_explorer *x, const lesson *l, int start);
+void lesson_detach(struct app_explorer *x, struct lesson_presenter *p);
 /* The handout: one PDF page per slide (figure, title, caption, reproducing command). 0, 2 for a
  * usage problem, 1 for a runtime failure (message in err). */
 int lesson_handout(const lesson *l, const char *path, char *err, size_t errlen);

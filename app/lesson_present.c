@@ -13,6 +13,8 @@
 #include "lesson.h"
 #include "options.h"
 
+struct lesson_presenter;
+
 typedef struct presenter {
     const lesson *l;
     int cur;
@@ -209,7 +211,8 @@ static void layout(presenter *p, app_explorer *x, const scene_target *t, panel_t
     double w = t->width - 2 * pt->pad;
     char cap[4096];
     lesson_expand(s, &x->st, x->ctx[x->st.view].readout, cap, sizeof cap);
-    int max = (int)floor(t->height * 0.5 / pt->line) - 1; /* one line for the title */
+    /* at most 40% of the height, so the view and its status lines keep room at any zoom */
+    int max = (int)floor(t->height * 0.4 / pt->line) - 1; /* one line for the title */
     if (max > 23) max = 23;
     if (max < 1) max = 1;
     pt->n_caption = lesson_wrap(t, cap, 1, w, pt->lines, max);
@@ -288,6 +291,18 @@ static void present_panel(void *ctx, app_explorer *x, scene *s, const scene_targ
     double ty = y + (t->cells ? 0 : pt->line * 0.25);
     char head[300];
     snprintf(head, sizeof head, "[%d/%d] %s", p->cur + 1, p->l->n, slide(p)->title);
+    /* a title wider than the panel is cut; it is bold, which DejaVu Sans draws about 10% wider
+     * than the regular face the measure uses */
+    double room = (t->width - 2 * pt->pad) / (t->cells ? 1 : 1.1);
+    if (scene_text_width(t, head, 1) > room) {
+        size_t len = strlen(head);
+        while (len > 1 && scene_text_width(t, head, 1) + scene_text_width(t, "...", 1) > room) {
+            do len--;
+            while (len > 1 && ((unsigned char)head[len] & 0xc0) == 0x80);
+            head[len] = '\0';
+        }
+        snprintf(head + len, sizeof head - len, "...");
+    }
     scene_text(s, pt->pad, ty, head, 1, SCENE_LEFT | SCENE_TOP, th->accent, SCENE_BOLD);
     const char *keys = "Space next  PgUp back  l list  r reset  q quit";
     if (scene_text_width(t, head, 1) + scene_text_width(t, keys, 1) + 8 * pt->pad < t->width)
@@ -299,26 +314,43 @@ static void present_panel(void *ctx, app_explorer *x, scene *s, const scene_targ
     if (p->listing) slide_list(p, s, t, th);
 }
 
-int lesson_present(const lesson *l, int start, int gui, int frames)
+struct lesson_presenter *lesson_attach(app_explorer *x, const lesson *l, int start)
 {
-    app_explorer *x = calloc(1, sizeof *x);
     presenter *p = calloc(1, sizeof *p);
-    if (!x || !p) {
-        free(x);
-        free(p);
-        fprintf(stderr, "pelab lesson: out of memory\n");
-        return 1;
-    }
+    if (!p) return NULL;
     p->l = l;
     p->layer = (app_layer){
         p, present_event, present_tick, present_animating, present_panel_h, present_panel};
-    app_explorer_init(x, &l->slides[0].st, gui);
     x->layer = &p->layer;
     arrive(p, x, start);
+    return (struct lesson_presenter *)p;
+}
+
+void lesson_detach(app_explorer *x, struct lesson_presenter *lp)
+{
+    x->layer = NULL;
+    free(lp);
+}
+
+int lesson_present(const lesson *l, int start, int gui, int frames)
+{
+    app_explorer *x = calloc(1, sizeof *x);
+    if (!x) {
+        fprintf(stderr, "pelab lesson: out of memory\n");
+        return 1;
+    }
+    app_explorer_init(x, &l->slides[0].st, gui);
+    struct lesson_presenter *p = lesson_attach(x, l, start);
+    if (!p) {
+        app_explorer_free(x);
+        free(x);
+        fprintf(stderr, "pelab lesson: out of memory\n");
+        return 1;
+    }
     int rc = gui ? app_run_gui(x, frames) : app_run_tui(x, frames);
     for (int i = 0; i < x->n_saved; i++) printf("%s\n", x->saved_commands[i]);
+    lesson_detach(x, p);
     app_explorer_free(x);
     free(x);
-    free(p);
     return rc;
 }

@@ -622,15 +622,16 @@ void app_option_show(const app_state *st, const app_option *o, char *buf, size_t
 const char *app_option_step_help(const app_option *o)
 {
     int two = o->keys && o->keys[0] && o->keys[1];
+    if (o->step_help) return o->step_help;
     switch (o->step) {
     case APP_STEP_X2:
         return "x2 / /2";
     case APP_STEP_ADD:
-        return o->by > 1 ? "more / less" : "+1 / -1";
+        return "+1 / -1";
     case APP_STEP_NEXT:
         return two ? "next / previous" : "next";
     case APP_STEP_CUSTOM:
-        return o->step_help ? o->step_help : "step";
+        return "step";
     case APP_STEP_NONE:
         break;
     }

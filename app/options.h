@@ -63,11 +63,16 @@ typedef struct app_option {
     double by; /* APP_STEP_ADD */
     /* APP_STEP_CUSTOM: the value one step in dir (+1/-1) from the current one, as text */
     void (*step_fn)(const app_state *st, int dir, char *val, size_t n);
-    const char *step_help; /* APP_STEP_CUSTOM: "gentler / steeper" */
+    const char *step_help; /* what a step does, for help ("gentler / steeper"); NULL: the rule's */
     /* after a key stepped this option: bring what depends on it back in range (or NULL) */
     void (*clamp)(app_state *st);
     app_slider slider;
-    int everywhere; /* not a figure parameter: its keys work in every view (theme) */
+    /* Whether it applies to the figure as the state stands (the rope model's base only while a
+     * rope model is shown); NULL: always. A view's status line and sliders leave out the rows
+     * that do not apply. */
+    int (*applies)(const app_state *st);
+    int everywhere;    /* not a figure parameter: its keys work in every view (theme) */
+    const char *files; /* completion: the value may be a file with this extension ("csv") */
 } app_option;
 
 /* A table row begins with one of these; the surfaces' fields follow in the row itself:

@@ -103,6 +103,18 @@ typedef struct app_view_key {
     const char *what;
 } app_view_key;
 
+/* The arrows, hjkl, HJKL and PgUp/PgDn as one help entry, for a key table of views.h's or the
+ * explorer's shape: fn gets 0 up, 1 down, 2 left, 3 right, +4 for a big step (HJKL, PgUp/PgDn). */
+#define APP_ARROW_KEYS(fn, label, what)                                                            \
+    {UI_KEY_UP, fn, 0, label, what}, {UI_KEY_DOWN, fn, 1, NULL, NULL},                             \
+        {UI_KEY_LEFT, fn, 2, NULL, NULL}, {UI_KEY_RIGHT, fn, 3, NULL, NULL},                       \
+        {'k', fn, 0, NULL, NULL}, {'j', fn, 1, NULL, NULL}, {'h', fn, 2, NULL, NULL},              \
+        {'l', fn, 3, NULL, NULL}, {'K', fn, 4, NULL, NULL}, {'J', fn, 5, NULL, NULL},              \
+        {'H', fn, 6, NULL, NULL}, {'L', fn, 7, NULL, NULL}, {UI_KEY_PGUP, fn, 4, NULL, NULL},      \
+    {                                                                                              \
+        UI_KEY_PGDN, fn, 5, NULL, NULL                                                             \
+    }
+
 typedef struct app_view {
     const char *name;        /* "heatmap" */
     const char *description; /* one line */

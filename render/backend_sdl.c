@@ -526,6 +526,17 @@ static int translate(window *win, SDL_Event *e, ui_event *ev)
     }
 }
 
+int window_pending(window *win)
+{
+    if (win->q_len) return 1;
+    SDL_PumpEvents();
+    /* a key, a click, a resize or the close button; mouse motion (hover) does not stop work */
+    return SDL_PeepEvents(NULL, 0, SDL_PEEKEVENT, SDL_QUIT, SDL_WINDOWEVENT) > 0 ||
+           SDL_PeepEvents(NULL, 0, SDL_PEEKEVENT, SDL_KEYDOWN, SDL_KEYDOWN) > 0 ||
+           SDL_PeepEvents(NULL, 0, SDL_PEEKEVENT, SDL_MOUSEBUTTONDOWN, SDL_MOUSEBUTTONDOWN) > 0 ||
+           SDL_PeepEvents(NULL, 0, SDL_PEEKEVENT, SDL_MOUSEWHEEL, SDL_MOUSEWHEEL) > 0;
+}
+
 int window_poll(window *win, ui_event *ev, int timeout_ms)
 {
     Uint64 deadline = timeout_ms > 0 ? SDL_GetTicks64() + (Uint64)timeout_ms : 0;

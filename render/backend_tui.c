@@ -1,8 +1,10 @@
 /* backend_tui.c: the ncursesw backend. The only file that includes <curses.h>.
  *
  * Colour: cells carry 0xRRGGBB. With a direct-colour terminfo entry (ncurses 6 extended colours)
- * those go out as they are; otherwise they are mapped to the xterm 256-colour cube and grey ramp,
- * to the 16 or 8 ANSI colours, or dropped (mono: half-block pixels become shade characters).
+ * those go out as they are; otherwise they are matched in OKLab to the xterm 256-colour cube and
+ * grey ramp or to the 16 or 8 ANSI colours, pixels with ordered dithering (termcolor.h), or
+ * dropped (mono: half-block pixels become shade characters). When the terminal says whether it
+ * is dark (COLORFGBG), a page of the same kind is left in the terminal's own background.
  * Pairs come from alloc_pair(), so any fg/bg combination gets one.
  *
  * Signals: the handlers only set sig_atomic_t flags and write a byte into a self-pipe, which
@@ -16,6 +18,8 @@
 #endif
 
 #include "tui.h"
+
+#include "termcolor.h"
 
 #include <curses.h>
 #include <errno.h>
@@ -61,6 +65,7 @@ struct tui {
     int restored;                      /* endwin done by atexit or a fatal signal */
     ui_event queue[32];                /* decoded but not yet delivered (mouse bursts) */
     int qhead, qlen;
+    int dark; /* the terminal's background: 1 dark, 0 light, -1 unknown (tui_dark) */
 };
 
 /* State the signal handlers and atexit need. */
@@ -83,49 +88,6 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
 
 /* ---- colours --------------------------------------------------------------------------- */
 
-static int cube_level(int v)
-{
-    return v < 48 ? 0 : v < 115 ? 1 : (v - 35) / 40;
-}
-
-static int dist2(int r0, int g0, int b0, int r1, int g1, int b1)
-{
-    /* Weighted for the eye's sensitivity, enough to pick a palette entry. */
-    return 2 * (r0 - r1) * (r0 - r1) + 4 * (g0 - g1) * (g0 - g1) + 3 * (b0 - b1) * (b0 - b1);
-}
-
-/* Nearest of the xterm 6x6x6 cube (16..231) and the grey ramp (232..255). */
-static int to_xterm256(uint32_t rgb)
-{
-    static const int level[6] = {0, 95, 135, 175, 215, 255};
-    int r = (int)(rgb >> 16) & 0xff, g = (int)(rgb >> 8) & 0xff, b = (int)rgb & 0xff;
-    int ri = cube_level(r), gi = cube_level(g), bi = cube_level(b);
-    int cube = 16 + 36 * ri + 6 * gi + bi;
-    int dc = dist2(r, g, b, level[ri], level[gi], level[bi]);
-    int avg = (r + g + b) / 3;
-    int gray = avg < 3 ? 0 : avg > 238 ? 23 : (avg - 3) / 10;
-    if (gray < 23 && avg - (8 + 10 * gray) > (8 + 10 * (gray + 1)) - avg) gray++;
-    int gv = 8 + 10 * gray;
-    int dg = dist2(r, g, b, gv, gv, gv);
-    return dg < dc ? 232 + gray : cube;
-}
-
-/* Nearest of the first n (8 or 16) ANSI colours, with xterm's default values. */
-static int to_ansi(uint32_t rgb, int n)
-{
-    static const uint32_t pal[16] = {0x000000, 0xcd0000, 0x00cd00, 0xcdcd00, 0x0000ee, 0xcd00cd,
-                                     0x00cdcd, 0xe5e5e5, 0x7f7f7f, 0xff0000, 0x00ff00, 0xffff00,
-                                     0x5c5cff, 0xff00ff, 0x00ffff, 0xffffff};
-    int r = (int)(rgb >> 16) & 0xff, g = (int)(rgb >> 8) & 0xff, b = (int)rgb & 0xff;
-    int best = 0, bd = -1;
-    for (int i = 0; i < n; i++) {
-        int d = dist2(r, g, b, (int)(pal[i] >> 16) & 0xff, (int)(pal[i] >> 8) & 0xff,
-                      (int)pal[i] & 0xff);
-        if (bd < 0 || d < bd) bd = d, best = i;
-    }
-    return best;
-}
-
 static int color_index(const tui *t, uint32_t rgb)
 {
     rgb &= 0xffffff;
@@ -135,14 +97,30 @@ static int color_index(const tui *t, uint32_t rgb)
          * near-blacks there become (1, 1, b), which no eye tells apart. */
         return (int)(rgb < 16 ? rgb | 0x010100 : rgb);
     case TUI_COLOR_256:
-        return to_xterm256(rgb);
     case TUI_COLOR_16:
-        return to_ansi(rgb, 16);
     case TUI_COLOR_8:
-        return to_ansi(rgb, 8);
+        return termcolor_nearest(rgb, (int)t->mode);
     default:
         return 0;
     }
+}
+
+/* A half-block pixel at (x, y): dithered on a palette terminal (termcolor.h). */
+static int pixel_index(const tui *t, uint32_t rgb, int x, int y)
+{
+    if (t->mode == TUI_COLOR_DIRECT || t->mode == TUI_COLOR_MONO) return color_index(t, rgb);
+    return termcolor_dither(rgb & 0xffffff, (int)t->mode, x, y);
+}
+
+/* The page: the terminal's own background (-1) when the terminal said whether it is dark and the
+ * page is the same kind, so pelab does not paint a background of its own over it. */
+static int page_index(const tui *t, uint32_t rgb)
+{
+    rgb &= 0xffffff;
+    if (t->dark >= 0 && rgb == (t->grid.background & 0xffffff) &&
+        (termcolor_lightness(rgb) < 0.5) == (t->dark == 1))
+        return -1;
+    return color_index(t, rgb);
 }
 
 static int pair_for(tui *t, int fg, int bg)
@@ -185,8 +163,15 @@ static void draw_cell(tui *t, int row, int col, cellgrid_cell c)
             uint32_t px = c.ch == ' ' ? c.bg : ((c.fg & 0xfefefe) >> 1) + ((c.bg & 0xfefefe) >> 1);
             c.ch = cellgrid_shade(px, page);
         }
+    } else if (c.ch == 0x2580 || (c.ch == ' ' && c.bg != t->grid.background)) {
+        /* pixels (heatmaps, fills): dithered, so gradients show no false bands; a cell whose
+         * two pixels dither apart becomes a half block */
+        int top = pixel_index(t, c.ch == ' ' ? c.bg : c.fg, col, 2 * row);
+        int bot = pixel_index(t, c.bg, col, 2 * row + 1);
+        if (c.ch == ' ' && top != bot) c.ch = 0x2580;
+        pair = pair_for(t, c.ch == ' ' ? bot : top, bot);
     } else {
-        pair = pair_for(t, color_index(t, c.fg), color_index(t, c.bg));
+        pair = pair_for(t, color_index(t, c.fg), page_index(t, c.bg));
     }
     wchar_t wc[2] = {(wchar_t)c.ch, 0};
     /* One column per cell: anything wide, unprintable or outside the locale would shift it. */
@@ -519,6 +504,7 @@ int tui_open(tui **out, const tui_options *opt, char *err, size_t errlen)
     t->cur_col = -1;
     t->ascii = o.force_ascii || !locale_is_utf8();
     t->signals = !o.no_signals;
+    t->dark = termcolor_colorfgbg_dark(getenv("COLORFGBG"));
 
     int pfd[2] = {-1, -1};
     if (pipe(pfd) != 0 || cellgrid_init(&t->grid, 0, 0, t->ascii) != 0) {
@@ -588,6 +574,19 @@ int tui_open(tui **out, const tui_options *opt, char *err, size_t errlen)
         }
     }
 
+    /* Home and End as every common terminal sends them, whatever TERM claims: tmux and screen
+     * send ESC [1~ and ESC [4~ while an xterm-256color entry expects ESC OH (a Home read as ESC,
+     * '[', '1', '~' would switch to view 1); xterm sends ESC [H / ESC OH, rxvt ESC [7~ / ESC [8~.
+     * define_key leaves a sequence the entry already has as it is. */
+    static const struct {
+        const char *seq;
+        int code;
+    } extra_keys[] = {{"\033[1~", KEY_HOME}, {"\033[4~", KEY_END}, {"\033[H", KEY_HOME},
+                      {"\033[F", KEY_END},   {"\033OH", KEY_HOME}, {"\033OF", KEY_END},
+                      {"\033[7~", KEY_HOME}, {"\033[8~", KEY_END}};
+    for (size_t i = 0; i < sizeof extra_keys / sizeof extra_keys[0]; i++)
+        if (key_defined(extra_keys[i].seq) == 0) define_key(extra_keys[i].seq, extra_keys[i].code);
+
     mouseinterval(0); /* presses and releases as they come, no click synthesis delay */
     mmask_t want = ALL_MOUSE_EVENTS | REPORT_MOUSE_POSITION;
     if (mousemask(want, NULL) != 0) {
@@ -641,6 +640,11 @@ void tui_size(const tui *t, int *cols, int *rows)
 {
     if (cols) *cols = t ? t->grid.cols : 0;
     if (rows) *rows = t ? t->grid.rows : 0;
+}
+
+int tui_dark(const tui *t)
+{
+    return t ? t->dark : -1;
 }
 
 tui_color_mode tui_colors(const tui *t)

@@ -40,6 +40,10 @@ void tui_close(tui *t);
 
 void tui_size(const tui *t, int *cols, int *rows);
 tui_color_mode tui_colors(const tui *t);
+/* What the terminal says of its background (COLORFGBG): 1 dark, 0 light, -1 unknown. The
+ * explorer starts in the dark theme on a dark terminal; a page of the terminal's kind is drawn
+ * in the terminal's default background. */
+int tui_dark(const tui *t);
 int tui_ascii(const tui *t);
 /* The grid to draw into, sized to the terminal (resized on UI_EV_RESIZE). */
 cellgrid *tui_grid(tui *t);

@@ -50,6 +50,9 @@ int window_read_screen(window *win, uint32_t *pixels, int w, int h);
  * CTRL|SHIFT). Non-character keys carry their mods, except shift-Tab = UI_KEY_BTAB; F1..F12 are
  * UI_KEY_F1 + 0..11. Bursts of resize (size, expose, display) events collapse into one. */
 int window_poll(window *win, ui_event *ev, int timeout_ms);
+/* 1 when a key, click, wheel turn, window event or quit is waiting (motion is not counted), so
+ * long work can stop for it; the event stays queued for window_poll. */
+int window_pending(window *win);
 /* Push a synthetic event (tests inject keys and quit through this). */
 void window_push(window *win, const ui_event *ev);
 /* Read back the last presented frame (ARGB32, stride w*4); NULL before the first present. */

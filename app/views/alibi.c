@@ -13,11 +13,11 @@ static int alibi_validate(const app_state *st, char *err, size_t errlen)
 {
     if (pe_check_len(st->p.len, err, errlen) < 0) return -1;
     if (pe_check_heads(st->p.heads, err, errlen) < 0) return -1;
-    size_t per = (size_t)st->p.len * (size_t)st->p.len;
-    if (pe_check_cells(per, st->head >= 0 ? 1 : (size_t)st->p.heads, "--heads x --len x --len", err,
-                       errlen) < 0)
-        return -1;
-    return 0;
+    /* one head's (L, L) matrix, as pe_alibi_bias builds it; the figure samples every head at
+     * its resolution, and the data of all heads meets the cap in app_data_alloc */
+    return pe_check_cells((size_t)st->p.len, (size_t)st->p.len, "--len x --len", err, errlen) < 0
+               ? -1
+               : 0;
 }
 
 /* Heads h0 .. h0+nh-1's biases sampled on an n x n grid of positions (app_grid_pos; n <= L:
@@ -161,6 +161,8 @@ static int alibi_build(app_view_ctx *c, const app_state *st, scene *s, const sce
         char pw[48];
         app_pow2_label(log2(slopes[h]), pw, sizeof pw);
         snprintf(lab, sizeof lab, "h%d  m=%s", h, pw);
+        /* many heads: the slope does not fit over its small matrix, the head number does */
+        if (scene_text_width(t, lab, 0.85) > cell.w) snprintf(lab, sizeof lab, "h%d", h);
         scene_text(s, cell.x + cell.w / 2, cell.y, lab, 0.85, SCENE_CENTER | SCENE_TOP, th->fg, 0);
         double lh = lh0;
         double side = fmin(cell.w, cell.h - lh);

@@ -1315,21 +1315,9 @@ static int attn_tick(app_view_ctx *c, app_state *st, double dt, int smooth)
 }
 
 static const app_view_key attn_keys[] = {
-    {UI_KEY_LEFT, key_arrow, 2, "arrows, hjkl",
-     "left / right: the previous / next token (HJKL, PgUp/PgDn: 10); up / down: the layer"},
-    {UI_KEY_RIGHT, key_arrow, 3, NULL, NULL},
-    {UI_KEY_UP, key_arrow, 0, NULL, NULL},
-    {UI_KEY_DOWN, key_arrow, 1, NULL, NULL},
-    {'h', key_arrow, 2, NULL, NULL},
-    {'l', key_arrow, 3, NULL, NULL},
-    {'k', key_arrow, 0, NULL, NULL},
-    {'j', key_arrow, 1, NULL, NULL},
-    {'H', key_arrow, 6, NULL, NULL},
-    {'L', key_arrow, 7, NULL, NULL},
-    {'K', key_arrow, 4, NULL, NULL},
-    {'J', key_arrow, 5, NULL, NULL},
-    {UI_KEY_PGUP, key_arrow, 6, NULL, NULL},
-    {UI_KEY_PGDN, key_arrow, 7, NULL, NULL},
+    APP_ARROW_KEYS(
+        key_arrow, "arrows, hjkl",
+        "left / right: the previous / next token (H / L: 10); up / down, PgUp / PgDn: the layer"),
     {UI_KEY_HOME, key_step, -100000, "Home / End", "the first / last token"},
     {UI_KEY_END, key_step, 100000, NULL, NULL},
     {' ', key_play, 0, "space", "play / pause: step through the tokens (] / [ faster / slower)"},

@@ -242,21 +242,9 @@ static int rope_tick(app_view_ctx *c, app_state *st, double dt, int smooth)
 }
 
 static const app_view_key rope_keys[] = {
-    {UI_KEY_LEFT, rope_key_move, 2, "arrows, hjkl",
-     "left / right: query position m; up / down: key position n (HJKL, PgUp/PgDn: 10)"},
-    {UI_KEY_RIGHT, rope_key_move, 3, NULL, NULL},
-    {UI_KEY_UP, rope_key_move, 0, NULL, NULL},
-    {UI_KEY_DOWN, rope_key_move, 1, NULL, NULL},
-    {'h', rope_key_move, 2, NULL, NULL},
-    {'l', rope_key_move, 3, NULL, NULL},
-    {'k', rope_key_move, 0, NULL, NULL},
-    {'j', rope_key_move, 1, NULL, NULL},
-    {'H', rope_key_move, 6, NULL, NULL},
-    {'L', rope_key_move, 7, NULL, NULL},
-    {'K', rope_key_move, 4, NULL, NULL},
-    {'J', rope_key_move, 5, NULL, NULL},
-    {UI_KEY_PGUP, rope_key_move, 4, NULL, NULL},
-    {UI_KEY_PGDN, rope_key_move, 5, NULL, NULL},
+    APP_ARROW_KEYS(
+        rope_key_move, "arrows, hjkl",
+        "left / right: query position m; up / down: key position n (HJKL, PgUp/PgDn: 10)"),
     {' ', rope_key_play, 0, "space", "play / pause: m advances, 4 positions a second"},
     {0, NULL, 0, NULL, NULL},
 };

@@ -1,24 +1,30 @@
-/* view_list.h: the views' definitions (one file each under app/views/), registered in views.c. */
+/* view_list.h: the views, in the order of the explorer's number keys (the first nine get 1..9;
+ * Tab and `:view NAME` reach every one). Adding a view is one file under app/views/ defining
+ * `const app_view app_view_<name>`, one X(<name>) line here, and the file in app/meson.build. */
 #ifndef PELAB_APP_VIEW_LIST_H
 #define PELAB_APP_VIEW_LIST_H
 
 #include "views.h"
 
-extern const app_view app_view_heatmap;
-extern const app_view app_view_similarity;
-extern const app_view app_view_decay;
-extern const app_view app_view_alibi;
-extern const app_view app_view_rope;
-extern const app_view app_view_wavelength;
-extern const app_view app_view_frequencies;
-extern const app_view app_view_extension;
-extern const app_view app_view_resolution;
-extern const app_view app_view_t5;
-extern const app_view app_view_xpos;
-extern const app_view app_view_xl;
-extern const app_view app_view_attention;
-extern const app_view app_view_compare;
+#define APP_VIEWS(X)                                                                               \
+    X(heatmap)                                                                                     \
+    X(similarity)                                                                                  \
+    X(decay)                                                                                       \
+    X(alibi)                                                                                       \
+    X(rope)                                                                                        \
+    X(wavelength)                                                                                  \
+    X(frequencies)                                                                                 \
+    X(extension)                                                                                   \
+    X(resolution)                                                                                  \
+    X(t5)                                                                                          \
+    X(xpos)                                                                                        \
+    X(xl)                                                                                          \
+    X(attention)                                                                                   \
+    X(compare)                                                                                     \
+    X(extrapolation)
 
-extern const app_view app_view_extrapolation;
+#define APP_VIEW_DECLARE(n) extern const app_view app_view_##n;
+APP_VIEWS(APP_VIEW_DECLARE)
+#undef APP_VIEW_DECLARE
 
 #endif

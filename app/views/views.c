@@ -1,5 +1,4 @@
-/* views.c: the view table. Adding a view is one file under app/views/ and one line here; the
- * explorer's number keys follow this order. */
+/* views.c: the view table, from the list in view_list.h (one X(name) line per view). */
 #include <stdio.h>
 #include <string.h>
 
@@ -7,12 +6,9 @@
 
 #include "view_list.h"
 
-static const app_view *const views[] = {
-    &app_view_heatmap,    &app_view_similarity, &app_view_decay,         &app_view_alibi,
-    &app_view_rope,       &app_view_wavelength, &app_view_frequencies,   &app_view_extension,
-    &app_view_resolution, &app_view_t5,         &app_view_xpos,          &app_view_xl,
-    &app_view_attention,  &app_view_compare,    &app_view_extrapolation,
-};
+#define APP_VIEW_ENTRY(n) &app_view_##n,
+static const app_view *const views[] = {APP_VIEWS(APP_VIEW_ENTRY)};
+#undef APP_VIEW_ENTRY
 
 size_t app_view_count(void)
 {
@@ -58,6 +54,9 @@ int app_view_build(app_view_ctx *c, const app_state *st, scene *s, const scene_t
     s->text_h = t->text_h; /* text sizes are multiples of it; the backend needs the base */
     c->has_main = 0;
     c->readout[0] = '\0';
+    /* whatever led here (a key, a lesson, a slider), a view draws only states it accepts */
+    const app_view *v = app_view_at((size_t)st->view);
+    if (v->validate && v->validate(st, err, errlen) < 0) return -1;
     c->notice[0] = '\0';
     /* the author's controls: the title block (fig_title reads them) and the font cairo uses */
     c->author.title = st->title_set ? st->title : NULL;

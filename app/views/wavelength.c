@@ -134,5 +134,5 @@ const app_view app_view_wavelength = {
     .validate = wl_validate,
     .build = wl_build,
     .data = wl_data,
-    .options = "pe dim len base",
+    .options = "pe dim len base layout freq",
 };

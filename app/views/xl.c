@@ -139,14 +139,31 @@ static const xl_draws *xl_get_draws(app_view_ctx *c, const pe_params *p, char *e
     /* pe_xl_terms' order: q, k, u, v, W_R */
     pe_rng rng;
     pe_rng_seed(&rng, p->seed);
-    for (size_t i = 0; i < len * d; i++) x->q[i] = pe_rng_normal(&rng);
-    for (size_t i = 0; i < len * d; i++) x->k[i] = pe_rng_normal(&rng);
+    for (size_t i = 0; i < 2 * len * d; i++) { /* q then k: the two are adjacent */
+        x->q[i] = pe_rng_normal(&rng);
+        if ((i & 0xfffff) == 0xfffff && pe_work(0)) {
+            app_cache_put(c, 0, "", 0, 0);
+            pe_work_cancelled(err, errlen);
+            return NULL;
+        }
+    }
     for (size_t a = 0; a < d; a++) x->u[a] = pe_rng_normal(&rng);
     for (size_t a = 0; a < d; a++) x->v[a] = pe_rng_normal(&rng);
     double wstd = 1.0 / sqrt((double)d), scale = 1.0 / sqrt((double)d);
     for (size_t a = 0; a < d * d; a++) x->w_r[a] = wstd * pe_rng_normal(&rng);
     pe_xl_project(x->w_r, x->v, 1, d, x->gv);
-    pe_xl_project(x->w_r, x->q, len, d, x->g);
+    /* W_R^T q_i, L d^2 products (minutes at L 4096, d 4096): in blocks of rows, reporting */
+    double work = (double)len * d * d + (double)len * len * d / 2, done = 0;
+    for (size_t i0 = 0; i0 < len; i0 += 16) {
+        size_t ni = len - i0 < 16 ? len - i0 : 16;
+        if (pe_work(done / work)) {
+            app_cache_put(c, 0, "", 0, 0);
+            pe_work_cancelled(err, errlen);
+            return NULL;
+        }
+        pe_xl_project(x->w_r, x->q + i0 * d, ni, d, x->g + i0 * d);
+        done += (double)ni * d * d;
+    }
 
     /* (c): key j's value fills the L - j cells of column j */
     for (size_t j = 0; j < len; j++) {
@@ -173,6 +190,13 @@ static const xl_draws *xl_get_draws(app_view_ctx *c, const pe_params *p, char *e
         for (size_t a = 0; a < d; a++) kt[a * len + j] = x->k[j * d + a];
     for (size_t i0 = 0; i0 < len; i0 += 4) {
         size_t ni = len - i0 < 4 ? len - i0 : 4;
+        if (pe_work(done / work)) {
+            free(kt);
+            app_cache_put(c, 0, "", 0, 0);
+            pe_work_cancelled(err, errlen);
+            return NULL;
+        }
+        done += (double)ni * (double)(i0 + 1) * d;
         pe_xl_dots_lower(x->q, kt, len, d, i0, ni, rows);
         for (size_t r = 0; r < ni; r++)
             for (size_t j = 0; j <= i0 + r; j++) {
@@ -241,6 +265,11 @@ static const xl_rel *xl_get_rel(app_view_ctx *c, const pe_params *p, const xl_dr
     /* every rs-th row when even one sample per row would pass STATS_MACS (L d > STATS_MACS) */
     size_t rs = (len * d + STATS_MACS - 1) / STATS_MACS;
     for (size_t i = 0; i < len; i += rs) {
+        if ((i / rs) % 64 == 0 && pe_work((double)i / (double)len)) {
+            app_cache_put(c, 1, "", 0, 0);
+            pe_work_cancelled(err, errlen);
+            return NULL;
+        }
         size_t mi = row_samples(i, x->m);
         double ss = 0;
         for (size_t s = 0; s < mi; s++) {
@@ -273,6 +302,11 @@ static const float *xl_get_grid(app_view_ctx *c, int position, const pe_params *
     size_t len = (size_t)p->len, d = (size_t)p->dim;
     double scale = 1.0 / sqrt((double)d);
     for (size_t i = 0; i < n; i++) {
+        if (pe_work((double)i * i / ((double)n * n))) {
+            app_cache_put(c, slot, "", 0, 0);
+            pe_work_cancelled(err, errlen);
+            return NULL;
+        }
         size_t pi = app_grid_pos(i, n, len);
         for (size_t j = 0; j < n; j++) {
             float v0 = -INFINITY, v1 = -INFINITY;

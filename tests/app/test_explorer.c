@@ -69,7 +69,7 @@ static void frame_cells(app_explorer *x, scene *s, cellgrid *g)
 
 /* The labels a view's status line should carry: its options list, in order, through the
  * table (the test reads the list itself, not the explorer's reading of it). */
-static size_t declared(const app_view *v, const app_option **out, size_t max)
+static size_t declared(const app_view *v, const app_state *st, const app_option **out, size_t max)
 {
     size_t n = 0;
     char name[64];
@@ -81,7 +81,8 @@ static size_t declared(const app_view *v, const app_option **out, size_t max)
         memcpy(name, p, cut);
         name[cut] = '\0';
         p += w;
-        if (w) out[n++] = app_option_find(name);
+        const app_option *o = w ? app_option_find(name) : NULL;
+        if (w && (!o || !o->applies || o->applies(st))) out[n++] = o;
     }
     return n;
 }
@@ -123,7 +124,7 @@ static void check_surfaces(scene *s)
         app_explorer *x = new_explorer(0);
         x->st.view = (int)v;
         const app_option *want[APP_MAX_OPTIONS];
-        size_t nw = declared(vw, want, APP_MAX_OPTIONS), unknown = 0;
+        size_t nw = declared(vw, &x->st, want, APP_MAX_OPTIONS), unknown = 0;
         for (size_t i = 0; i < nw; i++) unknown += want[i] == NULL;
         names_ok += unknown == 0 && nw > 0;
         if (unknown) {
@@ -200,6 +201,23 @@ static void check_surfaces(scene *s)
     app_explorer_event(x, &e);
     TAP_OK(x->st.p.heads == 9 && x->message_error, "'>' in heatmap (no heads there) says so: %s",
            x->message);
+    /* the position experiments follow the model: the rope base with a rope model, the ALiBi
+     * slopes with an alibi one, both when compare shows the two */
+    char line[1024];
+    x->st.view = app_view_find("attention");
+    app_explorer_status(x, line, sizeof line);
+    int rope_only = strstr(line, "rope-base=") && !strstr(line, "alibi-scale=");
+    snprintf(x->st.attn.model_name, sizeof x->st.attn.model_name, "alibi");
+    app_explorer_status(x, line, sizeof line);
+    int alibi_only = !strstr(line, "rope-base=") && strstr(line, "alibi-scale=");
+    x->st.view = app_view_find("compare");
+    snprintf(x->st.attn.compare, sizeof x->st.attn.compare, "rope");
+    app_explorer_status(x, line, sizeof line);
+    int both = strstr(line, "rope-base=") && strstr(line, "alibi-scale=");
+    TAP_OK(rope_only && alibi_only && both,
+           "the rope base shows with a rope model, the ALiBi slopes with an alibi one");
+    snprintf(x->st.attn.model_name, sizeof x->st.attn.model_name, "rope");
+    snprintf(x->st.attn.compare, sizeof x->st.attn.compare, "alibi");
     /* ':' completion offers the view's options first */
     x->st.view = app_view_find("rope");
     e = key(':');
@@ -213,6 +231,99 @@ static void check_surfaces(scene *s)
     app_explorer_free(x);
     free(x);
     cellgrid_free(&g);
+}
+
+/* A figure at a small pixel size, as a hash of its pixels (the view alone, no status line). */
+static unsigned long long figure_hash(app_view_ctx *c, const app_state *st, scene *s, int *ok)
+{
+    enum { W = 480, H = 300 };
+    static uint32_t px[W * H];
+    scene_target t = raster_target(W, H, raster_font_px(W, H, 1));
+    char err[512];
+    *ok = app_view_build(c, st, s, &t, err, sizeof err) == 0 &&
+          raster_draw_argb(s, px, W, H, W * 4, 0) == 0;
+    unsigned long long h = 1469598103934665603ull;
+    for (size_t i = 0; i < (size_t)W * H; i++) h = (h ^ px[i]) * 1099511628211ull;
+    return h;
+}
+
+/* A value of o other than the current one that the state accepts: the next choice, or the
+ * number doubled (1 for 0, 5 for -1), or halved. */
+static int other_value(const app_state *st, const app_option *o, char *val, size_t n)
+{
+    char cur[1100], err[512];
+    app_option_get(st, o, cur, sizeof cur);
+    const char *ch[APP_MAX_OPTIONS];
+    size_t nc = app_option_choices(o, ch, APP_MAX_OPTIONS);
+    static const char *const texts[][2] = {
+        {"head", "1"}, {"prompt", "the fox ran to the river"}, {"rope-base", "50000"}};
+    const char *cands[8];
+    size_t k = 0;
+    char num[3][64];
+    for (size_t i = 0; i < nc && k < 8; i++)
+        if (strcmp(ch[i], cur) != 0) cands[k++] = ch[i];
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
+        if (strcmp(texts[i][0], o->name) == 0) cands[k++] = texts[i][1];
+    if (o->kind == APP_OPT_INT || o->kind == APP_OPT_DOUBLE) {
+        double v = atof(cur);
+        snprintf(num[0], sizeof num[0], "%.10g", v == 0 ? 1 : v < 0 ? 5 : v * 2);
+        snprintf(num[1], sizeof num[1], "%.10g", o->kind == APP_OPT_INT ? floor(v / 2) : v / 2);
+        cands[k++] = num[0];
+        cands[k++] = num[1];
+    }
+    for (size_t i = 0; i < k; i++) {
+        app_state trial = *st;
+        if (app_option_set(&trial, o, cands[i], err, sizeof err) == 0 &&
+            app_state_validate(&trial, err, sizeof err) == 0) {
+            snprintf(val, n, "%s", cands[i]);
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* Every view declares what its figure depends on: an option it does not list, changed from the
+ * default, leaves the figure's pixels as they were. */
+static void check_declared_dependencies(scene *s)
+{
+    int views_ok = 0;
+    for (size_t v = 0; v < app_view_count(); v++) {
+        const app_view *vw = app_view_at(v);
+        app_state st;
+        app_state_default(&st);
+        st.view = (int)v;
+        if (strcmp(vw->name, "rope") == 0) st.enc = pe_encoding_find("rope");
+        app_view_ctx c;
+        memset(&c, 0, sizeof c);
+        int ok;
+        unsigned long long base = figure_hash(&c, &st, s, &ok);
+        if (!ok) {
+            TAP_OK(0, "view %s builds at its defaults", vw->name);
+            app_view_ctx_free(&c);
+            continue;
+        }
+        char undeclared[1024] = "";
+        for (size_t i = 0; i < app_option_count(); i++) {
+            const app_option *o = app_option_at(i);
+            char val[1100], err[512];
+            if (o->everywhere || app_view_uses(vw, o->name) || other_value(&st, o, val, sizeof val))
+                continue;
+            app_state trial = st;
+            app_option_set(&trial, o, val, err, sizeof err);
+            unsigned long long h = figure_hash(&c, &trial, s, &ok);
+            if (ok && h != base && strlen(undeclared) + strlen(o->name) + 2 < sizeof undeclared) {
+                strcat(undeclared, " ");
+                strcat(undeclared, o->name);
+            }
+        }
+        views_ok += undeclared[0] == '\0';
+        if (undeclared[0])
+            TAP_OK(0, "view %s depends on options it does not declare:%s", vw->name, undeclared);
+        app_view_ctx_free(&c);
+    }
+    TAP_OK(views_ok == (int)app_view_count(),
+           "every view declares every option its figure depends on (%d of %zu)", views_ok,
+           app_view_count());
 }
 
 int main(void)
@@ -394,6 +505,7 @@ int main(void)
            "e shows the size s saves at: %s", x->message);
 
     check_surfaces(&s);
+    check_declared_dependencies(&s);
 
     e = key('q');
     app_explorer_event(x, &e);

@@ -99,7 +99,7 @@ static void check_slider_panels(void)
             name[cut] = '\0';
             p += w;
             const app_option *o = w ? app_option_find(name) : NULL;
-            if (o && o->slider.scale != APP_SLIDER_NONE)
+            if (o && o->slider.scale != APP_SLIDER_NONE && (!o->applies || o->applies(&st)))
                 snprintf(want[nw++], sizeof want[0], "%s = ", o->label ? o->label : o->name);
         }
         size_t got = 0;

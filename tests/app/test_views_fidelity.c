@@ -112,6 +112,19 @@ static void test_dynamic_rope_heatmap(void)
                above ? "100 >" : "50 <", t1, t7);
         app_data_free(&d);
     }
+    /* wavelength of RoPE: (pairs, 3) with theta_k in column 1 */
+    st = make("wavelength", dyn_opts, 10);
+    set(&st, "pe", "rope");
+    for (int above = 0; above < 2; above++) {
+        set(&st, "seq-len", above ? "100" : "50");
+        int rc = get_data(&st, &d);
+        double t1 = rc == 0 ? d.data[1 * 3 + 1] : NAN, t7 = rc == 0 ? d.data[7 * 3 + 1] : NAN;
+        double w1 = above ? th_100_1 : th_orig[1], w7 = above ? th_100_7 : th_orig[7];
+        TAP_OK(rc == 0 && d.shape[1] == 3 && near(t1, w1, 1e-10) && near(t7, w7, 1e-10),
+               "wavelength of rope, dynamic, seq_len %s L0: theta_1 %.11g theta_7 %.11g",
+               above ? "100 >" : "50 <", t1, t7);
+        app_data_free(&d);
+    }
     /* heatmap of RoPE: row m holds cos(m theta_k) at column 2k (interleaved); float32 */
     st = make("heatmap", dyn_opts, 10);
     set(&st, "pe", "rope");

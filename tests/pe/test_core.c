@@ -95,20 +95,26 @@ static void test_defaults(void)
 
 static void test_registry(void)
 {
+    /* the encodings the reference covers must be there; the checks then run over whatever the
+     * registry holds, so adding an encoding needs no line here */
     static const char *const names[] = {"sinusoidal", "learned", "binary", "alibi", "rope",
                                         "nope",       "t5",      "xl",     "xpos"};
-    size_t n = sizeof names / sizeof names[0];
-    TAP_OK(pe_encoding_count() == n, "%zu encodings registered", n);
+    size_t n = pe_encoding_count(), have = 0;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        have += pe_encoding_find(names[i]) != NULL;
+    TAP_OK(have == sizeof names / sizeof names[0] && n >= have,
+           "%zu encodings registered, the reference's %zu among them", n, have);
     TAP_OK(pe_encoding_at(n) == NULL, "pe_encoding_at past the end is NULL");
     for (size_t i = 0; i < n; i++) {
-        const pe_encoding *e = pe_encoding_find(names[i]);
-        int ok = e && strcmp(e->name, names[i]) == 0 && e->validate && e->description &&
+        const pe_encoding *e = pe_encoding_at(i);
+        const char *name = e ? e->name : "?";
+        int ok = e && pe_encoding_find(name) == e && e->validate && e->description &&
                  e->description[0] && !strchr(e->description, '\n') &&
                  e->description[strlen(e->description) - 1] != '.';
-        TAP_OK(ok, "%s: found, validate, one-line description", names[i]);
-        for (const char *c = names[i]; *c; c++)
+        TAP_OK(ok, "%s: found, validate, one-line description", name);
+        for (const char *c = name; *c; c++)
             if (*c >= 'A' && *c <= 'Z') ok = 0;
-        TAP_OK(ok, "%s: lowercase name", names[i]);
+        TAP_OK(ok, "%s: lowercase name", name);
     }
     const pe_encoding *e;
     e = pe_encoding_find("sinusoidal");

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "tap.h"
+#include "termcolor.h"
 #include "tui.h"
 
 /* ncurses keeps a small "pre-screen" from a newterm() that fails (the unknown-TERM check);
@@ -120,27 +121,6 @@ static void put(cellgrid *g, int col, int row, uint32_t ch, uint32_t fg, uint32_
     c->attr = (uint8_t)attr;
 }
 
-/* Largest channel difference between xterm colour index i (16..255) and rgb. */
-static int xterm_err(int i, uint32_t rgb)
-{
-    static const int level[6] = {0, 95, 135, 175, 215, 255};
-    int v[3];
-    if (i < 16 || i > 255) return 999;
-    if (i >= 232) {
-        v[0] = v[1] = v[2] = 8 + 10 * (i - 232);
-    } else {
-        v[0] = level[(i - 16) / 36];
-        v[1] = level[(i - 16) / 6 % 6];
-        v[2] = level[(i - 16) % 6];
-    }
-    int worst = 0;
-    for (int k = 0; k < 3; k++) {
-        int d = abs(v[k] - (int)((rgb >> (16 - 8 * k)) & 0xff));
-        if (d > worst) worst = d;
-    }
-    return worst;
-}
-
 static void test_draw(void)
 {
     fixture f;
@@ -237,7 +217,10 @@ static void test_draw(void)
         for (int c = 0; c < g->cols; c++) {
             read_cell(r, c, &ch, &a, &fg, &bg);
             const cellgrid_cell *cell = cellgrid_at(g, c, r);
-            if (ch != 0x2580 || xterm_err(fg, cell->fg) > 48 || xterm_err(bg, cell->bg) > 48) bad++;
+            /* half blocks are pixels: each shows its colour's dithered palette index */
+            if (ch != 0x2580 || fg != termcolor_dither(cell->fg, 256, c, 2 * r) ||
+                bg != termcolor_dither(cell->bg, 256, c, 2 * r + 1))
+                bad++;
         }
     TAP_OK(bad == 0, "after pairs ran out every cell still shows its colours (%d bad)", bad);
     fx_close(&f);
@@ -285,8 +268,12 @@ static void test_colour_modes(void)
     put(g, 1, 0, 'x', 0xe0e0e0, 0x202020, 0);
     tui_present(f.t);
     read_cell(0, 0, &ch, &a, &fg, &bg);
-    TAP_OK(fg == COLOR_RED && bg == COLOR_BLUE, "8 colours: nearest ANSI red over blue (%d, %d)",
-           fg, bg);
+    /* pixels dither (termcolor.h): the one at (0, 0) is the first to take the mixing partner */
+    TAP_OK(termcolor_nearest(0xf01010, 8) == COLOR_RED &&
+               termcolor_nearest(0x1010f0, 8) == COLOR_BLUE &&
+               fg == termcolor_dither(0xf01010, 8, 0, 0) &&
+               bg == termcolor_dither(0x1010f0, 8, 0, 1),
+           "8 colours: red over blue, nearest ANSI red and blue, pixels dithered (%d, %d)", fg, bg);
     read_cell(0, 1, &ch, &a, &fg, &bg);
     TAP_OK(fg == COLOR_WHITE && bg == COLOR_BLACK, "8 colours: light grey on near-black");
     fx_close(&f);
@@ -311,7 +298,34 @@ static void test_colour_modes(void)
            bg);
     read_cell(0, 1, &ch, &a, &fg, &bg);
     TAP_OK(fg == 67 && bg == 233, "256: 0x5f87af -> 67, 0x121212 -> 233 (%d, %d)", fg, bg);
+    TAP_OK(tui_dark(f.t) == -1, "without COLORFGBG the terminal's background is unknown");
     fx_close(&f);
+
+    /* a dark terminal (COLORFGBG): a dark page is the terminal's own background (-1), not a
+     * colour pelab paints; a light page (the theme toggled with t) is painted */
+    setenv("COLORFGBG", "15;0", 1);
+    TAP_OK(fx_open(&f, "xterm-256color", 0, 0, err, sizeof(err)) == 0, "open with COLORFGBG=15;0");
+    TAP_OK(tui_dark(f.t) == 1, "COLORFGBG=15;0: a dark terminal");
+    g = tui_grid(f.t);
+    g->background = 0x121212;
+    for (int i = 0; i < g->cols * g->rows; i++)
+        g->cells[i] = (cellgrid_cell){' ', 0xe8e8e8, 0x121212, 0};
+    put(g, 0, 0, 'p', 0xe8e8e8, 0x121212, 0);
+    tui_present(f.t);
+    read_cell(0, 0, &ch, &a, &fg, &bg);
+    int blank_fg, blank_bg;
+    read_cell(1, 3, &ch, &a, &blank_fg, &blank_bg);
+    TAP_OK(bg == -1 && blank_bg == -1, "dark page on a dark terminal: default background (%d, %d)",
+           bg, blank_bg);
+    g->background = 0xffffff;
+    for (int i = 0; i < g->cols * g->rows; i++)
+        g->cells[i] = (cellgrid_cell){' ', 0x1a1a1a, 0xffffff, 0};
+    put(g, 0, 0, 'p', 0x1a1a1a, 0xffffff, 0);
+    tui_present(f.t);
+    read_cell(0, 0, &ch, &a, &fg, &bg);
+    TAP_OK(bg == 231, "light page on a dark terminal: painted white (%d)", bg);
+    fx_close(&f);
+    unsetenv("COLORFGBG");
 
     /* COLORTERM=truecolor: the family's direct-colour entry when there is one. A private one is
      * compiled with tic so the test does not depend on ncurses-term. */
@@ -444,6 +458,41 @@ static void test_input(void)
     f.in_w = -1;
     TAP_OK(tui_poll(f.t, &ev, 500) == 1 && ev.type == UI_EV_QUIT, "input closed -> quit");
     fx_close(&f);
+}
+
+/* Home and End arrive as the key whatever the terminal and TERM say (issue 11: under tmux with
+ * TERM=xterm-256color, Home was read as ESC [ 1 ~ and switched to view 1). */
+static void test_home_end(void)
+{
+    static const char *const terms[] = {"xterm-256color", "tmux-256color", "screen-256color"};
+    static const char *const home[] = {"\033[1~", "\033[H", "\033OH", "\033[7~"};
+    static const char *const end[] = {"\033[4~", "\033[F", "\033OF", "\033[8~"};
+    for (size_t k = 0; k < sizeof terms / sizeof terms[0]; k++) {
+        fixture f;
+        char err[256] = "";
+        if (fx_open(&f, terms[k], 0, 0, err, sizeof(err)) != 0) {
+            TAP_OK(0, "open TERM=%s: %s", terms[k], err);
+            continue;
+        }
+        int bad = 0;
+        ui_event ev;
+        const char *own[2] = {tigetstr("khome"), tigetstr("kend")};
+        for (int e = 0; e < 2; e++)
+            if (own[e] && own[e] != (char *)-1) {
+                feed(&f, own[e]);
+                bad += !(next_event(&f, &ev) == 1 && ev.type == UI_EV_KEY &&
+                         ev.key == (e ? UI_KEY_END : UI_KEY_HOME));
+            }
+        for (size_t i = 0; i < 4; i++) {
+            feed(&f, home[i]);
+            bad += !(next_event(&f, &ev) == 1 && ev.type == UI_EV_KEY && ev.key == UI_KEY_HOME);
+            feed(&f, end[i]);
+            bad += !(next_event(&f, &ev) == 1 && ev.type == UI_EV_KEY && ev.key == UI_KEY_END);
+        }
+        TAP_OK(bad == 0 && tui_poll(f.t, &ev, 0) == 0,
+               "TERM=%s: Home and End in every common encoding (%d wrong)", terms[k], bad);
+        fx_close(&f);
+    }
 }
 
 static void test_signals(void)
@@ -597,6 +646,7 @@ int main(void)
     test_draw();
     test_colour_modes();
     test_input();
+    test_home_end();
     test_signals();
     test_failures();
     test_stderr_buffer();

@@ -1,0 +1,254 @@
+/* test_lesson.c: the lesson presenter driven through the explorer with events and frames, no
+ * terminal or window: every slide of every shipped lesson, in the terminal at 80x24 and 120x40
+ * and in the window (slider panel included) at 1024x640 with the projector zoom 1, 1.5 and 2 and
+ * at 1280x800: the view draws, the caption panel shows "[i/n] title" and the caption's start, and
+ * no panel line runs off the canvas. Then the keys: next, previous, jump, reset, Right at the
+ * end of the view, ':slide N', Enter for the view's play, and a sweep that ends on its last
+ * value. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cellgrid.h"
+#include "explorer.h"
+#include "frontend.h"
+#include "lesson.h"
+#include "options.h"
+#include "raster.h"
+#include "tap.h"
+
+static const scene_item *find_text(const scene *s, const char *prefix)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->items[i].kind == SCENE_TEXT &&
+            strncmp(s->items[i].u.text.str, prefix, strlen(prefix)) == 0)
+            return &s->items[i];
+    return NULL;
+}
+
+static int contains_text(const scene *s, const char *part)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->items[i].kind == SCENE_TEXT && strstr(s->items[i].u.text.str, part)) return 1;
+    return 0;
+}
+
+/* Every text item at or below y fits inside the canvas width (left-anchored items; bold ones
+ * measured 10% wider, as DejaVu Sans Bold runs). */
+static int panel_fits(const scene *s, const scene_target *t, double y, double width)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        const scene_item *it = &s->items[i];
+        if (it->kind != SCENE_TEXT || it->u.text.y < y - 0.01) continue;
+        if ((it->u.text.anchor & 3) != SCENE_LEFT) continue;
+        double w = scene_text_width(t, it->u.text.str, it->u.text.size) *
+                   (!t->cells && (it->flags & SCENE_BOLD) ? 1.1 : 1);
+        if (it->u.text.x + w > width + (t->cells ? 0.01 : 1)) {
+            tap_diag("'%s' runs to %.1f of %.1f", it->u.text.str, it->u.text.x + w, width);
+            return 0;
+        }
+        if (it->u.text.y + (t->cells ? 2 : t->text_h) > t->height + 0.01) {
+            tap_diag("'%s' below the canvas (y %.1f of %.1f)", it->u.text.str, it->u.text.y,
+                     t->height);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The caption's words up to its first live value, at most three. */
+static void caption_start(const lesson_slide *sl, char *buf, size_t n)
+{
+    snprintf(buf, n, "%.150s", sl->caption);
+    buf[strcspn(buf, "{")] = '\0';
+    int words = 0;
+    for (char *p = buf; *p; p++)
+        if (*p == ' ' && ++words == 3) {
+            *p = '\0';
+            break;
+        }
+    size_t len = strlen(buf);
+    while (len && buf[len - 1] == ' ') buf[--len] = '\0';
+}
+
+typedef struct size_case {
+    int cells;
+    double w, h, zoom;
+} size_case;
+
+static void check_slide(app_explorer *x, const lesson *l, int i, scene *s)
+{
+    static const size_case sizes[] = {
+        {1, 80, 24, 1},      {1, 120, 40, 1},   {0, 1024, 640, 1},
+        {0, 1024, 640, 1.5}, {0, 1024, 640, 2}, {0, 1280, 800, 1},
+    };
+    const lesson_slide *sl = &l->slides[i];
+    char head[200], start[200];
+    snprintf(head, sizeof head, "[%d/%d] %s", i + 1, l->n, sl->title);
+    caption_start(sl, start, sizeof start);
+    int good = 0;
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        const size_case *c = &sizes[k];
+        scene_target t;
+        x->st.zoom = c->zoom;
+        double width = c->w;
+        if (c->cells) {
+            t = cellgrid_target((int)c->w, (int)c->h);
+            app_explorer_frame(x, s, &t);
+        } else {
+            t = raster_target(c->w, c->h, raster_font_px(c->w, c->h, c->zoom));
+            app_gui_frame(x, s, &t);
+            width = x->panel_x > 0 ? x->panel_x : c->w;
+        }
+        /* the panel's title line: the whole title, or (narrow, zoomed) its start and "..." */
+        char num[32];
+        snprintf(num, sizeof num, "[%d/%d] ", i + 1, l->n);
+        const scene_item *h = find_text(s, num);
+        if (h) {
+            size_t len = strlen(h->u.text.str);
+            int cut = len > 3 && strcmp(h->u.text.str + len - 3, "...") == 0;
+            if (cut ? strncmp(head, h->u.text.str, len - 3) != 0 || len - 3 < strlen(num) + 4
+                    : strcmp(head, h->u.text.str) != 0)
+                h = NULL;
+        }
+        int ok = h && contains_text(s, start) && x->view_error[0] == '\0' &&
+                 panel_fits(s, &t, h->u.text.y, width);
+        if (!ok)
+            tap_diag("%s slide %d at %gx%g%s zoom %g: title %s, caption start '%s' %s, view %s",
+                     l->name, i + 1, c->w, c->h, c->cells ? " cells" : " px", c->zoom,
+                     h ? "shown" : "missing", start, contains_text(s, start) ? "shown" : "missing",
+                     x->view_error[0] ? x->view_error : "drawn");
+        good += ok;
+    }
+    x->st.zoom = 1;
+    TAP_OK(good == (int)(sizeof sizes / sizeof sizes[0]),
+           "%s slide %d '%s': view, title and caption fit from 80x24 cells and 1024x640 px "
+           "(zoom to 2) up",
+           l->name, i + 1, sl->title);
+}
+
+static void key(app_explorer *x, uint32_t k)
+{
+    ui_event ev = {.type = UI_EV_KEY, .key = k};
+    app_explorer_event(x, &ev);
+}
+
+static int on_slide(app_explorer *x, scene *s, const lesson *l, int i)
+{
+    scene_target t = cellgrid_target(120, 40);
+    app_explorer_frame(x, s, &t);
+    char head[200];
+    snprintf(head, sizeof head, "[%d/%d] %s", i + 1, l->n, l->slides[i].title);
+    return find_text(s, head) != NULL;
+}
+
+int main(void)
+{
+    char **names;
+    int n = lesson_names(&names);
+    TAP_OK(n >= 6, "%d shipped lessons", n);
+    scene s;
+    scene_init(&s, 1, 1, 0);
+    for (int li = 0; li < n; li++) {
+        char path[1024], err[512];
+        lesson l;
+        if (lesson_resolve(names[li], path, sizeof path, err, sizeof err) < 0 ||
+            lesson_load(&l, path, NULL, stderr) != 0) {
+            TAP_OK(0, "%s loads", names[li]);
+            continue;
+        }
+        snprintf(l.name, sizeof l.name, "%s", names[li]);
+        app_explorer *x = calloc(1, sizeof *x);
+        app_explorer_init(x, &l.slides[0].st, 1);
+        struct lesson_presenter *p = lesson_attach(x, &l, 0);
+        for (int i = 0; i < l.n; i++) {
+            if (i > 0) key(x, ' ');
+            check_slide(x, &l, i, &s);
+        }
+        lesson_detach(x, p);
+        app_explorer_free(x);
+        free(x);
+        lesson_free(&l);
+    }
+
+    /* the keys, on the rope lesson */
+    char path[1024], err[512];
+    lesson l;
+    TAP_OK(lesson_resolve("rope", path, sizeof path, err, sizeof err) == 0 &&
+               lesson_load(&l, path, NULL, stderr) == 0,
+           "the rope lesson loads");
+    app_explorer *x = calloc(1, sizeof *x);
+    app_explorer_init(x, &l.slides[0].st, 0);
+    struct lesson_presenter *p = lesson_attach(x, &l, 0);
+    TAP_OK(on_slide(x, &s, &l, 0), "starts on slide 1");
+    key(x, UI_KEY_PGDN);
+    TAP_OK(on_slide(x, &s, &l, 1), "PgDn: slide 2");
+    TAP_OK(x->st.playing, "slide 2's spin plays on arrival");
+    key(x, UI_KEY_ENTER);
+    TAP_OK(!x->st.playing, "Enter pauses the view's animation (Space's job in the explorer)");
+    key(x, UI_KEY_PGUP);
+    TAP_OK(on_slide(x, &s, &l, 0), "PgUp: back to slide 1");
+    key(x, UI_KEY_BACKSPACE);
+    TAP_OK(on_slide(x, &s, &l, 0) && strstr(x->message, "first slide"),
+           "Backspace on slide 1 stays and says so");
+    key(x, UI_KEY_RIGHT);
+    TAP_OK(on_slide(x, &s, &l, 0) && x->st.pos == 2, "Right is the view's first: m 1 -> 2");
+    key(x, 'r');
+    TAP_OK(x->st.pos == l.slides[0].st.pos, "r resets the slide (m back to %d)", x->st.pos);
+    key(x, '9');
+    TAP_OK(on_slide(x, &s, &l, 8), "9 jumps to slide 9");
+    key(x, ':');
+    for (const char *c = "slide 3"; *c; c++) key(x, (uint32_t)*c);
+    key(x, UI_KEY_ENTER);
+    TAP_OK(on_slide(x, &s, &l, 2), ":slide 3 jumps");
+    key(x, 'l');
+    scene_target t = cellgrid_target(120, 40);
+    app_explorer_frame(x, &s, &t);
+    TAP_OK(contains_text(&s, "any key closes") && contains_text(&s, l.slides[8].title),
+           "l lists the slides");
+    key(x, '5');
+    TAP_OK(on_slide(x, &s, &l, 4), "a digit in the list picks that slide");
+    key(x, ':');
+    for (const char *c = "pos 7"; *c; c++) key(x, (uint32_t)*c);
+    key(x, '9'); /* typed into the ':' line, not a jump */
+    key(x, UI_KEY_ENTER);
+    TAP_OK(on_slide(x, &s, &l, 4), "digits typed on the ':' line do not jump");
+    /* Right at the end: the rope view at m = L - 1 cannot move right, so Right moves on */
+    key(x, '3');
+    key(x, ':');
+    for (const char *c = "pos 255"; *c; c++) key(x, (uint32_t)*c);
+    key(x, UI_KEY_ENTER);
+    key(x, UI_KEY_RIGHT);
+    TAP_OK(on_slide(x, &s, &l, 3), "Right where the view has nothing left to move: next slide");
+    key(x, 'q');
+    TAP_OK(x->quit, "q quits");
+    lesson_detach(x, p);
+    app_explorer_free(x);
+    free(x);
+    lesson_free(&l);
+
+    /* a sweep plays one value a second and ends on its last */
+    TAP_OK(lesson_resolve("alibi", path, sizeof path, err, sizeof err) == 0 &&
+               lesson_load(&l, path, NULL, stderr) == 0,
+           "the alibi lesson loads");
+    x = calloc(1, sizeof *x);
+    app_explorer_init(x, &l.slides[0].st, 0);
+    p = lesson_attach(x, &l, 2);
+    TAP_OK(app_explorer_animating(x), "the sweep slide animates on arrival");
+    int seen4 = 0;
+    for (int k = 0; k < 10; k++) {
+        app_explorer_tick(x, 0.5);
+        seen4 |= x->st.p.heads == 4;
+    }
+    TAP_OK(seen4 && x->st.p.heads == 12 && !app_explorer_animating(x),
+           "the sweep passed heads 4 and ended on 12 (%d)", x->st.p.heads);
+    lesson_detach(x, p);
+    app_explorer_free(x);
+    free(x);
+    lesson_free(&l);
+
+    scene_free(&s);
+    lesson_names_free(names, n);
+    return tap_done();
+}

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# tui_large.sh (issue 14): the explorer at sizes where a view would compute for minutes. Through
+# Tab and through a number key, a view the state is too large for is refused (not computed) and
+# q quits at once with the terminal restored; a parameter change during long work stops it and
+# starts over with the new value, and q quits during the work; the memory budget refuses an
+# export past it with its message and status 1 and leaves no file; `pelab gui --frames N` under
+# the dummy driver returns. Not timed: the waits are generous, a hang is what they catch.
+# TAP output; skips (77) when tmux is not installed.
+set -u
+pelab=$1
+command -v tmux >/dev/null || { echo "1..0 # SKIP tmux is not installed"; exit 77; }
+runs=0
+sock="pelab-large-$$-0"
+n=0 failed=0
+ok() { # ok COND-EXIT-STATUS DESCRIPTION
+    n=$((n + 1))
+    if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=$((failed + 1)); fi
+}
+tm() { tmux -L "$sock" "$@"; }
+screen() { tm capture-pane -p -t t; }
+wait_for() { # wait_for TEXT [SECONDS]: poll the screen until TEXT shows
+    local i
+    for i in $(seq 1 $(( ${2:-5} * 10 ))); do
+        screen | grep -qF -- "$1" && return 0
+        sleep 0.1
+    done
+    echo "# screen did not show '$1':"; screen | sed 's/^/#   /'
+    return 1
+}
+cleanup() { tm kill-server 2>/dev/null || true; }
+trap cleanup EXIT
+tmp=$(mktemp -d)
+trap 'cleanup; rm -rf "$tmp"' EXIT
+
+start() { # start ARGS...: the explorer in a fresh 120x30 terminal
+    cleanup
+    runs=$((runs + 1))
+    sock="pelab-large-$$-$runs"
+    tm -f /dev/null new-session -d -s t -x 120 -y 30 \
+        "env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 $pelab $*; echo \"[exit \$?]\"; stty -a | tr ' ' '\n' | grep -xE 'icanon|echo' | tr '\n' ' '; echo '[stty]'; sleep 60"
+}
+
+quits() { # quits WHAT: q ends it within a couple of seconds and the terminal comes back
+    tm send-keys -t t q
+    wait_for "[exit 0]" 3; ok $? "$1: q quits with status 0 within a couple of seconds"
+    wait_for "[stty]"
+    screen | grep -q "icanon echo"; ok $? "$1: the terminal is restored"
+}
+
+# the hang of the issue: xpos at L 1048576, then Tab to xl (4 L^2 cells: hours of work)
+start --view xpos --len 1048576 --dim 64
+wait_for "xpos]" 20; ok $? "xpos at L 1048576 draws"
+tm send-keys -t t Tab
+wait_for "skipped xl" 10; ok $? "Tab passes xl, saying why (--len x --len over the cap)"
+quits "after Tab"
+
+# the same through a number key: 2 is the (L, L) similarity
+start --view xpos --len 1048576 --dim 64
+wait_for "xpos]" 20; ok $? "xpos at L 1048576 draws again"
+tm send-keys -t t 2
+wait_for "more than the cap" 10 && screen | grep -qF "xpos]"
+ok $? "key 2 (similarity) is refused with the cap's message, the view stays"
+quits "after a number key"
+
+# long work: xl at L 1024, d 4096 projects every query through W_R (minutes); a base change
+# during it stops it and starts over with the new base, and q quits during the work
+start --view xl --len 1024 --dim 4096
+wait_for "computing xl" 20; ok $? "long work shows its progress in the status line"
+tm send-keys -t t b
+wait_for "base=20000" 10 && screen | grep -qF "computing xl"
+ok $? "a base change during the work is taken at once and the work starts over"
+quits "during long work"
+
+# the memory budget: one alibi head at L 4096 is 128 MiB of doubles
+"$pelab" export alibi --len 4096 --heads 2 --head 0 --max-memory 64 -o "$tmp/a.npy" 2>"$tmp/err"
+rc=$?
+[ "$rc" -eq 1 ] && grep -q "memory budget of 64 MiB" "$tmp/err" && grep -q "needs" "$tmp/err"
+ok $? "--max-memory 64 refuses a 128 MiB export with status 1 and the sizes ($(head -c 200 "$tmp/err"))"
+[ ! -e "$tmp/a.npy" ] && [ -z "$(ls -A "$tmp" | grep -v '^err$')" ]
+ok $? "the refused export leaves no file"
+"$pelab" export alibi --len 64 --heads 2 --max-memory 64 -o "$tmp/b.npy"
+ok $? "an export inside the budget works"
+"$pelab" export alibi --max-memory 10 -o "$tmp/c.npy" 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q "max-memory" "$tmp/err"; ok $? "--max-memory 10 is refused as usage (status 2)"
+
+# pelab gui --frames N draws N frames without waiting for events (dummy driver, no display)
+if SDL_VIDEODRIVER=dummy timeout 120 "$pelab" gui --frames 20 >/dev/null 2>&1; then r=0; else r=1; fi
+ok $r "pelab gui --frames 20 returns under the dummy driver"
+
+echo "1..$n"
+[ "$failed" -eq 0 ]
