@@ -161,6 +161,12 @@ static int shows_scheme(const app_state *st, int pe)
         strcmp(app_view_at((size_t)st->view)->name, "compare") == 0 && st->attn.compare[0];
     return a == pe || a < 0 || (compare && (b == pe || b < 0));
 }
+/* the step slider's knob for "the last token": the right end (the context, 64 tokens) */
+static double last_step(const app_state *st)
+{
+    (void)st;
+    return 63;
+}
 static int rope_shown(const app_state *st)
 {
     return shows_scheme(st, MODEL_PE_ROPE);
@@ -198,7 +204,7 @@ const app_option app_attn_options[] = {
     {APP_CUS("prompt", NULL, "prompt text (words and . , ! ? ; : \" ( ); wins over --preset)",
              set_prompt, get_prompt, NULL)},
     {APP_INT("step", NULL, "token shown, 0..tokens-1 (-1 = the last)", attn.step, -1, 65535),
-     .at_lo = "last", APP_LIN(0, 63)},
+     .at_lo = "last", .slider = {APP_SLIDER_LINEAR, 0, 63, APP_ROUND_AUTO, NULL, last_step}},
     {APP_INT("layer", NULL, "model layer, 0..layers-1", attn.layer, 0, MODEL_MAX_LAYERS - 1),
      APP_LIN(0, 2)},
     {APP_CUS("rope-base", NULL, "rope model's frequency base, > 1 (0 = the trained one)",

@@ -17,6 +17,7 @@
 #include "cellgrid.h"
 #include "cli.h"
 #include "explorer.h"
+#include "model.h"
 #include "export.h"
 #include "options.h"
 #include "raster.h"
@@ -24,7 +25,7 @@
 #include "window.h"
 
 int app_cmd_bench(int argc, char **argv);
-int app_bench_model(int quick);
+int app_bench_model(int quick, const char *part, double peak_gflops);
 
 static double now_ms(void)
 {
@@ -79,12 +80,17 @@ static void machine_line(void)
  * overwrites is still made (otherwise the "fresh" memset below is optimised away) */
 static void *(*volatile bench_memset)(void *, int, size_t) = memset;
 
-static void bench_table(int runs)
+/* The peaks bench_peak measured (0 until it ran): the other figures are given as a share. */
+static double bench_peak_gflops, bench_write_gbs;
+
+/* The sinusoidal table at two sizes against both floors of writing its bytes: a memset into a
+ * fresh malloc (page faults included, 4 KiB pages) and a memset of memory already mapped. */
+static void bench_table_size(int runs, int len, int dim)
 {
     pe_params p;
     pe_params_default(&p);
-    p.len = 8192;
-    p.dim = 1024;
+    p.len = len;
+    p.dim = dim;
     size_t bytes = (size_t)p.len * (size_t)p.dim * sizeof(float);
     double t_gen[32], t_fresh[32], t_warm[32];
     char err[256];
@@ -96,9 +102,6 @@ static void bench_table(int runs)
             return;
         }
         t_gen[r] = now_ms() - t0;
-        /* like for like: the table lands in memory it has just allocated, so the memset that
-         * compares with it writes a fresh allocation too (page faults included); the warm
-         * memset rewrites memory already mapped, the floor of any writer */
         float *fresh = malloc(bytes);
         if (!fresh) {
             pe_matrix_free(&m);
@@ -116,10 +119,19 @@ static void bench_table(int runs)
         pe_matrix_free(&m);
     }
     double g = median(t_gen, runs), f = median(t_fresh, runs), w = median(t_warm, runs);
-    printf("sinusoidal table L=8192 d=1024 (%.0f MiB): %.2f ms; memset of the same bytes: "
-           "%.2f ms into a fresh allocation (ratio %.2fx, target <= 3x), %.2f ms rewriting "
-           "mapped memory (%.2fx)\n",
-           bytes / 1048576.0, g, f, g / f, w, g / w);
+    printf("sinusoidal table L=%d d=%d (%.0f MiB): %.2f ms, %.1f GB/s", len, dim, bytes / 1048576.0,
+           g, bytes / g / 1e6);
+    if (bench_write_gbs > 0)
+        printf(" (%.0f%% of the write peak)", 100 * bytes / g / 1e6 / bench_write_gbs);
+    printf("; memset of the same bytes into a fresh malloc %.2f ms (pelab %.2fx), of mapped "
+           "memory %.2f ms (pelab %.2fx)\n",
+           f, g / f, w, g / w);
+}
+
+static void bench_table(int runs)
+{
+    bench_table_size(runs, 8192, 1024);
+    bench_table_size(runs < 5 ? runs : 5, 8192, 4096);
 }
 
 static void bench_export(int runs)
@@ -407,6 +419,96 @@ static void bench_attention(int runs)
     cellgrid_free(&g);
 }
 
+/* The arithmetic and memory limits of this machine, which the figures below are read against:
+ * a multiply-add loop on one core and on every core, and memory bandwidth (a sum over 256 MiB,
+ * a memset of 256 MiB already mapped). Sets bench_peak_gflops and bench_write_gbs. */
+static void bench_peak(int runs)
+{
+    int cpus = model_cpus();
+    double one = model_peak_gflops(1), all = cpus > 1 ? model_peak_gflops(cpus) : one;
+    bench_peak_gflops = one;
+    size_t bytes = (size_t)256 << 20, n = bytes / sizeof(uint64_t);
+    uint64_t *buf = malloc(bytes);
+    if (!buf) return;
+    bench_memset(buf, 1, bytes);
+    double tr[32], tw[32];
+    volatile uint64_t sink = 0;
+    for (int r = 0; r < runs; r++) {
+        double t0 = now_ms();
+        uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        for (size_t i = 0; i < n; i += 4) {
+            s0 += buf[i];
+            s1 += buf[i + 1];
+            s2 += buf[i + 2];
+            s3 += buf[i + 3];
+        }
+        sink += s0 + s1 + s2 + s3;
+        tr[r] = now_ms() - t0;
+        t0 = now_ms();
+        bench_memset(buf, r & 1, bytes);
+        tw[r] = now_ms() - t0;
+    }
+    free(buf);
+    double rd = bytes / median(tr, runs) / 1e6, wr = bytes / median(tw, runs) / 1e6;
+    bench_write_gbs = wr;
+    printf("peak: multiply-add loop %.1f GFLOP/s on 1 core, %.1f on %d (per CPU second); memory "
+           "(one core) read "
+           "%.1f GB/s, write %.1f GB/s (memset of mapped memory)\n",
+           one, all, cpus, rd, wr);
+}
+
+/* The parts of the bench, in the order they run; --only picks one. */
+static const struct bench_part {
+    const char *name;
+    const char *what;
+} bench_parts[] = {
+    {"peak", "arithmetic and memory limits"},
+    {"table", "a sinusoidal table against memset"},
+    {"export", "PNG export, and the RoPE animation as a whole process"},
+    {"views", "terminal frames"},
+    {"window", "window frames"},
+    {"attention", "attention view steps"},
+    {"train", "model training, 1 thread and every core"},
+    {"loaded", "model training beside a busy process"},
+    {"eval", "model evaluation and one token through the KV cache"},
+};
+enum { N_PARTS = sizeof bench_parts / sizeof bench_parts[0] };
+
+static int bench_part_find(const char *name)
+{
+    for (int i = 0; i < N_PARTS; i++)
+        if (!strcmp(bench_parts[i].name, name)) return i;
+    return -1;
+}
+
+static int bench_run_part(int part, int quick, int runs)
+{
+    switch (part) {
+    case 0:
+        bench_peak(runs);
+        return 0;
+    case 1:
+        bench_table(runs);
+        return 0;
+    case 2:
+        bench_export(runs);
+        bench_animation(quick ? 1 : 5);
+        return 0;
+    case 3:
+        bench_views_tui(runs);
+        return 0;
+    case 4:
+        bench_views_gui(runs, 1280, 800);
+        bench_views_gui(quick ? 1 : 5, 2560, 1600);
+        return 0;
+    case 5:
+        bench_attention(runs);
+        return 0;
+    default:
+        return app_bench_model(quick, bench_parts[part].name, bench_peak_gflops);
+    }
+}
+
 /* ---- pelab bench --large: the frame targets at long contexts ------------------------------ */
 
 /* One case of the large benchmark: a view at a size. */
@@ -519,35 +621,43 @@ static int bench_large(int runs, const char *only)
 
 int app_cmd_bench(int argc, char **argv)
 {
-    int quick = 0, large = 0;
-    const char *only = NULL;
+    int quick = 0, only = -1, large = 0;
+    const char *large_view = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) {
             quick = 1;
         } else if (strcmp(argv[i], "--large") == 0) {
             large = 1;
-            if (i + 1 < argc && app_view_find(argv[i + 1]) >= 0) only = argv[++i];
+            if (i + 1 < argc && app_view_find(argv[i + 1]) >= 0) large_view = argv[++i];
+        } else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
+            if ((only = bench_part_find(argv[++i])) < 0) {
+                fprintf(stderr, "pelab bench: --only %s: allowed", argv[i]);
+                for (int k = 0; k < N_PARTS; k++) fprintf(stderr, " %s", bench_parts[k].name);
+                fprintf(stderr, "\n");
+                return 2;
+            }
         } else if (strcmp(argv[i], "--help") == 0) {
-            printf("usage: pelab bench [--quick] [--large [VIEW]]   speed figures for this "
-                   "machine (--quick: fewer runs; --large: the views at L 8192, d 4096, 64 heads, "
-                   "with the peak memory; VIEW: that view only)\n");
+            printf("usage: pelab bench [--quick] [--only PART] [--large [VIEW]]   speed figures "
+                   "for this machine\n"
+                   "  --quick         fewer runs\n"
+                   "  --large [VIEW]  the views at L 8192, d 4096, 64 heads, with the peak memory\n"
+                   "  --only PART     one part:\n");
+            for (int k = 0; k < N_PARTS; k++)
+                printf("    %-10s %s\n", bench_parts[k].name, bench_parts[k].what);
             return 0;
         } else {
-            fprintf(stderr, "pelab bench: unknown argument '%s' (allowed: --quick, --large)\n",
+            fprintf(stderr,
+                    "pelab bench: unknown argument '%s' (allowed: --quick, --only PART, --large)\n",
                     argv[i]);
             return 2;
         }
     }
     int runs = quick ? 3 : 11;
-    if (large) return bench_large(quick ? 3 : 7, only);
+    if (large) return bench_large(quick ? 3 : 7, large_view);
     printf("pelab %s bench (median of %d runs)\n", PELAB_VERSION_STRING, runs);
     machine_line();
-    bench_table(runs);
-    bench_export(runs);
-    bench_animation(quick ? 1 : 5);
-    bench_views_tui(runs);
-    bench_views_gui(runs, 1280, 800);
-    bench_views_gui(quick ? 1 : 5, 2560, 1600);
-    bench_attention(runs);
-    return app_bench_model(quick);
+    int rc = 0;
+    for (int k = 0; k < N_PARTS; k++)
+        if (only < 0 || only == k) rc |= bench_run_part(k, quick, runs);
+    return rc ? 1 : 0;
 }

@@ -4,14 +4,16 @@
 #include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "assets.h"
 #include "model.h"
 
-int app_bench_model(int quick);
+int app_bench_model(int quick, const char *part, double peak_gflops);
 
 /* The shipped RoPE model when there is one, else a fresh model of the default configuration
  * (same shapes, random weights: the speed does not depend on what the weights learned). */
@@ -88,7 +90,84 @@ static int bench_train(const model *m, int steps, int runs, int threads, model_b
     return 0;
 }
 
-int app_bench_model(int quick)
+/* Training throughput, and per CPU second as a share of one core's arithmetic peak (peak: 0
+ * when not measured). */
+static void print_train(const char *how, int threads, const model_bench_result *r, double peak)
+{
+    double cpu_gf = r->train_tokens_per_s > 0
+                        ? r->train_gflops * r->train_tokens_per_cpu_s / r->train_tokens_per_s
+                        : 0;
+    printf("  training, %s--threads %d: %.0f tokens/s, %.2f GFLOP/s; per CPU second %.0f tokens, "
+           "%.2f GFLOP",
+           how, threads, r->train_tokens_per_s, r->train_gflops, r->train_tokens_per_cpu_s, cpu_gf);
+    if (peak > 0) printf(" (%.0f%% of a core's %.0f GFLOP/s)", 100 * cpu_gf / peak, peak);
+    printf("\n");
+}
+
+/* Training on 1 thread and on every CPU, quiet or (loaded) beside a process that keeps one core
+ * busy: more threads must never be slower than one. */
+static int bench_train_part(const model *m, int quick, int loaded, double peak, char *err,
+                            size_t errlen)
+{
+    int steps = quick ? 4 : 12, runs = quick ? 1 : 3, cpus = model_cpus();
+    pid_t busy = loaded ? busy_start() : -1;
+    if (loaded) printf("  with another process keeping one core busy:\n");
+    int counts[2] = {1, cpus};
+    double tps[2] = {0, 0};
+    for (int k = 0; k < (cpus > 1 ? 2 : 1); k++) {
+        model_bench_result r;
+        if (bench_train(m, steps, runs, counts[k], &r, err, errlen) < 0) {
+            busy_stop(busy);
+            return -1;
+        }
+        tps[k] = r.train_tokens_per_s;
+        print_train(loaded ? "loaded, " : "", counts[k], &r, peak);
+    }
+    if (cpus > 1)
+        printf("    %d threads / 1 thread: %.2fx%s\n", cpus, tps[1] / tps[0],
+               loaded ? " (target >= 1)" : "");
+    printf("    --threads 0 picks %d of %d CPUs now\n", model_cpus_free(), cpus);
+    busy_stop(busy);
+    return 0;
+}
+
+/* Evaluation (forward passes over windows, as `pelab eval` runs them) and one token through
+ * the KV cache. */
+static int bench_eval_part(const model *m, int quick, double peak, char *err, size_t errlen)
+{
+    int win = m->cfg.ctx;
+    size_t n = (size_t)win * (quick ? 64 : 256) + 1;
+    int *ids = malloc(n * sizeof *ids);
+    double *sum = calloc((size_t)win, sizeof *sum), *cnt = calloc((size_t)win, sizeof *cnt);
+    if (!ids || !sum || !cnt) {
+        free(ids), free(sum), free(cnt);
+        snprintf(err, errlen, "bench: out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) ids[i] = (int)(i * 7919 % (size_t)m->cfg.vocab);
+    struct timespec t0, t1, c0, c1;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int rc = model_eval_positions(m, ids, n, win, 0, 1, sum, cnt, err, errlen);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+    free(ids), free(sum), free(cnt);
+    if (rc < 0) return -1;
+    double dt = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    double cpu = (double)(c1.tv_sec - c0.tv_sec) + 1e-9 * (double)(c1.tv_nsec - c0.tv_nsec);
+    double tokens = (double)(n - 1), fl = model_flops_per_token(&m->cfg, win) * tokens / 1e9;
+    printf("  evaluation, --threads 1: %.0f tokens/s, %.2f GFLOP/s; per CPU second %.2f GFLOP",
+           tokens / dt, fl / dt, cpu > 0 ? fl / cpu : 0);
+    if (peak > 0 && cpu > 0) printf(" (%.0f%% of a core's peak)", 100 * fl / cpu / peak);
+    printf("\n");
+    model_bench_result r;
+    if (model_bench(m, 1, quick ? 64 : 256, 1, &r, err, errlen) < 0) return -1;
+    printf("  one token through the KV cache with attention readout: %.3f ms (target < 1 ms)\n",
+           r.step_latency_ms);
+    return 0;
+}
+
+int app_bench_model(int quick, const char *part, double peak_gflops)
 {
     model m = {0};
     char err[512], what[256];
@@ -96,45 +175,15 @@ int app_bench_model(int quick)
         printf("model: %s\n", err);
         return 1;
     }
-    int steps = quick ? 4 : 12, runs = quick ? 1 : 3, cpus = model_cpus();
-    printf("model (%s: %d layers, dim %d, %d heads, ctx %d, vocab %d, batch %d; median of %d "
-           "runs of %d steps):\n",
-           what, m.cfg.layers, m.cfg.dim, m.cfg.heads, m.cfg.ctx, m.cfg.vocab, m.cfg.batch, runs,
-           steps);
-    /* quiet, then with one core kept busy: more threads must never be slower than one */
-    double tps[2][2] = {{0}};
-    for (int loaded = 0; loaded < 2; loaded++) {
-        pid_t busy = loaded ? busy_start() : -1;
-        if (loaded) printf("  with another process keeping one core busy:\n");
-        int counts[2] = {1, cpus};
-        for (int k = 0; k < (cpus > 1 ? 2 : 1); k++) {
-            model_bench_result r;
-            if (bench_train(&m, steps, runs, counts[k], &r, err, sizeof err) < 0) {
-                busy_stop(busy);
-                printf("model: %s\n", err);
-                model_free(&m);
-                return 1;
-            }
-            tps[loaded][k] = r.train_tokens_per_s;
-            printf("  training, --threads %d: %.0f tokens/s, %.2f GFLOP/s\n", counts[k],
-                   r.train_tokens_per_s, r.train_gflops);
-        }
-        if (cpus > 1)
-            printf("    %d threads / 1 thread: %.2fx%s\n", cpus, tps[loaded][1] / tps[loaded][0],
-                   loaded ? " (target >= 1)" : "");
-        int free_now = model_cpus_free();
-        printf("    --threads 0 would pick %d of %d CPUs now\n", free_now, cpus);
-        busy_stop(busy);
-    }
-    model_bench_result r;
-    int rc = model_bench(&m, 1, quick ? 64 : 256, 1, &r, err, sizeof err);
-    if (rc < 0) {
-        printf("model: %s\n", err);
-        model_free(&m);
-        return 1;
-    }
-    printf("  one token through the KV cache with attention readout: %.3f ms (target < 1 ms)\n",
-           r.step_latency_ms);
+    if (!strcmp(part, "train"))
+        printf("model (%s: %d layers, dim %d, %d heads, ctx %d, vocab %d, batch %d; median of "
+               "%d runs of %d steps):\n",
+               what, m.cfg.layers, m.cfg.dim, m.cfg.heads, m.cfg.ctx, m.cfg.vocab, m.cfg.batch,
+               quick ? 1 : 3, quick ? 4 : 12);
+    int rc = !strcmp(part, "eval") ? bench_eval_part(&m, quick, peak_gflops, err, sizeof err)
+                                   : bench_train_part(&m, quick, !strcmp(part, "loaded"),
+                                                      peak_gflops, err, sizeof err);
+    if (rc < 0) printf("model: %s\n", err);
     model_free(&m);
-    return 0;
+    return rc < 0 ? 1 : 0;
 }

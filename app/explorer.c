@@ -3,6 +3,7 @@
  * wheel) comes from its table entry (views.h), and what an option does under a key, on the
  * status line and on a slider comes from its row (options.h), so nothing here names a view. */
 #include "explorer.h"
+#include "overlay.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -652,6 +653,10 @@ int app_explorer_event(app_explorer *x, const ui_event *ev)
             x->help_scroll++;
         else if (key == UI_KEY_UP || key == 'k')
             x->help_scroll -= x->help_scroll > 0;
+        else if (key == UI_KEY_PGDN || key == ' ')
+            x->help_scroll += 10; /* the overlay clamps it to the last page */
+        else if (key == UI_KEY_PGUP)
+            x->help_scroll = x->help_scroll > 10 ? x->help_scroll - 10 : 0;
         else if (key == 'q')
             x->quit = 1;
         else
@@ -693,43 +698,31 @@ void app_explorer_status(const app_explorer *x, char *buf, size_t n)
     }
 }
 
-static void help_overlay(app_explorer *x, scene *s, const scene_target *t, const fig_theme *th)
+/* The `?` help over the frame (overlay.h lays it out for any size, paged by help_scroll). */
+static void help_overlay(app_explorer *x, scene *s, const scene_target *t, const fig_theme *th,
+                         double h)
 {
     app_key_help help[APP_HELP_MAX];
     size_t n = app_explorer_help(x, help, APP_HELP_MAX);
-    double lh = t->text_h * (t->cells ? 0.5 : 1.25);
-    double w = fmin(t->width - 2 * t->char_w, t->char_w * 96);
-    double h = fmin(t->height - lh, (n + 4) * lh + (t->cells ? 0 : lh));
-    double x0 = (t->width - w) / 2, y0 = (t->height - h) / 2;
-    if (t->cells) {
-        x0 = floor(x0);
-        y0 = floor(y0 / 2) * 2;
-    }
-    scene_rect(s, x0, y0, w, h, th->bg, SCENE_FILL);
-    scene_rect(s, x0, y0, w, h, th->accent, 0);
-    double step = t->cells ? 2 : lh;
-    double y = y0 + step * 0.5;
+    overlay_entry e[APP_HELP_MAX + 1];
+    for (size_t i = 0; i < n; i++)
+        e[i] = (overlay_entry){help[i].keys, help[i].what, help[i].scope != APP_HELP_GLOBAL};
+    /* the mouse as an entry, so it pages with the keys instead of taking rows from them */
+    e[n++] = (overlay_entry){"mouse",
+                             "click a cell to read it; window: hover reads it, the wheel zooms "
+                             "where a view allows",
+                             0};
     char title[160];
     snprintf(title, sizeof title,
-             "pelab keys in %s, this view's first  (Esc or any key closes; j/k scroll)",
-             view_of(x)->name);
-    scene_text(s, x0 + t->char_w * 2, y, title, 1, SCENE_LEFT | SCENE_TOP, th->accent, SCENE_BOLD);
-    y += step * 1.5;
-    int rows_fit = (int)((y0 + h - y) / step) - 1;
-    int scroll = x->help_scroll;
-    if (scroll > (int)n - rows_fit) scroll = (int)n - rows_fit > 0 ? (int)n - rows_fit : 0;
-    x->help_scroll = scroll;
-    for (size_t i = (size_t)scroll; i < n && (int)(i - (size_t)scroll) < rows_fit; i++) {
-        const app_key_help *k = &help[i];
-        scene_text(s, x0 + t->char_w * 2, y, k->keys, 1, SCENE_LEFT | SCENE_TOP,
-                   k->scope == APP_HELP_GLOBAL ? th->fg : th->accent, SCENE_BOLD);
-        scene_text(s, x0 + t->char_w * 16, y, k->what, 1, SCENE_LEFT | SCENE_TOP, th->fg, 0);
-        y += step;
-    }
-    scene_text(s, x0 + t->char_w * 2, y0 + h - step * (t->cells ? 1 : 1.1),
-               "mouse: click a cell to read it; window: hover reads it, the wheel zooms where a "
-               "view allows",
-               1, SCENE_LEFT | SCENE_TOP, th->muted, 0);
+             "pelab keys in %s, this view's first (Esc or any other key closes)", view_of(x)->name);
+    fig_rect r = {0, 0, t->width, h};
+    overlay_list(s, t, th, r, title, e, n, NULL, &x->help_scroll);
+}
+
+void app_explorer_overlay(app_explorer *x, scene *s, const scene_target *t)
+{
+    if (x->mode != APP_MODE_HELP) return;
+    help_overlay(x, s, t, fig_theme_get(x->st.dark), t->height); /* the whole window */
 }
 
 /* Break text at spaces into at most max_lines lines no wider than w; returns the count. The
@@ -862,7 +855,8 @@ void app_explorer_frame(app_explorer *x, scene *s, const scene_target *t)
                    too_small ? "make it larger" : "change a parameter, or ? for keys", 1,
                    SCENE_CENTER | SCENE_MIDDLE, th->muted, 0);
     }
-    if (x->mode == APP_MODE_HELP) help_overlay(x, s, t, th);
+    /* the window draws the help after its slider panel, over the whole window */
+    if (x->mode == APP_MODE_HELP && !x->gui) help_overlay(x, s, t, th, vt.height);
 
     double y1 = t->height - (np + 1) * line, y2 = t->height - line;
     scene_rect(s, 0, y1 - (t->cells ? 0 : line * 0.15), t->width, (np + 1) * line + line * 0.15,

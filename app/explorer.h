@@ -77,9 +77,12 @@ int app_explorer_tick(app_explorer *x, double dt);
 int app_explorer_animating(const app_explorer *x);
 
 /* Build the whole frame for target t: the view in the top part, the status lines at the bottom,
- * the help overlay when open, the slider panel in the window. Never fails: a view that cannot be
- * drawn shows its message. */
+ * the help overlay when open (terminal), the slider panel in the window. Never fails: a view
+ * that cannot be drawn shows its message. */
 void app_explorer_frame(app_explorer *x, scene *s, const scene_target *t);
+/* The `?` help overlay over the part of t above the status lines, when it is open (the window
+ * calls it after its slider panel, so the panel never clips it; the terminal's frame draws it). */
+void app_explorer_overlay(app_explorer *x, scene *s, const scene_target *t);
 
 struct app_option;
 

@@ -64,18 +64,93 @@ static int format_binary(app_format f)
 
 /* ---- the numbers: CSV and NPY ------------------------------------------------------------ */
 
-static void csv_value(FILE *fp, double v, int f64)
+/* 10^k for |k| <= 22, exact in double. */
+static double pow10_exact(int k)
 {
-    if (isnan(v))
-        fputs("nan", fp);
-    else if (isinf(v))
-        fputs(v < 0 ? "-inf" : "inf", fp);
-    else
-        fprintf(fp, f64 ? "%.17g" : "%.9g", f64 ? v : (double)(float)v);
+    static const double p[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                               1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                               1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    return p[k];
+}
+
+/* |v| x 10^k in at most two roundings. */
+static double scale10(double v, int k)
+{
+    while (k > 22) {
+        v *= 1e22;
+        k -= 22;
+    }
+    while (k < -22) {
+        v /= 1e22;
+        k += 22;
+    }
+    return k >= 0 ? v * pow10_exact(k) : v / pow10_exact(-k);
+}
+
+int app_format_float(char *buf, float f)
+{
+    double v = f;
+    if (!isfinite(v) || v == 0) return snprintf(buf, 32, "%.9g", v);
+    char *o = buf;
+    if (v < 0) *o++ = '-';
+    double a = fabs(v);
+    /* the 9 significant digits as an integer: a x 10^(8 - e) rounded, e the decimal exponent */
+    int e = (int)floor(log10(a));
+    double s = scale10(a, 8 - e);
+    if (s >= 999999999.5) s = scale10(a, 8 - ++e);
+    if (s < 99999999.5) s = scale10(a, 8 - --e);
+    double fl = floor(s), frac = s - fl;
+    /* the scaled value carries an error near 1e-16 relative, about 1e-7 of the last digit: when
+     * it falls that close to a half, printf's exact rounding decides */
+    if (fabs(frac - 0.5) < 1e-6 || s >= 999999999.5 || s < 99999999.5)
+        return snprintf(buf, 32, "%.9g", v);
+    unsigned long d = (unsigned long)fl + (frac > 0.5);
+    if (d >= 1000000000UL) { /* 9.999999996 rounds to 10.0000000 */
+        d /= 10;
+        e++;
+    }
+    char dig[10];
+    for (int i = 8; i >= 0; i--, d /= 10) dig[i] = (char)('0' + d % 10);
+    int nd = 9;
+    while (nd > 1 && dig[nd - 1] == '0') nd--; /* %g drops trailing zeros */
+    if (e < -4 || e >= 9) {
+        *o++ = dig[0];
+        if (nd > 1) {
+            *o++ = '.';
+            for (int i = 1; i < nd; i++) *o++ = dig[i];
+        }
+        *o++ = 'e';
+        *o++ = e < 0 ? '-' : '+';
+        int ae = e < 0 ? -e : e;
+        if (ae >= 100) *o++ = (char)('0' + ae / 100);
+        *o++ = (char)('0' + ae / 10 % 10);
+        *o++ = (char)('0' + ae % 10);
+    } else if (e >= 0) {
+        for (int i = 0; i <= e; i++) *o++ = dig[i];
+        if (nd > e + 1) {
+            *o++ = '.';
+            for (int i = e + 1; i < nd; i++) *o++ = dig[i];
+        }
+    } else {
+        *o++ = '0';
+        *o++ = '.';
+        for (int i = 0; i < -e - 1; i++) *o++ = '0';
+        for (int i = 0; i < nd; i++) *o++ = dig[i];
+    }
+    *o = '\0';
+    return (int)(o - buf);
+}
+
+/* Value i of d as a double (d's own or its lent float32 table). */
+static double data_at(const app_data *d, size_t i)
+{
+    return d->f32 ? (double)d->f32[i] : d->data[i];
 }
 
 /* CSV that numpy.loadtxt(path, delimiter=',') reads: '#' comment lines say what the numbers are;
- * a 3-d array is written as blocks of rows, one block per leading index. */
+ * a 3-d array is written as blocks of rows, one block per leading index. Float32 values are
+ * written as printf("%.9g") would (the digits that read back to the same float), formatted by
+ * app_format_float into a buffer written in large pieces. */
 static int write_csv(FILE *fp, const app_data *d, const char *command)
 {
     fprintf(fp, "# pelab %s\n# %s\n", PELAB_VERSION_STRING, command);
@@ -85,17 +160,34 @@ static int write_csv(FILE *fp, const app_data *d, const char *command)
     size_t blocks = d->ndim == 3 ? d->shape[0] : 1;
     size_t rows = d->ndim == 1 ? d->shape[0] : d->shape[d->ndim - 2];
     size_t cols = d->ndim == 1 ? 1 : d->shape[d->ndim - 1];
-    const double *v = d->data;
+    enum { CAP = 1 << 16 };
+    char *buf = malloc(CAP);
+    if (!buf) return -1;
+    size_t len = 0, i = 0;
     for (size_t b = 0; b < blocks; b++) {
-        if (blocks > 1) fprintf(fp, "# [%zu]\n", b);
-        for (size_t r = 0; r < rows; r++) {
-            for (size_t c = 0; c < cols; c++) {
-                if (c) fputc(',', fp);
-                csv_value(fp, *v++, d->f64);
+        if (blocks > 1) len += (size_t)snprintf(buf + len, 32, "# [%zu]\n", b);
+        for (size_t r = 0; r < rows; r++)
+            for (size_t c = 0; c < cols; c++, i++) {
+                if (len > CAP - 64) {
+                    fwrite(buf, 1, len, fp);
+                    len = 0;
+                }
+                double v = data_at(d, i);
+                if (d->f64)
+                    len += (size_t)(isnan(v)   ? snprintf(buf + len, 32, "nan")
+                                    : isinf(v) ? snprintf(buf + len, 32, v < 0 ? "-inf" : "inf")
+                                               : snprintf(buf + len, 32, "%.17g", v));
+                else if (isnan(v))
+                    len += (size_t)snprintf(buf + len, 32, "nan");
+                else if (isinf(v))
+                    len += (size_t)snprintf(buf + len, 32, v < 0 ? "-inf" : "inf");
+                else
+                    len += (size_t)app_format_float(buf + len, (float)v);
+                buf[len++] = c + 1 < cols ? ',' : '\n';
             }
-            fputc('\n', fp);
-        }
     }
+    fwrite(buf, 1, len, fp);
+    free(buf);
     return ferror(fp) ? -1 : 0;
 }
 
@@ -155,14 +247,26 @@ static int write_csv_long(FILE *fp, const app_data *d, const char *command)
             rest /= d->shape[i];
         }
         for (int i = 0; i < d->ndim; i++) fprintf(fp, "%zu,", idx[i]);
-        csv_value(fp, d->data[k], d->f64);
+        /* the same spelling of each number as the wide layout */
+        double v = data_at(d, k);
+        char num[40];
+        if (isnan(v))
+            fputs("nan", fp);
+        else if (isinf(v))
+            fputs(v < 0 ? "-inf" : "inf", fp);
+        else if (d->f64)
+            fprintf(fp, "%.17g", v);
+        else
+            fwrite(num, 1, (size_t)app_format_float(num, (float)v), fp);
         fputc('\n', fp);
     }
     return ferror(fp) ? -1 : 0;
 }
 
 /* NPY format 1.0: magic, version, little-endian header length, a dict padded with spaces to a
- * multiple of 64 bytes and ended by a newline, then the raw little-endian data. */
+ * multiple of 64 bytes and ended by a newline, then the raw little-endian data. A lent float32
+ * table on a little-endian host is written as it lies in memory, in one call; anything else is
+ * converted a block at a time. */
 static int write_npy(FILE *fp, const app_data *d)
 {
     char shape[96];
@@ -178,38 +282,43 @@ static int write_npy(FILE *fp, const app_data *d)
     size_t total = 10 + (size_t)len + 1;
     size_t pad = (64 - total % 64) % 64;
     size_t hlen = (size_t)len + pad + 1;
-    unsigned char pre[10] = {0x93,
-                             'N',
-                             'U',
-                             'M',
-                             'P',
-                             'Y',
-                             1,
-                             0,
-                             (unsigned char)(hlen & 0xff),
-                             (unsigned char)(hlen >> 8)};
-    fwrite(pre, 1, sizeof pre, fp);
-    fwrite(dict, 1, (size_t)len, fp);
-    for (size_t i = 0; i < pad; i++) fputc(' ', fp);
-    fputc('\n', fp);
+    unsigned char head[256 + 64 + 10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0};
+    head[8] = (unsigned char)(hlen & 0xff);
+    head[9] = (unsigned char)(hlen >> 8);
+    memcpy(head + 10, dict, (size_t)len);
+    memset(head + 10 + len, ' ', pad);
+    head[10 + (size_t)len + pad] = '\n';
+    fwrite(head, 1, 10 + hlen, fp);
     size_t n = 1;
     for (int i = 0; i < d->ndim; i++) n *= d->shape[i];
-    /* x86 and arm are little-endian; write bytes explicitly so a big-endian host is right too */
-    for (size_t i = 0; i < n; i++) {
-        unsigned char b[8];
-        if (d->f64) {
-            uint64_t u;
-            memcpy(&u, &d->data[i], 8);
-            for (int k = 0; k < 8; k++) b[k] = (unsigned char)(u >> (8 * k));
-            fwrite(b, 1, 8, fp);
-        } else {
-            float f = (float)d->data[i];
-            uint32_t u;
-            memcpy(&u, &f, 4);
-            for (int k = 0; k < 4; k++) b[k] = (unsigned char)(u >> (8 * k));
-            fwrite(b, 1, 4, fp);
-        }
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (d->f32) {
+        fwrite(d->f32, sizeof(float), n, fp);
+        return ferror(fp) ? -1 : 0;
     }
+#endif
+    /* bytes put explicitly in little-endian order, so a big-endian host is right too */
+    enum { BLOCK = 8192 };
+    unsigned char *buf = malloc(BLOCK * 8);
+    if (!buf) return -1;
+    for (size_t i0 = 0; i0 < n; i0 += BLOCK) {
+        size_t i1 = i0 + BLOCK < n ? i0 + BLOCK : n;
+        unsigned char *b = buf;
+        for (size_t i = i0; i < i1; i++) {
+            if (d->f64) {
+                uint64_t u;
+                memcpy(&u, &d->data[i], 8);
+                for (int k = 0; k < 8; k++) *b++ = (unsigned char)(u >> (8 * k));
+            } else {
+                float f = (float)data_at(d, i);
+                uint32_t u;
+                memcpy(&u, &f, 4);
+                for (int k = 0; k < 4; k++) *b++ = (unsigned char)(u >> (8 * k));
+            }
+        }
+        fwrite(buf, 1, (size_t)(b - buf), fp);
+    }
+    free(buf);
     return ferror(fp) ? -1 : 0;
 }
 
@@ -224,6 +333,7 @@ static int export_data(const app_state *st, const char *path, app_format f, cons
     }
     app_view_ctx ctx = {0};
     app_data d = {0};
+    d.lend_ok = 1;             /* both writers read a lent float32 table */
     app_progress_begin(label); /* the numbers first, the file after */
     int got = v->data(&ctx, st, &d, err, errlen);
     app_progress_end();

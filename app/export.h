@@ -41,6 +41,9 @@ int app_export_file_as(const app_state *st, const char *path, const char *format
 const char *app_export_title(const app_state *st);
 /* The text size in pixels of a figure: --font-size points at the dpi, or scaled to the size. */
 double app_export_font_px(const app_state *st, const app_export_opts *o);
+/* Write f as printf("%.9g") does (at most 16 bytes and a NUL into buf); returns the length.
+ * The CSV writer's number format: 9 significant digits read back to the same float. */
+int app_format_float(char *buf, float f);
 
 /* `pelab export VIEW [options] -o FILE`: argv[0] is "export". Returns the exit status. */
 int app_cmd_export(int argc, char **argv);

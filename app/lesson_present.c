@@ -197,39 +197,43 @@ static int present_animating(void *ctx, const app_explorer *x)
 typedef struct panel_text {
     char lines[24][LESSON_LINE];
     int n, n_caption;
-    double line, pad;
+    double title_line; /* the title's line height (the zoomed text size) */
+    double size, line; /* the caption's text size and line height */
+    double pad;
 } panel_text;
 
-/* The panel's lines for width t->width: the caption wrapped, then the hints; when they do not
- * fit in half the height, the hints go first, then the caption is cut (its last line ends
- * "..."). */
+/* The panel's lines for width t->width: the caption wrapped, then the hints, in at most 40% of
+ * the height so the view and its status lines keep room at any zoom. In the window a caption
+ * that does not fit is set smaller, down to 3/4 of the zoomed size; what still does not fit
+ * loses its hints, then its end (the last line ends "..."). */
 static void layout(presenter *p, app_explorer *x, const scene_target *t, panel_text *pt)
 {
+    static const double sizes[] = {1, 0.87, 0.75};
     const lesson_slide *s = slide(p);
-    pt->line = t->cells ? 2 : t->text_h * 1.2;
+    pt->title_line = t->cells ? 2 : t->text_h * 1.2;
     pt->pad = t->cells ? 1 : t->char_w;
     double w = t->width - 2 * pt->pad;
     char cap[4096];
     lesson_expand(s, &x->st, x->ctx[x->st.view].readout, cap, sizeof cap);
-    /* at most 40% of the height, so the view and its status lines keep room at any zoom */
-    int max = (int)floor(t->height * 0.4 / pt->line) - 1; /* one line for the title */
-    if (max > 23) max = 23;
-    if (max < 1) max = 1;
-    pt->n_caption = lesson_wrap(t, cap, 1, w, pt->lines, max);
-    if (pt->n_caption == max && max > 0) {
-        char rest[LESSON_LINE * 2];
+    int max = 1, all = 0;
+    for (size_t k = 0; k < (t->cells ? 1 : sizeof sizes / sizeof sizes[0]); k++) {
+        pt->size = sizes[k];
+        pt->line = pt->title_line * sizes[k];
+        max = (int)floor((t->height * 0.4 - pt->title_line) / pt->line);
+        if (max > 23) max = 23;
+        if (max < 1) max = 1;
+        all = lesson_wrap(t, cap, pt->size, w, pt->lines, 24);
+        if (all + s->n_try <= max) break;
+    }
+    pt->n_caption = all < max ? all : max;
+    if (all > max) { /* mark the cut */
+        char rest[LESSON_LINE];
         snprintf(rest, sizeof rest, "%s", pt->lines[max - 1]);
-        char(*tmp)[LESSON_LINE] = malloc(sizeof *tmp * 32);
-        if (tmp) { /* is there more than fits? then mark the cut */
-            int all = lesson_wrap(t, cap, 1, w, tmp, 32);
-            if (all > max) {
-                size_t len = strlen(rest);
-                while (len > 0 && scene_text_width(t, rest, 1) + scene_text_width(t, "...", 1) > w)
-                    rest[--len] = '\0';
-                snprintf(pt->lines[max - 1], LESSON_LINE, "%s...", rest);
-            }
-            free(tmp);
-        }
+        size_t len = strlen(rest);
+        while (len > 0 &&
+               scene_text_width(t, rest, pt->size) + scene_text_width(t, "...", pt->size) > w)
+            rest[--len] = '\0';
+        snprintf(pt->lines[max - 1], LESSON_LINE, "%s...", rest);
     }
     pt->n = pt->n_caption;
     for (int i = 0; i < s->n_try && pt->n < max; i++)
@@ -241,7 +245,7 @@ static double present_panel_h(void *ctx, app_explorer *x, const scene_target *t)
     panel_text *pt = malloc(sizeof *pt);
     if (!pt) return 0;
     layout(ctx, x, t, pt);
-    double h = (pt->n + 1) * pt->line + (t->cells ? 0 : pt->line * 0.5);
+    double h = pt->title_line + pt->n * pt->line + (t->cells ? 0 : pt->title_line * 0.5);
     free(pt);
     return h;
 }
@@ -288,7 +292,7 @@ static void present_panel(void *ctx, app_explorer *x, scene *s, const scene_targ
     layout(p, x, t, pt);
     scene_rect(s, 0, y, t->width, t->height - y, th->bg, SCENE_FILL);
     if (!t->cells) scene_line(s, 0, y, t->width, y, th->accent, t->hairline * 2, 0);
-    double ty = y + (t->cells ? 0 : pt->line * 0.25);
+    double ty = y + (t->cells ? 0 : pt->title_line * 0.25);
     char head[300];
     snprintf(head, sizeof head, "[%d/%d] %s", p->cur + 1, p->l->n, slide(p)->title);
     /* a title wider than the panel is cut; it is bold, which DejaVu Sans draws about 10% wider
@@ -308,8 +312,8 @@ static void present_panel(void *ctx, app_explorer *x, scene *s, const scene_targ
     if (scene_text_width(t, head, 1) + scene_text_width(t, keys, 1) + 8 * pt->pad < t->width)
         scene_text(s, t->width - pt->pad, ty, keys, 1, SCENE_RIGHT | SCENE_TOP, th->muted, 0);
     for (int i = 0; i < pt->n; i++)
-        scene_text(s, pt->pad, ty + (i + 1) * pt->line, pt->lines[i], 1, SCENE_LEFT | SCENE_TOP,
-                   i < pt->n_caption ? th->fg : th->accent, 0);
+        scene_text(s, pt->pad, ty + pt->title_line + i * pt->line, pt->lines[i], pt->size,
+                   SCENE_LEFT | SCENE_TOP, i < pt->n_caption ? th->fg : th->accent, 0);
     free(pt);
     if (p->listing) slide_list(p, s, t, th);
 }

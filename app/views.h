@@ -24,8 +24,14 @@ struct cmap;
 typedef struct app_data {
     int ndim;
     size_t shape[3];
-    double *data; /* owned (malloc) */
+    double *data; /* owned (malloc); NULL when f32 holds the numbers */
     int f64;
+    /* Set by a caller that reads f32 (the .npy and .csv writers) before it calls a view's data:
+     * a view whose numbers are a float32 table of its context may then lend the table in f32
+     * (valid until the context is freed) instead of copying it into data. Big tables are
+     * written without a second copy this way. */
+    int lend_ok;
+    const float *f32;
     char what[256];  /* one line: what the axes are, e.g. "(len, dim): PE[position][dimension]" */
     size_t reserved; /* bytes held in the process's memory budget (pe_mem_reserve) */
 } app_data;
@@ -34,6 +40,8 @@ void app_data_free(app_data *d);
 /* Allocate a zeroed ndim array; -1 (with message) when the size is beyond PE_MAX_CELLS or the
  * memory budget. */
 int app_data_alloc(app_data *d, int ndim, size_t a, size_t b, size_t c, char *err, size_t errlen);
+/* A (rows, cols) float32 table lent in f32 (see lend_ok); nothing to free but the lender. */
+void app_data_lend(app_data *d, size_t rows, size_t cols, const float *table);
 
 /* One cached result of a view, valid while its key (the inputs it was computed from) is equal. */
 typedef struct app_cache_slot {

@@ -16,6 +16,15 @@ void app_data_free(app_data *d)
     memset(d, 0, sizeof *d);
 }
 
+void app_data_lend(app_data *d, size_t rows, size_t cols, const float *table)
+{
+    memset(d, 0, sizeof *d);
+    d->ndim = 2;
+    d->shape[0] = rows;
+    d->shape[1] = cols;
+    d->f32 = table;
+}
+
 int app_data_alloc(app_data *d, int ndim, size_t a, size_t b, size_t c, char *err, size_t errlen)
 {
     memset(d, 0, sizeof *d);

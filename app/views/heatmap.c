@@ -252,8 +252,12 @@ static int heatmap_data(app_view_ctx *c, const app_state *st, app_data *out, cha
 {
     const pe_matrix *m = view_matrix(c, st, err, errlen);
     if (!m) return -1;
-    if (app_data_alloc(out, 2, m->rows, m->cols, 0, err, errlen) < 0) return -1;
-    for (size_t i = 0; i < m->rows * m->cols; i++) out->data[i] = m->data[i];
+    if (out->lend_ok) {
+        app_data_lend(out, m->rows, m->cols, m->data);
+    } else {
+        if (app_data_alloc(out, 2, m->rows, m->cols, 0, err, errlen) < 0) return -1;
+        for (size_t i = 0; i < m->rows * m->cols; i++) out->data[i] = m->data[i];
+    }
     snprintf(out->what, sizeof out->what,
              is_rotary(st->enc) ? "(len, rotary_dim): cos/sin of m*theta_k, %s, float32"
                                 : "(len, dim): PE[position][dimension] of %s, float32",

@@ -252,11 +252,18 @@ int model_train(model *m, const int *ids, size_t n, int threads, model_progress_
 int model_cpus(void);
 int model_cpus_free(void);
 
+/* Single-precision GFLOP/s of a multiply-add loop on threads threads, per second of CPU time
+ * (so a busy machine does not lower it): the arithmetic peak the training figures compare
+ * with. About 0.1 s of CPU per thread. */
+double model_peak_gflops(int threads);
+
 /* Benchmark results. */
 typedef struct model_bench_result {
-    double train_tokens_per_s; /* tokens per second of full training steps */
-    double train_gflops;       /* achieved GFLOP/s of those steps */
-    double step_latency_ms;    /* one model_session_step with attention readout, median */
+    double train_tokens_per_s;     /* tokens per second of full training steps */
+    double train_tokens_per_cpu_s; /* the same per second of CPU time of the process: what
+                                      one core gives when other programs share the machine */
+    double train_gflops;           /* achieved GFLOP/s of those steps */
+    double step_latency_ms;        /* one model_session_step with attention readout, median */
     int threads;
 } model_bench_result;
 /* Time train_steps training steps of m's config on synthetic ids (m's weights are copied, not

@@ -226,7 +226,8 @@ const real *NN(logits)(const nn_acts *na, const nn_dims *d)
 typedef struct mm_args {
     real *out;
     const real *a, *b, *bias;
-    size_t ars, acs;
+    size_t ars, acs; /* A[r][p] = a[r * ars + p * acs] */
+    size_t bs, os;   /* row strides of b and out (m for packed rows) */
     int n, k, m, acc, mr;
 } mm_args;
 
@@ -239,22 +240,22 @@ static void mm_rows_plain(const mm_args *g, int r0, int rn)
 {
     real *restrict out = g->out;
     const real *restrict a = g->a, *restrict b = g->b;
-    size_t ars = g->ars, acs = g->acs;
+    size_t ars = g->ars, acs = g->acs, bs = g->bs, os = g->os;
     int k = g->k, m = g->m;
-    real *o = out + (size_t)r0 * m;
+    real *o = out + (size_t)r0 * os;
     if (!g->acc)
         for (int r = 0; r < rn; r++)
-            for (int j = 0; j < m; j++) o[(size_t)r * m + j] = g->bias ? g->bias[j] : 0;
+            for (int j = 0; j < m; j++) o[(size_t)r * os + j] = g->bias ? g->bias[j] : 0;
     int j0 = 0;
     if (rn == 4)
         for (; j0 + TJ <= m; j0 += TJ) {
             /* the sums stay in registers while p runs over k */
             real s[4][TJ];
             for (int r = 0; r < 4; r++)
-                for (int j = 0; j < TJ; j++) s[r][j] = o[(size_t)r * m + j0 + j];
+                for (int j = 0; j < TJ; j++) s[r][j] = o[(size_t)r * os + j0 + j];
             const real *a0 = a + (size_t)r0 * ars;
             for (int p = 0; p < k; p++) {
-                const real *br = b + (size_t)p * m + j0, *ap = a0 + (size_t)p * acs;
+                const real *br = b + (size_t)p * bs + j0, *ap = a0 + (size_t)p * acs;
                 real x0 = ap[0], x1 = ap[ars], x2 = ap[2 * ars], x3 = ap[3 * ars];
                 for (int j = 0; j < TJ; j++) {
                     real w = br[j];
@@ -265,13 +266,13 @@ static void mm_rows_plain(const mm_args *g, int r0, int rn)
                 }
             }
             for (int r = 0; r < 4; r++)
-                for (int j = 0; j < TJ; j++) o[(size_t)r * m + j0 + j] = s[r][j];
+                for (int j = 0; j < TJ; j++) o[(size_t)r * os + j0 + j] = s[r][j];
         }
     for (int r = 0; r < rn; r++) {
-        real *restrict orow = o + (size_t)r * m;
+        real *restrict orow = o + (size_t)r * os;
         const real *ar = a + (size_t)(r0 + r) * ars;
         for (int p = 0; p < k; p++) {
-            const real *restrict br = b + (size_t)p * m;
+            const real *restrict br = b + (size_t)p * bs;
             real x = ar[(size_t)p * acs];
             for (int j = j0; j < m; j++) orow[j] += x * br[j];
         }
@@ -292,7 +293,7 @@ static void mm_rows_plain(const mm_args *g, int r0, int rn)
 __attribute__((target("avx512f"))) static void mm_rows_avx512(const mm_args *g, int r0, int rn)
 {
     const float *a = g->a, *b = g->b;
-    size_t ars = g->ars, acs = g->acs;
+    size_t ars = g->ars, acs = g->acs, bs = g->bs, os = g->os;
     int k = g->k, m = g->m;
 #define ROW(r) const float *a##r = a + (size_t)(r0 + (r < rn ? r : 0)) * ars;
     X8(ROW)
@@ -309,27 +310,36 @@ __attribute__((target("avx512f"))) static void mm_rows_avx512(const mm_args *g, 
 #define INIT(r)                                                                                    \
     __m512 c##r##0 = i0, c##r##1 = i1;                                                             \
     if (g->acc) {                                                                                  \
-        const float *o = g->out + (size_t)(r0 + (r < rn ? r : 0)) * m + j0;                        \
+        const float *o = g->out + (size_t)(r0 + (r < rn ? r : 0)) * os + j0;                       \
         c##r##0 = _mm512_maskz_loadu_ps(m0, o);                                                    \
         c##r##1 = _mm512_maskz_loadu_ps(m1, o + 16);                                               \
     }
         X8(INIT)
 #undef INIT
         const float *bp = b + j0;
-        for (size_t p = 0, ap = 0; p < (size_t)k; p++, bp += m, ap += acs) {
-            __m512 b0 = _mm512_maskz_loadu_ps(m0, bp), b1 = _mm512_maskz_loadu_ps(m1, bp + 16);
+        if (w > 16) {
+            for (size_t p = 0, ap = 0; p < (size_t)k; p++, bp += bs, ap += acs) {
+                __m512 b0 = _mm512_maskz_loadu_ps(m0, bp), b1 = _mm512_maskz_loadu_ps(m1, bp + 16);
 #define FMA(r)                                                                                     \
     {                                                                                              \
         __m512 x = _mm512_set1_ps(a##r[ap]);                                                       \
         c##r##0 = _mm512_fmadd_ps(x, b0, c##r##0);                                                 \
         c##r##1 = _mm512_fmadd_ps(x, b1, c##r##1);                                                 \
     }
-            X8(FMA)
+                X8(FMA)
 #undef FMA
+            }
+        } else { /* one vector of columns (a head of 16): half the work */
+            for (size_t p = 0, ap = 0; p < (size_t)k; p++, bp += bs, ap += acs) {
+                __m512 b0 = _mm512_maskz_loadu_ps(m0, bp);
+#define FMA(r) c##r##0 = _mm512_fmadd_ps(_mm512_set1_ps(a##r[ap]), b0, c##r##0);
+                X8(FMA)
+#undef FMA
+            }
         }
 #define STORE(r)                                                                                   \
     if (r < rn) {                                                                                  \
-        float *o = g->out + (size_t)(r0 + r) * m + j0;                                             \
+        float *o = g->out + (size_t)(r0 + r) * os + j0;                                            \
         _mm512_mask_storeu_ps(o, m0, c##r##0);                                                     \
         _mm512_mask_storeu_ps(o + 16, m1, c##r##1);                                                \
     }
@@ -342,7 +352,7 @@ __attribute__((target("avx512f"))) static void mm_rows_avx512(const mm_args *g, 
 __attribute__((target("avx2,fma"))) static void mm_rows_avx2(const mm_args *g, int r0, int rn)
 {
     const float *a = g->a, *b = g->b;
-    size_t ars = g->ars, acs = g->acs;
+    size_t ars = g->ars, acs = g->acs, bs = g->bs, os = g->os;
     int k = g->k, m = g->m;
 #define ROW(r) const float *a##r = a + (size_t)(r0 + (r < rn ? r : 0)) * ars;
     X6(ROW)
@@ -360,27 +370,36 @@ __attribute__((target("avx2,fma"))) static void mm_rows_avx2(const mm_args *g, i
 #define INIT(r)                                                                                    \
     __m256 c##r##0 = i0, c##r##1 = i1;                                                             \
     if (g->acc) {                                                                                  \
-        const float *o = g->out + (size_t)(r0 + (r < rn ? r : 0)) * m + j0;                        \
+        const float *o = g->out + (size_t)(r0 + (r < rn ? r : 0)) * os + j0;                       \
         c##r##0 = _mm256_maskload_ps(o, m0);                                                       \
         c##r##1 = _mm256_maskload_ps(o + 8, m1);                                                   \
     }
         X6(INIT)
 #undef INIT
         const float *bp = b + j0;
-        for (size_t p = 0, ap = 0; p < (size_t)k; p++, bp += m, ap += acs) {
-            __m256 b0 = _mm256_maskload_ps(bp, m0), b1 = _mm256_maskload_ps(bp + 8, m1);
+        if (w > 8) {
+            for (size_t p = 0, ap = 0; p < (size_t)k; p++, bp += bs, ap += acs) {
+                __m256 b0 = _mm256_maskload_ps(bp, m0), b1 = _mm256_maskload_ps(bp + 8, m1);
 #define FMA(r)                                                                                     \
     {                                                                                              \
         __m256 x = _mm256_broadcast_ss(a##r + ap);                                                 \
         c##r##0 = _mm256_fmadd_ps(x, b0, c##r##0);                                                 \
         c##r##1 = _mm256_fmadd_ps(x, b1, c##r##1);                                                 \
     }
-            X6(FMA)
+                X6(FMA)
 #undef FMA
+            }
+        } else {
+            for (size_t p = 0, ap = 0; p < (size_t)k; p++, bp += bs, ap += acs) {
+                __m256 b0 = _mm256_maskload_ps(bp, m0);
+#define FMA(r) c##r##0 = _mm256_fmadd_ps(_mm256_broadcast_ss(a##r + ap), b0, c##r##0);
+                X6(FMA)
+#undef FMA
+            }
         }
 #define STORE(r)                                                                                   \
     if (r < rn) {                                                                                  \
-        float *o = g->out + (size_t)(r0 + r) * m + j0;                                             \
+        float *o = g->out + (size_t)(r0 + r) * os + j0;                                            \
         _mm256_maskstore_ps(o, m0, c##r##0);                                                       \
         _mm256_maskstore_ps(o + 8, m1, c##r##1);                                                   \
     }
@@ -444,10 +463,21 @@ static void mm_blocks(void *ctx, size_t i0, size_t i1)
 static void mm_run(int v, real *out, const real *a, size_t ars, size_t acs, const real *b,
                    const real *bias, int n, int k, int m, int acc, int nt)
 {
-    mm_args x = {out, a, b, bias, ars, acs, n, k, m, acc, v};
+    mm_args x = {out, a, b, bias, ars, acs, (size_t)m, (size_t)m, n, k, m, acc, v};
     int rows = mm_kernels[v].rows;
     pool_run(par_nt(nt, (double)n * k * m), (size_t)(n + rows - 1) / rows,
              grain_for(2.0 * rows * k * m), mm_blocks, &x);
+}
+
+/* The product on the calling thread, inside a loop the pool already runs; b and out rows are
+ * bs and os apart (the heads of the attention are strided slices of qkv). */
+static void mm_here(real *out, size_t os, const real *a, size_t ars, size_t acs, const real *b,
+                    size_t bs, int n, int k, int m, int acc)
+{
+    int v = mm_best();
+    mm_args x = {out, a, b, NULL, ars, acs, bs, os, n, k, m, acc, v};
+    const struct mm_kernel *kn = &mm_kernels[v];
+    for (int r0 = 0; r0 < n; r0 += kn->rows) kn->fn(&x, r0, n - r0 < kn->rows ? n - r0 : kn->rows);
 }
 
 /* out (n, m) = a (n, k) . b (k, m) + bias (m) (bias may be NULL); with acc, added to out. */
@@ -699,8 +729,9 @@ static void rope_rows(const nn_dims *d, const nn_pos *pos, real *qkv, int B, int
              &a);
 }
 
-/* Softmax attention of every (sequence, head). The loops run along the keys j or along the
- * head dimension, both contiguous (keys through a transposed copy in kt), so they vectorise. */
+/* Softmax attention of every (sequence, head) as four products through the matrix kernel
+ * (scores Q.K^T, then P.V; the full T x T square, whose part above the diagonal is masked to
+ * zero weights), with the row-wise scale, position bias and softmax between them. */
 NN_CLONES static void attention_heads(void *ctx, size_t bh0, size_t bh1)
 {
     const att_args *a = ctx;
@@ -709,25 +740,22 @@ NN_CLONES static void attention_heads(void *ctx, size_t bh0, size_t bh1)
     const real *qkv = a->cqkv;
     real *atty = a->atty, *att = a->att;
     int C = d->C, H = d->H, hd = d->hd, T = a->T;
+    size_t C3 = 3 * (size_t)C;
     real scale = (real)(1.0 / sqrt((double)hd));
     for (int bh = (int)bh0; bh < (int)bh1; bh++) {
         int b = bh / H, h = bh % H;
-        const real *base = qkv + (size_t)b * T * 3 * C + (size_t)h * hd;
+        const real *base = qkv + (size_t)b * T * C3 + (size_t)h * hd;
         real *kt = a->kvt + (size_t)bh * hd * T; /* (hd, T) */
         for (int j = 0; j < T; j++)
-            for (int i = 0; i < hd; i++) kt[(size_t)i * T + j] = base[(size_t)j * 3 * C + C + i];
+            for (int i = 0; i < hd; i++) kt[(size_t)i * T + j] = base[(size_t)j * C3 + C + i];
+        real *sc = att + ((size_t)b * H + h) * T * T; /* (T, T) */
+        mm_here(sc, (size_t)T, base, C3, 1, kt, (size_t)T, T, hd, T, 0);
         const real *t5 = d->pe == MODEL_PE_T5 ? a->params + a->l->t5 + (size_t)h * d->NB : NULL;
         real slope = d->pe == MODEL_PE_ALIBI ? (real)pos->slopes[h] : 0;
         for (int t = 0; t < T; t++) {
-            const real *q = base + (size_t)t * 3 * C;
-            real *restrict row = att + (((size_t)b * H + h) * T + t) * T;
+            real *restrict row = sc + (size_t)t * T;
             int n = t + 1;
-            for (int j = 0; j < n; j++) row[j] = 0;
-            for (int i = 0; i < hd; i++) {
-                real qi = q[i] * scale;
-                const real *restrict kr = kt + (size_t)i * T;
-                for (int j = 0; j < n; j++) row[j] += qi * kr[j];
-            }
+            for (int j = 0; j < n; j++) row[j] *= scale;
             if (slope != 0)
                 for (int j = 0; j < n; j++) row[j] -= slope * (real)(t - j);
             if (t5)
@@ -740,14 +768,9 @@ NN_CLONES static void attention_heads(void *ctx, size_t bh0, size_t bh1)
             real inv = 1 / sum;
             for (int j = 0; j < n; j++) row[j] *= inv;
             for (int j = n; j < T; j++) row[j] = 0;
-            real *restrict o = atty + ((size_t)b * T + t) * C + (size_t)h * hd;
-            for (int i = 0; i < hd; i++) o[i] = 0;
-            for (int j = 0; j < n; j++) {
-                const real *restrict v = base + (size_t)j * 3 * C + 2 * (size_t)C;
-                real w = row[j];
-                for (int i = 0; i < hd; i++) o[i] += w * v[i];
-            }
         }
+        mm_here(atty + (size_t)b * T * C + (size_t)h * hd, (size_t)C, sc, (size_t)T, 1,
+                base + 2 * (size_t)C, C3, T, T, hd, 0);
     }
 }
 
@@ -777,50 +800,39 @@ NN_CLONES static void attention_backward_heads(void *ctx, size_t bh0, size_t bh1
     const real *qkv = a->cqkv, *att = a->catt, *datty = a->datty;
     real *dqkv = a->dqkv, *dpre = a->dpre;
     int C = d->C, H = d->H, hd = d->hd, T = a->T;
+    size_t C3 = 3 * (size_t)C;
     real scale = (real)(1.0 / sqrt((double)hd));
     for (int bh = (int)bh0; bh < (int)bh1; bh++) {
         int b = bh / H, h = bh % H;
-        const real *base = qkv + (size_t)b * T * 3 * C + (size_t)h * hd;
-        real *dbase = dqkv + (size_t)b * T * 3 * C + (size_t)h * hd;
-        real *vt = a->kvt + (size_t)bh * hd * T; /* (hd, T) */
+        const real *base = qkv + (size_t)b * T * C3 + (size_t)h * hd;
+        real *dbase = dqkv + (size_t)b * T * C3 + (size_t)h * hd;
+        const real *g = datty + (size_t)b * T * C + (size_t)h * hd; /* (T, hd), stride C */
+        const real *p = att + ((size_t)b * H + h) * T * T;          /* (T, T) */
+        real *dp = dpre + ((size_t)b * H + h) * T * T;              /* (T, T) */
+        real *vt = a->kvt + (size_t)bh * hd * T;                    /* (hd, T) */
         for (int j = 0; j < T; j++)
-            for (int i = 0; i < hd; i++)
-                vt[(size_t)i * T + j] = base[(size_t)j * 3 * C + 2 * (size_t)C + i];
+            for (int i = 0; i < hd; i++) vt[(size_t)i * T + j] = base[(size_t)j * C3 + 2 * C + i];
+        /* the weights' gradient da = g . v^T, and v's: dv += p^T . g */
+        mm_here(dp, (size_t)T, g, (size_t)C, 1, vt, (size_t)T, T, hd, T, 0);
+        mm_here(dbase + 2 * (size_t)C, C3, p, 1, (size_t)T, g, (size_t)C, T, T, hd, 1);
+        /* through the softmax: dp_j = a_j (da_j - sum_k a_k da_k) */
         for (int t = 0; t < T; t++) {
-            const real *row = att + (((size_t)b * H + h) * T + t) * T;
-            real *restrict drow = dpre + (((size_t)b * H + h) * T + t) * T;
-            const real *restrict g = datty + ((size_t)b * T + t) * C + (size_t)h * hd;
+            const real *restrict row = p + (size_t)t * T;
+            real *restrict drow = dp + (size_t)t * T;
             int n = t + 1;
-            /* gradient of the weights, da_j = g . v_j, and of v_j, += a_j g */
-            for (int j = 0; j < n; j++) drow[j] = 0;
-            for (int i = 0; i < hd; i++) {
-                real gi = g[i];
-                const real *restrict vr = vt + (size_t)i * T;
-                for (int j = 0; j < n; j++) drow[j] += gi * vr[j];
-            }
-            for (int j = 0; j < n; j++) {
-                real *restrict dv = dbase + (size_t)j * 3 * C + 2 * (size_t)C;
-                real w = row[j];
-                for (int i = 0; i < hd; i++) dv[i] += w * g[i];
-            }
-            /* through the softmax: dp_j = a_j (da_j - sum_k a_k da_k) */
             real s = 0;
             for (int j = 0; j < n; j++) s += row[j] * drow[j];
             for (int j = 0; j < n; j++) drow[j] = row[j] * (drow[j] - s);
             for (int j = n; j < T; j++) drow[j] = 0;
-            /* into q_t and every k_j */
-            const real *restrict q = base + (size_t)t * 3 * C;
-            real *restrict dq = dbase + (size_t)t * 3 * C;
-            for (int j = 0; j < n; j++) {
-                const real *restrict k = base + (size_t)j * 3 * C + C;
-                real *restrict dk = dbase + (size_t)j * 3 * C + C;
-                real f = drow[j] * scale;
-                for (int i = 0; i < hd; i++) {
-                    dq[i] += f * k[i];
-                    dk[i] += f * q[i];
-                }
-            }
         }
+        /* into q and k: dq = scale dp . k, dk = scale dp^T . q (dqkv is zero before) */
+        mm_here(dbase, C3, dp, (size_t)T, 1, base + C, C3, T, T, hd, 1);
+        mm_here(dbase + C, C3, dp, 1, (size_t)T, base, C3, T, T, hd, 1);
+        for (int t = 0; t < T; t++)
+            for (int i = 0; i < 2 * hd; i++) {
+                int at = i < hd ? i : C + i - hd;
+                dbase[(size_t)t * C3 + at] *= scale;
+            }
     }
 }
 

@@ -10,6 +10,7 @@
 
 #include "cellgrid.h"
 #include "explorer.h"
+#include "frontend.h"
 #include "raster.h"
 #include "tap.h"
 
@@ -32,10 +33,10 @@ static const size_case cases[] = {
 
 /* Why the scene's text is not all there, or "" when it is: an item outside the canvas, a NaN
  * or inf in the text, or a notice that a panel was left out. */
-static void check_text(const scene *s, const scene_target *t, char *why, size_t n)
+static void check_text(const scene *s, const scene_target *t, size_t from, char *why, size_t n)
 {
     why[0] = '\0';
-    for (size_t i = 0; i < s->n; i++) {
+    for (size_t i = from; i < s->n; i++) {
         const scene_item *it = &s->items[i];
         if (it->kind != SCENE_TEXT) continue;
         const char *str = it->u.text.str;
@@ -108,6 +109,77 @@ static void dump_case(const scene *s, const char *dir, const char *what)
     raster_export(s, path, &o, err, sizeof err);
 }
 
+/* The explorer's frame as the terminal or the window draws it (the window with its panel). */
+static void frame(app_explorer *x, scene *s, const scene_target *t, front_end fe)
+{
+    if (fe == FE_WINDOW)
+        app_gui_frame(x, s, t);
+    else
+        app_explorer_frame(x, s, t);
+}
+
+/* The `?` help in both front ends, from 60x20 up: nothing cut, nothing outside, and paging
+ * reaches the last entry. */
+static void check_help(scene *s, const char *dump)
+{
+    static const size_case help_cases[] = {
+        {FE_TERMINAL, 60, 20, 1},  {FE_TERMINAL, 80, 24, 1},  {FE_TERMINAL, 120, 40, 1},
+        {FE_TERMINAL, 200, 60, 1}, {FE_WINDOW, 1024, 640, 1}, {FE_WINDOW, 1024, 640, 2},
+        {FE_WINDOW, 1280, 800, 1}, {FE_WINDOW, 1280, 800, 2}, {FE_WINDOW, 1920, 1080, 2},
+    };
+    for (size_t v = 0; v < app_view_count(); v++)
+        for (size_t k = 0; k < sizeof help_cases / sizeof help_cases[0]; k++) {
+            const size_case *c = &help_cases[k];
+            app_state st;
+            app_state_default(&st);
+            st.view = (int)v;
+            st.zoom = c->zoom;
+            app_explorer *x = calloc(1, sizeof *x);
+            app_explorer_init(x, &st, c->fe == FE_WINDOW);
+            scene_target t = c->fe == FE_TERMINAL
+                                 ? cellgrid_target(c->w, c->h)
+                                 : raster_target(c->w, c->h, raster_font_px(c->w, c->h, c->zoom));
+            /* the frame without the help first: what the overlay adds starts where the two
+             * scenes part (the view under it is checked by the cases above) */
+            frame(x, s, &t, c->fe);
+            unsigned cut0 = s->n_cut;
+            size_t n0 = s->n;
+            scene_item *items0 = malloc(n0 * sizeof *items0 + 1);
+            if (items0) memcpy(items0, s->items, n0 * sizeof *items0);
+            ui_event e = {0};
+            e.type = UI_EV_KEY;
+            e.key = '?';
+            app_explorer_event(x, &e);
+            frame(x, s, &t, c->fe);
+            size_t from = 0;
+            while (items0 && from < n0 && from < s->n && items0[from].kind == s->items[from].kind &&
+                   items0[from].color == s->items[from].color)
+                from++;
+            free(items0);
+            char why[600], what[96];
+            check_text(s, &t, from, why, sizeof why);
+            snprintf(what, sizeof what, "help %s %s %dx%d%s", app_view_at(v)->name, fe_name[c->fe],
+                     c->w, c->h, c->zoom != 1 ? " zoom 200%" : "");
+            int first_cut = (int)(s->n_cut - cut0);
+            /* page to the end: the last entry's text shows */
+            for (int i = 0; i < 40; i++) {
+                e.key = UI_KEY_PGDN;
+                app_explorer_event(x, &e);
+            }
+            frame(x, s, &t, c->fe);
+            int last_shown = 0;
+            for (size_t i = 0; i < s->n; i++)
+                if (s->items[i].kind == SCENE_TEXT && strcmp(s->items[i].u.text.str, "mouse") == 0)
+                    last_shown = 1;
+            TAP_OK(x->mode == APP_MODE_HELP && first_cut == 0 && !why[0] && last_shown,
+                   "%s: fits, nothing cut%s%s, paging reaches the last entry (%s)", what,
+                   why[0] ? "; " : "", why, last_shown ? "shown" : "not shown");
+            if (dump && v == 2) dump_case(s, dump, what);
+            app_explorer_free(x);
+            free(x);
+        }
+}
+
 int main(void)
 {
     const char *dump = getenv("PELAB_LAYOUT_DUMP");
@@ -124,20 +196,17 @@ int main(void)
             app_explorer *x = calloc(1, sizeof *x);
             app_explorer_init(x, &st, c->fe == FE_WINDOW);
             scene_target t;
-            if (c->fe == FE_TERMINAL) {
+            if (c->fe == FE_TERMINAL)
                 t = cellgrid_target(c->w, c->h);
-            } else {
+            else
                 t = raster_target(c->w, c->h, raster_font_px(c->w, c->h, c->zoom));
-                if (c->fe == FE_WINDOW) /* the slider panel takes the right of the window */
-                    t.width -= fmin(t.width * 0.24, t.text_h * 14);
-            }
             char err[512] = "";
             int ok;
             if (c->fe == FE_EXPORT) {
                 scene_reset(&s, t.width, t.height, 0xffffff);
                 ok = app_view_build(&x->ctx[v], &x->st, &s, &t, err, sizeof err) == 0;
             } else {
-                app_explorer_frame(x, &s, &t);
+                frame(x, &s, &t, c->fe);
                 ok = x->view_error[0] == '\0';
                 snprintf(err, sizeof err, "%s", x->view_error);
             }
@@ -145,7 +214,7 @@ int main(void)
             snprintf(what, sizeof what, "%s %s %dx%d%s", name, fe_name[c->fe], c->w, c->h,
                      c->zoom != 1 ? (c->zoom == 1.5 ? " zoom 150%" : " zoom 200%") : "");
             char why[600];
-            check_text(&s, &t, why, sizeof why);
+            check_text(&s, &t, 0, why, sizeof why);
             TAP_OK(ok && s.n_cut == 0 && !why[0], "%s: nothing shortened%s%s%s%s%s", what,
                    s.n_cut ? " (cut: " : "", s.n_cut ? s.cut_example : "", s.n_cut ? ")" : "",
                    why[0] ? "; " : "", ok ? why : err);
@@ -154,6 +223,7 @@ int main(void)
             free(x);
         }
     }
+    check_help(&s, dump);
     scene_free(&s);
     return tap_done();
 }
