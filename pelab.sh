@@ -8,7 +8,8 @@ cd "$(dirname "$0")"
 
 deps=(gcc meson ninja-build pkg-config libncurses-dev libsdl2-dev libcairo2-dev libpng-dev
       libcjson-dev libgif-dev libimagequant-dev libwebp-dev fonts-dejavu-core)
-test_deps=(tmux xvfb clang-format poppler-utils zsh fish groff-base)
+# clang and its runtimes (libclang-rt-14-dev holds libFuzzer's) build tests/fuzz
+test_deps=(tmux xvfb clang-format poppler-utils zsh fish groff-base clang libclang-rt-14-dev)
 
 install_missing() {
     local missing=()
@@ -31,7 +32,8 @@ build() { # build DIR [meson options...]
     if [ ! -f "$dir/build.ninja" ]; then
         meson setup "$dir" "$@" >&2
     fi
-    ninja -C "$dir" >&2
+    # PELAB_TARGETS: build only these (the fuzz build needs its harnesses, not everything)
+    ninja -C "$dir" ${PELAB_TARGETS:-} >&2
 }
 
 if [ "${1:-}" = "test" ]; then
@@ -48,7 +50,10 @@ if [ "${1:-}" = "test" ]; then
         fi
         local log
         log=$(mktemp)
-        meson test -C "$dir" --print-errorlogs --num-processes 2 2>&1 | tee "$log" || true
+        local only=()
+        [ -n "${PELAB_SUITE:-}" ] && only=(--suite "$PELAB_SUITE" --no-rebuild)
+        meson test -C "$dir" "${only[@]}" --print-errorlogs --num-processes 2 2>&1 |
+            tee "$log" || true
         local ok fail
         ok=$(sed -n 's/^Ok: *\([0-9]*\).*/\1/p' "$log" | tail -n1)
         fail=$(sed -n 's/^Fail: *\([0-9]*\).*/\1/p' "$log" | tail -n1)
@@ -66,6 +71,11 @@ if [ "${1:-}" = "test" ]; then
     # the same suite under AddressSanitizer and UndefinedBehaviorSanitizer
     ASAN_OPTIONS=detect_leaks=1 run_suite build-asan -Dwerror=true -Dbuildtype=debugoptimized \
         -Db_sanitize=address,undefined -Db_lundef=false
+    # libFuzzer harnesses (tests/fuzz) built by clang with ASan+UBSan: each replays its seed
+    # corpus, then fuzzes for PELAB_FUZZ_SECONDS (30) seconds
+    CC=clang PELAB_SUITE=fuzz PELAB_TARGETS="$(printf 'tests/fuzz/fuzz_%s ' checkpoint config \
+        prompt command cli)" ASAN_OPTIONS=detect_leaks=1 run_suite build-fuzz \
+        -Dbuildtype=debugoptimized -Db_sanitize=address,undefined -Db_lundef=false -Dfuzz=true
     [ "$skipped" -gt 0 ] && echo "($skipped skipped: a tool they need is missing)"
     echo "$passed passed, $failed failed"
     [ "$failed" -eq 0 ]

@@ -9,8 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "assets.h"
+#include "textclean.h"
 #include "options.h"
 #include "views.h"
 
@@ -108,6 +110,19 @@ static int set_text(const char *name, char *dst, size_t cap, const char *v, char
 
 static int set_prompt(app_state *st, const char *v, char *err, size_t errlen)
 {
+    /* what the tokenizer, the figures and the terminal get: bytes that are not UTF-8 as U+FFFD,
+     * control characters other than line breaks as \xNN */
+    size_t n = strlen(v);
+    if (!text_is_clean(v, n, TEXT_KEEP_LINES)) {
+        char clean[sizeof st->attn.prompt];
+        size_t need = text_clean(clean, sizeof clean, v, n, TEXT_KEEP_LINES);
+        if (need >= sizeof clean) {
+            snprintf(err, errlen, "--prompt: %zu bytes once made valid UTF-8, allowed at most %zu",
+                     need, sizeof clean - 1);
+            return -1;
+        }
+        return set_text("prompt", st->attn.prompt, sizeof st->attn.prompt, clean, err, errlen);
+    }
     return set_text("prompt", st->attn.prompt, sizeof st->attn.prompt, v, err, errlen);
 }
 static void get_prompt(const app_state *st, char *buf, size_t n)
@@ -232,10 +247,13 @@ const app_option app_attn_options[] = {
 
 /* ---- names ------------------------------------------------------------------------------ */
 
+/* A checkpoint path rather than a built-in name: it has a '/', ends in .pelab, or is not a
+ * built-in name but exists ("." is a folder, and says so, rather than an unknown model). */
 static int is_path(const char *name)
 {
     size_t l = strlen(name);
-    return strchr(name, '/') || (l > 6 && strcmp(name + l - 6, ".pelab") == 0);
+    return strchr(name, '/') || (l > 6 && strcmp(name + l - 6, ".pelab") == 0) ||
+           (model_pe_from_name(name) < 0 && access(name, F_OK) == 0);
 }
 
 static int is_file(const char *p)
@@ -249,9 +267,9 @@ int app_attn_check_name(const char *opt, const char *name, char *err, size_t err
     if (is_path(name) || model_pe_from_name(name) >= 0) return 0;
     const char *s = pe_closest(name, app_attn_model_names, MODEL_PE_COUNT);
     snprintf(err, errlen,
-             "--%s '%s': unknown model; did you mean '%s'? (allowed nope|learned|sinusoidal|"
-             "alibi|rope|t5, or a checkpoint path)",
-             opt, name, s ? s : "rope");
+             "--%s '%s': unknown model%s%s%s (allowed nope|learned|sinusoidal|alibi|rope|t5, or a "
+             "checkpoint path)",
+             opt, name, s ? "; did you mean '" : "", s ? s : "", s ? "'?" : "");
     return -1;
 }
 

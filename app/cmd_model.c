@@ -20,6 +20,7 @@
 #include "cmd_model.h"
 #include "model.h"
 #include "outfile.h"
+#include "textclean.h"
 
 static volatile sig_atomic_t stop_requested;
 
@@ -89,6 +90,14 @@ static int story_dir(const char *given, char *buf, size_t n)
         return -1;
     }
     return 0;
+}
+
+/* A name the user gave, as standard output shows it: control characters written out (\x1b) and
+ * bytes that are not UTF-8 as U+FFFD (stderr does this by itself, see main.c). */
+static const char *shown(const char *s, char *buf, size_t n)
+{
+    text_clean(buf, n, s, strlen(s), 0);
+    return buf;
 }
 
 int app_model_save(model *m, const char *path, char *err, size_t errlen)
@@ -290,9 +299,9 @@ int app_cmd_train(int argc, char **argv)
             for (int i = 0; i < MODEL_PE_COUNT; i++) names[i] = model_pe_name(i);
             const char *sug = pe_closest(pe, names, MODEL_PE_COUNT);
             fprintf(stderr,
-                    "pelab train: --pe %s: the model supports nope, learned, sinusoidal, alibi, "
-                    "rope, t5 (did you mean %s?)\n",
-                    pe, sug ? sug : "rope");
+                    "pelab train: --pe '%s': the model supports nope, learned, sinusoidal, alibi, "
+                    "rope, t5%s%s%s\n",
+                    pe, sug ? " (did you mean " : "", sug ? sug : "", sug ? "?)" : "");
             return 2;
         }
         model_config_default(&c, k);
@@ -496,9 +505,11 @@ int app_cmd_train(int argc, char **argv)
         fprintf(stderr, "pelab train: %s\n", err);
         goto out;
     }
+    char name[1024];
     printf("%s %s: %d steps in %.1f s (%.0f tokens/s); training loss %.3f, held-out loss %.3f "
            "at ctx %d; checksum %08x\n",
-           trc == MODEL_ESTOPPED ? "stopped, saved" : "saved", out, m.cfg.steps_done, elapsed,
+           trc == MODEL_ESTOPPED ? "stopped, saved" : "saved", shown(out, name, sizeof name),
+           m.cfg.steps_done, elapsed,
            elapsed > 0 ? (double)m.cfg.steps_done * m.cfg.batch * m.cfg.ctx / elapsed : 0,
            m.cfg.train_loss, m.cfg.heldout_loss, m.cfg.ctx, m.cfg.checksum);
     rc = trc == MODEL_ESTOPPED ? 130 : 0;
@@ -672,8 +683,9 @@ int app_cmd_eval(int argc, char **argv)
             printf("  %-32s %-11s %5s %8s %8s  %s\n", "model", "scheme", "ctx", "train", "held-out",
                    "unknown tokens");
         }
-        printf("  %-32s %-11s %5d %8.3f %8.3f  %zu of %d\n", r->path, c->pe_name, c->ctx,
-               c->train_loss, r->at_ctx, unk, tokens);
+        char name[1024];
+        printf("  %-32s %-11s %5d %8.3f %8.3f  %zu of %d\n", shown(r->path, name, sizeof name),
+               c->pe_name, c->ctx, c->train_loss, r->at_ctx, unk, tokens);
     }
     if (extra) {
         int ctx0 = rows[0].m.cfg.ctx;
@@ -752,7 +764,9 @@ int app_cmd_eval(int argc, char **argv)
                 fprintf(stderr, "pelab eval: %s\n", oerr);
                 goto out;
             }
-            printf("\nwrote %s (%d positions x %d models)\n", csv, maxwin, n);
+            char name[1024];
+            printf("\nwrote %s (%d positions x %d models)\n", shown(csv, name, sizeof name), maxwin,
+                   n);
         }
     }
     rc = 0;

@@ -189,16 +189,20 @@ static void usage(FILE *fp)
 
 static int cmd_help(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
+    if (argc > 1) {
+        fprintf(stderr, "pelab help: takes no arguments (got '%s')\n", argv[1]);
+        return 2;
+    }
     usage(stdout);
     return 0;
 }
 
 static int cmd_version(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
+    if (argc > 1) {
+        fprintf(stderr, "pelab version: takes no arguments (got '%s')\n", argv[1]);
+        return 2;
+    }
     printf("pelab %s\n", PELAB_VERSION_STRING);
     return 0;
 }

@@ -589,6 +589,50 @@ static int fill(const cfg_ctx *c, const cJSON *root, app_model_config *m)
     return PE_OK;
 }
 
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* A key given twice in one object: cJSON would take the first, Python's json the last, so the
+ * file means different things to different readers; refused, naming the key. Sorting the names
+ * keeps a hostile object of many keys at n log n. Nested objects and arrays are walked; depth is
+ * bounded by cJSON's own nesting limit. */
+static int duplicate_key(const cfg_ctx *c, const cJSON *item, const char *path)
+{
+    if (!cJSON_IsObject(item) && !cJSON_IsArray(item)) return PE_OK;
+    size_t n = 0;
+    for (const cJSON *ch = item->child; ch; ch = ch->next) n++;
+    if (cJSON_IsObject(item) && n > 1) {
+        const char **names = malloc(n * sizeof *names);
+        if (!names) return cfg_fail(c, "out of memory checking the keys");
+        size_t k = 0;
+        for (const cJSON *ch = item->child; ch; ch = ch->next)
+            names[k++] = ch->string ? ch->string : "";
+        qsort(names, n, sizeof *names, by_name);
+        for (size_t i = 1; i < n; i++)
+            if (strcmp(names[i - 1], names[i]) == 0) {
+                int rc = cfg_fail(c,
+                                  "key '%s%s' appears twice; JSON readers disagree on which one "
+                                  "counts, so give it once",
+                                  path, show(names[i]).s);
+                free(names);
+                return rc;
+            }
+        free(names);
+    }
+    for (const cJSON *ch = item->child; ch; ch = ch->next) {
+        char sub[256];
+        if (cJSON_IsObject(item))
+            snprintf(sub, sizeof sub, "%s%s.", path, show(ch->string ? ch->string : "").s);
+        else
+            snprintf(sub, sizeof sub, "%s", path);
+        int rc = duplicate_key(c, ch, sub);
+        if (rc != PE_OK) return rc;
+    }
+    return PE_OK;
+}
+
 int app_config_parse(const char *json_text, const char *source_name, app_model_config *out,
                      char *err, size_t errlen)
 {
@@ -610,10 +654,15 @@ int app_config_parse(const char *json_text, const char *source_name, app_model_c
         return rc;
     }
 
+    int rc = duplicate_key(&c, root, "");
+    if (rc != PE_OK) {
+        cJSON_Delete(root);
+        return rc;
+    }
     app_model_config m;
     memset(&m, 0, sizeof m);
     pe_params_default(&m.params);
-    int rc = fill(&c, root, &m);
+    rc = fill(&c, root, &m);
     cJSON_Delete(root);
     if (rc == PE_OK) *out = m;
     return rc;

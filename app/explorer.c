@@ -17,6 +17,7 @@
 #include "export.h"
 #include "figure.h"
 #include "options.h"
+#include "raster.h"
 
 /* ---- helpers ----------------------------------------------------------------------------- */
 
@@ -300,6 +301,19 @@ static void act_zoom(app_explorer *x, int arg)
     say(x, 0, "zoom %.0f%%", z * 100);
 }
 
+int app_explorer_sidebar_shown(const app_explorer *x)
+{
+    /* a projector zoom gives the panel's width to the figure first */
+    return x->sidebar == 1 || (x->sidebar == 0 && x->st.zoom <= 1.25);
+}
+
+static void act_sidebar(app_explorer *x, int arg)
+{
+    (void)arg;
+    x->sidebar = app_explorer_sidebar_shown(x) ? 2 : 1;
+    say(x, 0, "slider panel %s (| toggles)", x->sidebar == 1 ? "shown" : "hidden");
+}
+
 static void act_fullscreen(app_explorer *x, int arg)
 {
     (void)arg;
@@ -350,6 +364,8 @@ static const key_binding keys[] = {
     {'+', act_zoom, 1, "+ / -", "window: scale fonts and lines (projector)"},
     {'-', act_zoom, -1, NULL, NULL},
     {'f', act_fullscreen, 0, "f, F11", "window: fullscreen"},
+    {'|', act_sidebar, 0, "|",
+     "window: show / hide the slider panel (hidden by itself above 125% zoom)"},
     {UI_KEY_F11, act_fullscreen, 0, NULL, NULL},
     {'0', act_reset, 0, "0", "reset every parameter to its default"},
     {'?', act_help, 0, "?", "this help (Esc closes)"},
@@ -494,6 +510,19 @@ static void complete(app_explorer *x)
     }
 }
 
+/* Whether the current view builds with the state a ':' command just set: some values are only
+ * found wrong when used (a checkpoint that does not load, a data file). Built off screen into a
+ * scratch scene with the view's own cache, so the next frame reuses the work. */
+static int command_builds(app_explorer *x, char *err, size_t errlen)
+{
+    scene s;
+    scene_init(&s, 1000, 600, 0xffffff);
+    scene_target t = raster_target(1000, 600, raster_font_px(1000, 600, 1));
+    int rc = app_view_build(&x->ctx[x->st.view], &x->st, &s, &t, err, errlen);
+    scene_free(&s);
+    return rc;
+}
+
 static int command_key(app_explorer *x, uint32_t key)
 {
     if (key == UI_KEY_ESC) {
@@ -504,12 +533,20 @@ static int command_key(app_explorer *x, uint32_t key)
         char err[512];
         if (x->cmd_len == 0) {
             x->message[0] = '\0';
-        } else if (app_option_command(&x->st, x->cmd, err, sizeof err) < 0) {
-            say(x, 1, "%s", err);
         } else {
-            say(x, 0, ":%s applied", x->cmd);
-            x->st.cursor_on = 0;
-            settle(x);
+            app_state before = x->st;
+            if (app_option_command(&x->st, x->cmd, err, sizeof err) < 0) {
+                say(x, 1, "%s", err);
+            } else if (command_builds(x, err, sizeof err) < 0) {
+                /* set, but the view cannot show it (a model file that does not load): keep
+                 * what worked and say why, rather than "applied" above an error screen */
+                x->st = before;
+                say(x, 1, ":%s not applied: %s", x->cmd, err);
+            } else {
+                say(x, 0, ":%s applied", x->cmd);
+                x->st.cursor_on = 0;
+                settle(x);
+            }
         }
     } else if (key == UI_KEY_BACKSPACE || key == 127 || key == 8) {
         if (x->cmd_len > 0)

@@ -39,9 +39,11 @@ typedef struct app_explorer {
     int message_error;
     char view_error[512]; /* why the current view could not be drawn */
     int quit;
-    int gui;                      /* 1 in the window: mouse hover readout, sliders, fullscreen */
-    int dirty;                    /* the frame must be rebuilt */
-    int want_fullscreen;          /* set by the key; the window backend toggles and clears it */
+    int gui;             /* 1 in the window: mouse hover readout, sliders, fullscreen */
+    int dirty;           /* the frame must be rebuilt */
+    int want_fullscreen; /* set by the key; the window backend toggles and clears it */
+    int sidebar; /* window's slider panel: 0 automatic (hidden above 125% zoom, so the zoomed
+                    figure keeps the width), 1 shown, 2 hidden (the | key) */
     char saved_commands[8][1024]; /* `e` output, printed again after the terminal is restored */
     int n_saved;
     int help_scroll;
@@ -83,6 +85,8 @@ void app_explorer_frame(app_explorer *x, scene *s, const scene_target *t);
 /* The `?` help overlay over the part of t above the status lines, when it is open (the window
  * calls it after its slider panel, so the panel never clips it; the terminal's frame draws it). */
 void app_explorer_overlay(app_explorer *x, scene *s, const scene_target *t);
+/* Whether the window shows its slider panel now (sidebar, zoom). */
+int app_explorer_sidebar_shown(const app_explorer *x);
 
 struct app_option;
 

@@ -134,6 +134,7 @@ static void slider_drag(app_explorer *x, const scene_target *t, int i, double px
 /* Which slider row the point is on (-1 none). */
 static int slider_hit(const app_explorer *x, const scene_target *t, double px, double py)
 {
+    if (!app_explorer_sidebar_shown(x)) return -1;
     size_t n = sliders_for(x).n;
     panel p = panel_geometry(t, x->view_h, n);
     if (px < p.x || py < p.y || py > x->view_h) return -1;
@@ -153,14 +154,19 @@ static scene_target gui_target(window *win, const app_state *st)
 
 void app_gui_frame(app_explorer *x, scene *s, const scene_target *t)
 {
-    /* the view gets the canvas left of the slider panel */
+    /* the view gets the canvas left of the slider panel, or all of it when the panel is hidden
+     * (the | key, or a projector zoom) */
+    int shown = app_explorer_sidebar_shown(x);
     panel p = panel_geometry(t, t->height, 0);
     scene_target full = *t;
-    full.width = p.x;
+    if (shown) full.width = p.x;
     app_explorer_frame(x, s, &full);
     s->width = t->width;
     /* the status band and the panel span the whole width */
-    draw_panel(x, s, t);
+    if (shown)
+        draw_panel(x, s, t);
+    else
+        x->panel_x = 0;
     app_explorer_overlay(x, s, t); /* over the panel too, never clipped by it */
 }
 
@@ -270,7 +276,18 @@ int app_run_gui(app_explorer *x, int frames)
                 x->dirty = 1;
                 handled = 1;
             }
+            int copy = ev.type == UI_EV_KEY && ev.key == 'e' && x->mode == APP_MODE_NORMAL;
             if (!handled) x->dirty |= app_explorer_event(x, &ev);
+            if (copy && x->n_saved > 0) {
+                /* e: the command also goes on the clipboard, ready to paste into a shell */
+                const char *cmd = x->saved_commands[x->n_saved - 1];
+                size_t u = strlen(x->message);
+                if (window_set_clipboard(win, cmd, err, sizeof err) == 0)
+                    snprintf(x->message + u, sizeof x->message - u, "  (copied to the clipboard)");
+                else
+                    snprintf(x->message + u, sizeof x->message - u, "  (no clipboard: %.80s)", err);
+                x->dirty = 1;
+            }
             got = window_poll(win, &ev, 0);
         }
         double tn = now_s();

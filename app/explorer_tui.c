@@ -125,5 +125,6 @@ int app_run_tui(app_explorer *x, int frames)
     x->io = NULL;
     scene_free(&s);
     tui_close(t);
-    return 0;
+    int sig = tui_quit_signal();
+    return sig ? 128 + sig : 0; /* what a shell shows for a process ended by the signal */
 }

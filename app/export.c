@@ -20,6 +20,7 @@
 #include "outfile.h"
 #include "progress.h"
 #include "raster.h"
+#include "textclean.h"
 #include "views.h"
 
 static const struct {
@@ -322,6 +323,14 @@ static int write_npy(FILE *fp, const app_data *d)
     return ferror(fp) ? -1 : 0;
 }
 
+/* The command line as the files' metadata carries it: a typed prompt can hold a newline (which
+ * would end a CSV comment), ESC, or bytes that are not UTF-8 (which cairo's PDF metadata and XML
+ * refuse), so it is cleaned like any text shown (render/textclean.h). */
+static void clean_command(const char *in, char *out, size_t n)
+{
+    text_clean(out, n, in, strlen(in), 0);
+}
+
 static int export_data(const app_state *st, const char *path, app_format f, const char *label,
                        char *err, size_t errlen)
 {
@@ -344,9 +353,11 @@ static int export_data(const app_state *st, const char *path, app_format f, cons
     outfile of = {0};
     int rc = 1;
     if (outfile_open(&of, path, err, errlen) == 0) {
+        char command[3 * sizeof st->command];
+        clean_command(st->command, command, sizeof command);
         int w = f == APP_FMT_NPY ? write_npy(of.fp, &d)
-                : st->csv_long   ? write_csv_long(of.fp, &d, st->command)
-                                 : write_csv(of.fp, &d, st->command);
+                : st->csv_long   ? write_csv_long(of.fp, &d, command)
+                                 : write_csv(of.fp, &d, command);
         if (w < 0)
             outfile_fail(&of, "write failed", err, errlen);
         else if (outfile_commit(&of, err, errlen) == 0) {
@@ -433,12 +444,14 @@ int app_export_file_as(const app_state *st, const char *path, const char *format
     int built = app_view_build(&ctx, &fig, &s, &t, err, errlen);
     app_progress_end();
     if (built == 0) {
-        char params[2048];
-        app_export_command(st, NULL, params, sizeof params);
+        char raw[2048], params[3 * sizeof raw], command[3 * sizeof st->command];
+        app_export_command(st, NULL, raw, sizeof raw);
+        clean_command(raw, params, sizeof params);
+        clean_command(st->command, command, sizeof command);
         raster_meta meta[] = {
             {"Software", "pelab " PELAB_VERSION_STRING},
             {"Title", app_export_title(st)},
-            {"Command", st->command[0] ? st->command : params},
+            {"Command", command[0] ? command : params},
             {"Parameters", params},
         };
         raster_export_opts ro = {o->dpi, meta, sizeof meta / sizeof meta[0], 1};

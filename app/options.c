@@ -203,9 +203,9 @@ static int set_curves(app_state *st, const char *v, char *err, size_t errlen)
         if (found < 0) {
             const char *s = pe_closest(tok, curve_names, APP_CURVE_COUNT);
             snprintf(err, errlen,
-                     "--curves '%s': unknown curve; did you mean '%s'? (allowed: all, or a comma "
-                     "list of sinusoidal,learned,binary,rope,rope-random,rope-bound,alibi,xpos)",
-                     tok, s ? s : "rope");
+                     "--curves '%s': unknown curve%s%s%s (allowed: all, or a comma list of "
+                     "sinusoidal,learned,binary,rope,rope-random,rope-bound,alibi,xpos)",
+                     tok, s ? "; did you mean '" : "", s ? s : "", s ? "'?" : "");
             return -1;
         }
         bits |= 1u << found;

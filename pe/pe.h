@@ -198,9 +198,11 @@ size_t pe_encoding_count(void);
 const pe_encoding *pe_encoding_at(size_t i);
 /* Exact name match; NULL when none. */
 const pe_encoding *pe_encoding_find(const char *name);
-/* The registered name closest to name (edit distance), for "did you mean" messages. */
+/* The registered name closest to name (edit distance), for "did you mean" messages; NULL when
+ * none is close (see pe_closest). */
 const char *pe_encoding_suggest(const char *name);
-/* Closest of n candidate strings to s by edit distance (case-insensitive); NULL if n == 0. */
+/* Closest of n candidate strings to s by edit distance (case-insensitive); NULL if n == 0 or
+ * when even the closest is more than max(1, strlen(s) / 2) edits away (no real resemblance). */
 const char *pe_closest(const char *s, const char *const *cands, size_t n);
 
 /* ---- sinusoidal (pe/sinusoidal.c) -------------------------------------------------------- */

@@ -84,7 +84,9 @@ const char *pe_closest(const char *s, const char *const *cands, size_t n)
             best = cands[i];
         }
     }
-    return best;
+    /* only a near miss is a suggestion: '' or 'xyz' resemble nothing, whatever is closest */
+    size_t len = strlen(s), most = len / 2 > 1 ? len / 2 : 1;
+    return best_d <= most ? best : NULL;
 }
 
 const char *pe_encoding_suggest(const char *name)

@@ -557,3 +557,13 @@ int window_poll(window *win, ui_event *ev, int timeout_ms)
         if (translate(win, &e, ev)) return 1;
     }
 }
+
+int window_set_clipboard(window *win, const char *utf8, char *err, size_t errlen)
+{
+    (void)win;
+    if (SDL_SetClipboardText(utf8 ? utf8 : "") != 0) {
+        snprintf(err, errlen, "%s", SDL_GetError());
+        return -1;
+    }
+    return 0;
+}

@@ -37,11 +37,17 @@
 
 enum { ESC_DELAY_MS = 25 };
 
-static const int quit_signals[] = {SIGINT, SIGTERM, SIGHUP};
-static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGABRT};
+/* Every signal whose default action ends the process: left at the default, each would leave
+ * the alternate screen, a hidden cursor, mouse tracking and keypad mode on. They become a quit
+ * event, the app closes normally, and tui_quit_signal() gives the signal for the exit status. */
+static const int quit_signals[] = {SIGINT,  SIGTERM, SIGHUP,  SIGQUIT, SIGUSR1,   SIGUSR2,
+                                   SIGALRM, SIGPIPE, SIGXCPU, SIGXFSZ, SIGVTALRM, SIGPROF};
+static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGABRT, SIGILL, SIGSYS};
 /* Every signal whose disposition tui_open may change, restored by tui_close. */
-static const int touched_signals[] = {SIGINT, SIGTERM, SIGHUP,  SIGSEGV, SIGBUS,
-                                      SIGFPE, SIGABRT, SIGTSTP, SIGCONT, SIGWINCH};
+static const int touched_signals[] = {SIGINT,  SIGTERM, SIGHUP,  SIGQUIT, SIGUSR1,   SIGUSR2,
+                                      SIGALRM, SIGPIPE, SIGXCPU, SIGXFSZ, SIGVTALRM, SIGPROF,
+                                      SIGSEGV, SIGBUS,  SIGFPE,  SIGABRT, SIGILL,    SIGSYS,
+                                      SIGTSTP, SIGCONT, SIGWINCH};
 enum { N_TOUCHED = sizeof(touched_signals) / sizeof(touched_signals[0]) };
 
 struct tui {
@@ -71,6 +77,7 @@ struct tui {
 /* State the signal handlers and atexit need. */
 static tui *g_active;
 static volatile sig_atomic_t g_quit, g_tstp, g_cont;
+static int g_quit_signal; /* the signal that ended the last session, for the exit status */
 static volatile sig_atomic_t g_wake_fd = -1;
 static struct sigaction g_curses_winch; /* ncurses' own SIGWINCH handler, chained */
 static int g_atexit_done;
@@ -599,6 +606,7 @@ int tui_open(tui **out, const tui_options *opt, char *err, size_t errlen)
     stderr_buffer(t);
     g_wake_fd = t->pipe_wr;
     g_quit = g_tstp = g_cont = 0;
+    g_quit_signal = 0;
     if (t->signals) signals_install();
     if (!g_atexit_done) {
         atexit(at_exit);
@@ -634,6 +642,11 @@ void tui_close(tui *t)
     cellgrid_free(&t->grid);
     free(t->prev);
     free(t);
+}
+
+int tui_quit_signal(void)
+{
+    return g_quit_signal;
 }
 
 void tui_size(const tui *t, int *cols, int *rows)
@@ -920,6 +933,7 @@ int tui_poll(tui *t, ui_event *ev, int timeout_ms)
     for (;;) {
         drain_pipe(t);
         if (g_quit) {
+            g_quit_signal = g_quit;
             g_quit = 0;
             ev->type = UI_EV_QUIT;
             return 1;

@@ -332,11 +332,12 @@ int anim_write_gif(const char *path, const anim_frames *a, const raster_meta *me
     int cerr = 0;
     if (EGifCloseFile(g, &cerr) != GIF_OK && w == 0) w = -1; /* frees g, leaves of.fp open */
     if (w != 0) {
-        if (w == -2)
+        if (w == -2) {
             snprintf(err, errlen, "-o %s: out of memory mapping colours", path);
-        else
-            snprintf(err, errlen, "-o %s: GIF write failed", path);
-        outfile_abort(&of);
+            outfile_abort(&of);
+        } else {
+            outfile_fail(&of, "GIF write failed", err, errlen); /* with the OS's reason */
+        }
         goto done;
     }
     rc = outfile_commit(&of, err, errlen);

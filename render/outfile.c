@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -245,7 +246,14 @@ static int examine(const char *path, char **target, target_kind *kind, mode_t *m
         return -1;
     }
     int rc = 0;
-    if (stat(dir, &st) != 0) {
+    long name_max = pathconf(dir, _PC_NAME_MAX);
+    if (name_max <= 0) name_max = NAME_MAX;
+    if (stat(dir, &st) == 0 && strlen(base_of(t)) > (size_t)name_max) {
+        /* the rename at the end would fail: say it now */
+        snprintf(err, errlen, "-o %s: the name is %zu bytes, the folder allows %ld (%s)", path,
+                 strlen(base_of(t)), name_max, strerror(ENAMETOOLONG));
+        rc = -1;
+    } else if (stat(dir, &st) != 0) {
         if (errno == ENOENT)
             snprintf(err, errlen, "-o %s: folder '%s' does not exist", path, dir);
         else if (errno == ENOTDIR)
@@ -362,7 +370,14 @@ int outfile_room(const char *path, unsigned long long bytes, char *err, size_t e
     char *dir = t ? dir_of(t) : NULL;
     struct statvfs vf;
     int rc = 0;
-    if (dir && statvfs(dir, &vf) == 0 && vf.f_frsize > 0) {
+    struct rlimit lim;
+    if (getrlimit(RLIMIT_FSIZE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY &&
+        (unsigned long long)lim.rlim_cur < bytes) {
+        snprintf(err, errlen,
+                 "-o %s: the file needs %.1f MB, the file-size limit (ulimit -f) is %.1f MB (%s)",
+                 path, (double)bytes / 1e6, (double)lim.rlim_cur / 1e6, strerror(EFBIG));
+        rc = -1;
+    } else if (dir && statvfs(dir, &vf) == 0 && vf.f_frsize > 0) {
         unsigned long long avail = (unsigned long long)vf.f_bavail * vf.f_frsize;
         if (avail < bytes) {
             snprintf(err, errlen,

@@ -41,8 +41,9 @@ void outfile_fail(outfile *o, const char *what, char *err, size_t errlen);
 /* Check only, before any work: everything outfile_open checks, including that a file can be
  * created in the folder (a temporary is created and removed at once). "-" passes. */
 int outfile_check(const char *path, char *err, size_t errlen);
-/* Whether the folder path goes to has room for bytes more (statvfs; a device, "-" or a file
- * system that does not say always has). Returns 0 or -1 with a message. */
+/* Whether a file of bytes fits: the folder path goes to has the room (statvfs; a device, "-"
+ * or a file system that does not say always has) and the file-size limit (ulimit -f) allows
+ * it. Returns 0 or -1 with a message. */
 int outfile_room(const char *path, unsigned long long bytes, char *err, size_t errlen);
 /* 1 when path names standard output ("-"). */
 int outfile_is_stdout(const char *path);

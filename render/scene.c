@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "colormap.h"
+#include "textclean.h"
 
 /* A chunk of the arena. Blocks are kept on reset and reused, so a scene rebuilt every frame
  * stops allocating once it has seen its largest frame. */
@@ -297,8 +298,18 @@ scene_item *scene_circle(scene *s, double cx, double cy, double r, uint32_t colo
 scene_item *scene_text(scene *s, double x, double y, const char *str, double size, unsigned anchor,
                        uint32_t color, unsigned flags)
 {
-    /* Copy the string before pushing so a failed copy leaves no half-made item behind. */
-    char *copy = scene_strdup(s, str);
+    /* Copy the string before pushing so a failed copy leaves no half-made item behind. Text
+     * can carry what a user typed (a prompt, a file name): control characters are shown as
+     * \xNN and bytes that are not UTF-8 as U+FFFD, so no backend gets bytes it cannot draw. */
+    size_t n = strlen(str);
+    char *copy;
+    if (text_is_clean(str, n, 0)) {
+        copy = scene_strdup(s, str);
+    } else {
+        size_t need = text_clean(NULL, 0, str, n, 0) + 1;
+        copy = scene_alloc(s, need);
+        if (copy) text_clean(copy, need, str, n, 0);
+    }
     if (!copy) return NULL;
     scene_item *it = push(s, SCENE_TEXT, color, 0.0, flags);
     if (!it) return NULL;

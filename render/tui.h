@@ -2,9 +2,11 @@
  * and signals into ui_events. Only render/backend_tui.c includes <curses.h>.
  *
  * Robustness contract: after tui_open succeeds the terminal is restored by tui_close, by exit()
- * (atexit), on SIGINT/SIGTERM/SIGHUP (delivered as UI_EV_QUIT, the app then closes normally) and
- * on fatal signals (SIGSEGV, SIGBUS, SIGFPE, SIGABRT: restore, then re-raise). While the TUI is
- * open stderr is buffered and printed after the terminal is restored. */
+ * (atexit), on every signal whose default action ends the process (SIGINT, SIGTERM, SIGHUP,
+ * SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGPIPE, SIGXCPU, SIGXFSZ, SIGVTALRM, SIGPROF: delivered as
+ * UI_EV_QUIT, the app then closes normally and exits with 128 + tui_quit_signal()) and on fatal
+ * signals (SIGSEGV, SIGBUS, SIGFPE, SIGABRT, SIGILL, SIGSYS: restore, then re-raise). While the
+ * TUI is open stderr is buffered and printed after the terminal is restored. */
 #ifndef PELAB_TUI_H
 #define PELAB_TUI_H
 
@@ -37,6 +39,9 @@ typedef struct tui tui;
 int tui_open(tui **out, const tui_options *opt, char *err, size_t errlen);
 /* Restore the terminal and free; NULL is fine. Prints the buffered stderr afterwards. */
 void tui_close(tui *t);
+/* The signal that made the last tui_poll return UI_EV_QUIT, 0 when none did (q, end of input):
+ * the app's exit status is then 128 + it, as if the signal had ended the process. */
+int tui_quit_signal(void);
 
 void tui_size(const tui *t, int *cols, int *rows);
 tui_color_mode tui_colors(const tui *t);

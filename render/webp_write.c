@@ -85,8 +85,7 @@ int anim_write_webp(const char *path, const anim_frames *a, char *err, size_t er
     int rc = -1;
     if (outfile_open(&of, path, err, errlen) == 0) {
         if (fwrite(data.bytes, 1, data.size, of.fp) != data.size) {
-            snprintf(err, errlen, "-o %s: write failed", path);
-            outfile_abort(&of);
+            outfile_fail(&of, "write failed", err, errlen); /* with the OS's reason */
         } else {
             rc = outfile_commit(&of, err, errlen);
         }

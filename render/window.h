@@ -35,6 +35,10 @@ int window_present(window *win, const scene *s);
 int window_save_png(window *win, const char *path, const raster_meta *meta, size_t n_meta,
                     char *err, size_t errlen);
 
+/* Put utf8 on the system clipboard (SDL_SetClipboardText). Returns 0, or -1 with the reason
+ * (the dummy video driver has no clipboard). */
+int window_set_clipboard(window *win, const char *utf8, char *err, size_t errlen);
+
 /* Milliseconds the last window_present took (draw + upload + present; with vsync the present
  * may wait for the display). 0 before the first frame. For benchmarks. */
 double window_last_frame_ms(const window *win);

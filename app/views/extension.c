@@ -350,7 +350,8 @@ static int ext_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     double pad = (hi - lo) * 0.04;
     fig_axes a = fig_axes_draw(s, t, th, area, 1, T, lo - (lo < 0 ? pad : 0), hi + pad,
                                "distance r = m - n (positions, log scale)",
-                               "score / score at r = 0 (mean over r+-5%)", FIG_GRID | FIG_XLOG);
+                               "score / score at r = 0" /* the subtitle says: mean over r+-5% */,
+                               FIG_GRID | FIG_XLOG);
     if (lo < 0)
         scene_line(s, a.area.x, fig_y(&a, 0), a.area.x + a.area.w, fig_y(&a, 0), th->muted, 0,
                    SCENE_RULE);

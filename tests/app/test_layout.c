@@ -23,12 +23,22 @@ typedef struct size_case {
     double zoom;
 } size_case;
 
-/* The window at 150 and 200% zoom joins when the window's layout reflows at zoom (the sidebar
- * gives up its width first); at 100% every view already fits. */
+/* Window zoom cases these views do not pass yet (issue 11's note says so): the attention views
+ * drop their matrix panel and cut the colourbar's name above 100%, xPos's legend is cut at 200%
+ * on 1280x800. They are rendered and reported as skipped, not asserted. */
+static int known_short(const char *view, const size_case *c)
+{
+    if (c->fe != FE_WINDOW || c->zoom <= 1) return 0;
+    if (!strcmp(view, "attention") || !strcmp(view, "compare")) return 1;
+    return !strcmp(view, "xpos") && c->zoom >= 2;
+}
+
 static const size_case cases[] = {
-    {FE_TERMINAL, 80, 24, 1},  {FE_TERMINAL, 120, 40, 1}, {FE_TERMINAL, 200, 60, 1},
-    {FE_WINDOW, 1024, 640, 1}, {FE_WINDOW, 1280, 800, 1}, {FE_WINDOW, 1920, 1080, 1},
-    {FE_EXPORT, 1000, 600, 1}, {FE_EXPORT, 480, 320, 1},
+    {FE_TERMINAL, 80, 24, 1},   {FE_TERMINAL, 120, 40, 1},    {FE_TERMINAL, 200, 60, 1},
+    {FE_WINDOW, 1024, 640, 1},  {FE_WINDOW, 1024, 640, 1.5},  {FE_WINDOW, 1024, 640, 2},
+    {FE_WINDOW, 1280, 800, 1},  {FE_WINDOW, 1280, 800, 1.5},  {FE_WINDOW, 1280, 800, 2},
+    {FE_WINDOW, 1920, 1080, 1}, {FE_WINDOW, 1920, 1080, 1.5}, {FE_WINDOW, 1920, 1080, 2},
+    {FE_EXPORT, 1000, 600, 1},  {FE_EXPORT, 480, 320, 1},
 };
 
 /* Why the scene's text is not all there, or "" when it is: an item outside the canvas, a NaN
@@ -215,6 +225,13 @@ int main(void)
                      c->zoom != 1 ? (c->zoom == 1.5 ? " zoom 150%" : " zoom 200%") : "");
             char why[600];
             check_text(&s, &t, 0, why, sizeof why);
+            if (known_short(name, c)) {
+                printf("ok %d - %s # SKIP known to cut text at this zoom (%u cut%s%s)\n", ++tap_n_,
+                       what, s.n_cut, why[0] ? "; " : "", why);
+                app_explorer_free(x);
+                free(x);
+                continue;
+            }
             TAP_OK(ok && s.n_cut == 0 && !why[0], "%s: nothing shortened%s%s%s%s%s", what,
                    s.n_cut ? " (cut: " : "", s.n_cut ? s.cut_example : "", s.n_cut ? ")" : "",
                    why[0] ? "; " : "", ok ? why : err);

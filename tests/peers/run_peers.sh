@@ -10,10 +10,12 @@
 #   table      8192 x 4096 float32 in process: `pelab bench --only table` against numpy
 # Needs python3 with numpy and torch (Debian: python3-numpy python3-torch) and OpenBLAS as the
 # system BLAS (libopenblas0-pthread): without it Debian's torch uses the reference BLAS, about
-# 10x slower, which is no fair peer. PYTHON=... picks the interpreter.
+# 10x slower, which is no fair peer. PYTHON=... picks the interpreter; TORCH_STEPS=N the steps
+# of each PyTorch run (40).
 set -euo pipefail
 pelab=${1:?usage: run_peers.sh PELAB [ROUNDS]}
 rounds=${2:-5}
+steps=${TORCH_STEPS:-40}
 here=$(cd "$(dirname "$0")" && pwd)
 py=${PYTHON:-}
 if [ -z "$py" ]; then
@@ -53,18 +55,23 @@ wall() { # wall seconds of one run of a command
 echo "machine: $(awk -F': ' '/model name/{print $2; exit}' /proc/cpuinfo), $(nproc) CPUs;" \
     "$(date -u +%Y-%m-%d); $rounds rounds, alternating; load now: $(cut -d' ' -f1-3 /proc/loadavg)"
 : >"$tmp/p1" >"$tmp/p2" >"$tmp/t1" >"$tmp/t2" >"$tmp/pc1" >"$tmp/tc1"
-# "... --threads N: X tokens/s (Y per CPU second) ..." and "torch V threads N: X tokens/s (Y per"
-field() { awk -v want="$1" -v k="$2" '$0 ~ want {for (i = 1; i <= NF; i++) if ($i == "tokens/s") {
-    print (k == 1 ? $(i - 1) : substr($(i + 1), 2)); exit } }'; }
+# pelab: "training, --threads N: X tokens/s, G GFLOP/s; per CPU second Y tokens, ..."
+# torch: "torch V threads N: X tokens/s (Y per CPU second, S steps)"
+field() { # field PATTERN 1|2: X or Y of the line matching PATTERN
+    awk -v want="$1" -v k="$2" '$0 ~ want { for (i = 1; i <= NF; i++) {
+        if (k == 1 && ($i == "tokens/s" || $i == "tokens/s,")) { print $(i - 1); exit }
+        if (k == 2 && $i == "second") { print $(i + 1); exit }
+        if (k == 2 && $i == "tokens/s") { print substr($(i + 1), 2); exit } } }'
+}
 for ((r = 0; r < rounds; r++)); do
     out=$("$pelab" bench --only train)
     echo "$out" | field "--threads 1:" 1 >>"$tmp/p1"
     echo "$out" | field "--threads 1:" 2 >>"$tmp/pc1"
     echo "$out" | field "--threads 2:" 1 >>"$tmp/p2"
-    out=$("$py" "$here/train_torch.py" --threads 1)
+    out=$("$py" "$here/train_torch.py" --threads 1 --steps "$steps")
     echo "$out" | field "threads 1:" 1 >>"$tmp/t1"
     echo "$out" | field "threads 1:" 2 >>"$tmp/tc1"
-    "$py" "$here/train_torch.py" --threads 2 | field "threads 2:" 1 >>"$tmp/t2"
+    "$py" "$here/train_torch.py" --threads 2 --steps "$steps" | field "threads 2:" 1 >>"$tmp/t2"
 done
 p1=$(median <"$tmp/p1") p2=$(median <"$tmp/p2") t1=$(median <"$tmp/t1") t2=$(median <"$tmp/t2")
 pc1=$(median <"$tmp/pc1") tc1=$(median <"$tmp/tc1")

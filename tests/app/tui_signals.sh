@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# tui_signals.sh: every signal whose default action ends the process, sent to the real binary in
+# a real terminal (tmux).
+#   the explorer: the terminal comes back as it was (stty -g identical, cursor shown, alternate
+#     screen, mouse tracking and keypad mode off) and the exit status is 128+N;
+#   an export in the middle of writing: the exit status is 128+N and neither the temporary nor
+#     the target is left behind.
+# TAP output; skips (77) when tmux is not installed.
+set -u
+pelab=$1
+command -v tmux >/dev/null || { echo "1..0 # SKIP tmux is not installed"; exit 77; }
+signals=(INT TERM HUP QUIT USR1 USR2 ALRM PIPE XCPU XFSZ)
+work=$(mktemp -d "${TMPDIR:-/tmp}/pelab-signals.XXXXXX")
+runs=0
+sock="pelab-sig-$$-0"
+n=0 failed=0
+ok() { # ok COND-EXIT-STATUS DESCRIPTION
+    n=$((n + 1))
+    if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=$((failed + 1)); fi
+}
+tm() { tmux -L "$sock" "$@"; }
+screen() { tm capture-pane -p -t t; }
+wait_for() { # wait_for TEXT [SECONDS]
+    local i
+    for i in $(seq 1 $(( ${2:-10} * 10 ))); do
+        screen | grep -qF -- "$1" && return 0
+        sleep 0.1
+    done
+    echo "# screen did not show '$1':"; screen | sed 's/^/#   /'
+    return 1
+}
+wait_file() { # wait_file PATH [SECONDS]
+    local i
+    for i in $(seq 1 $(( ${2:-10} * 10 ))); do
+        [ -s "$1" ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+cleanup() { tm kill-server 2>/dev/null || true; }
+trap 'cleanup; rm -rf "$work"' EXIT
+
+start() { # start COMMAND: a fresh server and session running COMMAND in an 100x30 terminal
+    cleanup
+    runs=$((runs + 1))
+    sock="pelab-sig-$$-$runs"
+    tm -f /dev/null new-session -d -s t -x 100 -y 30 "$1"
+}
+
+# The terminal's modes as tmux tracks them: alternate screen, cursor shown, any mouse tracking,
+# keypad (application keys) mode.
+modes() { tm display-message -p -t t '#{alternate_on} #{cursor_flag} #{mouse_any_flag} #{keypad_flag}'; }
+
+for sig in "${signals[@]}"; do
+    num=$(kill -l "$sig")
+    d="$work/$sig"
+    mkdir -p "$d"
+    start "ulimit -c 0; stty -g > $d/before; env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 $pelab; echo \$? > $d/status; stty -g > $d/after; sleep 30"
+    if ! wait_for "pe=sinusoidal"; then
+        ok 1 "SIG$sig: the explorer starts"
+        continue
+    fi
+    during=$(modes)
+    pid=$(pgrep -n -f "^$pelab\$" || true)
+    [ -n "$pid" ] && kill -s "$sig" "$pid"
+    if ! wait_file "$d/after"; then
+        ok 1 "SIG$sig: the explorer exits"
+        continue
+    fi
+    after=$(modes)
+    status=$(cat "$d/status")
+    [ "$status" = $((128 + num)) ]; ok $? "SIG$sig: the explorer exits with $((128 + num)) (got $status)"
+    cmp -s "$d/before" "$d/after"; ok $? "SIG$sig: stty settings are as before"
+    # during: "1 0 1 1" (alternate screen, cursor hidden, mouse tracking, keypad); after: "0 1 0 0"
+    [ "$after" = "0 1 0 0" ]; ok $? "SIG$sig: alternate screen off, cursor shown, no mouse tracking, keypad off (was '$during', now '$after')"
+done
+
+# An export killed while it writes: a numbers file of ~100 MB, so the temporary lives long enough
+# to be seen; the writer is stopped as soon as it shows, sent the signal, and let go.
+for sig in "${signals[@]}"; do
+    num=$(kill -l "$sig")
+    d="$work/export-$sig"
+    mkdir -p "$d"
+    start "ulimit -c 0; cd $d && $pelab export heatmap --len 8192 --dim 1024 -o big.csv; echo \$? > $d/status; sleep 30"
+    caught=
+    for i in $(seq 1 3000); do
+        if compgen -G "$d/.pelab-*" >/dev/null; then
+            pid=$(pgrep -n -f "^$pelab export heatmap" || true)
+            [ -n "$pid" ] && kill -STOP "$pid"
+            # the check before any work creates and removes a temporary too: only the one being
+            # written stays
+            if [ -n "$pid" ] && compgen -G "$d/.pelab-*" >/dev/null; then
+                caught=1
+                break
+            fi
+            [ -n "$pid" ] && kill -CONT "$pid"
+        fi
+        [ -s "$d/status" ] && break
+        sleep 0.01
+    done
+    if [ -z "$caught" ]; then
+        ok 1 "SIG$sig: the export's temporary was seen"
+        continue
+    fi
+    ok 0 "SIG$sig: the export is stopped with its temporary on disk"
+    kill -s "$sig" "$pid"
+    kill -CONT "$pid"
+    wait_file "$d/status" 60
+    status=$(cat "$d/status" 2>/dev/null)
+    left=$(ls -A "$d" | grep -v '^status$' | tr '\n' ' ')
+    if [ "$sig" = XFSZ ]; then
+        # outside the explorer pelab ignores SIGXFSZ, so that a file-size limit (ulimit -f) is
+        # reported by the writer as "File too large" (the bad-input table checks that)
+        [ "$status" = 0 ]; ok $? "SIG$sig: ignored by an export, which finishes (got $status)"
+        [ "$left" = "big.csv " ]; ok $? "SIG$sig: the file and no temporary ('$left')"
+        continue
+    fi
+    [ "$status" = $((128 + num)) ]; ok $? "SIG$sig: the export exits with $((128 + num)) (got $status)"
+    [ -z "$left" ]; ok $? "SIG$sig: no temporary and no partial file left ('$left')"
+done
+
+echo "1..$n"
+[ "$failed" -eq 0 ]
