@@ -27,11 +27,18 @@
 #include "outfile.h"
 #include "raster.h"
 
-#if defined(__SANITIZE_ADDRESS__)
+/* gcc says __SANITIZE_ADDRESS__, clang (the fuzz build) __has_feature(address_sanitizer) */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define PELAB_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(PELAB_ASAN)
 #include <sanitizer/lsan_interface.h>
 /* fontconfig keeps its configuration and font patterns for the life of the process (cairo's
  * toy font API loads them on first use); freeing them needs FcFini, which would make render/
- * link fontconfig directly. In sanitizer builds, tell LeakSanitizer these are not leaks. Any
+ * link fontconfig directly (--font's check asks fontconfig too). In sanitizer builds, tell
+ * LeakSanitizer these are not leaks. Any
  * program drawing text through this file gets the suppression; nothing else is hidden. */
 const char *__lsan_default_suppressions(void)
 {
