@@ -207,11 +207,34 @@ static int cmd_version(int argc, char **argv)
     return 0;
 }
 
+/* Whether the command answers --help itself (its own usage, or a "help" option it parses). */
+static int has_own_help(const app_command *c)
+{
+    if (c->usage) return 1;
+    for (const app_cmd_opt *o = c->opts; o && o->name; o++)
+        if (strcmp(o->name, "help") == 0) return 1;
+    return 0;
+}
+
+/* The usage of a command without its own: the table's synopsis, summary and options. */
+static void command_usage(const app_command *c, FILE *fp)
+{
+    fprintf(fp, "usage: pelab %s%s%s\n  %s\n", c->name, c->synopsis[0] ? " " : "", c->synopsis,
+            c->summary);
+    for (const app_cmd_opt *o = c->opts; o && o->name; o++)
+        fprintf(fp, "  --%s%s%s  %s\n", o->name, o->arg ? " " : "", o->arg ? o->arg : "", o->help);
+}
+
+static int is_help(const char *a)
+{
+    return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0;
+}
+
 int app_main(int argc, char **argv)
 {
     const char *cmd = argc > 1 ? argv[1] : NULL;
     if (!cmd || cmd[0] == '-') {
-        if (cmd && (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0)) return cmd_help(0, 0);
+        if (cmd && is_help(cmd)) return cmd_help(0, 0);
         if (cmd && strcmp(cmd, "--version") == 0) return cmd_version(0, 0);
         return app_cmd_explore(argc, argv, 0);
     }
@@ -222,6 +245,10 @@ int app_main(int argc, char **argv)
     }
     if (strcmp(cmd, "tui") == 0) return app_cmd_explore(argc - 1, argv + 1, 0);
     const app_command *c = app_command_find(cmd);
+    if (c && c->fn && argc == 3 && is_help(argv[2]) && !has_own_help(c)) {
+        command_usage(c, stdout); /* every command takes --help, even one without options */
+        return 0;
+    }
     if (c && c->fn) return c->fn(argc - 1, argv + 1);
     /* a view name starts the explorer on it: `pelab rope` */
     if (app_view_find(cmd) >= 0) return app_cmd_explore(argc, argv, 0);

@@ -616,7 +616,9 @@ static int mouse_event(app_explorer *x, const ui_event *ev)
     double dx = fig_x_inv(a, ev->x), dy = fig_y_inv(a, ev->y);
     int c = vc->main_rows == 1 ? (int)floor(dx + 0.5) : (int)floor(dx);
     int r = vc->main_rows == 1 ? 0 : (int)floor(dy);
+    int was_on = x->st.cursor_on, pr = x->st.cur_r, pc = x->st.cur_c;
     set_cursor(x, r, c);
+    if (!was_on || x->st.cur_r != pr || x->st.cur_c != pc) x->message_fresh = 0;
     return 1;
 }
 
@@ -649,7 +651,20 @@ static int normal_key(app_explorer *x, uint32_t key)
     return 0;
 }
 
+static int handle_event(app_explorer *x, const ui_event *ev);
+
 int app_explorer_event(app_explorer *x, const ui_event *ev)
+{
+    if (x->layer && !x->in_layer) return handle_event(x, ev);
+    int on = x->st.cursor_on, r = x->st.cur_r, c = x->st.cur_c;
+    int rc = handle_event(x, ev);
+    if (ev->type == UI_EV_KEY) /* a key that moved the cursor asks for the readout */
+        x->message_fresh =
+            x->message[0] && on == x->st.cursor_on && r == x->st.cur_r && c == x->st.cur_c;
+    return rc;
+}
+
+static int handle_event(app_explorer *x, const ui_event *ev)
 {
     if (x->layer && !x->in_layer) {
         x->in_layer = 1;
@@ -909,7 +924,8 @@ void app_explorer_frame(app_explorer *x, scene *s, const scene_target *t)
                        x->message_error ? th->accent : th->muted, 0);
     } else {
         const char *info = x->message[0] ? x->message : vc->readout;
-        if (x->message[0] && vc->readout[0] && x->st.cursor_on) info = vc->readout;
+        if (x->message[0] && vc->readout[0] && x->st.cursor_on && !x->message_fresh)
+            info = vc->readout;
         int err_line = x->message_error && info == x->message;
         scene_text(s, px, y2, info, 1, SCENE_LEFT | SCENE_TOP, err_line ? th->accent : th->fg,
                    err_line ? SCENE_BOLD : 0);

@@ -37,6 +37,9 @@ typedef struct app_explorer {
     size_t cmd_len;
     char message[512]; /* shown in the status line until the next key */
     int message_error;
+    int message_fresh;    /* set by a key that left a message and did not move the cursor; a hover
+                             onto another cell clears it. While set the message wins over the
+                             readout, so a ':' error is not hidden by where the pointer rests. */
     char view_error[512]; /* why the current view could not be drawn */
     int quit;
     int gui;             /* 1 in the window: mouse hover readout, sliders, fullscreen */

@@ -273,6 +273,7 @@ int app_run_gui(app_explorer *x, int frames)
                 else
                     snprintf(x->message, sizeof x->message, "saved %s (what is on screen)", path);
                 x->message_error = 0;
+                x->message_fresh = 1;
                 x->dirty = 1;
                 handled = 1;
             }

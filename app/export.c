@@ -174,6 +174,7 @@ static int write_csv(FILE *fp, const app_data *d, const char *command)
                     len = 0;
                 }
                 double v = data_at(d, i);
+                v = v == 0 ? 0 : v; /* -0 is written as 0 */
                 if (d->f64)
                     len += (size_t)(isnan(v)   ? snprintf(buf + len, 32, "nan")
                                     : isinf(v) ? snprintf(buf + len, 32, v < 0 ? "-inf" : "inf")

@@ -255,6 +255,44 @@ static int rope_freqs(const app_state *st, double **inv, int *np, double *attn)
     return 0;
 }
 
+/* A view's readout is laid out for the status line ("m 5  n 2  m-n 3  q.k 1.964890": fields
+ * two spaces apart, six decimals so the cursor's value can be compared digit by digit). Inside
+ * a sentence that reads badly, so {readout} puts it in prose form: "m=5, n=2, m-n=3,
+ * q.k=1.9649", every decimal to 4 places like the lessons' other numbers. A field that is not
+ * "NAME NUMBER" ("masked (j > i: the future)") is kept as it is. */
+static void readout_prose(const char *in, char *out, size_t n)
+{
+    size_t u = 0;
+    out[0] = '\0';
+    for (const char *p = in; *p && u + 1 < n;) {
+        while (*p == ' ') p++;
+        if (!*p) break;
+        const char *end = strstr(p, "  ");
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char field[256], val[64];
+        snprintf(field, sizeof field, "%.*s", (int)(len < 255 ? len : 255), p);
+        p += len;
+        char *sp = strrchr(field, ' ');
+        char *num_end = NULL;
+        double v = sp ? strtod(sp + 1, &num_end) : 0;
+        int numeric = sp && sp[1] && num_end && !*num_end && isfinite(v) && field[0] != '(';
+        const char *sep = u == 0 ? "" : field[0] == '(' ? " " : ", ";
+        int w;
+        if (numeric) {
+            *sp = '\0';
+            if (strpbrk(sp + 1, ".eE"))
+                snprintf(val, sizeof val, fabs(v) < 1e-3 && v != 0 ? "%.4g" : "%.4f", v);
+            else
+                snprintf(val, sizeof val, "%.0f", v);
+            w = snprintf(out + u, n - u, "%s%s=%s", sep, field, val);
+        } else {
+            w = snprintf(out + u, n - u, "%s%s", sep, field);
+        }
+        u += w > 0 ? (size_t)w : 0;
+        if (u >= n) u = n - 1;
+    }
+}
+
 /* Fill one placeholder (name without braces) into out. Returns 0, or -1 with a message when
  * the name is unknown (so --check can report it). */
 static int placeholder(const char *name, const app_state *st, const char *readout, char *out,
@@ -262,7 +300,10 @@ static int placeholder(const char *name, const app_state *st, const char *readou
 {
     int m = st->pos < 0 ? 3 : st->pos, k = st->pos_k;
     if (strcmp(name, "readout") == 0) {
-        snprintf(out, n, "%s", readout && readout[0] ? readout : "(move the cursor to read)");
+        if (readout && readout[0])
+            readout_prose(readout, out, n);
+        else
+            snprintf(out, n, "(move the cursor to read)");
         return 0;
     }
     if (strcmp(name, "distance") == 0) {
@@ -354,7 +395,17 @@ static int placeholder(const char *name, const app_state *st, const char *readou
         app_option_get(st, o, out, n);
         return 0;
     }
-    const char *sug = app_option_suggest(name);
+    /* the suggestion weighs every placeholder name, the lesson's own and the options', so a
+     * misspelt {distnce} points at {distance}, not at the nearest option {dim} */
+    static const char *const own[] = {"readout",     "distance", "sin-bug", "slopes",   "bands",
+                                      "attn-factor", "eff-base", "longest", "shortest", "loss"};
+    const char *names[APP_MAX_OPTIONS + sizeof own / sizeof own[0]];
+    size_t nn = 0;
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) names[nn++] = own[i];
+    for (size_t i = 0; i < app_option_count() && i < APP_MAX_OPTIONS; i++)
+        names[nn++] = app_option_at(i)->name;
+    const char *sug = pe_closest(name, names, nn);
+    if (sug && strcmp(sug, "loss") == 0) sug = "loss MODEL A-B";
     snprintf(err, errlen,
              "{%s}: unknown placeholder%s%s%s (an option name, readout, distance, sin-bug, "
              "slopes, bands, attn-factor, eff-base, longest, shortest, or loss MODEL A-B)",
@@ -509,28 +560,72 @@ static int parse_view(const char *lesson_path, const char *line, app_state *st, 
 
 /* ---- the file ---------------------------------------------------------------------------- */
 
+/* Problems are collected, then printed sorted by line: a slide's caption is checked when the
+ * slide ends, after its try: and do: lines, yet a reader expects the list in file order. */
+typedef struct problem_note {
+    int line, seq;
+    char *msg;
+} problem_note;
+
 typedef struct reader {
     const char *path;
     FILE *diag;
     int problems;
+    problem_note *notes;
+    size_t n_notes, cap_notes;
 } reader;
 
 static void problem(reader *r, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static void problem(reader *r, int line, const char *fmt, ...)
 {
+    r->problems++;
+    if (!r->diag) return;
+    char msg[2048];
     va_list ap;
     va_start(ap, fmt);
-    if (r->diag) {
-        if (line > 0)
-            fprintf(r->diag, "%s:%d: ", r->path, line);
-        else
-            fprintf(r->diag, "%s: ", r->path);
-        vfprintf(r->diag, fmt, ap);
-        fputc('\n', r->diag);
-    }
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    r->problems++;
+    if (r->n_notes == r->cap_notes) {
+        size_t cap = r->cap_notes ? 2 * r->cap_notes : 16;
+        problem_note *nn = realloc(r->notes, cap * sizeof *nn);
+        if (!nn) { /* no room to sort: say it now rather than lose it */
+            fprintf(r->diag, "%s:%d: %s\n", r->path, line, msg);
+            return;
+        }
+        r->notes = nn;
+        r->cap_notes = cap;
+    }
+    char *copy = strdup(msg);
+    if (!copy) {
+        fprintf(r->diag, "%s:%d: %s\n", r->path, line, msg);
+        return;
+    }
+    r->notes[r->n_notes] = (problem_note){line, (int)r->n_notes, copy};
+    r->n_notes++;
+}
+
+static int note_cmp(const void *a, const void *b)
+{
+    const problem_note *x = a, *y = b;
+    if (x->line != y->line) return x->line < y->line ? -1 : 1;
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* Print the collected problems in line order (file-wide ones, line 0, first) and free them. */
+static void flush_problems(reader *r)
+{
+    if (r->n_notes) qsort(r->notes, r->n_notes, sizeof *r->notes, note_cmp);
+    for (size_t i = 0; i < r->n_notes; i++) {
+        if (r->notes[i].line > 0)
+            fprintf(r->diag, "%s:%d: %s\n", r->path, r->notes[i].line, r->notes[i].msg);
+        else
+            fprintf(r->diag, "%s: %s\n", r->path, r->notes[i].msg);
+        free(r->notes[i].msg);
+    }
+    free(r->notes);
+    r->notes = NULL;
+    r->n_notes = r->cap_notes = 0;
 }
 
 /* Read the whole file, refusing what is not a lesson before parsing: too large, binary (a NUL
@@ -746,6 +841,10 @@ static void parse_do(reader *r, int line, lesson_slide *s, const char *v)
             v);
 }
 
+/* view_ok in lesson_load: 0 no usable view line yet, 1 the view line is good, or after a bad
+ * one the state the slide's other lines are checked against */
+enum { VIEW_NAME_ONLY = 2, VIEW_UNKNOWN = 3 };
+
 /* Checks that need the whole slide (the caption's placeholders, a caption at all). */
 static void finish_slide(reader *r, lesson_slide *s, int view_ok, int caption_line)
 {
@@ -763,14 +862,18 @@ static void finish_slide(reader *r, lesson_slide *s, int view_ok, int caption_li
 int lesson_load(lesson *l, const char *path, lesson_key_fn key_bound, FILE *diag)
 {
     memset(l, 0, sizeof *l);
-    reader r = {path, diag, 0};
+    reader r = {path, diag, 0, NULL, 0, 0};
     snprintf(l->path, sizeof l->path, "%s", path);
     char *text = read_text(&r);
-    if (!text) return -1;
+    if (!text) {
+        flush_problems(&r);
+        return -1;
+    }
     l->slides = calloc(LESSON_MAX_SLIDES, sizeof *l->slides);
     if (!l->slides) {
         free(text);
         problem(&r, 0, "out of memory");
+        flush_problems(&r);
         return -1;
     }
     lesson_slide *s = NULL;
@@ -867,10 +970,22 @@ int lesson_load(lesson *l, const char *path, lesson_key_fn key_bound, FILE *diag
                 break;
             }
             if (set_field(&r, line, "view", s->view_args, sizeof s->view_args, val) < 0) break;
-            if (parse_view(path, val, &s->st, err, sizeof err) < 0)
-                problem(&r, line, "%s", err);
-            else
+            if (parse_view(path, val, &s->st, err, sizeof err) == 0) {
                 view_ok = 1;
+                break;
+            }
+            problem(&r, line, "%s", err);
+            /* The slide's other lines are still checked, so one pass reports every problem:
+             * against the named view with its defaults when the name is good (a bad option
+             * value), else against the default state with no view's keys to check. */
+            char name[64];
+            snprintf(name, sizeof name, "%.*s", (int)strcspn(val, " \t"), val);
+            if (name[0] && name[0] != '-' && parse_view(path, name, &s->st, err, sizeof err) == 0) {
+                view_ok = VIEW_NAME_ONLY;
+            } else {
+                app_state_default(&s->st);
+                view_ok = VIEW_UNKNOWN;
+            }
             break;
         case 4:
             if (s->caption[0]) {
@@ -889,13 +1004,14 @@ int lesson_load(lesson *l, const char *path, lesson_key_fn key_bound, FILE *diag
                 problem(&r, line, "try: needs a valid 'view:' line above it");
                 break;
             }
-            parse_try(&r, line, s, val, key_bound);
+            parse_try(&r, line, s, val, view_ok == VIEW_UNKNOWN ? NULL : key_bound);
             break;
         case 6:
             if (!view_ok) {
                 problem(&r, line, "do: needs a valid 'view:' line above it");
                 break;
             }
+            if (view_ok == VIEW_UNKNOWN) break; /* spin, play, sweep depend on the view */
             if (s->action != LESSON_DO_NONE) {
                 problem(&r, line, "one 'do:' action a slide");
                 break;
@@ -909,6 +1025,7 @@ int lesson_load(lesson *l, const char *path, lesson_key_fn key_bound, FILE *diag
         problem(&r, 1, "no 'lesson: TITLE' line (the first line of a lesson names it)");
     if (l->n == 0) problem(&r, line, "no slides ('slide: TITLE', then view, caption)");
     free(text);
+    flush_problems(&r);
     if (r.problems) {
         lesson_free(l);
         return r.problems;

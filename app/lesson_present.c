@@ -264,7 +264,10 @@ static void slide_list(presenter *p, scene *s, const scene_target *t, const fig_
     snprintf(hdr, sizeof hdr, "%s (1..9 or :slide N jumps, any key closes)", p->l->title);
     w = fmax(w, scene_text_width(t, hdr, 1));
     w = fmin(t->width - 2 * cw, w + 4 * cw);
-    int rows = n + 2;
+    /* rows: the header and the slides, plus half a line above and below in pixels; in cells
+     * the border takes a whole row at each end, so one row more or the last slide lands on
+     * the bottom border */
+    int frame = t->cells ? 3 : 2, rows = n + frame;
     if (rows * line > t->height - line) rows = (int)((t->height - line) / line);
     double h = rows * line, x0 = floor((t->width - w) / 2), y0 = floor((t->height - h) / 2);
     if (t->cells) y0 = floor(y0 / 2) * 2;
@@ -273,7 +276,7 @@ static void slide_list(presenter *p, scene *s, const scene_target *t, const fig_
     scene_text(s, x0 + 2 * cw, y0 + line * 0.5, hdr, 1, SCENE_LEFT | SCENE_TOP, th->accent,
                SCENE_BOLD);
     /* the list scrolls so the current slide is shown */
-    int fit = rows - 2, first = p->cur - fit / 2;
+    int fit = rows - frame, first = p->cur - fit / 2;
     if (first > n - fit) first = n - fit;
     if (first < 0) first = 0;
     for (int i = first; i < n && i - first < fit; i++) {

@@ -715,7 +715,13 @@ int app_option_step(app_state *st, const app_option *o, int dir, char *msg, size
 
 int app_state_validate(const app_state *st, char *err, size_t errlen)
 {
-    if (st->enc && st->enc->validate && st->enc->validate(&st->p, err, errlen) < 0) return -1;
+    const app_view *v = app_view_at((size_t)st->view);
+    /* --pe's encoding is checked only for a view that draws it: the rope view with d = 7 must
+     * say "even for RoPE" (its own check below), not "even for sinusoidal", the --pe default
+     * it never shows */
+    int uses_pe = !v || !v->options || app_view_uses(v, "pe");
+    if (uses_pe && st->enc && st->enc->validate && st->enc->validate(&st->p, err, errlen) < 0)
+        return -1;
     if (st->head >= st->p.heads) {
         snprintf(err, errlen, "--head %d: must be below --heads %d (allowed all|0..%d)", st->head,
                  st->p.heads, st->p.heads - 1);
@@ -731,7 +737,6 @@ int app_state_validate(const app_state *st, char *err, size_t errlen)
                  st->p.len, st->p.len - 1);
         return -1;
     }
-    const app_view *v = app_view_at((size_t)st->view);
     if (v && v->validate && v->validate(st, err, errlen) < 0) return -1;
     return 0;
 }

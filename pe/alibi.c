@@ -48,8 +48,9 @@ int pe_alibi_slopes(int heads, double ratio, double *out, char *err, size_t errl
 
 float pe_alibi_value(double slope, int symmetric, size_t i, size_t j)
 {
-    if (j <= i) return (float)(-slope * (double)(i - j));
-    return symmetric ? (float)(-slope * (double)(j - i)) : -INFINITY;
+    /* slope x (j - i), not -slope x (i - j): the same values, but the diagonal is +0, not -0 */
+    if (j <= i) return (float)(slope * ((double)j - (double)i));
+    return symmetric ? (float)(slope * ((double)i - (double)j)) : -INFINITY;
 }
 
 int pe_alibi_bias(const pe_params *p, int head, pe_matrix *out, char *err, size_t errlen)

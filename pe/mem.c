@@ -29,21 +29,37 @@ size_t pe_mem_peak(void)
     return atomic_load(&peak);
 }
 
-static double mib(size_t b)
+/* b as "N MiB", or "N KiB" below 1 MiB (a small size is not rounded to "0 MiB"). */
+static const char *size_str(size_t b, char *buf, size_t n)
 {
-    return (double)b / 1048576.0;
+    if (b < 1048576)
+        snprintf(buf, n, "%.0f KiB", (double)b / 1024.0);
+    else
+        snprintf(buf, n, "%.0f MiB", (double)b / 1048576.0);
+    return buf;
 }
 
 int pe_mem_reserve(size_t bytes, const char *what, char *err, size_t errlen)
 {
     size_t cur = atomic_load(&used), lim = atomic_load(&budget);
     for (;;) {
-        if (bytes > lim || cur > lim - bytes)
+        if (bytes > lim || cur > lim - bytes) {
+            char nb[32], fb[32], lb[32], ub[32];
+            size_str(bytes, nb, sizeof nb);
+            size_str(lim, lb, sizeof lb);
+            if (cur == 0)
+                return pe_fail(err, errlen, PE_ERANGE,
+                               "%s needs %s, more than the memory budget of %s (--max-memory MIB "
+                               "raises it; a smaller --len, --dim or --heads needs less)",
+                               what, nb, lb);
+            /* what is already held (the figure's own matrices, caches) counts against it */
             return pe_fail(err, errlen, PE_ERANGE,
-                           "%s needs %.0f MiB, and %.0f MiB of the memory budget of %.0f MiB are "
-                           "in use (--max-memory MIB raises it; a smaller --len or --dim needs "
-                           "less)",
-                           what, mib(bytes), mib(cur), mib(lim));
+                           "%s needs %s more, but only %s of the memory budget of %s are free "
+                           "(%s are held by what is already computed; --max-memory MIB raises "
+                           "it; a smaller --len, --dim or --heads needs less)",
+                           what, nb, size_str(cur < lim ? lim - cur : 0, fb, sizeof fb), lb,
+                           size_str(cur, ub, sizeof ub));
+        }
         if (atomic_compare_exchange_weak(&used, &cur, cur + bytes)) break;
     }
     size_t now = cur + bytes, pk = atomic_load(&peak);

@@ -105,8 +105,9 @@ int pe_check_cells(size_t rows, size_t cols, const char *what, char *err, size_t
     const char *name = what ? what : "rows x cols";
     if (cols != 0 && rows > PE_MAX_CELLS / cols)
         return pe_fail(err, errlen, PE_ERANGE,
-                       "%s = %zu x %zu: more than the cap of %zu cells (256 MiB of floats)", name,
-                       rows, cols, PE_MAX_CELLS);
+                       "%s = %zu x %zu = %.0f cells: more than the cap of %zu cells (256 MiB of "
+                       "floats; allowed: a product up to %zu)",
+                       name, rows, cols, (double)rows * (double)cols, PE_MAX_CELLS, PE_MAX_CELLS);
     return PE_OK;
 }
 

@@ -44,7 +44,9 @@ size_t pe_mem_budget(void);
 size_t pe_mem_used(void);
 size_t pe_mem_peak(void); /* the most reserved at once */
 /* Reserve bytes for what ("matrix 8192 x 8192"); PE_OK, or PE_ERANGE with "what needs N MiB,
- * and U MiB of the memory budget of B MiB are in use (...)" in err. */
+ * more than the memory budget of B MiB (...)" or, when some is held, "what needs N MiB more, but
+ * only F MiB of the memory budget of B MiB are free (U MiB are held ...)" in err (sizes below
+ * 1 MiB in KiB). */
 int pe_mem_reserve(size_t bytes, const char *what, char *err, size_t errlen);
 void pe_mem_release(size_t bytes);
 

@@ -30,16 +30,21 @@ int app_data_alloc(app_data *d, int ndim, size_t a, size_t b, size_t c, char *er
     memset(d, 0, sizeof *d);
     size_t dims[3] = {a, ndim > 1 ? b : 1, ndim > 2 ? c : 1};
     size_t n = 1;
+    /* the shape as the data has it: a, a x b or a x b x c */
+    char shape[96];
+    int u = snprintf(shape, sizeof shape, "%zu", a);
+    for (int i = 1; i < ndim && i < 3; i++)
+        u += snprintf(shape + u, sizeof shape - (size_t)u, " x %zu", dims[i]);
     for (int i = 0; i < 3; i++) {
         if (dims[i] == 0 || n > PE_MAX_CELLS / dims[i]) {
-            snprintf(err, errlen, "the data (%zu x %zu x %zu) is beyond the cap of %zu values", a,
-                     b, c, (size_t)PE_MAX_CELLS);
+            snprintf(err, errlen, "the data (%s values) is beyond the cap of %zu values", shape,
+                     (size_t)PE_MAX_CELLS);
             return -1;
         }
         n *= dims[i];
     }
     char what[128];
-    snprintf(what, sizeof what, "the data (%zu x %zu x %zu values)", a, b, c);
+    snprintf(what, sizeof what, "the data (%s values)", shape);
     if (pe_mem_reserve(n * sizeof *d->data, what, err, errlen) != PE_OK) return -1;
     d->data = calloc(n, sizeof *d->data);
     if (!d->data) {

@@ -63,6 +63,7 @@ static int rope_build(app_view_ctx *c, const app_state *st, scene *s, const scen
 
     /* legend line */
     double lh = t->text_h;
+    double legend_r = r.x + r.w, legend_y = r.y;
     scene_text(s, r.x, r.y, "q (position m)", 0.9, SCENE_LEFT | SCENE_TOP, th->series[0],
                SCENE_BOLD);
     scene_text(s, r.x + scene_text_width(t, "q (position m)", 0.9) + 3 * t->char_w, r.y,
@@ -70,32 +71,45 @@ static int rope_build(app_view_ctx *c, const app_state *st, scene *s, const scen
     r.y += lh * 1.2;
     r.h -= lh * 1.2;
 
-    /* how many circles fit: each needs a square plus two label lines, and a column must be
-     * as wide as its labels */
+    /* How many circles fit: each needs a square plus its label lines, and a column must be as
+     * wide as its labels. Labels take two lines ("k=0  theta=1" / "angle +1.00  cos +0.540")
+     * or, in a narrow column, three (angle and cos apart), so that d = 8 keeps all four pairs
+     * side by side in an 80-column terminal instead of dropping one. */
     const char *theta = "\xce\xb8"; /* terminals without UTF-8 read "theta" (scene_ascii) */
     char widest[96];
     snprintf(widest, sizeof widest, "angle %+.2f  cos %+.3f", -3.14, -0.999);
-    double label_w = scene_text_width(t, widest, 0.8) + (t->cells ? 2 : t->char_w * 2);
-    double label_h = lh * 2.1;
+    double pad = t->cells ? 2 : t->char_w * 2;
+    double wide_w = scene_text_width(t, widest, 0.8) + pad;
+    snprintf(widest, sizeof widest, "angle %+.2f", -3.14);
+    double narrow_w = scene_text_width(t, widest, 0.8);
+    for (int k = 0; k < np; k++) {
+        snprintf(widest, sizeof widest, "k=%d %s=%.3g", k, theta, inv[k]);
+        narrow_w = fmax(narrow_w, scene_text_width(t, widest, 0.8));
+    }
+    narrow_w += pad;
     double min_side = t->cells ? 10 : 90;
-    int show = np, cols = 1, rows = 1;
+    int show = np, cols = 1, rows = 1, lines = 2;
     for (;;) {
         double best = -1;
-        int bc = 1;
+        int bc = 1, bl = 2;
         for (int cc = 1; cc <= show; cc++) {
             int rr = (show + cc - 1) / cc;
-            if (cc > 1 && r.w / cc < label_w) break;
-            double side = fmin(r.w / cc, r.h / rr - label_h);
+            int nl = cc == 1 || r.w / cc >= wide_w ? 2 : 3;
+            if (nl == 3 && r.w / cc < narrow_w) break;
+            double side = fmin(r.w / cc, r.h / rr - lh * (nl + 0.1));
             if (side > best) {
                 best = side;
                 bc = cc;
+                bl = nl;
             }
         }
         cols = bc;
+        lines = bl;
         rows = (show + cols - 1) / cols;
         if (best >= min_side || show <= 1) break;
         show = show > 16 ? 16 : show - 1;
     }
+    double label_h = lh * (lines + 0.1);
     double gap = t->cells ? 1 : lh * 0.5;
     for (int i = 0; i < show; i++) {
         /* evenly spaced k: theta_k is geometric in k, so these span the frequencies on a log
@@ -116,15 +130,27 @@ static int rope_build(app_view_ctx *c, const app_state *st, scene *s, const scen
         scene_arrow(s, cx, cy, cx + R * cos(aq), cy - R * sin(aq), th->series[0],
                     t->cells ? 0 : lw * 2.2);
         double dphi = wrap_pi((m - n) * inv[k]);
-        scene_textf(s, cx, cell.y + side + lh * 0.05, 0.8, SCENE_CENTER | SCENE_TOP, th->fg, 0,
-                    "k=%d  %s=%.3g", k, theta, inv[k]);
-        scene_textf(s, cx, cell.y + side + lh * 1.0, 0.8, SCENE_CENTER | SCENE_TOP, th->muted, 0,
-                    "angle %+.2f  cos %+.3f", dphi, cos(dphi));
+        double ly = cell.y + side + lh * 0.05;
+        scene_textf(s, cx, ly, 0.8, SCENE_CENTER | SCENE_TOP, th->fg, 0,
+                    lines == 2 ? "k=%d  %s=%.3g" : "k=%d %s=%.3g", k, theta, inv[k]);
+        if (lines == 2) {
+            scene_textf(s, cx, ly + lh * 0.95, 0.8, SCENE_CENTER | SCENE_TOP, th->muted, 0,
+                        "angle %+.2f  cos %+.3f", dphi, cos(dphi));
+        } else {
+            scene_textf(s, cx, ly + lh * 0.95, 0.8, SCENE_CENTER | SCENE_TOP, th->muted, 0,
+                        "angle %+.2f", dphi);
+            scene_textf(s, cx, ly + lh * 1.9, 0.8, SCENE_CENTER | SCENE_TOP, th->muted, 0,
+                        "cos %+.3f", cos(dphi));
+        }
     }
-    if (show < np)
-        snprintf(c->notice, sizeof c->notice, "showing %d of %d pairs (evenly spaced k)", show, np);
-    else
+    /* Pairs left out are said on the figure itself (a caption may promise all of them): the
+     * legend line's right end, in every front end and export. */
+    if (show < np) {
+        snprintf(c->notice, sizeof c->notice, "%d of %d shown (evenly spaced k)", show, np);
+        scene_text(s, legend_r, legend_y, c->notice, 0.9, SCENE_RIGHT | SCENE_TOP, th->muted, 0);
+    } else {
         c->notice[0] = '\0';
+    }
     snprintf(c->readout, sizeof c->readout, "m %d  n %d  m-n %d  q.k %.6f%s", m, n, m - n, score,
              attn != 1 ? "  (x attention factor^2)" : "");
     c->has_main = 0;

@@ -72,6 +72,26 @@ printf '%s\nview: heatmap\ncaption: c\ndo: sweep base 100 0.5\n' "$head" >"$dir/
 bad bad-sweep 5 "do: sweep: --base 0.5: out of range"
 printf '%s\nview: heatmap\ncaption: c\ncolour: red\n' "$head" >"$dir/bad-field.lesson"
 bad bad-field 5 "'colour': not a lesson line"
+printf '%s\nview: rope\ncaption: c {distnce}\n' "$head" >"$dir/misspelt-placeholder.lesson"
+bad misspelt-placeholder 4 "caption: {distnce}: unknown placeholder; did you mean {distance}?"
+# problems come in line order, though a caption is checked when its slide ends
+printf '%s\nview: rope\ncaption: c {bsae}\ntry: w = nothing\n' "$head" >"$dir/order.lesson"
+out=$("$pelab" lesson --check "$dir/order.lesson" 2>&1)
+[ "$(echo "$out" | sed -n 's/^.*order\.lesson:\([0-9]*\):.*/\1/p' | tr '\n' ' ')" = "4 5 " ]
+ok $? "problems are listed in line order ($(echo "$out" | tr '\n' '|' | head -c 300))"
+# a bad view: line does not stop the slide's caption and key checks
+printf '%s\nview: rope --dim x\ncaption: c {bsae}\ntry: w = nothing\n' "$head" >"$dir/bad-view-value.lesson"
+out=$("$pelab" lesson --check "$dir/bad-view-value.lesson" 2>&1)
+echo "$out" | grep -qF "bad-view-value.lesson:3: --dim 'x'" &&
+    echo "$out" | grep -qF "bad-view-value.lesson:4: caption: {bsae}: unknown placeholder" &&
+    echo "$out" | grep -qF "bad-view-value.lesson:5: try: key 'w' does nothing in the rope view"
+ok $? "a bad view value: the caption and keys are still checked ($(echo "$out" | tr '\n' '|' | head -c 400))"
+printf '%s\nview: ropee\ncaption: c {bsae}\ntry: r = reset\n' "$head" >"$dir/bad-view-name.lesson"
+out=$("$pelab" lesson --check "$dir/bad-view-name.lesson" 2>&1)
+echo "$out" | grep -qF "bad-view-name.lesson:3: view 'ropee': unknown view" &&
+    echo "$out" | grep -qF "bad-view-name.lesson:4: caption: {bsae}: unknown placeholder" &&
+    echo "$out" | grep -qF "bad-view-name.lesson:5: try: key 'r' belongs to the lesson"
+ok $? "an unknown view: the caption and keys are still checked ($(echo "$out" | tr '\n' '|' | head -c 400))"
 # several problems: every one is reported, in order
 printf '%s\nview: heatmap --dim x\ncaption: c\nslide: U\nview: rope\n' "$head" >"$dir/two.lesson"
 out=$("$pelab" lesson --check "$dir/two.lesson" 2>&1)
@@ -129,6 +149,9 @@ sleep 1
 cmp -s "$dir/first.pdf" "$dir/rope.pdf"; ok $? "the same command twice writes the same bytes"
 pdffonts "$dir/rope.pdf" | awk 'NR > 2 && $0 !~ / yes +yes +yes / { bad = 1 } END { exit bad }'
 ok $? "every font in the handout is embedded with a Unicode map (text selectable)"
+# {readout} in a caption reads as prose, decimals to 4 places like the caption's other numbers
+pdftotext -f 3 -l 3 "$dir/rope.pdf" - | norm | grep -qF "the readout says m=5, n=2, m-n=3, q.k=1.9649."
+ok $? "{readout} in a caption: 'm=5, n=2, m-n=3, q.k=1.9649'"
 "$pelab" lesson rope --handout "$dir/x.png" >/dev/null 2>"$dir/err"
 rc=$?
 [ "$rc" -eq 2 ] && grep -q "pdf" "$dir/err"; ok $? "a handout that is not .pdf: exit 2 ($(head -c 100 "$dir/err"))"

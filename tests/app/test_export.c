@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "pe.h"
+#include "commands.h"
 #include "tap.h"
 
 static const char *pelab;
@@ -198,6 +199,21 @@ int main(int argc, char **argv)
     if (fp) fclose(fp);
     TAP_OK(row == 16 && cols_ok, "CSV has 16 rows of 8 numbers (%d rows)", row);
     TAP_OK(bad == 0, "CSV values equal the library's table (%d differ)", bad);
+
+    /* ALiBi's diagonal is 0 (the first value), never "-0" anywhere */
+    rc = run((const char *[]){"export", "alibi", "--heads", "8", "--head", "0", "--len", "16", "-o",
+                              p1, NULL});
+    fp = fopen(p1, "r");
+    int negzero = 0, first0 = -1;
+    while (fp && fgets(line, sizeof line, fp)) {
+        if (line[0] == '#') continue;
+        if (first0 < 0) first0 = strncmp(line, "0,", 2) == 0;
+        for (char *q = line; (q = strstr(q, "-0")) != NULL; q += 2)
+            negzero += (q[2] == ',' || q[2] == '\n') && (q == line || q[-1] == ',');
+    }
+    if (fp) fclose(fp);
+    TAP_OK(rc == 0 && first0 == 1 && negzero == 0,
+           "ALiBi CSV starts with 0 and has no -0 (%d found)", negzero);
     unlink(p1);
 
     /* NPY round trip: header and raw float32 equal to the library */
@@ -302,6 +318,32 @@ int main(int argc, char **argv)
     free(b1);
     free(b2);
     unlink(p1);
+    /* the budget's refusal names the data's real shape and sizes */
+    snprintf(p2, sizeof p2, "%s/big.npy", dir);
+    rc = run((const char *[]){"export", "alibi", "--max-memory", "64", "--len", "4096", "--heads",
+                              "1", "-o", p2, NULL});
+    TAP_OK(rc == 1 &&
+               strstr(errtext, "the data (1 x 4096 x 4096 values) needs 128 MiB, more than "
+                               "the memory budget of 64 MiB") &&
+               !strstr(errtext, " 0 MiB") && errlines == 1,
+           "past the budget: exit 1, shape and sizes (%s)", errtext);
+
+    /* every command of the table takes --help: its usage, exit 0, nothing on stderr */
+    int helps = 0, nc = 0;
+    char nohelp[256] = "";
+    for (size_t i = 0; i < app_command_count(); i++) {
+        const app_command *c = app_command_at(i);
+        if (!c->name[0]) continue;
+        nc++;
+        int hrc = run((const char *[]){c->name, "--help", NULL});
+        if (hrc == 0 && errtext[0] == '\0')
+            helps++;
+        else
+            snprintf(nohelp, sizeof nohelp, "%s: %d %.200s", c->name, hrc, errtext);
+    }
+    TAP_OK(nc > 5 && helps == nc, "every command answers --help with exit 0 (%d of %d) %s", helps,
+           nc, nohelp);
+
     unlink(notdir);
     TAP_OK(dir_entries() == 0, "no temporary files left behind");
     rmdir(dir);

@@ -124,6 +124,68 @@ static void check_slider_panels(void)
     scene_free(&s);
 }
 
+/* 1 when the scene has a text item equal to str (the status line is drawn as one). */
+static int scene_has_text(const scene *s, const char *str)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->items[i].kind == SCENE_TEXT && strcmp(s->items[i].u.text.str, str) == 0) return 1;
+    return 0;
+}
+
+/* Events through the window's queue into the explorer, then a frame. */
+static void feed(window *win, app_explorer *x, scene *s, const scene_target *t, const char *keys)
+{
+    for (const char *k = keys; *k; k++) {
+        ui_event e = {0};
+        e.type = UI_EV_KEY;
+        e.key = *k == '\n' ? UI_KEY_ENTER : (uint32_t)(unsigned char)*k;
+        window_push(win, &e);
+    }
+    ui_event got;
+    for (int n = 0; window_poll(win, &got, 0) > 0 && n < 100; n++) app_explorer_event(x, &got);
+    app_explorer_frame(x, s, t);
+}
+
+static void hover(window *win, app_explorer *x, scene *s, const scene_target *t, double cx,
+                  double cy)
+{
+    const fig_axes *a = &x->ctx[x->st.view].main;
+    ui_event e = {0};
+    e.type = UI_EV_MOUSE;
+    e.mouse = UI_MOUSE_MOVE;
+    e.x = fig_x(a, cx);
+    e.y = fig_y(a, cy);
+    window_push(win, &e);
+    ui_event got;
+    for (int n = 0; window_poll(win, &got, 0) > 0 && n < 100; n++) app_explorer_event(x, &got);
+    app_explorer_frame(x, s, t);
+}
+
+/* A ':' value in the window: the error (or "applied") is on the status line even with the
+ * pointer resting on the figure, until the pointer moves to another cell. */
+static void check_command_feedback(window *win, app_explorer *x, scene *s, const scene_target *t)
+{
+    x->st.view = app_view_find("heatmap");
+    app_explorer_frame(x, s, t);
+    hover(win, x, s, t, 2.5, 3.5);
+    const char *readout = x->ctx[x->st.view].readout;
+    TAP_OK(readout[0] && scene_has_text(s, readout), "the hover readout is on the status line (%s)",
+           readout);
+    feed(win, x, s, t, ":base -5\n");
+    TAP_OK(x->message_error && strstr(x->message, "--base -5") &&
+               strstr(x->message, "out of range") && scene_has_text(s, x->message),
+           "a rejected ':' value shows its error over the hover readout (%s)", x->message);
+    hover(win, x, s, t, 2.5, 3.5);
+    TAP_OK(scene_has_text(s, x->message), "a hover on the same cell leaves the error shown");
+    hover(win, x, s, t, 4.5, 5.5);
+    readout = x->ctx[x->st.view].readout;
+    TAP_OK(scene_has_text(s, readout) && !scene_has_text(s, x->message),
+           "a hover onto another cell shows its readout again (%s)", readout);
+    feed(win, x, s, t, ":base 500\n");
+    TAP_OK(!x->message_error && scene_has_text(s, ":base 500 applied") && x->st.p.base == 500,
+           "an accepted ':' value shows ':base 500 applied' (%s)", x->message);
+}
+
 int main(void)
 {
     setenv("SDL_VIDEODRIVER", "dummy", 1);
@@ -194,6 +256,7 @@ int main(void)
     p = window_pixels(win, &w, &h);
     TAP_OK(x->st.dark && near_rgb(px_at(p, w, 2, 2), fig_theme_get(1)->bg, 2),
            "'t' switches to the dark theme and the window shows it");
+    check_command_feedback(win, x, &s, &t);
     ui_event q = {0};
     q.type = UI_EV_QUIT;
     window_push(win, &q);

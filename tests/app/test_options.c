@@ -60,6 +60,24 @@ int main(void)
     set(&st, "dim", "7", err, sizeof err);
     TAP_OK(app_state_validate(&st, err, sizeof err) < 0 && strstr(err, "--dim 7"),
            "odd d refused for sinusoidal: %s", err);
+    /* the message names the encoding the view draws, not the --pe default it does not show:
+     * the rope view (and `:d 7` typed in it) says RoPE, the heatmap says sinusoidal */
+    static const struct {
+        const char *view, *want, *not_want;
+    } odd[] = {
+        {"rope", "for RoPE", "sinusoidal"},
+        {"xpos", "RoPE", "sinusoidal"},
+        {"xl", "Transformer-XL", "sinusoidal"},
+        {"heatmap", "for sinusoidal", "RoPE"},
+    };
+    for (size_t k = 0; k < sizeof odd / sizeof odd[0]; k++) {
+        app_state_default(&st);
+        st.view = app_view_find(odd[k].view);
+        int rc = app_option_command(&st, "d 7", err, sizeof err);
+        TAP_OK(rc < 0 && strstr(err, "--dim 7") && strstr(err, odd[k].want) &&
+                   !strstr(err, odd[k].not_want),
+               "':d 7' in the %s view names %s: %s", odd[k].view, odd[k].want, err);
+    }
     app_state_default(&st);
     set(&st, "heads", "4", err, sizeof err);
     set(&st, "head", "5", err, sizeof err);

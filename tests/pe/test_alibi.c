@@ -1,4 +1,5 @@
 /* test_alibi: reference section 2, slopes (non-power-of-two rule), bias matrices. */
+#include <math.h>
 #include <stdio.h>
 
 #include "pe_test.h"
@@ -90,8 +91,18 @@ static void test_bias(void)
     pe_matrix_free(&b);
 }
 
+/* The diagonal (distance 0) is +0, so CSV and .npy hold 0, not -0. */
+static void test_zero_sign(void)
+{
+    int neg = 0;
+    for (int sym = 0; sym < 2; sym++)
+        for (size_t i = 0; i < 4; i++) neg += signbit(pe_alibi_value(0.5, sym, i, i)) != 0;
+    TAP_OK(neg == 0, "the diagonal is +0, not -0 (%d negative zeros)", neg);
+}
+
 int main(void)
 {
+    test_zero_sign();
     test_slopes();
     test_bias();
     return tap_done();

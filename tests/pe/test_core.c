@@ -152,8 +152,37 @@ static void test_registry(void)
     TAP_OK(pe_closest("x", cands, 0) == NULL, "closest of nothing is NULL");
 }
 
+/* The budget's refusal names the request, what is free, the budget and what is held, each in
+ * MiB (KiB below 1 MiB, never "0 MiB"). */
+static void test_mem_message(void)
+{
+    char err[512];
+    size_t old = pe_mem_budget(), base = pe_mem_used();
+    pe_mem_set_budget(base + ((size_t)64 << 20));
+    int rc = pe_mem_reserve((size_t)128 << 20, "the data (4096 x 4096 values)", err, sizeof err);
+    TAP_OK(base == 0 && rc == PE_ERANGE &&
+               strstr(err, "the data (4096 x 4096 values) needs 128 MiB, more than the memory "
+                           "budget of 64 MiB"),
+           "past an empty budget: %s", err);
+    TAP_OK(pe_mem_reserve((size_t)60 << 20, "a", err, sizeof err) == PE_OK, "60 MiB fit in 64");
+    rc = pe_mem_reserve((size_t)10 << 20, "b", err, sizeof err);
+    TAP_OK(rc == PE_ERANGE &&
+               strstr(err, "b needs 10 MiB more, but only 4 MiB of the memory "
+                           "budget") &&
+               strstr(err, "60 MiB are held"),
+           "past a part-used budget: %s", err);
+    pe_mem_release((size_t)60 << 20);
+    pe_mem_set_budget(base + 1024);
+    rc = pe_mem_reserve(2048, "e", err, sizeof err);
+    TAP_OK(rc == PE_ERANGE && strstr(err, "e needs 2 KiB") && strstr(err, "budget of 1 KiB") &&
+               !strstr(err, "0 MiB"),
+           "small sizes in KiB: %s", err);
+    pe_mem_set_budget(old);
+}
+
 int main(void)
 {
+    test_mem_message();
     test_matrix();
     test_rng();
     test_defaults();
