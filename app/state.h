@@ -32,6 +32,7 @@ typedef struct app_state {
     int pos_k;              /* RoPE: key position n */
     double pos_frac;        /* RoPE animation: fraction of a position added to m (smooth turns) */
     int cosine;             /* similarity: cosine instead of raw dot product */
+    int scale_shared;       /* ALiBi/T5 heads: one colour range for all heads (0 = per head) */
     unsigned curves;        /* decay view: APP_CURVE_* bits */
     const struct cmap *map; /* NULL = automatic (diverging for signed data, viridis else) */
     int dark;               /* theme */

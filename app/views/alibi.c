@@ -1,6 +1,8 @@
-/* alibi.c: ALiBi's bias matrices -m_h (i - j), all heads as small multiples on one colour scale
- * (so the steep heads look steep), or one head enlarged with its slope. The masked future is
- * drawn in the theme's mask colour. */
+/* alibi.c: ALiBi's bias matrices -m_h (i - j), all heads as small multiples, or one head
+ * enlarged with its slope. The small multiples are coloured per head by default (each head from
+ * its own corner -m_h (L-1) to 0, so the gentle heads show their ramp instead of a flat field)
+ * or, with --scale shared, on one scale (so the steep heads look steep); the colourbar says
+ * which. The masked future is drawn in the theme's mask colour. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +62,13 @@ static const float *alibi_heads(app_view_ctx *c, const pe_params *p, const doubl
     return out;
 }
 
+/* The smallest bias of a head with slope m (its corner -m (L-1), causal or symmetric); -1 when
+ * L = 1 so the colour range is never empty. */
+static double alibi_lo(const pe_params *p, double m)
+{
+    return p->len > 1 ? -m * (p->len - 1) : -1;
+}
+
 static int alibi_build(app_view_ctx *c, const app_state *st, scene *s, const scene_target *t,
                        char *err, size_t errlen)
 {
@@ -91,13 +100,13 @@ static int alibi_build(app_view_ctx *c, const app_state *st, scene *s, const sce
 
     int h0 = st->head >= 0 ? st->head : 0;
     int nh = st->head >= 0 ? 1 : p->heads;
-    /* one colour scale for all heads: from the steepest head's corner to 0 */
+    /* the shared colour scale: from the steepest head's corner to 0 */
     double lo = 0;
-    for (int h = h0; h < h0 + nh; h++) lo = fmin(lo, -slopes[h] * (p->len - 1));
-    if (p->len == 1) lo = -1;
+    for (int h = h0; h < h0 + nh; h++) lo = fmin(lo, alibi_lo(p, slopes[h]));
     const cmap *map = st->map ? st->map : cmap_default_sequential();
     double vmin = lo, vmax = 0;
     if (map->diverging) vmax = -lo;
+    int per_head = nh > 1 && !st->scale_shared;
 
     if (nh == 1) {
         size_t n = (size_t)fmin(p->len, ceil(fmin(r.w, r.h)));
@@ -157,11 +166,19 @@ static int alibi_build(app_view_ctx *c, const app_state *st, scene *s, const sce
     for (int h = 0; h < nh; h++) {
         fig_rect cell = fig_grid_cell(r, rows, cols, h / cols, h % cols, gap);
         /* head label above each small matrix */
-        char lab[64];
+        char lab[128];
         char pw[48];
         app_pow2_label(log2(slopes[h]), pw, sizeof pw);
-        snprintf(lab, sizeof lab, "h%d  m=%s", h, pw);
-        /* many heads: the slope does not fit over its small matrix, the head number does */
+        double hlo = alibi_lo(p, slopes[h]);
+        /* per head: the label names the head's own range, the colourbar only its fractions */
+        if (per_head)
+            snprintf(lab, sizeof lab, "h%d  m=%s  %.3g..0", h, pw, hlo);
+        else
+            snprintf(lab, sizeof lab, "h%d  m=%s", h, pw);
+        /* many heads: the slope does not fit over its small matrix, the head number (and
+         * range) does */
+        if (scene_text_width(t, lab, 0.85) > cell.w && per_head)
+            snprintf(lab, sizeof lab, "h%d  %.3g..0", h, hlo);
         if (scene_text_width(t, lab, 0.85) > cell.w) snprintf(lab, sizeof lab, "h%d", h);
         scene_text(s, cell.x + cell.w / 2, cell.y, lab, 0.85, SCENE_CENTER | SCENE_TOP, th->fg, 0);
         double lh = lh0;
@@ -170,12 +187,18 @@ static int alibi_build(app_view_ctx *c, const app_state *st, scene *s, const sce
         if (!all) continue;
         const float *bs = all + (size_t)h * n * n;
         double x = cell.x + (cell.w - side) / 2, y = cell.y + lh;
-        scene_heatmap(s, x, y, side, side, bs, n, n, n, vmin, vmax, map, th->mask);
+        double hmin = per_head ? hlo : vmin, hmax = per_head ? (map->diverging ? -hlo : 0) : vmax;
+        scene_heatmap(s, x, y, side, side, bs, n, n, n, hmin, hmax, map, th->mask);
         scene_rect(s, x, y, side, side, th->muted, 0);
     }
+    /* half a line below the bar: per head its end tick (-1) falls on the very end */
     bar.y = r.y + t->text_h;
-    bar.h = r.h - t->text_h;
-    fig_colorbar(s, t, th, bar, vmin, vmax, map, "bias");
+    bar.h = r.h - t->text_h * (per_head && !t->cells ? 1.5 : 1);
+    /* per head the bar runs over a fraction of each head's own range (its label gives it) */
+    if (per_head)
+        fig_colorbar(s, t, th, bar, -1, map->diverging ? 1 : 0, map, "bias / |min|, per head");
+    else
+        fig_colorbar(s, t, th, bar, vmin, vmax, map, "bias, shared scale");
     c->has_main = 0;
     snprintf(c->readout, sizeof c->readout, "slopes: m_h = %s; pick one head with :head N",
              p->slope_ratio > 0 ? "r^(h+1)" : "2^(-8(h+1)/n)");
@@ -212,5 +235,5 @@ const app_view app_view_alibi = {
     .validate = alibi_validate,
     .build = alibi_build,
     .data = alibi_data,
-    .options = "len heads head slope-ratio alibi cmap",
+    .options = "len heads head slope-ratio alibi scale cmap",
 };

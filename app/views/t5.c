@@ -96,6 +96,30 @@ static const float *t5_matrix(app_view_ctx *c, const pe_params *p, int h, size_t
     return out;
 }
 
+/* The range of the bias over every head and every reachable distance (--scale shared: one
+ * colour scale, so stepping through the heads compares them); as t5_matrix's per-head range,
+ * row L-1 holds every distance <= 0 and row 0 every distance >= 0. -1 with err on failure. */
+static int t5_shared_range(const pe_params *p, double *lo, double *hi, char *err, size_t errlen)
+{
+    pe_matrix vals = {0};
+    if (pe_t5_values(p, &vals, err, errlen) < 0) return -1;
+    size_t L = (size_t)p->len;
+    double a = INFINITY, b = -INFINITY;
+    for (int h = 0; h < p->heads; h++) {
+        const float *v = pe_matrix_row(&vals, (size_t)h);
+        for (size_t k = 0; k < L; k++) {
+            float x = pe_t5_value(p, v, L - 1, k), y = pe_t5_value(p, v, 0, k);
+            if (isfinite(x)) a = fmin(a, x), b = fmax(b, x);
+            if (isfinite(y)) a = fmin(a, y), b = fmax(b, y);
+        }
+    }
+    pe_matrix_free(&vals);
+    if (a > b) a = b = 0;
+    *lo = a;
+    *hi = b;
+    return 0;
+}
+
 static int t5v_build(app_view_ctx *c, const app_state *st, scene *s, const scene_target *t,
                      char *err, size_t errlen)
 {
@@ -110,6 +134,10 @@ static int t5v_build(app_view_ctx *c, const app_state *st, scene *s, const scene
              "seeded, as at init)",
              bidir ? "bidirectional" : "causal", nb, p->t5_max_distance, max_exact, p->len,
              (unsigned long long)p->seed);
+    /* which colour scaling, in the caption: the colourbar's label has no room for it at 200% */
+    size_t u = strlen(sub);
+    snprintf(sub + u, sizeof sub - u, "  colour: %s",
+             st->scale_shared ? "shared scale (all heads)" : "per head");
     fig_rect r = app_frame(s, t, th, title, sub);
     fig_rect left = r, right = fig_take_right(&left, r.w * 0.52, t->cells ? 3 : t->text_h);
 
@@ -141,12 +169,12 @@ static int t5v_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     size_t nm = (size_t)fmin(p->len, ceil(fmax(1, fmin(right.w, right.h))));
     const float *bm = t5_matrix(c, p, h, nm, err, errlen);
     if (!bm) return -1;
+    double lo = bm[nm * nm], hi = bm[nm * nm + 1];
+    if (st->scale_shared && t5_shared_range(p, &lo, &hi, err, errlen) < 0) return -1;
     double vmin, vmax;
-    const cmap *map = app_pick_map(st, bm[nm * nm], bm[nm * nm + 1], &vmin, &vmax);
-    char cb[48];
-    snprintf(cb, sizeof cb, "bias (head %d)", h);
+    const cmap *map = app_pick_map(st, lo, hi, &vmin, &vmax);
     fig_axes m = app_draw_matrix(s, t, th, right, bm, nm, nm, nm, 0, p->len, 0, p->len, "key j",
-                                 "query i", map, vmin, vmax, cb, th->mask);
+                                 "query i", map, vmin, vmax, "bias", th->mask);
     c->main = m;
     c->has_main = 1;
     c->main_rows = c->main_cols = p->len;
@@ -209,5 +237,5 @@ const app_view app_view_t5 = {
     .validate = t5v_validate,
     .build = t5v_build,
     .data = t5v_data,
-    .options = "len heads head buckets max-distance t5 seed cmap",
+    .options = "len heads head buckets max-distance t5 scale seed cmap",
 };

@@ -85,6 +85,11 @@ fi
 tm resize-window -t t -x 80 -y 24 2>/dev/null || tm resize-pane -t t -x 80 -y 24
 wait_for "[1/$count] ${titles[0]}"; ok $? "at 80x24 the caption panel still shows the title"
 wait_for "${starts[0]}"; ok $? "and the caption"
+if [ "$lesson" = rope ]; then
+    # slide 1 promises d = 8's four pairs: all four circles fit beside the caption panel
+    wait_for "k=0" && screen | grep -q "k=1" && screen | grep -q "k=2" && screen | grep -q "k=3"
+    ok $? "at 80x24 the rope slide draws all four pairs (k=0..3)"
+fi
 tm send-keys -t t q
 wait_for "[exit 0]"; ok $? "q quits with status 0"
 wait_for "[stty]"
