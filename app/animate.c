@@ -250,6 +250,23 @@ static int check(const app_state *st, const app_anim *a, const char *path, app_a
                  APP_ANIM_BUDGET / ((size_t)o->width * (size_t)o->height * 4));
         return 2;
     }
+    /* the option must be one the view declares it uses */
+    const app_view *v = app_view_at((size_t)st->view);
+    if (!app_view_uses(v, a->opt->name)) {
+        char names[512] = "";
+        size_t used = 0;
+        for (size_t i = 0; i < app_option_count(); i++) {
+            const app_option *oi = app_option_at(i);
+            if (!numeric(oi) || !app_view_uses(v, oi->name)) continue;
+            int w = snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "", oi->name);
+            if (w < 0 || (size_t)w >= sizeof names - used) break;
+            used += (size_t)w;
+        }
+        snprintf(err, errlen, "--animate %s=%g:%g: the %s view does not use --%s (allowed: %s)",
+                 a->opt->name, a->from, a->to, v->name, a->opt->name,
+                 used ? names : "none; this view has no numeric option");
+        return 2;
+    }
     /* both ends must be valid for the view (a sweep of pos past --len, a base <= 1 ...) */
     app_state lo = *st, hi = *st;
     if (app_anim_apply(&lo, a, 0, err, errlen) < 0) return 2;
@@ -306,7 +323,7 @@ int app_anim_export(const app_state *st, const app_anim *a, const char *path,
         free(ranges);
         return 1;
     }
-    double font = raster_font_px(w, h, st->zoom > 0 ? st->zoom : 1);
+    double font = app_export_font_px(st, o);
     scene_target t = raster_target(w, h, font);
     scene s;
     scene_init(&s, w, h, 0xffffff);
@@ -337,7 +354,7 @@ int app_anim_export(const app_state *st, const app_anim *a, const char *path,
         snprintf(anim, sizeof anim, "--animate %s, %g fps, loop %d", spec, a->fps, a->loop);
         raster_meta meta[] = {
             {"Software", "pelab " PELAB_VERSION_STRING},
-            {"Title", app_view_at((size_t)st->view)->description},
+            {"Title", app_export_title(st)},
             {"Command", st->command[0] ? st->command : params},
             {"Parameters", params},
             {"Animation", anim},

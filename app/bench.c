@@ -5,8 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/resource.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -160,6 +163,50 @@ static void bench_export(int runs)
            "%.1f ms (target < 50 ms)\n",
            median(t, runs));
     remove(path);
+    rmdir(dir);
+}
+
+/* The RoPE spin as an animation, the whole process (start, 64 frames drawn, one palette, GIF or
+ * WebP encoded, renamed) as a user runs it: this binary again through fork and exec. */
+static void bench_animation(int runs)
+{
+    char dir[] = "/tmp/pelab-bench-XXXXXX";
+    if (!mkdtemp(dir)) {
+        printf("animation: cannot make a temporary directory\n");
+        return;
+    }
+    printf("animation: rope view, 64 frames at 800x600 sweeping m (pos=0:63:64), whole process "
+           "(target >= 10x faster than matplotlib + PillowWriter, tests/peers/"
+           "matplotlib_rope_anim.py):\n");
+    static const char *const exts[] = {"gif", "webp"};
+    for (int e = 0; e < 2; e++) {
+        char path[128];
+        snprintf(path, sizeof path, "%s/rope.%s", dir, exts[e]);
+        double t[32];
+        int ok = 1;
+        for (int r = 0; r < runs && ok; r++) {
+            double t0 = now_ms();
+            pid_t pid = fork();
+            if (pid == 0) {
+                int nul = open("/dev/null", O_WRONLY);
+                if (nul >= 0) dup2(nul, 1);
+                execl("/proc/self/exe", "pelab", "export", "rope", "--animate", "pos=0:63:64",
+                      "--width", "800", "--height", "600", "-o", path, (char *)NULL);
+                _exit(127);
+            }
+            int status = 0;
+            ok = pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+                 WEXITSTATUS(status) == 0;
+            t[r] = now_ms() - t0;
+        }
+        struct stat sb;
+        if (!ok || stat(path, &sb) != 0) {
+            printf("  .%s: the export failed\n", exts[e]);
+            continue;
+        }
+        printf("  .%-4s %7.0f ms  %6.0f kB\n", exts[e], median(t, runs), (double)sb.st_size / 1e3);
+        remove(path);
+    }
     rmdir(dir);
 }
 
@@ -417,7 +464,7 @@ static const struct bench_part {
 } bench_parts[] = {
     {"peak", "arithmetic and memory limits"},
     {"table", "a sinusoidal table against memset"},
-    {"export", "PNG export"},
+    {"export", "PNG export, and the RoPE animation as a whole process"},
     {"views", "terminal frames"},
     {"window", "window frames"},
     {"attention", "attention view steps"},
@@ -445,6 +492,7 @@ static int bench_run_part(int part, int quick, int runs)
         return 0;
     case 2:
         bench_export(runs);
+        bench_animation(quick ? 1 : 5);
         return 0;
     case 3:
         bench_views_tui(runs);

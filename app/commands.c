@@ -49,6 +49,8 @@ static const app_cmd_opt export_opts[] = {
      "let each animation frame pick its axes and colour range (default fixed over the sweep)", NULL,
      NULL},
     {"dither", 'T', 0, NULL, "GIF: dither to the palette (default off: flat figures)", NULL, NULL},
+    {"size", 'S', 0, "WxH{in,cm,px}",
+     "figure size with a unit, at --dpi (6x4in, 16x10cm, 800x600px)", NULL, NULL},
     {"help", '?', 0, NULL, "the options", NULL, NULL},
     {NULL, 0, 0, NULL, NULL, NULL, NULL},
 };

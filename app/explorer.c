@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "colormap.h"
+#include "animate.h"
 #include "export.h"
 #include "figure.h"
 #include "options.h"
@@ -187,15 +188,108 @@ static void act_save(app_explorer *x, int arg)
         say(x, 0, "saved %s (%dx%d) - the same figure as: %s", path, o.width, o.height, st.command);
 }
 
+/* The --animate value of this view's animation (its `record`, or a sweep of the first option
+ * it uses that has a slider, over the slider's range brought inside what the view can show).
+ * 0, or -1 with a message. */
+static int record_spec(app_explorer *x, char *spec, size_t n, char *err, size_t errlen)
+{
+    const app_view *v = view_of(x);
+    const char *rec = v->record;
+    if (rec && strchr(rec, '=')) {
+        snprintf(spec, n, "%s", rec);
+        return 0;
+    }
+    const app_option *o = rec ? app_option_find(rec) : NULL;
+    for (const char *p = v->options; !o && p && *p;) {
+        p += strspn(p, " ");
+        size_t w = strcspn(p, " ");
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)(w < 63 ? w : 63), p);
+        const app_option *c = app_option_find(name);
+        if (c && (c->kind == APP_OPT_INT || c->kind == APP_OPT_DOUBLE) &&
+            c->slider.scale != APP_SLIDER_NONE)
+            o = c;
+        p += w;
+    }
+    if (!o || o->slider.scale == APP_SLIDER_NONE) {
+        snprintf(err, errlen, "the %s view has no animation to record (no option with a range)",
+                 v->name);
+        return -1;
+    }
+    double lo = o->slider.lo, hi = o->slider.hi_fn ? o->slider.hi_fn(&x->st) : o->slider.hi;
+    /* the view brings a value past what it can show back inside (a step past the last token) */
+    if (v->settle) {
+        app_state trial = x->st;
+        char num[64], why[256];
+        snprintf(num, sizeof num, "%.17g", hi);
+        if (app_option_set(&trial, o, num, why, sizeof why) == 0) {
+            v->settle(&x->ctx[x->st.view], &trial);
+            app_option_get(&trial, o, num, sizeof num);
+            hi = strtod(num, NULL);
+        }
+    }
+    int frames = APP_ANIM_DEFAULT_FRAMES;
+    if (o->kind == APP_OPT_INT && hi - lo + 1 < frames) frames = (int)(hi - lo + 1);
+    if (frames < 2 || !(hi > lo)) {
+        snprintf(err, errlen, "--%s: nothing to sweep (%g..%g)", o->name, lo, hi);
+        return -1;
+    }
+    snprintf(spec, n, "%s=%.6g:%.6g:%d%s", o->name, lo, hi, frames,
+             o->slider.scale == APP_SLIDER_LOG ? ":log" : "");
+    return 0;
+}
+
+static void remember(app_explorer *x, const char *cmd)
+{
+    if (x->n_saved < 8)
+        snprintf(x->saved_commands[x->n_saved++], sizeof x->saved_commands[0], "%s", cmd);
+}
+
 static void act_print_command(app_explorer *x, int arg)
 {
     (void)arg;
-    char cmd[1024], path[256];
+    char cmd[1024], path[256], spec[128], err[256], anim[1200];
     app_next_save_name(&x->st, "png", path, sizeof path);
     save_command(x, path, cmd, sizeof cmd);
-    if (x->n_saved < 8)
-        snprintf(x->saved_commands[x->n_saved++], sizeof x->saved_commands[0], "%s", cmd);
-    say(x, 0, "%s   (printed again on exit)", cmd);
+    remember(x, cmd);
+    if (record_spec(x, spec, sizeof spec, err, sizeof err) == 0) {
+        app_next_save_name(&x->st, "gif", path, sizeof path);
+        app_export_command(&x->st, NULL, anim, sizeof anim - 400);
+        size_t u = strlen(anim);
+        snprintf(anim + u, sizeof anim - u, " --animate %s -o %s", spec, path);
+        remember(x, anim);
+        say(x, 0, "%s   animated: --animate %s   (both printed again on exit)", cmd, spec);
+    } else {
+        say(x, 0, "%s   (printed again on exit)", cmd);
+    }
+}
+
+/* S: this view's animation as a GIF, through the same writer as pelab export --animate. */
+static void act_record(app_explorer *x, int arg)
+{
+    (void)arg;
+    char spec[128], err[512], path[256];
+    app_anim a;
+    app_anim_default(&a);
+    if (record_spec(x, spec, sizeof spec, err, sizeof err) < 0 ||
+        app_anim_parse(spec, &a, err, sizeof err) < 0) {
+        say(x, 1, "record: %s", err);
+        return;
+    }
+    app_next_save_name(&x->st, "gif", path, sizeof path);
+    app_export_opts o = {800, 500, 96};
+    app_state st = x->st;
+    st.playing = 0;
+    app_export_command(&x->st, NULL, st.command, sizeof st.command - 400);
+    size_t u = strlen(st.command);
+    snprintf(st.command + u, sizeof st.command - u, " --width %d --height %d --animate %s -o %s",
+             o.width, o.height, spec, path);
+    if (app_anim_export(&st, &a, path, &o, err, sizeof err) != 0)
+        say(x, 1, "record failed: %s", err);
+    else
+        say(x, 0, "recorded %s (%d frames at %g fps) - the same as: %s", path, a.frames, a.fps,
+            st.command);
+    remember(x, st.command);
 }
 
 static void act_zoom(app_explorer *x, int arg)
@@ -264,7 +358,9 @@ static const key_binding keys[] = {
         "move the cursor; the status line reads the value under it (HJKL, PgUp/PgDn: big steps)"),
     {':', act_command, 0, ":", "type an option: :base 500000, :d 128, :pe learned (Tab completes)"},
     {'s', act_save, 0, "s", "save this view as a PNG (same as pelab export)"},
-    {'e', act_print_command, 0, "e", "show the pelab export command for this figure"},
+    {'e', act_print_command, 0, "e",
+     "show the pelab export command for this figure, and its --animate command"},
+    {'S', act_record, 0, "S", "record this view's animation as a GIF (pelab export --animate)"},
     {'+', act_zoom, 1, "+ / -", "window: scale fonts and lines (projector)"},
     {'-', act_zoom, -1, NULL, NULL},
     {'f', act_fullscreen, 0, "f, F11", "window: fullscreen"},

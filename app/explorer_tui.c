@@ -20,6 +20,7 @@ static void draw(app_explorer *x, tui *t, scene *s)
 {
     cellgrid *g = tui_grid(t);
     scene_target tg = cellgrid_target(g->cols, g->rows);
+    tg.ascii = g->ascii; /* labels are laid out in the spelling the terminal will show */
     app_explorer_frame(x, s, &tg);
     cellgrid_render(g, s);
     if (x->mode == APP_MODE_COMMAND)

@@ -1,6 +1,7 @@
 /* export.c: `pelab export` and the one function every save goes through. */
 #include "export.h"
 
+#include <ctype.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdint.h>
@@ -192,6 +193,78 @@ static int write_csv(FILE *fp, const app_data *d, const char *command)
     return ferror(fp) ? -1 : 0;
 }
 
+/* The names of the index columns of the long layout: the words in the parentheses that open
+ * d->what ("(len, dim): ..." -> len, dim) when they are names, i0 i1 i2 otherwise; a name that
+ * repeats gets _2 ("(len, len)" -> len, len_2). */
+static void index_names(const app_data *d, char names[3][40])
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", d->what);
+    char *tok[3] = {0};
+    if (buf[0] == '(') {
+        char *end = strchr(buf, ')');
+        if (end) *end = '\0';
+        char *save = NULL;
+        int k = 0;
+        for (char *t = strtok_r(buf + 1, ", ", &save); t && k < 3; t = strtok_r(NULL, ", ", &save))
+            tok[k++] = t;
+    }
+    for (int i = 0; i < d->ndim; i++) {
+        int ok = tok[i] && (isalpha((unsigned char)tok[i][0]) || tok[i][0] == '_') &&
+                 strlen(tok[i]) < 24;
+        for (const char *c = ok ? tok[i] : ""; *c; c++)
+            if (!isalnum((unsigned char)*c) && *c != '_') ok = 0;
+        if (ok)
+            snprintf(names[i], sizeof names[i], "%s", tok[i]);
+        else
+            snprintf(names[i], sizeof names[i], "i%d", i);
+        int seen = 1;
+        for (int j = 0; j < i; j++) seen += strncmp(names[i], names[j], strlen(names[i])) == 0;
+        if (seen > 1) {
+            char base[25];
+            snprintf(base, sizeof base, "%.24s", names[i]);
+            snprintf(names[i], sizeof names[i], "%s_%d", base, seen);
+        }
+    }
+}
+
+/* CSV in the long layout: a header row of index names and "value", then one row per value,
+ * for pandas.read_csv(f, comment='#') and ggplot; the same '#' lines as the wide layout. */
+static int write_csv_long(FILE *fp, const app_data *d, const char *command)
+{
+    fprintf(fp, "# pelab %s\n# %s\n", PELAB_VERSION_STRING, command);
+    fprintf(fp, "# %s\n# shape", d->what);
+    for (int i = 0; i < d->ndim; i++) fprintf(fp, "%s%zu", i ? " x " : " ", d->shape[i]);
+    fprintf(fp, ", %s, one row per value\n", d->f64 ? "float64" : "float32");
+    char names[3][40];
+    index_names(d, names);
+    for (int i = 0; i < d->ndim; i++) fprintf(fp, "%s,", names[i]);
+    fputs("value\n", fp);
+    size_t n = 1;
+    for (int i = 0; i < d->ndim; i++) n *= d->shape[i];
+    for (size_t k = 0; k < n; k++) {
+        size_t idx[3], rest = k;
+        for (int i = d->ndim - 1; i >= 0; i--) {
+            idx[i] = rest % d->shape[i];
+            rest /= d->shape[i];
+        }
+        for (int i = 0; i < d->ndim; i++) fprintf(fp, "%zu,", idx[i]);
+        /* the same spelling of each number as the wide layout */
+        double v = data_at(d, k);
+        char num[40];
+        if (isnan(v))
+            fputs("nan", fp);
+        else if (isinf(v))
+            fputs(v < 0 ? "-inf" : "inf", fp);
+        else if (d->f64)
+            fprintf(fp, "%.17g", v);
+        else
+            fwrite(num, 1, (size_t)app_format_float(num, (float)v), fp);
+        fputc('\n', fp);
+    }
+    return ferror(fp) ? -1 : 0;
+}
+
 /* NPY format 1.0: magic, version, little-endian header length, a dict padded with spaces to a
  * multiple of 64 bytes and ended by a newline, then the raw little-endian data. A lent float32
  * table on a little-endian host is written as it lies in memory, in one call; anything else is
@@ -283,7 +356,9 @@ static int export_data(const app_state *st, const char *path, app_format f, cons
     if (outfile_open(&of, path, err, errlen) == 0) {
         char command[3 * sizeof st->command];
         clean_command(st->command, command, sizeof command);
-        int w = f == APP_FMT_CSV ? write_csv(of.fp, &d, command) : write_npy(of.fp, &d);
+        int w = f == APP_FMT_NPY ? write_npy(of.fp, &d)
+                : st->csv_long   ? write_csv_long(of.fp, &d, command)
+                                 : write_csv(of.fp, &d, command);
         if (w < 0)
             outfile_fail(&of, "write failed", err, errlen);
         else if (outfile_commit(&of, err, errlen) == 0) {
@@ -296,6 +371,18 @@ static int export_data(const app_state *st, const char *path, app_format f, cons
 }
 
 /* ---- figures ----------------------------------------------------------------------------- */
+
+const char *app_export_title(const app_state *st)
+{
+    if (st->title_set && st->title[0]) return st->title;
+    return app_view_at((size_t)st->view)->description;
+}
+
+double app_export_font_px(const app_state *st, const app_export_opts *o)
+{
+    if (st->font_pt > 0) return st->font_pt * (o->dpi > 0 ? o->dpi : 96) / 72;
+    return raster_font_px(o->width, o->height, st->zoom > 0 ? st->zoom : 1);
+}
 
 int app_export_file(const app_state *st, const char *path, const app_export_opts *o, char *err,
                     size_t errlen)
@@ -347,7 +434,7 @@ int app_export_file_as(const app_state *st, const char *path, const char *format
 
     scene s;
     scene_init(&s, o->width, o->height, 0xffffff);
-    double font = raster_font_px(o->width, o->height, st->zoom > 0 ? st->zoom : 1);
+    double font = app_export_font_px(st, o);
     scene_target t = raster_target(o->width, o->height, font);
     app_view_ctx ctx = {0};
     ctx.full_res = 1;
@@ -364,7 +451,7 @@ int app_export_file_as(const app_state *st, const char *path, const char *format
         clean_command(st->command, command, sizeof command);
         raster_meta meta[] = {
             {"Software", "pelab " PELAB_VERSION_STRING},
-            {"Title", app_view_at((size_t)st->view)->description},
+            {"Title", app_export_title(st)},
             {"Command", command[0] ? command : params},
             {"Parameters", params},
         };
@@ -388,12 +475,67 @@ void app_next_save_name(const app_state *st, const char *ext, char *buf, size_t 
 
 /* ---- the command ------------------------------------------------------------------------- */
 
+/* --size WxH with a unit: in, cm or px; inches and centimetres become pixels at o->dpi. */
+static int parse_size(const char *v, app_export_opts *o, char *err, size_t errlen)
+{
+    static const struct {
+        const char *unit;
+        double per_inch; /* units in an inch; 0 for pixels */
+    } units[] = {{"in", 1}, {"cm", 2.54}, {"px", 0}};
+    /* split at the first 'x' by hand: strtod would read "0x4" as a hexadecimal number */
+    char buf[64], unit[16] = "";
+    snprintf(buf, sizeof buf, "%s", v);
+    char *x = strchr(buf, 'x'), *end = NULL;
+    double w = 0, h = 0;
+    int ok = x != NULL && x != buf;
+    if (ok) {
+        *x = '\0';
+        w = strtod(buf, &end);
+        ok = *end == '\0';
+    }
+    if (ok) {
+        h = strtod(x + 1, &end);
+        ok = end != x + 1;
+        snprintf(unit, sizeof unit, "%s", end);
+    }
+    if (!ok) {
+        snprintf(err, errlen,
+                 "--size '%s': allowed WxH with a unit in, cm or px (6x4in, 16x10cm, 1200x800px)",
+                 v);
+        return -1;
+    }
+    size_t k = 0, nu = sizeof units / sizeof units[0];
+    while (k < nu && strcmp(unit, units[k].unit) != 0) k++;
+    if (k == nu) {
+        snprintf(err, errlen, "--size '%s': %s (allowed WxH with a unit in, cm or px, e.g. 6x4in)",
+                 v, *unit ? "unknown unit" : "no unit");
+        return -1;
+    }
+    if (!(w > 0) || !(h > 0) || !isfinite(w) || !isfinite(h)) {
+        snprintf(err, errlen, "--size '%s': width and height must be > 0", v);
+        return -1;
+    }
+    double dpi = o->dpi > 0 ? o->dpi : 96;
+    double pw = units[k].per_inch > 0 ? w / units[k].per_inch * dpi : w;
+    double ph = units[k].per_inch > 0 ? h / units[k].per_inch * dpi : h;
+    if (!(pw >= 64 && pw <= 16384 && ph >= 64 && ph <= 16384)) {
+        snprintf(err, errlen,
+                 "--size %s at --dpi %g: %.0f x %.0f pixels (allowed 64..16384 pixels a side)", v,
+                 dpi, pw, ph);
+        return -1;
+    }
+    o->width = (int)lround(pw);
+    o->height = (int)lround(ph);
+    return 0;
+}
+
 static void export_usage(FILE *fp)
 {
     fprintf(fp, "usage: pelab export VIEW [options] -o FILE\n"
                 "  FILE's extension picks the format: .png .svg .pdf (the figure), .csv .npy (its "
                 "numbers)\n"
                 "  --width N, --height N   figure size in pixels (default 1000 x 600; 64..16384)\n"
+                "  --size WxH{in,cm,px}    figure size with a unit, at --dpi (6x4in, 16x10cm)\n"
                 "  --dpi N                 PNG resolution metadata (default 96; 10..2400)\n"
                 "  --format EXT            png svg pdf csv npy: for -o - (standard output) and "
                 "devices\n"
@@ -424,6 +566,7 @@ int app_cmd_export(int argc, char **argv)
     int view_set = 0;
     app_anim anim;
     app_anim_default(&anim);
+    const char *size_arg = NULL;
     int animate = 0, anim_only = 0; /* anim_only: an animation option, without --animate */
 
     /* the view may come first as a word */
@@ -469,6 +612,9 @@ int app_cmd_export(int argc, char **argv)
             }
             break;
         case 'C': /* applied by app_cli_parse, before the other options */
+            break;
+        case 'S': /* resolved after the loop: its pixels depend on --dpi, wherever it stands */
+            size_arg = v;
             break;
         case 'A':
             if (app_anim_parse(v, &anim, err, sizeof err) < 0) {
@@ -538,6 +684,10 @@ int app_cmd_export(int argc, char **argv)
         return 2;
     }
     if (app_state_validate(&st, err, sizeof err) < 0) {
+        fprintf(stderr, "pelab export: %s\n", err);
+        return 2;
+    }
+    if (size_arg && parse_size(size_arg, &o, err, sizeof err) < 0) {
         fprintf(stderr, "pelab export: %s\n", err);
         return 2;
     }

@@ -37,6 +37,10 @@ int app_export_file(const app_state *st, const char *path, const app_export_opts
 int app_export_file_as(const app_state *st, const char *path, const char *format,
                        const app_export_opts *o, char *err, size_t errlen);
 
+/* The title a file's metadata carries: the author's --title, else the view's description. */
+const char *app_export_title(const app_state *st);
+/* The text size in pixels of a figure: --font-size points at the dpi, or scaled to the size. */
+double app_export_font_px(const app_state *st, const app_export_opts *o);
 /* Write f as printf("%.9g") does (at most 16 bytes and a NUL into buf); returns the length.
  * The CSV writer's number format: 9 significant digits read back to the same float. */
 int app_format_float(char *buf, float f);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "colormap.h"
+#include "raster.h"
 #include "views.h"
 
 /* ---- strict number parsing --------------------------------------------------------------- */
@@ -248,6 +249,7 @@ static const char *const sim_names[] = {"dot", "cosine", NULL};
 static const char *const theme_names[] = {"light", "dark", NULL};
 static const char *const xpos_zeta_names[] = {"full", "rotary", NULL};
 static const char *const onoff_names[] = {"off", "on", NULL};
+static const char *const csv_names[] = {"wide", "long", NULL};
 static const char *const scale_names[] = {"per-head", "shared", NULL};
 
 /* the keys' custom steps and the sliders' moving ranges */
@@ -286,6 +288,50 @@ static double last_pos(const app_state *st)
 static double target_auto(const app_state *st)
 {
     return st->p.scaling.factor * st->p.scaling.original_ctx;
+}
+
+/* The author's title and subtitle: "" removes them, and unset (the view's own) reads as
+ * "(the view's)" so the export command leaves it out. */
+static const char view_own[] = "(the view's)";
+static int set_author_text(const char *name, char *dst, size_t cap, int *is_set, const char *v,
+                           char *err, size_t errlen)
+{
+    size_t len = strlen(v);
+    if (len >= cap) {
+        snprintf(err, errlen, "--%s: %zu bytes, allowed at most %zu", name, len, cap - 1);
+        return -1;
+    }
+    memcpy(dst, v, len + 1);
+    *is_set = strcmp(v, view_own) != 0;
+    return 0;
+}
+static int set_title(app_state *st, const char *v, char *err, size_t errlen)
+{
+    return set_author_text("title", st->title, sizeof st->title, &st->title_set, v, err, errlen);
+}
+static void get_title(const app_state *st, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", st->title_set ? st->title : view_own);
+}
+static int set_subtitle(app_state *st, const char *v, char *err, size_t errlen)
+{
+    return set_author_text("subtitle", st->subtitle, sizeof st->subtitle, &st->subtitle_set, v, err,
+                           errlen);
+}
+static void get_subtitle(const app_state *st, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", st->subtitle_set ? st->subtitle : view_own);
+}
+
+static int set_font(app_state *st, const char *v, char *err, size_t errlen)
+{
+    if (raster_font_check(v, err, errlen) < 0) return -1;
+    int unused = 0;
+    return set_author_text("font", st->font, sizeof st->font, &unused, v, err, errlen);
+}
+static void get_font(const app_state *st, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", st->font);
 }
 
 #define OFF(f) offsetof(app_state, f)
@@ -389,6 +435,24 @@ static const app_option options[] = {
              3.14159266, 1)},
     {APP_INT("probe-d", NULL, "resolution probe distance D, 1..1048576", probe_d, 1, PE_MAX_LEN),
      .label = "D"},
+    /* the author's controls (exports and the explorer's `s`) */
+    {APP_CUS("title", NULL, "figure title over the view's (\"\" removes it)", set_title, get_title,
+             NULL),
+     .everywhere = 1},
+    {APP_CUS("subtitle", NULL, "figure subtitle over the view's (\"\" removes it)", set_subtitle,
+             get_subtitle, NULL),
+     .everywhere = 1},
+    {APP_DBL("font-size", NULL, "figure text in points at --dpi, 0 = scaled to the figure, 0..200",
+             font_pt, 0, 200, 0),
+     .at_lo = "auto", .everywhere = 1},
+    {APP_CUS("font", NULL, "figure font: a fontconfig family (default DejaVu Sans)", set_font,
+             get_font, NULL),
+     .everywhere = 1},
+    {APP_CHO("csv-layout", NULL,
+             "CSV: wide (the table, numpy.loadtxt) | long (a row per value with named index "
+             "columns, pandas.read_csv(f, comment='#'))",
+             csv_long, csv_names),
+     .everywhere = 1},
 };
 
 /* The table above, then each view's own rows (a view module shared by several views counts

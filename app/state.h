@@ -45,6 +45,12 @@ typedef struct app_state {
     double min_angle;       /* resolution probe threshold, radians */
     int probe_d;            /* resolution probe distance D */
     app_attn_state attn;    /* the attention views' own parameters (attn_state.h) */
+    /* the author's controls over every figure (exports, the explorer's `s`, the window) */
+    char title[256], subtitle[256]; /* used when title_set / subtitle_set; "" removes */
+    int title_set, subtitle_set;
+    double font_pt; /* text size in points at the export's dpi; 0 = scaled to the figure */
+    char font[128]; /* fontconfig family for cairo outputs; "" = DejaVu Sans */
+    int csv_long;   /* CSV: one row per value with named index columns (else the wide table) */
     /* provenance for exports: the command line that made the figure */
     char command[2048];
 } app_state;

@@ -15,6 +15,9 @@
 struct cmap;
 
 #define APP_PI 3.14159265358979323846
+/* Labels are mathematics in Unicode (terminals without UTF-8 get the ASCII spelling through
+ * scene_ascii): θₖ */
+#define APP_THETA_K "\xce\xb8\xe2\x82\x96"
 
 /* The numbers behind a figure, for .csv and .npy. Row-major doubles, written as float32 unless
  * f64 is set. ndim 1..3. */
@@ -146,6 +149,10 @@ typedef struct app_view {
     /* Option rows of the view's own, ended by a row with name NULL, added to the option table
      * (a module shared by several views points them all at the same rows). */
     const struct app_option *own_options;
+    /* The animation the explorer's S key records (a GIF through `pelab export --animate`): an
+     * --animate value ("pos=0:48:97"), or an option name (swept over its slider's range); NULL:
+     * the first option in `options` that has a slider. */
+    const char *record;
 } app_view;
 
 size_t app_view_count(void);
@@ -207,6 +214,10 @@ void app_cursor_line(scene *s, const scene_target *t, const fig_theme *th, doubl
 /* app_cursor_line across the whole height of axes a at data x. */
 void app_cursor_vline(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a,
                       double x);
+
+/* 2 to the power e as a label: 2⁻¹ for a whole exponent (superscript digits), 2^-0.415 otherwise.
+ * Terminals without UTF-8 get 2^-1 (scene_ascii). */
+void app_pow2_label(double e, char *buf, size_t n);
 
 /* The title block: draws title and subtitle on the whole canvas, returns the rest. */
 fig_rect app_frame(scene *s, const scene_target *t, const fig_theme *th, const char *title,

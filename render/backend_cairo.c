@@ -8,12 +8,14 @@
  * Heatmaps: values go through the colormap into an RGB image of (rows, cols); an image larger
  * than its rectangle on the device is box-averaged down first (a 1024-row matrix in 500 px must
  * not alias), and the image is then scaled with the nearest filter so cells stay crisp. Vector
- * outputs embed the image at its own resolution (capped) with the nearest filter.
+ * outputs embed the image at the data's resolution, or the drawn one when that is smaller, with
+ * the nearest filter.
  */
 #include <cairo-pdf.h>
 #include <cairo-svg.h>
 #include <cairo.h>
 #include <ctype.h>
+#include <fontconfig/fontconfig.h>
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -25,11 +27,18 @@
 #include "outfile.h"
 #include "raster.h"
 
-#if defined(__SANITIZE_ADDRESS__)
+/* gcc says __SANITIZE_ADDRESS__, clang (the fuzz build) __has_feature(address_sanitizer) */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define PELAB_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(PELAB_ASAN)
 #include <sanitizer/lsan_interface.h>
 /* fontconfig keeps its configuration and font patterns for the life of the process (cairo's
  * toy font API loads them on first use); freeing them needs FcFini, which would make render/
- * link fontconfig directly. In sanitizer builds, tell LeakSanitizer these are not leaks. Any
+ * link fontconfig directly (--font's check asks fontconfig too). In sanitizer builds, tell
+ * LeakSanitizer these are not leaks. Any
  * program drawing text through this file gets the suppression; nothing else is hidden. */
 const char *__lsan_default_suppressions(void)
 {
@@ -37,13 +46,54 @@ const char *__lsan_default_suppressions(void)
 }
 #endif
 
-static const char font_family[] = "DejaVu Sans";
+static const char default_family[] = "DejaVu Sans";
+static char font_family[128] = "DejaVu Sans";
+
+void raster_use_font(const char *family)
+{
+    snprintf(font_family, sizeof font_family, "%s", family && *family ? family : default_family);
+}
+
+int raster_font_check(const char *family, char *err, size_t errlen)
+{
+    if (!family || !*family) return 0;
+    if (strlen(family) >= sizeof font_family) {
+        snprintf(err, errlen, "--font: %zu bytes, allowed at most %zu", strlen(family),
+                 sizeof font_family - 1);
+        return -1;
+    }
+    /* what cairo's toy API does with a family: fontconfig's best match for it. A family that
+     * is not installed still matches something (the fallback), so compare the names. */
+    FcPattern *pat = FcNameParse((const FcChar8 *)"");
+    int rc = -1;
+    char got[128] = "?";
+    if (pat) {
+        FcPatternAddString(pat, FC_FAMILY, (const FcChar8 *)family);
+        FcConfigSubstitute(NULL, pat, FcMatchPattern);
+        FcDefaultSubstitute(pat);
+        FcResult res;
+        FcPattern *m = FcFontMatch(NULL, pat, &res);
+        FcChar8 *fam = NULL;
+        for (int i = 0; m && FcPatternGetString(m, FC_FAMILY, i, &fam) == FcResultMatch; i++) {
+            if (i == 0) snprintf(got, sizeof got, "%s", (const char *)fam);
+            if (FcStrCmpIgnoreCase(fam, (const FcChar8 *)family) == 0) rc = 0;
+        }
+        if (m) FcPatternDestroy(m);
+        FcPatternDestroy(pat);
+    }
+    if (rc < 0)
+        snprintf(err, errlen,
+                 "--font '%s': fontconfig does not know this family (it would fall back to '%s'); "
+                 "allowed: an installed family (fc-list : family)",
+                 family, got);
+    return rc;
+}
 static const double pi = 3.14159265358979323846;
 /* A normal line of text is this many font sizes high (raster.h). */
 static const double line_per_px = 1.3;
 /* Measuring at a large size keeps the rounding of glyph advances out of the result. */
 static const double measure_px = 100.0;
-/* Vector outputs embed heatmaps at most this many cells per side (box-averaged beyond). */
+/* Vector outputs embed heatmaps at most this many image pixels per side (box-averaged beyond). */
 enum { VECTOR_MAX_CELLS = 2048 };
 
 typedef struct draw_opts {
@@ -389,15 +439,6 @@ static cairo_surface_t *heat_image(const scene_item *it, size_t out_rows, size_t
     return img;
 }
 
-/* How often to repeat each of n cells spanning len units in a vector image. */
-static size_t vector_repeat(size_t n, double len)
-{
-    double f = ceil(2.0 * len / (double)n);
-    double cap = floor((double)VECTOR_MAX_CELLS / (double)n);
-    if (f > cap) f = cap;
-    return f >= 1.0 ? (size_t)f : 1;
-}
-
 static int draw_heatmap(cairo_t *cr, const scene_item *it, const draw_opts *o)
 {
     size_t rows = it->u.heat.rows, cols = it->u.heat.cols;
@@ -436,11 +477,14 @@ static int draw_heatmap(cairo_t *cr, const scene_item *it, const draw_opts *o)
     dh = fabs(dh);
     size_t out_cols, out_rows;
     if (o->vector) {
-        /* Keep the cells, and repeat each an integer number of times up to about two image
-         * pixels per unit: viewers that smooth images anyway (librsvg ignores every
-         * image-rendering hint) then blur only a thin fringe of each cell. */
-        out_cols = cols > VECTOR_MAX_CELLS ? VECTOR_MAX_CELLS : cols * vector_repeat(cols, dw);
-        out_rows = rows > VECTOR_MAX_CELLS ? VECTOR_MAX_CELLS : rows * vector_repeat(rows, dh);
+        /* The data's resolution, or the drawn one (device units: points in a PDF, pixels in
+         * an SVG) when that is smaller, box-averaged down like a raster; shown with the nearest
+         * filter. A 4096 x 1024 table drawn 700 units wide is a 700-wide image, as matplotlib
+         * writes it, not 4096 cells repeated. */
+        double lim_w = fmax(1.0, fmin((double)VECTOR_MAX_CELLS, ceil(dw - 1e-6)));
+        double lim_h = fmax(1.0, fmin((double)VECTOR_MAX_CELLS, ceil(dh - 1e-6)));
+        out_cols = (double)cols > lim_w ? (size_t)lim_w : cols;
+        out_rows = (double)rows > lim_h ? (size_t)lim_h : rows;
     } else {
         double lim_w = fmax(1.0, fmin(32767.0, ceil(dw - 1e-6)));
         double lim_h = fmax(1.0, fmin(32767.0, ceil(dh - 1e-6)));

@@ -503,10 +503,12 @@ static uint32_t utf8_next(const unsigned char **p)
     return c;
 }
 
-static void draw_text(raster *r, const scene_item *it)
+static void draw_text(raster *r, const scene_item *it, int ascii)
 {
     const char *str = it->u.text.str;
     if (!str || !isfinite(it->u.text.x) || !isfinite(it->u.text.y)) return;
+    char spelt[1024];
+    if (ascii) str = scene_ascii(str, spelt, sizeof spelt); /* as the layout measured it */
     size_t n = 0;
     for (const unsigned char *p = (const unsigned char *)str; *p;) {
         utf8_next(&p);
@@ -721,7 +723,7 @@ static void draw_item(cellgrid *g, raster *r, const scene_item *it)
         return;
     }
     case SCENE_TEXT:
-        draw_text(r, it);
+        draw_text(r, it, g->ascii);
         return;
     case SCENE_HEATMAP:
         draw_heatmap(g, r, it);

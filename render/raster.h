@@ -13,6 +13,12 @@
 /* A target of w x h device pixels with text at font_px pixels (a normal line is 1.3 font_px).
  * Text widths are measured with cairo's toy font "DejaVu Sans" (sans-serif fallback). */
 scene_target raster_target(double w, double h, double font_px);
+/* The family cairo draws text in: a fontconfig family name, or NULL / "" for DejaVu Sans (the
+ * default). Process-wide: every cairo figure drawn after the call uses it. */
+void raster_use_font(const char *family);
+/* Whether fontconfig knows family: 0, or -1 with "--font 'NAME': ..." naming the family it would
+ * fall back to. */
+int raster_font_check(const char *family, char *err, size_t errlen);
 /* The font size for a w x h figure: readable at any size (about h/40, at least 11 px) times
  * scale (the window's +/- zoom, the dpi/96 of an export). */
 double raster_font_px(double w, double h, double scale);

@@ -1,6 +1,7 @@
 /* scene.c: the display list and its arena. */
 #include "scene.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -144,10 +145,64 @@ static scene_item *push(scene *s, scene_kind kind, uint32_t color, double width,
     return it;
 }
 
+/* Unicode -> ASCII for mathematical labels. kind: 0 plain, 1 subscript, 2 superscript. */
+static const struct {
+    const char *u, *a;
+    int kind;
+} spell[] = {
+    {"\xce\xb8", "theta", 0},    {"\xce\xb6", "zeta", 0},    {"\xcf\x80", "pi", 0},
+    {"\xce\xb1", "alpha", 0},    {"\xce\xb2", "beta", 0},    {"\xce\xbb", "lambda", 0},
+    {"\xe2\x88\x9a", "sqrt", 0}, {"\xe2\x89\xa4", "<=", 0},  {"\xe2\x89\xa5", ">=", 0},
+    {"\xc2\xb7", ".", 0},        {"\xc3\x97", "x", 0},       {"\xe2\x88\x92", "-", 0},
+    {"\xe2\x86\x92", "->", 0},   {"\xe2\x80\xa6", "...", 0}, {"\xe2\x89\x88", "~", 0},
+    {"\xe2\x82\x96", "k", 1},    {"\xe1\xb5\xa2", "i", 1},   {"\xe2\xb1\xbc", "j", 1},
+    {"\xe2\x82\x98", "m", 1},    {"\xe2\x82\x99", "n", 1},   {"\xe2\x82\x80", "0", 1},
+    {"\xe2\x82\x81", "1", 1},    {"\xe2\x82\x82", "2", 1},   {"\xe2\x82\x8b", "-", 1},
+    {"\xe2\x81\xbb", "-", 2},    {"\xe2\x81\xba", "+", 2},   {"\xe2\x81\xb0", "0", 2},
+    {"\xc2\xb9", "1", 2},        {"\xc2\xb2", "2", 2},       {"\xc2\xb3", "3", 2},
+    {"\xe2\x81\xb4", "4", 2},    {"\xe2\x81\xb5", "5", 2},   {"\xe2\x81\xb6", "6", 2},
+    {"\xe2\x81\xb7", "7", 2},    {"\xe2\x81\xb8", "8", 2},   {"\xe2\x81\xb9", "9", 2},
+    {"\xe1\xb5\x8f", "k", 2},    {"\xe2\x81\xbf", "n", 2},   {"\xca\xb3", "r", 2},
+};
+
+char *scene_ascii(const char *utf8, char *out, size_t n)
+{
+    size_t k = 0;
+    int run = 0; /* the kind of the run being written */
+    if (!n) return out;
+    for (const char *p = utf8; *p && k + 1 < n;) {
+        size_t i = 0, ns = sizeof spell / sizeof spell[0];
+        while (i < ns && strncmp(p, spell[i].u, strlen(spell[i].u)) != 0) i++;
+        const char *add;
+        char one[2] = {*p, 0};
+        int kind = 0;
+        if (i < ns) {
+            add = spell[i].a;
+            kind = spell[i].kind;
+            p += strlen(spell[i].u);
+        } else {
+            add = one;
+            p++;
+        }
+        if (kind && kind != run && k + 1 < n) out[k++] = kind == 1 ? '_' : '^';
+        run = kind;
+        for (; *add && k + 1 < n; add++) out[k++] = *add;
+        if (i < ns && strcmp(spell[i].a, "sqrt") == 0) { /* sqrt(d): the argument's word */
+            if (k + 1 < n) out[k++] = '(';
+            while ((isalnum((unsigned char)*p) || *p == '_') && k + 1 < n) out[k++] = *p++;
+            if (k + 1 < n) out[k++] = ')';
+        }
+    }
+    out[k] = '\0';
+    return out;
+}
+
 double scene_text_width(const scene_target *t, const char *str, double size)
 {
     if (!str || !*str) return 0.0;
     if (t->measure) return t->measure(t->measure_ctx, str, size) * t->text_h;
+    char spelt[1024];
+    if (t->ascii) str = scene_ascii(str, spelt, sizeof spelt);
     size_t cps = 0;
     for (const unsigned char *p = (const unsigned char *)str; *p; p++)
         if ((*p & 0xc0) != 0x80) cps++; /* continuation bytes do not start a code point */

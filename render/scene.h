@@ -29,6 +29,7 @@ typedef struct scene_target {
     double char_w;        /* advance of an average character at size 1.0 */
     double hairline;      /* thinnest visible line width */
     int cells;            /* 1 for a character grid: text is 1 cell per character, snap to cells */
+    int ascii; /* text is shown as its ASCII spelling (scene_ascii): a non-UTF-8 terminal */
     /* Optional exact width of utf8 at the given size (multiple of text_h), returned in units of
      * text_h (scene_text_width multiplies by text_h), so a measure function needs no state
      * about the canvas; NULL = char_w * code points. */
@@ -37,7 +38,14 @@ typedef struct scene_target {
     void *measure_ctx;
 } scene_target;
 
-/* Width of s at size on target t (uses t->measure when set; counts UTF-8 code points else). */
+/* The ASCII spelling of the mathematical text the views write in Unicode, for terminals without
+ * UTF-8: θₖ -> theta_k, 2⁻¹ -> 2^-1, √d -> sqrt(d)... (a subscript or superscript run gets one
+ * _ or ^; other non-ASCII characters are left for the backend's '?'). Writes at most n bytes
+ * with the terminator; returns out. */
+char *scene_ascii(const char *utf8, char *out, size_t n);
+
+/* Width of s at size on target t (uses t->measure when set; counts UTF-8 code points else, of
+ * the ASCII spelling on an ascii target). */
 double scene_text_width(const scene_target *t, const char *s, double size);
 /* The same for text drawn with SCENE_BOLD. */
 double scene_text_width_bold(const scene_target *t, const char *s, double size);

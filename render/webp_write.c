@@ -12,8 +12,8 @@
 #include "anim.h"
 #include "outfile.h"
 
-/* Lossless effort level 0..9 (WebPConfigLosslessPreset): 2 was measured on the 800 x 600 RoPE
- * sweep at a third of the default's (6) time for a file 6% larger. */
+/* Lossless effort level 0..9 (WebPConfigLosslessPreset): a low one keeps the encoding time near
+ * the GIF writer's; the 64-frame 800 x 600 RoPE sweep is then 534 kB (the GIF: 453 kB). */
 enum { LOSSLESS_LEVEL = 2 };
 
 int anim_write_webp(const char *path, const anim_frames *a, char *err, size_t errlen)

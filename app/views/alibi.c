@@ -84,10 +84,12 @@ static int alibi_build(app_view_ctx *c, const app_state *st, scene *s, const sce
         return -1;
     }
     char title[160], sub[256];
-    if (st->head >= 0)
-        snprintf(title, sizeof title, "ALiBi bias, head %d of %d: slope m = %.6g = 2^%.3g",
-                 st->head, p->heads, slopes[st->head], log2(slopes[st->head]));
-    else
+    if (st->head >= 0) {
+        char pw[48];
+        app_pow2_label(log2(slopes[st->head]), pw, sizeof pw);
+        snprintf(title, sizeof title, "ALiBi bias, head %d of %d: slope m = %.6g = %s", st->head,
+                 p->heads, slopes[st->head], pw);
+    } else
         snprintf(title, sizeof title, "ALiBi bias -m(i-j) for %d heads", p->heads);
     app_subtitle(st, NULL, APP_SUB_LEN | APP_SUB_HEADS, sub, sizeof sub);
     size_t u = strlen(sub);
@@ -164,13 +166,15 @@ static int alibi_build(app_view_ctx *c, const app_state *st, scene *s, const sce
     for (int h = 0; h < nh; h++) {
         fig_rect cell = fig_grid_cell(r, rows, cols, h / cols, h % cols, gap);
         /* head label above each small matrix */
-        char lab[64];
+        char lab[128];
+        char pw[48];
+        app_pow2_label(log2(slopes[h]), pw, sizeof pw);
         double hlo = alibi_lo(p, slopes[h]);
         /* per head: the label names the head's own range, the colourbar only its fractions */
         if (per_head)
-            snprintf(lab, sizeof lab, "h%d  m=2^%.3g  %.3g..0", h, log2(slopes[h]), hlo);
+            snprintf(lab, sizeof lab, "h%d  m=%s  %.3g..0", h, pw, hlo);
         else
-            snprintf(lab, sizeof lab, "h%d  m=2^%.3g", h, log2(slopes[h]));
+            snprintf(lab, sizeof lab, "h%d  m=%s", h, pw);
         /* many heads: the slope does not fit over its small matrix, the head number (and
          * range) does */
         if (scene_text_width(t, lab, 0.85) > cell.w && per_head)

@@ -276,6 +276,25 @@ void app_draw_cell_cursor(scene *s, const scene_target *t, const fig_theme *th, 
     scene_rect(s, bx, by, bw, bh, th->fg, 0);
 }
 
+void app_pow2_label(double e, char *buf, size_t n)
+{
+    static const char *const sup[10] = {
+        "\xe2\x81\xb0", "\xc2\xb9",     "\xc2\xb2",     "\xc2\xb3",     "\xe2\x81\xb4",
+        "\xe2\x81\xb5", "\xe2\x81\xb6", "\xe2\x81\xb7", "\xe2\x81\xb8", "\xe2\x81\xb9"};
+    if (!(fabs(e - round(e)) < 1e-9) || fabs(e) >= 1e6) {
+        snprintf(buf, n, "2^%.3g", e);
+        return;
+    }
+    char digits[16];
+    snprintf(digits, sizeof digits, "%.0f", fabs(round(e)));
+    size_t k = (size_t)snprintf(buf, n, "2%s", e < 0 ? "\xe2\x81\xbb" : "");
+    for (const char *d = digits; *d && k < n; d++) {
+        int w = snprintf(buf + k, n - k, "%s", sup[*d - '0']);
+        if (w < 0) return;
+        k += (size_t)w;
+    }
+}
+
 fig_rect app_frame(scene *s, const scene_target *t, const fig_theme *th, const char *title,
                    const char *subtitle)
 {

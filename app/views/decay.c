@@ -487,4 +487,5 @@ const app_view app_view_decay = {
     .data = decay_data,
     .options = "pe dim len base freq rotary-frac scaling factor orig-ctx seq-len attn-factor heads "
                "head slope-ratio alibi xpos-scale xpos-zeta std seed pos curves",
+    .record = "pos", /* p0 walking along the positions */
 };

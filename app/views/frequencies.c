@@ -171,8 +171,8 @@ static int freq_build(app_view_ctx *c, const app_state *st, scene *s, const scen
     char title[200], sub[320];
     if (type == PE_SCALING_NONE)
         snprintf(title, sizeof title,
-                 "RoPE frequencies theta_k: %d of %d pairs never turn once in L0 = %s", never_o, n,
-                 l0s);
+                 "RoPE frequencies " APP_THETA_K ": %d of %d pairs never turn once in L0 = %s",
+                 never_o, n, l0s);
     else
         snprintf(title, sizeof title, "RoPE frequencies: original vs %s f=%g (L0 %s -> T %s)",
                  app_ext_method_label(type), sc->factor, l0s, ts);
@@ -200,7 +200,7 @@ static int freq_build(app_view_ctx *c, const app_state *st, scene *s, const scen
         if (type == PE_SCALING_NTK || type == PE_SCALING_DYNAMIC) SUB("  base -> %.6g", f.ext_base);
         if (type == PE_SCALING_DYNAMIC) {
             if (f.seq_len <= sc->original_ctx)
-                SUB(" (seq_len %d <= L0: original, as HF resets)", f.seq_len);
+                SUB(" (seq_len %d \xe2\x89\xa4 L0: original, as HF resets)", f.seq_len);
             else
                 SUB(" (seq_len %d%s)", f.seq_len, sc->seq_len > 0 ? "" : " = T");
         }
@@ -251,7 +251,7 @@ static int freq_build(app_view_ctx *c, const app_state *st, scene *s, const scen
     double y0, y1;
     log_range(tlo, thi, top, &y0, &y1);
     fig_axes a = band_axes(s, t, th, left, -0.5, n - 0.5, y0, y1, "frequency pair k",
-                           "theta_k (radians per position)", &f);
+                           APP_THETA_K " (radians per position)", &f);
     fig_curve(s, &a, x, f.orig, (size_t)n, colors[0], two ? lw * 1.8 : lw, 0);
     if (two) fig_curve(s, &a, x, f.ext, (size_t)n, colors[1], lw, 0);
     if (!t->cells && n <= 128)
@@ -268,7 +268,7 @@ static int freq_build(app_view_ctx *c, const app_state *st, scene *s, const scen
     /* right: wavelengths against L0 and T */
     log_range(wlo, whi, top, &y0, &y1);
     fig_axes b = band_axes(s, t, th, right, -0.5, n - 0.5, y0, y1, "frequency pair k",
-                           "wavelength 2pi/theta_k (positions)", &f);
+                           "wavelength 2\xcf\x80/" APP_THETA_K " (positions)", &f);
     fig_curve(s, &b, x, wo, (size_t)n, colors[0], two ? lw * 1.8 : lw, 0);
     if (two) fig_curve(s, &b, x, we, (size_t)n, colors[1], lw, 0);
     /* after the curves, so a label the curves cannot avoid (a narrow plot) stays readable */

@@ -188,7 +188,8 @@ static int heatmap_build(app_view_ctx *c, const app_state *st, scene *s, const s
            cols = rot ? (size_t)pe_rope_rotary_dim(&st->p) : (size_t)st->p.dim;
     char title[128], sub[256];
     if (rot)
-        snprintf(title, sizeof title, "%s: cos/sin of the rotation angle m*theta_k", st->enc->name);
+        snprintf(title, sizeof title, "%s: cos/sin of the rotation angle m\xc2\xb7" APP_THETA_K,
+                 st->enc->name);
     else
         snprintf(title, sizeof title, "%s position encoding", st->enc->name);
     app_subtitle(

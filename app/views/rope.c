@@ -54,7 +54,9 @@ static int rope_build(app_view_ctx *c, const app_state *st, scene *s, const scen
 
     char title[160], sub[256];
     snprintf(title, sizeof title,
-             "RoPE: q at m=%d, k at n=%d  |  q.k = sum cos((m-n)theta_k) = %.4f", m, n, score);
+             "RoPE: q at m=%d, k at n=%d  |  q\xc2\xb7k = sum cos((m\xe2\x88\x92n)" APP_THETA_K
+             ") = %.4f",
+             m, n, score);
     app_subtitle(st, NULL, APP_SUB_DIM | APP_SUB_BASE | APP_SUB_PAIRING | APP_SUB_SCALING, sub,
                  sizeof sub);
     fig_rect r = app_frame(s, t, th, title, sub);
@@ -73,7 +75,7 @@ static int rope_build(app_view_ctx *c, const app_state *st, scene *s, const scen
      * wide as its labels. Labels take two lines ("k=0  theta=1" / "angle +1.00  cos +0.540")
      * or, in a narrow column, three (angle and cos apart), so that d = 8 keeps all four pairs
      * side by side in an 80-column terminal instead of dropping one. */
-    const char *theta = t->cells ? "theta" : "\xce\xb8";
+    const char *theta = "\xce\xb8"; /* terminals without UTF-8 read "theta" (scene_ascii) */
     char widest[96];
     snprintf(widest, sizeof widest, "angle %+.2f  cos %+.3f", -3.14, -0.999);
     double pad = t->cells ? 2 : t->char_w * 2;
@@ -281,6 +283,8 @@ const app_view app_view_rope = {
     .data = rope_data,
     .options =
         "dim len base pairing rotary-frac scaling factor orig-ctx seq-len attn-factor pos pos-k",
+    /* the spin: q turns through 48 positions, two frames a position */
+    .record = "pos=0:48:97",
     .keys = rope_keys,
     .tick = rope_tick,
 };

@@ -2,6 +2,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "raster.h"
+
 #include "view_list.h"
 
 #define APP_VIEW_ENTRY(n) &app_view_##n,
@@ -56,6 +58,10 @@ int app_view_build(app_view_ctx *c, const app_state *st, scene *s, const scene_t
     const app_view *v = app_view_at((size_t)st->view);
     if (v->validate && v->validate(st, err, errlen) < 0) return -1;
     c->notice[0] = '\0';
+    /* the author's controls: the title block (fig_title reads them) and the font cairo uses */
+    c->author.title = st->title_set ? st->title : NULL;
+    c->author.subtitle = st->subtitle_set ? st->subtitle : NULL;
     s->author = &c->author;
+    raster_use_font(st->font);
     return app_view_at((size_t)st->view)->build(c, st, s, t, err, errlen);
 }

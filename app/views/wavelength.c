@@ -51,7 +51,7 @@ static int wl_build(app_view_ctx *c, const app_state *st, scene *s, const scene_
     for (int k = 0; k < n; k++) over += w[k] > L;
     char title[160], sub[256];
     snprintf(title, sizeof title,
-             "%s wavelengths 2pi/theta_k: %d of %d pairs never turn once in L=%d",
+             "%s wavelengths 2\xcf\x80/" APP_THETA_K ": %d of %d pairs never turn once in L=%d",
              rope ? "RoPE" : "Sinusoid", over, n, L);
     app_subtitle(st, NULL,
                  APP_SUB_DIM | APP_SUB_LEN | APP_SUB_BASE |

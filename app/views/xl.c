@@ -361,7 +361,9 @@ static int xlv_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     const cmap *map = app_pick_map(st, -lim, lim, &vmin, &vmax);
 
     char title[160], sub[256];
-    snprintf(title, sizeof title, "Transformer-XL score = (a) + (b) + (c) + (d), each / sqrt(d)");
+    snprintf(title, sizeof title,
+             "Transformer-XL score = (a) + (b) + (c) + (d), each / \xe2\x88\x9a"
+             "d");
     app_subtitle(st, NULL, APP_SUB_DIM | APP_SUB_LEN | APP_SUB_BASE | APP_SUB_SEED, sub,
                  sizeof sub);
     size_t u = strlen(sub);

@@ -136,7 +136,8 @@ static int xpv_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     int L = p->len, np = pe_rope_rotary_dim(p) / 2;
     double sb = p->xpos_scale_base;
     char title[200], sub[384];
-    snprintf(title, sizeof title, "xPos: pair k of the score decays as zeta_k^(r/%g)", sb);
+    snprintf(title, sizeof title, "xPos: pair k of the score decays as \xce\xb6\xe2\x82\x96^(r/%g)",
+             sb);
     app_subtitle(st, NULL, APP_SUB_DIM | APP_SUB_LEN | APP_SUB_BASE | APP_SUB_SCALING, sub,
                  sizeof sub);
     size_t u = strlen(sub);
@@ -174,7 +175,7 @@ static int xpv_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     /* left: a few pairs' factors, fast to slow */
     int picks = np < PICKS ? np : PICKS;
     fig_axes a = fig_axes_draw(s, t, th, left, 0, xmax, 0, 1.04, "distance r = m - n",
-                               "factor zeta_k^(r/scale)", FIG_GRID);
+                               "factor \xce\xb6\xe2\x82\x96^(r/scale)", FIG_GRID);
     char names[PICKS][48];
     const char *nm[PICKS];
     uint32_t colors[PICKS];

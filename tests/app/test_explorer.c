@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cellgrid.h"
 #include "explorer.h"
@@ -521,5 +522,41 @@ int main(void)
     free(x);
     cellgrid_free(&g);
     scene_free(&s);
+    /* e also gives the --animate command; S records the view's animation as a GIF, in a
+     * fresh folder */
+    char tmp[4096], here[4096];
+    const char *base = getenv("PELAB_BUILD");
+    snprintf(tmp, sizeof tmp, "%s/explorer-record.XXXXXX", base && *base ? base : "/tmp");
+    if (mkdtemp(tmp) && getcwd(here, sizeof here) && chdir(tmp) == 0) {
+        app_explorer *rx = new_explorer(0);
+        rx->st.view = app_view_find("rope");
+        rx->st.enc = pe_encoding_find("rope");
+        type(rx, "e");
+        TAP_OK(strstr(rx->message, "--animate pos=0:48:97") != NULL,
+               "e in rope also shows the --animate command: %.120s", rx->message);
+        type(rx, "S");
+        FILE *fp = fopen("pelab-rope-1.gif", "rb");
+        char sig[7] = "";
+        if (fp) {
+            if (fread(sig, 1, 6, fp) != 6) sig[0] = 0;
+            fclose(fp);
+        }
+        TAP_OK(!rx->message_error &&
+                   strncmp(rx->message, "recorded pelab-rope-1.gif (97 frames", 36) == 0 &&
+                   strcmp(sig, "GIF89a") == 0,
+               "S in rope records the spin as pelab-rope-1.gif: %.100s", rx->message);
+        rx->st.view = app_view_find("decay");
+        type(rx, "S");
+        TAP_OK(!rx->message_error && strstr(rx->message, "--animate pos=") != NULL,
+               "S in decay records p0 walking along: %.140s", rx->message);
+        app_explorer_free(rx);
+        free(rx);
+        remove("pelab-rope-1.gif");
+        remove("pelab-decay-1.gif");
+        if (chdir(here) != 0) TAP_OK(0, "back to the starting folder");
+        rmdir(tmp);
+    } else {
+        TAP_OK(0, "a temporary folder for the recording (%s)", tmp);
+    }
     return tap_done();
 }

@@ -138,8 +138,38 @@ static void test_dump(void)
     scene_free(&s);
 }
 
+/* Mathematical labels in Unicode and their ASCII spelling for terminals without UTF-8; a layout
+ * on such a terminal measures the spelling it will show. */
+static void test_ascii(void)
+{
+    static const char *const cases[][2] = {
+        {"\xce\xb8\xe2\x82\x96 (radians)", "theta_k (radians)"},
+        {"m = 2\xe2\x81\xbb\xc2\xb9", "m = 2^-1"},
+        {"q\xc2\xb7k/\xe2\x88\x9a"
+         "d",
+         "q.k/sqrt(d)"},
+        {"seq_len \xe2\x89\xa4 L0", "seq_len <= L0"},
+        {"2\xcf\x80/\xce\xb8\xe2\x82\x96", "2pi/theta_k"},
+        {"\xce\xb6\xe2\x82\x96^(r/512)", "zeta_k^(r/512)"},
+        {"plain ascii", "plain ascii"},
+    };
+    char buf[128];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        TAP_OK(strcmp(scene_ascii(cases[i][0], buf, sizeof buf), cases[i][1]) == 0,
+               "scene_ascii: '%s' -> '%s' (%s)", cases[i][0], cases[i][1], buf);
+    TAP_OK(strcmp(scene_ascii("\xce\xb8\xce\xb8\xce\xb8", buf, 8), "thetath") == 0,
+           "scene_ascii stops at the buffer's end (%s)", buf);
+    scene_target u = {.width = 80, .height = 48, .text_h = 2, .char_w = 1, .cells = 1};
+    scene_target a = u;
+    a.ascii = 1;
+    TAP_OK(scene_text_width(&u, "\xce\xb8\xe2\x82\x96", 1) == 2 &&
+               scene_text_width(&a, "\xce\xb8\xe2\x82\x96", 1) == 7,
+           "theta_k is 2 cells on a UTF-8 terminal, 7 on an ASCII one");
+}
+
 int main(void)
 {
+    test_ascii();
     test_arena();
     test_builders();
     test_dump();
