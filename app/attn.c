@@ -675,8 +675,7 @@ static int run(app_attn *a, const app_state *st, char *err, size_t errlen)
         if (split)
             for (size_t i = 0; i < LH * cap * cap; i++) a->content[i] = a->position[i] = NAN;
         if (!split)
-            snprintf(a->split_msg, sizeof a->split_msg,
-                     "%s mixes position into q and k, so a score has no separate position part",
+            snprintf(a->split_msg, sizeof a->split_msg, "%s mixes position into q and k",
                      model_pe_name(a->pe));
         else
             a->split_msg[0] = '\0';

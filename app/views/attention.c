@@ -441,12 +441,7 @@ static void draw_split(actx *c, const app_attn *a, fig_rect r, int head)
     const float *pos = app_attn_position(a, c->step, c->layer, h);
     const float *w = app_attn_row(a, c->step, c->layer, h);
     char buf[400], cut[400];
-    if (!con || !pos || !w) {
-        snprintf(buf, sizeof buf, "no content/position split: %s", a->split_msg);
-        text_at(c, r.x, r.y, fit(c, 0, buf, t->cells ? 1 : 0.85, r.w, cut, sizeof cut),
-                t->cells ? 1 : 0.85, SCENE_LEFT | SCENE_TOP, th->muted, 0);
-        return;
-    }
+    if (!con || !pos || !w) return; /* split_or_reason said why */
     int n1 = c->step + 1;
     if (t->cells) {
         int wide = r.w >= 48;
@@ -903,6 +898,25 @@ static double draw_wrapped(actx *c, fig_rect r, const char *text, uint32_t color
     return lines * lh;
 }
 
+/* 1 when the model splits its scores (draw_split has something to draw); else the reason goes
+ * in one short line at the top of *r, which shrinks, and the caller keeps the attends-to list
+ * (rope, learned and sinusoidal mix position into q and k). */
+static int split_or_reason(actx *c, const app_attn *a, fig_rect *r, int head)
+{
+    int h = head >= 0 ? head : 0;
+    if (app_attn_content(a, c->step, c->layer, h) && app_attn_position(a, c->step, c->layer, h) &&
+        app_attn_row(a, c->step, c->layer, h))
+        return 1;
+    char buf[320];
+    snprintf(buf, sizeof buf, "no split: %s", a->split_msg);
+    /* one line from about 50 columns; a narrow terminal column wraps it rather than cut it */
+    double used = draw_wrapped(c, *r, buf, c->th->muted, 3);
+    double gap = c->t->cells ? 0 : c->t->text_h * 0.3;
+    r->y += used + gap;
+    r->h -= used + gap;
+    return 0;
+}
+
 static void actx_init(actx *c, scene *s, const scene_target *t, const app_state *st,
                       const app_attn *a)
 {
@@ -1002,7 +1016,7 @@ static int attention_build(app_view_ctx *vc, const app_state *st, scene *s, cons
                 draw_head_matrix(&c, vc, a, mr, c.head, 0);
             }
         }
-        if (st->attn.split)
+        if (st->attn.split && split_or_reason(&c, a, &r, c.head))
             draw_split(&c, a, r, c.head);
         else
             draw_bars(&c, a, r, c.head);
@@ -1035,7 +1049,7 @@ static int attention_build(app_view_ctx *vc, const app_state *st, scene *s, cons
     bar.y = right.y + t->text_h;
     bar.h = right.h - t->text_h;
     fig_colorbar(s, t, th, bar, c.vmin, c.vmax, c.map, c.cbar);
-    if (st->attn.split) {
+    if (st->attn.split && split_or_reason(&c, a, &r, c.head)) {
         fig_rect top = r;
         top.h = want_matrix ? r.h * 0.5 : r.h;
         fig_rect bottom = {r.x, r.y + top.h + gap, r.w, r.h - top.h - gap};

@@ -398,6 +398,52 @@ static void check_generation(void)
     app_attn_free(&a);
 }
 
+/* 1 when some text item of s is exactly str */
+static int scene_has_exact(const scene *s, const char *str)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->items[i].kind == SCENE_TEXT && s->items[i].u.text.str &&
+            strcmp(s->items[i].u.text.str, str) == 0)
+            return 1;
+    return 0;
+}
+
+/* x on a model without a split (rope, learned, sinusoidal) keeps the attends-to list and says
+ * why in one short line, whole, in the terminal and the window. */
+static void check_split_reason(void)
+{
+    static const char *const models[] = {"rope", "learned", "sinusoidal"};
+    scene_target tg[4] = {cellgrid_target(200, 60), cellgrid_target(120, 40),
+                          cellgrid_target(80, 24),
+                          raster_target(1280, 800, raster_font_px(1280, 800, 1))};
+    static const char *const tn[] = {"terminal 200x60", "terminal 120x40", "terminal 80x24",
+                                     "window 1280x800"};
+    char err[512], want[96];
+    for (int m = 0; m < 3; m++)
+        for (int k = 0; k < 4; k++) {
+            app_state st = state_for(models[m]);
+            st.attn.split = 1;
+            scene s;
+            scene_init(&s, 1, 1, 0);
+            app_view_ctx vc = {0};
+            int rc = app_view_build(&vc, &st, &s, &tg[k], err, sizeof err);
+            snprintf(want, sizeof want, "no split: %s mixes position into q and k", models[m]);
+            /* the list: its header in the terminal, the bars' axis in the window */
+            int list = k < 3
+                           ? scene_has_text(&s, "attends to (") || scene_has_text(&s, "attends to:")
+                           : scene_has_exact(&s, "attention");
+            /* one line, except in the narrow left column of 120x40 and 80x24, where it wraps
+             * (whole: nothing is cut) */
+            int reason =
+                k == 1 || k == 2 ? scene_has_text(&s, "no split:") : scene_has_exact(&s, want);
+            TAP_OK(rc == 0 && reason && list && s.n_cut == 0,
+                   "%s split, %s: the attends-to list stays, the reason is one whole line (%s%s)",
+                   models[m], tn[k], rc ? err : "", s.n_cut ? s.cut_example : "");
+            app_view_ctx_free(&vc);
+            scene_free(&s);
+        }
+}
+
 static void check_split(void)
 {
     char err[512];
@@ -427,6 +473,7 @@ static void check_split(void)
     app_attn_update(&a, &st, "rope", err, sizeof err);
     TAP_OK(!app_attn_content(&a, 3, 0, 0) && strstr(a.split_msg, "position into q and k"),
            "rope: no split, and it says why");
+    check_split_reason();
     st.attn.rope_base = 500;
     app_attn b = {0};
     app_attn_update(&b, &st, "rope", err, sizeof err);
