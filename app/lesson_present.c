@@ -204,11 +204,14 @@ typedef struct panel_text {
 
 /* The panel's lines for width t->width: the caption wrapped, then the hints, in at most 40% of
  * the height so the view and its status lines keep room at any zoom. In the window a caption
- * that does not fit is set smaller, down to 3/4 of the zoomed size; what still does not fit
- * loses its hints, then its end (the last line ends "..."). */
+ * that does not fit is set smaller, down to 3/4 of the zoomed size, and under the projector
+ * zoom down to the unzoomed size (a small window zoomed to 200% has room for the caption only
+ * at the size it had before the zoom); what still does not fit loses its hints, then its end
+ * (the last line ends "..."). */
 static void layout(presenter *p, app_explorer *x, const scene_target *t, panel_text *pt)
 {
-    static const double sizes[] = {1, 0.87, 0.75};
+    static const double sizes[] = {1, 0.87, 0.75, 0.66, 0.57, 0.5};
+    double smallest = fmin(0.75, 1 / fmax(1, x->st.zoom)) - 1e-9;
     const lesson_slide *s = slide(p);
     pt->title_line = t->cells ? 2 : t->text_h * 1.2;
     pt->pad = t->cells ? 1 : t->char_w;
@@ -217,6 +220,7 @@ static void layout(presenter *p, app_explorer *x, const scene_target *t, panel_t
     lesson_expand(s, &x->st, x->ctx[x->st.view].readout, cap, sizeof cap);
     int max = 1, all = 0;
     for (size_t k = 0; k < (t->cells ? 1 : sizeof sizes / sizeof sizes[0]); k++) {
+        if (sizes[k] < smallest) break;
         pt->size = sizes[k];
         pt->line = pt->title_line * sizes[k];
         max = (int)floor((t->height * 0.4 - pt->title_line) / pt->line);
