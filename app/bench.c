@@ -134,6 +134,15 @@ static void bench_table(int runs)
     bench_table_size(runs < 5 ? runs : 5, 8192, 4096);
 }
 
+/* A fresh folder for the bench's files under $TMPDIR (the system's temporary folder when unset);
+ * NULL when it cannot be made. */
+static char *bench_tmpdir(char *buf, size_t n)
+{
+    const char *t = getenv("TMPDIR");
+    snprintf(buf, n, "%s/pelab-bench-XXXXXX", t && *t ? t : "/tmp");
+    return mkdtemp(buf);
+}
+
 static void bench_export(int runs)
 {
     app_state st;
@@ -141,12 +150,12 @@ static void bench_export(int runs)
     st.p.len = 1024;
     st.p.dim = 512;
     st.view = app_view_find("heatmap");
-    char dir[] = "/tmp/pelab-bench-XXXXXX";
-    if (!mkdtemp(dir)) {
+    char dir[512];
+    if (!bench_tmpdir(dir, sizeof dir)) {
         printf("export: cannot make a temporary directory\n");
         return;
     }
-    char path[128];
+    char path[640];
     snprintf(path, sizeof path, "%s/heatmap.png", dir);
     app_export_opts o = {1000, 600, 96};
     double t[32];
@@ -170,8 +179,8 @@ static void bench_export(int runs)
  * WebP encoded, renamed) as a user runs it: this binary again through fork and exec. */
 static void bench_animation(int runs)
 {
-    char dir[] = "/tmp/pelab-bench-XXXXXX";
-    if (!mkdtemp(dir)) {
+    char dir[512];
+    if (!bench_tmpdir(dir, sizeof dir)) {
         printf("animation: cannot make a temporary directory\n");
         return;
     }
@@ -180,7 +189,7 @@ static void bench_animation(int runs)
            "matplotlib_rope_anim.py):\n");
     static const char *const exts[] = {"gif", "webp"};
     for (int e = 0; e < 2; e++) {
-        char path[128];
+        char path[640];
         snprintf(path, sizeof path, "%s/rope.%s", dir, exts[e]);
         double t[32];
         int ok = 1;
