@@ -14,6 +14,7 @@
 
 #include "pe.h"
 #include "commands.h"
+#include "runproc.h"
 #include "tap.h"
 
 static const char *pelab;
@@ -26,32 +27,7 @@ static int run(const char *const *args)
 {
     char errpath[128];
     snprintf(errpath, sizeof errpath, "%s/stderr.txt", dir);
-    pid_t pid = fork();
-    if (pid == 0) {
-        int fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        dup2(fd, 2);
-        int nul = open("/dev/null", O_WRONLY);
-        dup2(nul, 1);
-        const char *argv[64];
-        int n = 0;
-        argv[n++] = pelab;
-        for (; args[n - 1] && n < 63; n++) argv[n] = args[n - 1];
-        argv[n] = NULL;
-        execv(pelab, (char *const *)argv);
-        _exit(127);
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    FILE *fp = fopen(errpath, "r");
-    size_t k = fp ? fread(errtext, 1, sizeof errtext - 1, fp) : 0;
-    errtext[k] = '\0';
-    if (fp) fclose(fp);
-    /* keep TAP descriptions on one line: the last newline is checked apart (one_line) */
-    errlines = 0;
-    for (size_t i = 0; i < k; i++) errlines += errtext[i] == '\n';
-    if (k > 0 && errtext[k - 1] == '\n') errtext[k - 1] = '\0';
-    unlink(errpath);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+    return test_run(pelab, args, NULL, errpath, errtext, sizeof errtext, &errlines);
 }
 
 /* Number of entries in dir besides . and .. */
