@@ -86,7 +86,9 @@ int overlay_list(scene *s, const scene_target *t, const fig_theme *th, fig_rect 
         bh = 2.0 * floor(bh / 2.0);
     }
     if (bw < 10 * cw || bh < 4 * lh) return 0;
-    double pad = cells ? 1.0 : cw, iw = bw - 2 * pad;
+    /* a blank cell (a character's width) between the border and the longest line on each side:
+     * in a terminal the border takes a cell of its own, so the text starts two cells in */
+    double pad = cells ? 2.0 : cw, iw = bw - 2 * pad;
     scene_rect(s, bx, by, bw, bh, th->bg, SCENE_FILL);
     scene_rect(s, bx, by, bw, bh, th->accent, 0);
 
