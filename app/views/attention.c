@@ -1532,14 +1532,20 @@ static int compare_build(app_view_ctx *vc, const app_state *st, scene *s, const 
     col[0].w = floor((r.w - gap) / 2);
     col[1].x = r.x + col[0].w + gap;
     col[1].w = r.w - col[0].w - gap;
+    /* the models' names step their size down (both alike) in narrow columns before a cut */
+    char heads[2][320];
+    double hs = 1.0;
+    for (int k = 0; k < 2; k++) {
+        char ex[256];
+        experiments(&c[k], a[k], ex, sizeof ex);
+        snprintf(heads[k], sizeof heads[k], "%s%s", a[k]->m.cfg.pe_name, ex);
+        while (!t->cells && hs > 0.65 && scene_text_width_bold(t, heads[k], hs) > col[k].w)
+            hs -= 0.05;
+    }
     for (int k = 0; k < 2; k++) {
         fig_rect q = col[k];
-        char head[320], ex[256], note[768];
-        experiments(&c[k], a[k], ex, sizeof ex);
-        snprintf(head, sizeof head, "%s%s", a[k]->m.cfg.pe_name, ex);
-        /* the model's name steps its size down in a narrow column before it is cut */
-        double hs = 1.0;
-        while (!t->cells && hs > 0.65 && scene_text_width_bold(t, head, hs) > q.w) hs -= 0.05;
+        char note[768];
+        const char *head = heads[k];
         text_at(&c[k], q.x, q.y, fit(&c[k], 0, head, hs, q.w, note, sizeof note), hs,
                 SCENE_LEFT | SCENE_TOP, th->fg, SCENE_BOLD);
         q.y += line_h(t);
