@@ -582,6 +582,13 @@ static void transpose(real *dst, const real *src, int r, int c, int nt)
              &x);
 }
 
+/* db (m) += the column sums of d (n, m), rows in order. */
+NN_CLONES static void col_sums(real *restrict db, const real *restrict d, int n, int m)
+{
+    for (int r = 0; r < n; r++)
+        for (int j = 0; j < m; j++) db[j] += d[(size_t)r * m + j];
+}
+
 /* Backward of out = inp (n, k) . w (k, m) + b: dinp (may be NULL) += dout . w^T,
  * dw += inp^T . dout, db (may be NULL) += column sums of dout (rows in order, serially). */
 static void mm_backward(real *dinp, real *dw, real *db, const real *dout, const real *inp,
@@ -592,9 +599,35 @@ static void mm_backward(real *dinp, real *dw, real *db, const real *dout, const 
         mm(dinp, dout, tr, NULL, n, m, k, 1, nt);
     }
     mm_tn(dw, inp, dout, n, k, m, nt);
-    if (db)
-        for (int r = 0; r < n; r++)
-            for (int j = 0; j < m; j++) db[j] += dout[(size_t)r * m + j];
+    if (db) col_sums(db, dout, n, m);
+}
+
+/* Sums and maxima over a row run in LANES running values, one per vector lane, combined at the
+ * end: the loops vectorise (a single running value would be a serial chain), and the order
+ * depends only on the row length, never on the thread count. */
+#define LANES 16
+
+/* The row sums of LayerNorm: of x_i, and of (x_i - m)^2. */
+static inline real sum_lanes(const real *restrict x, int n)
+{
+    real ls[LANES] = {0}, s = 0;
+    int i = 0;
+    for (; i + LANES <= n; i += LANES)
+        for (int l = 0; l < LANES; l++) ls[l] += x[i + l];
+    for (; i < n; i++) s += x[i];
+    for (int l = 0; l < LANES; l++) s += ls[l];
+    return s;
+}
+
+static inline real dev2_lanes(const real *restrict x, real m, int n)
+{
+    real ls[LANES] = {0}, s = 0;
+    int i = 0;
+    for (; i + LANES <= n; i += LANES)
+        for (int l = 0; l < LANES; l++) ls[l] += (x[i + l] - m) * (x[i + l] - m);
+    for (; i < n; i++) s += (x[i] - m) * (x[i] - m);
+    for (int l = 0; l < LANES; l++) s += ls[l];
+    return s;
 }
 
 /* Arguments of the row-wise LayerNorm loops. */
@@ -613,11 +646,7 @@ NN_CLONES static void layernorm_rows(void *ctx, size_t r0, size_t r1)
     int C = a->C;
     for (size_t r = r0; r < r1; r++) {
         const real *x = inp + (size_t)r * C;
-        real m = 0, v = 0;
-        for (int i = 0; i < C; i++) m += x[i];
-        m /= C;
-        for (int i = 0; i < C; i++) v += (x[i] - m) * (x[i] - m);
-        v /= C;
+        real m = sum_lanes(x, C) / C, v = dev2_lanes(x, m, C) / C;
         real s = (real)(1.0 / sqrt((double)v + 1e-5));
         real *o = out + (size_t)r * C;
         for (int i = 0; i < C; i++) o[i] = (x[i] - m) * s * w[i] + b[i];
@@ -641,18 +670,41 @@ NN_CLONES static void layernorm_backward_rows(void *ctx, size_t r0, size_t r1)
     int C = a->C;
     for (size_t r = r0; r < r1; r++) {
         const real *x = inp + (size_t)r * C, *g = dout + (size_t)r * C;
-        real m = mean[r], s = rstd[r], dmean = 0, dnorm_norm = 0;
-        for (int i = 0; i < C; i++) {
+        real m = mean[r], s = rstd[r], lm[LANES] = {0}, ln[LANES] = {0}, dmean = 0, dnorm_norm = 0;
+        int i = 0;
+        for (; i + LANES <= C; i += LANES)
+            for (int l = 0; l < LANES; l++) {
+                real dn = w[i + l] * g[i + l];
+                lm[l] += dn;
+                ln[l] += dn * (x[i + l] - m) * s;
+            }
+        for (; i < C; i++) {
             real dn = w[i] * g[i];
             dmean += dn;
             dnorm_norm += dn * (x[i] - m) * s;
         }
+        for (int l = 0; l < LANES; l++) dmean += lm[l], dnorm_norm += ln[l];
         dmean /= C;
         dnorm_norm /= C;
         real *di = dinp + (size_t)r * C;
-        for (int i = 0; i < C; i++) {
+        for (i = 0; i < C; i++) {
             real norm = (x[i] - m) * s;
             di[i] += (w[i] * g[i] - dmean - norm * dnorm_norm) * s;
+        }
+    }
+}
+
+/* dw, db += LayerNorm's weight and bias gradients, rows in order. */
+NN_CLONES static void layernorm_param_grads(real *restrict dw, real *restrict db,
+                                            const real *restrict dout, const real *restrict inp,
+                                            const real *mean, const real *rstd, int n, int C)
+{
+    for (int r = 0; r < n; r++) {
+        const real *x = inp + (size_t)r * C, *g = dout + (size_t)r * C;
+        real m = mean[r], s = rstd[r];
+        for (int i = 0; i < C; i++) {
+            db[i] += g[i];
+            dw[i] += (x[i] - m) * s * g[i];
         }
     }
 }
@@ -665,14 +717,7 @@ static void layernorm_backward(real *dinp, real *dw, real *db, const real *dout,
     ln_args a = {dinp, NULL, NULL, inp, w, NULL, dout, mean, rstd, C};
     pool_run(par_nt(nt, (double)n * C * 6), (size_t)n, grain_for(6.0 * C), layernorm_backward_rows,
              &a);
-    for (int r = 0; r < n; r++) {
-        const real *x = inp + (size_t)r * C, *g = dout + (size_t)r * C;
-        real m = mean[r], s = rstd[r];
-        for (int i = 0; i < C; i++) {
-            db[i] += g[i];
-            dw[i] += (x[i] - m) * s * g[i];
-        }
-    }
+    layernorm_param_grads(dw, db, dout, inp, mean, rstd, n, C);
 }
 
 #define GELU_K 0.7978845608028654 /* sqrt(2 / pi) */
@@ -767,10 +812,15 @@ static void rope_rows(const nn_dims *d, const nn_pos *pos, real *qkv, int B, int
              &a);
 }
 
-/* Sums and maxima over a row run in LANES running values, one per vector lane, combined at the
- * end: the loops vectorise (a single running value would be a serial chain), and the order
- * depends only on the row length, never on the thread count. */
-#define LANES 16
+/* dst (hd, T) = the head's slice src (T rows ss apart, hd columns) transposed. Rows of dst are
+ * written whole (contiguous stores); the reads walk down a column, from lines the first column
+ * brought in. */
+static inline void head_transpose(real *restrict dst, const real *restrict src, size_t ss, int T,
+                                  int hd)
+{
+    for (int i = 0; i < hd; i++)
+        for (int j = 0; j < T; j++) dst[(size_t)i * T + j] = src[(size_t)j * ss + i];
+}
 
 /* Softmax of row t of a causal score matrix in place: x_j = row[j] * scale for j < n = t + 1,
  * then e^(x_j - max) / sum; row[n..T-1] = 0. Whole blocks of LANES columns are computed with the
@@ -825,8 +875,7 @@ NN_CLONES static void attention_heads(void *ctx, size_t bh0, size_t bh1)
         int b = bh / H, h = bh % H;
         const real *base = qkv + (size_t)b * T * C3 + (size_t)h * hd;
         real *kt = a->kvt + (size_t)bh * hd * T; /* (hd, T) */
-        for (int j = 0; j < T; j++)
-            for (int i = 0; i < hd; i++) kt[(size_t)i * T + j] = base[(size_t)j * C3 + C + i];
+        head_transpose(kt, base + C, C3, T, hd);
         real *sc = att + ((size_t)b * H + h) * T * T; /* (T, T) */
         mm_here(MM_COLS_TO_ROW, sc, (size_t)T, base, C3, 1, kt, (size_t)T, T, hd, T, 0);
         const real *t5 = d->pe == MODEL_PE_T5 ? a->params + a->l->t5 + (size_t)h * d->NB : NULL;
@@ -886,8 +935,7 @@ NN_CLONES static void attention_backward_heads(void *ctx, size_t bh0, size_t bh1
         const real *p = att + ((size_t)b * H + h) * T * T;          /* (T, T) */
         real *dp = dpre + ((size_t)b * H + h) * T * T;              /* (T, T) */
         real *vt = a->kvt + (size_t)bh * hd * T;                    /* (hd, T) */
-        for (int j = 0; j < T; j++)
-            for (int i = 0; i < hd; i++) vt[(size_t)i * T + j] = base[(size_t)j * C3 + 2 * C + i];
+        head_transpose(vt, base + 2 * (size_t)C, C3, T, hd);
         /* the weights' gradient da = g . v^T (columns up to the row: the rest is masked), and
          * v's: dv = p^T . g (terms from the row on: p^T is zero below the diagonal) */
         mm_here(MM_COLS_TO_ROW, dp, (size_t)T, g, (size_t)C, 1, vt, (size_t)T, T, hd, T, 0);
