@@ -62,12 +62,17 @@ typedef enum {
 
 /* Item flags. */
 enum {
-    SCENE_FILL = 1u << 0,   /* rect/circle: fill instead of stroke */
-    SCENE_RULE = 1u << 1,   /* line: an axis, tick or grid rule (terminal: box drawing) */
-    SCENE_DASHED = 1u << 2, /* line/polyline: dashed (marks, e.g. the training length) */
-    SCENE_BOLD = 1u << 3,   /* text: bold */
-    SCENE_NEAREST = 1u << 4 /* heatmap: nearest-neighbour sampling (default is box average
-                               when downsampling, nearest when upsampling) */
+    SCENE_FILL = 1u << 0,    /* rect/circle: fill instead of stroke */
+    SCENE_RULE = 1u << 1,    /* line: an axis, tick or grid rule (terminal: box drawing) */
+    SCENE_DASHED = 1u << 2,  /* line/polyline: dashed (marks, e.g. the training length) */
+    SCENE_BOLD = 1u << 3,    /* text: bold */
+    SCENE_NEAREST = 1u << 4, /* heatmap: nearest-neighbour sampling (default is box average
+                                when downsampling, nearest when upsampling) */
+    /* rect: a data bar whose value runs up (SCENE_BAR: its width is its thickness) or across
+       (SCENE_HBAR: its height is); the layout keeps the thickness readable (fig_min_bar) and
+       layout tests check it */
+    SCENE_BAR = 1u << 5,
+    SCENE_HBAR = 1u << 6
 };
 
 /* Text anchors: horizontal | vertical. */
@@ -159,6 +164,11 @@ typedef struct scene {
      * for a test's message. reset clears them. */
     unsigned n_cut, n_cut_data;
     char cut_example[96];
+    /* The view's main panel: the plot the figure is about (scene_mark_main), so a layout test
+     * can check it is there, at a useful size, whatever else had to give up space. main_w = 0
+     * when the view marked none; reset clears it. */
+    double main_x, main_y, main_w, main_h;
+    char main_name[32];
     /* Kept by scene_reset (owned by the caller, NULL when unused): see scene_ranges and
      * scene_author. */
     scene_ranges *ranges;
@@ -186,6 +196,10 @@ const char *scene_fit_text(scene *s, const scene_target *t, const char *str, dou
  * layout that leaves text out some other way than scene_fit_text (lines that did not fit). */
 void scene_note_cut(scene *s, const char *str);
 
+/* Mark (x, y, w, h) as the scene's main panel, named for a test's message ("plot", "matrix").
+ * A later mark replaces an earlier one. */
+void scene_mark_main(scene *s, double x, double y, double w, double h, const char *name);
+
 /* Builders; each returns the new item (NULL when out of memory, and the scene stays valid). */
 scene_item *scene_rect(scene *s, double x, double y, double w, double h, uint32_t color,
                        unsigned flags);
@@ -207,6 +221,11 @@ scene_item *scene_polyline(scene *s, const double *xy, size_t n, double cx, doub
 scene_item *scene_heatmap(scene *s, double x, double y, double w, double h, const float *data,
                           size_t rows, size_t cols, size_t stride, double vmin, double vmax,
                           const struct cmap *map, uint32_t mask_color);
+
+/* A 64-bit hash of everything a backend draws from (exact bits of every coordinate, string,
+ * curve point and heatmap cell), so a frame equal to the last one can be recognised and not
+ * drawn again. About 0.1 ms per MiB of heatmap data. */
+uint64_t scene_hash(const scene *s);
 
 /* A plain-text dump of the scene (one item per line, numbers to 2 decimals, heatmaps as their
  * shape, range and a checksum) for golden tests. Returns malloc'd text; NULL on failure. */
