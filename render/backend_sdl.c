@@ -58,6 +58,22 @@ static int needs_display(void)
 #endif
 }
 
+/* The asked size, made smaller (same aspect) when it is more than 90% of the primary display's
+ * usable area (the desktop less panels and docks): a 1280x800 window on a 1366x768 laptop would
+ * otherwise open with its status lines under the taskbar. The dummy and offscreen drivers have
+ * no screen, only a made-up 1024x768 mode: they keep the asked size. */
+static void fit_to_display(int *w, int *h)
+{
+    const char *drv = SDL_GetCurrentVideoDriver();
+    if (!drv || SDL_strcasecmp(drv, "dummy") == 0 || SDL_strcasecmp(drv, "offscreen") == 0) return;
+    SDL_Rect r;
+    if (SDL_GetDisplayUsableBounds(0, &r) != 0 || r.w < 1 || r.h < 1) return;
+    double k = SDL_min(0.9 * r.w / *w, 0.9 * r.h / *h);
+    if (k >= 1) return;
+    *w = SDL_max(160, (int)(*w * k));
+    *h = SDL_max(100, (int)(*h * k));
+}
+
 static void quit_video(void)
 {
     SDL_QuitSubSystem(SDL_INIT_VIDEO);
@@ -93,6 +109,7 @@ int window_open(window **out, const char *title, int w, int h, char *err, size_t
         set_err(err, errlen, "%s", "SDL could not open a window: out of memory");
         goto fail;
     }
+    fit_to_display(&w, &h);
     win->win =
         SDL_CreateWindow(title ? title : "pelab", SDL_WINDOWPOS_UNDEFINED, SDL_WINDOWPOS_UNDEFINED,
                          w, h, SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI);

@@ -13,8 +13,9 @@
 
 typedef struct window window;
 
-/* Open a w x h (window points) resizable window. Fails with one line (no display, SDL error)
- * and returns -1; never exits. */
+/* Open a w x h (window points) resizable window, smaller with the same aspect when that is
+ * more than 90% of the display's usable area (never below 160x100). Fails with one line (no
+ * display, SDL error) and returns -1; never exits. */
 int window_open(window **out, const char *title, int w, int h, char *err, size_t errlen);
 void window_close(window *win); /* NULL is fine; quits SDL's video subsystem */
 
