@@ -28,7 +28,7 @@ int pe_learned_table(const pe_params *p, pe_matrix *out, char *err, size_t errle
     size_t n = out->rows * out->cols;
     for (size_t i = 0; i < n; i++) {
         out->data[i] = (float)(p->learned_std * pe_rng_normal(&r));
-        if ((i & 0xfffff) == 0xfffff && pe_work((double)i / (double)n)) {
+        if ((i & 0x3ffff) == 0x3ffff && pe_work((double)i / (double)n)) {
             pe_matrix_free(out);
             return pe_work_cancelled(err, errlen);
         }
