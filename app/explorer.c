@@ -781,7 +781,8 @@ void app_explorer_overlay(app_explorer *x, scene *s, const scene_target *t)
 
 /* Break text at spaces into at most max_lines lines no wider than w; returns the count. The
  * pieces point into buf (which is modified). */
-static int wrap_lines(const scene_target *t, char *buf, double w, char **lines, int max_lines)
+static int wrap_lines(const scene_target *t, char *buf, double w, double size, char **lines,
+                      int max_lines)
 {
     int n = 0;
     char *p = buf;
@@ -796,7 +797,7 @@ static int wrap_lines(const scene_target *t, char *buf, double w, char **lines, 
                 save = *sp;
                 *sp = '\0';
             }
-            int fits = scene_text_width(t, p, 1) <= w;
+            int fits = scene_text_width(t, p, size) <= w;
             if (sp) *sp = save;
             if (!fits) break;
             if (!sp) return n; /* the rest fits */
@@ -826,14 +827,26 @@ void app_explorer_frame(app_explorer *x, scene *s, const scene_target *t)
     }
     const fig_theme *th = fig_theme_get(x->st.dark);
     /* status at the bottom: the parameters (wrapped over up to three lines, so every one stays
-     * visible), then the readout / message / ':' line */
-    double line = t->cells ? 2 : t->text_h * 1.25;
-    double px = t->cells ? 0 : t->char_w;
-    char params[768];
+     * visible), then the readout / message / ':' line. Under the window's projector zoom the
+     * band gives up space before the figure does: while it would take more than a fifth of the
+     * height its text steps down, never below its unzoomed size (the figure is what the room
+     * reads; the parameters are for the presenter). */
+    double ss = 1;
+    double floor_ss = !t->cells && x->st.zoom > 1 ? 1 / x->st.zoom : 1;
+    char params[768], pbuf[768];
     app_explorer_status(x, params, sizeof params);
     char *plines[3];
-    int np = wrap_lines(t, params, t->width - 2 * px, plines, 3);
-    if (np < 1) np = 1;
+    int np;
+    double line, px = t->cells ? 0 : t->char_w;
+    for (;;) {
+        memcpy(pbuf, params, sizeof pbuf);
+        line = t->cells ? 2 : t->text_h * 1.25 * ss;
+        np = wrap_lines(t, pbuf, t->width - 2 * px, ss, plines, 3);
+        if (np < 1) np = 1;
+        double band = (np + 1) * line + (t->cells ? 0 : line * 0.3);
+        if (band <= t->height * 0.2 || ss * 0.9 < floor_ss - 1e-9) break;
+        ss *= 0.9;
+    }
     double status_h = (np + 1) * line + (t->cells ? 0 : line * 0.3);
     scene_target vt = *t;
     vt.height = t->height - status_h;
@@ -887,20 +900,20 @@ void app_explorer_frame(app_explorer *x, scene *s, const scene_target *t)
     scene_rect(s, 0, y1 - (t->cells ? 0 : line * 0.15), t->width, (np + 1) * line + line * 0.15,
                th->grid, SCENE_FILL);
     for (int i = 0; i < np; i++)
-        scene_text(s, px, y1 + i * line, plines[i], 1, SCENE_LEFT | SCENE_TOP, th->fg, 0);
+        scene_text(s, px, y1 + i * line, plines[i], ss, SCENE_LEFT | SCENE_TOP, th->fg, 0);
     if (x->mode == APP_MODE_COMMAND) {
         char buf[300];
         snprintf(buf, sizeof buf, ":%s_", x->cmd);
-        scene_text(s, px, y2, buf, 1, SCENE_LEFT | SCENE_TOP, th->fg, SCENE_BOLD);
+        scene_text(s, px, y2, buf, ss, SCENE_LEFT | SCENE_TOP, th->fg, SCENE_BOLD);
         if (x->message[0])
-            scene_text(s, t->width - px, y2, x->message, 1, SCENE_RIGHT | SCENE_TOP,
+            scene_text(s, t->width - px, y2, x->message, ss, SCENE_RIGHT | SCENE_TOP,
                        x->message_error ? th->accent : th->muted, 0);
     } else {
         const char *info = x->message[0] ? x->message : vc->readout;
         if (x->message[0] && vc->readout[0] && x->st.cursor_on && !x->message_fresh)
             info = vc->readout;
         int err_line = x->message_error && info == x->message;
-        scene_text(s, px, y2, info, 1, SCENE_LEFT | SCENE_TOP, err_line ? th->accent : th->fg,
+        scene_text(s, px, y2, info, ss, SCENE_LEFT | SCENE_TOP, err_line ? th->accent : th->fg,
                    err_line ? SCENE_BOLD : 0);
     }
     x->dirty = x->redo; /* a frame for an older cursor: the next one follows */

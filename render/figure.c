@@ -511,8 +511,12 @@ fig_rect fig_title(scene *s, const scene_target *t, const fig_theme *th, fig_rec
     const scene_author *au = s->author;
     if (au && au->title) title = au->title;
     if (au && au->subtitle) subtitle = au->subtitle;
+    /* A short canvas (the window under a projector zoom: fewer than 18 lines of text) lets
+     * the title block step further down before it takes more lines, so the plot keeps the
+     * height: the headings are read once, the plot is what the room looks at. */
+    double min_frac = !t->cells && t->text_h > 0 && r.h < 18 * t->text_h ? 0.6 : 0.8;
     if (title && *title)
-        y = heading(s, t, r, y, title, tsize, th->fg, SCENE_BOLD, WRAP_MAX, 0.8, 0.0);
+        y = heading(s, t, r, y, title, tsize, th->fg, SCENE_BOLD, WRAP_MAX, min_frac, 0.0);
     if (au && au->note && *au->note) {
         /* An animation frame: the swept value leads the subtitle, which keeps the lines and
          * the height it has without it (stepping the font down further if it must), so every
@@ -529,7 +533,7 @@ fig_rect fig_title(scene *s, const scene_target *t, const fig_theme *th, fig_rec
         else
             y = heading(s, t, r, y, sub, ssize, th->muted, 0, WRAP_MAX, 0.8, 0.0);
     } else if (subtitle && *subtitle) {
-        y = heading(s, t, r, y, subtitle, ssize, th->muted, 0, WRAP_MAX, 0.8, 0.0);
+        y = heading(s, t, r, y, subtitle, ssize, th->muted, 0, WRAP_MAX, min_frac, 0.0);
     }
     if (!t->cells && y > r.y) y += m.pad;
     if (t->cells) y = 2.0 * ceil(y / 2.0);
@@ -972,15 +976,30 @@ void fig_legend_styled(scene *s, const scene_target *t, const fig_theme *th, con
     double gap = t->cells ? 1.0 : 0.5 * m.pad;
     double padx = t->cells ? 1.0 : m.pad, pady = t->cells ? 0.0 : 0.5 * m.pad;
     double inset = t->cells ? 1.0 : m.pad;
-    double maxw = a->area.w - 2.0 * inset - 2.0 * padx - sample - gap;
-    if (maxw < 1.0) return;
-    /* Rows that do not fit the area's height are left out. */
-    int rows = n;
+    /* Every entry is shown: a legend taller than the area steps its size down (to the
+     * smallest label size), then takes two columns; only an area too small even for that
+     * leaves entries out, and the scene records it as cut text. */
     double avail = a->area.h - 2.0 * (t->cells ? 0.0 : inset) - 2.0 * pady;
-    if (rows * line_h > avail) rows = (int)floor(avail / line_h);
-    if (rows <= 0) return;
+    if (n * line_h > avail && !t->cells) {
+        size = fmax(min_label_size(t), size * avail / (n * line_h));
+        line_h = m.T * size;
+    }
+    int cols = n * line_h > avail + 1e-9 && n > 1 ? 2 : 1;
+    double colgap = t->cells ? 2.0 : m.pad;
+    int rows = (n + cols - 1) / cols;
+    if (rows * line_h > avail + 1e-9) rows = (int)floor(avail / line_h + 1e-9);
+    if (rows <= 0) rows = 0;
+    int shown = rows * cols < n ? rows * cols : n;
+    for (int i = shown; i < n; i++) scene_note_cut(s, names[i] ? names[i] : "");
+    if (shown <= 0) return;
+    double maxw =
+        (a->area.w - 2.0 * inset - 2.0 * padx - (cols - 1) * colgap) / cols - sample - gap;
+    if (maxw < 1.0) {
+        for (int i = 0; i < shown; i++) scene_note_cut(s, names[i] ? names[i] : "");
+        return;
+    }
     double textw = 0.0;
-    for (int i = 0; i < rows; i++) {
+    for (int i = 0; i < shown; i++) {
         double w = scene_text_width(t, names[i] ? names[i] : "", size);
         if (w > textw) textw = w;
     }
@@ -992,7 +1011,9 @@ void fig_legend_styled(scene *s, const scene_target *t, const fig_theme *th, con
         line_h = m.T * size;
     }
     if (textw > maxw) textw = maxw;
-    double bw = ceil(2.0 * padx + sample + gap + textw), bh = ceil(2.0 * pady + rows * line_h);
+    double colw = sample + gap + textw;
+    double bw = ceil(2.0 * padx + cols * colw + (cols - 1) * colgap),
+           bh = ceil(2.0 * pady + rows * line_h);
     /* Where it covers the least data: the preferred corner first, then the other corners and
      * the middles of the top and bottom edges. */
     double left = a->area.x + inset, right = a->area.x + a->area.w - inset - bw;
@@ -1026,10 +1047,11 @@ void fig_legend_styled(scene *s, const scene_target *t, const fig_theme *th, con
     }
     scene_rect(s, bx, by, bw, bh, th->bg, SCENE_FILL);
     if (!t->cells) scene_rect(s, bx + 0.5, by + 0.5, bw - 1.0, bh - 1.0, th->muted, 0);
-    for (int i = 0; i < rows; i++) {
-        double ty = by + pady + i * line_h;
+    for (int i = 0; i < shown; i++) {
+        /* down the first column, then the second */
+        double ty = by + pady + (i % rows) * line_h;
         uint32_t c = colors ? colors[i] : th->series[i % 8];
-        double sx = bx + padx;
+        double sx = bx + padx + (i / rows) * (colw + colgap);
         unsigned dash = flags ? flags[i] & SCENE_DASHED : 0;
         if (t->cells) {
             /* Through the centres of `sample` cells (a rule covers both end cells). */
@@ -1273,4 +1295,15 @@ fig_rect fig_grid_cell(fig_rect r, int rows, int cols, int i, int j, double gap)
     if (ch < 0) ch = 0;
     fig_rect c = {r.x + j * (cw + gap), r.y + i * (ch + gap), cw, ch};
     return c;
+}
+
+void fig_mark_main(scene *s, fig_rect r, const char *name)
+{
+    scene_mark_main(s, r.x, r.y, r.w, r.h, name);
+}
+
+double fig_min_bar(const scene_target *t)
+{
+    /* text_h is about 21 pixels at 1024x640 and 100%, and grows with the zoom */
+    return t->cells ? 1.0 : fmax(2.0, 0.19 * t->text_h);
 }

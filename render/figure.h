@@ -96,6 +96,15 @@ void fig_hmark(scene *s, const scene_target *t, const fig_theme *th, const fig_a
 void fig_hmark_label(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a,
                      double y, const char *label);
 
+/* Mark r as the figure's main panel (scene_mark_main): the plot the view is about, which the
+ * layout never drops and gives up space last. */
+void fig_mark_main(scene *s, fig_rect r, const char *name);
+
+/* The thinnest a data bar may be drawn across its value axis on this target (about 4 pixels at
+ * 100%, growing with the zoom as text does; one cell in a terminal): a layout shows fewer bars
+ * rather than thinner ones. */
+double fig_min_bar(const scene_target *t);
+
 /* Split r: return its right part of width w (clamped to r) and shrink r to what is left of it
  * after a gap. take_bottom does the same with the bottom part of height h. */
 fig_rect fig_take_right(fig_rect *r, double w, double gap);

@@ -97,6 +97,8 @@ void scene_reset(scene *s, double width, double height, uint32_t background)
     s->text_h = 0.0;
     s->n_cut = s->n_cut_data = 0;
     s->cut_example[0] = '\0';
+    s->main_x = s->main_y = s->main_w = s->main_h = 0.0;
+    s->main_name[0] = '\0';
     if (s->ranges) memset(s->ranges->seen, 0, sizeof s->ranges->seen);
 }
 
@@ -214,6 +216,15 @@ double scene_text_width_bold(const scene_target *t, const char *str, double size
     if (!str || !*str) return 0.0;
     if (t->measure_bold) return t->measure_bold(t->measure_ctx, str, size) * t->text_h;
     return scene_text_width(t, str, size);
+}
+
+void scene_mark_main(scene *s, double x, double y, double w, double h, const char *name)
+{
+    s->main_x = x;
+    s->main_y = y;
+    s->main_w = w > 0 ? w : 0;
+    s->main_h = h > 0 ? h : 0;
+    snprintf(s->main_name, sizeof s->main_name, "%s", name ? name : "main");
 }
 
 void scene_note_cut(scene *s, const char *str)

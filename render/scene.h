@@ -62,12 +62,17 @@ typedef enum {
 
 /* Item flags. */
 enum {
-    SCENE_FILL = 1u << 0,   /* rect/circle: fill instead of stroke */
-    SCENE_RULE = 1u << 1,   /* line: an axis, tick or grid rule (terminal: box drawing) */
-    SCENE_DASHED = 1u << 2, /* line/polyline: dashed (marks, e.g. the training length) */
-    SCENE_BOLD = 1u << 3,   /* text: bold */
-    SCENE_NEAREST = 1u << 4 /* heatmap: nearest-neighbour sampling (default is box average
-                               when downsampling, nearest when upsampling) */
+    SCENE_FILL = 1u << 0,    /* rect/circle: fill instead of stroke */
+    SCENE_RULE = 1u << 1,    /* line: an axis, tick or grid rule (terminal: box drawing) */
+    SCENE_DASHED = 1u << 2,  /* line/polyline: dashed (marks, e.g. the training length) */
+    SCENE_BOLD = 1u << 3,    /* text: bold */
+    SCENE_NEAREST = 1u << 4, /* heatmap: nearest-neighbour sampling (default is box average
+                                when downsampling, nearest when upsampling) */
+    /* rect: a data bar whose value runs up (SCENE_BAR: its width is its thickness) or across
+       (SCENE_HBAR: its height is); the layout keeps the thickness readable (fig_min_bar) and
+       layout tests check it */
+    SCENE_BAR = 1u << 5,
+    SCENE_HBAR = 1u << 6
 };
 
 /* Text anchors: horizontal | vertical. */
@@ -159,6 +164,11 @@ typedef struct scene {
      * for a test's message. reset clears them. */
     unsigned n_cut, n_cut_data;
     char cut_example[96];
+    /* The view's main panel: the plot the figure is about (scene_mark_main), so a layout test
+     * can check it is there, at a useful size, whatever else had to give up space. main_w = 0
+     * when the view marked none; reset clears it. */
+    double main_x, main_y, main_w, main_h;
+    char main_name[32];
     /* Kept by scene_reset (owned by the caller, NULL when unused): see scene_ranges and
      * scene_author. */
     scene_ranges *ranges;
@@ -185,6 +195,10 @@ const char *scene_fit_text(scene *s, const scene_target *t, const char *str, dou
 /* Record that str (a title, label or help text, not data) could not be shown whole, for a
  * layout that leaves text out some other way than scene_fit_text (lines that did not fit). */
 void scene_note_cut(scene *s, const char *str);
+
+/* Mark (x, y, w, h) as the scene's main panel, named for a test's message ("plot", "matrix").
+ * A later mark replaces an earlier one. */
+void scene_mark_main(scene *s, double x, double y, double w, double h, const char *name);
 
 /* Builders; each returns the new item (NULL when out of memory, and the scene stays valid). */
 scene_item *scene_rect(scene *s, double x, double y, double w, double h, uint32_t color,

@@ -118,6 +118,7 @@ static int alibi_build(app_view_ctx *c, const app_state *st, scene *s, const sce
         fig_axes a = app_draw_matrix(s, t, th, r, bs, n, n, n, 0, p->len, 0, p->len, "key j",
                                      "query i", map, vmin, vmax, "bias", th->mask);
         c->main = a;
+        fig_mark_main(s, a.area, "plot");
         c->has_main = 1;
         c->main_rows = c->main_cols = p->len;
         if (st->cursor_on) {
@@ -154,6 +155,7 @@ static int alibi_build(app_view_ctx *c, const app_state *st, scene *s, const sce
     }
     int rows = (nh + cols - 1) / cols;
     double gap = t->cells ? 2 : t->text_h * 0.4;
+    fig_mark_main(s, r, "heads"); /* the small multiples together */
     /* every cell of the grid has the same size, so one sampling serves all heads */
     fig_rect c0 = fig_grid_cell(r, rows, cols, 0, 0, gap);
     double side0 = fmin(c0.w, c0.h - lh0);

@@ -1016,6 +1016,7 @@ static int attention_build(app_view_ctx *vc, const app_state *st, scene *s, cons
                 draw_head_matrix(&c, vc, a, mr, c.head, 0);
             }
         }
+        fig_mark_main(s, r, "attends-to list");
         if (st->attn.split && split_or_reason(&c, a, &r, c.head))
             draw_split(&c, a, r, c.head);
         else
@@ -1049,6 +1050,7 @@ static int attention_build(app_view_ctx *vc, const app_state *st, scene *s, cons
     bar.y = right.y + t->text_h;
     bar.h = right.h - t->text_h;
     fig_colorbar(s, t, th, bar, c.vmin, c.vmax, c.map, c.cbar);
+    fig_mark_main(s, r, "attends-to bars and matrix");
     if (st->attn.split && split_or_reason(&c, a, &r, c.head)) {
         fig_rect top = r;
         top.h = want_matrix ? r.h * 0.5 : r.h;
@@ -1425,6 +1427,7 @@ static int compare_build(app_view_ctx *vc, const app_state *st, scene *s, const 
     int matrices = t->cells ? r.h >= 40 : r.h >= t->text_h * 12;
     fig_rect bar = {0, 0, 0, 0};
     if (matrices) bar = fig_take_right(&r, fig_colorbar_width(t), t->char_w);
+    fig_mark_main(s, r, "both models' panels");
     fig_rect col[2];
     col[1] = r;
     col[0] = r;

@@ -413,6 +413,7 @@ static int decay_build(app_view_ctx *c, const app_state *st, scene *s, const sce
     fig_vmark(s, t, th, &a, p0, "p0");
     fig_legend_styled(s, t, th, &a, names, colors, styles, n, 0);
     c->main = a;
+    fig_mark_main(s, a.area, "plot");
     c->has_main = 1;
     c->main_rows = 1;
     c->main_cols = L;

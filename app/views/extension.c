@@ -379,6 +379,7 @@ static int ext_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     fig_legend(s, t, th, &la, names, colors, nm, 0);
 
     c->main = a;
+    fig_mark_main(s, a.area, "plot");
     c->has_main = 1;
     c->main_rows = 1;
     c->main_cols = n;

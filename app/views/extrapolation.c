@@ -193,6 +193,7 @@ static int ex_build(app_view_ctx *c, const app_state *st, scene *s, const scene_
     fig_vmark(s, t, th, &a, tab.ctx, "training length");
     fig_legend(s, t, th, &a, names, colors, tab.models, 0);
     c->main = a;
+    fig_mark_main(s, a.area, "plot");
     c->has_main = 1;
     c->main_rows = 1;
     c->main_cols = tab.rows;

@@ -285,6 +285,7 @@ static int freq_build(app_view_ctx *c, const app_state *st, scene *s, const scen
     fig_hmark_label(s, t, th, &b, L0, lab);
 
     c->main = a;
+    fig_mark_main(s, a.area, "plot");
     c->has_main = 1;
     c->main_rows = 1;
     c->main_cols = n;

@@ -218,6 +218,7 @@ static int heatmap_build(app_view_ctx *c, const app_state *st, scene *s, const s
                                  (double)(row0 + nrows), "dimension", "position", map, vmin, vmax,
                                  "value", th->mask);
     c->main = a;
+    fig_mark_main(s, a.area, "plot");
     c->has_main = 1;
     c->main_rows = (int)L;
     c->main_cols = (int)cols;

@@ -170,6 +170,7 @@ static int res_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     fig_legend(s, t, th, &a, lab_of, colors, nm, 1);
 
     c->main = a;
+    fig_mark_main(s, a.area, "plot");
     c->has_main = 1;
     c->main_rows = 1;
     c->main_cols = n;

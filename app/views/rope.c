@@ -70,6 +70,7 @@ static int rope_build(app_view_ctx *c, const app_state *st, scene *s, const scen
                "k (position n)", 0.9, SCENE_LEFT | SCENE_TOP, th->series[1], SCENE_BOLD);
     r.y += lh * 1.2;
     r.h -= lh * 1.2;
+    fig_mark_main(s, r, "circles"); /* the grid of frequency pairs */
 
     /* How many circles fit: each needs a square plus its label lines, and a column must be as
      * wide as its labels. Labels take two lines ("k=0  theta=1" / "angle +1.00  cos +0.540")

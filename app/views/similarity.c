@@ -110,6 +110,7 @@ static int sim_build(app_view_ctx *c, const app_state *st, scene *s, const scene
                                  "position q", "position p", map, vmin, vmax,
                                  st->cosine ? "cosine" : "dot product", th->mask);
     c->main = a;
+    fig_mark_main(s, a.area, "plot");
     c->has_main = 1;
     c->main_rows = (int)L;
     c->main_cols = (int)L;

@@ -176,6 +176,7 @@ static int t5v_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     fig_axes m = app_draw_matrix(s, t, th, right, bm, nm, nm, nm, 0, p->len, 0, p->len, "key j",
                                  "query i", map, vmin, vmax, "bias", th->mask);
     c->main = m;
+    fig_mark_main(s, m.area, "plot");
     c->has_main = 1;
     c->main_rows = c->main_cols = p->len;
     if (st->cursor_on) {

@@ -91,6 +91,7 @@ static int wl_build(app_view_ctx *c, const app_state *st, scene *s, const scene_
     snprintf(lab, sizeof lab, "context L = %d", L);
     fig_hmark(s, t, th, &a, L, lab);
     c->main = a;
+    fig_mark_main(s, a.area, "plot");
     c->has_main = 1;
     c->main_rows = 1;
     c->main_cols = n;

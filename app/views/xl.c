@@ -406,9 +406,24 @@ static int xlv_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     const float *smp[4] = {content, position, content + n * n, position + n * n};
     double gap = t->cells ? 3 : t->text_h * 0.8;
     double lh = t->cells ? 2 : t->text_h * 1.1;
+    /* Short panels (a projector zoom) share their axes: the four matrices have the same
+     * extent, so tick labels go only under the bottom row (the subtitle says rows are query i,
+     * columns key j) and the matrices keep the height repeated labels would take. */
+    int shared = !t->cells && c0.h - lh < t->text_h * 8;
+    double xband = t->text_h * 1.6, yband = 0;
+    if (shared) gap = t->text_h * 0.4;
     fig_axes ax[4];
     for (int i = 0; i < 4; i++) {
         fig_rect cell = fig_grid_cell(r, 2, 2, i / 2, i % 2, gap);
+        unsigned aflags = FIG_Y_DOWN;
+        if (shared) {
+            double hh = (r.h - gap - xband) / 2, ww = (r.w - gap - yband) / 2;
+            cell.y = r.y + (i / 2) * (hh + gap);
+            cell.h = hh + (i / 2 ? xband : 0);
+            cell.x = r.x + (i % 2) * (ww + yband + gap);
+            cell.w = ww + (i % 2 ? 0 : yband);
+            aflags |= (i / 2 ? 0 : FIG_NO_XTICKS) | FIG_NO_YTICKS;
+        }
         /* a cell target wants text at a whole cell (integer x, even y) */
         double tx = cell.x + cell.w / 2, ty = cell.y;
         if (t->cells) {
@@ -424,7 +439,7 @@ static int xlv_build(app_view_ctx *c, const app_state *st, scene *s, const scene
         }
         cell.y += lh;
         cell.h -= lh;
-        ax[i] = fig_axes_draw(s, t, th, cell, 0, L, 0, L, NULL, NULL, FIG_Y_DOWN);
+        ax[i] = fig_axes_draw(s, t, th, cell, 0, L, 0, L, NULL, NULL, aflags);
         scene_heatmap(s, ax[i].area.x, ax[i].area.y, ax[i].area.w, ax[i].area.h, smp[i], n, n, n,
                       vmin, vmax, map, th->mask);
     }
@@ -433,6 +448,11 @@ static int xlv_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     fig_colorbar(s, t, th, bar, vmin, vmax, map, "term value");
 
     c->main = ax[0];
+    /* the four terms together are the figure (its title is their sum) */
+    fig_rect all = {ax[0].area.x, ax[0].area.y,
+                    fmax(ax[1].area.x + ax[1].area.w, ax[3].area.x + ax[3].area.w) - ax[0].area.x,
+                    fmax(ax[2].area.y + ax[2].area.h, ax[3].area.y + ax[3].area.h) - ax[0].area.y};
+    fig_mark_main(s, all, "four terms");
     c->has_main = 1;
     c->main_rows = c->main_cols = L;
     if (st->cursor_on) {

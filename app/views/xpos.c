@@ -215,6 +215,7 @@ static int xpv_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     fig_legend(s, t, th, &b, snames, scol, 3, 0);
 
     c->main = b;
+    fig_mark_main(s, b.area, "plot");
     c->has_main = 1;
     c->main_rows = 1;
     c->main_cols = L;

@@ -10,6 +10,7 @@
 
 #include "cellgrid.h"
 #include "explorer.h"
+#include "figure.h"
 #include "frontend.h"
 #include "raster.h"
 #include "tap.h"
@@ -23,14 +24,10 @@ typedef struct size_case {
     double zoom;
 } size_case;
 
-/* Window zoom cases these views do not pass yet (issue 11's note says so): the attention views
- * drop their matrix panel and cut the colourbar's name above 100%, xPos's legend is cut at 200%
- * on 1280x800. They are rendered and reported as skipped, not asserted. */
 static int known_short(const char *view, const size_case *c)
 {
-    if (c->fe != FE_WINDOW || c->zoom <= 1) return 0;
-    if (!strcmp(view, "attention") || !strcmp(view, "compare")) return 1;
-    return !strcmp(view, "xpos") && c->zoom >= 2;
+    return c->fe == FE_WINDOW && c->zoom > 1 &&
+           (!strcmp(view, "attention") || !strcmp(view, "compare"));
 }
 
 static const size_case cases[] = {
@@ -89,6 +86,41 @@ static void check_text(const scene *s, const scene_target *t, size_t from, char 
                      t->width, t->height, x0, x0 + w, y0, y0 + h);
             return;
         }
+    }
+}
+
+/* Why the view's main panel is not there at a useful size, or "" when it is: every view marks
+ * the plot it is about (scene_mark_main), and whatever else gives up space (the slider panel,
+ * the status band, secondary panels), that one keeps at least 12% of the canvas each way and
+ * three lines of text. */
+static void check_main(const scene *s, const scene_target *t, char *why, size_t n)
+{
+    why[0] = '\0';
+    double min_w = fmax(0.12 * t->width, 3 * t->text_h);
+    double min_h = fmax(0.12 * t->height, 3 * t->text_h);
+    if (!(s->main_w > 0) || !(s->main_h > 0))
+        snprintf(why, n, "no main panel marked");
+    else if (s->main_w < min_w - 1e-9 || s->main_h < min_h - 1e-9)
+        snprintf(why, n, "the main panel (%s) is %.0fx%.0f, under %.0fx%.0f", s->main_name,
+                 s->main_w, s->main_h, min_w, min_h);
+    else if (s->main_x < -1e-6 || s->main_y < -1e-6 || s->main_x + s->main_w > t->width + 1e-6 ||
+             s->main_y + s->main_h > t->height + 1e-6)
+        snprintf(why, n, "the main panel (%s) runs out of the canvas", s->main_name);
+}
+
+/* Data bars (SCENE_BAR, SCENE_HBAR) are never slivers: each is at least fig_min_bar thick
+ * across its value axis (a bar for a tiny value may be short, never thin). Writes the first
+ * offender to why when why is still empty. */
+static void check_bars(const scene *s, const scene_target *t, char *why, size_t n)
+{
+    double min = fig_min_bar(t);
+    for (size_t i = 0; i < s->n && !why[0]; i++) {
+        const scene_item *it = &s->items[i];
+        if (it->kind != SCENE_RECT || !(it->flags & (SCENE_BAR | SCENE_HBAR))) continue;
+        double thick = it->flags & SCENE_BAR ? it->u.rect.w : it->u.rect.h;
+        if (thick < min - 1e-6)
+            snprintf(why, n, "a bar %.1fx%.1f at (%.0f, %.0f) is thinner than %.1f", it->u.rect.w,
+                     it->u.rect.h, it->u.rect.x, it->u.rect.y, min);
     }
 }
 
@@ -225,9 +257,13 @@ int main(void)
                      c->zoom != 1 ? (c->zoom == 1.5 ? " zoom 150%" : " zoom 200%") : "");
             char why[600];
             check_text(&s, &t, 0, why, sizeof why);
+            char main_why[200];
+            check_main(&s, &t, main_why, sizeof main_why);
+            if (!why[0]) snprintf(why, sizeof why, "%s", main_why);
+            check_bars(&s, &t, why, sizeof why);
             if (known_short(name, c)) {
-                printf("ok %d - %s # SKIP known to cut text at this zoom (%u cut%s%s)\n", ++tap_n_,
-                       what, s.n_cut, why[0] ? "; " : "", why);
+                printf("ok %d - %s # SKIP the attention views' zoom layout is not done (%s)\n",
+                       ++tap_n_, what, why);
                 app_explorer_free(x);
                 free(x);
                 continue;
