@@ -273,7 +273,7 @@ int app_explorer_build_view(app_explorer *x, scene *s, const scene_target *vt, c
     app_work *w = x->work;
     for (;;) {
         int cancelled = 0;
-        if (w->running && !w->done &&
+        if (w->running && !work_wait(w, 0) &&
             (w->view != x->st.view || !same_inputs(&w->st, &x->st) || !same_target(&w->t, vt))) {
             work_cancel(x); /* stale: a newer change wins */
             cancelled = 1;

@@ -86,6 +86,8 @@ typedef struct pe_rng {
 /* Seed with splitmix64(seed). The same seed gives the same stream on every machine. */
 void pe_rng_seed(pe_rng *r, uint64_t seed);
 uint64_t pe_rng_u64(pe_rng *r);
+/* n steps of the stream at once (as n pe_rng_u64 calls, without their results). */
+void pe_rng_skip(pe_rng *r, uint64_t n);
 /* Uniform in [0, 1) with 53 random bits. */
 double pe_rng_uniform(pe_rng *r);
 /* Standard normal (Box-Muller, no cached second value, so streams are easy to reason about). */
@@ -231,6 +233,13 @@ int pe_binary_table(const pe_params *p, pe_matrix *out, char *err, size_t errlen
 
 /* ---- learned absolute (pe/learned.c): N(0, learned_std) from seed ------------------------ */
 int pe_learned_table(const pe_params *p, pe_matrix *out, char *err, size_t errlen);
+/* The generator's state at the start of each of the len rows (states: len of them), found by
+ * stepping the stream (two steps per value, no normal drawn): 2 L d steps, a tenth of the table's
+ * time, and any row then costs its own draws (pe_learned_row). PE_ECANCELED when pe_work asks. */
+int pe_learned_row_states(const pe_params *p, pe_rng *states, char *err, size_t errlen);
+/* Entries cols[0..n) (ascending) of the row that starts at state, the table's very values. */
+void pe_learned_row(const pe_params *p, const pe_rng *state, const size_t *cols, size_t n,
+                    float *out);
 
 /* ---- ALiBi (pe/alibi.c) ------------------------------------------------------------------ */
 

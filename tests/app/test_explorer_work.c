@@ -123,11 +123,11 @@ static void test_keys_during_work(void)
     cellgrid_free(&g);
 }
 
-/* Two views that each keep a learned table of 32 MiB (L 4096, d 2048) under a budget of 48 MiB,
+/* Two views that each keep a binary table of 32 MiB (L 4096, d 2048) under a budget of 48 MiB,
  * visited in turn: each shows, because the one built before gives its room. */
 static void test_eviction(int threaded)
 {
-    const char *const opts[] = {"view", "heatmap", "pe",   "learned", "len",
+    const char *const opts[] = {"view", "heatmap", "pe",   "binary", "len",
                                 "4096", "dim",     "2048", NULL};
     pe_mem_set_budget((size_t)48 << 20);
     app_explorer *x = explorer(opts);

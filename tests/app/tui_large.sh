@@ -86,9 +86,9 @@ done
 ok $drawn "cursor keys pressed all through the work do not stop it: the view is drawn"
 quits "after work under the keys"
 
-# the budget in the explorer: heatmap and similarity each keep a learned table of 48 MiB; under
+# the budget in the explorer: heatmap and similarity each keep a binary table of 48 MiB; under
 # --max-memory 64 each still shows when visited in turn (the other view's table gives way)
-start --view heatmap --pe learned --len 8192 --dim 1536 --max-memory 64
+start --view heatmap --pe binary --len 8192 --dim 1536 --max-memory 64
 wait_for "heatmap]" 30; ok $? "heatmap with a 48 MiB table under a 64 MiB budget draws"
 for v in similarity heatmap similarity; do
     tm send-keys -t t ":view $v" Enter
