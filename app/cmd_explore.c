@@ -8,7 +8,7 @@
 #include "commands.h"
 #include "frontend.h"
 #include "options.h"
-#include "termcolor.h"
+#include "tui.h"
 
 int app_cmd_explore(int argc, char **argv, int gui)
 {
@@ -52,11 +52,12 @@ int app_cmd_explore(int argc, char **argv, int gui)
         fprintf(stderr, "%s: %s\n", name, err);
         return 2;
     }
-    /* the terminal explorer follows a dark terminal (COLORFGBG) unless --theme says otherwise;
-     * the page is then left in the terminal's own background (render/backend_tui.c) */
+    /* the terminal explorer follows a dark terminal (its OSC 11 answer, else COLORFGBG) unless
+     * --theme says otherwise; the page is then left in the terminal's own background
+     * (render/backend_tui.c). Asked here, before curses takes the terminal. */
     int theme_given = 0;
     for (int i = 1; i < argc; i++) theme_given |= strncmp(argv[i], "--theme", 7) == 0;
-    if (!gui && !theme_given && termcolor_colorfgbg_dark(getenv("COLORFGBG")) == 1) st.dark = 1;
+    if (!gui && !theme_given && tui_terminal_dark(1) == 1) st.dark = 1;
     app_explorer *x = calloc(1, sizeof *x);
     if (!x) {
         fprintf(stderr, "%s: out of memory\n", name);

@@ -163,16 +163,30 @@ static void act_help(app_explorer *x, int arg)
     x->help_scroll = 0;
 }
 
-/* The size `s` saves at, which the command `e` shows carries too, so both name one figure. */
-static const app_export_opts save_opts = {1200, 750, 96};
-
-/* The `pelab export` command of the figure `s` would save to path. */
-static void save_command(const app_explorer *x, const char *path, char *buf, size_t n)
+/* The figure `s` saves and the command `e` shows names, so both are one figure. In the window
+ * it is the figure as it is on screen: the view's size in pixels and its text size (the window's
+ * zoom included) as --font-size, so the file looks like the screen and the command makes that
+ * very file. The terminal's cells say nothing of pixels: 1200x750 at the size's own text. */
+static app_export_opts save_figure(const app_explorer *x, app_state *st)
 {
-    app_export_command(&x->st, NULL, buf, n);
+    app_export_opts o = {1200, 750, 96};
+    if (x->gui && x->fig_w > 0 && x->fig_h > 0) {
+        o.width = (int)fmin(16384, fmax(64, lround(x->fig_w)));
+        o.height = (int)fmin(16384, fmax(64, lround(x->fig_h)));
+        /* points at 96 dpi to a hundredth: the number the command prints (%.10g) reads back
+         * to this very double, so the command's file equals the saved one */
+        st->font_pt = fmin(200, round(x->fig_font_px * 72.0 / 96.0 * 100) / 100);
+    }
+    return o;
+}
+
+/* The `pelab export` command of the figure st at o, saved to path. */
+static void save_command(const app_state *st, const app_export_opts *o, const char *path, char *buf,
+                         size_t n)
+{
+    app_export_command(st, NULL, buf, n);
     size_t u = strlen(buf);
-    snprintf(buf + u, n - u, " --width %d --height %d -o %s", save_opts.width, save_opts.height,
-             path);
+    snprintf(buf + u, n - u, " --width %d --height %d -o %s", o->width, o->height, path);
 }
 
 static void act_save(app_explorer *x, int arg)
@@ -180,9 +194,9 @@ static void act_save(app_explorer *x, int arg)
     (void)arg;
     char path[256], err[512];
     app_next_save_name(&x->st, "png", path, sizeof path);
-    app_export_opts o = save_opts;
     app_state st = x->st;
-    save_command(x, path, st.command, sizeof st.command);
+    app_export_opts o = save_figure(x, &st);
+    save_command(&st, &o, path, st.command, sizeof st.command);
     if (app_export_file(&st, path, &o, err, sizeof err) != 0)
         say(x, 1, "save failed: %s", err);
     else
@@ -251,8 +265,11 @@ static void act_print_command(app_explorer *x, int arg)
     (void)arg;
     char cmd[1024], path[256], spec[128], err[256], anim[1200];
     app_next_save_name(&x->st, "png", path, sizeof path);
-    save_command(x, path, cmd, sizeof cmd);
+    app_state st = x->st;
+    app_export_opts o = save_figure(x, &st);
+    save_command(&st, &o, path, cmd, sizeof cmd);
     remember(x, cmd);
+    anim[0] = '\0';
     if (record_spec(x, spec, sizeof spec, err, sizeof err) == 0) {
         app_next_save_name(&x->st, "gif", path, sizeof path);
         app_export_command(&x->st, NULL, anim, sizeof anim - 400);
@@ -262,6 +279,15 @@ static void act_print_command(app_explorer *x, int arg)
         say(x, 0, "%s   animated: --animate %s   (both printed again on exit)", cmd, spec);
     } else {
         say(x, 0, "%s   (printed again on exit)", cmd);
+    }
+    if (x->gui) {
+        /* the window's status line belongs to the hover readout: the commands get an overlay,
+         * and the window puts the first on the clipboard (explorer_gui.c) */
+        snprintf(x->shown_cmd[0], sizeof x->shown_cmd[0], "%s", cmd);
+        snprintf(x->shown_cmd[1], sizeof x->shown_cmd[1], "%s", anim);
+        x->clip_note[0] = '\0';
+        x->cmd_shown = 1;
+        say(x, 0, "the export command is shown (any key or click closes it)");
     }
 }
 
@@ -358,7 +384,8 @@ static const key_binding keys[] = {
         act_move, "arrows, hjkl",
         "move the cursor; the status line reads the value under it (HJKL, PgUp/PgDn: big steps)"),
     {':', act_command, 0, ":", "type an option: :base 500000, :d 128, :pe learned (Tab completes)"},
-    {'s', act_save, 0, "s", "save this view as a PNG (same as pelab export)"},
+    {'s', act_save, 0, "s",
+     "save this view as a PNG (same as pelab export; the window: as it is on screen)"},
     {'e', act_print_command, 0, "e",
      "show the pelab export command for this figure, and its --animate command"},
     {'S', act_record, 0, "S", "record this view's animation as a GIF (pelab export --animate)"},
@@ -657,6 +684,14 @@ static int handle_event(app_explorer *x, const ui_event *ev);
 
 int app_explorer_event(app_explorer *x, const ui_event *ev)
 {
+    /* the commands `e` showed close on any key or click, which does nothing else (a lesson's
+     * keys included: it would change the slide under the overlay) */
+    if (x->cmd_shown &&
+        (ev->type == UI_EV_KEY || (ev->type == UI_EV_MOUSE && ev->mouse == UI_MOUSE_PRESS))) {
+        x->cmd_shown = 0;
+        x->message[0] = '\0'; /* its "shown" message goes with it */
+        return 1;
+    }
     if (x->layer && !x->in_layer) return handle_event(x, ev);
     int on = x->st.cursor_on, r = x->st.cur_r, c = x->st.cur_c;
     int rc = handle_event(x, ev);
@@ -773,10 +808,28 @@ static void help_overlay(app_explorer *x, scene *s, const scene_target *t, const
     overlay_list(s, t, th, r, title, e, n, NULL, &x->help_scroll);
 }
 
+/* The commands `e` showed, in a box as high as they need (wrapped at spaces, a word longer
+ * than a line split, nothing cut), centred over the whole window. */
+static void command_overlay(app_explorer *x, scene *s, const scene_target *t, const fig_theme *th)
+{
+    overlay_entry e[2] = {{"figure", x->shown_cmd[0], 1}, {"animation", x->shown_cmd[1], 0}};
+    size_t n = x->shown_cmd[1][0] ? 2 : 1;
+    const char *title = "pelab export: this figure as a file, as it is on screen";
+    char footer[256];
+    snprintf(footer, sizeof footer, "%s%sany key or click closes this", x->clip_note,
+             x->clip_note[0] ? "; " : "");
+    double h = overlay_list_height(t, t->width, title, e, n, footer);
+    fig_rect r = {0, h < t->height ? (t->height - h) / 2 : 0, t->width, fmin(h, t->height)};
+    int scroll = 0;
+    overlay_list(s, t, th, r, title, e, n, footer, &scroll);
+}
+
 void app_explorer_overlay(app_explorer *x, scene *s, const scene_target *t)
 {
-    if (x->mode != APP_MODE_HELP) return;
-    help_overlay(x, s, t, fig_theme_get(x->st.dark), t->height); /* the whole window */
+    if (x->mode == APP_MODE_HELP)
+        help_overlay(x, s, t, fig_theme_get(x->st.dark), t->height); /* the whole window */
+    else if (x->cmd_shown)
+        command_overlay(x, s, t, fig_theme_get(x->st.dark));
 }
 
 /* Break text at spaces into at most max_lines lines no wider than w; returns the count. The

@@ -49,6 +49,14 @@ typedef struct app_explorer {
                     figure keeps the width), 1 shown, 2 hidden (the | key) */
     char saved_commands[8][1024]; /* `e` output, printed again after the terminal is restored */
     int n_saved;
+    /* window: the figure as it is on screen, which `s` saves and `e` names (app_gui_frame sets
+     * them; 0 in the terminal, which saves 1200x750): the view's size and text size in pixels */
+    double fig_w, fig_h, fig_font_px;
+    /* window: `e` shows its commands in an overlay until a key or a click (which do nothing
+     * else); [0] the figure's (put on the clipboard), [1] its animation's or "" */
+    int cmd_shown;
+    char shown_cmd[2][1024];
+    char clip_note[160]; /* what became of the clipboard copy, set by the window */
     int help_scroll;
     double hover_x, hover_y; /* last mouse position (window) */
     int dragging;            /* slider index + 1 while dragging in the window */
@@ -105,7 +113,8 @@ int app_explorer_animating(const app_explorer *x);
  * that cannot be drawn shows its message. */
 void app_explorer_frame(app_explorer *x, scene *s, const scene_target *t);
 /* The `?` help overlay over the part of t above the status lines, when it is open (the window
- * calls it after its slider panel, so the panel never clips it; the terminal's frame draws it). */
+ * calls it after its slider panel, so the panel never clips it; the terminal's frame draws it),
+ * or in the window the commands `e` showed (cmd_shown). */
 void app_explorer_overlay(app_explorer *x, scene *s, const scene_target *t);
 /* Whether the window shows its slider panel now (sidebar, zoom). */
 int app_explorer_sidebar_shown(const app_explorer *x);

@@ -161,6 +161,10 @@ void app_gui_frame(app_explorer *x, scene *s, const scene_target *t)
     scene_target full = *t;
     if (shown) full.width = p.x;
     app_explorer_frame(x, s, &full);
+    /* the figure as it is on screen, for `s` and `e` */
+    x->fig_w = full.width;
+    x->fig_h = x->view_h;
+    x->fig_font_px = raster_font_px(t->width, t->height, x->st.zoom);
     s->width = t->width;
     /* the status band and the panel span the whole width */
     if (shown)
@@ -211,7 +215,8 @@ int app_run_gui(app_explorer *x, int frames)
         if (frames > 0) x->dirty = 1; /* --frames N: draw N frames whatever happens, then exit */
         while (got > 0 && !x->quit) {
             int handled = 0;
-            if (ev.type == UI_EV_MOUSE) {
+            /* while `e`'s overlay shows, a click anywhere only closes it (the explorer) */
+            if (ev.type == UI_EV_MOUSE && !x->cmd_shown) {
                 t = gui_target(win, &x->st);
                 int hit = slider_hit(x, &t, ev.x, ev.y);
                 if (ev.mouse == UI_MOUSE_PRESS && ev.button == 1 && hit >= 0) {
@@ -229,33 +234,16 @@ int app_run_gui(app_explorer *x, int frames)
                     handled = 1;
                 }
             }
-            if (ev.type == UI_EV_KEY && ev.key == 's' && x->mode == APP_MODE_NORMAL) {
-                /* the window saves exactly what is on screen */
-                char path[256];
-                app_next_save_name(&x->st, "png", path, sizeof path);
-                char params[2048];
-                app_export_command(&x->st, NULL, params, sizeof params);
-                raster_meta meta[] = {{"Software", "pelab " PELAB_VERSION_STRING},
-                                      {"Parameters", params}};
-                if (window_save_png(win, path, meta, 2, err, sizeof err) < 0)
-                    snprintf(x->message, sizeof x->message, "save failed: %.400s", err);
-                else
-                    snprintf(x->message, sizeof x->message, "saved %s (what is on screen)", path);
-                x->message_error = 0;
-                x->message_fresh = 1;
-                x->dirty = 1;
-                handled = 1;
-            }
-            int copy = ev.type == UI_EV_KEY && ev.key == 'e' && x->mode == APP_MODE_NORMAL;
+            int was_shown = x->cmd_shown;
             if (!handled) x->dirty |= app_explorer_event(x, &ev);
-            if (copy && x->n_saved > 0) {
-                /* e: the command also goes on the clipboard, ready to paste into a shell */
-                const char *cmd = x->saved_commands[x->n_saved - 1];
-                size_t u = strlen(x->message);
-                if (window_set_clipboard(win, cmd, err, sizeof err) == 0)
-                    snprintf(x->message + u, sizeof x->message - u, "  (copied to the clipboard)");
+            if (x->cmd_shown && !was_shown) {
+                /* e: the figure's command also goes on the clipboard, ready for a shell */
+                if (window_set_clipboard(win, x->shown_cmd[0], err, sizeof err) == 0)
+                    snprintf(x->clip_note, sizeof x->clip_note,
+                             "the figure's command is on the clipboard");
                 else
-                    snprintf(x->message + u, sizeof x->message - u, "  (no clipboard: %.80s)", err);
+                    snprintf(x->clip_note, sizeof x->clip_note, "not on the clipboard (%.100s)",
+                             err);
                 x->dirty = 1;
             }
             got = window_poll(win, &ev, 0);

@@ -19,7 +19,12 @@ void app_state_default(app_state *st)
      * equal the original); no other view uses the factor unless --scaling is set */
     st->p.scaling.factor = 4;
     st->zoom = 1.0;
-    st->min_angle = 0.1;
+    /* not a tie: at the default d 128, base 10000 the pairs' inverse frequencies are
+     * theta_k = 10^(-k/16), and 0.1 is theta_16 exactly, so with a probe of one position pair 16
+     * turns by exactly the threshold and float32 rounding of its angles flipped it in and out
+     * (the "none" curve zig-zagged between 16 and 17). 0.09 lies between theta_17 (0.0866) and
+     * theta_16, and off the theta grid of d 64 and 256 and of Llama 3's base 500000 too. */
+    st->min_angle = 0.09;
     st->probe_d = 1;
     app_attn_state_default(&st->attn);
 }

@@ -586,6 +586,17 @@ static double scene_text_h(const scene *s)
     return line_per_px * raster_font_px(s->width, s->height, 1.0);
 }
 
+uint64_t raster_scene_key(const scene *s, int w, int h, int antialias)
+{
+    /* FNV-1a over the font family, folded with the rest */
+    uint64_t f = 1469598103934665603ull;
+    for (const char *c = font_family; *c; c++) f = (f ^ (unsigned char)*c) * 1099511628211ull;
+    uint64_t v = (scene_hash(s) ^ f) * 0x9e3779b97f4a7c15ull;
+    v ^= (uint64_t)(uint32_t)w << 32 | (uint32_t)h << 1 | (antialias != 0);
+    v *= 0xc2b2ae3d27d4eb4full;
+    return v ^ v >> 32;
+}
+
 int raster_draw_argb(const scene *s, uint32_t *pixels, int w, int h, int stride, int antialias)
 {
     if (!pixels || w <= 0 || h <= 0 || stride < 4 * w || stride % 4) return -1;

@@ -21,6 +21,12 @@ struct window {
     uint32_t *pix; /* (pix_h, pix_w) ARGB32, the last frame */
     int pix_w, pix_h;
     int has_frame;
+    /* raster_scene_key of the frame in pix, and whether the texture holds pix: a frame equal to
+     * the last one (a hover that changes no readout, an expose, a key that changes nothing) is
+     * then a copy of the texture, not a new cairo drawing and upload */
+    uint64_t frame_key;
+    int tex_has_frame;
+    unsigned long draws; /* frames cairo drew (window_draw_count) */
 
     ui_event *queue; /* ring of pushed events, delivered before SDL's */
     size_t q_head, q_len, q_cap;
@@ -50,6 +56,22 @@ static int needs_display(void)
     if (!drv || !*drv) return 1;
     return SDL_strcasecmp(drv, "x11") == 0 || SDL_strcasecmp(drv, "wayland") == 0;
 #endif
+}
+
+/* The asked size, made smaller (same aspect) when it is more than 90% of the primary display's
+ * usable area (the desktop less panels and docks): a 1280x800 window on a 1366x768 laptop would
+ * otherwise open with its status lines under the taskbar. The dummy and offscreen drivers have
+ * no screen, only a made-up 1024x768 mode: they keep the asked size. */
+static void fit_to_display(int *w, int *h)
+{
+    const char *drv = SDL_GetCurrentVideoDriver();
+    if (!drv || SDL_strcasecmp(drv, "dummy") == 0 || SDL_strcasecmp(drv, "offscreen") == 0) return;
+    SDL_Rect r;
+    if (SDL_GetDisplayUsableBounds(0, &r) != 0 || r.w < 1 || r.h < 1) return;
+    double k = SDL_min(0.9 * r.w / *w, 0.9 * r.h / *h);
+    if (k >= 1) return;
+    *w = SDL_max(160, (int)(*w * k));
+    *h = SDL_max(100, (int)(*h * k));
 }
 
 static void quit_video(void)
@@ -87,6 +109,7 @@ int window_open(window **out, const char *title, int w, int h, char *err, size_t
         set_err(err, errlen, "%s", "SDL could not open a window: out of memory");
         goto fail;
     }
+    fit_to_display(&w, &h);
     win->win =
         SDL_CreateWindow(title ? title : "pelab", SDL_WINDOWPOS_UNDEFINED, SDL_WINDOWPOS_UNDEFINED,
                          w, h, SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI);
@@ -179,6 +202,7 @@ static int ensure_size(window *win, int w, int h)
     if (win->tex && (win->texture_lost || w != win->tex_w || h != win->tex_h)) {
         SDL_DestroyTexture(win->tex);
         win->tex = NULL;
+        win->tex_has_frame = 0;
     }
     win->texture_lost = 0;
     if (!win->tex) {
@@ -199,12 +223,22 @@ int window_draw(window *win, const scene *s)
     if (SDL_GetRendererOutputSize(win->ren, &w, &h) != 0) return -1;
     if (w <= 0 || h <= 0) return 1; /* minimised: nothing to show */
     if (ensure_size(win, w, h) != 0) return -1;
-    if (raster_draw_argb(s, win->pix, w, h, w * 4, 1) != 0) {
-        win->has_frame = 0;
-        return -1;
+    uint64_t key = raster_scene_key(s, w, h, 1);
+    if (!win->has_frame || key != win->frame_key) {
+        win->tex_has_frame = 0;
+        if (raster_draw_argb(s, win->pix, w, h, w * 4, 1) != 0) {
+            win->has_frame = 0;
+            return -1;
+        }
+        win->has_frame = 1;
+        win->frame_key = key;
+        win->draws++;
     }
-    win->has_frame = 1;
-    if (SDL_UpdateTexture(win->tex, NULL, win->pix, w * 4) != 0) return -1;
+    if (!win->tex_has_frame) {
+        if (SDL_UpdateTexture(win->tex, NULL, win->pix, w * 4) != 0) return -1;
+        win->tex_has_frame = 1;
+    }
+    /* the back buffer is undefined after a present: the texture is copied every frame */
     if (SDL_RenderCopy(win->ren, win->tex, NULL, NULL) != 0) return -1;
     return 0;
 }
@@ -233,6 +267,11 @@ int window_read_screen(window *win, uint32_t *pixels, int w, int h)
     if (SDL_RenderCopy(win->ren, win->tex, NULL, NULL) != 0) return -1;
     return SDL_RenderReadPixels(win->ren, &r, SDL_PIXELFORMAT_ARGB8888, pixels, w * 4) == 0 ? 0
                                                                                             : -1;
+}
+
+unsigned long window_draw_count(const window *win)
+{
+    return win->draws;
 }
 
 const uint32_t *window_pixels(const window *win, int *w, int *h)

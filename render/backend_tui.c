@@ -4,7 +4,8 @@
  * those go out as they are; otherwise they are matched in OKLab to the xterm 256-colour cube and
  * grey ramp or to the 16 or 8 ANSI colours, pixels with ordered dithering (termcolor.h), or
  * dropped (mono: half-block pixels become shade characters). When the terminal says whether it
- * is dark (COLORFGBG), a page of the same kind is left in the terminal's own background.
+ * is dark (its OSC 11 reply, else COLORFGBG), a page of the same kind is left in the terminal's
+ * own background.
  * Pairs come from alloc_pair(), so any fg/bg combination gets one.
  *
  * Signals: the handlers only set sig_atomic_t flags and write a byte into a self-pipe, which
@@ -31,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 #include <wchar.h>
@@ -462,6 +464,126 @@ static void handle_resize(tui *t)
     clearok(curscr, TRUE);
 }
 
+/* ---- the terminal's background (OSC 11) ----------------------------------------------- */
+
+static long long now_ms(void);
+
+/* Where a complete reply to the device attributes request (ESC [ ? digits and ; then c) ends in
+ * b[0..n), past its 'c'; 0 when there is none. */
+static size_t da1_end(const char *b, size_t n, size_t from)
+{
+    if (from + 3 > n || memcmp(b + from, "\033[?", 3) != 0) return 0;
+    size_t i = from + 3;
+    while (i < n && ((b[i] >= '0' && b[i] <= '9') || b[i] == ';')) i++;
+    return i < n && b[i] == 'c' ? i + 1 : 0;
+}
+
+/* Where an OSC reply starting at from ends (past its BEL or ESC \), 0 when incomplete. */
+static size_t osc_end(const char *b, size_t n, size_t from)
+{
+    if (from + 2 > n || memcmp(b + from, "\033]", 2) != 0) return 0;
+    for (size_t i = from + 2; i < n; i++) {
+        if (b[i] == '\a') return i + 1;
+        if (b[i] == '\033') return i + 1 < n && b[i + 1] == '\\' ? i + 2 : 0;
+    }
+    return 0;
+}
+
+static int has_da1(const char *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (da1_end(b, n, i)) return 1;
+    return 0;
+}
+
+int tui_query_background(int in_fd, int out_fd, int timeout_ms, char *rest, size_t rest_size,
+                         size_t *n_rest)
+{
+    *n_rest = 0;
+    struct termios saved, raw;
+    if (tcgetattr(in_fd, &saved) != 0) return -1;
+    /* no echo (the replies never show) and no line buffering, for the query only */
+    raw = saved;
+    raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+    raw.c_cc[VMIN] = 0;
+    raw.c_cc[VTIME] = 0;
+    if (tcsetattr(in_fd, TCSANOW, &raw) != 0) return -1;
+    /* the background query, then a device attributes request that every terminal answers, in
+     * order: its reply says the terminal is done, so one that ignores OSC 11 costs no timeout */
+    static const char query[] = "\033]11;?\a\033[c";
+    size_t sent = 0;
+    while (sent < sizeof query - 1) {
+        ssize_t k = write(out_fd, query + sent, sizeof query - 1 - sent);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) break;
+        sent += (size_t)k;
+    }
+    char buf[512];
+    size_t n = 0;
+    long long deadline = now_ms() + timeout_ms;
+    while (sent == sizeof query - 1 && n < sizeof buf && !has_da1(buf, n)) {
+        long long left = deadline - now_ms();
+        if (left <= 0) break;
+        struct pollfd pf = {.fd = in_fd, .events = POLLIN};
+        int r = poll(&pf, 1, (int)left);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        ssize_t k = read(in_fd, buf + n, sizeof buf - n);
+        if (k < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+        if (k <= 0) break;
+        n += (size_t)k;
+    }
+    tcsetattr(in_fd, TCSANOW, &saved);
+    /* the replies out; whatever else came (keys typed meanwhile) is the caller's to keep */
+    int dark = -1;
+    for (size_t i = 0; i < n;) {
+        size_t e = osc_end(buf, n, i);
+        if (e) {
+            int d = termcolor_osc11_dark(buf + i, e - i);
+            if (d >= 0) dark = d;
+            i = e;
+        } else if ((e = da1_end(buf, n, i)) != 0) {
+            i = e;
+        } else {
+            if (*n_rest < rest_size) rest[(*n_rest)++] = buf[i];
+            i++;
+        }
+    }
+    return dark;
+}
+
+/* Terminals known to print an OSC they do not know as text (the Linux console shows "11;?"). */
+static int term_takes_osc(const char *term)
+{
+    static const char *const plain[] = {"linux", "dumb", "cons25", "vt52", "vt100", "vt220"};
+    if (!term || !*term) return 0;
+    for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++)
+        if (strncmp(term, plain[i], strlen(plain[i])) == 0) return 0;
+    return 1;
+}
+
+/* The answer, asked once per process: a second query could meet the user's typing. */
+static struct {
+    int asked, dark;
+    char rest[64]; /* bytes read during the query that were no reply: typed keys */
+    size_t n_rest;
+} g_background = {0, -1, "", 0};
+
+enum { BACKGROUND_QUERY_MS = 100 };
+
+int tui_terminal_dark(int ask)
+{
+    if (ask && !g_background.asked && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) &&
+        term_takes_osc(getenv("TERM"))) {
+        g_background.asked = 1;
+        g_background.dark =
+            tui_query_background(STDIN_FILENO, STDOUT_FILENO, BACKGROUND_QUERY_MS,
+                                 g_background.rest, sizeof g_background.rest, &g_background.n_rest);
+    }
+    if (g_background.dark >= 0) return g_background.dark;
+    return termcolor_colorfgbg_dark(getenv("COLORFGBG"));
+}
+
 int tui_open(tui **out, const tui_options *opt, char *err, size_t errlen)
 {
     *out = NULL;
@@ -511,7 +633,8 @@ int tui_open(tui **out, const tui_options *opt, char *err, size_t errlen)
     t->cur_col = -1;
     t->ascii = o.force_ascii || !locale_is_utf8();
     t->signals = !o.no_signals;
-    t->dark = termcolor_colorfgbg_dark(getenv("COLORFGBG"));
+    /* the terminal's own answer when the caller asked it (tui_terminal_dark), else COLORFGBG */
+    t->dark = o.in || o.out ? termcolor_colorfgbg_dark(getenv("COLORFGBG")) : tui_terminal_dark(0);
 
     int pfd[2] = {-1, -1};
     if (pipe(pfd) != 0 || cellgrid_init(&t->grid, 0, 0, t->ascii) != 0) {
@@ -593,6 +716,12 @@ int tui_open(tui **out, const tui_options *opt, char *err, size_t errlen)
                       {"\033[7~", KEY_HOME}, {"\033[8~", KEY_END}};
     for (size_t i = 0; i < sizeof extra_keys / sizeof extra_keys[0]; i++)
         if (key_defined(extra_keys[i].seq) == 0) define_key(extra_keys[i].seq, extra_keys[i].code);
+
+    /* keys typed while the background query waited: in again, first out first */
+    if (!o.in) {
+        for (size_t i = g_background.n_rest; i-- > 0;) ungetch((unsigned char)g_background.rest[i]);
+        g_background.n_rest = 0;
+    }
 
     mouseinterval(0); /* presses and releases as they come, no click synthesis delay */
     mmask_t want = ALL_MOUSE_EVENTS | REPORT_MOUSE_POSITION;

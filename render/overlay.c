@@ -70,15 +70,83 @@ static int wrap(const scene_target *t, const char *text, double w, char (*out)[L
     return n;
 }
 
+/* The box in a canvas rw wide and the columns in it. */
+typedef struct geom {
+    int cells;
+    double cw, lh, bw, pad, iw, kw;
+} geom;
+
+static geom box_geom(const scene_target *t, double rw, const overlay_entry *e, size_t n)
+{
+    geom g;
+    g.cells = t->cells;
+    g.cw = g.cells ? 1.0 : t->char_w;
+    g.lh = g.cells ? 2.0 : round(t->text_h * 1.15);
+    /* the box: the whole width less a margin, at most 100 characters wide */
+    g.bw = fmin(rw - 2 * g.cw, 100 * g.cw);
+    /* a blank cell (a character's width) between the border and the longest line on each side:
+     * in a terminal the border takes a cell of its own, so the text starts two cells in */
+    g.pad = g.cells ? 2.0 : g.cw;
+    g.iw = g.bw - 2 * g.pad;
+    /* the keys column: as wide as the widest keys, at most a third of the box */
+    double kw = 0;
+    for (size_t i = 0; i < n; i++) kw = fmax(kw, scene_text_width_bold(t, e[i].keys, 1));
+    g.kw = fmin(kw + 2 * g.cw, floor(g.iw / 3));
+    if (g.cells) g.kw = ceil(g.kw);
+    return g;
+}
+
+static oline lines[MAX_LINES];
+
+/* The entries as lines (keys wider than their column alone on a line, descriptions wrapped);
+ * returns how many, in lines[]. */
+static int lay_out(const scene_target *t, const geom *g, const overlay_entry *e, size_t n)
+{
+    /* enough lines for a 1 KiB description (a command) in the narrowest box */
+    static char tmp[128][LINE_MAX];
+    double dw = g->iw - g->kw;
+    int nl = 0;
+    for (size_t i = 0; i < n && nl < MAX_LINES; i++) {
+        int own_line = scene_text_width_bold(t, e[i].keys, 1) > g->kw - g->cw;
+        if (own_line) { /* keys wider than the column: alone on their line */
+            lines[nl].keys = e[i].keys;
+            lines[nl].what[0] = '\0';
+            lines[nl++].strong = e[i].strong;
+        }
+        int k = wrap(t, e[i].what, dw, tmp, 128, 0);
+        for (int j = 0; j < k && nl < MAX_LINES; j++) {
+            lines[nl].keys = j == 0 && !own_line ? e[i].keys : "";
+            snprintf(lines[nl].what, LINE_MAX, "%s", tmp[j]);
+            lines[nl++].strong = e[i].strong;
+        }
+    }
+    return nl;
+}
+
+double overlay_list_height(const scene_target *t, double w, const char *title,
+                           const overlay_entry *e, size_t n, const char *footer)
+{
+    geom g = box_geom(t, w, e, n);
+    if (g.iw <= g.cw) return 0;
+    char tl[4][LINE_MAX], fl[4][LINE_MAX];
+    int nt = wrap(t, title, g.iw, tl, 4, 1), nf = wrap(t, footer, g.iw, fl, 4, 0);
+    int nl = lay_out(t, &g, e, n);
+    /* title, entries, the "all n lines" line and the footer, with overlay_list's spacing:
+     * 0.4 + 0.3 + 0.3 line heights of padding in the box and a line of margin around it */
+    int rows = nt + nl + 1 + nf;
+    if (rows < 4) rows = 4; /* overlay_list's smallest box */
+    return g.cells ? 2.0 * rows : (rows + 2) * g.lh;
+}
+
 int overlay_list(scene *s, const scene_target *t, const fig_theme *th, fig_rect r,
                  const char *title, const overlay_entry *e, size_t n, const char *footer,
                  int *scroll)
 {
-    int cells = t->cells;
-    double cw = cells ? 1.0 : t->char_w, lh = cells ? 2.0 : round(t->text_h * 1.15);
+    geom g = box_geom(t, r.w, e, n);
+    int cells = g.cells;
+    double cw = g.cw, lh = g.lh, bw = g.bw, pad = g.pad, iw = g.iw, kw = g.kw;
     s->text_h = t->text_h;
-    /* the box: the whole of r less a margin, at most 100 characters wide */
-    double bw = fmin(r.w - 2 * cw, 100 * cw), bh = r.h - (cells ? 0.0 : lh);
+    double bh = r.h - (cells ? 0.0 : lh);
     double bx = r.x + (r.w - bw) / 2, by = r.y + (r.h - bh) / 2;
     if (cells) {
         bx = floor(bx);
@@ -86,34 +154,9 @@ int overlay_list(scene *s, const scene_target *t, const fig_theme *th, fig_rect 
         bh = 2.0 * floor(bh / 2.0);
     }
     if (bw < 10 * cw || bh < 4 * lh) return 0;
-    double pad = cells ? 1.0 : cw, iw = bw - 2 * pad;
     scene_rect(s, bx, by, bw, bh, th->bg, SCENE_FILL);
     scene_rect(s, bx, by, bw, bh, th->accent, 0);
-
-    /* the keys column: as wide as the widest keys, at most a third of the box */
-    double kw = 0;
-    for (size_t i = 0; i < n; i++) kw = fmax(kw, scene_text_width_bold(t, e[i].keys, 1));
-    kw = fmin(kw + 2 * cw, floor(iw / 3));
-    if (cells) kw = ceil(kw);
-    double dw = iw - kw;
-
-    static oline lines[MAX_LINES];
-    static char tmp[8][LINE_MAX];
-    int nl = 0;
-    for (size_t i = 0; i < n && nl < MAX_LINES; i++) {
-        int own_line = scene_text_width_bold(t, e[i].keys, 1) > kw - cw;
-        if (own_line) { /* keys wider than the column: alone on their line */
-            lines[nl].keys = e[i].keys;
-            lines[nl].what[0] = '\0';
-            lines[nl++].strong = e[i].strong;
-        }
-        int k = wrap(t, e[i].what, dw, tmp, 8, 0);
-        for (int j = 0; j < k && nl < MAX_LINES; j++) {
-            lines[nl].keys = j == 0 && !own_line ? e[i].keys : "";
-            snprintf(lines[nl].what, LINE_MAX, "%s", tmp[j]);
-            lines[nl++].strong = e[i].strong;
-        }
-    }
+    int nl = lay_out(t, &g, e, n);
 
     char title_l[4][LINE_MAX], foot_l[4][LINE_MAX];
     int nt = wrap(t, title, iw, title_l, 4, 1), nf = wrap(t, footer, iw, foot_l, 4, 0);
@@ -137,15 +180,14 @@ int overlay_list(scene *s, const scene_target *t, const fig_theme *th, fig_rect 
             scene_text(s, bx + pad + kw, y, lines[i].what, 1, SCENE_LEFT | SCENE_TOP, th->fg, 0);
     }
     y = by + bh - (nf + 1) * lh - (cells ? 0.0 : 0.2 * lh);
-    char where[LINE_MAX];
+    /* which lines show, when not all do (else the line stays blank, a gap before the footer) */
+    char where[LINE_MAX] = "";
     if (nl > rows)
         snprintf(where, sizeof where, "lines %d-%d of %d: j/k or arrows scroll, PgUp/PgDn page",
                  *scroll + 1, *scroll + rows < nl ? *scroll + rows : nl, nl);
-    else
-        snprintf(where, sizeof where, "all %d lines", nl);
     char wl[2][LINE_MAX];
     int nw = wrap(t, where, iw, wl, 2, 0);
-    scene_text(s, bx + pad, y, nw ? wl[0] : "", 1, SCENE_LEFT | SCENE_TOP, th->muted, 0);
+    if (nw) scene_text(s, bx + pad, y, wl[0], 1, SCENE_LEFT | SCENE_TOP, th->muted, 0);
     if (nw > 1) scene_note_cut(s, where); /* the count did not fit one line */
     y += lh;
     for (int i = 0; i < nf; i++, y += lh)

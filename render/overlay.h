@@ -23,4 +23,9 @@ int overlay_list(scene *s, const scene_target *t, const fig_theme *th, fig_rect 
                  const char *title, const overlay_entry *e, size_t n, const char *footer,
                  int *scroll);
 
+/* The height overlay_list needs in a canvas w wide to show every entry without paging (the
+ * box and its margin), for a box no taller than its content. */
+double overlay_list_height(const scene_target *t, double w, const char *title,
+                           const overlay_entry *e, size_t n, const char *footer);
+
 #endif

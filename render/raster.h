@@ -28,6 +28,11 @@ double raster_font_px(double w, double h, double scale);
  * font of the canvas when 0). Returns 0, or -1 when cairo fails. */
 int raster_draw_argb(const scene *s, uint32_t *pixels, int w, int h, int stride, int antialias);
 
+/* What raster_draw_argb(s, ., w, h, ., antialias) depends on: scene_hash(s), the size, the
+ * antialiasing and the font family (raster_use_font). Equal keys draw equal pixels, so a
+ * window keeps its frame while the key stays the same. */
+uint64_t raster_scene_key(const scene *s, int w, int h, int antialias);
+
 /* Key/value text chunks a written file carries (PNG tEXt, SVG/PDF metadata). */
 typedef struct raster_meta {
     const char *key, *value;

@@ -222,6 +222,11 @@ scene_item *scene_heatmap(scene *s, double x, double y, double w, double h, cons
                           size_t rows, size_t cols, size_t stride, double vmin, double vmax,
                           const struct cmap *map, uint32_t mask_color);
 
+/* A 64-bit hash of everything a backend draws from (exact bits of every coordinate, string,
+ * curve point and heatmap cell), so a frame equal to the last one can be recognised and not
+ * drawn again. About 0.1 ms per MiB of heatmap data. */
+uint64_t scene_hash(const scene *s);
+
 /* A plain-text dump of the scene (one item per line, numbers to 2 decimals, heatmaps as their
  * shape, range and a checksum) for golden tests. Returns malloc'd text; NULL on failure. */
 char *scene_dump(const scene *s);

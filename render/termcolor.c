@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct lab {
     double l, a, b;
@@ -215,4 +216,35 @@ int termcolor_colorfgbg_dark(const char *v)
     /* ANSI 7 (light grey) and 15 (white) are light backgrounds; the other 16 are dark */
     if (bg < 16) return !(bg == 7 || bg == 15);
     return termcolor_lightness(termcolor_rgb((int)bg)) < 0.5;
+}
+
+static int hex_digit(char c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+int termcolor_osc11_dark(const char *reply, size_t n)
+{
+    static const char head[] = "\033]11;rgb:";
+    const size_t hn = sizeof head - 1;
+    if (!reply || n < hn || memcmp(reply, head, hn) != 0) return -1;
+    const char *p = reply + hn, *end = reply + n;
+    int c8[3];
+    for (int i = 0; i < 3; i++) {
+        /* a field of k hex digits is a fraction of 16^k - 1 (X11's rgb: syntax) */
+        unsigned v = 0;
+        int k = 0;
+        for (; p < end && k < 4 && hex_digit(*p) >= 0; p++, k++)
+            v = v * 16 + (unsigned)hex_digit(*p);
+        if (k == 0 || (p < end && hex_digit(*p) >= 0)) return -1;
+        c8[i] = (int)lround(255.0 * v / (double)((1u << (4 * k)) - 1));
+        if (i < 2 && (p >= end || *p++ != '/')) return -1;
+    }
+    if (p >= end || !(*p == '\a' || *p == '\033')) return -1; /* BEL or the ST's ESC */
+    uint32_t rgb = (uint32_t)c8[0] << 16 | (uint32_t)c8[1] << 8 | (uint32_t)c8[2];
+    /* the same line as COLORFGBG's: below half of OKLab's lightness is a dark page */
+    return termcolor_lightness(rgb) < 0.5;
 }

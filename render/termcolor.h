@@ -11,6 +11,7 @@
 #ifndef PELAB_TERMCOLOR_H
 #define PELAB_TERMCOLOR_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* The nearest palette index of rgb (0xRRGGBB) among ncolors (8, 16 or 256). */
@@ -25,5 +26,9 @@ double termcolor_lightness(uint32_t rgb);
 /* What the COLORFGBG variable ("fg;bg" or "fg;default;bg", set by rxvt, Konsole and others)
  * says of the terminal's background: 1 dark, 0 light, -1 not set or not understood. */
 int termcolor_colorfgbg_dark(const char *value);
+/* What an OSC 11 reply ("ESC ] 11 ; rgb:RRRR/GGGG/BBBB" ended by BEL or ESC \, each field 1 to
+ * 4 hex digits, as xterm, tmux, VTE, kitty and others answer "ESC ] 11 ; ?") says of the
+ * background, n bytes from reply: 1 dark, 0 light, -1 not such a reply. */
+int termcolor_osc11_dark(const char *reply, size_t n);
 
 #endif

@@ -45,10 +45,24 @@ int tui_quit_signal(void);
 
 void tui_size(const tui *t, int *cols, int *rows);
 tui_color_mode tui_colors(const tui *t);
-/* What the terminal says of its background (COLORFGBG): 1 dark, 0 light, -1 unknown. The
- * explorer starts in the dark theme on a dark terminal; a page of the terminal's kind is drawn
- * in the terminal's default background. */
+/* What the terminal says of its background: 1 dark, 0 light, -1 unknown (tui_terminal_dark's
+ * answer for stdin/stdout, COLORFGBG for the files of tests). The explorer starts in the dark
+ * theme on a dark terminal; a page of the terminal's kind is drawn in the terminal's default
+ * background. */
 int tui_dark(const tui *t);
+/* The background of the terminal on stdin/stdout, before tui_open: with ask = 1 and both a
+ * terminal (and TERM not one that prints unknown sequences, such as the Linux console) it asks
+ * once per process with OSC 11 (tui_query_background, 100 ms at most); a terminal that did not
+ * answer falls back on COLORFGBG. Keys typed meanwhile reach the next tui_open. 1 dark, 0 light,
+ * -1 unknown. */
+int tui_terminal_dark(int ask);
+/* Ask the terminal on in_fd/out_fd (in_fd a tty) for its background: "ESC ] 11 ; ?" then a
+ * device attributes request ("ESC [ c"), whose reply ends the wait (a terminal that ignores OSC
+ * 11 still answers it), reading for up to timeout_ms with echo and line buffering off, then the
+ * terminal's modes restored. Bytes that were no reply go to rest (at most rest_size, *n_rest
+ * of them). 1 dark, 0 light, -1 no answer. */
+int tui_query_background(int in_fd, int out_fd, int timeout_ms, char *rest, size_t rest_size,
+                         size_t *n_rest);
 int tui_ascii(const tui *t);
 /* The grid to draw into, sized to the terminal (resized on UI_EV_RESIZE). */
 cellgrid *tui_grid(tui *t);

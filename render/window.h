@@ -13,8 +13,9 @@
 
 typedef struct window window;
 
-/* Open a w x h (window points) resizable window. Fails with one line (no display, SDL error)
- * and returns -1; never exits. */
+/* Open a w x h (window points) resizable window, smaller with the same aspect when that is
+ * more than 90% of the display's usable area (never below 160x100). Fails with one line (no
+ * display, SDL error) and returns -1; never exits. */
 int window_open(window **out, const char *title, int w, int h, char *err, size_t errlen);
 void window_close(window *win); /* NULL is fine; quits SDL's video subsystem */
 
@@ -25,8 +26,10 @@ void window_set_title(window *win, const char *title);
 void window_toggle_fullscreen(window *win);
 
 /* Draw s into the back buffer without showing it: cairo, then the upload to the texture and
- * its copy to the renderer. 0, 1 when minimised (nothing drawn), -1 on error. For benchmarks,
- * which must not wait for vsync; window_present is this and the present. */
+ * its copy to the renderer. A scene equal to the last one drawn (raster_scene_key) is not drawn
+ * or uploaded again: the texture already holds it and is only copied. 0, 1 when minimised
+ * (nothing drawn), -1 on error. For benchmarks, which must not wait for vsync; window_present
+ * is this and the present. */
 int window_draw(window *win, const scene *s);
 /* Draw s (built for raster_target at window_size) and show it. Keeps the pixels of the last
  * frame for window_save_png. Returns 0 or -1. */
@@ -59,6 +62,9 @@ int window_poll(window *win, ui_event *ev, int timeout_ms);
 int window_pending(window *win);
 /* Push a synthetic event (tests inject keys and quit through this). */
 void window_push(window *win, const ui_event *ev);
+/* How many frames cairo has drawn in this window (a frame equal to the last one is copied, not
+ * drawn, and not counted). For tests. */
+unsigned long window_draw_count(const window *win);
 /* Read back the last presented frame (ARGB32, stride w*4); NULL before the first present. */
 const uint32_t *window_pixels(const window *win, int *w, int *h);
 

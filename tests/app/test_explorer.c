@@ -326,6 +326,75 @@ static void check_declared_dependencies(scene *s)
            app_view_count());
 }
 
+/* The `?` box keeps a blank cell between its border and its longest line on both sides, in
+ * UTF-8 and ASCII, at every terminal size from 60x20: no line touches the border. */
+static void check_help_margin(scene *s)
+{
+    static const int sizes[][2] = {{60, 20}, {80, 24}, {120, 40}, {200, 60}};
+    for (int ascii = 0; ascii < 2; ascii++)
+        for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+            int bad = 0, longest = 0, checked = 0;
+            char where[160] = "";
+            for (size_t v = 0; v < app_view_count(); v++) {
+                app_explorer *x = new_explorer(0);
+                x->st.view = (int)v;
+                cellgrid g;
+                cellgrid_init(&g, sizes[k][0], sizes[k][1], ascii);
+                ui_event e = key('?');
+                app_explorer_event(x, &e);
+                frame_cells(x, s, &g);
+                /* the box: the last stroked rectangle (the overlay's border), then its text */
+                size_t box = s->n;
+                for (size_t i = 0; i < s->n; i++)
+                    if (s->items[i].kind == SCENE_RECT && !(s->items[i].flags & SCENE_FILL))
+                        box = i;
+                if (box == s->n) {
+                    bad++;
+                    snprintf(where, sizeof where, "%s: no box", app_view_at(v)->name);
+                } else {
+                    const scene_item *b = &s->items[box];
+                    int left = (int)floor(b->u.rect.x),
+                        right = (int)ceil(b->u.rect.x + b->u.rect.w) - 1;
+                    int top = (int)floor(b->u.rect.y / 2),
+                        bottom = (int)ceil((b->u.rect.y + b->u.rect.h) / 2) - 1;
+                    /* up to the status band's fill, drawn after the overlay */
+                    for (size_t i = box + 1; i < s->n && s->items[i].kind != SCENE_RECT; i++) {
+                        const scene_item *it = &s->items[i];
+                        if (it->kind != SCENE_TEXT) continue;
+                        int c0 = (int)lround(it->u.text.x), len = 0;
+                        for (const char *p = it->u.text.str; *p; p++)
+                            len += ((unsigned char)*p & 0xc0) != 0x80;
+                        int c1 = c0 + len - 1;
+                        if (c1 - c0 + 1 > longest) longest = c1 - c0 + 1;
+                        checked++;
+                        if (c0 < left + 2 || c1 > right - 2) {
+                            bad++;
+                            snprintf(where, sizeof where,
+                                     "%s: '%.40s' in columns %d-%d, border %d and %d",
+                                     app_view_at(v)->name, it->u.text.str, c0, c1, left, right);
+                        }
+                    }
+                    /* and on the screen: the cells next to the border are blank inside the box */
+                    for (int r = top + 1; r < bottom; r++)
+                        if (cellgrid_at(&g, left + 1, r)->ch != ' ' ||
+                            cellgrid_at(&g, right - 1, r)->ch != ' ') {
+                            bad++;
+                            snprintf(where, sizeof where, "%s: row %d touches the border",
+                                     app_view_at(v)->name, r);
+                        }
+                }
+                cellgrid_free(&g);
+                app_explorer_free(x);
+                free(x);
+            }
+            TAP_OK(bad == 0 && checked > 0,
+                   "? help at %dx%d%s: a blank cell between the border and every line (%d lines, "
+                   "the longest %d cells)%s%s",
+                   sizes[k][0], sizes[k][1], ascii ? " ASCII" : "", checked, longest,
+                   bad ? "; " : "", where);
+        }
+}
+
 int main(void)
 {
     scene s;
@@ -355,6 +424,8 @@ int main(void)
             free(x);
         }
     }
+
+    check_help_margin(&s);
 
     /* keys */
     app_explorer *x = new_explorer(0);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "colormap.h"
+#include "export.h"
 #include "frontend.h"
 #include "options.h"
 #include "views.h"
@@ -186,6 +187,106 @@ static void check_command_feedback(window *win, app_explorer *x, scene *s, const
            "an accepted ':' value shows ':base 500 applied' (%s)", x->message);
 }
 
+/* In the window `s` saves the figure as it is on screen (the view's size, the zoomed text) and
+ * `e` shows, in an overlay since the status line is the hover readout's, the command that makes
+ * that very file: the command's export equals the saved PNG pixel for pixel. */
+static void check_save_and_command(void)
+{
+    char dir[4096], here[4096];
+    const char *base = getenv("PELAB_BUILD");
+    snprintf(dir, sizeof dir, "%s/gui-save.XXXXXX", base && *base ? base : "/tmp");
+    if (!mkdtemp(dir) || !getcwd(here, sizeof here) || chdir(dir) != 0) {
+        TAP_OK(0, "a scratch folder for s and e");
+        return;
+    }
+    static const struct {
+        int w, h;
+        double zoom;
+    } sizes[] = {{1280, 800, 1}, {1024, 640, 1.5}};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        int w = sizes[k].w, h = sizes[k].h;
+        app_state st;
+        app_state_default(&st);
+        st.view = app_view_find("decay");
+        st.zoom = sizes[k].zoom;
+        app_explorer *x = calloc(1, sizeof *x);
+        app_explorer_init(x, &st, 1);
+        scene s;
+        scene_init(&s, 1, 1, 0);
+        scene_target t = raster_target(w, h, raster_font_px(w, h, st.zoom));
+        app_gui_frame(x, &s, &t);
+        ui_event e = {0};
+        e.type = UI_EV_KEY;
+        e.key = 'e';
+        app_explorer_event(x, &e);
+        app_gui_frame(x, &s, &t);
+        /* the overlay's text, word for word, holds the command (wrapped at spaces, not cut) */
+        char joined[16384] = "";
+        size_t u = 0;
+        for (size_t i = 0; i < s.n && u + 2 < sizeof joined; i++)
+            if (s.items[i].kind == SCENE_TEXT)
+                u += (size_t)snprintf(joined + u, sizeof joined - u, "%s ", s.items[i].u.text.str);
+        const char *cmd = x->shown_cmd[0];
+        TAP_OK(x->cmd_shown && strstr(joined, cmd) && s.n_cut == 0,
+               "%dx%d zoom %.0f%%: e shows the command in an overlay: %s", w, h,
+               sizes[k].zoom * 100, cmd);
+        char want[64];
+        snprintf(want, sizeof want, "--width %ld --height %ld", lround(x->fig_w), lround(x->fig_h));
+        TAP_OK(strstr(cmd, want) && strstr(cmd, "--font-size ") && x->fig_w <= w && x->fig_h < h,
+               "the command names the figure's size on screen (%s, the window %dx%d)", want, w, h);
+        /* any key closes it and does nothing else */
+        e.key = '4';
+        int view = x->st.view;
+        app_explorer_event(x, &e);
+        app_gui_frame(x, &s, &t);
+        TAP_OK(!x->cmd_shown && x->st.view == view && !strstr(x->message, "export command"),
+               "a key closes the overlay and does nothing else");
+        e.key = 'e';
+        app_explorer_event(x, &e);
+        ui_event c = {0};
+        c.type = UI_EV_MOUSE;
+        c.mouse = UI_MOUSE_PRESS;
+        c.button = 1;
+        c.x = w / 3.0;
+        c.y = h / 3.0;
+        int cur = x->st.cursor_on;
+        app_explorer_event(x, &c);
+        TAP_OK(!x->cmd_shown && x->st.cursor_on == cur, "so does a click");
+        /* s saves the file e names; e's command, run, makes the same pixels */
+        char saved[256] = "", line[1024];
+        snprintf(line, sizeof line, "%s", cmd);
+        const char *o = strstr(line, " -o ");
+        if (o) snprintf(saved, sizeof saved, "%s", o + 4);
+        e.key = 's';
+        app_explorer_event(x, &e);
+        char *argv[64];
+        int argc = 0;
+        for (char *p = strtok(line, " "); p && argc < 63; p = strtok(NULL, " ")) argv[argc++] = p;
+        if (argc > 1 && strcmp(argv[argc - 2], "-o") == 0) argv[argc - 1] = "from-e.png";
+        int rc = argc > 2 ? app_cmd_export(argc - 1, argv + 1) : -1;
+        int sw = 0, sh = 0, ew = 0, eh = 0;
+        uint32_t *a = read_png(saved, &sw, &sh), *b = read_png("from-e.png", &ew, &eh);
+        long diff = -1;
+        if (a && b && sw == ew && sh == eh) {
+            diff = 0;
+            for (long i = 0; i < (long)sw * sh; i++) diff += (a[i] & 0xffffff) != (b[i] & 0xffffff);
+        }
+        TAP_OK(a && rc == 0 && sw == lround(x->fig_w) && sh == lround(x->fig_h),
+               "s saved %s at the figure's size on screen (%dx%d): %s", saved, sw, sh, x->message);
+        TAP_OK(b && diff == 0, "e's command makes that file: %dx%d, %ld pixels differ", ew, eh,
+               diff);
+        free(a);
+        free(b);
+        unlink(saved);
+        unlink("from-e.png");
+        scene_free(&s);
+        app_explorer_free(x);
+        free(x);
+    }
+    if (chdir(here) != 0) TAP_OK(0, "back to %s", here);
+    rmdir(dir);
+}
+
 int main(void)
 {
     setenv("SDL_VIDEODRIVER", "dummy", 1);
@@ -291,5 +392,6 @@ int main(void)
     free(x);
     window_close(win);
     check_slider_panels();
+    check_save_and_command();
     return tap_done();
 }

@@ -307,6 +307,25 @@ static void test_resolution(void)
     TAP_OK(rc == 0 && bad == 0, "f 4, D 3: every count equals pe_rope_resolution (%d differ)", bad);
     TAP_OK(lin0 == lin_want, "linear f 4, D 3 at p 0: %d pairs (theta/4 turned by 3)", lin0);
     app_data_free(&d);
+
+    /* the default threshold sits on no theta_k of the default d and base, so the "none" curve
+     * is one flat count: a threshold equal to a theta_k (0.1 = theta_16 at d 128) made float32
+     * rounding flip that pair in and out from one position to the next */
+    app_state_default(&st);
+    st.view = app_view_find("resolution");
+    rc = get_data(&st, &d);
+    int lo = 1 << 30, hi = -1, tie = 0;
+    for (size_t i = 0; rc == 0 && i < d.shape[1]; i++) {
+        int v = (int)d.data[d.shape[1] + i];
+        lo = v < lo ? v : lo;
+        hi = v > hi ? v : hi;
+    }
+    for (int k = 0; k < st.p.dim / 2; k++)
+        tie |= fabs(pow(st.p.base, -2.0 * k / st.p.dim) / st.min_angle - 1) < 0.02;
+    TAP_OK(rc == 0 && lo == hi && !tie,
+           "defaults (min-angle %g): no theta_k within 2%% of it, the none curve is flat (%d..%d)",
+           st.min_angle, lo, hi);
+    app_data_free(&d);
 }
 
 static const int t5_rel[43] = {-200, -128, -127, -100, -64, -63, -50, -33, -32, -31, -20,

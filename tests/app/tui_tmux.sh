@@ -29,11 +29,11 @@ wait_for() { # wait_for TEXT [SECONDS]: poll the screen until TEXT shows
 cleanup() { tm kill-server 2>/dev/null || true; }
 trap cleanup EXIT
 
-start() {
+start() { # start [TMUX-CONFIG]
     cleanup
     runs=$((runs + 1))
     sock="pelab-test-$$-$runs"
-    tm -f /dev/null new-session -d -s t -x 100 -y 30 \
+    tm -f "${1:-/dev/null}" new-session -d -s t -x 100 -y 30 \
         "env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 $pelab; echo \"[exit \$?]\"; stty -a | tr ' ' '\n' | grep -xE 'icanon|echo' | tr '\n' ' '; echo '[stty]'; sleep 30"
 }
 
@@ -83,5 +83,28 @@ wait_for "[exit"; ok $? "SIGTERM ends it"
 wait_for "[stty]"
 screen | grep -q "icanon echo"; ok $? "the terminal is restored after SIGTERM"
 
+# a dark terminal that says so only through OSC 11 (tmux answers it with its window-style, no
+# COLORFGBG): the explorer starts in the dark theme on the terminal's own background; a key
+# typed at once is not eaten by the query and no reply shows as text
+conf=$(mktemp)
+trap 'cleanup; rm -f "$conf"' EXIT
+echo "set -g window-style bg=black" >"$conf"
+start "$conf"
+tm send-keys -t t "3"
+wait_for "[3/"; ok $? "a key typed at the start reaches the explorer (view 3)"
+tm send-keys -t t "1"
+wait_for "sinusoidal position encoding"
+# the title row: the page's background and the title's colour
+! tm capture-pane -p -e -t t | head -n1 | grep -qF "48;5;231"; ok $? "OSC 11 black: no painted light page"
+tm capture-pane -p -e -t t | head -n1 | grep -qF "38;5;254msinusoidal"; ok $? "and the dark theme's light title"
+! screen | grep -qE "11;rgb|\[\?1;2c|\^\["; ok $? "no reply shows on the screen"
+tm send-keys -t t q
+wait_for "[stty]"
+screen | grep -q "icanon echo"; ok $? "the terminal is restored (icanon, echo)"
+# the same terminal without a background colour: tmux answers only the device attributes, so
+# no delay and the light page
+start
+wait_for "sinusoidal position encoding"
+tm capture-pane -p -e -t t | head -n1 | grep -qF "48;5;231"; ok $? "no OSC 11 answer: the light page"
 echo "1..$n"
 [ "$failed" -eq 0 ]

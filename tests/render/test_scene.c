@@ -138,6 +138,79 @@ static void test_dump(void)
     scene_free(&s);
 }
 
+/* The scene with every kind of item that test_hash varies. */
+static void hash_scene(scene *s)
+{
+    scene_reset(s, 80, 48, 0xffffff);
+    scene_rect(s, 1, 2, 3, 4, 0xff0000, SCENE_FILL);
+    scene_line(s, 0, 0, 10.5, 0, 0x000000, 0, SCENE_RULE);
+    scene_arrow(s, 1, 1, 5, 5, 0x00ff00, 2);
+    scene_circle(s, 3, 3, 1.25, 0x0000ff, 1, 0);
+    scene_text(s, 40, 1, "Title", 1.5, SCENE_CENTER | SCENE_TOP, 0x222222, SCENE_BOLD);
+    double xy[6] = {0, 0, 1, 1, 2, NAN};
+    scene_polyline(s, xy, 3, 0, 0, 80, 48, 0x333333, 1, 0);
+    float d[40];
+    for (int i = 0; i < 40; i++) d[i] = (float)i * 0.25f;
+    scene_heatmap(s, 0, 0, 4, 4, d, 5, 8, 8, 0, 3, cmap_find("viridis"), 0x777777);
+}
+
+/* scene_hash: the same scene built twice hashes the same; a change to any one thing a backend
+ * draws from (a coordinate, a colour, a flag, a letter, a curve point, a heatmap cell, the
+ * colormap, the background) changes it. This is what lets the window keep its last frame. */
+static void test_hash(void)
+{
+    scene s, t;
+    scene_init(&s, 1, 1, 0);
+    scene_init(&t, 1, 1, 0);
+    hash_scene(&s);
+    hash_scene(&t);
+    uint64_t h0 = scene_hash(&s);
+    TAP_OK(h0 == scene_hash(&t), "the same scene built twice has the same hash");
+    TAP_OK(h0 == scene_hash(&s), "hashing does not change the scene");
+    int n = 0, differ = 0;
+#define VARY(what, stmt)                                                                           \
+    do {                                                                                           \
+        hash_scene(&t);                                                                            \
+        stmt;                                                                                      \
+        uint64_t h = scene_hash(&t);                                                               \
+        n++;                                                                                       \
+        if (h != h0)                                                                               \
+            differ++;                                                                              \
+        else                                                                                       \
+            tap_diag("the hash missed a change of %s", what);                                      \
+    } while (0)
+    VARY("the background", t.background = 0xfffffe);
+    VARY("the canvas width", t.width = 81);
+    VARY("the text height", t.text_h = 12);
+    VARY("a rectangle's x", t.items[0].u.rect.x = 1.0000001);
+    VARY("a rectangle's colour", t.items[0].color = 0xff0001);
+    VARY("a rectangle's flags", t.items[0].flags = 0);
+    VARY("a line's end", t.items[1].u.line.y1 = 0.5);
+    VARY("an arrow's width", t.items[2].width = 2.5);
+    VARY("a circle's radius", t.items[3].u.circle.r = 1.5);
+    VARY("a letter", t.items[4].u.text.str[0] = 't');
+    VARY("a text's anchor", t.items[4].u.text.anchor = SCENE_LEFT);
+    VARY("a text's size", t.items[4].u.text.size = 1.4);
+    VARY("a curve point", t.items[5].u.poly.xy[3] = 1.5);
+    VARY("a curve's length", t.items[5].u.poly.n = 2);
+    VARY("a curve's clip", t.items[5].u.poly.ch = 40);
+    VARY("the first heatmap cell", t.items[6].u.heat.data[0] = 0.001f);
+    VARY("the last heatmap cell", t.items[6].u.heat.data[39] = 0);
+    VARY("a heatmap's colormap", t.items[6].u.heat.map = cmap_find("magma"));
+    VARY("a heatmap's range", t.items[6].u.heat.vmax = 4);
+    VARY("a heatmap's mask colour", t.items[6].u.heat.mask_color = 0x777778);
+    VARY("the order of two items", {
+        scene_item a = t.items[0];
+        t.items[0] = t.items[1];
+        t.items[1] = a;
+    });
+    VARY("one item fewer", t.n--);
+#undef VARY
+    TAP_OK(differ == n, "each of %d single changes changes the hash (%d did)", n, differ);
+    scene_free(&s);
+    scene_free(&t);
+}
+
 /* Mathematical labels in Unicode and their ASCII spelling for terminals without UTF-8; a layout
  * on such a terminal measures the spelling it will show. */
 static void test_ascii(void)
@@ -173,5 +246,6 @@ int main(void)
     test_arena();
     test_builders();
     test_dump();
+    test_hash();
     return tap_done();
 }

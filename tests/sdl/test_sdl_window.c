@@ -307,6 +307,47 @@ static void test_png(window *win)
     rmdir(dir);
 }
 
+/* The window keeps its last frame: a scene equal to it is copied from the texture, not drawn
+ * again; any change (one heatmap cell) is drawn and uploaded, and going back is drawn again. */
+static void test_frame_cache(window *win, int w, int h)
+{
+    scene s;
+    scene_init(&s, 0, 0, 0);
+    uint32_t *screen = calloc((size_t)w * (size_t)h, sizeof *screen);
+    if (!TAP_OK(screen && test_scene(&s, w, h) == 0, "frame cache: scene built")) {
+        free(screen);
+        scene_free(&s);
+        return;
+    }
+    /* the first cell's centre (value 0 until it is set to 1) */
+    int cx = HEAT_X + 20, cy = HEAT_Y + 20;
+    TAP_OK(window_present(win, &s) == 0, "frame cache: present");
+    unsigned long n0 = window_draw_count(win);
+    TAP_OK(test_scene(&s, w, h) == 0 && window_present(win, &s) == 0 &&
+               window_draw_count(win) == n0,
+           "frame cache: the same scene built again is not drawn again (%lu -> %lu)", n0,
+           window_draw_count(win));
+    TAP_OK(window_read_screen(win, screen, w, h) == 0, "frame cache: read the kept frame");
+    check_frame(screen, w, h, "kept frame on screen");
+    /* one cell changes: drawn, uploaded, shown */
+    s.items[1].u.heat.data[0] = 1.0f;
+    TAP_OK(window_present(win, &s) == 0 && window_draw_count(win) == n0 + 1,
+           "frame cache: a changed heatmap cell is drawn");
+    const uint32_t *px = window_pixels(win, &w, &h);
+    TAP_OK(px != NULL, "frame cache: pixels");
+    if (px) check_px(px, w, cx, cy, heat_color(1.0f), 2, "changed cell in the frame");
+    TAP_OK(window_read_screen(win, screen, w, h) == 0, "frame cache: read the changed frame");
+    check_px(screen, w, cx, cy, heat_color(1.0f), 2, "changed cell on screen");
+    /* back to the first scene: drawn again, not mistaken for the frame before */
+    TAP_OK(test_scene(&s, w, h) == 0 && window_present(win, &s) == 0 &&
+               window_draw_count(win) == n0 + 2,
+           "frame cache: the scene before the change is drawn again");
+    TAP_OK(window_read_screen(win, screen, w, h) == 0, "frame cache: read the restored frame");
+    check_frame(screen, w, h, "restored frame on screen");
+    free(screen);
+    scene_free(&s);
+}
+
 int main(void)
 {
     window *win = NULL;
@@ -347,6 +388,7 @@ int main(void)
     TAP_OK(window_read_screen(win, NULL, w + 1, h) == -1, "read_screen refuses a wrong size");
 
     test_png(win);
+    test_frame_cache(win, w, h);
     test_keys(win);
     test_mouse(win);
     test_push_quit_resize(win);

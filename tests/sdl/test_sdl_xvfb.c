@@ -178,6 +178,16 @@ int main(void)
         window_close(win);
         TAP_OK(SDL_WasInit(SDL_INIT_EVERYTHING) == 0, "closed, SDL quit");
     }
+    /* a window larger than the 640x480 screen opens at 90% of it, with its aspect */
+    win = NULL;
+    TAP_OK(window_open(&win, "pelab xvfb test", 1280, 800, err, sizeof err) == 0,
+           "a 1280x800 window opens on a 640x480 screen: %s", err);
+    if (win) {
+        window_size(win, &w, &h);
+        TAP_OK(w <= 576 && h <= 432 && w >= 570 && abs(w * 800 - h * 1280) <= 1280,
+               "it fits 90%% of the screen with the aspect 1.6 (%dx%d)", w, h);
+        window_close(win);
+    }
     stop_xvfb(xpid);
     TAP_OK(kill(xpid, 0) != 0, "Xvfb is gone");
     return tap_done();

@@ -5,6 +5,7 @@
  * terminal. */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "colormap.h"
 #include "tap.h"
@@ -81,5 +82,27 @@ int main(void)
             termcolor_colorfgbg_dark("") == -1 && termcolor_colorfgbg_dark("x") == -1 &&
             termcolor_colorfgbg_dark(NULL) == -1 && termcolor_colorfgbg_dark("7;234") == 1,
         "COLORFGBG: 15;0 dark, 0;15 light, 15;default;0 dark, 0;7 light, 7;234 dark, junk unknown");
+    /* OSC 11 replies: 4, 2 and 1 hex digits a field, BEL or ESC \\ at the end */
+    static const struct {
+        const char *reply;
+        int dark;
+    } osc[] = {
+        {"\033]11;rgb:0000/0000/0000\a", 1}, {"\033]11;rgb:ffff/ffff/ffff\033\\", 0},
+        {"\033]11;rgb:1e1e/1e1e/2e2e\a", 1}, {"\033]11;rgb:fd/f6/e3\a", 0},
+        {"\033]11;rgb:c0c0/c0c0/c0c0\a", 0}, {"\033]11;rgb:2/2/2\a", 1},
+        {"\033]11;rgb:0000/0000\a", -1},     {"\033]11;rgb:00000/0/0\a", -1},
+        {"\033]11;rgb:zz/00/00\a", -1},      {"\033]11;rgb:00/00/00", -1},
+        {"\033]10;rgb:00/00/00\a", -1},      {"", -1},
+    };
+    int osc_ok = 1;
+    for (size_t i = 0; i < sizeof osc / sizeof osc[0]; i++) {
+        int d = termcolor_osc11_dark(osc[i].reply, strlen(osc[i].reply));
+        if (d != osc[i].dark) {
+            osc_ok = 0;
+            tap_diag("OSC 11 reply %zu: %d, want %d", i, d, osc[i].dark);
+        }
+    }
+    TAP_OK(osc_ok, "OSC 11: black and Solarized-dark-like dark, white, tmux's white and "
+                   "Solarized light light, malformed replies unknown");
     return tap_done();
 }

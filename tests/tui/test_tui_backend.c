@@ -19,6 +19,8 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tap.h"
@@ -627,6 +629,79 @@ static void test_restore_on_exit(void)
     }
 }
 
+/* A terminal on the master side of a pseudo-terminal: it waits for the background query, checks
+ * it, and answers with reply (NULL: never answers). Exit status 0 when the query was right. */
+static pid_t fake_terminal(int m, const char *reply)
+{
+    pid_t pid = fork();
+    if (pid != 0) return pid;
+    char buf[256] = "";
+    size_t n = 0;
+    struct pollfd p = {.fd = m, .events = POLLIN};
+    while (n + 1 < sizeof buf && !strstr(buf, "\033[c") && poll(&p, 1, 2000) > 0) {
+        ssize_t k = read(m, buf + n, sizeof buf - 1 - n);
+        if (k <= 0) break;
+        n += (size_t)k;
+        buf[n] = '\0';
+    }
+    if (reply && write(m, reply, strlen(reply)) < 0) _exit(2);
+    _exit(strstr(buf, "\033]11;?\a\033[c") ? 0 : 1);
+}
+
+/* OSC 11: the background query on a pseudo-terminal answered as xterm, tmux and others do, a
+ * terminal that answers only the device attributes, and one that answers nothing. Keys typed
+ * meanwhile are kept, the replies never are, and the terminal's modes come back. */
+static void test_background_query(void)
+{
+    static const struct {
+        const char *typed, *reply, *what;
+        int dark;
+        const char *rest;
+    } cases[] = {
+        {"q", "\033]11;rgb:0000/0000/0000\033\\\033[?1;2c", "black, ST, a key typed before", 1,
+         "q"},
+        {"", "\033]11;rgb:ffff/ffff/ffff\a\033[?62;22c", "white, BEL", 0, ""},
+        {"", "\033]11;rgb:20/20/20\a\033[?1;2cj", "2-digit #202020, a key after", 1, "j"},
+        {"", "\033]11;rgb:c0c0/c0c0/c0c0\a\033[?1;2c", "tmux's white (#c0c0c0)", 0, ""},
+        {"", "\033[?6c", "no OSC 11 (device attributes only)", -1, ""},
+        {"", NULL, "no answer at all", -1, ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int m = posix_openpt(O_RDWR | O_NOCTTY);
+        if (m < 0 || grantpt(m) != 0 || unlockpt(m) != 0) {
+            tap_diag("no pseudo-terminal: the background query is not checked");
+            if (m >= 0) close(m);
+            return;
+        }
+        int sl = open(ptsname(m), O_RDWR | O_NOCTTY);
+        struct termios before, after;
+        tcgetattr(sl, &before);
+        if (cases[i].typed[0] && write(m, cases[i].typed, strlen(cases[i].typed)) < 0)
+            tap_diag("could not type");
+        pid_t pid = fake_terminal(m, cases[i].reply);
+        char rest[16];
+        size_t nr = 0;
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        int dark = tui_query_background(sl, sl, 100, rest, sizeof rest, &nr);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+        int status = -1;
+        waitpid(pid, &status, 0);
+        tcgetattr(sl, &after);
+        int modes = (after.c_lflag & (ICANON | ECHO)) == (before.c_lflag & (ICANON | ECHO));
+        TAP_OK(dark == cases[i].dark && nr == strlen(cases[i].rest) &&
+                   memcmp(rest, cases[i].rest, nr) == 0 && WIFEXITED(status) &&
+                   WEXITSTATUS(status) == 0 && modes,
+               "OSC 11, %s: %d (want %d), %zu other byte(s) kept, modes restored %d, in %.0f ms",
+               cases[i].what, dark, cases[i].dark, nr, modes, ms);
+        /* the one timing in this test guards against a hang: the wait is 100 ms */
+        if (!cases[i].reply) TAP_OK(ms < 5000, "no answer: given up after %.0f ms", ms);
+        close(sl);
+        close(m);
+    }
+}
+
 int main(void)
 {
     if (!setlocale(LC_ALL, "C.UTF-8") && !setlocale(LC_ALL, "en_US.UTF-8"))
@@ -650,6 +725,7 @@ int main(void)
     test_signals();
     test_failures();
     test_stderr_buffer();
+    test_background_query();
     test_restore_on_exit();
     return tap_done();
 }
