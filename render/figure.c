@@ -776,7 +776,10 @@ fig_axes fig_axes_draw(scene *s, const scene_target *t, const fig_theme *th, fig
             double w = scene_text_width(t, yl_lines[i], yl_size), cy = ay + ah / 2.0;
             if (cy + w / 2.0 > outer.y + outer.h) cy = outer.y + outer.h - w / 2.0;
             if (cy - w / 2.0 < outer.y) cy = outer.y + w / 2.0;
-            double x = outer.x + 0.5 * m.pad + (i + 0.5) * T * yl_size;
+            /* a quarter pad from the edge and half a pad from the tick labels: below its
+             * baseline (toward the ticks) a subscript such as theta_k's k or a parenthesis
+             * reaches the edge of the line box, while above the glyphs stop short of it */
+            double x = outer.x + 0.25 * m.pad + (i + 0.5) * T * yl_size;
             put_text(s, t, x, cy, yl_lines[i], yl_size,
                      SCENE_CENTER | SCENE_MIDDLE | SCENE_VERTICAL, th->fg, 0);
         }
