@@ -521,9 +521,20 @@ fig_rect fig_title(scene *s, const scene_target *t, const fig_theme *th, fig_rec
         /* An animation frame: the swept value leads the subtitle, which keeps the lines and
          * the height it has without it (stepping the font down further if it must), so every
          * frame's plot sits where the still figure's does. */
-        char sub[512], lines[WRAP_MAX][WRAP_LEN];
-        snprintf(sub, sizeof sub, "%s%s%s", au->note, subtitle && *subtitle ? "   " : "",
-                 subtitle ? subtitle : "");
+        char sub[768], lines[WRAP_MAX][WRAP_LEN], rest[512];
+        snprintf(rest, sizeof rest, "%s", subtitle ? subtitle : "");
+        size_t kl = au->note_key ? strlen(au->note_key) : 0;
+        for (char *w = rest; kl && *w;) { /* the subtitle's word for the swept value */
+            if ((w == rest || w[-1] == ' ') && strncmp(w, au->note_key, kl) == 0) {
+                char *e = w + strcspn(w, " ");
+                e += strspn(e, " ");
+                memmove(w, e, strlen(e) + 1);
+                break;
+            }
+            w++;
+        }
+        subtitle = rest;
+        snprintf(sub, sizeof sub, "%s%s%s", au->note, *subtitle ? "   " : "", subtitle);
         double plain_sz = ssize;
         int plain = subtitle && *subtitle
                         ? heading_fit(t, subtitle, ssize, 0, r.w, WRAP_MAX, 0.8, lines, &plain_sz)
