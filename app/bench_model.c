@@ -71,6 +71,17 @@ static void busy_stop(pid_t p)
     waitpid(p, NULL, 0);
 }
 
+/* Training steps of one bench run (the first is a warm-up, not timed: model_bench) and runs. */
+static int train_steps(int quick)
+{
+    return quick ? 4 : 21;
+}
+
+static int train_runs(int quick)
+{
+    return quick ? 1 : 3;
+}
+
 /* Median training throughput of runs benches with threads (0: as --threads 0 picks). */
 static int bench_train(const model *m, int steps, int runs, int threads, model_bench_result *out,
                        char *err, size_t errlen)
@@ -109,7 +120,7 @@ static void print_train(const char *how, int threads, const model_bench_result *
 static int bench_train_part(const model *m, int quick, int loaded, double peak, char *err,
                             size_t errlen)
 {
-    int steps = quick ? 4 : 12, runs = quick ? 1 : 3, cpus = model_cpus();
+    int steps = train_steps(quick), runs = train_runs(quick), cpus = model_cpus();
     pid_t busy = loaded ? busy_start() : -1;
     if (loaded) printf("  with another process keeping one core busy:\n");
     int counts[2] = {1, cpus};
@@ -161,7 +172,7 @@ static int bench_eval_part(const model *m, int quick, double peak, char *err, si
     if (peak > 0 && cpu > 0) printf(" (%.0f%% of a core's peak)", 100 * fl / cpu / peak);
     printf("\n");
     model_bench_result r;
-    if (model_bench(m, 1, quick ? 64 : 256, 1, &r, err, errlen) < 0) return -1;
+    if (model_bench(m, 2, quick ? 64 : 256, 1, &r, err, errlen) < 0) return -1;
     printf("  one token through the KV cache with attention readout: %.3f ms (target < 1 ms)\n",
            r.step_latency_ms);
     return 0;
@@ -177,9 +188,9 @@ int app_bench_model(int quick, const char *part, double peak_gflops)
     }
     if (!strcmp(part, "train"))
         printf("model (%s: %d layers, dim %d, %d heads, ctx %d, vocab %d, batch %d; median of "
-               "%d runs of %d steps):\n",
+               "%d runs of %d steps after a warm-up step):\n",
                what, m.cfg.layers, m.cfg.dim, m.cfg.heads, m.cfg.ctx, m.cfg.vocab, m.cfg.batch,
-               quick ? 1 : 3, quick ? 4 : 12);
+               train_runs(quick), train_steps(quick) - 1);
     int rc = !strcmp(part, "eval") ? bench_eval_part(&m, quick, peak_gflops, err, sizeof err)
                                    : bench_train_part(&m, quick, !strcmp(part, "loaded"),
                                                       peak_gflops, err, sizeof err);

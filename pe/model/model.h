@@ -266,8 +266,9 @@ typedef struct model_bench_result {
     double step_latency_ms;        /* one model_session_step with attention readout, median */
     int threads;
 } model_bench_result;
-/* Time train_steps training steps of m's config on synthetic ids (m's weights are copied, not
- * changed) and session_steps single-token steps. Wall clock (CLOCK_MONOTONIC). */
+/* Time train_steps (>= 2) training steps of m's config on synthetic ids (m's weights are copied,
+ * not changed; the first step is a warm-up, not timed) and session_steps single-token steps.
+ * Wall clock (CLOCK_MONOTONIC) and the process's CPU time. */
 int model_bench(const model *m, int train_steps, int session_steps, int threads,
                 model_bench_result *out, char *err, size_t errlen);
 

@@ -24,10 +24,10 @@ typedef float real;
 #define REXP     fexp
 #endif
 
-/* The loops below are written so that gcc vectorises them; on x86-64 each is built for
- * AVX-512, for AVX2 and for the baseline, and the loader picks the one the CPU runs. */
-#if !defined(NN_REAL_DOUBLE) && defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define NN_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+/* The loops below are written so that gcc vectorises them (MODEL_CLONES, nn.h); the double
+ * build for the gradient check needs no speed. */
+#ifndef NN_REAL_DOUBLE
+#define NN_CLONES MODEL_CLONES
 #else
 #define NN_CLONES
 #endif
@@ -229,6 +229,7 @@ typedef struct mm_args {
     size_t ars, acs; /* A[r][p] = a[r * ars + p * acs] */
     size_t bs, os;   /* row strides of b and out (m for packed rows) */
     int n, k, m, acc, mr;
+    int jb, je, kb, ke; /* a kernel call: columns jb..je-1, terms p = kb..ke-1 */
 } mm_args;
 
 /* Tile width, measured on baseline x86-64 (SSE2): 4 x 16 beats 4 x 8 by 2.5x even though some
@@ -241,20 +242,20 @@ static void mm_rows_plain(const mm_args *g, int r0, int rn)
     real *restrict out = g->out;
     const real *restrict a = g->a, *restrict b = g->b;
     size_t ars = g->ars, acs = g->acs, bs = g->bs, os = g->os;
-    int k = g->k, m = g->m;
+    int kb = g->kb, ke = g->ke, jb = g->jb, je = g->je;
     real *o = out + (size_t)r0 * os;
     if (!g->acc)
         for (int r = 0; r < rn; r++)
-            for (int j = 0; j < m; j++) o[(size_t)r * os + j] = g->bias ? g->bias[j] : 0;
-    int j0 = 0;
+            for (int j = jb; j < je; j++) o[(size_t)r * os + j] = g->bias ? g->bias[j] : 0;
+    int j0 = jb;
     if (rn == 4)
-        for (; j0 + TJ <= m; j0 += TJ) {
+        for (; j0 + TJ <= je; j0 += TJ) {
             /* the sums stay in registers while p runs over k */
             real s[4][TJ];
             for (int r = 0; r < 4; r++)
                 for (int j = 0; j < TJ; j++) s[r][j] = o[(size_t)r * os + j0 + j];
             const real *a0 = a + (size_t)r0 * ars;
-            for (int p = 0; p < k; p++) {
+            for (int p = kb; p < ke; p++) {
                 const real *br = b + (size_t)p * bs + j0, *ap = a0 + (size_t)p * acs;
                 real x0 = ap[0], x1 = ap[ars], x2 = ap[2 * ars], x3 = ap[3 * ars];
                 for (int j = 0; j < TJ; j++) {
@@ -271,10 +272,10 @@ static void mm_rows_plain(const mm_args *g, int r0, int rn)
     for (int r = 0; r < rn; r++) {
         real *restrict orow = o + (size_t)r * os;
         const real *ar = a + (size_t)(r0 + r) * ars;
-        for (int p = 0; p < k; p++) {
+        for (int p = kb; p < ke; p++) {
             const real *restrict br = b + (size_t)p * bs;
             real x = ar[(size_t)p * acs];
-            for (int j = j0; j < m; j++) orow[j] += x * br[j];
+            for (int j = j0; j < je; j++) orow[j] += x * br[j];
         }
     }
 }
@@ -294,12 +295,13 @@ __attribute__((target("avx512f"))) static void mm_rows_avx512(const mm_args *g, 
 {
     const float *a = g->a, *b = g->b;
     size_t ars = g->ars, acs = g->acs, bs = g->bs, os = g->os;
-    int k = g->k, m = g->m;
+    int je = g->je;
+    size_t kb = (size_t)g->kb, ke = (size_t)g->ke;
 #define ROW(r) const float *a##r = a + (size_t)(r0 + (r < rn ? r : 0)) * ars;
     X8(ROW)
 #undef ROW
-    for (int j0 = 0; j0 < m; j0 += 32) {
-        int w = m - j0 < 32 ? m - j0 : 32;
+    for (int j0 = g->jb; j0 < je; j0 += 32) {
+        int w = je - j0 < 32 ? je - j0 : 32;
         __mmask16 m0 = (__mmask16)(w >= 16 ? 0xffff : (1u << w) - 1);
         __mmask16 m1 = (__mmask16)(w >= 32 ? 0xffff : w > 16 ? (1u << (w - 16)) - 1 : 0);
         __m512 i0 = _mm512_setzero_ps(), i1 = i0;
@@ -316,9 +318,9 @@ __attribute__((target("avx512f"))) static void mm_rows_avx512(const mm_args *g, 
     }
         X8(INIT)
 #undef INIT
-        const float *bp = b + j0;
+        const float *bp = b + kb * bs + j0;
         if (w > 16) {
-            for (size_t p = 0, ap = 0; p < (size_t)k; p++, bp += bs, ap += acs) {
+            for (size_t p = kb, ap = kb * acs; p < ke; p++, bp += bs, ap += acs) {
                 __m512 b0 = _mm512_maskz_loadu_ps(m0, bp), b1 = _mm512_maskz_loadu_ps(m1, bp + 16);
 #define FMA(r)                                                                                     \
     {                                                                                              \
@@ -330,7 +332,7 @@ __attribute__((target("avx512f"))) static void mm_rows_avx512(const mm_args *g, 
 #undef FMA
             }
         } else { /* one vector of columns (a head of 16): half the work */
-            for (size_t p = 0, ap = 0; p < (size_t)k; p++, bp += bs, ap += acs) {
+            for (size_t p = kb, ap = kb * acs; p < ke; p++, bp += bs, ap += acs) {
                 __m512 b0 = _mm512_maskz_loadu_ps(m0, bp);
 #define FMA(r) c##r##0 = _mm512_fmadd_ps(_mm512_set1_ps(a##r[ap]), b0, c##r##0);
                 X8(FMA)
@@ -353,13 +355,14 @@ __attribute__((target("avx2,fma"))) static void mm_rows_avx2(const mm_args *g, i
 {
     const float *a = g->a, *b = g->b;
     size_t ars = g->ars, acs = g->acs, bs = g->bs, os = g->os;
-    int k = g->k, m = g->m;
+    int je = g->je;
+    size_t kb = (size_t)g->kb, ke = (size_t)g->ke;
 #define ROW(r) const float *a##r = a + (size_t)(r0 + (r < rn ? r : 0)) * ars;
     X6(ROW)
 #undef ROW
     __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    for (int j0 = 0; j0 < m; j0 += 16) {
-        int w = m - j0 < 16 ? m - j0 : 16;
+    for (int j0 = g->jb; j0 < je; j0 += 16) {
+        int w = je - j0 < 16 ? je - j0 : 16;
         __m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(w), idx);
         __m256i m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(w - 8), idx);
         __m256 i0 = _mm256_setzero_ps(), i1 = i0;
@@ -376,9 +379,9 @@ __attribute__((target("avx2,fma"))) static void mm_rows_avx2(const mm_args *g, i
     }
         X6(INIT)
 #undef INIT
-        const float *bp = b + j0;
+        const float *bp = b + kb * bs + j0;
         if (w > 8) {
-            for (size_t p = 0, ap = 0; p < (size_t)k; p++, bp += bs, ap += acs) {
+            for (size_t p = kb, ap = kb * acs; p < ke; p++, bp += bs, ap += acs) {
                 __m256 b0 = _mm256_maskload_ps(bp, m0), b1 = _mm256_maskload_ps(bp + 8, m1);
 #define FMA(r)                                                                                     \
     {                                                                                              \
@@ -390,7 +393,7 @@ __attribute__((target("avx2,fma"))) static void mm_rows_avx2(const mm_args *g, i
 #undef FMA
             }
         } else {
-            for (size_t p = 0, ap = 0; p < (size_t)k; p++, bp += bs, ap += acs) {
+            for (size_t p = kb, ap = kb * acs; p < ke; p++, bp += bs, ap += acs) {
                 __m256 b0 = _mm256_maskload_ps(bp, m0);
 #define FMA(r) c##r##0 = _mm256_fmadd_ps(_mm256_broadcast_ss(a##r + ap), b0, c##r##0);
                 X6(FMA)
@@ -450,34 +453,61 @@ static int mm_best(void)
     return best;
 }
 
+/* Which part of a product is computed. In causal attention half of each T x T matrix is zero
+ * or unused, and a row block r0..r0+rows-1 needs only: */
+enum {
+    MM_FULL,
+    MM_COLS_TO_ROW,   /* output columns j <= its last row (scores above the diagonal: unused) */
+    MM_TERMS_TO_ROW,  /* terms p <= its last row (A is zero above the diagonal: P.V) */
+    MM_TERMS_FROM_ROW /* terms p >= its first row (A is zero below the diagonal: P^T.G) */
+};
+
+/* Rows r0..r0+rn-1 through kernel kn, the columns and terms the part needs. Skipped terms are
+ * exact zeros, so the sums are the same as those of the full product. */
+static void mm_block(const struct mm_kernel *kn, mm_args *g, int part, int r0, int rn)
+{
+    g->jb = 0, g->je = g->m, g->kb = 0, g->ke = g->k;
+    if (part == MM_COLS_TO_ROW) g->je = r0 + rn < g->m ? r0 + rn : g->m;
+    if (part == MM_TERMS_TO_ROW) g->ke = r0 + rn < g->k ? r0 + rn : g->k;
+    if (part == MM_TERMS_FROM_ROW) g->kb = r0 < g->k ? r0 : g->k;
+    kn->fn(g, r0, rn);
+}
+
 static void mm_blocks(void *ctx, size_t i0, size_t i1)
 {
-    const mm_args *g = ctx;
-    const struct mm_kernel *kn = &mm_kernels[g->mr];
+    mm_args g = *(const mm_args *)ctx;
+    const struct mm_kernel *kn = &mm_kernels[g.mr];
     for (size_t i = i0; i < i1; i++) {
         int r0 = (int)i * kn->rows;
-        kn->fn(g, r0, g->n - r0 < kn->rows ? g->n - r0 : kn->rows);
+        mm_block(kn, &g, MM_FULL, r0, g.n - r0 < kn->rows ? g.n - r0 : kn->rows);
     }
 }
 
 static void mm_run(int v, real *out, const real *a, size_t ars, size_t acs, const real *b,
                    const real *bias, int n, int k, int m, int acc, int nt)
 {
-    mm_args x = {out, a, b, bias, ars, acs, (size_t)m, (size_t)m, n, k, m, acc, v};
+    mm_args x = {out, a, b, bias, ars, acs, (size_t)m, (size_t)m, n, k, m, acc, v, 0, m, 0, k};
     int rows = mm_kernels[v].rows;
     pool_run(par_nt(nt, (double)n * k * m), (size_t)(n + rows - 1) / rows,
              grain_for(2.0 * rows * k * m), mm_blocks, &x);
 }
 
-/* The product on the calling thread, inside a loop the pool already runs; b and out rows are
- * bs and os apart (the heads of the attention are strided slices of qkv). */
-static void mm_here(real *out, size_t os, const real *a, size_t ars, size_t acs, const real *b,
-                    size_t bs, int n, int k, int m, int acc)
+/* The product (or its part) through kernel v on the calling thread, inside a loop the pool
+ * already runs; b and out rows are bs and os apart (the heads of the attention are strided
+ * slices of qkv). */
+static void mm_part(int v, int part, real *out, size_t os, const real *a, size_t ars, size_t acs,
+                    const real *b, size_t bs, int n, int k, int m, int acc)
 {
-    int v = mm_best();
-    mm_args x = {out, a, b, NULL, ars, acs, bs, os, n, k, m, acc, v};
+    mm_args x = {out, a, b, NULL, ars, acs, bs, os, n, k, m, acc, v, 0, m, 0, k};
     const struct mm_kernel *kn = &mm_kernels[v];
-    for (int r0 = 0; r0 < n; r0 += kn->rows) kn->fn(&x, r0, n - r0 < kn->rows ? n - r0 : kn->rows);
+    for (int r0 = 0; r0 < n; r0 += kn->rows)
+        mm_block(kn, &x, part, r0, n - r0 < kn->rows ? n - r0 : kn->rows);
+}
+
+static void mm_here(int part, real *out, size_t os, const real *a, size_t ars, size_t acs,
+                    const real *b, size_t bs, int n, int k, int m, int acc)
+{
+    mm_part(mm_best(), part, out, os, a, ars, acs, b, bs, n, k, m, acc);
 }
 
 /* out (n, m) = a (n, k) . b (k, m) + bias (m) (bias may be NULL); with acc, added to out. */
@@ -516,6 +546,14 @@ int nn_kernel_mm(int v, float *out, const float *a, size_t ars, size_t acs, cons
     mm_run(v, out, a, ars, acs, b, bias, n, k, m, acc, nt);
     return 0;
 }
+
+int nn_kernel_mm_part(int v, int part, float *out, const float *a, size_t ars, size_t acs,
+                      const float *b, int n, int k, int m, int acc)
+{
+    if (v < 0 || v >= MM_KERNELS || !mm_kernel_ok(v) || part < 0 || part >= NN_MM_PARTS) return -1;
+    mm_part(v, part, out, (size_t)m, a, ars, acs, b, (size_t)m, n, k, m, acc);
+    return 0;
+}
 #endif
 
 typedef struct tr_args {
@@ -544,6 +582,13 @@ static void transpose(real *dst, const real *src, int r, int c, int nt)
              &x);
 }
 
+/* db (m) += the column sums of d (n, m), rows in order. */
+NN_CLONES static void col_sums(real *restrict db, const real *restrict d, int n, int m)
+{
+    for (int r = 0; r < n; r++)
+        for (int j = 0; j < m; j++) db[j] += d[(size_t)r * m + j];
+}
+
 /* Backward of out = inp (n, k) . w (k, m) + b: dinp (may be NULL) += dout . w^T,
  * dw += inp^T . dout, db (may be NULL) += column sums of dout (rows in order, serially). */
 static void mm_backward(real *dinp, real *dw, real *db, const real *dout, const real *inp,
@@ -554,9 +599,35 @@ static void mm_backward(real *dinp, real *dw, real *db, const real *dout, const 
         mm(dinp, dout, tr, NULL, n, m, k, 1, nt);
     }
     mm_tn(dw, inp, dout, n, k, m, nt);
-    if (db)
-        for (int r = 0; r < n; r++)
-            for (int j = 0; j < m; j++) db[j] += dout[(size_t)r * m + j];
+    if (db) col_sums(db, dout, n, m);
+}
+
+/* Sums and maxima over a row run in LANES running values, one per vector lane, combined at the
+ * end: the loops vectorise (a single running value would be a serial chain), and the order
+ * depends only on the row length, never on the thread count. */
+#define LANES 16
+
+/* The row sums of LayerNorm: of x_i, and of (x_i - m)^2. */
+static inline real sum_lanes(const real *restrict x, int n)
+{
+    real ls[LANES] = {0}, s = 0;
+    int i = 0;
+    for (; i + LANES <= n; i += LANES)
+        for (int l = 0; l < LANES; l++) ls[l] += x[i + l];
+    for (; i < n; i++) s += x[i];
+    for (int l = 0; l < LANES; l++) s += ls[l];
+    return s;
+}
+
+static inline real dev2_lanes(const real *restrict x, real m, int n)
+{
+    real ls[LANES] = {0}, s = 0;
+    int i = 0;
+    for (; i + LANES <= n; i += LANES)
+        for (int l = 0; l < LANES; l++) ls[l] += (x[i + l] - m) * (x[i + l] - m);
+    for (; i < n; i++) s += (x[i] - m) * (x[i] - m);
+    for (int l = 0; l < LANES; l++) s += ls[l];
+    return s;
 }
 
 /* Arguments of the row-wise LayerNorm loops. */
@@ -575,11 +646,7 @@ NN_CLONES static void layernorm_rows(void *ctx, size_t r0, size_t r1)
     int C = a->C;
     for (size_t r = r0; r < r1; r++) {
         const real *x = inp + (size_t)r * C;
-        real m = 0, v = 0;
-        for (int i = 0; i < C; i++) m += x[i];
-        m /= C;
-        for (int i = 0; i < C; i++) v += (x[i] - m) * (x[i] - m);
-        v /= C;
+        real m = sum_lanes(x, C) / C, v = dev2_lanes(x, m, C) / C;
         real s = (real)(1.0 / sqrt((double)v + 1e-5));
         real *o = out + (size_t)r * C;
         for (int i = 0; i < C; i++) o[i] = (x[i] - m) * s * w[i] + b[i];
@@ -603,18 +670,41 @@ NN_CLONES static void layernorm_backward_rows(void *ctx, size_t r0, size_t r1)
     int C = a->C;
     for (size_t r = r0; r < r1; r++) {
         const real *x = inp + (size_t)r * C, *g = dout + (size_t)r * C;
-        real m = mean[r], s = rstd[r], dmean = 0, dnorm_norm = 0;
-        for (int i = 0; i < C; i++) {
+        real m = mean[r], s = rstd[r], lm[LANES] = {0}, ln[LANES] = {0}, dmean = 0, dnorm_norm = 0;
+        int i = 0;
+        for (; i + LANES <= C; i += LANES)
+            for (int l = 0; l < LANES; l++) {
+                real dn = w[i + l] * g[i + l];
+                lm[l] += dn;
+                ln[l] += dn * (x[i + l] - m) * s;
+            }
+        for (; i < C; i++) {
             real dn = w[i] * g[i];
             dmean += dn;
             dnorm_norm += dn * (x[i] - m) * s;
         }
+        for (int l = 0; l < LANES; l++) dmean += lm[l], dnorm_norm += ln[l];
         dmean /= C;
         dnorm_norm /= C;
         real *di = dinp + (size_t)r * C;
-        for (int i = 0; i < C; i++) {
+        for (i = 0; i < C; i++) {
             real norm = (x[i] - m) * s;
             di[i] += (w[i] * g[i] - dmean - norm * dnorm_norm) * s;
+        }
+    }
+}
+
+/* dw, db += LayerNorm's weight and bias gradients, rows in order. */
+NN_CLONES static void layernorm_param_grads(real *restrict dw, real *restrict db,
+                                            const real *restrict dout, const real *restrict inp,
+                                            const real *mean, const real *rstd, int n, int C)
+{
+    for (int r = 0; r < n; r++) {
+        const real *x = inp + (size_t)r * C, *g = dout + (size_t)r * C;
+        real m = mean[r], s = rstd[r];
+        for (int i = 0; i < C; i++) {
+            db[i] += g[i];
+            dw[i] += (x[i] - m) * s * g[i];
         }
     }
 }
@@ -627,14 +717,7 @@ static void layernorm_backward(real *dinp, real *dw, real *db, const real *dout,
     ln_args a = {dinp, NULL, NULL, inp, w, NULL, dout, mean, rstd, C};
     pool_run(par_nt(nt, (double)n * C * 6), (size_t)n, grain_for(6.0 * C), layernorm_backward_rows,
              &a);
-    for (int r = 0; r < n; r++) {
-        const real *x = inp + (size_t)r * C, *g = dout + (size_t)r * C;
-        real m = mean[r], s = rstd[r];
-        for (int i = 0; i < C; i++) {
-            db[i] += g[i];
-            dw[i] += (x[i] - m) * s * g[i];
-        }
-    }
+    layernorm_param_grads(dw, db, dout, inp, mean, rstd, n, C);
 }
 
 #define GELU_K 0.7978845608028654 /* sqrt(2 / pi) */
@@ -729,9 +812,55 @@ static void rope_rows(const nn_dims *d, const nn_pos *pos, real *qkv, int B, int
              &a);
 }
 
-/* Softmax attention of every (sequence, head) as four products through the matrix kernel
- * (scores Q.K^T, then P.V; the full T x T square, whose part above the diagonal is masked to
- * zero weights), with the row-wise scale, position bias and softmax between them. */
+/* dst (hd, T) = the head's slice src (T rows ss apart, hd columns) transposed. Rows of dst are
+ * written whole (contiguous stores); the reads walk down a column, from lines the first column
+ * brought in. */
+static inline void head_transpose(real *restrict dst, const real *restrict src, size_t ss, int T,
+                                  int hd)
+{
+    for (int i = 0; i < hd; i++)
+        for (int j = 0; j < T; j++) dst[(size_t)i * T + j] = src[(size_t)j * ss + i];
+}
+
+/* Softmax of row t of a causal score matrix in place: x_j = row[j] * scale for j < n = t + 1,
+ * then e^(x_j - max) / sum; row[n..T-1] = 0. Whole blocks of LANES columns are computed with the
+ * columns past n masked, so every loop has a fixed length. */
+static inline void softmax_causal_row(real *restrict row, int n, int T, real scale)
+{
+    int w = (n + LANES - 1) / LANES * LANES, j0 = 0;
+    if (w > T) w = T / LANES * LANES; /* the last partial block of a row goes to the tail loop */
+    real lm[LANES], ls[LANES];
+    for (int l = 0; l < LANES; l++) lm[l] = -INFINITY, ls[l] = 0;
+    for (; j0 < w; j0 += LANES)
+        for (int l = 0; l < LANES; l++) {
+            real x = j0 + l < n ? row[j0 + l] * scale : -INFINITY;
+            row[j0 + l] = x;
+            lm[l] = x > lm[l] ? x : lm[l];
+        }
+    real mx = lm[0];
+    for (int l = 1; l < LANES; l++) mx = lm[l] > mx ? lm[l] : mx;
+    for (int j = w; j < n; j++) {
+        row[j] *= scale;
+        mx = row[j] > mx ? row[j] : mx;
+    }
+    for (j0 = 0; j0 < w; j0 += LANES)
+        for (int l = 0; l < LANES; l++) {
+            real e = j0 + l < n ? REXP(row[j0 + l] - mx) : 0;
+            row[j0 + l] = e;
+            ls[l] += e;
+        }
+    real sum = 0;
+    for (int j = w; j < n; j++) sum += row[j] = REXP(row[j] - mx);
+    for (int l = 0; l < LANES; l++) sum += ls[l];
+    real inv = 1 / sum;
+    for (int j = 0; j < n; j++) row[j] *= inv;
+    for (int j = n; j < T; j++) row[j] = 0;
+}
+
+/* Softmax attention of every (sequence, head) as products through the matrix kernel: scores
+ * Q.K^T (only the columns up to each row: the rest is masked), then P.V (only the terms up to
+ * each row: P is zero above the diagonal), with the row-wise scale, position bias and softmax
+ * between them. */
 NN_CLONES static void attention_heads(void *ctx, size_t bh0, size_t bh1)
 {
     const att_args *a = ctx;
@@ -746,31 +875,27 @@ NN_CLONES static void attention_heads(void *ctx, size_t bh0, size_t bh1)
         int b = bh / H, h = bh % H;
         const real *base = qkv + (size_t)b * T * C3 + (size_t)h * hd;
         real *kt = a->kvt + (size_t)bh * hd * T; /* (hd, T) */
-        for (int j = 0; j < T; j++)
-            for (int i = 0; i < hd; i++) kt[(size_t)i * T + j] = base[(size_t)j * C3 + C + i];
+        head_transpose(kt, base + C, C3, T, hd);
         real *sc = att + ((size_t)b * H + h) * T * T; /* (T, T) */
-        mm_here(sc, (size_t)T, base, C3, 1, kt, (size_t)T, T, hd, T, 0);
+        mm_here(MM_COLS_TO_ROW, sc, (size_t)T, base, C3, 1, kt, (size_t)T, T, hd, T, 0);
         const real *t5 = d->pe == MODEL_PE_T5 ? a->params + a->l->t5 + (size_t)h * d->NB : NULL;
         real slope = d->pe == MODEL_PE_ALIBI ? (real)pos->slopes[h] : 0;
         for (int t = 0; t < T; t++) {
             real *restrict row = sc + (size_t)t * T;
             int n = t + 1;
-            for (int j = 0; j < n; j++) row[j] *= scale;
-            if (slope != 0)
-                for (int j = 0; j < n; j++) row[j] -= slope * (real)(t - j);
-            if (t5)
-                for (int j = 0; j < n; j++) row[j] += t5[pos->t5_bucket[t - j]];
-            real mx = row[0];
-            for (int j = 1; j < n; j++) mx = row[j] > mx ? row[j] : mx;
-            for (int j = 0; j < n; j++) row[j] = REXP(row[j] - mx);
-            real sum = 0;
-            for (int j = 0; j < n; j++) sum += row[j];
-            real inv = 1 / sum;
-            for (int j = 0; j < n; j++) row[j] *= inv;
-            for (int j = n; j < T; j++) row[j] = 0;
+            real s = scale;
+            if (slope != 0 || t5) { /* the bias goes on the scaled scores */
+                for (int j = 0; j < n; j++) row[j] *= scale;
+                if (slope != 0)
+                    for (int j = 0; j < n; j++) row[j] -= slope * (real)(t - j);
+                if (t5)
+                    for (int j = 0; j < n; j++) row[j] += t5[pos->t5_bucket[t - j]];
+                s = 1;
+            }
+            softmax_causal_row(row, n, T, s);
         }
-        mm_here(atty + (size_t)b * T * C + (size_t)h * hd, (size_t)C, sc, (size_t)T, 1,
-                base + 2 * (size_t)C, C3, T, T, hd, 0);
+        mm_here(MM_TERMS_TO_ROW, atty + (size_t)b * T * C + (size_t)h * hd, (size_t)C, sc,
+                (size_t)T, 1, base + 2 * (size_t)C, C3, T, T, hd, 0);
     }
 }
 
@@ -810,29 +935,37 @@ NN_CLONES static void attention_backward_heads(void *ctx, size_t bh0, size_t bh1
         const real *p = att + ((size_t)b * H + h) * T * T;          /* (T, T) */
         real *dp = dpre + ((size_t)b * H + h) * T * T;              /* (T, T) */
         real *vt = a->kvt + (size_t)bh * hd * T;                    /* (hd, T) */
-        for (int j = 0; j < T; j++)
-            for (int i = 0; i < hd; i++) vt[(size_t)i * T + j] = base[(size_t)j * C3 + 2 * C + i];
-        /* the weights' gradient da = g . v^T, and v's: dv += p^T . g */
-        mm_here(dp, (size_t)T, g, (size_t)C, 1, vt, (size_t)T, T, hd, T, 0);
-        mm_here(dbase + 2 * (size_t)C, C3, p, 1, (size_t)T, g, (size_t)C, T, T, hd, 1);
-        /* through the softmax: dp_j = a_j (da_j - sum_k a_k da_k) */
+        head_transpose(vt, base + 2 * (size_t)C, C3, T, hd);
+        /* the weights' gradient da = g . v^T (columns up to the row: the rest is masked), and
+         * v's: dv = p^T . g (terms from the row on: p^T is zero below the diagonal) */
+        mm_here(MM_COLS_TO_ROW, dp, (size_t)T, g, (size_t)C, 1, vt, (size_t)T, T, hd, T, 0);
+        mm_here(MM_TERMS_FROM_ROW, dbase + 2 * (size_t)C, C3, p, 1, (size_t)T, g, (size_t)C, T, T,
+                hd, 0);
+        /* through the softmax: dp_j = a_j (da_j - sum_k a_k da_k) for j <= t, 0 above; da past
+         * the columns computed is stale, so the mask is explicit */
         for (int t = 0; t < T; t++) {
             const real *restrict row = p + (size_t)t * T;
             real *restrict drow = dp + (size_t)t * T;
-            int n = t + 1;
-            real s = 0;
-            for (int j = 0; j < n; j++) s += row[j] * drow[j];
+            int n = t + 1, w = (n + LANES - 1) / LANES * LANES;
+            if (w > T) w = T / LANES * LANES;
+            real ls[LANES] = {0}, s = 0;
+            for (int j0 = 0; j0 < w; j0 += LANES)
+                for (int l = 0; l < LANES; l++)
+                    ls[l] += j0 + l < n ? row[j0 + l] * drow[j0 + l] : 0;
+            for (int j = w; j < n; j++) s += row[j] * drow[j];
+            for (int l = 0; l < LANES; l++) s += ls[l];
             for (int j = 0; j < n; j++) drow[j] = row[j] * (drow[j] - s);
             for (int j = n; j < T; j++) drow[j] = 0;
         }
-        /* into q and k: dq = scale dp . k, dk = scale dp^T . q (dqkv is zero before) */
-        mm_here(dbase, C3, dp, (size_t)T, 1, base + C, C3, T, T, hd, 1);
-        mm_here(dbase + C, C3, dp, 1, (size_t)T, base, C3, T, T, hd, 1);
-        for (int t = 0; t < T; t++)
-            for (int i = 0; i < 2 * hd; i++) {
-                int at = i < hd ? i : C + i - hd;
-                dbase[(size_t)t * C3 + at] *= scale;
-            }
+        /* into q and k: dq = scale dp . k (terms up to the row), dk = scale dp^T . q (terms from
+         * the row on); every element of dq, dk and dv is written here */
+        mm_here(MM_TERMS_TO_ROW, dbase, C3, dp, (size_t)T, 1, base + C, C3, T, T, hd, 0);
+        mm_here(MM_TERMS_FROM_ROW, dbase + C, C3, dp, 1, (size_t)T, base, C3, T, T, hd, 0);
+        for (int t = 0; t < T; t++) {
+            real *restrict dq = dbase + (size_t)t * C3, *restrict dk = dq + C;
+            for (int i = 0; i < hd; i++) dq[i] *= scale;
+            for (int i = 0; i < hd; i++) dk[i] *= scale;
+        }
     }
 }
 
@@ -862,7 +995,7 @@ typedef struct loss_args {
 } loss_args;
 
 /* Cross-entropy of every row: the exponentials go to probs in one vectorised loop, their sum
- * is taken in double, in order. probs and inv_sum are what the backward pass starts from. */
+ * is taken in double. probs and inv_sum are what the backward pass starts from. */
 NN_CLONES static void loss_rows(void *ctx, size_t r0, size_t r1)
 {
     const loss_args *a = ctx;
@@ -873,8 +1006,14 @@ NN_CLONES static void loss_rows(void *ctx, size_t r0, size_t r1)
         real mx = z[0];
         for (int v = 1; v < V; v++) mx = z[v] > mx ? z[v] : mx;
         for (int v = 0; v < V; v++) e[v] = REXP(z[v] - mx);
-        double s = 0;
-        for (int v = 0; v < V; v++) s += (double)e[v];
+        /* 16 running sums, one per lane, then added in order: vectorised and still the same
+         * order on every thread count */
+        double l[16] = {0}, s = 0;
+        int v = 0;
+        for (; v + 16 <= V; v += 16)
+            for (int j = 0; j < 16; j++) l[j] += (double)e[v + j];
+        for (; v < V; v++) s += (double)e[v];
+        for (int j = 0; j < 16; j++) s += l[j];
         a->losses[r] = (real)(log(s) + (double)mx - (double)z[a->targets[r]]);
         a->inv_sum[r] = (real)(1.0 / s);
     }
@@ -1000,7 +1139,6 @@ void NN(backward)(const nn_dims *d, const nn_layout *l, const real *params, real
         memset(a.datty, 0, BTC * sizeof(real));
         mm_backward(a.datty, grads + l->projw + lc * C, grads + l->projb + lc, a.dres, atty,
                     params + l->projw + lc * C, BT, C, C, a.tr, nt);
-        memset(a.dqkv, 0, BTC * 3 * sizeof(real));
         attention_backward(d, a.dqkv, a.dpre, a.datty, qkv, att, a.kvt, B, T, nt);
         if (d->pe == MODEL_PE_T5) {
             real *dt5 = grads + l->t5;

@@ -66,6 +66,14 @@ int nn_pos_build(const model_config *c, int rows, double rope_base, const double
                  nn_pos *pos, nn_posbuf *b, char *err, size_t errlen);
 void nn_posbuf_free(nn_posbuf *b);
 
+/* Loops written so that gcc vectorises them are built, on x86-64, for AVX-512, for AVX2 and for
+ * the baseline; the loader picks the one the CPU runs. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define MODEL_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define MODEL_CLONES
+#endif
+
 /* Helpers shared by the files of pe/model. */
 __attribute__((format(printf, 4, 5))) int model_fail(char *err, size_t errlen, int status,
                                                      const char *fmt, ...);
@@ -100,6 +108,13 @@ float nn_kernel_exp(float x); /* the vectorisable e^x of the float kernels */
 const char *nn_kernel_name(int v);
 int nn_kernel_mm(int v, float *out, const float *a, size_t ars, size_t acs, const float *b,
                  const float *bias, int n, int k, int m, int acc, int nt);
+/* Part of a product through kernel v, as causal attention computes it: part 1, the columns
+ * j <= r of each row r; 2, the terms p <= r; 3, the terms p >= r (rows are taken in blocks, so
+ * a few more may be computed; the tests compare only these). Returns -1 when this CPU cannot run
+ * kernel v. */
+#define NN_MM_PARTS 4
+int nn_kernel_mm_part(int v, int part, float *out, const float *a, size_t ars, size_t acs,
+                      const float *b, int n, int k, int m, int acc);
 NN_DECLARE(double, nn64_)
 
 #endif

@@ -1,7 +1,8 @@
 /* test_kernels: every fast kernel of the network against the plain one. The matrix products
  * of each SIMD kernel this CPU runs (AVX2, AVX-512) against the plain C product over edge shapes
  * (tails of rows and columns, strided and transposed operands, bias, accumulation), within a
- * tolerance scaled by the sum of |terms|; the vectorisable e^x against libm's expf. */
+ * tolerance scaled by the sum of |terms|; the parts of products causal attention computes (every
+ * kernel, the plain one too); the vectorisable e^x against libm's expf. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +66,49 @@ int main(void)
                    nn_kernel_name(v), ran, worst);
         else
             tap_diag("%s: this CPU cannot run it", nn_kernel_name(v));
+    }
+    /* The parts causal attention computes (columns up to the row, terms up to or from the row),
+     * every kernel including the plain one, against the plain full product: on the elements the
+     * part promises, with A zero where the part skips its terms. */
+    const int sq[][2] = {{1, 16}, {5, 3}, {8, 16}, {13, 20}, {16, 16}, {17, 7}, {33, 16}, {64, 16}};
+    for (int v = 0; v < nk; v++) {
+        int ran = 0, ok = 1;
+        double worst_p = 0;
+        for (size_t si = 0; si < sizeof sq / sizeof *sq; si++)
+            for (int part = 1; part < NN_MM_PARTS; part++)
+                for (int mode = 0; mode < 3; mode++) {
+                    /* mode 0: plain, 1: accumulate, 2: A transposed and accumulate */
+                    int T = sq[si][0], hd = sq[si][1];
+                    int n = T, k = part == 1 ? hd : T, m = part == 1 ? T : hd;
+                    size_t ars = mode == 2 ? 1 : (size_t)k, acs = mode == 2 ? (size_t)n : 1;
+                    float *a = calloc((size_t)n * k, 4), *b = malloc((size_t)k * m * 4);
+                    float *o0 = malloc((size_t)n * m * 4), *o1 = malloc((size_t)n * m * 4);
+                    for (int r = 0; r < n; r++)
+                        for (int p = 0; p < k; p++)
+                            if ((part != 2 || p <= r) && (part != 3 || p >= r))
+                                a[r * ars + p * acs] = frand(&seed);
+                    for (size_t i = 0; i < (size_t)k * m; i++) b[i] = frand(&seed);
+                    for (size_t i = 0; i < (size_t)n * m; i++) o0[i] = o1[i] = frand(&seed);
+                    nn_kernel_mm(0, o0, a, ars, acs, b, NULL, n, k, m, mode > 0, 1);
+                    if (nn_kernel_mm_part(v, part, o1, a, ars, acs, b, n, k, m, mode > 0) < 0) {
+                        free(a), free(b), free(o0), free(o1);
+                        continue;
+                    }
+                    ran++;
+                    for (int r = 0; r < n; r++)
+                        for (int j = 0; j < (part == 1 ? r + 1 : m); j++) {
+                            double mag = 1;
+                            for (int p = 0; p < k; p++)
+                                mag += fabs(a[r * ars + p * acs] * b[(size_t)p * m + j]);
+                            double e = fabs(o1[(size_t)r * m + j] - o0[(size_t)r * m + j]) / mag;
+                            if (e > worst_p) worst_p = e;
+                            if (e > 4e-7 * sqrt(k + 1.0)) ok = 0;
+                        }
+                    free(a), free(b), free(o0), free(o1);
+                }
+        if (ran)
+            TAP_OK(ok, "%s: %d causal parts of products match plain C (worst %.2g of the |terms|)",
+                   nn_kernel_name(v), ran, worst_p);
     }
     double worst = 0;
     int finite = 1;

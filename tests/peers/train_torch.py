@@ -8,20 +8,41 @@ untied output, vocabulary 299, context 64, batch 16. AdamW (betas 0.9/0.95, eps 
 decay 0.1 on matrices and embeddings only), global-norm clipping at 1, lr 3e-3.
 
 usage: train_torch.py [--threads N] [--steps N] [--warmup N]
-prints one line: "torch <version> threads N: T tokens/s (U per CPU second, S steps)"
+prints one line: "torch <version> threads N: T tokens/s (U per CPU second, S steps, X CPUs busy)"
+--threads N also sets OPENBLAS_NUM_THREADS, OMP_NUM_THREADS and MKL_NUM_THREADS to N before
+torch loads, so that a 1-thread run really keeps to one core.
 """
 import argparse
 import math
+import os
 import sys
 import time
+
+
+def parse_args():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--steps", type=int, default=40)
+    ap.add_argument("--warmup", type=int, default=3)
+    return ap.parse_args()
+
+
+ARGS = parse_args() if __name__ == "__main__" else None
+if ARGS is not None:
+    # torch.set_num_threads(1) alone leaves OpenBLAS its own pool: measured here, a "1 thread"
+    # run kept a second core busy (about 2 CPU seconds per wall second). OpenBLAS and OpenMP read
+    # these when the library loads, so they are set before torch is imported.
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = str(ARGS.threads)
 
 try:
     import torch
     import torch.nn as nn
     import torch.nn.functional as F
 except ImportError:
-    sys.exit("train_torch.py: needs PyTorch (Debian: apt-get install python3-torch; for a fair "
-             "peer also libopenblas0-pthread, or torch uses the reference BLAS)")
+    sys.exit(f"train_torch.py: needs PyTorch in {sys.executable} (Debian: apt-get install "
+             "python3-torch python3-numpy, then run /usr/bin/python3; for a fair peer also "
+             "libopenblas0-pthread, or torch uses the reference BLAS)")
 
 V, C, H, L, T, FF, B = 299, 64, 4, 3, 64, 256, 16
 HD = C // H
@@ -83,11 +104,7 @@ class Model(nn.Module):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--steps", type=int, default=40)
-    ap.add_argument("--warmup", type=int, default=3)
-    a = ap.parse_args()
+    a = ARGS
     torch.set_num_threads(a.threads)
     torch.manual_seed(1)
     m = Model()
@@ -115,8 +132,9 @@ def main():
         step()
     dt, cpu = time.perf_counter() - t0, time.process_time() - c0
     tokens = a.steps * B * T
+    # CPU seconds per wall second: about 1 when the run kept to one core
     print(f"torch {torch.__version__} threads {a.threads}: {tokens / dt:.0f} tokens/s "
-          f"({tokens / cpu:.0f} per CPU second, {a.steps} steps)")
+          f"({tokens / cpu:.0f} per CPU second, {a.steps} steps, {cpu / dt:.2f} CPUs busy)")
 
 
 if __name__ == "__main__":
