@@ -202,7 +202,7 @@ static void check_save_and_command(void)
     static const struct {
         int w, h;
         double zoom;
-    } sizes[] = {{1280, 800, 1}, {1024, 640, 1.5}};
+    } sizes[] = {{1280, 800, 1}, {1024, 640, 1.5}, {640, 400, 2}};
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
         int w = sizes[k].w, h = sizes[k].h;
         app_state st;
