@@ -324,9 +324,21 @@ int pe_rope_score_curve(const pe_params *p, const double *q, const double *k, in
 /* RoFormer long-term decay bound B(r) = (2/d') sum_{j=1..d'/2} |sum_{k<j} e^{i r theta_k}|,
  * d' = 2 * npairs, for the given inverse frequencies. */
 double pe_rope_decay_bound(const double *inv_freq, int npairs, double r);
+/* pe_rope_decay_bound at the n distances j * step, j = 0 .. n-1, into out, in one pass (eight
+ * distances at a time in vector lanes, each pair's angle advanced by a rotation; within ~1e-13
+ * of pe_rope_decay_bound). PE_OK or PE_ENOMEM. */
+int pe_rope_decay_bound_curve(const double *inv_freq, int npairs, double step, int n, double *out,
+                              char *err, size_t errlen);
 /* Wavelength 2 pi / w_k of every pair for the encoding's frequencies (sinusoidal or RoPE
  * after scaling); out has dim/2 entries (RoPE: rotary_dim/2). rope = 1 selects RoPE's. */
 int pe_wavelengths(const pe_params *p, int rope, double *out, char *err, size_t errlen);
+/* PE(q + dist[i]).PE(q) of the sinusoidal table for every q, = sum_k cos(dist[i] w_k) (a pair's
+ * sin.sin + cos.cos), in double, at the distances dist[0..n) (ascending is fastest: each pair's
+ * angle then moves on by a rotation, re-anchored from exact values every 64 distances; the
+ * float32 table's own dot products agree to its rounding). The cosine similarity is this over
+ * dim/2. PE_OK or the frequency check's error. */
+int pe_sinusoidal_dots(const pe_params *p, const size_t *dist, size_t n, double *out, char *err,
+                       size_t errlen);
 /* Largest |PE(p+D) - PE(p) T(D)| over p in [0, L - D), sinusoidal table of p (any layout). */
 double pe_translation_error(const pe_params *p, int D);
 /* Resolution probe: the number of RoPE pairs whose angles at positions pos and pos + D differ
