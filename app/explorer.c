@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "colormap.h"
 #include "animate.h"
@@ -129,7 +128,9 @@ static void act_move(app_explorer *x, int arg)
     int dir = arg & 3;
     app_view_ctx *vc = &x->ctx[x->st.view];
     if (!vc->has_main) {
-        say(x, 0, "this view has no cursor");
+        say(x, 0,
+            app_explorer_working(x) ? "the cursor comes with the figure (computing it)"
+                                    : "this view has no cursor");
         return;
     }
     int rs = big ? (vc->main_rows + 15) / 16 : 1;
@@ -545,7 +546,7 @@ static int command_builds(app_explorer *x, char *err, size_t errlen)
     scene s;
     scene_init(&s, 1000, 600, 0xffffff);
     scene_target t = raster_target(1000, 600, raster_font_px(1000, 600, 1));
-    int rc = app_view_build(&x->ctx[x->st.view], &x->st, &s, &t, err, errlen);
+    int rc = app_explorer_trial_build(x, &s, &t, err, errlen);
     scene_free(&s);
     return rc;
 }
@@ -602,6 +603,7 @@ void app_explorer_init(app_explorer *x, const app_state *st, int gui)
 
 void app_explorer_free(app_explorer *x)
 {
+    app_explorer_unthread(x);
     for (int i = 0; i < APP_MAX_VIEWS; i++) app_view_ctx_free(&x->ctx[i]);
 }
 
@@ -862,43 +864,11 @@ static int wrap_lines(const scene_target *t, char *buf, double w, double size, c
     return n;
 }
 
-/* pe_work's hook while a view computes (see input_waiting in explorer.h). */
-static int explorer_work(void *ctx, double frac)
+/* The status band's last line: the message, or the view's readout while the cursor moves. */
+static const char *info_text(const app_explorer *x, const app_view_ctx *vc)
 {
-    app_explorer *x = ctx;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    double t = (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-    x->work_frac = frac < 0 ? 0 : frac > 1 ? 1 : frac;
-    if (t - x->work_check >= 0.02) {
-        x->work_check = t;
-        if (x->input_waiting && x->input_waiting(x->io)) {
-            x->work_stopped = 1;
-            return 1;
-        }
-    }
-    if (x->show_progress && t - x->work_start >= 0.25 && t - x->work_shown >= 0.1) {
-        x->work_shown = t;
-        x->show_progress(x->io, x);
-    }
-    return 0;
-}
-
-/* The view's build with the work hook installed on this thread for its duration. */
-static int build_view(app_explorer *x, app_view_ctx *vc, scene *s, const scene_target *vt,
-                      char *err, size_t errlen)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    x->work_start = x->work_check = (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-    x->work_shown = 0;
-    x->work_frac = 0;
-    x->work_stopped = 0;
-    pe_work_set(explorer_work, x);
-    int rc = app_view_build(vc, &x->st, s, vt, err, errlen);
-    pe_work_set(NULL, NULL);
-    if (rc == 0) x->work_stopped = 0;
-    return rc;
+    if (x->message[0] && vc->readout[0] && x->st.cursor_on && !x->message_fresh) return vc->readout;
+    return x->message[0] ? x->message : vc->readout;
 }
 
 void app_explorer_frame(app_explorer *x, scene *s, const scene_target *t)
@@ -928,16 +898,22 @@ void app_explorer_frame(app_explorer *x, scene *s, const scene_target *t)
     char *plines[3];
     int np;
     double line, px = t->cells ? 0 : t->char_w;
+    app_view_ctx *vc = &x->ctx[x->st.view];
+    /* the readout / message line takes two lines on pixels when it would not fit one (a hover
+     * readout under the projector zoom ran under the window's slider panel); the view's last
+     * readout decides before the view is built again */
+    int ni = 1;
     for (;;) {
         memcpy(pbuf, params, sizeof pbuf);
         line = t->cells ? 2 : t->text_h * 1.25 * ss;
         np = wrap_lines(t, pbuf, t->width - 2 * px, ss, plines, 3);
         if (np < 1) np = 1;
-        double band = (np + 1) * line + (t->cells ? 0 : line * 0.3);
+        ni = !t->cells && scene_text_width(t, info_text(x, vc), ss) > t->width - 2 * px ? 2 : 1;
+        double band = (np + ni) * line + (t->cells ? 0 : line * 0.3);
         if (band <= t->height * 0.2 || ss * 0.9 < floor_ss - 1e-9) break;
         ss *= 0.9;
     }
-    double status_h = (np + 1) * line + (t->cells ? 0 : line * 0.3);
+    double status_h = (np + ni) * line + (t->cells ? 0 : line * 0.3);
     scene_target vt = *t;
     vt.height = t->height - status_h;
     x->width = t->width;
@@ -945,22 +921,29 @@ void app_explorer_frame(app_explorer *x, scene *s, const scene_target *t)
     x->view_h = vt.height;
     x->status_y = vt.height;
     int too_small = vt.height < (t->cells ? 16 : 120) || vt.width < (t->cells ? 40 : 240);
-    app_view_ctx *vc = &x->ctx[x->st.view];
     char err[512] = "";
+    int rc = 0;
     scene_reset(s, t->width, t->height, th->bg);
     if (too_small) {
         vc->has_main = 0;
         /* short first: a tiny terminal clips a centred line from both ends */
         snprintf(x->view_error, sizeof x->view_error, "too small (%.0fx%.0f)", t->width,
                  t->cells ? t->height / 2 : t->height);
-    } else if (build_view(x, vc, s, &vt, err, sizeof err) < 0) {
+    } else if ((rc = app_explorer_build_view(x, s, &vt, err, sizeof err)) != 0) {
         scene_reset(s, t->width, t->height, th->bg);
-        vc->has_main = 0;
-        if (x->work_stopped) /* it starts again once the input is handled */
-            snprintf(x->view_error, sizeof x->view_error, "computing %s ... %.0f%%",
-                     view_of(x)->name, x->work_frac * 100);
-        else
+        /* while the worker computes, the keys see the last frame's plot (its shadow) */
+        if (rc < 0) vc->has_main = 0;
+        if (rc > 0) { /* the worker goes on; the input is handled meanwhile */
+            char cells[33];
+            int k = (int)(app_explorer_work_frac(x) * 32 + 0.5);
+            memset(cells, '#', (size_t)k);
+            memset(cells + k, '.', (size_t)(32 - k));
+            cells[32] = '\0';
+            snprintf(x->view_error, sizeof x->view_error, "computing %s [%s] %3.0f%%",
+                     view_of(x)->name, cells, app_explorer_work_frac(x) * 100);
+        } else {
             snprintf(x->view_error, sizeof x->view_error, "%s", err);
+        }
     } else {
         x->view_error[0] = '\0';
     }
@@ -970,14 +953,16 @@ void app_explorer_frame(app_explorer *x, scene *s, const scene_target *t)
         scene_text(s, t->width / 2, vt.height / 2, x->view_error, 1, SCENE_CENTER | SCENE_MIDDLE,
                    th->accent, SCENE_BOLD);
         scene_text(s, t->width / 2, vt.height / 2 + line,
-                   too_small ? "make it larger" : "change a parameter, or ? for keys", 1,
-                   SCENE_CENTER | SCENE_MIDDLE, th->muted, 0);
+                   too_small ? "make it larger"
+                   : rc > 0  ? "keys work meanwhile; a parameter change starts it over; q quits"
+                             : "change a parameter, or ? for keys",
+                   1, SCENE_CENTER | SCENE_MIDDLE, th->muted, 0);
     }
     /* the window draws the help after its slider panel, over the whole window */
     if (x->mode == APP_MODE_HELP && !x->gui) help_overlay(x, s, t, th, vt.height);
 
-    double y1 = t->height - (np + 1) * line, y2 = t->height - line;
-    scene_rect(s, 0, y1 - (t->cells ? 0 : line * 0.15), t->width, (np + 1) * line + line * 0.15,
+    double y1 = t->height - (np + ni) * line, y2 = t->height - ni * line;
+    scene_rect(s, 0, y1 - (t->cells ? 0 : line * 0.15), t->width, (np + ni) * line + line * 0.15,
                th->grid, SCENE_FILL);
     for (int i = 0; i < np; i++)
         scene_text(s, px, y1 + i * line, plines[i], ss, SCENE_LEFT | SCENE_TOP, th->fg, 0);
@@ -989,12 +974,32 @@ void app_explorer_frame(app_explorer *x, scene *s, const scene_target *t)
             scene_text(s, t->width - px, y2, x->message, ss, SCENE_RIGHT | SCENE_TOP,
                        x->message_error ? th->accent : th->muted, 0);
     } else {
-        const char *info = x->message[0] ? x->message : vc->readout;
-        if (x->message[0] && vc->readout[0] && x->st.cursor_on && !x->message_fresh)
-            info = vc->readout;
+        const char *info = info_text(x, vc);
         int err_line = x->message_error && info == x->message;
-        scene_text(s, px, y2, info, ss, SCENE_LEFT | SCENE_TOP, err_line ? th->accent : th->fg,
-                   err_line ? SCENE_BOLD : 0);
+        /* on the lines kept for it; what still does not fit steps its size down (the readout
+         * of the new build can be longer than the last one's) */
+        char ibuf[sizeof x->message > sizeof vc->readout ? sizeof x->message : sizeof vc->readout];
+        snprintf(ibuf, sizeof ibuf, "%s", info);
+        size_t ilen = strlen(ibuf);
+        char *ilines[2] = {ibuf, NULL};
+        int nl = t->cells ? 1 : wrap_lines(t, ibuf, t->width - 2 * px, ss, ilines, ni);
+        if (nl < 1) nl = 1;
+        char *end = ilines[nl - 1] + strlen(ilines[nl - 1]);
+        if (end < ibuf + ilen) { /* more than the kept lines: the last one takes the rest */
+            *end = ' ';
+            /* and the next frame keeps two lines for it */
+            if (ni < 2) x->refit = 1;
+        }
+        for (int i = 0; i < nl; i++) {
+            double w = scene_text_width(t, ilines[i], ss), isz = ss;
+            if (!t->cells && w > t->width - 2 * px)
+                isz = fmax(0.6 * ss, ss * (t->width - 2 * px) / w);
+            scene_text(s, px, y2 + i * line, ilines[i], isz, SCENE_LEFT | SCENE_TOP,
+                       err_line ? th->accent : th->fg, err_line ? SCENE_BOLD : 0);
+        }
     }
-    x->dirty = x->work_stopped; /* stopped work is taken up again after the input */
+    x->dirty = x->redo; /* a frame for an older cursor: the next one follows */
+    x->redo = 0;
+    if (x->refit) x->dirty = 1; /* the readout wants its second line */
+    x->refit = 0;
 }

@@ -82,6 +82,10 @@ typedef struct app_view_ctx {
 } app_view_ctx;
 
 void app_view_ctx_free(app_view_ctx *c);
+/* The bytes of the memory budget c's table and cache slots hold, and dropping them (what else the
+ * view keeps, such as a loaded model, stays). */
+size_t app_view_ctx_held(const app_view_ctx *c);
+void app_view_ctx_drop(app_view_ctx *c);
 /* The value cached in slot (0..APP_CACHE_SLOTS-1) when its key equals key (klen bytes; build keys
  * from zeroed structs so padding compares equal), else NULL. */
 void *app_cache_get(app_view_ctx *c, int slot, const void *key, size_t klen);
@@ -215,8 +219,9 @@ void app_cursor_line(scene *s, const scene_target *t, const fig_theme *th, doubl
 void app_cursor_vline(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a,
                       double x);
 
-/* 2 to the power e as a label: 2⁻¹ for a whole exponent (superscript digits), 2^-0.415 otherwise.
- * Terminals without UTF-8 get 2^-1 (scene_ascii). */
+/* 2 to the power e as a label in superscript digits: 2⁻¹, and 2⁻⁰·⁴¹⁵ for a fractional exponent
+ * (three significant digits, a middle dot for the point). Terminals without UTF-8 get 2^-1 and
+ * 2^-0.415 (scene_ascii). */
 void app_pow2_label(double e, char *buf, size_t n);
 
 /* The title block: draws title and subtitle on the whole canvas, returns the rest. */

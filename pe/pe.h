@@ -43,6 +43,9 @@ void pe_mem_set_budget(size_t bytes);
 size_t pe_mem_budget(void);
 size_t pe_mem_used(void);
 size_t pe_mem_peak(void); /* the most reserved at once */
+/* How many reservations were refused so far (a caller that can free something, such as the
+ * explorer's caches of other views, compares it before and after a computation). */
+size_t pe_mem_refusals(void);
 /* Reserve bytes for what ("matrix 8192 x 8192"); PE_OK, or PE_ERANGE with "what needs N MiB,
  * more than the memory budget of B MiB (...)" or, when some is held, "what needs N MiB more, but
  * only F MiB of the memory budget of B MiB are free (U MiB are held ...)" in err (sizes below
@@ -83,6 +86,8 @@ typedef struct pe_rng {
 /* Seed with splitmix64(seed). The same seed gives the same stream on every machine. */
 void pe_rng_seed(pe_rng *r, uint64_t seed);
 uint64_t pe_rng_u64(pe_rng *r);
+/* n steps of the stream at once (as n pe_rng_u64 calls, without their results). */
+void pe_rng_skip(pe_rng *r, uint64_t n);
 /* Uniform in [0, 1) with 53 random bits. */
 double pe_rng_uniform(pe_rng *r);
 /* Standard normal (Box-Muller, no cached second value, so streams are easy to reason about). */
@@ -228,6 +233,13 @@ int pe_binary_table(const pe_params *p, pe_matrix *out, char *err, size_t errlen
 
 /* ---- learned absolute (pe/learned.c): N(0, learned_std) from seed ------------------------ */
 int pe_learned_table(const pe_params *p, pe_matrix *out, char *err, size_t errlen);
+/* The generator's state at the start of each of the len rows (states: len of them), found by
+ * stepping the stream (two steps per value, no normal drawn): 2 L d steps, a tenth of the table's
+ * time, and any row then costs its own draws (pe_learned_row). PE_ECANCELED when pe_work asks. */
+int pe_learned_row_states(const pe_params *p, pe_rng *states, char *err, size_t errlen);
+/* Entries cols[0..n) (ascending) of the row that starts at state, the table's very values. */
+void pe_learned_row(const pe_params *p, const pe_rng *state, const size_t *cols, size_t n,
+                    float *out);
 
 /* ---- ALiBi (pe/alibi.c) ------------------------------------------------------------------ */
 
@@ -298,6 +310,10 @@ void pe_xl_r(const pe_params *p, double r, double *out);
  * out[i][c] = sum over a = 0 .. d-1 of x[i][a] W_R[a][c], added in that order (pe_xl_terms
  * projects q_i and v this way, so a caller gets the same numbers). */
 void pe_xl_project(const double *w_r, const double *x, size_t rows, size_t d, double *out);
+/* The same for the columns c_lo .. c_hi-1 of out only (the same numbers there): a caller that
+ * reports progress between parts of a large d splits the work this way. */
+void pe_xl_project_cols(const double *w_r, const double *x, size_t rows, size_t d, size_t c_lo,
+                        size_t c_hi, double *out);
 /* The causal dot products of rows i0 .. i0+ni-1 of p (each d long, row-major) with the columns
  * of qt (d, len): row r of rows (ni, len) gets p_{i0+r} . qt[:, j] for j = 0 .. i0+r, each summed
  * over a from 0 up as a plain loop would (the entries after i0+r are unspecified). pe_xl_terms

@@ -51,7 +51,10 @@ static char font_family[128] = "DejaVu Sans";
 
 void raster_use_font(const char *family)
 {
-    snprintf(font_family, sizeof font_family, "%s", family && *family ? family : default_family);
+    /* written only when it changes: the explorer's views build on a worker thread (and call
+     * this) while the window's thread measures and draws text with it */
+    const char *f = family && *family ? family : default_family;
+    if (strcmp(f, font_family) != 0) snprintf(font_family, sizeof font_family, "%s", f);
 }
 
 int raster_font_check(const char *family, char *err, size_t errlen)
