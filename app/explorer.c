@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "colormap.h"
 #include "animate.h"
@@ -129,7 +128,9 @@ static void act_move(app_explorer *x, int arg)
     int dir = arg & 3;
     app_view_ctx *vc = &x->ctx[x->st.view];
     if (!vc->has_main) {
-        say(x, 0, "this view has no cursor");
+        say(x, 0,
+            app_explorer_working(x) ? "the cursor comes with the figure (computing it)"
+                                    : "this view has no cursor");
         return;
     }
     int rs = big ? (vc->main_rows + 15) / 16 : 1;
@@ -545,7 +546,7 @@ static int command_builds(app_explorer *x, char *err, size_t errlen)
     scene s;
     scene_init(&s, 1000, 600, 0xffffff);
     scene_target t = raster_target(1000, 600, raster_font_px(1000, 600, 1));
-    int rc = app_view_build(&x->ctx[x->st.view], &x->st, &s, &t, err, errlen);
+    int rc = app_explorer_trial_build(x, &s, &t, err, errlen);
     scene_free(&s);
     return rc;
 }
@@ -602,6 +603,7 @@ void app_explorer_init(app_explorer *x, const app_state *st, int gui)
 
 void app_explorer_free(app_explorer *x)
 {
+    app_explorer_unthread(x);
     for (int i = 0; i < APP_MAX_VIEWS; i++) app_view_ctx_free(&x->ctx[i]);
 }
 
@@ -862,45 +864,6 @@ static int wrap_lines(const scene_target *t, char *buf, double w, double size, c
     return n;
 }
 
-/* pe_work's hook while a view computes (see input_waiting in explorer.h). */
-static int explorer_work(void *ctx, double frac)
-{
-    app_explorer *x = ctx;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    double t = (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-    x->work_frac = frac < 0 ? 0 : frac > 1 ? 1 : frac;
-    if (t - x->work_check >= 0.02) {
-        x->work_check = t;
-        if (x->input_waiting && x->input_waiting(x->io)) {
-            x->work_stopped = 1;
-            return 1;
-        }
-    }
-    if (x->show_progress && t - x->work_start >= 0.25 && t - x->work_shown >= 0.1) {
-        x->work_shown = t;
-        x->show_progress(x->io, x);
-    }
-    return 0;
-}
-
-/* The view's build with the work hook installed on this thread for its duration. */
-static int build_view(app_explorer *x, app_view_ctx *vc, scene *s, const scene_target *vt,
-                      char *err, size_t errlen)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    x->work_start = x->work_check = (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-    x->work_shown = 0;
-    x->work_frac = 0;
-    x->work_stopped = 0;
-    pe_work_set(explorer_work, x);
-    int rc = app_view_build(vc, &x->st, s, vt, err, errlen);
-    pe_work_set(NULL, NULL);
-    if (rc == 0) x->work_stopped = 0;
-    return rc;
-}
-
 void app_explorer_frame(app_explorer *x, scene *s, const scene_target *t)
 {
     if (x->layer && !x->in_layer) { /* the view and status above, the layer's panel below */
@@ -947,20 +910,28 @@ void app_explorer_frame(app_explorer *x, scene *s, const scene_target *t)
     int too_small = vt.height < (t->cells ? 16 : 120) || vt.width < (t->cells ? 40 : 240);
     app_view_ctx *vc = &x->ctx[x->st.view];
     char err[512] = "";
+    int rc = 0;
     scene_reset(s, t->width, t->height, th->bg);
     if (too_small) {
         vc->has_main = 0;
         /* short first: a tiny terminal clips a centred line from both ends */
         snprintf(x->view_error, sizeof x->view_error, "too small (%.0fx%.0f)", t->width,
                  t->cells ? t->height / 2 : t->height);
-    } else if (build_view(x, vc, s, &vt, err, sizeof err) < 0) {
+    } else if ((rc = app_explorer_build_view(x, s, &vt, err, sizeof err)) != 0) {
         scene_reset(s, t->width, t->height, th->bg);
-        vc->has_main = 0;
-        if (x->work_stopped) /* it starts again once the input is handled */
-            snprintf(x->view_error, sizeof x->view_error, "computing %s ... %.0f%%",
-                     view_of(x)->name, x->work_frac * 100);
-        else
+        /* while the worker computes, the keys see the last frame's plot (its shadow) */
+        if (rc < 0) vc->has_main = 0;
+        if (rc > 0) { /* the worker goes on; the input is handled meanwhile */
+            char cells[33];
+            int k = (int)(app_explorer_work_frac(x) * 32 + 0.5);
+            memset(cells, '#', (size_t)k);
+            memset(cells + k, '.', (size_t)(32 - k));
+            cells[32] = '\0';
+            snprintf(x->view_error, sizeof x->view_error, "computing %s [%s] %3.0f%%",
+                     view_of(x)->name, cells, app_explorer_work_frac(x) * 100);
+        } else {
             snprintf(x->view_error, sizeof x->view_error, "%s", err);
+        }
     } else {
         x->view_error[0] = '\0';
     }
@@ -970,8 +941,10 @@ void app_explorer_frame(app_explorer *x, scene *s, const scene_target *t)
         scene_text(s, t->width / 2, vt.height / 2, x->view_error, 1, SCENE_CENTER | SCENE_MIDDLE,
                    th->accent, SCENE_BOLD);
         scene_text(s, t->width / 2, vt.height / 2 + line,
-                   too_small ? "make it larger" : "change a parameter, or ? for keys", 1,
-                   SCENE_CENTER | SCENE_MIDDLE, th->muted, 0);
+                   too_small ? "make it larger"
+                   : rc > 0  ? "keys work meanwhile; a parameter change starts it over; q quits"
+                             : "change a parameter, or ? for keys",
+                   1, SCENE_CENTER | SCENE_MIDDLE, th->muted, 0);
     }
     /* the window draws the help after its slider panel, over the whole window */
     if (x->mode == APP_MODE_HELP && !x->gui) help_overlay(x, s, t, th, vt.height);
@@ -996,5 +969,6 @@ void app_explorer_frame(app_explorer *x, scene *s, const scene_target *t)
         scene_text(s, px, y2, info, ss, SCENE_LEFT | SCENE_TOP, err_line ? th->accent : th->fg,
                    err_line ? SCENE_BOLD : 0);
     }
-    x->dirty = x->work_stopped; /* stopped work is taken up again after the input */
+    x->dirty = x->redo; /* a frame for an older cursor: the next one follows */
+    x->redo = 0;
 }

@@ -65,22 +65,41 @@ typedef struct app_explorer {
     double panel_x;         /* window: x where the slider panel starts (0 = none) */
     const app_layer *layer; /* NULL, or a lesson driving this explorer */
     int in_layer;           /* the layer is running: calls reach the explorer itself */
-    /* Long work (a view computing for longer than a frame): the front end's test for waiting
-     * input, polled every 20 ms from the computation's pe_work reports; when it says yes the
-     * computation stops, the frame shows what it had, the input is handled and the frame is
-     * built again, so a key is never kept waiting and a newer change cancels stale work. And
-     * its progress display, called every 100 ms once the work has taken 250 ms (work_frac,
-     * app_explorer_status). NULL = neither. */
-    int (*input_waiting)(void *io);
-    void (*show_progress)(void *io, struct app_explorer *x);
-    void *io;
-    double work_frac, work_start, work_check, work_shown;
-    int work_stopped; /* the last frame's computation stopped for input */
+    /* Long work (issue 14): with a worker (app_explorer_threaded, explorer_work.c) views build
+     * on it, and a frame whose build takes longer than a few frames shows the progress instead
+     * while the front end goes on handling input; NULL: views build on the caller's thread. */
+    struct app_work *work;
+    unsigned long builds, built_at[APP_MAX_VIEWS]; /* when each view was last built (eviction) */
+    int redo; /* the frame shown is for an older cursor: build the next one at once */
+    unsigned long work_cancels; /* builds cancelled as stale (a test counts them) */
 } app_explorer;
 
 /* Start from st (already parsed and validated). */
 void app_explorer_init(app_explorer *x, const app_state *st, int gui);
 void app_explorer_free(app_explorer *x);
+
+/* Views build on a worker thread from now on (the front ends; app_explorer_free stops it).
+ * 0, or -1 when no thread could be set up (builds stay on the caller's thread). */
+int app_explorer_threaded(app_explorer *x);
+void app_explorer_unthread(app_explorer *x);
+/* 1 while a view builds in the background; its progress 0..1. */
+int app_explorer_working(const app_explorer *x);
+double app_explorer_work_frac(const app_explorer *x);
+/* While working: 1 when a frame is due (the build finished, or the progress shown is old). The
+ * front end polls its input with a short timeout meanwhile. */
+int app_explorer_work_poll(app_explorer *x);
+/* The current view into s for vt (reset by it): 0 built, -1 with err, 1 still computing on the
+ * worker (the frame shows progress). When the memory budget refuses it, older views' caches are
+ * freed first (least recently built first), then it is tried again. */
+int app_explorer_build_view(app_explorer *x, scene *s, const scene_target *vt, char *err,
+                            size_t errlen);
+
+/* A build on the caller's thread to learn whether the state can be shown at all (the ':' line
+ * keeps the old state when not): the worker's build stops first, the budget frees older views'
+ * caches as above, and work that runs past a few frames stops and counts as showable (the
+ * worker takes it up). 0 or -1 with err. */
+int app_explorer_trial_build(app_explorer *x, scene *s, const scene_target *t, char *err,
+                             size_t errlen);
 
 /* Apply one event. Returns 1 when the frame must be redrawn. */
 int app_explorer_event(app_explorer *x, const ui_event *ev);

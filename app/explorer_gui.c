@@ -180,39 +180,6 @@ static void build(app_explorer *x, window *win, scene *s, scene_target *t)
     app_gui_frame(x, s, t);
 }
 
-/* Long work stops for a key, a click or the close button (explorer.h). */
-static int gui_input_waiting(void *io)
-{
-    return window_pending(io);
-}
-
-/* Long work: a frame of its own with the status line and the progress (the view's frame is
- * being built). */
-static void gui_show_progress(void *io, app_explorer *x)
-{
-    window *win = io;
-    scene_target t = gui_target(win, &x->st);
-    const fig_theme *th = fig_theme_get(x->st.dark);
-    scene s;
-    scene_init(&s, t.width, t.height, th->bg);
-    s.text_h = t.text_h;
-    char status[1024], bar[256], cells[33];
-    app_explorer_status(x, status, sizeof status);
-    int n = (int)(x->work_frac * 32 + 0.5);
-    memset(cells, '#', (size_t)n);
-    memset(cells + n, '.', (size_t)(32 - n));
-    cells[32] = '\0';
-    snprintf(bar, sizeof bar, "computing %s [%s] %3.0f%%  (any key stops it; q quits)",
-             app_view_at((size_t)x->st.view)->name, cells, x->work_frac * 100);
-    double line = t.text_h * 1.3, pad = t.text_h * 0.6;
-    scene_rect(&s, 0, t.height - 2.3 * line, t.width, 2.3 * line, th->grid, SCENE_FILL);
-    scene_text(&s, pad, t.height - 2.1 * line, status, 1, SCENE_LEFT | SCENE_TOP, th->fg, 0);
-    scene_text(&s, pad, t.height - 1.1 * line, bar, 1, SCENE_LEFT | SCENE_TOP, th->accent, 0);
-    scene_text(&s, t.width / 2, t.height / 2, bar, 1, SCENE_CENTER | SCENE_MIDDLE, th->muted, 0);
-    window_present(win, &s);
-    scene_free(&s);
-}
-
 int app_run_gui(app_explorer *x, int frames)
 {
     char err[512];
@@ -221,9 +188,7 @@ int app_run_gui(app_explorer *x, int frames)
         fprintf(stderr, "pelab gui: %s\n", err);
         return 1;
     }
-    x->input_waiting = gui_input_waiting;
-    x->show_progress = gui_show_progress;
-    x->io = win;
+    app_explorer_threaded(x); /* views build beside the input (explorer_work.c) */
     scene s;
     scene_init(&s, 1, 1, 0);
     scene_target t;
@@ -242,7 +207,11 @@ int app_run_gui(app_explorer *x, int frames)
         }
         ui_event ev;
         /* --frames N times the window: it never waits for an event */
-        int got = window_poll(win, &ev, frames > 0 ? 0 : app_explorer_animating(x) ? 8 : 250);
+        int got = window_poll(win, &ev,
+                              frames > 0                  ? 0
+                              : app_explorer_animating(x) ? 8
+                              : app_explorer_working(x)   ? 20
+                                                          : 250);
         if (frames > 0) x->dirty = 1; /* --frames N: draw N frames whatever happens, then exit */
         while (got > 0 && !x->quit) {
             int handled = 0;
@@ -279,14 +248,13 @@ int app_run_gui(app_explorer *x, int frames)
             }
             got = window_poll(win, &ev, 0);
         }
+        if (app_explorer_work_poll(x)) x->dirty = 1;
         double tn = now_s();
         if (app_explorer_animating(x)) x->dirty |= app_explorer_tick(x, tn - last);
         last = tn;
     }
+    app_explorer_unthread(x); /* stops a build in progress at its next report */
     scene_free(&s);
-    x->input_waiting = NULL;
-    x->show_progress = NULL;
-    x->io = NULL;
     window_close(win);
     return 0;
 }

@@ -30,46 +30,6 @@ static void draw(app_explorer *x, tui *t, scene *s)
     tui_present(t);
 }
 
-static int tui_input_waiting(void *io)
-{
-    return tui_pending(io);
-}
-
-/* Long work: the status line's parameters and a bar on the last two rows of what is on the
- * screen (the frame under construction is not drawn yet). */
-static void put_row(cellgrid *g, int row, const char *text, uint32_t fg, uint32_t bg)
-{
-    if (row < 0 || row >= g->rows) return;
-    for (int c = 0; c < g->cols; c++) {
-        cellgrid_cell *cell = cellgrid_at(g, c, row);
-        unsigned char ch = (unsigned char)*text;
-        cell->ch = ch >= 32 && ch < 127 ? ch : ' ';
-        cell->fg = fg;
-        cell->bg = bg;
-        cell->attr = 0;
-        if (*text) text++;
-    }
-}
-
-static void tui_show_progress(void *io, app_explorer *x)
-{
-    tui *t = io;
-    cellgrid *g = tui_grid(t);
-    const fig_theme *th = fig_theme_get(x->st.dark);
-    char status[1024], bar[256], cells[33];
-    app_explorer_status(x, status, sizeof status);
-    int n = (int)(x->work_frac * 32 + 0.5);
-    memset(cells, '#', (size_t)n);
-    memset(cells + n, '.', (size_t)(32 - n));
-    cells[32] = '\0';
-    snprintf(bar, sizeof bar, " computing %s [%s] %3.0f%%  (any key stops it; q quits)",
-             app_view_at((size_t)x->st.view)->name, cells, x->work_frac * 100);
-    put_row(g, g->rows - 2, status, th->fg, th->grid);
-    put_row(g, g->rows - 1, bar, th->accent, th->grid);
-    tui_cursor(t, -1, -1);
-    tui_present(t);
-}
-
 int app_run_tui(app_explorer *x, int frames)
 {
     if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
@@ -84,9 +44,7 @@ int app_run_tui(app_explorer *x, int frames)
         fprintf(stderr, "pelab: %s\n", err);
         return 1;
     }
-    x->input_waiting = tui_input_waiting;
-    x->show_progress = tui_show_progress;
-    x->io = t;
+    app_explorer_threaded(x); /* views build beside the input (explorer_work.c) */
     scene s;
     scene_init(&s, 1, 1, 0);
     int drawn = 0;
@@ -97,7 +55,8 @@ int app_run_tui(app_explorer *x, int frames)
             drawn++;
             if (frames > 0 && drawn >= frames) break;
         }
-        int timeout = app_explorer_animating(x) ? 40 : -1;
+        /* while a view computes, the input is polled often and the progress redrawn */
+        int timeout = app_explorer_working(x) ? 20 : app_explorer_animating(x) ? 40 : -1;
         if (frames > 0) {
             timeout = 0; /* --frames N: draw N frames, then exit */
             x->dirty = 1;
@@ -108,6 +67,7 @@ int app_run_tui(app_explorer *x, int frames)
         /* drain whatever else is already waiting before drawing again */
         while (!x->quit && tui_pending(t) && tui_poll(t, &ev, 0) > 0)
             x->dirty |= app_explorer_event(x, &ev);
+        if (app_explorer_work_poll(x)) x->dirty = 1;
         double tnow = now_s();
         if (app_explorer_animating(x)) {
             double dt = tnow - last;
@@ -120,9 +80,7 @@ int app_run_tui(app_explorer *x, int frames)
             last = tnow;
         }
     }
-    x->input_waiting = NULL;
-    x->show_progress = NULL;
-    x->io = NULL;
+    app_explorer_unthread(x); /* stops a build in progress at its next report */
     scene_free(&s);
     tui_close(t);
     int sig = tui_quit_signal();

@@ -82,6 +82,10 @@ typedef struct app_view_ctx {
 } app_view_ctx;
 
 void app_view_ctx_free(app_view_ctx *c);
+/* The bytes of the memory budget c's table and cache slots hold, and dropping them (what else the
+ * view keeps, such as a loaded model, stays). */
+size_t app_view_ctx_held(const app_view_ctx *c);
+void app_view_ctx_drop(app_view_ctx *c);
 /* The value cached in slot (0..APP_CACHE_SLOTS-1) when its key equals key (klen bytes; build keys
  * from zeroed structs so padding compares equal), else NULL. */
 void *app_cache_get(app_view_ctx *c, int slot, const void *key, size_t klen);

@@ -254,3 +254,200 @@ int pe_rope_resolution_theta(const double *theta, int npairs, int pos, int D, do
     for (int k = 0; k < npairs; k++) count += resolution_turns(theta[k], f0, f1, min_angle);
     return count;
 }
+
+/* ---- the decay bound at many distances ------------------------------------------------------
+ *
+ * B(j step) for j = 0 .. n-1 in one pass. BOUND_LANES distances run side by side, each with its
+ * own prefix sums over the pairs, so the sums' chains of additions and square roots (which a
+ * single distance must take one after the other) overlap in the lanes of the vector unit. Each
+ * pair's e^{i r theta_k} moves on to the next block of distances by a rotation of BOUND_LANES
+ * steps instead of a cos and a sin, and is set from exact values every BOUND_ANCHOR distances,
+ * which keeps the result within ~1e-13 of pe_rope_decay_bound. The three kernels (plain C, SSE2,
+ * AVX) do the same operations in the same order, so they give the same bits. */
+enum { BOUND_LANES = 8, BOUND_ANCHOR = 256 };
+
+typedef void (*bound_kernel)(int np, double *c, double *s, const double *cw, const double *sw,
+                             double *v);
+
+/* v[l] = sum_j |sum_{k<=j} (c, s)[k][l]| over the pairs j; (c, s)[k] advances by (cw, sw)[k]. */
+static void bound_lanes_plain(int np, double *c, double *s, const double *cw, const double *sw,
+                              double *v)
+{
+    double re[BOUND_LANES] = {0}, im[BOUND_LANES] = {0};
+    for (int l = 0; l < BOUND_LANES; l++) v[l] = 0;
+    for (int k = 0; k < np; k++) {
+        double *ck = c + (size_t)k * BOUND_LANES, *sk = s + (size_t)k * BOUND_LANES;
+        for (int l = 0; l < BOUND_LANES; l++) {
+            re[l] += ck[l];
+            im[l] += sk[l];
+            v[l] += sqrt(re[l] * re[l] + im[l] * im[l]);
+            double cn = ck[l] * cw[k] - sk[l] * sw[k];
+            sk[l] = sk[l] * cw[k] + ck[l] * sw[k];
+            ck[l] = cn;
+        }
+    }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define BOUND_X86 1
+
+static void bound_lanes_sse2(int np, double *c, double *s, const double *cw, const double *sw,
+                             double *v)
+{
+    __m128d re[4], im[4], acc[4];
+    for (int q = 0; q < 4; q++) re[q] = im[q] = acc[q] = _mm_setzero_pd();
+    for (int k = 0; k < np; k++) {
+        double *ck = c + (size_t)k * BOUND_LANES, *sk = s + (size_t)k * BOUND_LANES;
+        __m128d a = _mm_set1_pd(cw[k]), b = _mm_set1_pd(sw[k]);
+        for (int q = 0; q < 4; q++) {
+            __m128d x = _mm_loadu_pd(ck + 2 * q), y = _mm_loadu_pd(sk + 2 * q);
+            re[q] = _mm_add_pd(re[q], x);
+            im[q] = _mm_add_pd(im[q], y);
+            acc[q] = _mm_add_pd(acc[q], _mm_sqrt_pd(_mm_add_pd(_mm_mul_pd(re[q], re[q]),
+                                                               _mm_mul_pd(im[q], im[q]))));
+            _mm_storeu_pd(ck + 2 * q, _mm_sub_pd(_mm_mul_pd(x, a), _mm_mul_pd(y, b)));
+            _mm_storeu_pd(sk + 2 * q, _mm_add_pd(_mm_mul_pd(y, a), _mm_mul_pd(x, b)));
+        }
+    }
+    for (int q = 0; q < 4; q++) _mm_storeu_pd(v + 2 * q, acc[q]);
+}
+
+__attribute__((target("avx"))) static void
+bound_lanes_avx(int np, double *c, double *s, const double *cw, const double *sw, double *v)
+{
+    __m256d re[2], im[2], acc[2];
+    for (int q = 0; q < 2; q++) re[q] = im[q] = acc[q] = _mm256_setzero_pd();
+    for (int k = 0; k < np; k++) {
+        double *ck = c + (size_t)k * BOUND_LANES, *sk = s + (size_t)k * BOUND_LANES;
+        __m256d a = _mm256_set1_pd(cw[k]), b = _mm256_set1_pd(sw[k]);
+        for (int q = 0; q < 2; q++) {
+            __m256d x = _mm256_loadu_pd(ck + 4 * q), y = _mm256_loadu_pd(sk + 4 * q);
+            re[q] = _mm256_add_pd(re[q], x);
+            im[q] = _mm256_add_pd(im[q], y);
+            acc[q] =
+                _mm256_add_pd(acc[q], _mm256_sqrt_pd(_mm256_add_pd(_mm256_mul_pd(re[q], re[q]),
+                                                                   _mm256_mul_pd(im[q], im[q]))));
+            _mm256_storeu_pd(ck + 4 * q, _mm256_sub_pd(_mm256_mul_pd(x, a), _mm256_mul_pd(y, b)));
+            _mm256_storeu_pd(sk + 4 * q, _mm256_add_pd(_mm256_mul_pd(y, a), _mm256_mul_pd(x, b)));
+        }
+    }
+    for (int q = 0; q < 2; q++) _mm256_storeu_pd(v + 4 * q, acc[q]);
+}
+#endif
+
+/* The kernel this CPU runs best (PELAB_BOUND_KERNEL=plain|sse2|avx picks one, for tests). */
+static bound_kernel bound_kernel_pick(void)
+{
+    const char *want = getenv("PELAB_BOUND_KERNEL");
+    if (want && strcmp(want, "plain") == 0) return bound_lanes_plain;
+#ifdef BOUND_X86
+    if (want && strcmp(want, "sse2") == 0) return bound_lanes_sse2;
+    if (__builtin_cpu_supports("avx")) return bound_lanes_avx;
+    return bound_lanes_sse2;
+#else
+    return bound_lanes_plain;
+#endif
+}
+
+int pe_rope_decay_bound_curve(const double *inv_freq, int npairs, double step, int n, double *out,
+                              char *err, size_t errlen)
+{
+    if (n <= 0) return PE_OK;
+    if (npairs <= 0) {
+        for (int j = 0; j < n; j++) out[j] = 0.0;
+        return PE_OK;
+    }
+    size_t np = (size_t)npairs;
+    double *buf = malloc(sizeof *buf * np * (2 * BOUND_LANES + 4));
+    if (!buf)
+        return pe_fail(err, errlen, PE_ENOMEM, "decay bound: out of memory (%d pairs)", npairs);
+    double *c = buf, *s = c + np * BOUND_LANES, *c1 = s + np * BOUND_LANES, *s1 = c1 + np,
+           *cw = s1 + np, *sw = cw + np;
+    for (size_t k = 0; k < np; k++) {
+        c1[k] = cos(step * inv_freq[k]); /* one distance on */
+        s1[k] = sin(step * inv_freq[k]);
+        cw[k] = cos(BOUND_LANES * step * inv_freq[k]); /* a block of distances on */
+        sw[k] = sin(BOUND_LANES * step * inv_freq[k]);
+    }
+    bound_kernel kernel = bound_kernel_pick();
+    for (int j0 = 0; j0 < n; j0 += BOUND_LANES) {
+        if (j0 % BOUND_ANCHOR == 0) /* exact at the block's first distance, a step per lane */
+            for (size_t k = 0; k < np; k++) {
+                double *ck = c + k * BOUND_LANES, *sk = s + k * BOUND_LANES;
+                ck[0] = cos(j0 * step * inv_freq[k]);
+                sk[0] = sin(j0 * step * inv_freq[k]);
+                for (int l = 1; l < BOUND_LANES; l++) {
+                    ck[l] = ck[l - 1] * c1[k] - sk[l - 1] * s1[k];
+                    sk[l] = sk[l - 1] * c1[k] + ck[l - 1] * s1[k];
+                }
+            }
+        double v[BOUND_LANES];
+        kernel(npairs, c, s, cw, sw, v);
+        for (int l = 0; l < BOUND_LANES && j0 + l < n; l++) out[j0 + l] = v[l] / (double)npairs;
+    }
+    free(buf);
+    return PE_OK;
+}
+
+/* ---- sinusoidal dot products by distance ---------------------------------------------------- */
+
+enum { DOTS_GAPS = 8, DOTS_ANCHOR = 64 };
+
+int pe_sinusoidal_dots(const pe_params *p, const size_t *dist, size_t n, double *out, char *err,
+                       size_t errlen)
+{
+    int rc = pe_sinusoidal_validate_freq(p, err, errlen);
+    if (rc != PE_OK || n == 0) return rc;
+    size_t np = (size_t)p->dim / 2;
+    /* w, the state (cos, sin) and up to DOTS_GAPS rotations (cos, sin) */
+    double *buf = malloc(sizeof *buf * np * (3 + 2 * DOTS_GAPS));
+    if (!buf) return pe_fail(err, errlen, PE_ENOMEM, "--dim %d: out of memory", p->dim);
+    double *w = buf, *c = w + np, *s = c + np, *rot = s + np;
+    size_t gaps[DOTS_GAPS], ngaps = 0;
+    for (size_t k = 0; k < np; k++) w[k] = pe_sin_freq(p, (int)k);
+    for (size_t i = 0; i < n; i++) {
+        const double *cg = NULL, *sg = NULL;
+        if (i % DOTS_ANCHOR != 0 && dist[i] >= dist[i - 1]) {
+            size_t g = dist[i] - dist[i - 1], at = 0;
+            while (at < ngaps && gaps[at] != g) at++;
+            if (at == ngaps && ngaps < DOTS_GAPS) { /* a new gap: its rotation, once */
+                gaps[ngaps++] = g;
+                for (size_t k = 0; k < np; k++) {
+                    rot[2 * at * np + k] = cos((double)g * w[k]);
+                    rot[(2 * at + 1) * np + k] = sin((double)g * w[k]);
+                }
+            }
+            if (at < ngaps) {
+                cg = rot + 2 * at * np;
+                sg = cg + np;
+            }
+        }
+        double acc[4] = {0, 0, 0, 0};
+        if (!cg) { /* exact values: every DOTS_ANCHOR distances, or a gap not kept */
+            for (size_t k = 0; k < np; k++) {
+                c[k] = cos((double)dist[i] * w[k]);
+                s[k] = sin((double)dist[i] * w[k]);
+                acc[k & 3] += c[k];
+            }
+        } else {
+            size_t k = 0;
+            for (; k + 4 <= np; k += 4)
+                for (int u = 0; u < 4; u++) {
+                    double cc = c[k + u], ss = s[k + u];
+                    c[k + u] = cc * cg[k + u] - ss * sg[k + u];
+                    s[k + u] = ss * cg[k + u] + cc * sg[k + u];
+                    acc[u] += c[k + u];
+                }
+            for (; k < np; k++) {
+                double cc = c[k], ss = s[k];
+                c[k] = cc * cg[k] - ss * sg[k];
+                s[k] = ss * cg[k] + cc * sg[k];
+                acc[0] += c[k];
+            }
+        }
+        out[i] = (acc[0] + acc[2]) + (acc[1] + acc[3]);
+    }
+    free(buf);
+    return PE_OK;
+}

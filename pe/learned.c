@@ -28,12 +28,40 @@ int pe_learned_table(const pe_params *p, pe_matrix *out, char *err, size_t errle
     size_t n = out->rows * out->cols;
     for (size_t i = 0; i < n; i++) {
         out->data[i] = (float)(p->learned_std * pe_rng_normal(&r));
-        if ((i & 0xfffff) == 0xfffff && pe_work((double)i / (double)n)) {
+        if ((i & 0x3ffff) == 0x3ffff && pe_work((double)i / (double)n)) {
             pe_matrix_free(out);
             return pe_work_cancelled(err, errlen);
         }
     }
     return PE_OK;
+}
+
+int pe_learned_row_states(const pe_params *p, pe_rng *states, char *err, size_t errlen)
+{
+    int rc = learned_validate(p, err, errlen);
+    if (rc != PE_OK) return rc;
+    pe_rng r;
+    pe_rng_seed(&r, p->seed);
+    size_t len = (size_t)p->len, steps = 2 * (size_t)p->dim; /* a normal takes two uniforms */
+    for (size_t i = 0; i < len; i++) {
+        if ((i & 63) == 63 && pe_work((double)i / (double)len))
+            return pe_work_cancelled(err, errlen);
+        states[i] = r;
+        pe_rng_skip(&r, steps);
+    }
+    return PE_OK;
+}
+
+void pe_learned_row(const pe_params *p, const pe_rng *state, const size_t *cols, size_t n,
+                    float *out)
+{
+    pe_rng r = *state;
+    size_t at = 0; /* the column r draws next */
+    for (size_t j = 0; j < n; j++) {
+        pe_rng_skip(&r, 2 * (cols[j] - at)); /* the columns between: two uniforms each */
+        out[j] = (float)(p->learned_std * pe_rng_normal(&r));
+        at = cols[j] + 1;
+    }
 }
 
 const pe_encoding pe_enc_learned = {

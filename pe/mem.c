@@ -7,7 +7,7 @@
 
 #include "pe_internal.h"
 
-static _Atomic size_t budget = PE_MEM_DEFAULT, used, peak;
+static _Atomic size_t budget = PE_MEM_DEFAULT, used, peak, refusals;
 
 void pe_mem_set_budget(size_t bytes)
 {
@@ -29,6 +29,11 @@ size_t pe_mem_peak(void)
     return atomic_load(&peak);
 }
 
+size_t pe_mem_refusals(void)
+{
+    return atomic_load(&refusals);
+}
+
 /* b as "N MiB", or "N KiB" below 1 MiB (a small size is not rounded to "0 MiB"). */
 static const char *size_str(size_t b, char *buf, size_t n)
 {
@@ -44,6 +49,7 @@ int pe_mem_reserve(size_t bytes, const char *what, char *err, size_t errlen)
     size_t cur = atomic_load(&used), lim = atomic_load(&budget);
     for (;;) {
         if (bytes > lim || cur > lim - bytes) {
+            atomic_fetch_add(&refusals, 1);
             char nb[32], fb[32], lb[32], ub[32];
             size_str(bytes, nb, sizeof nb);
             size_str(lim, lb, sizeof lb);

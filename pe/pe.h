@@ -43,6 +43,9 @@ void pe_mem_set_budget(size_t bytes);
 size_t pe_mem_budget(void);
 size_t pe_mem_used(void);
 size_t pe_mem_peak(void); /* the most reserved at once */
+/* How many reservations were refused so far (a caller that can free something, such as the
+ * explorer's caches of other views, compares it before and after a computation). */
+size_t pe_mem_refusals(void);
 /* Reserve bytes for what ("matrix 8192 x 8192"); PE_OK, or PE_ERANGE with "what needs N MiB,
  * more than the memory budget of B MiB (...)" or, when some is held, "what needs N MiB more, but
  * only F MiB of the memory budget of B MiB are free (U MiB are held ...)" in err (sizes below
@@ -83,6 +86,8 @@ typedef struct pe_rng {
 /* Seed with splitmix64(seed). The same seed gives the same stream on every machine. */
 void pe_rng_seed(pe_rng *r, uint64_t seed);
 uint64_t pe_rng_u64(pe_rng *r);
+/* n steps of the stream at once (as n pe_rng_u64 calls, without their results). */
+void pe_rng_skip(pe_rng *r, uint64_t n);
 /* Uniform in [0, 1) with 53 random bits. */
 double pe_rng_uniform(pe_rng *r);
 /* Standard normal (Box-Muller, no cached second value, so streams are easy to reason about). */
@@ -228,6 +233,13 @@ int pe_binary_table(const pe_params *p, pe_matrix *out, char *err, size_t errlen
 
 /* ---- learned absolute (pe/learned.c): N(0, learned_std) from seed ------------------------ */
 int pe_learned_table(const pe_params *p, pe_matrix *out, char *err, size_t errlen);
+/* The generator's state at the start of each of the len rows (states: len of them), found by
+ * stepping the stream (two steps per value, no normal drawn): 2 L d steps, a tenth of the table's
+ * time, and any row then costs its own draws (pe_learned_row). PE_ECANCELED when pe_work asks. */
+int pe_learned_row_states(const pe_params *p, pe_rng *states, char *err, size_t errlen);
+/* Entries cols[0..n) (ascending) of the row that starts at state, the table's very values. */
+void pe_learned_row(const pe_params *p, const pe_rng *state, const size_t *cols, size_t n,
+                    float *out);
 
 /* ---- ALiBi (pe/alibi.c) ------------------------------------------------------------------ */
 
@@ -298,6 +310,10 @@ void pe_xl_r(const pe_params *p, double r, double *out);
  * out[i][c] = sum over a = 0 .. d-1 of x[i][a] W_R[a][c], added in that order (pe_xl_terms
  * projects q_i and v this way, so a caller gets the same numbers). */
 void pe_xl_project(const double *w_r, const double *x, size_t rows, size_t d, double *out);
+/* The same for the columns c_lo .. c_hi-1 of out only (the same numbers there): a caller that
+ * reports progress between parts of a large d splits the work this way. */
+void pe_xl_project_cols(const double *w_r, const double *x, size_t rows, size_t d, size_t c_lo,
+                        size_t c_hi, double *out);
 /* The causal dot products of rows i0 .. i0+ni-1 of p (each d long, row-major) with the columns
  * of qt (d, len): row r of rows (ni, len) gets p_{i0+r} . qt[:, j] for j = 0 .. i0+r, each summed
  * over a from 0 up as a plain loop would (the entries after i0+r are unspecified). pe_xl_terms
@@ -324,9 +340,21 @@ int pe_rope_score_curve(const pe_params *p, const double *q, const double *k, in
 /* RoFormer long-term decay bound B(r) = (2/d') sum_{j=1..d'/2} |sum_{k<j} e^{i r theta_k}|,
  * d' = 2 * npairs, for the given inverse frequencies. */
 double pe_rope_decay_bound(const double *inv_freq, int npairs, double r);
+/* pe_rope_decay_bound at the n distances j * step, j = 0 .. n-1, into out, in one pass (eight
+ * distances at a time in vector lanes, each pair's angle advanced by a rotation; within ~1e-13
+ * of pe_rope_decay_bound). PE_OK or PE_ENOMEM. */
+int pe_rope_decay_bound_curve(const double *inv_freq, int npairs, double step, int n, double *out,
+                              char *err, size_t errlen);
 /* Wavelength 2 pi / w_k of every pair for the encoding's frequencies (sinusoidal or RoPE
  * after scaling); out has dim/2 entries (RoPE: rotary_dim/2). rope = 1 selects RoPE's. */
 int pe_wavelengths(const pe_params *p, int rope, double *out, char *err, size_t errlen);
+/* PE(q + dist[i]).PE(q) of the sinusoidal table for every q, = sum_k cos(dist[i] w_k) (a pair's
+ * sin.sin + cos.cos), in double, at the distances dist[0..n) (ascending is fastest: each pair's
+ * angle then moves on by a rotation, re-anchored from exact values every 64 distances; the
+ * float32 table's own dot products agree to its rounding). The cosine similarity is this over
+ * dim/2. PE_OK or the frequency check's error. */
+int pe_sinusoidal_dots(const pe_params *p, const size_t *dist, size_t n, double *out, char *err,
+                       size_t errlen);
 /* Largest |PE(p+D) - PE(p) T(D)| over p in [0, L - D), sinusoidal table of p (any layout). */
 double pe_translation_error(const pe_params *p, int D);
 /* Resolution probe: the number of RoPE pairs whose angles at positions pos and pos + D differ

@@ -22,9 +22,8 @@ void pe_rng_seed(pe_rng *r, uint64_t seed)
     for (int i = 0; i < 4; i++) r->s[i] = splitmix64(&x);
 }
 
-uint64_t pe_rng_u64(pe_rng *r)
+static inline uint64_t step(uint64_t *s)
 {
-    uint64_t *s = r->s;
     uint64_t result = rotl(s[1] * 5, 7) * 9;
     uint64_t t = s[1] << 17;
     s[2] ^= s[0];
@@ -34,6 +33,18 @@ uint64_t pe_rng_u64(pe_rng *r)
     s[2] ^= t;
     s[3] = rotl(s[3], 45);
     return result;
+}
+
+uint64_t pe_rng_u64(pe_rng *r)
+{
+    return step(r->s);
+}
+
+void pe_rng_skip(pe_rng *r, uint64_t n)
+{
+    uint64_t s[4] = {r->s[0], r->s[1], r->s[2], r->s[3]};
+    for (uint64_t i = 0; i < n; i++) step(s);
+    for (int i = 0; i < 4; i++) r->s[i] = s[i];
 }
 
 double pe_rng_uniform(pe_rng *r)

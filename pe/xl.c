@@ -37,14 +37,15 @@ static int xl_validate(const pe_params *p, char *err, size_t errlen)
 #define TI 4
 #define TJ 8
 
-void pe_xl_project(const double *w_r, const double *x, size_t rows, size_t d, double *out)
+void pe_xl_project_cols(const double *w_r, const double *x, size_t rows, size_t d, size_t c_lo,
+                        size_t c_hi, double *out)
 {
     for (size_t i0 = 0; i0 < rows; i0 += TI) {
-        size_t ni = rows - i0 < TI ? rows - i0 : TI, c0 = 0;
+        size_t ni = rows - i0 < TI ? rows - i0 : TI, c0 = c_lo;
         const double *xi = x + i0 * d;
         double *oi = out + i0 * d;
         if (ni == TI)
-            for (; c0 + TJ <= d; c0 += TJ) {
+            for (; c0 + TJ <= c_hi; c0 += TJ) {
                 double acc[TI][TJ] = {{0}};
                 for (size_t a = 0; a < d; a++) {
                     const double *w = w_r + a * d + c0;
@@ -59,14 +60,19 @@ void pe_xl_project(const double *w_r, const double *x, size_t rows, size_t d, do
         /* the columns left over, a row of W_R at a time (contiguous: it vectorises) */
         for (size_t r = 0; r < ni; r++) {
             double *o = oi + r * d;
-            for (size_t c = c0; c < d; c++) o[c] = 0.0;
+            for (size_t c = c0; c < c_hi; c++) o[c] = 0.0;
             for (size_t a = 0; a < d; a++) {
                 const double *w = w_r + a * d;
                 double xa = xi[r * d + a];
-                for (size_t c = c0; c < d; c++) o[c] += xa * w[c];
+                for (size_t c = c0; c < c_hi; c++) o[c] += xa * w[c];
             }
         }
     }
+}
+
+void pe_xl_project(const double *w_r, const double *x, size_t rows, size_t d, double *out)
+{
+    pe_xl_project_cols(w_r, x, rows, d, 0, d, out);
 }
 
 /* One block of at most TI rows of pe_xl_dots_lower: the columns 0 .. i0+ni-1 of each. */

@@ -51,7 +51,10 @@ static char font_family[128] = "DejaVu Sans";
 
 void raster_use_font(const char *family)
 {
-    snprintf(font_family, sizeof font_family, "%s", family && *family ? family : default_family);
+    /* written only when it changes: the explorer's views build on a worker thread (and call
+     * this) while the window's thread measures and draws text with it */
+    const char *f = family && *family ? family : default_family;
+    if (strcmp(f, font_family) != 0) snprintf(font_family, sizeof font_family, "%s", f);
 }
 
 int raster_font_check(const char *family, char *err, size_t errlen)
@@ -100,6 +103,11 @@ typedef struct draw_opts {
     int antialias;
     int vector;    /* 1: an SVG/PDF surface (no device-pixel downsampling) */
     double text_h; /* the scene's line height in figure units */
+    /* the image surface's pixels when drawing into memory at figure unit = pixel
+     * (raster_draw_argb), for the curves drawn as pixel columns; NULL otherwise */
+    cairo_surface_t *surf;
+    uint32_t *px;
+    int w, h, stride; /* stride in pixels */
 } draw_opts;
 
 static cairo_font_options_t *font_options(int antialias)
@@ -225,6 +233,167 @@ static void draw_text(cairo_t *cr, const scene_item *it, const draw_opts *o)
     cairo_show_text(cr, str);
     cairo_new_path(cr);
     cairo_restore(cr);
+}
+
+/* ---- dense curves drawn as pixel columns ---------------------------------------------------
+ *
+ * cairo's stroker tessellates every segment and round join (about 1.5 us a segment here), so a
+ * curve with points in every pixel column costs 1-6 ms at 1280x800, most of a line view's frame.
+ * At pixel scale such a curve is a column of pixels per x: at column X the stroke covers, along
+ * the column's centre line x = X + 0.5, exactly the points within half the line width of the
+ * polyline, an interval per segment (a segment's stroke, round caps included, is a capsule,
+ * which is convex). Filling the union of those intervals, with the end pixels partly covered
+ * (antialiasing in y), draws the stroke's pixels in time proportional to the pixels covered.
+ * Only for the raster (the window and PNG), with antialiasing, for solid curves of at least one
+ * point per pixel column; vector files, sparse and dashed curves are stroked by cairo. */
+
+/* Whether the polyline is a function of x (its points in order of x) with at least one point
+ * per pixel column over its x extent. */
+static int polyline_dense(const scene_item *it)
+{
+    size_t n = it->u.poly.n, finite = 0;
+    const double *xy = it->u.poly.xy;
+    double lo = INFINITY, hi = -INFINITY;
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(xy[2 * i]) || !isfinite(xy[2 * i + 1])) continue;
+        if (xy[2 * i] < hi) return 0; /* x goes back */
+        lo = fmin(lo, xy[2 * i]);
+        hi = xy[2 * i];
+        finite++;
+    }
+    return finite >= 16 && (double)finite >= hi - lo;
+}
+
+/* The y interval where the line x = c meets the capsule of half width hw around segment
+ * (ax, ay)-(bx, by), widened into [*lo, *hi]. The interval's ends lie on the capsule's boundary:
+ * on one of its two long edges or on one of the end circles; every such crossing is inside the
+ * capsule, so the lowest and highest of them are the ends. */
+static void capsule_cut(double ax, double ay, double bx, double by, double hw, double c, double *lo,
+                        double *hi)
+{
+    double dx = bx - ax, dy = by - ay, len = hypot(dx, dy);
+    const double ex[2] = {ax, bx}, ey[2] = {ay, by};
+    for (int e = 0; e < 2; e++) { /* the end circles */
+        double u = c - ex[e];
+        if (fabs(u) > hw) continue;
+        double v = sqrt(hw * hw - u * u);
+        *lo = fmin(*lo, ey[e] - v);
+        *hi = fmax(*hi, ey[e] + v);
+    }
+    if (!(len > 0) || dx == 0) return; /* a vertical segment: the circles bound it */
+    double nx = -dy / len * hw, ny = dx / len * hw;
+    for (int side = -1; side <= 1; side += 2) { /* the long edges, offset by +-hw along n */
+        double t = (c - ax - side * nx) / dx;
+        if (t < 0 || t > 1) continue;
+        double y = ay + side * ny + t * dy;
+        *lo = fmin(*lo, y);
+        *hi = fmax(*hi, y);
+    }
+}
+
+/* dst = src over dst at coverage a (0..1); premultiplied ARGB32, src opaque */
+static uint32_t blend_px(uint32_t dst, uint32_t src, double a)
+{
+    unsigned ai = (unsigned)(a * 256.0 + 0.5);
+    if (ai >= 256) return src;
+    unsigned inv = 256 - ai;
+    uint32_t out = 0;
+    for (int sh = 0; sh < 32; sh += 8) {
+        unsigned d = (dst >> sh) & 0xffu, sv = (src >> sh) & 0xffu;
+        out |= ((sv * ai + d * inv + 128) >> 8) << sh;
+    }
+    return out;
+}
+
+/* Draws the polyline as pixel columns into o's pixels. 0, or -1 when it cannot (out of memory:
+ * the caller strokes it). */
+static int draw_polyline_columns(const draw_opts *o, const scene_item *it, double lw)
+{
+    size_t n = it->u.poly.n;
+    const double *xy = it->u.poly.xy;
+    double hw = lw / 2;
+    /* the clip: the item's rectangle on the canvas */
+    double cx0 = fmax(0, it->u.poly.cx), cx1 = fmin(o->w, it->u.poly.cx + it->u.poly.cw);
+    double cy0 = fmax(0, it->u.poly.cy), cy1 = fmin(o->h, it->u.poly.cy + it->u.poly.ch);
+    if (!(cx1 > cx0 && cy1 > cy0)) return 0;
+    int X0 = (int)floor(cx0), X1 = (int)ceil(cx1); /* columns X0 .. X1 - 1 */
+    size_t ncol = (size_t)(X1 - X0);
+    /* Along a run of the curve (between breaks) the segments meeting a column are consecutive
+     * and their intervals overlap (neighbours share the disc around their joint), so a run
+     * makes one interval per column. Two runs (either side of a NaN break) may meet in one
+     * column and keep two, so the gap between them stays empty; a third merges. */
+    typedef struct span {
+        double lo, hi;
+        size_t run;
+    } span;
+    span *sp = malloc(2 * ncol * sizeof *sp);
+    if (!sp) return -1;
+    for (size_t c = 0; c < 2 * ncol; c++) sp[c] = (span){INFINITY, -INFINITY, 0};
+    uint32_t src = 0xff000000u | (it->color & 0xffffffu);
+    size_t run = 0;
+    for (size_t i = 0; i + 1 < n; i++) {
+        double ax = xy[2 * i], ay = xy[2 * i + 1], bx = xy[2 * i + 2], by = xy[2 * i + 3];
+        if (!isfinite(ax) || !isfinite(ay) || !isfinite(bx) || !isfinite(by)) {
+            run++;
+            continue;
+        }
+        /* the column centres within hw of the segment's x extent */
+        double xa = fmin(ax, bx) - hw, xb = fmax(ax, bx) + hw;
+        int ca = (int)fmax(ceil(xa - 0.5), X0), cb = (int)fmin(floor(xb - 0.5), X1 - 1);
+        for (int X = ca; X <= cb; X++) {
+            double lo = INFINITY, hi = -INFINITY;
+            capsule_cut(ax, ay, bx, by, hw, X + 0.5, &lo, &hi);
+            if (!(lo <= hi)) continue;
+            span *s0 = &sp[2 * (size_t)(X - X0)], *s1 = s0 + 1, *to;
+            int used0 = s0->lo <= s0->hi, used1 = s1->lo <= s1->hi;
+            if (!used0 || s0->run == run) {
+                to = s0;
+            } else if (!used1 || s1->run == run) {
+                to = s1;
+            } else { /* a third run: the two kept merge */
+                s0->lo = fmin(s0->lo, s1->lo);
+                s0->hi = fmax(s0->hi, s1->hi);
+                *s1 = (span){INFINITY, -INFINITY, 0};
+                to = s1;
+            }
+            to->lo = fmin(to->lo, lo);
+            to->hi = fmax(to->hi, hi);
+            to->run = run;
+        }
+    }
+    for (size_t c = 0; c < ncol; c++) {
+        int X = X0 + (int)c;
+        /* the clip's left and right edges may cut a column */
+        double hcov = fmin(1, fmin(X + 1.0, cx1) - fmax((double)X, cx0));
+        if (hcov <= 0) continue;
+        double top[2], bot[2];
+        int k = 0;
+        for (int q = 0; q < 2; q++) {
+            const span *v = &sp[2 * c + (size_t)q];
+            if (!(v->lo <= v->hi)) continue;
+            top[k] = fmax(v->lo, cy0);
+            bot[k] = fmin(v->hi, cy1);
+            if (bot[k] > top[k]) k++;
+        }
+        if (k == 2 && top[1] < top[0]) { /* in order down the column */
+            double t = top[0], b = bot[0];
+            top[0] = top[1], bot[0] = bot[1], top[1] = t, bot[1] = b;
+        }
+        if (k == 2 && top[1] <= bot[0] + 1) { /* sharing a pixel: one interval */
+            bot[0] = fmax(bot[0], bot[1]);
+            k = 1;
+        }
+        for (int q = 0; q < k; q++) {
+            int Y0 = (int)floor(top[q]), Y1 = (int)ceil(bot[q]);
+            for (int Y = Y0; Y < Y1; Y++) {
+                double a = (fmin(bot[q], Y + 1.0) - fmax(top[q], (double)Y)) * hcov;
+                uint32_t *p = o->px + (size_t)Y * (size_t)o->stride + (size_t)X;
+                *p = blend_px(*p, src, a);
+            }
+        }
+    }
+    free(sp);
+    return 0;
 }
 
 static void draw_polyline(cairo_t *cr, const scene_item *it)
@@ -548,6 +717,13 @@ static int draw_scene(cairo_t *cr, const scene *s, const draw_opts *o)
             cairo_stroke(cr);
             break;
         case SCENE_POLYLINE:
+            if (o->px && o->antialias && !(it->flags & SCENE_DASHED) && polyline_dense(it)) {
+                /* cairo's pending drawing first, then ours, then cairo is told */
+                cairo_surface_flush(o->surf);
+                int rc_cols = draw_polyline_columns(o, it, lw);
+                cairo_surface_mark_dirty(o->surf);
+                if (rc_cols == 0) break;
+            }
             draw_polyline(cr, it);
             break;
         case SCENE_TEXT:
@@ -604,7 +780,7 @@ int raster_draw_argb(const scene *s, uint32_t *pixels, int w, int h, int stride,
         return -1;
     }
     cairo_t *cr = cairo_create(surf);
-    draw_opts o = {antialias, 0, scene_text_h(s)};
+    draw_opts o = {antialias, 0, scene_text_h(s), surf, pixels, w, h, stride / 4};
     int rc = draw_scene(cr, s, &o);
     cairo_destroy(cr);
     cairo_surface_flush(surf);
@@ -880,7 +1056,7 @@ static int export_vector(const scene *s, const char *path, const raster_export_o
     if (cairo_surface_status(surf) == CAIRO_STATUS_SUCCESS) {
         cairo_t *cr = cairo_create(surf);
         cairo_scale(cr, k, k);
-        draw_opts d = {o ? o->antialias : 1, 1, scene_text_h(s)};
+        draw_opts d = {o ? o->antialias : 1, 1, scene_text_h(s), NULL, NULL, 0, 0, 0};
         rc = draw_scene(cr, s, &d);
         cairo_destroy(cr);
         cairo_surface_finish(surf);
@@ -973,7 +1149,7 @@ int raster_export_pdf_pages(const char *path, double page_w, double page_h, size
             /* each scene paints its background: only inside its own rectangle */
             cairo_rectangle(cr, 0, 0, s->width, s->height);
             cairo_clip(cr);
-            draw_opts d = {o ? o->antialias : 1, 1, scene_text_h(s)};
+            draw_opts d = {o ? o->antialias : 1, 1, scene_text_h(s), NULL, NULL, 0, 0, 0};
             rc = draw_scene(cr, s, &d);
             cairo_restore(cr);
         }

@@ -514,9 +514,12 @@ fig_rect fig_title(scene *s, const scene_target *t, const fig_theme *th, fig_rec
     /* A short canvas (the window under a projector zoom: fewer than 18 lines of text) lets
      * the title block step further down before it takes more lines, so the plot keeps the
      * height: the headings are read once, the plot is what the room looks at. */
-    double min_frac = !t->cells && t->text_h > 0 && r.h < 18 * t->text_h ? 0.6 : 0.8;
+    int short_canvas = !t->cells && t->text_h > 0 && r.h < 18 * t->text_h;
+    double min_frac = short_canvas ? 0.6 : 0.8;
+    /* there a title that needs two lines takes them at the stepped-down size, not the full */
     if (title && *title)
-        y = heading(s, t, r, y, title, tsize, th->fg, SCENE_BOLD, WRAP_MAX, min_frac, 0.0);
+        y = heading(s, t, r, y, title, short_canvas ? tsize * 0.8 : tsize, th->fg, SCENE_BOLD,
+                    WRAP_MAX, short_canvas ? 0.75 : 0.8, 0.0);
     if (au && au->note && *au->note) {
         /* An animation frame: the swept value leads the subtitle, which keeps the lines and
          * the height it has without it (stepping the font down further if it must), so every

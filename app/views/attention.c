@@ -99,11 +99,12 @@ static void scale_init(actx *c)
     if (c->kind == APP_SCALE_LOG) {
         c->vmin = log10(LOG_FLOOR);
         c->vmax = 0;
-        snprintf(c->cbar, sizeof c->cbar, "log10 attention (log)");
+        snprintf(c->cbar, sizeof c->cbar, "attention (log10)");
     } else if (c->kind == APP_SCALE_NOFIRST) {
         c->vmin = 0;
         c->vmax = 1;
-        snprintf(c->cbar, sizeof c->cbar, "attention without token 0, rows renormalised");
+        /* the bars' axis says it in full: "attention w/o token 0" */
+        snprintf(c->cbar, sizeof c->cbar, "attention (nofirst)");
     } else {
         c->vmin = 0;
         c->vmax = 1;
@@ -309,27 +310,58 @@ static void bars_pixels(actx *c, const app_attn *a, fig_rect r, const float *row
         y0 = LOG_FLOOR;
         y1 = 1;
     }
-    fig_axes ax = fig_axes_draw(c->s, t, th, r, -0.5, n1 - 0.5, y0, y1, NULL, ylabel, flags);
-    double pitch = ax.area.w / n1;
-    for (int j = 0; j < n1; j++) {
+    /* Where the plot area will be (the axes laid out on a scratch scene): bars are never
+     * thinner than fig_min_bar, so when the tokens do not all fit at that the most recent ones
+     * are shown (a note in the corner says from which token). */
+    scene probe_s;
+    scene_init(&probe_s, c->s->width, c->s->height, 0);
+    fig_axes probe = fig_axes_draw(&probe_s, t, th, r, -0.5, n1 - 0.5, y0, y1, NULL, ylabel, flags);
+    scene_free(&probe_s);
+    double minbar = fig_min_bar(t);
+    int j0 = 0;
+    if (probe.area.w * 0.8 / n1 < minbar) {
+        int k = (int)floor(probe.area.w * 0.8 / minbar);
+        j0 = n1 - (k < 2 ? 2 : k);
+        if (j0 < 0) j0 = 0;
+    }
+    /* the notes in the plot's top-left corner get headroom above the tallest bar */
+    int notes = (c->kind == APP_SCALE_NOFIRST) + (j0 > 0);
+    double room = notes * t->text_h * 0.8 + t->char_w * 0.6;
+    double frac = notes && probe.area.h > 0 ? fmin(0.6, room / probe.area.h) : 0;
+    if (c->kind != APP_SCALE_LOG && notes) y1 = hi > 0 ? hi * fmax(1.08, 1 / (1 - frac)) : 1;
+    fig_axes ax = fig_axes_draw(c->s, t, th, r, j0 - 0.5, n1 - 0.5, y0, y1, NULL, ylabel, flags);
+    double pitch = ax.area.w / (n1 - j0);
+    /* 80% of the pitch, never under the floor while the pitch allows it */
+    double bw = fmax(pitch * 0.8, fmin(minbar, pitch));
+    for (int j = j0; j < n1; j++) {
         if (!isfinite(v[j])) continue;
         double val = c->kind == APP_SCALE_LOG ? fmax(v[j], LOG_FLOOR) : v[j];
-        double x0 = fig_x(&ax, j - 0.4), x1 = fig_x(&ax, j + 0.4);
+        double xm = fig_x(&ax, j);
         double yb = fig_y(&ax, y0), yt = fig_y(&ax, val);
         uint32_t col = j == c->step          ? th->accent
                        : a->tok[j].generated ? th->series[2]
                                              : th->series[0];
-        if (yb - yt > 0) scene_rect(c->s, x0, yt, fmax(x1 - x0, 1), yb - yt, col, SCENE_FILL);
+        if (yb - yt > 0)
+            scene_rect(c->s, xm - bw / 2, yt, bw, yb - yt, col, SCENE_FILL | SCENE_BAR);
     }
+    double note_y = ax.area.y + t->char_w * 0.3;
     if (c->kind == APP_SCALE_NOFIRST) {
         snprintf(buf, sizeof buf, "token 0 (%.3f) left out", w0);
-        scene_text(c->s, ax.area.x + t->char_w * 0.5, ax.area.y + t->char_w * 0.3, buf, 0.75,
-                   SCENE_LEFT | SCENE_TOP, th->muted, 0);
+        scene_text(c->s, ax.area.x + t->char_w * 0.5, note_y, buf, 0.75, SCENE_LEFT | SCENE_TOP,
+                   th->muted, 0);
+        note_y += t->text_h * 0.8;
+    }
+    if (j0 > 0) {
+        snprintf(buf, sizeof buf, "from token %d", j0);
+        if (scene_text_width(t, buf, 0.75) > ax.area.w - t->char_w)
+            snprintf(buf, sizeof buf, "from %d", j0);
+        scene_text(c->s, ax.area.x + t->char_w * 0.5, note_y, buf, 0.75, SCENE_LEFT | SCENE_TOP,
+                   th->muted, 0);
     }
     /* the words under their bars; every k-th when the bars are narrower than a line */
     int every = (int)ceil(t->text_h * lsize * 1.05 / fmax(pitch, 1e-9));
     if (every < 1) every = 1;
-    for (int j = 0; j < n1; j++) {
+    for (int j = j0; j < n1; j++) {
         if ((n1 - 1 - j) % every) continue; /* keep the current token's label */
         char cut[64];
         const char *w = fit(c, 1, tok_text(&a->tok[j], buf, sizeof buf), lsize, lab.h - t->char_w,
@@ -547,6 +579,8 @@ static void draw_multiples(actx *c, const app_attn *a, fig_rect r, int chosen)
 
 /* ---- the matrix of the chosen head ---------------------------------------------------------- */
 
+/* with_bar: 1 draws the matrix with its colourbar; 2 draws it bare (no ticks, no axis names:
+ * the compare view on a short canvas, where the labels would take most of a small square) */
 static void draw_head_matrix(actx *c, app_view_ctx *vc, const app_attn *a, fig_rect r, int head,
                              int with_bar)
 {
@@ -557,7 +591,9 @@ static void draw_head_matrix(actx *c, app_view_ctx *vc, const app_attn *a, fig_r
     if (!m) return;
     const char *lab = "query i";
     /* square cells read best: no wider than the height allows (plus the labels) */
-    double extra = t->cells ? 8 : t->text_h * 3.5;
+    int bare = with_bar == 2;
+    if (bare) with_bar = 0;
+    double extra = bare ? 0 : t->cells ? 8 : t->text_h * 3.5;
     double wmax = r.h + extra + (with_bar ? fig_colorbar_width(t) : 0); /* units are square */
     if (r.w > wmax) {
         r.x += (r.w - wmax) / 2;
@@ -569,7 +605,8 @@ static void draw_head_matrix(actx *c, app_view_ctx *vc, const app_attn *a, fig_r
         ax = app_draw_matrix(c->s, t, th, r, m, (size_t)n1, (size_t)n1, (size_t)n1, 0, n1, 0, n1,
                              "key j", lab, c->map, c->vmin, c->vmax, c->cbar, th->mask);
     } else {
-        ax = fig_axes_draw(c->s, t, th, r, 0, n1, 0, n1, "key j", lab, FIG_Y_DOWN);
+        ax = fig_axes_draw(c->s, t, th, r, 0, n1, 0, n1, bare ? NULL : "key j", bare ? NULL : lab,
+                           FIG_Y_DOWN | (bare ? FIG_NO_XTICKS | FIG_NO_YTICKS : 0));
         scene_heatmap(c->s, ax.area.x, ax.area.y, ax.area.w, ax.area.h, m, (size_t)n1, (size_t)n1,
                       (size_t)n1, c->vmin, c->vmax, c->map, th->mask);
     }
@@ -631,12 +668,18 @@ static void draw_top5(actx *c, const app_attn *a, fig_rect r, int compact)
     snprintf(buf, sizeof buf, "next token after \"%s\":", a->tok[c->step].word);
     /* a narrow column keeps the short header whole rather than cut the word off */
     if (scene_text_width(t, buf, size) > r.w) snprintf(buf, sizeof buf, "next token:");
+    if (scene_text_width(t, buf, size) > r.w) snprintf(buf, sizeof buf, "next:");
     text_at(c, r.x, r.y, fit(c, 0, buf, size, r.w, cut, sizeof cut), size, SCENE_LEFT | SCENE_TOP,
             th->fg, SCENE_BOLD);
     double y = r.y + lh;
     double pw = t->cells ? 6 : scene_text_width(t, "0.000 ", size);
     double ww = t->cells ? 11 : scene_text_width(t, "something ", size);
     double bw = r.w - pw - ww;
+    /* the bars are drawn relative to the likeliest candidate (the numbers give the
+     * probabilities), so the first is the column's width and none is a sliver of it; a
+     * column too narrow for readable bars has the numbers alone */
+    double pmax = ps[0] > 0 ? ps[0] : 1;
+    if (!t->cells && bw < fig_min_bar(t) * 4) bw = 0;
     for (int k = 0; k < APP_ATTN_TOPK && y + lh <= r.y + r.h + 1e-9; k++) {
         int hit = ids[k] == nxt;
         snprintf(buf, sizeof buf, "%.3f", ps[k]);
@@ -646,11 +689,12 @@ static void draw_top5(actx *c, const app_attn *a, fig_rect r, int compact)
                 fit(c, 1, w, size, ww - (t->cells ? 1 : t->char_w), cut, sizeof cut), size,
                 SCENE_LEFT | SCENE_TOP, hit ? th->accent : th->fg, hit ? SCENE_BOLD : 0);
         if (bw > 2) {
-            double len = ps[k] * bw;
+            double len = ps[k] / pmax * bw;
             if (t->cells) len = round(len);
             if (len > 0)
                 scene_rect(c->s, r.x + pw + ww, y + (t->cells ? 0 : lh * 0.2), len,
-                           t->cells ? 2 : lh * 0.6, hit ? th->accent : th->series[0], SCENE_FILL);
+                           t->cells ? 2 : lh * 0.6, hit ? th->accent : th->series[0],
+                           SCENE_FILL | SCENE_HBAR);
         }
         y += lh;
     }
@@ -679,7 +723,8 @@ static int experiment_on(const actx *c, const app_attn *a)
 
 static double gauge_height(const scene_target *t)
 {
-    return t->cells ? 4 : t->text_h * 3.2;
+    /* its text may take two lines in a narrow column */
+    return t->cells ? 4 : t->text_h * 3.9;
 }
 
 /* "base now / trained" and a ruler with the trained value marked and the value in use. */
@@ -713,10 +758,32 @@ static void draw_gauge(actx *c, const app_attn *a, fig_rect r)
             snprintf(buf, sizeof buf, "ALiBi slopes x%.4g (head %d: m=%.4g, trained %.4g)", now, h,
                      a->slopes[h], a->trained_slopes[h]);
     }
+    /* a narrow column: the size steps down, then the short form, on two lines if it must
+     * (the gauge is then a line shorter: the ruler sits closer) */
     double size = t->cells ? 1 : 0.85;
+    while (!t->cells && size > 0.6 && scene_text_width(t, buf, size) > r.w) size -= 0.05;
+    char second[64] = "";
+    if (scene_text_width(t, buf, size) > r.w) {
+        if (t->cells)
+            snprintf(buf, sizeof buf, "%g \xe2\x97\x8f trained %g \xe2\x94\xbc", now, trained);
+        else
+            snprintf(buf, sizeof buf, "%s %g, trained %g", a->pe == MODEL_PE_ROPE ? "base" : "x",
+                     now, trained);
+    }
+    if (!t->cells && scene_text_width(t, buf, size) > r.w) {
+        snprintf(buf, sizeof buf, "%s %g,", a->pe == MODEL_PE_ROPE ? "base" : "x", now);
+        snprintf(second, sizeof second, "trained %g", trained);
+        size = 0.85;
+        while (size > 0.6 &&
+               (scene_text_width(t, buf, size) > r.w || scene_text_width(t, second, size) > r.w))
+            size -= 0.05;
+    }
     text_at(c, r.x, r.y, fit(c, 0, buf, size, r.w, cut, sizeof cut), size, SCENE_LEFT | SCENE_TOP,
             th->fg, 0);
-    double y = r.y + (t->cells ? 2 : t->text_h * 1.6);
+    if (second[0])
+        text_at(c, r.x, r.y + t->text_h * size, fit(c, 0, second, size, r.w, cut, sizeof cut), size,
+                SCENE_LEFT | SCENE_TOP, th->fg, 0);
+    double y = r.y + (t->cells ? 2 : t->text_h * (second[0] ? 1.6 + size * 0.75 : 1.6));
     double x0 = r.x + (t->cells ? 0 : t->char_w), w = r.w - (t->cells ? 1 : 2 * t->char_w);
 #define GX(v) (x0 + w * (lg ? log((v) / lo) / log(hi / lo) : ((v)-lo) / (hi - lo)))
     if (t->cells) {
@@ -960,6 +1027,9 @@ static int attention_build(app_view_ctx *vc, const app_state *st, scene *s, cons
              : c.kind == APP_SCALE_NOFIRST ? "nofirst"
                                            : "linear");
     fig_rect r = app_frame(s, t, th, title, sub);
+    if (getenv("DBG"))
+        fprintf(stderr, "DBG %gx%g text_h %g char_w %g r %g %g %g %g lines %.1f\n", t->width,
+                t->height, t->text_h, t->char_w, r.x, r.y, r.w, r.h, r.h / t->text_h);
     const float *row = row_of(&c, a, c.head);
     if (!row) {
         snprintf(err, errlen, "out of memory");
@@ -1025,48 +1095,71 @@ static int attention_build(app_view_ctx *vc, const app_state *st, scene *s, cons
     }
 
     /* pixels: strip, notice, then a left column (bars, matrix) and a right one (heads, gauge,
-     * next tokens) */
-    double used = draw_strip(&c, a, r, row, 4);
+     * next tokens). A short canvas (the window under a projector zoom) gives up space in
+     * order: the strip keeps fewer lines around the current token, the bars and the matrix go
+     * side by side instead of one above the other, the head thumbnails and the next-token list
+     * shrink (fewer rows), and the bars show the most recent tokens rather than thinner bars;
+     * the bars and the matrix (the main panel) are never left out. */
+    int tall = r.h >= t->text_h * 17;
+    int strip_lines = tall ? 4 : r.h >= t->text_h * 12 ? 2 : 1;
+    double used = draw_strip(&c, a, r, row, strip_lines);
     r.y += used + gap * 0.5;
     r.h -= used + gap * 0.5;
-    int want_matrix = r.h >= t->text_h * 14;
-    if (!want_matrix)
-        snprintf(dropped, sizeof dropped, "the matrix panel is left out at this height.");
     notice_line(&c, a, dropped, note, sizeof note);
     if (note[0]) {
         double h = draw_wrapped(&c, r, note, th->accent, 2);
         r.y += h + gap * 0.3;
         r.h -= h + gap * 0.3;
     }
-    fig_rect right = fig_take_right(&r, floor(r.w * 0.38), gap * 2);
-    fig_rect t5 = fig_take_bottom(&right, fmin(top5_height(t), right.h * 0.45), gap);
-    draw_top5(&c, a, t5, 0);
-    if (experiment_on(&c, a)) {
+    int exp = experiment_on(&c, a);
+    /* the right column: wider on a short canvas when it also holds the experiment's gauge */
+    fig_rect right = fig_take_right(&r, floor(r.w * (tall ? 0.38 : exp ? 0.42 : 0.34)), gap * 2);
+    /* the next tokens: a list, or one line when the column is short and the gauge needs room */
+    int t5_line = !tall && exp;
+    double t5_h = t5_line ? line_h(t) : fmin(top5_height(t), right.h * 0.45);
+    double g_h = exp ? gauge_height(t) + gap : 0;
+    /* the colourbar beside the thumbnails, or along the whole column when their height is
+     * too short for its name */
+    double name_h = scene_text_width(t, c.cbar, 1.0) + t->text_h * 2;
+    int bar_full = right.h - t5_h - gap - g_h < name_h;
+    fig_rect bar = {0, 0, 0, 0}, t5;
+    /* the one line runs under the colourbar too */
+    if (t5_line) t5 = fig_take_bottom(&right, t5_h, gap);
+    double col_bottom = right.y + right.h;
+    if (bar_full) bar = fig_take_right(&right, fig_colorbar_width(t), t->char_w);
+    if (!t5_line) t5 = fig_take_bottom(&right, t5_h, gap);
+    draw_top5(&c, a, t5, t5_line);
+    if (exp) {
         fig_rect g = fig_take_bottom(&right, gauge_height(t), gap);
         draw_gauge(&c, a, g);
     }
-    fig_rect bar = fig_take_right(&right, fig_colorbar_width(t), t->char_w);
+    if (!bar_full) bar = fig_take_right(&right, fig_colorbar_width(t), t->char_w);
     draw_multiples(&c, a, right, c.head);
     bar.y = right.y + t->text_h;
-    bar.h = right.h - t->text_h;
+    /* half a line below the bar for its end tick's label */
+    bar.h = (bar_full ? col_bottom - right.y : right.h) - t->text_h * 1.5;
     fig_colorbar(s, t, th, bar, c.vmin, c.vmax, c.map, c.cbar);
     fig_mark_main(s, r, "attends-to bars and matrix");
-    if (st->attn.split && split_or_reason(&c, a, &r, c.head)) {
-        fig_rect top = r;
-        top.h = want_matrix ? r.h * 0.5 : r.h;
-        fig_rect bottom = {r.x, r.y + top.h + gap, r.w, r.h - top.h - gap};
-        draw_split(&c, a, top, c.head);
-        if (want_matrix) draw_bars(&c, a, bottom, c.head);
-        return 0;
-    }
-    if (want_matrix) {
-        fig_rect bars = r;
-        bars.h = r.h * 0.45;
-        fig_rect mr = {r.x, r.y + bars.h + gap, r.w, r.h - bars.h - gap};
-        draw_bars(&c, a, bars, c.head);
-        draw_head_matrix(&c, vc, a, mr, c.head, 0);
+    /* with --split the score parts come first and the bars second; else the bars, then the
+     * matrix */
+    int split = st->attn.split && split_or_reason(&c, a, &r, c.head);
+    /* the second panel below the first on a tall canvas, beside it on a short one */
+    fig_rect first = r, second;
+    if (tall) {
+        first.h = r.h * (split ? 0.5 : 0.45);
+        second = (fig_rect){r.x, r.y + first.h + gap, r.w, r.h - first.h - gap};
     } else {
-        draw_bars(&c, a, r, c.head);
+        /* the matrix is square: as wide as the height leaves it (plus its labels), at most
+         * half the width */
+        double mw = fmin(r.w * 0.42, r.h + t->text_h * 1.5);
+        second = fig_take_right(&first, mw, gap * 2);
+    }
+    if (split) {
+        draw_split(&c, a, first, c.head);
+        draw_bars(&c, a, second, c.head);
+    } else {
+        draw_bars(&c, a, first, c.head);
+        draw_head_matrix(&c, vc, a, second, c.head, 0);
     }
     return 0;
 }
@@ -1421,10 +1514,15 @@ static int compare_build(app_view_ctx *vc, const app_state *st, scene *s, const 
                                               : "linear");
     fig_rect r = app_frame(s, t, th, title, sub);
     double gap = t->cells ? 2 : t->text_h;
-    double used = draw_strip(&c[0], a[0], r, NULL, t->cells ? (r.h >= 40 ? 2 : 1) : 3);
+    /* pixels: a short canvas (the window under a projector zoom) keeps one or two strip lines
+     * and puts each model's bars and matrix side by side with a one-line next-token list, so
+     * the matrices stay (the attention view does the same) */
+    int tall = t->cells || r.h >= t->text_h * 17;
+    int strip = t->cells ? (r.h >= 40 ? 2 : 1) : tall ? 3 : r.h >= t->text_h * 12 ? 2 : 1;
+    double used = draw_strip(&c[0], a[0], r, NULL, strip);
     r.y += used + (t->cells ? 0 : gap * 0.3);
     r.h -= used + (t->cells ? 0 : gap * 0.3);
-    int matrices = t->cells ? r.h >= 40 : r.h >= t->text_h * 12;
+    int matrices = t->cells ? r.h >= 40 : 1;
     fig_rect bar = {0, 0, 0, 0};
     if (matrices) bar = fig_take_right(&r, fig_colorbar_width(t), t->char_w);
     fig_mark_main(s, r, "both models' panels");
@@ -1434,13 +1532,22 @@ static int compare_build(app_view_ctx *vc, const app_state *st, scene *s, const 
     col[0].w = floor((r.w - gap) / 2);
     col[1].x = r.x + col[0].w + gap;
     col[1].w = r.w - col[0].w - gap;
+    /* the models' names step their size down (both alike) in narrow columns before a cut */
+    char heads[2][320];
+    double hs = 1.0;
+    for (int k = 0; k < 2; k++) {
+        char ex[256];
+        experiments(&c[k], a[k], ex, sizeof ex);
+        snprintf(heads[k], sizeof heads[k], "%s%s", a[k]->m.cfg.pe_name, ex);
+        while (!t->cells && hs > 0.65 && scene_text_width_bold(t, heads[k], hs) > col[k].w)
+            hs -= 0.05;
+    }
     for (int k = 0; k < 2; k++) {
         fig_rect q = col[k];
-        char head[320], ex[256], note[768];
-        experiments(&c[k], a[k], ex, sizeof ex);
-        snprintf(head, sizeof head, "%s%s", a[k]->m.cfg.pe_name, ex);
-        text_at(&c[k], q.x, q.y, fit(&c[k], 0, head, t->cells ? 1 : 1.0, q.w, note, sizeof note),
-                t->cells ? 1 : 1.0, SCENE_LEFT | SCENE_TOP, th->fg, SCENE_BOLD);
+        char note[768];
+        const char *head = heads[k];
+        text_at(&c[k], q.x, q.y, fit(&c[k], 0, head, hs, q.w, note, sizeof note), hs,
+                SCENE_LEFT | SCENE_TOP, th->fg, SCENE_BOLD);
         q.y += line_h(t);
         q.h -= line_h(t);
         notice_line(&c[k], a[k], matrices ? "" : "(the matrices show from 40 rows)", note,
@@ -1450,7 +1557,7 @@ static int compare_build(app_view_ctx *vc, const app_state *st, scene *s, const 
             q.y += h;
             q.h -= h;
         }
-        if (matrices) {
+        if (matrices && tall) {
             /* bars on top; below them the matrix and, beside it, the next tokens */
             fig_rect bars = q;
             bars.h = floor(q.h * 0.45);
@@ -1461,6 +1568,25 @@ static int compare_build(app_view_ctx *vc, const app_state *st, scene *s, const 
             draw_bars(&c[k], a[k], bars, st->head);
             draw_head_matrix(&c[k], k == 0 ? vc : NULL, a[k], mr, st->head, 0);
             draw_top5(&c[k], a[k], nx, 0);
+        } else if (matrices) {
+            /* the next tokens in one line at the bottom; the bars and the matrix beside it */
+            fig_rect nx = fig_take_bottom(&q, line_h(t), gap * 0.3);
+            draw_top5(&c[k], a[k], nx, 1);
+            /* a square matrix; where its tick labels and axis names would leave it under
+             * four lines it goes bare (query down, key across, as in the attention view) with
+             * its name above it */
+            int bare = q.h - t->text_h * 2.6 < t->text_h * 4;
+            double side =
+                bare ? fmin(q.w * 0.4, q.h - line_h(t)) : fmin(q.w * 0.45, q.h + t->text_h * 1.5);
+            fig_rect mr = fig_take_right(&q, side, gap * 0.5);
+            if (bare) {
+                text_at(&c[k], mr.x + mr.w / 2, mr.y, "matrix", 0.75, SCENE_CENTER | SCENE_TOP,
+                        th->fg, 0);
+                mr.y += line_h(t) * 0.8;
+                mr.h -= line_h(t) * 0.8;
+            }
+            draw_bars(&c[k], a[k], q, st->head);
+            draw_head_matrix(&c[k], k == 0 ? vc : NULL, a[k], mr, st->head, bare ? 2 : 0);
         } else {
             fig_rect nx = fig_take_bottom(&q, t->cells ? 2 : fmin(top5_height(t), q.h * 0.35),
                                           t->cells ? 0 : gap * 0.5);
@@ -1469,8 +1595,8 @@ static int compare_build(app_view_ctx *vc, const app_state *st, scene *s, const 
         }
     }
     if (matrices) {
-        bar.y = r.y + r.h * 0.45;
-        bar.h = r.h * 0.4;
+        bar.y = r.y + (tall ? r.h * 0.45 : line_h(t) * 1.5);
+        bar.h = tall ? r.h * 0.4 : r.h - line_h(t) * 3;
         if (t->cells) {
             bar.y = 2 * ceil(bar.y / 2);
             bar.h = 2 * floor(bar.h / 2);

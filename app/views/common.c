@@ -83,6 +83,21 @@ void app_view_ctx_free(app_view_ctx *c)
     memset(c, 0, sizeof *c);
 }
 
+size_t app_view_ctx_held(const app_view_ctx *c)
+{
+    size_t n = c->table.data ? c->table.rows * c->table.cols * sizeof *c->table.data : 0;
+    for (int i = 0; i < APP_CACHE_SLOTS; i++)
+        if (c->cache[i].val) n += c->cache[i].val_len;
+    return n;
+}
+
+void app_view_ctx_drop(app_view_ctx *c)
+{
+    pe_matrix_free(&c->table);
+    c->table_valid = 0;
+    for (int i = 0; i < APP_CACHE_SLOTS; i++) cache_clear(&c->cache[i]);
+}
+
 void *app_cache_get(app_view_ctx *c, int slot, const void *key, size_t klen)
 {
     app_cache_slot *e = &c->cache[slot];

@@ -76,12 +76,13 @@ static double score_step(int np, const double *restrict a, const double *restric
 
 /* The RoPE-family curves (and the sinusoidal one, which is sum_k cos((p0 - p) w_k) / (d/2):
  * PE(p0).PE(p) pairs sin*sin + cos*cos) at the positions p = p0 + (j - kb) * stride for
- * j = 0 .. kb + kf, in one pass per direction: every pair's (cos r theta_k, sin r theta_k)
- * advances by a rotation of stride positions instead of a sin/cos call, re-anchored with exact
- * values every 256 steps (error stays near 1e-13). which: 0 sinusoidal, 3 ones, 4 random q,k,
- * 5 the decay bound, 7 xPos. The same quantities as pe_rope_score_curve, pe_rope_decay_bound and
- * pe_xpos_decay; tests/app/test_views_numbers.c checks them against those, and the figure's
- * sample (stride > 1) against the full curve. */
+ * j = 0 .. kb + kf, in one pass per direction (one pass for the curves even in p0 - p): every
+ * pair's (cos r theta_k, sin r theta_k) advances by a rotation of stride positions instead of a
+ * sin/cos call, re-anchored with exact values every 256 steps (error stays near 1e-13); the
+ * bound, whose square roots dominate, runs eight distances at a time (pe_rope_decay_bound_curve).
+ * which: 0 sinusoidal, 3 ones, 4 random q,k, 5 the decay bound, 7 xPos. The same quantities as
+ * pe_rope_score_curve, pe_rope_decay_bound and pe_xpos_decay; tests/app/test_views_numbers.c checks
+ * them against those, and the figure's sample (stride > 1) against the full curve. */
 static int rope_sweep(const app_state *st, int which, int stride, int kb, int kf, double *y,
                       char *err, size_t errlen)
 {
@@ -145,11 +146,35 @@ static int rope_sweep(const app_state *st, int which, int stride, int kb, int kf
         for (int kk = 0; kk < np; kk++) norm += a[kk];
     }
     if (!(norm > 0)) norm = 1;
-    double b0 = 0;
-    if (which == 5) b0 = pe_rope_decay_bound(inv, np, 0);
+    /* The sinusoid, RoPE with q = k = 1 (b = 0) and the bound are even in r = p0 - p: one
+     * direction is computed, out to the farther end, and put on both sides (the other side's
+     * sweep would give the same bits: cos(-x) = cos x, sin(-x) = -sin x exactly). */
+    int even = which == 0 || which == 3 || which == 5;
+    if (which == 5) {
+        int m = kb > kf ? kb : kf;
+        double b0 = pe_rope_decay_bound(inv, np, 0);
+        double *bnd = malloc(sizeof *bnd * ((size_t)m + 1));
+        if (!bnd || pe_rope_decay_bound_curve(inv, np, stride, m + 1, bnd, err, errlen) != PE_OK) {
+            if (!bnd) snprintf(err, errlen, "out of memory");
+            free(bnd);
+            free(buf);
+            return -1;
+        }
+        for (int j = 0; j <= m; j++) {
+            if (j <= kb) y[kb - j] = bnd[j] / b0;
+            if (j <= kf) y[kb + j] = bnd[j] / b0;
+        }
+        free(bnd);
+        free(buf);
+        return 0;
+    }
     for (int dir = 1; dir >= -1; dir -= 2) {
         /* step j from 0 away from p0: back to p0 - kb*stride, then forward to p0 + kf*stride */
         int jmax = dir > 0 ? kb : kf;
+        if (even) {
+            if (dir < 0) break;
+            jmax = kb > kf ? kb : kf;
+        }
         double step = (double)dir * stride;
         for (int kk = 0; kk < np; kk++) {
             cs[kk] = 1;
@@ -171,27 +196,26 @@ static int rope_sweep(const app_state *st, int which, int stride, int kb, int kf
             if (which == 0 || which == 3 || which == 4) {
                 /* the score and the step in one pass (this loop is the view's cost) */
                 v = (score_step(np, a, b, cs, sn, c1, s1) + rest) / norm;
-                y[kb - dir * j] = v;
-                continue;
-            } else if (which == 5) {
-                double re = 0, im = 0;
-                for (int kk = 0; kk < np; kk++) {
-                    re += cs[kk];
-                    im += sn[kk];
-                    v += sqrt(re * re + im * im);
+                if (even) {
+                    if (j <= kb) y[kb - j] = v;
+                    if (j <= kf) y[kb + j] = v;
+                } else {
+                    y[kb - dir * j] = v;
                 }
-                v = (2.0 / (2 * np)) * v / b0;
-            } else { /* xPos with q = k = 1: a[kk] = 2 attn^2, b[kk] = 0 */
-                for (int kk = 0; kk < np; kk++) v += a[kk] * cs[kk] * z[kk];
-                v = (v + rest) / norm;
+                continue;
             }
-            y[kb - dir * j] = v;
-            for (int kk = 0; kk < np; kk++) { /* advance every pair by one step */
-                double c = cs[kk] * c1[kk] - sn[kk] * s1[kk];
-                sn[kk] = sn[kk] * c1[kk] + cs[kk] * s1[kk];
-                cs[kk] = c;
+            /* xPos with q = k = 1: a[kk] = 2 attn^2, b[kk] = 0; four running sums as in
+             * score_step, and every pair advanced by one step in the same pass */
+            double acc[4] = {0, 0, 0, 0};
+            for (int kk = 0; kk < np; kk++) {
+                double c = cs[kk], sv = sn[kk];
+                acc[kk & 3] += a[kk] * c * z[kk];
+                cs[kk] = c * c1[kk] - sv * s1[kk];
+                sn[kk] = sv * c1[kk] + c * s1[kk];
                 z[kk] *= zs[kk];
             }
+            v = ((acc[0] + acc[2]) + (acc[1] + acc[3]) + rest) / norm;
+            y[kb - dir * j] = v;
         }
     }
     free(buf);

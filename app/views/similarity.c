@@ -1,6 +1,7 @@
 /* similarity.c: PE(p).PE(q) over all pairs of positions, raw or cosine. For large L the
- * interactive figure is computed at the resolution it is drawn at (every s-th position), which
- * is what the eye can see anyway; exports of the numbers are always full. */
+ * interactive figure is computed at the resolution it is drawn at (one position per cell, the
+ * one at its centre), which is what the eye can see anyway; exports of the numbers are always
+ * full. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,20 +57,66 @@ static void sampled_similarity(const pe_matrix *tab, const int *pos, size_t n, i
     free(norm);
 }
 
+/* The sinusoidal similarity in closed form: PE(p).PE(q) = sum_k cos((p - q) w_k) (each pair's
+ * sin.sin + cos.cos) depends on |p - q| only, and every row's norm is sqrt(d/2). So the n x n
+ * sample needs the sum at the distinct distances between sampled positions (about 2n of them:
+ * the grid's steps differ by at most one), not the L x d table and n^2/2 dot products of d
+ * terms each: at L 8192 d 4096 that is 1 ms instead of 0.1 s for the table and 50 ms for the
+ * products. The values are the exact ones; the float32 table's dot products (the data export)
+ * agree to the table's rounding. */
+static int sinusoidal_sample(const app_state *st, const int *pos, size_t n, float *out, char *err,
+                             size_t errlen)
+{
+    size_t L = (size_t)st->p.len;
+    unsigned char *need = calloc(L, 1);
+    size_t *dist = malloc(sizeof *dist * L);
+    double *at = malloc(sizeof *at * L), *f = malloc(sizeof *f * L);
+    int rc = -1;
+    if (!need || !dist || !at || !f) {
+        snprintf(err, errlen, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j <= i; j++) need[abs(pos[i] - pos[j])] = 1;
+    size_t m = 0;
+    for (size_t r = 0; r < L; r++)
+        if (need[r]) dist[m++] = r;
+    if (pe_sinusoidal_dots(&st->p, dist, m, f, err, errlen) != PE_OK) goto done;
+    double scale = st->cosine ? 1.0 / (st->p.dim / 2) : 1.0;
+    for (size_t k = 0; k < m; k++) at[dist[k]] = f[k] * scale;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j <= i; j++)
+            out[i * n + j] = out[j * n + i] = (float)at[abs(pos[i] - pos[j])];
+    rc = 0;
+done:
+    free(need);
+    free(dist);
+    free(at);
+    free(f);
+    return rc;
+}
+
+static int is_sinusoidal(const app_state *st)
+{
+    return strcmp(st->enc->name, "sinusoidal") == 0;
+}
+
 static int sim_build(app_view_ctx *c, const app_state *st, scene *s, const scene_target *t,
                      char *err, size_t errlen)
 {
     const fig_theme *th = fig_theme_get(st->dark);
-    const pe_matrix *tab = app_view_table(c, st->enc, &st->p, err, errlen);
-    if (!tab) return -1;
+    int closed = is_sinusoidal(st);
+    const pe_matrix *tab = closed ? NULL : app_view_table(c, st->enc, &st->p, err, errlen);
+    if (!closed && !tab) return -1;
     char title[128], sub[256];
     snprintf(title, sizeof title, "%s: %s PE(p)%sPE(q)", st->enc->name,
              st->cosine ? "cosine similarity" : "dot product", t->cells ? "." : "\xc2\xb7");
     app_subtitle(st, NULL, APP_SUB_DIM | APP_SUB_LEN | APP_SUB_BASE, sub, sizeof sub);
     fig_rect r = app_frame(s, t, th, title, sub);
 
-    /* sample at most as many positions as the figure has pixels across */
-    size_t L = tab->rows;
+    /* sample at most as many positions as the figure has pixels across: cell i shows the
+     * position at its centre (app_grid_pos) */
+    size_t L = (size_t)st->p.len;
     size_t n = L;
     size_t cap = (size_t)fmax(16, fmin(r.w, r.h));
     if (n > cap) n = cap;
@@ -78,8 +125,7 @@ static int sim_build(app_view_ctx *c, const app_state *st, scene *s, const scene
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    for (size_t i = 0; i < n; i++)
-        pos[i] = n == L ? (int)i : (int)((double)i * (double)(L - 1) / (double)(n - 1) + 0.5);
+    for (size_t i = 0; i < n; i++) pos[i] = (int)app_grid_pos(i, n, L);
     /* the matrix depends on the encoding, its parameters, the sampling and dot/cosine only */
     struct {
         const pe_encoding *enc;
@@ -100,7 +146,15 @@ static int sim_build(app_view_ctx *c, const app_state *st, scene *s, const scene
             snprintf(err, errlen, "%s", app_cache_error());
             return -1;
         }
-        sampled_similarity(tab, pos, n, st->cosine, sim);
+        if (closed) {
+            if (sinusoidal_sample(st, pos, n, sim, err, errlen) < 0) {
+                app_cache_put(c, 0, "", 0, 0); /* forget the half-made matrix */
+                free(pos);
+                return -1;
+            }
+        } else {
+            sampled_similarity(tab, pos, n, st->cosine, sim);
+        }
     }
 
     double lo, hi, vmin, vmax;
@@ -120,7 +174,14 @@ static int sim_build(app_view_ctx *c, const app_state *st, scene *s, const scene
         app_draw_cell_cursor(s, t, th, &a, pr, qc);
         int pp[2] = {pr, qc};
         float v2[4];
-        sampled_similarity(tab, pp, 2, st->cosine, v2);
+        if (closed) {
+            if (sinusoidal_sample(st, pp, 2, v2, err, errlen) < 0) {
+                free(pos);
+                return -1;
+            }
+        } else {
+            sampled_similarity(tab, pp, 2, st->cosine, v2);
+        }
         snprintf(c->readout, sizeof c->readout, "p %d  q %d  p-q %d  %s %+.6f", pr, qc, pr - qc,
                  st->cosine ? "cosine" : "dot", v2[1]);
     }

@@ -53,6 +53,10 @@ static int xlv_validate(const app_state *st, char *err, size_t errlen)
 /* R_r is stepped from R_{r-1} by one rotation per pair and computed afresh every ANCHOR rows,
  * so the rounding of the steps cannot pile up (they stay within ~3e-14 of pe_xl_r). */
 #define ANCHOR 128
+/* Products of W_R^T q between two progress reports (a few ms: a cancel waits for one). */
+#define PROJECT_MACS ((size_t)1 << 21)
+/* A normal draw's time in products, roughly (a log, a cos and a sqrt), for the progress shown. */
+#define NORMAL_COST 16.0
 
 /* A dot product in eight running sums (it vectorises; it differs from the plain loop only in
  * rounding). */
@@ -136,12 +140,15 @@ static const xl_draws *xl_get_draws(app_view_ctx *c, const pe_params *p, char *e
     x->gv = x->v + d;
     x->w_r = x->gv + d;
     x->col_c = x->w_r + d * d;
+    /* progress in products, a normal draw counted as NORMAL_COST of them */
+    double draws = (2.0 * len * d + (double)d * d) * NORMAL_COST;
+    double work = draws + (double)len * d * d + (double)len * len * d / 2, done = 0;
     /* pe_xl_terms' order: q, k, u, v, W_R */
     pe_rng rng;
     pe_rng_seed(&rng, p->seed);
     for (size_t i = 0; i < 2 * len * d; i++) { /* q then k: the two are adjacent */
         x->q[i] = pe_rng_normal(&rng);
-        if ((i & 0xfffff) == 0xfffff && pe_work(0)) {
+        if ((i & 0x3ffff) == 0x3ffff && pe_work((double)i * NORMAL_COST / work)) {
             app_cache_put(c, 0, "", 0, 0);
             pe_work_cancelled(err, errlen);
             return NULL;
@@ -150,19 +157,32 @@ static const xl_draws *xl_get_draws(app_view_ctx *c, const pe_params *p, char *e
     for (size_t a = 0; a < d; a++) x->u[a] = pe_rng_normal(&rng);
     for (size_t a = 0; a < d; a++) x->v[a] = pe_rng_normal(&rng);
     double wstd = 1.0 / sqrt((double)d), scale = 1.0 / sqrt((double)d);
-    for (size_t a = 0; a < d * d; a++) x->w_r[a] = wstd * pe_rng_normal(&rng);
-    pe_xl_project(x->w_r, x->v, 1, d, x->gv);
-    /* W_R^T q_i, L d^2 products (minutes at L 4096, d 4096): in blocks of rows, reporting */
-    double work = (double)len * d * d + (double)len * len * d / 2, done = 0;
-    for (size_t i0 = 0; i0 < len; i0 += 16) {
-        size_t ni = len - i0 < 16 ? len - i0 : 16;
-        if (pe_work(done / work)) {
+    for (size_t a = 0; a < d * d; a++) {
+        x->w_r[a] = wstd * pe_rng_normal(&rng);
+        if ((a & 0x3ffff) == 0x3ffff && pe_work((2.0 * len * d + (double)a) * NORMAL_COST / work)) {
             app_cache_put(c, 0, "", 0, 0);
             pe_work_cancelled(err, errlen);
             return NULL;
         }
-        pe_xl_project(x->w_r, x->q + i0 * d, ni, d, x->g + i0 * d);
-        done += (double)ni * d * d;
+    }
+    pe_xl_project(x->w_r, x->v, 1, d, x->gv);
+    done = draws;
+    /* W_R^T q_i, L d^2 products (minutes at L 4096, d 4096): four rows by PROJECT_MACS / (4 d)
+     * columns between reports (a few ms), so a cancel is taken at once even at d 4096 */
+    size_t cols = PROJECT_MACS / (4 * d);
+    cols = cols < 8 ? 8 : cols - cols % 8;
+    for (size_t i0 = 0; i0 < len; i0 += 4) {
+        size_t ni = len - i0 < 4 ? len - i0 : 4;
+        for (size_t c0 = 0; c0 < d; c0 += cols) {
+            if (pe_work(done / work)) {
+                app_cache_put(c, 0, "", 0, 0);
+                pe_work_cancelled(err, errlen);
+                return NULL;
+            }
+            size_t c1 = d - c0 < cols ? d : c0 + cols;
+            pe_xl_project_cols(x->w_r, x->q + i0 * d, ni, d, c0, c1, x->g + i0 * d);
+            done += (double)ni * d * (double)(c1 - c0);
+        }
     }
 
     /* (c): key j's value fills the L - j cells of column j */

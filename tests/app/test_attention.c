@@ -644,8 +644,8 @@ static void check_explorer(void)
 static void check_colours_and_exports(void)
 {
     static const char *const scales[] = {"linear", "log", "nofirst"};
-    static const char *const labels[] = {"attention (linear)", "log10 attention (log)",
-                                         "attention without token 0"};
+    static const char *const labels[] = {"attention (linear)", "attention (log10)",
+                                         "attention (nofirst)"};
     char err[512];
     scene s;
     scene_init(&s, 1, 1, 0);

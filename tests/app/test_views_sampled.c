@@ -189,6 +189,16 @@ int main(void)
     check_matrix("heatmap rope yarn half", hr, 1, 2048, 1536, at_2d, 2e-6);
     const char *hl[] = {"view", "heatmap", "pe", "learned", "len", "2048", "dim", "1024", NULL};
     check_matrix("heatmap learned", hl, 1, 2048, 1024, at_2d, 0);
+    /* similarity: the sinusoid's closed form against the float32 table's dot products (the
+     * data), which carry the table's rounding (float32 values and sums: a few parts in 1e7 of
+     * the value, or of 1 near 0); learned goes through the table itself */
+    const char *ss[] = {"view", "similarity", "len", "2048", "dim", "1536", NULL};
+    check_matrix("similarity sinusoidal", ss, 1, 2048, 2048, at_2d, 2e-6);
+    const char *sc[] = {"view",       "similarity", "len",  "2048", "dim", "1536",
+                        "similarity", "cosine",     "base", "500",  NULL};
+    check_matrix("similarity sinusoidal cosine", sc, 1, 2048, 2048, at_2d, 1e-6);
+    const char *sl[] = {"view", "similarity", "pe", "learned", "len", "2048", "dim", "256", NULL};
+    check_matrix("similarity learned", sl, 1, 2048, 2048, at_2d, 1e-5);
     const char *a1[] = {"view", "alibi", "len", "1500", "heads", "6", NULL};
     check_matrix("alibi 6 heads", a1, 6, 1500, 1500, at_3d, 0);
     const char *a2[] = {"view", "alibi", "len", "1500", "heads", "12", "head", "5", NULL};

@@ -2,7 +2,9 @@
 # tui_large.sh (issue 14): the explorer at sizes where a view would compute for minutes. Through
 # Tab and through a number key, a view the state is too large for is refused (not computed) and
 # q quits at once with the terminal restored; a parameter change during long work stops it and
-# starts over with the new value, and q quits during the work; the memory budget refuses an
+# starts over with the new value, and q quits during the work; cursor keys pressed all through
+# long work do not stop it; under a small budget views visited in turn each show (the caches
+# of the view before give way); the memory budget refuses an
 # export past it with its message and status 1 and leaves no file; `pelab gui --frames N` under
 # the dummy driver returns. Not timed: the waits are generous, a hang is what they catch.
 # TAP output; skips (77) when tmux is not installed.
@@ -70,6 +72,30 @@ tm send-keys -t t b
 wait_for "base=20000" 10 && screen | grep -qF "computing xl"
 ok $? "a base change during the work is taken at once and the work starts over"
 quits "during long work"
+
+# keys that leave the computation's inputs alone (cursor moves) do not stop it: pressed all
+# through xl's first frame at L 1024, d 2048 (seconds of work), the view is still drawn
+start --view xl --len 1024 --dim 2048
+wait_for "computing xl" 20; ok $? "xl at d 2048 shows its progress"
+drawn=1
+for _ in $(seq 1 3000); do
+    screen | grep -qF "(a) content" && { drawn=0; break; }
+    tm send-keys -t t Right
+    sleep 0.1
+done
+ok $drawn "cursor keys pressed all through the work do not stop it: the view is drawn"
+quits "after work under the keys"
+
+# the budget in the explorer: heatmap and similarity each keep a binary table of 48 MiB; under
+# --max-memory 64 each still shows when visited in turn (the other view's table gives way)
+start --view heatmap --pe binary --len 8192 --dim 1536 --max-memory 64
+wait_for "heatmap]" 30; ok $? "heatmap with a 48 MiB table under a 64 MiB budget draws"
+for v in similarity heatmap similarity; do
+    tm send-keys -t t ":view $v" Enter
+    wait_for "$v]" 30 && sleep 1 && ! screen | grep -q "memory budget"
+    ok $? "then $v shows too, without the budget's message"
+done
+quits "after the views under the budget"
 
 # the memory budget: one alibi head at L 4096 is 128 MiB of doubles
 "$pelab" export alibi --len 4096 --heads 2 --head 0 --max-memory 64 -o "$tmp/a.npy" 2>"$tmp/err"

@@ -1,5 +1,7 @@
-/* test_absolute: binary counting, the learned table's initialisation, NoPE. */
+/* test_absolute: binary counting, the learned table's initialisation (and its rows drawn alone
+ * from the generator's state at each row, as the explorer draws them), NoPE. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "pe_test.h"
 
@@ -71,6 +73,30 @@ static void test_learned(void)
     p.learned_std = 0.5;
     pe_learned_table(&p, &b, err, sizeof err);
     TAP_CLOSE(b.data[77], a.data[77] * 25.0, 1e-6, 0, "std scales the same draws");
+
+    /* rows from the states: every entry equal to the table's, bit for bit, for entries picked
+     * out of order-preserving subsets (the first and last columns, gaps of every size) */
+    pe_rng *states = malloc(512 * sizeof *states);
+    TAP_OK(pe_learned_row_states(&p, states, err, sizeof err) == PE_OK, "row states of 512 rows");
+    size_t cols[] = {0, 1, 2, 5, 64, 65, 200, 254, 255};
+    size_t nc = sizeof cols / sizeof cols[0], bad = 0;
+    float got[sizeof cols / sizeof cols[0]];
+    for (size_t r = 0; r < 512; r += 7) {
+        pe_learned_row(&p, &states[r], cols, nc, got);
+        for (size_t j = 0; j < nc; j++)
+            bad += memcmp(&got[j], &pe_matrix_row(&b, r)[cols[j]], sizeof(float)) != 0;
+    }
+    TAP_OK(bad == 0, "entries drawn from the row states equal the table's (%zu differ)", bad);
+    size_t one = 255;
+    pe_learned_row(&p, &states[511], &one, 1, got);
+    TAP_OK(got[0] == pe_matrix_row(&b, 511)[255], "the table's last entry alone");
+    free(states);
+    pe_rng r1, r2;
+    pe_rng_seed(&r1, 99);
+    pe_rng_seed(&r2, 99);
+    for (int i = 0; i < 1000; i++) pe_rng_u64(&r1);
+    pe_rng_skip(&r2, 1000);
+    TAP_OK(pe_rng_u64(&r1) == pe_rng_u64(&r2), "skipping 1000 steps lands where 1000 draws do");
     pe_matrix_free(&a);
     pe_matrix_free(&b);
     pe_matrix_free(&c);

@@ -264,6 +264,44 @@ static void test_decay_bound(void)
     }
 }
 
+/* pe_rope_decay_bound_curve, in each kernel this machine runs, against pe_rope_decay_bound at
+ * every distance (d 4096, steps of 7 out to 7 * 1200, so the anchors and the eight-lane blocks
+ * are crossed, and a length that is not a multiple of eight); the kernels agree bit for bit. */
+static void test_decay_bound_curve(void)
+{
+    char err[256] = "";
+    pe_params p;
+    pe_params_default(&p);
+    p.dim = 4096;
+    static double th[2048], ref[1203], got[3][1203];
+    double attn;
+    pe_rope_inv_freq(&p, th, &attn, err, sizeof err);
+    for (int j = 0; j < 1203; j++) ref[j] = pe_rope_decay_bound(th, 2048, 7.0 * j);
+    static const char *const kernels[3] = {"plain", "sse2", NULL};
+    for (int k = 0; k < 3; k++) {
+        if (kernels[k])
+            setenv("PELAB_BOUND_KERNEL", kernels[k], 1);
+        else
+            unsetenv("PELAB_BOUND_KERNEL");
+        const char *name = kernels[k] ? kernels[k] : "best";
+        TAP_OK(pe_rope_decay_bound_curve(th, 2048, 7.0, 1203, got[k], err, sizeof err) == PE_OK,
+               "bound curve (%s kernel) (%s)", name, err);
+        double worst = 0;
+        for (int j = 0; j < 1203; j++) worst = fmax(worst, fabs(got[k][j] - ref[j]) / ref[0]);
+        TAP_OK(worst < 1e-12,
+               "bound curve (%s kernel): 1203 distances within 1e-12 of B(0) of "
+               "pe_rope_decay_bound (%.2g)",
+               name, worst);
+    }
+    unsetenv("PELAB_BOUND_KERNEL");
+    TAP_OK(memcmp(got[0], got[1], sizeof got[0]) == 0 && memcmp(got[0], got[2], sizeof got[0]) == 0,
+           "bound curve: the kernels give the same bits");
+    double one = -1;
+    TAP_OK(pe_rope_decay_bound_curve(th, 2048, 7.0, 1, &one, err, sizeof err) == PE_OK &&
+               one == ref[0],
+           "bound curve: a single distance is B(0)");
+}
+
 static void test_qk(void)
 {
     double q1[16], k1[16], q2[16], k2[16];
@@ -288,6 +326,7 @@ int main(void)
     test_partial_rotary();
     test_tables_and_float_kernel();
     test_decay_bound();
+    test_decay_bound_curve();
     test_qk();
     return tap_done();
 }

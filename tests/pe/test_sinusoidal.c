@@ -1,4 +1,5 @@
 /* test_sinusoidal: reference section 1, the fast table against direct sin/cos, translation. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -103,6 +104,46 @@ static void test_dot_products(void)
     pe_matrix_free(&t);
 }
 
+/* pe_sinusoidal_dots (the similarity view's closed form) against the reference values above
+ * and against sum_k cos(D w_k) term by term, at distances with repeated, irregular and
+ * descending steps and far past the anchors (D up to 8190, d 4096). */
+static void test_dots_by_distance(void)
+{
+    char err[256] = "";
+    pe_params p;
+    pe_params_default(&p);
+    p.dim = 128;
+    static const size_t d128[] = {0, 1, 5, 10, 50, 100, 200, 500};
+    static const double v128[] = {64,        62.093684, 47.185012, 42.820023,
+                                  34.955011, 30.543455, 19.564012, 19.102697};
+    double out[300];
+    TAP_OK(pe_sinusoidal_dots(&p, d128, 8, out, err, sizeof err) == PE_OK, "dots: d=128 (%s)", err);
+    for (int i = 0; i < 8; i++) {
+        char name[96];
+        snprintf(name, sizeof name, "dots: d=128 PE(q).PE(q+%zu)", d128[i]);
+        TAP_CLOSE(out[i], v128[i], 0, 1e-6, name);
+    }
+    p.dim = 4096;
+    size_t dist[300];
+    for (int i = 0; i < 300; i++) /* steps of 27 and 28 (a grid of 8192 into 300), then others */
+        dist[i] = i < 250 ? (size_t)((i + 0.5) * 8192.0 / 300.0) : (size_t)(8190 - 7 * (i - 250));
+    TAP_OK(pe_sinusoidal_dots(&p, dist, 300, out, err, sizeof err) == PE_OK, "dots: d=4096 (%s)",
+           err);
+    double worst = 0;
+    for (int i = 0; i < 300; i++) {
+        double ref = 0;
+        for (int k = 0; k < 2048; k++) ref += cos((double)dist[i] * pe_sin_freq(&p, k));
+        worst = fmax(worst, fabs(out[i] - ref));
+    }
+    TAP_OK(worst < 1e-9,
+           "dots: d=4096, 300 distances up to 8190 within 1e-9 of the sum of cosines "
+           "(%.2g)",
+           worst);
+    p.base = -1;
+    TAP_OK(pe_sinusoidal_dots(&p, dist, 3, out, err, sizeof err) != PE_OK,
+           "dots: a bad base is refused (%s)", err);
+}
+
 /* The recurrence with anchors against sin/cos of p*w at every cell, L = 8192. */
 static void test_fast_table_accuracy(void)
 {
@@ -162,6 +203,7 @@ int main(void)
 {
     test_vectors();
     test_dot_products();
+    test_dots_by_distance();
     test_fast_table_accuracy();
     test_translation();
     return tap_done();

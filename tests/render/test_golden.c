@@ -236,9 +236,78 @@ static void test_downsample(void)
     scene_free(&s);
 }
 
+/* Distance from (px, py) to the segment (ax, ay)-(bx, by). */
+static double seg_dist(double px, double py, double ax, double ay, double bx, double by)
+{
+    double dx = bx - ax, dy = by - ay, l2 = dx * dx + dy * dy;
+    double t = l2 > 0 ? ((px - ax) * dx + (py - ay) * dy) / l2 : 0;
+    t = fmax(0, fmin(1, t));
+    return hypot(px - (ax + t * dx), py - (ay + t * dy));
+}
+
+/* A curve with a point in every pixel column is drawn into memory as columns of pixels, not by
+ * cairo's stroker (backend_cairo.c): what it covers must still be the stroke. Every pixel whose
+ * centre is well inside the pen (within hw - 0.6 of the polyline) is the curve's colour, every
+ * pixel whose centre is well outside (beyond hw + 1.2) is untouched, the NaN break stays open and
+ * nothing is drawn outside the clip. A noisy curve (steep segments both ways, 3 points per
+ * column) and a smooth one (shallow, steep and turning) are checked. */
+static void test_dense_curves(void)
+{
+    enum { W = 200, H = 120, N = 600 };
+    static double xy[2 * N];
+    static uint32_t px[W * H];
+    const double lw = 1.8, hw = lw / 2, clip[4] = {10.5, 5, 180, 110};
+    for (int shape = 0; shape < 2; shape++) {
+        for (int i = 0; i < N; i++) {
+            double x = 10 + i * 0.3;
+            double y = shape == 0 ? 60 + 40 * sin(i * 1.7) * cos(i * 0.31) /* noisy */
+                                  : 60 + 45 * sin(x / 14.0) + (x > 120 ? 0.2 * (x - 120) : 0);
+            xy[2 * i] = x;
+            xy[2 * i + 1] = i == 300 ? NAN : y; /* a break in the middle */
+        }
+        scene s;
+        scene_init(&s, W, H, 0xffffff);
+        scene_polyline(&s, xy, N, clip[0], clip[1], clip[2], clip[3], 0x0000ff, lw, 0);
+        TAP_OK(raster_draw_argb(&s, px, W, H, W * 4, 1) == 0, "dense curve %d drawn", shape);
+        int inside_bad = 0, outside_bad = 0, clip_bad = 0, inside = 0;
+        for (int y = 0; y < H; y++)
+            for (int x = 0; x < W; x++) {
+                double cx = x + 0.5, cy = y + 0.5, d = INFINITY;
+                for (int i = 0; i + 1 < N; i++)
+                    if (isfinite(xy[2 * i + 1]) && isfinite(xy[2 * i + 3]))
+                        d = fmin(d, seg_dist(cx, cy, xy[2 * i], xy[2 * i + 1], xy[2 * i + 2],
+                                             xy[2 * i + 3]));
+                uint32_t p = px_at(px, W, x, y);
+                int in_clip = cx > clip[0] && cx < clip[0] + clip[2] && cy > clip[1] &&
+                              cy < clip[1] + clip[3];
+                if (!in_clip) {
+                    clip_bad += x < 10 && p != 0xffffff;
+                    continue;
+                }
+                if (d < hw - 0.6 && x > 11 && x < 189) {
+                    inside++;
+                    inside_bad += chan_diff(p, 0x0000ff) > FUZZ;
+                } else if (d > hw + 1.2) {
+                    outside_bad += p != 0xffffff;
+                }
+            }
+        TAP_OK(inside > 200 && inside_bad == 0,
+               "dense curve %d: the %d pixels well inside the pen are its colour (%d are not)",
+               shape, inside, inside_bad);
+        TAP_OK(outside_bad == 0,
+               "dense curve %d: pixels well outside the pen are untouched (%d "
+               "are not), the break included",
+               shape, outside_bad);
+        TAP_OK(clip_bad == 0, "dense curve %d: nothing left of the clip (%d pixels)", shape,
+               clip_bad);
+        scene_free(&s);
+    }
+}
+
 int main(void)
 {
     test_shapes();
     test_downsample();
+    test_dense_curves();
     return tap_done();
 }
