@@ -524,9 +524,20 @@ fig_rect fig_title(scene *s, const scene_target *t, const fig_theme *th, fig_rec
         /* An animation frame: the swept value leads the subtitle, which keeps the lines and
          * the height it has without it (stepping the font down further if it must), so every
          * frame's plot sits where the still figure's does. */
-        char sub[512], lines[WRAP_MAX][WRAP_LEN];
-        snprintf(sub, sizeof sub, "%s%s%s", au->note, subtitle && *subtitle ? "   " : "",
-                 subtitle ? subtitle : "");
+        char sub[768], lines[WRAP_MAX][WRAP_LEN], rest[512];
+        snprintf(rest, sizeof rest, "%s", subtitle ? subtitle : "");
+        size_t kl = au->note_key ? strlen(au->note_key) : 0;
+        for (char *w = rest; kl && *w;) { /* the subtitle's word for the swept value */
+            if ((w == rest || w[-1] == ' ') && strncmp(w, au->note_key, kl) == 0) {
+                char *e = w + strcspn(w, " ");
+                e += strspn(e, " ");
+                memmove(w, e, strlen(e) + 1);
+                break;
+            }
+            w++;
+        }
+        subtitle = rest;
+        snprintf(sub, sizeof sub, "%s%s%s", au->note, *subtitle ? "   " : "", subtitle);
         double plain_sz = ssize;
         int plain = subtitle && *subtitle
                         ? heading_fit(t, subtitle, ssize, 0, r.w, WRAP_MAX, 0.8, lines, &plain_sz)
@@ -779,7 +790,10 @@ fig_axes fig_axes_draw(scene *s, const scene_target *t, const fig_theme *th, fig
             double w = scene_text_width(t, yl_lines[i], yl_size), cy = ay + ah / 2.0;
             if (cy + w / 2.0 > outer.y + outer.h) cy = outer.y + outer.h - w / 2.0;
             if (cy - w / 2.0 < outer.y) cy = outer.y + w / 2.0;
-            double x = outer.x + 0.5 * m.pad + (i + 0.5) * T * yl_size;
+            /* a quarter pad from the edge and half a pad from the tick labels: below its
+             * baseline (toward the ticks) a subscript such as theta_k's k or a parenthesis
+             * reaches the edge of the line box, while above the glyphs stop short of it */
+            double x = outer.x + 0.25 * m.pad + (i + 0.5) * T * yl_size;
             put_text(s, t, x, cy, yl_lines[i], yl_size,
                      SCENE_CENTER | SCENE_MIDDLE | SCENE_VERTICAL, th->fg, 0);
         }
