@@ -192,8 +192,11 @@ static void value_note(const app_anim *a, int i, char *buf, size_t n)
 {
     double v = app_anim_value(a, i);
     int whole = a->opt->kind == APP_OPT_INT && !frac_field(a->opt);
+    /* written as the subtitles write parameters (its label, "L=256"), whose own word for it
+     * then leaves the subtitle (note_key) */
+    const char *name = a->opt->label ? a->opt->label : a->opt->name;
     if (whole) {
-        snprintf(buf, n, "%s = %.0f", a->opt->name, round(v));
+        snprintf(buf, n, "%s=%.0f", name, round(v));
         return;
     }
     double step = fabs(app_anim_value(a, 1) - a->from);
@@ -202,9 +205,9 @@ static void value_note(const app_anim *a, int i, char *buf, size_t n)
     if (dec < 0) dec = 0;
     if (dec > 6) dec = 6;
     if (a->log || fmax(fabs(a->from), fabs(a->to)) >= 1e6)
-        snprintf(buf, n, "%s = %.4g", a->opt->name, v);
+        snprintf(buf, n, "%s=%.4g", name, v);
     else
-        snprintf(buf, n, "%s = %.*f", a->opt->name, dec, v);
+        snprintf(buf, n, "%s=%.*f", name, dec, v);
 }
 
 /* The figure of st, as its text dump (to tell whether the option changes it). */
@@ -294,13 +297,18 @@ static int check(const app_state *st, const app_anim *a, const char *path, app_a
 
 /* Build frame i of the sweep into s (already set up) for target t. */
 static int build_frame(app_view_ctx *ctx, const app_state *st, const app_anim *a, int i, scene *s,
-                       const scene_target *t, char *note, size_t nn, char *err, size_t errlen)
+                       const scene_target *t, char *note, size_t nn, char *key, size_t nk,
+                       char *err, size_t errlen)
 {
     app_state fr = *st;
     fr.cursor_on = 0;
     if (app_anim_apply(&fr, a, i, err, errlen) < 0) return -1;
     value_note(a, i, note, nn);
     ctx->author.note = note;
+    /* the note's "label=" is how the view's subtitle names the value too: left out there */
+    size_t kl = strcspn(note, "=");
+    snprintf(key, nk, "%.*s=", (int)kl, note);
+    ctx->author.note_key = note[kl] == '=' ? key : NULL;
     return app_view_build(ctx, &fr, s, t, err, errlen);
 }
 
@@ -329,15 +337,18 @@ int app_anim_export(const app_state *st, const app_anim *a, const char *path,
     scene_init(&s, w, h, 0xffffff);
     s.ranges = ranges;
     app_view_ctx ctx = {0};
-    char note[96];
+    char note[96], key[96];
     rc = 0;
     /* the first pass records the ranges every frame uses; the second draws with their unions */
     for (int i = 0; ranges && i < n && rc == 0; i++)
-        if (build_frame(&ctx, st, a, i, &s, &t, note, sizeof note, err, errlen) < 0) rc = 1;
+        if (build_frame(&ctx, st, a, i, &s, &t, note, sizeof note, key, sizeof key, err, errlen) <
+            0)
+            rc = 1;
     if (ranges) ranges->apply = 1;
     for (int i = 0; i < n && rc == 0; i++) {
         px[i] = (const uint32_t *)(block + fbytes * (size_t)i);
-        if (build_frame(&ctx, st, a, i, &s, &t, note, sizeof note, err, errlen) < 0)
+        if (build_frame(&ctx, st, a, i, &s, &t, note, sizeof note, key, sizeof key, err, errlen) <
+            0)
             rc = 1;
         else if (raster_draw_argb(&s, (uint32_t *)(block + fbytes * (size_t)i), w, h, (int)stride,
                                   1) != 0) {

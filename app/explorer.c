@@ -864,6 +864,13 @@ static int wrap_lines(const scene_target *t, char *buf, double w, double size, c
     return n;
 }
 
+/* The status band's last line: the message, or the view's readout while the cursor moves. */
+static const char *info_text(const app_explorer *x, const app_view_ctx *vc)
+{
+    if (x->message[0] && vc->readout[0] && x->st.cursor_on && !x->message_fresh) return vc->readout;
+    return x->message[0] ? x->message : vc->readout;
+}
+
 void app_explorer_frame(app_explorer *x, scene *s, const scene_target *t)
 {
     if (x->layer && !x->in_layer) { /* the view and status above, the layer's panel below */
@@ -891,16 +898,22 @@ void app_explorer_frame(app_explorer *x, scene *s, const scene_target *t)
     char *plines[3];
     int np;
     double line, px = t->cells ? 0 : t->char_w;
+    app_view_ctx *vc = &x->ctx[x->st.view];
+    /* the readout / message line takes two lines on pixels when it would not fit one (a hover
+     * readout under the projector zoom ran under the window's slider panel); the view's last
+     * readout decides before the view is built again */
+    int ni = 1;
     for (;;) {
         memcpy(pbuf, params, sizeof pbuf);
         line = t->cells ? 2 : t->text_h * 1.25 * ss;
         np = wrap_lines(t, pbuf, t->width - 2 * px, ss, plines, 3);
         if (np < 1) np = 1;
-        double band = (np + 1) * line + (t->cells ? 0 : line * 0.3);
+        ni = !t->cells && scene_text_width(t, info_text(x, vc), ss) > t->width - 2 * px ? 2 : 1;
+        double band = (np + ni) * line + (t->cells ? 0 : line * 0.3);
         if (band <= t->height * 0.2 || ss * 0.9 < floor_ss - 1e-9) break;
         ss *= 0.9;
     }
-    double status_h = (np + 1) * line + (t->cells ? 0 : line * 0.3);
+    double status_h = (np + ni) * line + (t->cells ? 0 : line * 0.3);
     scene_target vt = *t;
     vt.height = t->height - status_h;
     x->width = t->width;
@@ -908,7 +921,6 @@ void app_explorer_frame(app_explorer *x, scene *s, const scene_target *t)
     x->view_h = vt.height;
     x->status_y = vt.height;
     int too_small = vt.height < (t->cells ? 16 : 120) || vt.width < (t->cells ? 40 : 240);
-    app_view_ctx *vc = &x->ctx[x->st.view];
     char err[512] = "";
     int rc = 0;
     scene_reset(s, t->width, t->height, th->bg);
@@ -949,8 +961,8 @@ void app_explorer_frame(app_explorer *x, scene *s, const scene_target *t)
     /* the window draws the help after its slider panel, over the whole window */
     if (x->mode == APP_MODE_HELP && !x->gui) help_overlay(x, s, t, th, vt.height);
 
-    double y1 = t->height - (np + 1) * line, y2 = t->height - line;
-    scene_rect(s, 0, y1 - (t->cells ? 0 : line * 0.15), t->width, (np + 1) * line + line * 0.15,
+    double y1 = t->height - (np + ni) * line, y2 = t->height - ni * line;
+    scene_rect(s, 0, y1 - (t->cells ? 0 : line * 0.15), t->width, (np + ni) * line + line * 0.15,
                th->grid, SCENE_FILL);
     for (int i = 0; i < np; i++)
         scene_text(s, px, y1 + i * line, plines[i], ss, SCENE_LEFT | SCENE_TOP, th->fg, 0);
@@ -962,13 +974,32 @@ void app_explorer_frame(app_explorer *x, scene *s, const scene_target *t)
             scene_text(s, t->width - px, y2, x->message, ss, SCENE_RIGHT | SCENE_TOP,
                        x->message_error ? th->accent : th->muted, 0);
     } else {
-        const char *info = x->message[0] ? x->message : vc->readout;
-        if (x->message[0] && vc->readout[0] && x->st.cursor_on && !x->message_fresh)
-            info = vc->readout;
+        const char *info = info_text(x, vc);
         int err_line = x->message_error && info == x->message;
-        scene_text(s, px, y2, info, ss, SCENE_LEFT | SCENE_TOP, err_line ? th->accent : th->fg,
-                   err_line ? SCENE_BOLD : 0);
+        /* on the lines kept for it; what still does not fit steps its size down (the readout
+         * of the new build can be longer than the last one's) */
+        char ibuf[sizeof x->message > sizeof vc->readout ? sizeof x->message : sizeof vc->readout];
+        snprintf(ibuf, sizeof ibuf, "%s", info);
+        size_t ilen = strlen(ibuf);
+        char *ilines[2] = {ibuf, NULL};
+        int nl = t->cells ? 1 : wrap_lines(t, ibuf, t->width - 2 * px, ss, ilines, ni);
+        if (nl < 1) nl = 1;
+        char *end = ilines[nl - 1] + strlen(ilines[nl - 1]);
+        if (end < ibuf + ilen) { /* more than the kept lines: the last one takes the rest */
+            *end = ' ';
+            /* and the next frame keeps two lines for it */
+            if (ni < 2) x->refit = 1;
+        }
+        for (int i = 0; i < nl; i++) {
+            double w = scene_text_width(t, ilines[i], ss), isz = ss;
+            if (!t->cells && w > t->width - 2 * px)
+                isz = fmax(0.6 * ss, ss * (t->width - 2 * px) / w);
+            scene_text(s, px, y2 + i * line, ilines[i], isz, SCENE_LEFT | SCENE_TOP,
+                       err_line ? th->accent : th->fg, err_line ? SCENE_BOLD : 0);
+        }
     }
     x->dirty = x->redo; /* a frame for an older cursor: the next one follows */
     x->redo = 0;
+    if (x->refit) x->dirty = 1; /* the readout wants its second line */
+    x->refit = 0;
 }

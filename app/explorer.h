@@ -44,6 +44,7 @@ typedef struct app_explorer {
     int quit;
     int gui;             /* 1 in the window: mouse hover readout, sliders, fullscreen */
     int dirty;           /* the frame must be rebuilt */
+    int refit;           /* the status line's readout outgrew the lines kept for it: again */
     int want_fullscreen; /* set by the key; the window backend toggles and clears it */
     int sidebar; /* window's slider panel: 0 automatic (hidden above 125% zoom, so the zoomed
                     figure keeps the width), 1 shown, 2 hidden (the | key) */

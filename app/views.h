@@ -219,8 +219,9 @@ void app_cursor_line(scene *s, const scene_target *t, const fig_theme *th, doubl
 void app_cursor_vline(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a,
                       double x);
 
-/* 2 to the power e as a label: 2⁻¹ for a whole exponent (superscript digits), 2^-0.415 otherwise.
- * Terminals without UTF-8 get 2^-1 (scene_ascii). */
+/* 2 to the power e as a label in superscript digits: 2⁻¹, and 2⁻⁰·⁴¹⁵ for a fractional exponent
+ * (three significant digits, a middle dot for the point). Terminals without UTF-8 get 2^-1 and
+ * 2^-0.415 (scene_ascii). */
 void app_pow2_label(double e, char *buf, size_t n);
 
 /* The title block: draws title and subtitle on the whole canvas, returns the rest. */

@@ -239,16 +239,19 @@ static void draw_text(cairo_t *cr, const scene_item *it, const draw_opts *o)
  *
  * cairo's stroker tessellates every segment and round join (about 1.5 us a segment here), so a
  * curve with points in every pixel column costs 1-6 ms at 1280x800, most of a line view's frame.
- * At pixel scale such a curve is a column of pixels per x: at column X the stroke covers, along
- * the column's centre line x = X + 0.5, exactly the points within half the line width of the
- * polyline, an interval per segment (a segment's stroke, round caps included, is a capsule,
- * which is convex). Filling the union of those intervals, with the end pixels partly covered
- * (antialiasing in y), draws the stroke's pixels in time proportional to the pixels covered.
+ * At pixel scale such a curve is a column of pixels per x: along a vertical line the stroke
+ * covers exactly the points within half the line width of the polyline, an interval per segment
+ * (a segment's stroke, round caps included, is a capsule, which is convex). Each pixel column is
+ * cut along COL_LINES such lines; a pixel's coverage is the mean over them of the part of the
+ * pixel their intervals cover (antialiasing in y exactly, in x in COL_LINES steps), which draws
+ * the stroke's pixels in time proportional to the pixels covered.
  * Only for the raster (the window and PNG), with antialiasing, for solid curves of at least one
  * point per pixel column; vector files, sparse and dashed curves are stroked by cairo. */
 
-/* Whether the polyline is a function of x (its points in order of x) with at least one point
- * per pixel column over its x extent. */
+/* Whether the polyline is a function of x (its points in order of x) with a point every two
+ * pixel columns or closer over its x extent (its segments then cross at most two columns, so
+ * sampling each column's centre line misses no detail; sparser curves keep cairo's stroke, whose
+ * antialiasing across x their long slopes need). */
 static int polyline_dense(const scene_item *it)
 {
     size_t n = it->u.poly.n, finite = 0;
@@ -261,7 +264,7 @@ static int polyline_dense(const scene_item *it)
         hi = xy[2 * i];
         finite++;
     }
-    return finite >= 16 && (double)finite >= hi - lo;
+    return finite >= 16 && 2.0 * (double)finite >= hi - lo;
 }
 
 /* The y interval where the line x = c meets the capsule of half width hw around segment
@@ -305,6 +308,10 @@ static uint32_t blend_px(uint32_t dst, uint32_t src, double a)
     return out;
 }
 
+/* Lines per pixel column the capsules are cut along (antialiasing across x: a steep stretch
+ * covers part of a column). */
+enum { COL_LINES = 4 };
+
 /* Draws the polyline as pixel columns into o's pixels. 0, or -1 when it cannot (out of memory:
  * the caller strokes it). */
 static int draw_polyline_columns(const draw_opts *o, const scene_item *it, double lw)
@@ -317,19 +324,23 @@ static int draw_polyline_columns(const draw_opts *o, const scene_item *it, doubl
     double cy0 = fmax(0, it->u.poly.cy), cy1 = fmin(o->h, it->u.poly.cy + it->u.poly.ch);
     if (!(cx1 > cx0 && cy1 > cy0)) return 0;
     int X0 = (int)floor(cx0), X1 = (int)ceil(cx1); /* columns X0 .. X1 - 1 */
-    size_t ncol = (size_t)(X1 - X0);
-    /* Along a run of the curve (between breaks) the segments meeting a column are consecutive
+    size_t nl = (size_t)(X1 - X0) * COL_LINES;     /* cut lines, COL_LINES per column */
+    /* Along a run of the curve (between breaks) the segments meeting a line are consecutive
      * and their intervals overlap (neighbours share the disc around their joint), so a run
-     * makes one interval per column. Two runs (either side of a NaN break) may meet in one
-     * column and keep two, so the gap between them stays empty; a third merges. */
+     * makes one interval per line. Two runs (either side of a NaN break) may meet on one line
+     * and keep two, so the gap between them stays empty; a third merges. */
     typedef struct span {
         double lo, hi;
         size_t run;
     } span;
-    span *sp = malloc(2 * ncol * sizeof *sp);
-    if (!sp) return -1;
-    for (size_t c = 0; c < 2 * ncol; c++) sp[c] = (span){INFINITY, -INFINITY, 0};
-    uint32_t src = 0xff000000u | (it->color & 0xffffffu);
+    span *sp = malloc(2 * nl * sizeof *sp);
+    float *cov = malloc((size_t)o->h * sizeof *cov);
+    if (!sp || !cov) {
+        free(sp);
+        free(cov);
+        return -1;
+    }
+    for (size_t l = 0; l < 2 * nl; l++) sp[l] = (span){INFINITY, -INFINITY, 0};
     size_t run = 0;
     for (size_t i = 0; i + 1 < n; i++) {
         double ax = xy[2 * i], ay = xy[2 * i + 1], bx = xy[2 * i + 2], by = xy[2 * i + 3];
@@ -337,14 +348,15 @@ static int draw_polyline_columns(const draw_opts *o, const scene_item *it, doubl
             run++;
             continue;
         }
-        /* the column centres within hw of the segment's x extent */
-        double xa = fmin(ax, bx) - hw, xb = fmax(ax, bx) + hw;
-        int ca = (int)fmax(ceil(xa - 0.5), X0), cb = (int)fmin(floor(xb - 0.5), X1 - 1);
-        for (int X = ca; X <= cb; X++) {
+        /* the lines x = X0 + (l + 0.5) / COL_LINES within hw of the segment's x extent */
+        double xa = (fmin(ax, bx) - hw - X0) * COL_LINES - 0.5;
+        double xb = (fmax(ax, bx) + hw - X0) * COL_LINES - 0.5;
+        long la = (long)fmax(ceil(xa), 0), lb = (long)fmin(floor(xb), (double)nl - 1);
+        for (long l = la; l <= lb; l++) {
             double lo = INFINITY, hi = -INFINITY;
-            capsule_cut(ax, ay, bx, by, hw, X + 0.5, &lo, &hi);
+            capsule_cut(ax, ay, bx, by, hw, X0 + (l + 0.5) / COL_LINES, &lo, &hi);
             if (!(lo <= hi)) continue;
-            span *s0 = &sp[2 * (size_t)(X - X0)], *s1 = s0 + 1, *to;
+            span *s0 = &sp[2 * (size_t)l], *s1 = s0 + 1, *to;
             int used0 = s0->lo <= s0->hi, used1 = s1->lo <= s1->hi;
             if (!used0 || s0->run == run) {
                 to = s0;
@@ -361,38 +373,38 @@ static int draw_polyline_columns(const draw_opts *o, const scene_item *it, doubl
             to->run = run;
         }
     }
-    for (size_t c = 0; c < ncol; c++) {
-        int X = X0 + (int)c;
-        /* the clip's left and right edges may cut a column */
-        double hcov = fmin(1, fmin(X + 1.0, cx1) - fmax((double)X, cx0));
-        if (hcov <= 0) continue;
-        double top[2], bot[2];
-        int k = 0;
-        for (int q = 0; q < 2; q++) {
-            const span *v = &sp[2 * c + (size_t)q];
-            if (!(v->lo <= v->hi)) continue;
-            top[k] = fmax(v->lo, cy0);
-            bot[k] = fmin(v->hi, cy1);
-            if (bot[k] > top[k]) k++;
-        }
-        if (k == 2 && top[1] < top[0]) { /* in order down the column */
-            double t = top[0], b = bot[0];
-            top[0] = top[1], bot[0] = bot[1], top[1] = t, bot[1] = b;
-        }
-        if (k == 2 && top[1] <= bot[0] + 1) { /* sharing a pixel: one interval */
-            bot[0] = fmax(bot[0], bot[1]);
-            k = 1;
-        }
-        for (int q = 0; q < k; q++) {
-            int Y0 = (int)floor(top[q]), Y1 = (int)ceil(bot[q]);
-            for (int Y = Y0; Y < Y1; Y++) {
-                double a = (fmin(bot[q], Y + 1.0) - fmax(top[q], (double)Y)) * hcov;
-                uint32_t *p = o->px + (size_t)Y * (size_t)o->stride + (size_t)X;
-                *p = blend_px(*p, src, a);
+    uint32_t src = 0xff000000u | (it->color & 0xffffffu);
+    for (int X = X0; X < X1; X++) {
+        /* each pixel of the column: the mean over the column's lines (those inside the clip)
+         * of the part of the pixel the line's intervals cover */
+        const span *col = &sp[2 * (size_t)(X - X0) * COL_LINES];
+        double tops[2 * COL_LINES], bots[2 * COL_LINES];
+        int m = 0, Ymin = o->h, Ymax = -1;
+        for (int q = 0; q < COL_LINES; q++) {
+            double lx = X + (q + 0.5) / COL_LINES;
+            if (lx < cx0 || lx > cx1) continue;
+            for (int k = 0; k < 2; k++) {
+                double top = fmax(col[2 * q + k].lo, cy0), bot = fmin(col[2 * q + k].hi, cy1);
+                if (!(bot > top)) continue;
+                tops[m] = top;
+                bots[m] = bot;
+                m++;
+                if ((int)floor(top) < Ymin) Ymin = (int)floor(top);
+                if ((int)ceil(bot) - 1 > Ymax) Ymax = (int)ceil(bot) - 1;
             }
+        }
+        if (m == 0) continue;
+        for (int Y = Ymin; Y <= Ymax; Y++) cov[Y] = 0;
+        for (int k = 0; k < m; k++)
+            for (int Y = (int)floor(tops[k]); Y < (int)ceil(bots[k]); Y++)
+                cov[Y] += (float)((fmin(bots[k], Y + 1.0) - fmax(tops[k], (double)Y)) / COL_LINES);
+        for (int Y = Ymin; Y <= Ymax; Y++) {
+            uint32_t *p = o->px + (size_t)Y * (size_t)o->stride + (size_t)X;
+            *p = blend_px(*p, src, fmin(1.0, cov[Y]));
         }
     }
     free(sp);
+    free(cov);
     return 0;
 }
 

@@ -182,6 +182,14 @@ char *scene_ascii(const char *utf8, char *out, size_t n)
             add = spell[i].a;
             kind = spell[i].kind;
             p += strlen(spell[i].u);
+            /* a middle dot between superscript digits is their decimal point: 2⁻⁰·⁵ is 2^-0.5 */
+            if (run == 2 && strcmp(spell[i].u, "\xc2\xb7") == 0) {
+                size_t j = 0;
+                while (j < ns &&
+                       (spell[j].kind != 2 || strncmp(p, spell[j].u, strlen(spell[j].u)) != 0))
+                    j++;
+                if (j < ns) kind = 2;
+            }
         } else {
             add = one;
             p++;

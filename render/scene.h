@@ -144,7 +144,9 @@ typedef struct scene_ranges {
 typedef struct scene_author {
     const char *title;    /* "" removes the title */
     const char *subtitle; /* "" removes the subtitle */
-    const char *note;     /* appended to the subtitle (an animation's swept value) */
+    const char *note;     /* leads the subtitle (an animation's swept value, "base=1000") */
+    const char *note_key; /* the subtitle's own word for that value ("base="), left out of it
+                             so the value is not written twice in two formats; NULL = none */
 } scene_author;
 
 typedef struct scene {

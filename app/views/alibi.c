@@ -141,8 +141,20 @@ static int alibi_build(app_view_ctx *c, const app_state *st, scene *s, const sce
 
     /* small multiples: a grid close to the canvas' aspect */
     fig_rect bar = fig_take_right(&r, fig_colorbar_width(t), t->char_w * 2);
+    /* room under the grid: half a line for the colourbar's end label, centred on its end; in a
+     * terminal a row for the colourbar's name (over the bar it would cover the first heads'
+     * labels, and the terminal cannot turn it to run along the bar) */
+    double name_y = 0;
+    if (t->cells) {
+        r.h = 2.0 * floor((r.y + r.h) / 2.0) - 2.0 - r.y;
+        name_y = r.y + r.h;
+    } else {
+        r.h -= t->text_h * 0.5;
+    }
     /* the grid whose squares come out largest */
-    double lh0 = t->text_h * 0.85 * (t->cells ? 1 : 1.1);
+    /* the head's label line over each matrix (a whole row in a terminal, else the matrix's
+     * border would be drawn over it) */
+    double lh0 = t->cells ? 2.0 : t->text_h * 0.85 * 1.1;
     int cols = 1;
     double best = -1;
     for (int cc = 1; cc <= nh; cc++) {
@@ -165,6 +177,7 @@ static int alibi_build(app_view_ctx *c, const app_state *st, scene *s, const sce
         free(slopes);
         return -1;
     }
+    double grid_top = INFINITY, grid_bottom = -INFINITY; /* the matrices' extent */
     for (int h = 0; h < nh; h++) {
         fig_rect cell = fig_grid_cell(r, rows, cols, h / cols, h % cols, gap);
         /* head label above each small matrix */
@@ -179,28 +192,44 @@ static int alibi_build(app_view_ctx *c, const app_state *st, scene *s, const sce
             snprintf(lab, sizeof lab, "h%d  m=%s", h, pw);
         /* many heads: the slope does not fit over its small matrix, the head number (and
          * range) does */
-        if (scene_text_width(t, lab, 0.85) > cell.w && per_head)
+        double lsz = t->cells ? 1 : 0.85; /* a terminal writes any size a cell a character */
+        if (scene_text_width(t, lab, lsz) > cell.w && per_head)
             snprintf(lab, sizeof lab, "h%d  %.3g..0", h, hlo);
-        if (scene_text_width(t, lab, 0.85) > cell.w) snprintf(lab, sizeof lab, "h%d", h);
-        scene_text(s, cell.x + cell.w / 2, cell.y, lab, 0.85, SCENE_CENTER | SCENE_TOP, th->fg, 0);
-        double lh = lh0;
-        double side = fmin(cell.w, cell.h - lh);
+        if (scene_text_width(t, lab, lsz) > cell.w) snprintf(lab, sizeof lab, "h%d", h);
+        /* a terminal puts the label on a whole row, the matrix on the rows under it */
+        double ly = t->cells ? 2.0 * ceil(cell.y / 2.0) : cell.y;
+        scene_text(s, cell.x + cell.w / 2, ly, lab, 0.85, SCENE_CENTER | SCENE_TOP, th->fg, 0);
+        double y = ly + lh0;
+        double side = fmin(cell.w, cell.y + cell.h - y);
         if (side <= 1) continue;
         if (!all) continue;
         const float *bs = all + (size_t)h * n * n;
-        double x = cell.x + (cell.w - side) / 2, y = cell.y + lh;
+        double x = cell.x + (cell.w - side) / 2;
+        grid_top = fmin(grid_top, y);
+        grid_bottom = fmax(grid_bottom, y + side);
         double hmin = per_head ? hlo : vmin, hmax = per_head ? (map->diverging ? -hlo : 0) : vmax;
         scene_heatmap(s, x, y, side, side, bs, n, n, n, hmin, hmax, map, th->mask);
         scene_rect(s, x, y, side, side, th->muted, 0);
     }
-    /* half a line below the bar: per head its end tick (-1) falls on the very end */
-    bar.y = r.y + t->text_h;
-    bar.h = r.h - t->text_h * (per_head && !t->cells ? 1.5 : 1);
+    /* the bar spans the matrices, top of the first row to the bottom of the last (the room
+     * left under them takes its end label) */
+    if (grid_bottom > grid_top) {
+        bar.y = grid_top;
+        bar.h = grid_bottom - grid_top;
+    } else {
+        bar.y = r.y + t->text_h;
+        bar.h = r.h - t->text_h;
+    }
     /* per head the bar runs over a fraction of each head's own range (its label gives it) */
+    const char *bar_label = per_head ? "bias / |min|, per head" : "bias, shared scale";
+    /* a terminal writes the name on the row kept under the grid, right-aligned to the bar */
+    const char *name = t->cells ? NULL : bar_label;
     if (per_head)
-        fig_colorbar(s, t, th, bar, -1, map->diverging ? 1 : 0, map, "bias / |min|, per head");
+        fig_colorbar(s, t, th, bar, -1, map->diverging ? 1 : 0, map, name);
     else
-        fig_colorbar(s, t, th, bar, vmin, vmax, map, "bias, shared scale");
+        fig_colorbar(s, t, th, bar, vmin, vmax, map, name);
+    if (t->cells)
+        scene_text(s, bar.x + bar.w, name_y, bar_label, 1, SCENE_RIGHT | SCENE_TOP, th->fg, 0);
     c->has_main = 0;
     snprintf(c->readout, sizeof c->readout, "slopes: m_h = %s; pick one head with :head N",
              p->slope_ratio > 0 ? "r^(h+1)" : "2^(-8(h+1)/n)");

@@ -296,15 +296,19 @@ void app_pow2_label(double e, char *buf, size_t n)
     static const char *const sup[10] = {
         "\xe2\x81\xb0", "\xc2\xb9",     "\xc2\xb2",     "\xc2\xb3",     "\xe2\x81\xb4",
         "\xe2\x81\xb5", "\xe2\x81\xb6", "\xe2\x81\xb7", "\xe2\x81\xb8", "\xe2\x81\xb9"};
-    if (!(fabs(e - round(e)) < 1e-9) || fabs(e) >= 1e6) {
+    /* a fractional exponent (ALiBi's extra heads: 2^-0.5, 2^-1.5, ...) in superscripts too, its
+     * decimal point a middle dot (Unicode has no superscript full stop): 2⁻⁰·⁵ */
+    int whole = fabs(e - round(e)) < 1e-9;
+    char digits[32];
+    snprintf(digits, sizeof digits, whole ? "%.0f" : "%.3g", whole ? fabs(round(e)) : fabs(e));
+    if (strspn(digits, "0123456789.") != strlen(digits)) { /* 1e+06: no superscript for it */
         snprintf(buf, n, "2^%.3g", e);
         return;
     }
-    char digits[16];
-    snprintf(digits, sizeof digits, "%.0f", fabs(round(e)));
-    size_t k = (size_t)snprintf(buf, n, "2%s", e < 0 ? "\xe2\x81\xbb" : "");
+    size_t k = (size_t)snprintf(buf, n, "2%s",
+                                e < 0 && digits[strspn(digits, "0.")] ? "\xe2\x81\xbb" : "");
     for (const char *d = digits; *d && k < n; d++) {
-        int w = snprintf(buf + k, n - k, "%s", sup[*d - '0']);
+        int w = snprintf(buf + k, n - k, "%s", *d == '.' ? "\xc2\xb7" : sup[*d - '0']);
         if (w < 0) return;
         k += (size_t)w;
     }

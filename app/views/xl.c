@@ -534,8 +534,11 @@ static int xlv_build(app_view_ctx *c, const app_state *st, scene *s, const scene
             tx = fmax(cell.x, floor(tx - scene_text_width(t, term_title[i], 1) / 2));
             ty = 2 * ceil(ty / 2);
         }
-        scene_text(s, tx, ty, term_title[i], t->cells ? 1 : 0.9,
-                   (t->cells ? SCENE_LEFT : SCENE_CENTER) | SCENE_TOP, th->fg, 0);
+        /* a narrow panel's title steps its size down rather than run into its neighbour */
+        double ts = t->cells ? 1 : 0.9;
+        while (!t->cells && ts > 0.6 && scene_text_width(t, term_title[i], ts) > cell.w) ts -= 0.05;
+        scene_text(s, tx, ty, term_title[i], ts, (t->cells ? SCENE_LEFT : SCENE_CENTER) | SCENE_TOP,
+                   th->fg, 0);
         s->text_h = t->text_h;
         if (t->cells) {
             cell.h -= ty - cell.y;

@@ -202,7 +202,7 @@ static void check_save_and_command(void)
     static const struct {
         int w, h;
         double zoom;
-    } sizes[] = {{1280, 800, 1}, {1024, 640, 1.5}};
+    } sizes[] = {{1280, 800, 1}, {1024, 640, 1.5}, {640, 400, 2}};
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
         int w = sizes[k].w, h = sizes[k].h;
         app_state st;
@@ -285,6 +285,53 @@ static void check_save_and_command(void)
     }
     if (chdir(here) != 0) TAP_OK(0, "back to %s", here);
     rmdir(dir);
+}
+
+/* The status band's text stays left of the slider panel: with the cursor on, every view's
+ * readout at 1024x640 under a 115% zoom (the panel still shown) wraps or steps down instead of
+ * running under the sliders. */
+static void check_status_fits(void)
+{
+    int bad = 0, n = 0;
+    char where[300] = "";
+    for (size_t v = 0; v < app_view_count(); v++) {
+        app_state st;
+        app_state_default(&st);
+        st.view = (int)v;
+        st.zoom = 1.15;
+        app_explorer *x = calloc(1, sizeof *x);
+        app_explorer_init(x, &st, 1);
+        scene s;
+        scene_init(&s, 1, 1, 0);
+        scene_target t = raster_target(1024, 640, raster_font_px(1024, 640, st.zoom));
+        app_gui_frame(x, &s, &t);
+        ui_event e = {0};
+        e.type = UI_EV_KEY;
+        e.key = UI_KEY_RIGHT;
+        app_explorer_event(x, &e);
+        app_gui_frame(x, &s, &t);
+        if (x->dirty) app_gui_frame(x, &s, &t); /* the readout asked for a second line */
+        double right = x->panel_x > 0 ? x->panel_x : t.width;
+        for (size_t i = 0; i < s.n; i++) {
+            const scene_item *it = &s.items[i];
+            if (it->kind != SCENE_TEXT || it->u.text.y < x->status_y) continue;
+            if (it->u.text.x > right) continue; /* the slider panel's own text */
+            n++;
+            double w = scene_text_width(&t, it->u.text.str, it->u.text.size);
+            if (it->u.text.x + w > right + 0.5) {
+                bad++;
+                snprintf(where, sizeof where, "%s: '%.60s' ends at %.0f, the panel at %.0f",
+                         app_view_at(v)->name, it->u.text.str, it->u.text.x + w, right);
+            }
+        }
+        scene_free(&s);
+        app_explorer_free(x);
+        free(x);
+    }
+    TAP_OK(bad == 0 && n > 0,
+           "1024x640 at 115%%, cursor on: the status text of every view stays left of the "
+           "slider panel (%d lines)%s%s",
+           n, bad ? "; " : "", where);
 }
 
 int main(void)
@@ -393,5 +440,6 @@ int main(void)
     window_close(win);
     check_slider_panels();
     check_save_and_command();
+    check_status_fits();
     return tap_done();
 }

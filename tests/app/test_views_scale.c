@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cellgrid.h"
 #include "explorer.h"
 #include "options.h"
 #include "raster.h"
@@ -77,6 +78,97 @@ static int build(const char *label, const char *const *opts, const char *need_te
     scene_free(&s);
     app_view_ctx_free(&c);
     return rc == 0 ? k : -1;
+}
+
+/* The ALiBi small multiples' layout: the colourbar spans the matrices (top of the first row to
+ * the bottom of the last) on pixels; in a terminal every head's label shows over its matrix and
+ * the colourbar's name under the grid; a fractional slope is written in superscripts as the
+ * whole ones are (2⁻⁰·⁵ beside 2⁻¹), spelt 2^-0.5 on an ASCII terminal. */
+static void check_alibi_layout(void)
+{
+    static const int px[][2] = {{1000, 600}, {1280, 800}, {480, 320}};
+    static const char *const heads[] = {"8", "12"};
+    for (size_t k = 0; k < sizeof px / sizeof px[0]; k++)
+        for (size_t hh = 0; hh < 2; hh++) {
+            const char *o[] = {"view", "alibi", "heads", heads[hh], NULL};
+            app_state st;
+            if (setup(&st, o) < 0) return;
+            scene s;
+            scene_init(&s, px[k][0], px[k][1], 0xffffff);
+            scene_target t =
+                raster_target(px[k][0], px[k][1], raster_font_px(px[k][0], px[k][1], 1));
+            app_view_ctx c = {0};
+            char err[512] = "";
+            int rc = app_view_build(&c, &st, &s, &t, err, sizeof err);
+            double top = INFINITY, bottom = -INFINITY, by = NAN, bb = NAN;
+            for (size_t i = 0; i < s.n; i++) {
+                const scene_item *it = &s.items[i];
+                if (it->kind != SCENE_HEATMAP) continue;
+                if (it->u.heat.cols == 1) { /* the colourbar's gradient */
+                    by = it->u.heat.y;
+                    bb = it->u.heat.y + it->u.heat.h;
+                } else {
+                    top = fmin(top, it->u.heat.y);
+                    bottom = fmax(bottom, it->u.heat.y + it->u.heat.h);
+                }
+            }
+            TAP_OK(rc == 0 && fabs(by - top) <= 1 && fabs(bb - bottom) <= 1,
+                   "alibi %s heads %dx%d: the colourbar spans the matrices (%.0f..%.0f, matrices "
+                   "%.0f..%.0f)",
+                   heads[hh], px[k][0], px[k][1], by, bb, top, bottom);
+            app_view_ctx_free(&c);
+            scene_free(&s);
+        }
+
+    static const int cells[][2] = {{80, 24}, {120, 40}, {200, 60}};
+    for (size_t k = 0; k < sizeof cells / sizeof cells[0]; k++)
+        for (int ascii = 0; ascii < 2; ascii++) {
+            const char *o[] = {"view", "alibi", NULL};
+            app_state st;
+            if (setup(&st, o) < 0) return;
+            scene s;
+            scene_init(&s, 1, 1, 0);
+            scene_target t = cellgrid_target(cells[k][0], cells[k][1]);
+            t.ascii = ascii;
+            app_view_ctx c = {0};
+            char err[512] = "";
+            int rc = app_view_build(&c, &st, &s, &t, err, sizeof err);
+            cellgrid g;
+            cellgrid_init(&g, cells[k][0], cells[k][1], ascii);
+            cellgrid_render(&g, &s);
+            char *txt = cellgrid_dump(&g, 0);
+            int labels = 0;
+            for (int h = 0; h < 8 && txt; h++) {
+                char lab[8];
+                snprintf(lab, sizeof lab, "h%d ", h);
+                labels += strstr(txt, lab) != NULL;
+            }
+            TAP_OK(rc == 0 && labels == 8 && txt && strstr(txt, "bias / |min|, per head"),
+                   "alibi at %dx%d%s: all 8 head labels (%d) and the colourbar's name show",
+                   cells[k][0], cells[k][1], ascii ? " ASCII" : "", labels);
+            free(txt);
+            cellgrid_free(&g);
+            app_view_ctx_free(&c);
+            scene_free(&s);
+        }
+
+    static const struct {
+        double e;
+        const char *utf8, *ascii;
+    } pw[] = {
+        {-1, "2\xe2\x81\xbb\xc2\xb9", "2^-1"},
+        {-8, "2\xe2\x81\xbb\xe2\x81\xb8", "2^-8"},
+        {-0.5, "2\xe2\x81\xbb\xe2\x81\xb0\xc2\xb7\xe2\x81\xb5", "2^-0.5"},
+        {-3.5, "2\xe2\x81\xbb\xc2\xb3\xc2\xb7\xe2\x81\xb5", "2^-3.5"},
+        {-0.415, "2\xe2\x81\xbb\xe2\x81\xb0\xc2\xb7\xe2\x81\xb4\xc2\xb9\xe2\x81\xb5", "2^-0.415"},
+        {2, "2\xc2\xb2", "2^2"}};
+    for (size_t i = 0; i < sizeof pw / sizeof pw[0]; i++) {
+        char u[64], a[64];
+        app_pow2_label(pw[i].e, u, sizeof u);
+        scene_ascii(u, a, sizeof a);
+        TAP_OK(strcmp(u, pw[i].utf8) == 0 && strcmp(a, pw[i].ascii) == 0,
+               "slope 2^%g reads %s, in ASCII %s", pw[i].e, u, a);
+    }
 }
 
 int main(void)
@@ -159,5 +251,6 @@ int main(void)
     int rc = app_option_set(&st, app_option_find("scale"), "both", err, sizeof err);
     TAP_OK(rc != 0 && strstr(err, "per-head") && strstr(err, "shared"),
            "--scale both is refused: %s", err);
+    check_alibi_layout();
     return tap_done();
 }

@@ -296,11 +296,38 @@ static void test_cells_golden(void)
     scene_free(&s);
 }
 
+/* An animation frame's swept value leads the subtitle once: the subtitle's own word for it
+ * ("base=10000") is left out for the note ("base=1000"), other words stay. */
+static void test_note(void)
+{
+    const fig_theme *th = fig_theme_get(0);
+    scene_target pt = {
+        .width = 1000, .height = 600, .text_h = 19.5, .char_w = 8.4, .hairline = 1, .cells = 0};
+    scene s;
+    scene_init(&s, pt.width, pt.height, th->bg);
+    scene_author au = {NULL, NULL, "base=1000", "base="};
+    s.author = &au;
+    fig_title(&s, &pt, th, (fig_rect){0, 0, 1000, 600}, "decay", "d=128  base=10000  L=256");
+    const char *sub = s.n > 1 && s.items[1].kind == SCENE_TEXT ? s.items[1].u.text.str : "";
+    TAP_OK(strcmp(sub, "base=1000   d=128  L=256") == 0,
+           "the swept value leads the subtitle once: '%s'", sub);
+    /* a key the subtitle does not have leaves it whole */
+    scene_reset(&s, pt.width, pt.height, th->bg);
+    au.note = "m=33";
+    au.note_key = "m=";
+    fig_title(&s, &pt, th, (fig_rect){0, 0, 1000, 600}, "rope", "d=128  base=10000");
+    sub = s.n > 1 && s.items[1].kind == SCENE_TEXT ? s.items[1].u.text.str : "";
+    TAP_OK(strcmp(sub, "m=33   d=128  base=10000") == 0, "a value the subtitle lacks: '%s'", sub);
+    s.author = NULL;
+    scene_free(&s);
+}
+
 int main(void)
 {
     test_cells_golden();
     test_ticks();
     test_mapping();
     test_layout();
+    test_note();
     return tap_done();
 }

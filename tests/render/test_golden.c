@@ -250,30 +250,34 @@ static double seg_dist(double px, double py, double ax, double ay, double bx, do
  * centre is well inside the pen (within hw - 0.6 of the polyline) is the curve's colour, every
  * pixel whose centre is well outside (beyond hw + 1.2) is untouched, the NaN break stays open and
  * nothing is drawn outside the clip. A noisy curve (steep segments both ways, 3 points per
- * column) and a smooth one (shallow, steep and turning) are checked. */
+ * column), a smooth one (shallow, steep and turning) and a steep one with a point every 1.5
+ * columns are checked. */
 static void test_dense_curves(void)
 {
     enum { W = 200, H = 120, N = 600 };
     static double xy[2 * N];
     static uint32_t px[W * H];
     const double lw = 1.8, hw = lw / 2, clip[4] = {10.5, 5, 180, 110};
-    for (int shape = 0; shape < 2; shape++) {
-        for (int i = 0; i < N; i++) {
-            double x = 10 + i * 0.3;
-            double y = shape == 0 ? 60 + 40 * sin(i * 1.7) * cos(i * 0.31) /* noisy */
-                                  : 60 + 45 * sin(x / 14.0) + (x > 120 ? 0.2 * (x - 120) : 0);
+    for (int shape = 0; shape < 3; shape++) {
+        /* 3.3 points per column; the third a point every 1.5 columns, steep in places */
+        int np = shape < 2 ? N : 120;
+        for (int i = 0; i < np; i++) {
+            double x = 10 + i * (shape < 2 ? 0.3 : 1.5);
+            double y = shape == 0   ? 60 + 40 * sin(i * 1.7) * cos(i * 0.31) /* noisy */
+                       : shape == 1 ? 60 + 45 * sin(x / 14.0) + (x > 120 ? 0.2 * (x - 120) : 0)
+                                    : 60 + 50 * sin(x / 6.0);
             xy[2 * i] = x;
-            xy[2 * i + 1] = i == 300 ? NAN : y; /* a break in the middle */
+            xy[2 * i + 1] = i == np / 2 ? NAN : y; /* a break in the middle */
         }
         scene s;
         scene_init(&s, W, H, 0xffffff);
-        scene_polyline(&s, xy, N, clip[0], clip[1], clip[2], clip[3], 0x0000ff, lw, 0);
+        scene_polyline(&s, xy, (size_t)np, clip[0], clip[1], clip[2], clip[3], 0x0000ff, lw, 0);
         TAP_OK(raster_draw_argb(&s, px, W, H, W * 4, 1) == 0, "dense curve %d drawn", shape);
         int inside_bad = 0, outside_bad = 0, clip_bad = 0, inside = 0;
         for (int y = 0; y < H; y++)
             for (int x = 0; x < W; x++) {
                 double cx = x + 0.5, cy = y + 0.5, d = INFINITY;
-                for (int i = 0; i + 1 < N; i++)
+                for (int i = 0; i + 1 < np; i++)
                     if (isfinite(xy[2 * i + 1]) && isfinite(xy[2 * i + 3]))
                         d = fmin(d, seg_dist(cx, cy, xy[2 * i], xy[2 * i + 1], xy[2 * i + 2],
                                              xy[2 * i + 3]));
