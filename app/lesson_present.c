@@ -11,6 +11,7 @@
 #include "frontend.h"
 #include "figure.h"
 #include "lesson.h"
+#include "tui.h"
 #include "options.h"
 
 struct lesson_presenter;
@@ -351,6 +352,9 @@ int lesson_present(const lesson *l, int start, int gui, int frames)
         return 1;
     }
     app_explorer_init(x, &l->slides[0].st, gui);
+    /* a dark terminal (its OSC 11 answer, else COLORFGBG) starts the lesson dark, as the
+     * explorer does; a slide that names its theme keeps it */
+    if (!gui && tui_terminal_dark(1) == 1) x->st.dark = 1;
     struct lesson_presenter *p = lesson_attach(x, l, start);
     if (!p) {
         app_explorer_free(x);

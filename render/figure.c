@@ -956,13 +956,14 @@ static size_t box_covers(const scene *s, const scene_target *t, double bx, doubl
                                              bx, by, bw, bh);
             }
         } else if (it->kind == SCENE_TEXT && !(it->u.text.anchor & SCENE_VERTICAL)) {
-            /* another label: never write over it */
+            /* another label: never write over it while any other place is free of labels
+             * (a label covered is lost; curve segments covered are a part of a curve) */
             double w = scene_text_width(t, it->u.text.str, it->u.text.size);
             double h = t->text_h * it->u.text.size;
             unsigned ha = it->u.text.anchor & 3, va = (it->u.text.anchor >> 2) & 3;
             double x0 = it->u.text.x - (ha == SCENE_CENTER ? w / 2 : ha == SCENE_RIGHT ? w : 0);
             double y0 = it->u.text.y - (va == 1 ? h / 2 : va == 2 ? h : 0);
-            if (x0 < bx + bw && x0 + w > bx && y0 < by + bh && y0 + h > by) hits += 8;
+            if (x0 < bx + bw && x0 + w > bx && y0 < by + bh && y0 + h > by) hits += 1000;
         } else if (it->kind == SCENE_CIRCLE) {
             double cx = it->u.circle.cx, cy = it->u.circle.cy, r = it->u.circle.r;
             hits +=
@@ -973,6 +974,81 @@ static size_t box_covers(const scene *s, const scene_target *t, double bx, doubl
         }
     }
     return hits;
+}
+
+/* Where a bw x bh legend covers the least data in a's area: the preferred corner first, then
+ * the other corners and the middles of the top and bottom edges. Returns what it covers. */
+static size_t legend_place(const scene *s, const scene_target *t, const fig_axes *a, double bw,
+                           double bh, double inset, int corner, double *bx, double *by)
+{
+    double left = a->area.x + inset, right = a->area.x + a->area.w - inset - bw;
+    double mid = a->area.x + 0.5 * (a->area.w - bw);
+    double top = a->area.y + (t->cells ? 0.0 : inset);
+    double bottom = a->area.y + a->area.h - (t->cells ? 0.0 : inset) - bh;
+    double cand[6][2] = {{right, top},   {right, bottom}, {left, top},
+                         {left, bottom}, {mid, top},      {mid, bottom}};
+    if (corner == 1) {
+        cand[0][1] = bottom;
+        cand[1][1] = top;
+    }
+    *bx = cand[0][0];
+    *by = cand[0][1];
+    size_t best = (size_t)-1;
+    for (int k = 0; k < 6; k++) {
+        double cx = cand[k][0], cy = cand[k][1];
+        if (t->cells) {
+            cx = floor(cx);
+            cy = 2.0 * floor(cy / 2.0);
+        } else {
+            cx = round(cx);
+            cy = round(cy);
+        }
+        size_t c = box_covers(s, t, cx, cy, bw, bh);
+        if (c < best) {
+            best = c;
+            *bx = cx;
+            *by = cy;
+        }
+        if (c == 0) break;
+    }
+    return best;
+}
+
+/* A legend's shape for cols columns of n names: rows, entries shown, text size and width,
+ * column width and box size. */
+typedef struct legend_shape {
+    int cols, rows, shown;
+    double size, line_h, textw, colw, bw, bh;
+} legend_shape;
+
+static legend_shape legend_shape_for(const scene_target *t, const fig_axes *a,
+                                     const char *const *names, int n, int cols, double size,
+                                     double avail, double sample, double gap, double padx,
+                                     double pady, double inset, double colgap)
+{
+    metrics m = get_metrics(t);
+    legend_shape l = {cols, 0, 0, size, t->cells ? m.T : m.T * size, 0, 0, 0, 0};
+    l.rows = (n + cols - 1) / cols;
+    if (l.rows * l.line_h > avail + 1e-9) l.rows = (int)floor(avail / l.line_h + 1e-9);
+    if (l.rows < 0) l.rows = 0;
+    l.shown = l.rows * cols < n ? l.rows * cols : n;
+    double maxw =
+        (a->area.w - 2.0 * inset - 2.0 * padx - (cols - 1) * colgap) / cols - sample - gap;
+    for (int i = 0; i < l.shown; i++)
+        l.textw = fmax(l.textw, scene_text_width(t, names[i] ? names[i] : "", l.size));
+    /* Names are never cut while a smaller size fits them. */
+    if (l.textw > maxw && maxw >= 1.0 && !t->cells) {
+        double f = fmax(min_label_size(t) / l.size, maxw / l.textw);
+        l.size *= f;
+        l.textw *= f;
+        l.line_h = m.T * l.size;
+    }
+    if (l.textw > maxw) l.textw = maxw;
+    if (maxw < 1.0) l.shown = -l.shown - 1; /* no room: every name would be cut */
+    l.colw = sample + gap + l.textw;
+    l.bw = ceil(2.0 * padx + cols * l.colw + (cols - 1) * colgap);
+    l.bh = ceil(2.0 * pady + l.rows * l.line_h);
+    return l;
 }
 
 void fig_legend(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a,
@@ -993,6 +1069,7 @@ void fig_legend_styled(scene *s, const scene_target *t, const fig_theme *th, con
     double gap = t->cells ? 1.0 : 0.5 * m.pad;
     double padx = t->cells ? 1.0 : m.pad, pady = t->cells ? 0.0 : 0.5 * m.pad;
     double inset = t->cells ? 1.0 : m.pad;
+    double colgap = t->cells ? 2.0 : m.pad;
     /* Every entry is shown: a legend taller than the area steps its size down (to the
      * smallest label size), then takes two columns; only an area too small even for that
      * leaves entries out, and the scene records it as cut text. */
@@ -1002,66 +1079,35 @@ void fig_legend_styled(scene *s, const scene_target *t, const fig_theme *th, con
         line_h = m.T * size;
     }
     int cols = n * line_h > avail + 1e-9 && n > 1 ? 2 : 1;
-    double colgap = t->cells ? 2.0 : m.pad;
-    int rows = (n + cols - 1) / cols;
-    if (rows * line_h > avail + 1e-9) rows = (int)floor(avail / line_h + 1e-9);
-    if (rows <= 0) rows = 0;
-    int shown = rows * cols < n ? rows * cols : n;
-    for (int i = shown; i < n; i++) scene_note_cut(s, names[i] ? names[i] : "");
-    if (shown <= 0) return;
-    double maxw =
-        (a->area.w - 2.0 * inset - 2.0 * padx - (cols - 1) * colgap) / cols - sample - gap;
-    if (maxw < 1.0) {
-        for (int i = 0; i < shown; i++) scene_note_cut(s, names[i] ? names[i] : "");
+    legend_shape l =
+        legend_shape_for(t, a, names, n, cols, size, avail, sample, gap, padx, pady, inset, colgap);
+    double bx, by;
+    size_t hits = l.shown > 0 ? legend_place(s, t, a, l.bw, l.bh, inset, corner, &bx, &by) : 0;
+    /* one column covering more than half the area's height (a short plot under the projector
+     * zoom): two columns instead when they fit and cover no more */
+    if (cols == 1 && l.shown == n && hits > 0 && !t->cells && n >= 4 && n * line_h > 0.5 * avail) {
+        legend_shape l2 = legend_shape_for(t, a, names, n, 2, size, avail, sample, gap, padx, pady,
+                                           inset, colgap);
+        double bx2, by2;
+        if (l2.shown == n && l2.size >= l.size - 1e-9 && l2.bw <= a->area.w * 0.8) {
+            size_t hits2 = legend_place(s, t, a, l2.bw, l2.bh, inset, corner, &bx2, &by2);
+            if (hits2 <= hits) {
+                l = l2;
+                bx = bx2;
+                by = by2;
+            }
+        }
+    }
+    if (l.shown < 0) { /* no width for any name */
+        for (int i = 0; i < n; i++) scene_note_cut(s, names[i] ? names[i] : "");
         return;
     }
-    double textw = 0.0;
-    for (int i = 0; i < shown; i++) {
-        double w = scene_text_width(t, names[i] ? names[i] : "", size);
-        if (w > textw) textw = w;
-    }
-    /* Names are never cut while a smaller size fits them. */
-    if (textw > maxw && !t->cells) {
-        double f = fmax(min_label_size(t) / size, maxw / textw);
-        size *= f;
-        textw *= f;
-        line_h = m.T * size;
-    }
-    if (textw > maxw) textw = maxw;
-    double colw = sample + gap + textw;
-    double bw = ceil(2.0 * padx + cols * colw + (cols - 1) * colgap),
-           bh = ceil(2.0 * pady + rows * line_h);
-    /* Where it covers the least data: the preferred corner first, then the other corners and
-     * the middles of the top and bottom edges. */
-    double left = a->area.x + inset, right = a->area.x + a->area.w - inset - bw;
-    double mid = a->area.x + 0.5 * (a->area.w - bw);
-    double top = a->area.y + (t->cells ? 0.0 : inset);
-    double bottom = a->area.y + a->area.h - (t->cells ? 0.0 : inset) - bh;
-    double cand[6][2] = {{right, top},   {right, bottom}, {left, top},
-                         {left, bottom}, {mid, top},      {mid, bottom}};
-    if (corner == 1) {
-        cand[0][1] = bottom;
-        cand[1][1] = top;
-    }
-    double bx = cand[0][0], by = cand[0][1];
-    size_t best = (size_t)-1;
-    for (int k = 0; k < 6; k++) {
-        double cx = cand[k][0], cy = cand[k][1];
-        if (t->cells) {
-            cx = floor(cx);
-            cy = 2.0 * floor(cy / 2.0);
-        } else {
-            cx = round(cx);
-            cy = round(cy);
-        }
-        size_t c = box_covers(s, t, cx, cy, bw, bh);
-        if (c < best) {
-            best = c;
-            bx = cx;
-            by = cy;
-        }
-        if (c == 0) break;
-    }
+    for (int i = l.shown; i < n; i++) scene_note_cut(s, names[i] ? names[i] : "");
+    if (l.shown <= 0) return;
+    int shown = l.shown, rows = l.rows;
+    double bw = l.bw, bh = l.bh, colw = l.colw, textw = l.textw;
+    size = l.size;
+    line_h = l.line_h;
     scene_rect(s, bx, by, bw, bh, th->bg, SCENE_FILL);
     if (!t->cells) scene_rect(s, bx + 0.5, by + 0.5, bw - 1.0, bh - 1.0, th->muted, 0);
     for (int i = 0; i < shown; i++) {

@@ -164,6 +164,16 @@ static int ex_build(app_view_ctx *c, const app_state *st, scene *s, const scene_
             }
         }
     if (!(hi > lo)) hi = lo + 1;
+    /* a short plot (the window under a projector zoom) keeps its legend beside it, not over
+     * the curves and the training length's label */
+    fig_rect side = {0, 0, 0, 0};
+    int beside = !t->cells && r.h < t->text_h * 12;
+    if (beside) {
+        double widest = 0;
+        for (int m = 0; m < tab.models; m++)
+            widest = fmax(widest, scene_text_width(t, tab.names[m], 0.9));
+        side = fig_take_right(&r, widest + t->text_h * 3.5, t->char_w);
+    }
     fig_axes a = fig_axes_draw(s, t, th, r, 0, tab.rows - 1, fmin(0, lo), hi * 1.05,
                                "position in the sequence", "loss (nats / token)", FIG_GRID);
     /* shade what lies past the training length */
@@ -191,7 +201,9 @@ static int ex_build(app_view_ctx *c, const app_state *st, scene *s, const scene_
         fig_curve(s, &a, x, y, (size_t)tab.rows, colors[m], t->cells ? 0 : lw * 2, 0);
     }
     fig_vmark(s, t, th, &a, tab.ctx, "training length");
-    fig_legend(s, t, th, &a, names, colors, tab.models, 0);
+    fig_axes la = a;
+    if (beside) la.area = (fig_rect){side.x, a.area.y, side.w, a.area.h};
+    fig_legend(s, t, th, &la, names, colors, tab.models, 0);
     c->main = a;
     fig_mark_main(s, a.area, "plot");
     c->has_main = 1;

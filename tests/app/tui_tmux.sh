@@ -29,12 +29,14 @@ wait_for() { # wait_for TEXT [SECONDS]: poll the screen until TEXT shows
 cleanup() { tm kill-server 2>/dev/null || true; }
 trap cleanup EXIT
 
-start() { # start [TMUX-CONFIG]
+start() { # start [TMUX-CONFIG [PELAB-ARGS...]]
+    local conf=${1:-/dev/null}
+    [ $# -gt 0 ] && shift
     cleanup
     runs=$((runs + 1))
     sock="pelab-test-$$-$runs"
-    tm -f "${1:-/dev/null}" new-session -d -s t -x 100 -y 30 \
-        "env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 $pelab; echo \"[exit \$?]\"; stty -a | tr ' ' '\n' | grep -xE 'icanon|echo' | tr '\n' ' '; echo '[stty]'; sleep 30"
+    tm -f "$conf" new-session -d -s t -x 100 -y 30 \
+        "env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 $pelab $*; echo \"[exit \$?]\"; stty -a | tr ' ' '\n' | grep -xE 'icanon|echo' | tr '\n' ' '; echo '[stty]'; sleep 30"
 }
 
 start
@@ -101,6 +103,11 @@ tm capture-pane -p -e -t t | head -n1 | grep -qF "38;5;254msinusoidal"; ok $? "a
 tm send-keys -t t q
 wait_for "[stty]"
 screen | grep -q "icanon echo"; ok $? "the terminal is restored (icanon, echo)"
+# a lesson on the same dark terminal starts dark too
+start "$conf" lesson rope
+wait_for "RoPE: q at m=1"
+! tm capture-pane -p -e -t t | head -n1 | grep -qF "48;5;231"; ok $? "a lesson on it: no painted light page"
+tm capture-pane -p -e -t t | head -n1 | grep -qF "38;5;254mRoPE"; ok $? "and the dark theme's light title"
 # the same terminal without a background colour: tmux answers only the device attributes, so
 # no delay and the light page
 start
