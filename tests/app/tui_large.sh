@@ -39,7 +39,7 @@ start() { # start ARGS...: the explorer in a fresh 120x30 terminal
     cleanup
     runs=$((runs + 1))
     sock="pelab-large-$$-$runs"
-    tm -f /dev/null new-session -d -s t -x 120 -y 30 \
+    tm -f /dev/null new-session -d -s t -x 120 -y 30 -c "$tmp" \
         "env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 $pelab $*; echo \"[exit \$?]\"; stty -a | tr ' ' '\n' | grep -xE 'icanon|echo' | tr '\n' ' '; echo '[stty]'; sleep 60"
 }
 
@@ -63,7 +63,27 @@ wait_for "xpos]" 20; ok $? "xpos at L 1048576 draws again"
 tm send-keys -t t 2
 wait_for "more than the cap" 10 && screen | grep -qF "xpos]"
 ok $? "key 2 (similarity) is refused with the cap's message, the view stays"
+screen | grep -qF "similarity not shown: --len x --len = 1048576 x 1048576" &&
+    screen | grep -qF "a product up to 67108864)"
+ok $? "the refusal names the view and wraps whole to its end at 120 columns (not cut at the edge)"
 quits "after a number key"
+
+# a long message wraps in the terminal instead of being cut at the edge: the budget's refusal
+# centred in the view, and s's message with the saved file's name
+start --view xl --len 1024 --dim 4096 --max-memory 64
+wait_for "--max-memory MIB" 20 && screen | grep -qF "the view's table needs 224 MiB, more than the memory budget of 64 MiB" &&
+    screen | grep -qF "needs less)"
+ok $? "the budget's message is wrapped whole in the view at 120x30 ($(screen | grep -F 'MiB' | head -n 2 | tr -s ' '))"
+quits "after the budget's message"
+start --view decay
+wait_for "decay]" 20
+tm send-keys -t t s
+wait_for "saved" 20 && sleep 0.5
+name=$(screen | grep -oE 'pelab-decay-[0-9]+\.png' | head -n 1)
+[ -n "$name" ] && [ "$(screen | grep -oF -- "$name" | wc -l)" -eq 2 ] && [ -s "$tmp/$name" ]
+ok $? "s says the saved file's name whole, in both places, at 120 columns ($name)"
+quits "after s"
+rm -f "$tmp/$name"
 
 # long work: xl at L 1024, d 4096 projects every query through W_R (minutes); a base change
 # during it stops it and starts over with the new base, and q quits during the work
@@ -139,7 +159,7 @@ if command -v script >/dev/null; then
     rc=$?
     [ "$rc" -eq 0 ] && grep -q "pelab export decay \[#" "$tmp/typescript" &&
         grep -q $'\r\033\[K' "$tmp/typescript" && ! grep -qF 'x1b' "$tmp/typescript"
-    ok $? "the progress bar is drawn and erased with ESC [ K, no literal \\x1b ($(tr -d '\033\r' <"$tmp/typescript" | tail -c 120))"
+    ok $? "the progress bar is drawn and erased with ESC [ K, no literal \\x1b ($(grep -o 'decay \[[#.]*\] *[0-9]*%' "$tmp/typescript" | tail -n 1))"
 else
     ok 0 "# SKIP script (util-linux) is not installed"
 fi
