@@ -528,13 +528,16 @@ static int bench_run_part(int part, int quick, int runs)
 typedef struct large_case {
     const char *view;
     int len, dim, heads;
+    const char *pe; /* the encoding when not the default */
 } large_case;
 
 static const large_case large_cases[] = {
-    {"heatmap", 8192, 4096, 8},    {"similarity", 8192, 4096, 8}, {"decay", 8192, 4096, 8},
-    {"alibi", 8192, 4096, 64},     {"t5", 8192, 4096, 64},        {"xpos", 8192, 4096, 8},
-    {"xl", 4096, 512, 8},          {"xl", 1024, 4096, 8},         {"rope", 8192, 4096, 8},
-    {"wavelength", 8192, 4096, 8}, {"extension", 8192, 4096, 8},
+    {"heatmap", 8192, 4096, 8, NULL},   {"similarity", 8192, 4096, 8, NULL},
+    {"decay", 8192, 4096, 8, NULL},     {"alibi", 8192, 4096, 64, NULL},
+    {"t5", 8192, 4096, 64, NULL},       {"xpos", 8192, 4096, 8, NULL},
+    {"xl", 4096, 512, 8, NULL},         {"xl", 1024, 4096, 8, NULL},
+    {"rope", 8192, 4096, 8, NULL},      {"wavelength", 8192, 4096, 8, NULL},
+    {"extension", 8192, 4096, 8, NULL}, {"similarity", 8192, 4096, 8, "learned"},
 };
 
 /* Peak resident memory of this process so far, MiB (ru_maxrss is in KiB on Linux). */
@@ -572,6 +575,7 @@ static void bench_large_case(const large_case *lc, int gui, window *win, int run
     st.p.dim = lc->dim;
     st.p.heads = lc->heads;
     st.view = v;
+    if (lc->pe) st.enc = pe_encoding_find(lc->pe);
     app_explorer_init(x, &st, gui);
     scene s;
     scene_init(&s, 1, 1, 0);
@@ -610,8 +614,8 @@ static void bench_large_case(const large_case *lc, int gui, window *win, int run
     }
 #undef LARGE_FRAME
     char size[64];
-    snprintf(size, sizeof size, "L %d d %d%s", lc->len, lc->dim,
-             lc->heads != 8 ? ", 64 heads" : "");
+    snprintf(size, sizeof size, "L %d d %d%s%s%s", lc->len, lc->dim,
+             lc->heads != 8 ? ", 64 heads" : "", lc->pe ? ", " : "", lc->pe ? lc->pe : "");
     printf("  %-10s %-23s %-8s %8.2f (cpu %7.2f) %7.2f (cpu %6.2f) %9.1f%s\n", lc->view, size,
            gui ? "window" : "terminal", median(tc, runs), median(cc, runs), median(ts, runs),
            median(cs, runs), first, x->view_error[0] ? "  (view error!)" : "");

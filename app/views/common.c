@@ -144,6 +144,27 @@ void *app_cache_reuse(app_view_ctx *c, int slot, const void *key, size_t klen, s
     return e->val;
 }
 
+/* The parameters enc's table depends on: learned and binary tables ignore the base, the scaling
+ * and every other encoding's knobs, so changing those keeps the table (regenerating the learned
+ * one takes seconds at L 8192, d 4096); the others are keyed on every parameter. */
+static pe_params table_key(const pe_encoding *enc, const pe_params *p)
+{
+    pe_params k;
+    memset(&k, 0, sizeof k);
+    if (strcmp(enc->name, "learned") == 0) {
+        k.len = p->len;
+        k.dim = p->dim;
+        k.seed = p->seed;
+        k.learned_std = p->learned_std;
+    } else if (strcmp(enc->name, "binary") == 0) {
+        k.len = p->len;
+        k.dim = p->dim;
+    } else {
+        k = *p;
+    }
+    return k;
+}
+
 const pe_matrix *app_view_table(app_view_ctx *c, const pe_encoding *enc, const pe_params *p,
                                 char *err, size_t errlen)
 {
@@ -152,12 +173,13 @@ const pe_matrix *app_view_table(app_view_ctx *c, const pe_encoding *enc, const p
                  enc ? enc->name : "none");
         return NULL;
     }
-    if (c->table_valid && c->table_enc == enc && memcmp(&c->table_key, p, sizeof *p) == 0)
+    pe_params key = table_key(enc, p);
+    if (c->table_valid && c->table_enc == enc && memcmp(&c->table_key, &key, sizeof key) == 0)
         return &c->table;
     pe_matrix_free(&c->table);
     c->table_valid = 0;
     if (enc->table(p, &c->table, err, errlen) < 0) return NULL;
-    c->table_key = *p;
+    c->table_key = key;
     c->table_enc = enc;
     c->table_valid = 1;
     return &c->table;

@@ -101,13 +101,69 @@ static int is_sinusoidal(const app_state *st)
     return strcmp(st->enc->name, "sinusoidal") == 0;
 }
 
+static int is_learned(const app_state *st)
+{
+    return strcmp(st->enc->name, "learned") == 0;
+}
+
+/* The learned table's generator state at the start of every row (pe_learned_row_states), cached
+ * under what it depends on (L, d, seed): the figure draws only its sampled rows, the table's very
+ * values, instead of the whole L x d table (33 million normals at L 8192, d 4096). */
+static const pe_rng *learned_states(app_view_ctx *c, const app_state *st, char *err, size_t errlen)
+{
+    struct {
+        int len, dim;
+        uint64_t seed;
+    } key;
+    memset(&key, 0, sizeof key);
+    key.len = st->p.len;
+    key.dim = st->p.dim;
+    key.seed = st->p.seed;
+    pe_rng *r = app_cache_get(c, 1, &key, sizeof key);
+    if (r) return r;
+    r = app_cache_put(c, 1, &key, sizeof key, (size_t)st->p.len * sizeof *r);
+    if (!r) {
+        snprintf(err, errlen, "%s", app_cache_error());
+        return NULL;
+    }
+    if (pe_learned_row_states(&st->p, r, err, errlen) != PE_OK) {
+        app_cache_put(c, 1, "", 0, 0);
+        return NULL;
+    }
+    return r;
+}
+
+/* The learned rows pos[0..n) as a (n, d) matrix (its data malloc'd), for sampled_similarity. */
+static int learned_rows(const app_state *st, const pe_rng *states, const int *pos, size_t n,
+                        pe_matrix *out, char *err, size_t errlen)
+{
+    size_t d = (size_t)st->p.dim;
+    size_t *cols = malloc(sizeof *cols * d);
+    out->rows = n;
+    out->cols = d;
+    out->data = malloc(sizeof *out->data * n * d);
+    if (!cols || !out->data) {
+        free(cols);
+        free(out->data);
+        out->data = NULL;
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (size_t k = 0; k < d; k++) cols[k] = k;
+    for (size_t i = 0; i < n; i++)
+        pe_learned_row(&st->p, &states[pos[i]], cols, d, out->data + i * d);
+    free(cols);
+    return 0;
+}
+
 static int sim_build(app_view_ctx *c, const app_state *st, scene *s, const scene_target *t,
                      char *err, size_t errlen)
 {
     const fig_theme *th = fig_theme_get(st->dark);
-    int closed = is_sinusoidal(st);
-    const pe_matrix *tab = closed ? NULL : app_view_table(c, st->enc, &st->p, err, errlen);
-    if (!closed && !tab) return -1;
+    int closed = is_sinusoidal(st), rows = is_learned(st);
+    const pe_matrix *tab = closed || rows ? NULL : app_view_table(c, st->enc, &st->p, err, errlen);
+    const pe_rng *states = rows ? learned_states(c, st, err, errlen) : NULL;
+    if (!closed && !tab && !states) return -1;
     char title[128], sub[256];
     snprintf(title, sizeof title, "%s: %s PE(p)%sPE(q)", st->enc->name,
              st->cosine ? "cosine similarity" : "dot product", t->cells ? "." : "\xc2\xb7");
@@ -126,7 +182,9 @@ static int sim_build(app_view_ctx *c, const app_state *st, scene *s, const scene
         return -1;
     }
     for (size_t i = 0; i < n; i++) pos[i] = (int)app_grid_pos(i, n, L);
-    /* the matrix depends on the encoding, its parameters, the sampling and dot/cosine only */
+    /* the matrix depends on the encoding, its parameters, the sampling and dot/cosine only
+     * (learned: on L, d, the seed and the scale, not on the base or the other encodings'
+     * parameters, so changing those does not draw the rows again) */
     struct {
         const pe_encoding *enc;
         pe_params p;
@@ -135,7 +193,14 @@ static int sim_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     } key;
     memset(&key, 0, sizeof key);
     key.enc = st->enc;
-    key.p = st->p;
+    if (rows) {
+        key.p.len = st->p.len;
+        key.p.dim = st->p.dim;
+        key.p.seed = st->p.seed;
+        key.p.learned_std = st->p.learned_std;
+    } else {
+        key.p = st->p;
+    }
     key.n = n;
     key.cosine = st->cosine;
     float *sim = app_cache_get(c, 0, &key, sizeof key);
@@ -152,6 +217,20 @@ static int sim_build(app_view_ctx *c, const app_state *st, scene *s, const scene
                 free(pos);
                 return -1;
             }
+        } else if (rows) {
+            pe_matrix m = {0};
+            int *ids = malloc(n * sizeof *ids);
+            if (!ids || learned_rows(st, states, pos, n, &m, err, errlen) < 0) {
+                if (!ids) snprintf(err, errlen, "out of memory");
+                free(ids);
+                app_cache_put(c, 0, "", 0, 0);
+                free(pos);
+                return -1;
+            }
+            for (size_t i = 0; i < n; i++) ids[i] = (int)i;
+            sampled_similarity(&m, ids, n, st->cosine, sim);
+            free(ids);
+            free(m.data);
         } else {
             sampled_similarity(tab, pos, n, st->cosine, sim);
         }
@@ -182,6 +261,16 @@ static int sim_build(app_view_ctx *c, const app_state *st, scene *s, const scene
                 return -1;
             }
             if (st->cosine) v /= st->p.dim / 2;
+        } else if (rows) {
+            pe_matrix m = {0};
+            if (learned_rows(st, states, pp, 2, &m, err, errlen) < 0) {
+                free(pos);
+                return -1;
+            }
+            int ids[2] = {0, 1};
+            sampled_similarity(&m, ids, 2, st->cosine, v2);
+            free(m.data);
+            v = v2[1];
         } else {
             sampled_similarity(tab, pp, 2, st->cosine, v2);
             v = v2[1];
