@@ -1050,6 +1050,133 @@ static legend_shape legend_shape_for(const scene_target *t, const fig_axes *a,
     return l;
 }
 
+/* A spot all over a's area where a bw x bh box covers nothing (box_covers 0): the six
+ * candidates of legend_place first, then a grid of 9 x 7 positions, nearest the edges first.
+ * Returns 1 with the spot, 0 when there is none. */
+static int legend_free_spot(const scene *s, const scene_target *t, const fig_axes *a, double bw,
+                            double bh, double inset, int corner, double *bx, double *by)
+{
+    if (bw > a->area.w - 2.0 * inset + 1e-9 || bh > a->area.h + 1e-9) return 0;
+    if (legend_place(s, t, a, bw, bh, inset, corner, bx, by) == 0) return 1;
+    double x0 = a->area.x + inset, x1 = a->area.x + a->area.w - inset - bw;
+    double y0 = a->area.y + (t->cells ? 0.0 : inset);
+    double y1 = a->area.y + a->area.h - (t->cells ? 0.0 : inset) - bh;
+    if (y1 < y0) y1 = y0;
+    enum { NX = 9, NY = 7 };
+    /* rings from the edges inwards: a legend in the middle of a plot is the last resort */
+    for (int ring = 0; ring <= NY / 2; ring++)
+        for (int j = 0; j < NY; j++)
+            for (int i = 0; i < NX; i++) {
+                int d = i < j ? i : j;
+                if (NX - 1 - i < d) d = NX - 1 - i;
+                if (NY - 1 - j < d) d = NY - 1 - j;
+                if (d != ring) continue;
+                double cx = x0 + (x1 - x0) * i / (NX - 1), cy = y0 + (y1 - y0) * j / (NY - 1);
+                if (t->cells) {
+                    cx = floor(cx);
+                    cy = 2.0 * floor(cy / 2.0);
+                } else {
+                    cx = round(cx);
+                    cy = round(cy);
+                }
+                if (box_covers(s, t, cx, cy, bw, bh) == 0) {
+                    *bx = cx;
+                    *by = cy;
+                    return 1;
+                }
+            }
+    return 0;
+}
+
+/* The legend's shapes from the given size down, each in one, two or three columns or one row
+ * (only shapes that show every name whole at that size), until one has a free spot. */
+static int legend_search(const scene *s, const scene_target *t, const fig_axes *a,
+                         const char *const *names, int n, double size, double avail, double sample,
+                         double gap, double padx, double pady, double inset, double colgap,
+                         int corner, legend_shape *out, double *bx, double *by)
+{
+    double floor_size = min_label_size(t);
+    for (double sz = size;; sz = fmax(floor_size, sz * 0.9)) {
+        int col_options[4] = {1, 2, 3, n};
+        for (int c = 0; c < 4; c++) {
+            int cols = col_options[c];
+            if (cols > n || (c == 3 && n <= 3)) continue;
+            legend_shape l = legend_shape_for(t, a, names, n, cols, sz, avail, sample, gap, padx,
+                                              pady, inset, colgap);
+            if (l.shown != n || fabs(l.size - sz) > 1e-9) continue;
+            double natural = 0;
+            for (int i = 0; i < n; i++)
+                natural = fmax(natural, scene_text_width(t, names[i] ? names[i] : "", sz));
+            if (l.textw < natural - 1e-6) continue; /* a name would be cut */
+            if (legend_free_spot(s, t, a, l.bw, l.bh, inset, corner, bx, by)) {
+                *out = l;
+                return 1;
+            }
+        }
+        if (t->cells || sz <= floor_size + 1e-9) break;
+    }
+    return 0;
+}
+
+static void legend_draw(scene *s, const scene_target *t, const fig_theme *th,
+                        const legend_shape *lp, double bx, double by, const char *const *names,
+                        const uint32_t *colors, const unsigned *flags, int n);
+
+/* The shape of a legend in a strip w wide at size 0.9: as many columns as fit (the fewest rows),
+ * names whole. shown is 0 when not even one column fits. */
+static legend_shape strip_shape(const scene_target *t, double w, const char *const *names, int n)
+{
+    metrics m = get_metrics(t);
+    double sample = round(1.6 * m.T), gap = 0.5 * m.pad, padx = m.pad, pady = 0.5 * m.pad;
+    fig_axes fake;
+    memset(&fake, 0, sizeof fake);
+    fake.area.w = w;
+    double natural = 0;
+    for (int i = 0; i < n; i++)
+        natural = fmax(natural, scene_text_width(t, names[i] ? names[i] : "", 0.9));
+    for (int cols = n; cols >= 1; cols--) {
+        int rows = (n + cols - 1) / cols;
+        if (cols > 1 && (rows - 1) * cols >= n) continue; /* same rows with fewer columns */
+        legend_shape l = legend_shape_for(t, &fake, names, n, cols, 0.9, 1e9, sample, gap, padx,
+                                          pady, 0.0, m.pad);
+        if (l.shown == n && fabs(l.size - 0.9) < 1e-9 && l.textw >= natural - 1e-6 && l.bw <= w)
+            return l;
+    }
+    legend_shape none = {0};
+    return none;
+}
+
+fig_legend_slot fig_legend_take(const scene_target *t, fig_rect *outer, const char *const *names,
+                                int n)
+{
+    fig_legend_slot slot = {{outer->x, outer->y, outer->w, 0.0}, 0};
+    if (t->cells || n <= 0 || !names) return slot;
+    metrics m = get_metrics(t);
+    /* the plot's height once the axes took their tick labels and x label (about 3.3 lines) */
+    double area_h = outer->h - 3.3 * m.T;
+    if (n * m.T * 0.9 <= 0.35 * area_h) return slot;
+    legend_shape l = strip_shape(t, outer->w, names, n);
+    if (l.shown != n) return slot;
+    slot.cols = l.cols;
+    slot.r.h = l.bh + m.pad;
+    outer->y += slot.r.h;
+    outer->h -= slot.r.h;
+    return slot;
+}
+
+int fig_legend_in_slot(scene *s, const scene_target *t, const fig_theme *th,
+                       const fig_legend_slot *slot, const char *const *names,
+                       const uint32_t *colors, const unsigned *flags, int n)
+{
+    if (!slot || slot->cols <= 0 || slot->r.h <= 0) return 0;
+    legend_shape l = strip_shape(t, slot->r.w, names, n);
+    if (l.shown != n) return 0;
+    /* centred over the plot, at the top of the strip */
+    legend_draw(s, t, th, &l, round(slot->r.x + 0.5 * (slot->r.w - l.bw)), round(slot->r.y), names,
+                colors, flags, n);
+    return 1;
+}
+
 void fig_legend(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a,
                 const char *const *names, const uint32_t *colors, int n, int corner)
 {
@@ -1080,7 +1207,7 @@ void fig_legend_styled(scene *s, const scene_target *t, const fig_theme *th, con
     int cols = n * line_h > avail + 1e-9 && n > 1 ? 2 : 1;
     legend_shape l =
         legend_shape_for(t, a, names, n, cols, size, avail, sample, gap, padx, pady, inset, colgap);
-    double bx, by;
+    double bx = 0.0, by = 0.0;
     size_t hits = l.shown > 0 ? legend_place(s, t, a, l.bw, l.bh, inset, corner, &bx, &by) : 0;
     /* one column covering more than half the area's height (a short plot under the projector
      * zoom): two columns instead when they fit and cover no more */
@@ -1097,12 +1224,43 @@ void fig_legend_styled(scene *s, const scene_target *t, const fig_theme *th, con
             }
         }
     }
+    /* Still over data (a short plot under the projector zoom, curves in every corner): look
+     * for a spot that covers nothing at all, all over the area, in one, two, three columns or
+     * one row, stepping the size down to the smallest label size. The largest size that has
+     * such a spot wins; only when none has one does the legend stay where it covers least. */
+    if (hits > 0 && l.shown == n) {
+        legend_shape best_l;
+        double best_x, best_y;
+        if (legend_search(s, t, a, names, n, size, avail, sample, gap, padx, pady, inset, colgap,
+                          corner, &best_l, &best_x, &best_y)) {
+            l = best_l;
+            bx = best_x;
+            by = best_y;
+            hits = 0;
+        }
+    }
+    s->legend_covers += hits;
+    legend_draw(s, t, th, &l, bx, by, names, colors, flags, n);
+}
+
+/* The legend of shape l at (bx, by): its box, then each entry's sample line and name. */
+static void legend_draw(scene *s, const scene_target *t, const fig_theme *th,
+                        const legend_shape *lp, double bx, double by, const char *const *names,
+                        const uint32_t *colors, const unsigned *flags, int n)
+{
+    metrics m = get_metrics(t);
+    double sample = t->cells ? 2.0 : round(1.6 * m.T);
+    double gap = t->cells ? 1.0 : 0.5 * m.pad;
+    double padx = t->cells ? 1.0 : m.pad, pady = t->cells ? 0.0 : 0.5 * m.pad;
+    double colgap = t->cells ? 2.0 : m.pad;
+    legend_shape l = *lp;
     if (l.shown < 0) { /* no width for any name */
         for (int i = 0; i < n; i++) scene_note_cut(s, names[i] ? names[i] : "");
         return;
     }
     for (int i = l.shown; i < n; i++) scene_note_cut(s, names[i] ? names[i] : "");
     if (l.shown <= 0) return;
+    double size, line_h;
     int shown = l.shown, rows = l.rows;
     double bw = l.bw, bh = l.bh, colw = l.colw, textw = l.textw;
     size = l.size;

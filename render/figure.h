@@ -80,6 +80,21 @@ void fig_legend_styled(scene *s, const scene_target *t, const fig_theme *th, con
                        const char *const *names, const uint32_t *colors, const unsigned *flags,
                        int n, int corner);
 
+/* A legend above the plot, for a plot too short to hold one inside (the projector zoom): when
+ * the names at their size would take more than about a third of the plot's height,
+ * fig_legend_take takes a strip off the top of outer (before fig_axes_draw) with as many
+ * columns as fit, and fig_legend_in_slot draws the legend there (it returns 0 and draws nothing
+ * when no strip was taken: draw the usual fig_legend then). */
+typedef struct fig_legend_slot {
+    fig_rect r;
+    int cols;
+} fig_legend_slot;
+fig_legend_slot fig_legend_take(const scene_target *t, fig_rect *outer, const char *const *names,
+                                int n);
+int fig_legend_in_slot(scene *s, const scene_target *t, const fig_theme *th,
+                       const fig_legend_slot *slot, const char *const *names,
+                       const uint32_t *colors, const unsigned *flags, int n);
+
 /* A curve y(x) of n samples in data units through the axes (clipped to its area). */
 void fig_curve(scene *s, const fig_axes *a, const double *x, const double *y, size_t n,
                uint32_t color, double width, unsigned flags);

@@ -96,6 +96,7 @@ void scene_reset(scene *s, double width, double height, uint32_t background)
     s->background = background;
     s->text_h = 0.0;
     s->n_cut = s->n_cut_data = 0;
+    s->legend_covers = 0;
     s->cut_example[0] = '\0';
     s->main_x = s->main_y = s->main_w = s->main_h = 0.0;
     s->main_name[0] = '\0';
