@@ -253,8 +253,8 @@ static int log_ticks(double lo, double hi, int max_ticks, double *out)
     return ticks_with_step(lo, hi, max_ticks, out, NULL);
 }
 
-/* Powers of ten from 1e5 (1e-5) on are written 1e5; on an axis that has such a tick, from 1e3
- * (1e-3) on, so one axis never reads "10000" next to "1e5". */
+/* Powers of ten from 1e5 (1e-5) on are written 1e5; on an axis that has such a tick, every
+ * tick is (1e0 too), so one axis has one format and never reads "100" next to "1e5". */
 static void log_label(double v, int sci_from, char *buf, size_t n)
 {
     int e = (int)floor(log10(v) + 1e-9);
@@ -289,7 +289,7 @@ static void make_ticks(tickset *ts, const scene_target *t, double lo, double hi,
     ts->widest = 0.0;
     int sci_from = 5;
     for (int i = 0; lg && i < ts->n; i++)
-        if (fabs(floor(log10(ts->v[i]) + 1e-9)) >= 5) sci_from = 3;
+        if (fabs(floor(log10(ts->v[i]) + 1e-9)) >= 5) sci_from = 0;
     for (int i = 0; i < ts->n; i++) {
         if (lg)
             log_label(ts->v[i], sci_from, ts->label[i], sizeof ts->label[i]);
@@ -1382,11 +1382,52 @@ static void place_mark_label(scene *s, const scene_target *t, const fig_theme *t
         }
         if (c == 0) break;
     }
+    s->legend_covers += fewest;
     put_text(s, t, cand[best][0], cand[best][1], str, size, SCENE_LEFT | SCENE_TOP, th->fg, 0);
+}
+
+/* The spots for a label w x h beside the vertical line at fx (its left edge right of the
+ * line, or its right edge left of it): at the top and the bottom of the line first, then down
+ * its length line by line. Returns the count. */
+enum { VMARK_ROWS = 48 };
+static int vmark_spots(const scene_target *t, const fig_axes *a, double fx, double w, double h,
+                       double (*cand)[2])
+{
+    metrics m = get_metrics(t);
+    double gap = t->cells ? 1.0 : 0.4 * m.pad;
+    double rx = t->cells ? fx + 0.5 : fx + gap; /* left edge right of the line */
+    double right_room = a->area.x + a->area.w - rx;
+    double left_edge = t->cells ? fx - 0.5 : fx - gap; /* right edge left of the line */
+    double left_room = left_edge - a->area.x;
+    double top = a->area.y + (t->cells ? 0.0 : 0.4 * m.pad);
+    double bottom = a->area.y + a->area.h - h - (t->cells ? 0.0 : 0.4 * m.pad);
+    if (t->cells) bottom = 2.0 * floor(bottom / 2.0);
+    double lx = t->cells ? floor(left_edge - w + 1e-9) : left_edge - w;
+    double ys[VMARK_ROWS + 2];
+    int ny = 0, n = 0;
+    ys[ny++] = top;
+    if (bottom > top) ys[ny++] = bottom;
+    double step = t->cells ? 2.0 : h;
+    for (double y = top + step; y < bottom - 1e-9 && ny < VMARK_ROWS + 2; y += step) ys[ny++] = y;
+    for (int k = 0; k < ny; k++) {
+        if (w <= right_room + 1e-9) {
+            cand[n][0] = rx, cand[n++][1] = ys[k];
+        }
+        if (w <= left_room + 1e-9) {
+            cand[n][0] = lx, cand[n++][1] = ys[k];
+        }
+    }
+    return n;
 }
 
 void fig_vmark(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a, double x,
                const char *label)
+{
+    fig_vmark_short(s, t, th, a, x, label, NULL);
+}
+
+void fig_vmark_short(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a,
+                     double x, const char *label, const char *short_label)
 {
     double fx = fig_x(a, x);
     if (!isfinite(fx) || fx < a->area.x || fx > a->area.x + a->area.w) return;
@@ -1405,33 +1446,34 @@ void fig_vmark(scene *s, const scene_target *t, const fig_theme *th, const fig_a
     else
         scene_line(s, fx, a->area.y, fx, a->area.y + a->area.h, th->fg, 1.5 * m.lw, SCENE_DASHED);
     if (!label || !*label) return;
-    double size = t->cells ? 1.0 : 0.85;
     double gap = t->cells ? 1.0 : 0.4 * m.pad;
-    double rx = t->cells ? fx + 0.5 : fx + gap; /* left edge right of the line */
-    double right_room = a->area.x + a->area.w - rx;
-    double left_edge = t->cells ? fx - 0.5 : fx - gap; /* right edge left of the line */
-    double left_room = left_edge - a->area.x;
+    double room = fmax(a->area.x + a->area.w - (t->cells ? fx + 0.5 : fx + gap),
+                       (t->cells ? fx - 0.5 : fx - gap) - a->area.x);
+    /* The label over no curve, line or other label: at its size, then in its short form,
+     * then each smaller (pixel targets); only when none has a free spot does it go where it
+     * covers least. */
+    double cand[2 * (VMARK_ROWS + 2)][2];
+    const char *forms[2] = {label, short_label};
+    double floor_size = min_label_size(t);
+    for (double size = t->cells ? 1.0 : 0.85;; size = fmax(floor_size, size * 0.9)) {
+        for (int f = 0; f < 2; f++) {
+            if (!forms[f] || !*forms[f]) continue;
+            double w = scene_text_width(t, forms[f], size), h = t->cells ? 2.0 : m.T * size;
+            int n = w <= room + 1e-9 ? vmark_spots(t, a, fx, w, h, cand) : 0;
+            for (int k = 0; k < n; k++)
+                if (box_covers(s, t, cand[k][0], cand[k][1], w, h) == 0) {
+                    put_text(s, t, cand[k][0], cand[k][1], forms[f], size, SCENE_LEFT | SCENE_TOP,
+                             th->fg, 0);
+                    return;
+                }
+        }
+        if (t->cells || size <= floor_size + 1e-9) break;
+    }
+    double size = t->cells ? 1.0 : 0.85;
     char buf[128];
-    const char *str = fit_label(s, t, label, &size, fmax(right_room, left_room), buf, sizeof buf);
+    const char *str = fit_label(s, t, label, &size, room, buf, sizeof buf);
     double w = scene_text_width(t, str, size), h = t->cells ? 2.0 : m.T * size;
-    double top = a->area.y + (t->cells ? 0.0 : 0.4 * m.pad);
-    double bottom = a->area.y + a->area.h - h - (t->cells ? 0.0 : 0.4 * m.pad);
-    if (t->cells) bottom = 2.0 * floor(bottom / 2.0);
-    double cand[4][2];
-    int n = 0;
-    double lx = t->cells ? floor(left_edge - w + 1e-9) : left_edge - w;
-    if (w <= right_room + 1e-9) {
-        cand[n][0] = rx, cand[n++][1] = top;
-    }
-    if (w <= left_room + 1e-9) {
-        cand[n][0] = lx, cand[n++][1] = top;
-    }
-    if (w <= right_room + 1e-9) {
-        cand[n][0] = rx, cand[n++][1] = bottom;
-    }
-    if (w <= left_room + 1e-9) {
-        cand[n][0] = lx, cand[n++][1] = bottom;
-    }
+    int n = vmark_spots(t, a, fx, w, h, cand);
     if (n == 0) return; /* fit_label made it fit the wider side */
     place_mark_label(s, t, th, (const double(*)[2])cand, n, w, h, str, size);
 }
@@ -1455,31 +1497,63 @@ void fig_hmark(scene *s, const scene_target *t, const fig_theme *th, const fig_a
     fig_hmark_label(s, t, th, a, y, label);
 }
 
+/* The spots for a label w x h by the horizontal line at fy: above the line, else below it; at
+ * the right or the left end first, then along the line in steps of half the label. */
+enum { HMARK_XS = 24 };
+static int hmark_spots(const scene_target *t, const fig_axes *a, double fy, double w, double h,
+                       double (*cand)[2])
+{
+    metrics m = get_metrics(t);
+    double pad = t->cells ? 1.0 : t->char_w;
+    double above = t->cells ? fy - 1.0 - 2.0 : fy - h - 0.1 * m.T;
+    double below = t->cells ? fy + 1.0 : fy + 0.1 * m.T;
+    double lx = a->area.x + pad, rx = a->area.x + a->area.w - pad - w;
+    if (t->cells) rx = floor(rx);
+    int n = 0;
+    int up = above >= a->area.y, down = below + h <= a->area.y + a->area.h;
+    if (up) {
+        cand[n][0] = rx, cand[n++][1] = above;
+        cand[n][0] = lx, cand[n++][1] = above;
+    }
+    if (down) {
+        cand[n][0] = rx, cand[n++][1] = below;
+        cand[n][0] = lx, cand[n++][1] = below;
+    }
+    double step = fmax(1.0, 0.5 * w);
+    for (int k = 1; k <= HMARK_XS && lx + k * step < rx - 1e-9; k++) {
+        double x = t->cells ? floor(lx + k * step) : lx + k * step;
+        if (up) cand[n][0] = x, cand[n++][1] = above;
+        if (down) cand[n][0] = x, cand[n++][1] = below;
+    }
+    return n;
+}
+
 void fig_hmark_label(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a,
                      double y, const char *label)
 {
     double fy = hmark_y(t, a, y);
     if (isnan(fy) || !label || !*label) return;
     metrics m = get_metrics(t);
-    double size = t->cells ? 1.0 : 0.85, pad = t->cells ? 1.0 : t->char_w;
+    double pad = t->cells ? 1.0 : t->char_w, floor_size = min_label_size(t);
+    double cand[4 + 2 * HMARK_XS][2];
+    /* a spot that covers nothing, stepping the size down (pixel targets) before settling for
+     * the spot that covers least at the label's size */
+    for (double size = t->cells ? 1.0 : 0.85;; size = fmax(floor_size, size * 0.9)) {
+        double w = scene_text_width(t, label, size), h = t->cells ? 2.0 : m.T * size;
+        int n = w <= a->area.w - 2.0 * pad + 1e-9 ? hmark_spots(t, a, fy, w, h, cand) : 0;
+        for (int k = 0; k < n; k++)
+            if (box_covers(s, t, cand[k][0], cand[k][1], w, h) == 0) {
+                put_text(s, t, cand[k][0], cand[k][1], label, size, SCENE_LEFT | SCENE_TOP, th->fg,
+                         0);
+                return;
+            }
+        if (t->cells || size <= floor_size + 1e-9) break;
+    }
+    double size = t->cells ? 1.0 : 0.85;
     char buf[128];
     const char *str = fit_label(s, t, label, &size, a->area.w - 2.0 * pad, buf, sizeof buf);
     double w = scene_text_width(t, str, size), h = t->cells ? 2.0 : m.T * size;
-    /* above the line, else below it; at the left or the right end */
-    double above = t->cells ? fy - 1.0 - 2.0 : fy - h - 0.1 * m.T;
-    double below = t->cells ? fy + 1.0 : fy + 0.1 * m.T;
-    double lx = a->area.x + pad, rx = a->area.x + a->area.w - pad - w;
-    if (t->cells) rx = floor(rx);
-    double cand[4][2];
-    int n = 0;
-    if (above >= a->area.y) {
-        cand[n][0] = rx, cand[n++][1] = above;
-        cand[n][0] = lx, cand[n++][1] = above;
-    }
-    if (below + h <= a->area.y + a->area.h) {
-        cand[n][0] = rx, cand[n++][1] = below;
-        cand[n][0] = lx, cand[n++][1] = below;
-    }
+    int n = hmark_spots(t, a, fy, w, h, cand);
     if (n == 0) return;
     place_mark_label(s, t, th, (const double(*)[2])cand, n, w, h, str, size);
 }

@@ -104,6 +104,10 @@ void fig_curve(scene *s, const fig_axes *a, const double *x, const double *y, si
  * first), inside the area, stepping its size down rather than leaving it. */
 void fig_vmark(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a, double x,
                const char *label);
+/* fig_vmark with a short form of the label (e.g. "+128" for "+max_distance") for when the
+ * label covers data wherever it goes, even at the smallest label size. */
+void fig_vmark_short(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a,
+                     double x, const char *label, const char *short_label);
 void fig_hmark(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a, double y,
                const char *label);
 /* Only the label of fig_hmark: with several lines, draw them all (label NULL) first and label

@@ -165,8 +165,9 @@ typedef struct scene {
      * data labels such as long tokens may be (n_cut_data). cut_example keeps the first of n_cut,
      * for a test's message. reset clears them. */
     unsigned n_cut, n_cut_data;
-    /* what legends had to cover (curve segments, reference lines, labels: figure.c's
-     * box_covers) because no spot in the plot was free: 0 in a clean layout (tests assert it) */
+    /* what legends and reference-line labels had to cover (curve segments, reference lines,
+     * labels: figure.c's box_covers) because no spot in the plot was free: 0 in a clean layout
+     * (tests assert it) */
     size_t legend_covers;
     char cut_example[96];
     /* The view's main panel: the plot the figure is about (scene_mark_main), so a layout test
