@@ -18,6 +18,12 @@ int pe_binary_table(const pe_params *p, pe_matrix *out, char *err, size_t errlen
     if (rc == PE_OK) rc = pe_matrix_alloc(out, (size_t)p->len, (size_t)p->dim, 0, err, errlen);
     if (rc != PE_OK) return rc;
     for (size_t pos = 0; pos < out->rows; pos++) {
+        /* a report every 256 rows, so an explorer's newer change or q does not wait for a
+         * whole table (q waited 570 ms at L 8192, d 4096 under load without them) */
+        if ((pos & 255) == 255 && pe_work((double)pos / (double)out->rows)) {
+            pe_matrix_free(out);
+            return pe_work_cancelled(err, errlen);
+        }
         float *row = pe_matrix_row(out, pos);
         uint64_t v = pos;
         for (size_t j = 0; j < out->cols; j++) row[j] = (j < 64 && ((v >> j) & 1u)) ? 1.0f : -1.0f;

@@ -956,13 +956,14 @@ static size_t box_covers(const scene *s, const scene_target *t, double bx, doubl
                                              bx, by, bw, bh);
             }
         } else if (it->kind == SCENE_TEXT && !(it->u.text.anchor & SCENE_VERTICAL)) {
-            /* another label: never write over it */
+            /* another label: never write over it while any other place is free of labels
+             * (a label covered is lost; curve segments covered are a part of a curve) */
             double w = scene_text_width(t, it->u.text.str, it->u.text.size);
             double h = t->text_h * it->u.text.size;
             unsigned ha = it->u.text.anchor & 3, va = (it->u.text.anchor >> 2) & 3;
             double x0 = it->u.text.x - (ha == SCENE_CENTER ? w / 2 : ha == SCENE_RIGHT ? w : 0);
             double y0 = it->u.text.y - (va == 1 ? h / 2 : va == 2 ? h : 0);
-            if (x0 < bx + bw && x0 + w > bx && y0 < by + bh && y0 + h > by) hits += 8;
+            if (x0 < bx + bw && x0 + w > bx && y0 < by + bh && y0 + h > by) hits += 1000;
         } else if (it->kind == SCENE_CIRCLE) {
             double cx = it->u.circle.cx, cy = it->u.circle.cy, r = it->u.circle.r;
             hits +=

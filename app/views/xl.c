@@ -55,6 +55,13 @@ static int xlv_validate(const app_state *st, char *err, size_t errlen)
 #define ANCHOR 128
 /* Products of W_R^T q between two progress reports (a few ms: a cancel waits for one). */
 #define PROJECT_MACS ((size_t)1 << 21)
+/* Past this many products for W_R^T q of every row and (a) over every cell (L d^2 + L^2 d / 2),
+ * W_R^T q is computed only for the rows a frame needs (the sampled panel rows, the cursor's, and
+ * STATS_ROWS rows spread over 0..L-1 for the statistics of (a) and (b), each standing for its
+ * share of the rows): at L 1024, d 4096 about 200 projected rows instead of 1024. Below it every
+ * row, and the statistics of (a) over every cell, as pe_xl_terms gives them. */
+#define FULL_MACS  ((size_t)1 << 30)
+#define STATS_ROWS 64
 /* A normal draw's time in products, roughly (a log, a cos and a sqrt), for the progress shown. */
 #define NORMAL_COST 16.0
 
@@ -93,6 +100,9 @@ static size_t row_sample(size_t i, size_t mi, size_t t)
  * W_R^T q_i for every row, term (c) by key, and the statistics of (a) and (c). */
 typedef struct xl_draws {
     size_t m;                         /* samples per row for the statistics */
+    int lazy;                         /* g only for the rows asked for (xl_need_g); see FULL_MACS */
+    size_t ns;                        /* lazy: the statistics' rows, app_grid_pos(s, ns, L) */
+    unsigned char *g_done;            /* (L): g_i is computed */
     double ss_a, max_a, ss_c, max_c;  /* sums of squares and largest |value| */
     double *q, *k, *g;                /* (L, d) each; g_i = W_R^T q_i */
     double *u, *v, *gv, *w_r, *col_c; /* (d) (d) (d): W_R^T v, (d, d), (L): u.k_j / sqrt(d) */
@@ -120,14 +130,52 @@ static xl_key make_key(const pe_params *p, double base, size_t n)
     return k;
 }
 
-static const xl_draws *xl_get_draws(app_view_ctx *c, const pe_params *p, char *err, size_t errlen)
+/* g_i = W_R^T q_i for the rows[0..n) not computed yet, four at a time, a few ms of products
+ * between pe_work reports (done0 + the rows' share of work: the progress shown). -1 when pe_work
+ * asks to stop; the rows done so far stay done. */
+static int xl_need_g(xl_draws *x, size_t d, const size_t *rows, size_t n, double done0, double work)
+{
+    double *buf = malloc(8 * d * sizeof *buf);
+    if (!buf) return -1;
+    double *out = buf + 4 * d;
+    size_t pend[4], np = 0, cols = PROJECT_MACS / (4 * d);
+    cols = cols < 8 ? 8 : cols - cols % 8;
+    double done = done0;
+    for (size_t k = 0; k <= n; k++) {
+        if (k < n && !x->g_done[rows[k]]) {
+            int dup = 0;
+            for (size_t t = 0; t < np; t++) dup |= pend[t] == rows[k];
+            if (!dup) pend[np++] = rows[k];
+        }
+        if (np == 0 || (np < 4 && k < n)) continue;
+        for (size_t t = 0; t < np; t++) memcpy(buf + t * d, x->q + pend[t] * d, d * sizeof *buf);
+        for (size_t c0 = 0; c0 < d; c0 += cols) {
+            if (pe_work(work > 0 ? done / work : 0)) {
+                free(buf);
+                return -1;
+            }
+            size_t c1 = d - c0 < cols ? d : c0 + cols;
+            pe_xl_project_cols(x->w_r, buf, np, d, c0, c1, out);
+            done += (double)np * d * (double)(c1 - c0);
+        }
+        for (size_t t = 0; t < np; t++) {
+            memcpy(x->g + pend[t] * d, out + t * d, d * sizeof *out);
+            x->g_done[pend[t]] = 1;
+        }
+        np = 0;
+    }
+    free(buf);
+    return 0;
+}
+
+static xl_draws *xl_get_draws(app_view_ctx *c, const pe_params *p, char *err, size_t errlen)
 {
     xl_key key = make_key(p, 0, 0);
     xl_draws *x = app_cache_get(c, 0, &key, sizeof key);
     if (x) return x;
     size_t len = (size_t)p->len, d = (size_t)p->dim;
     x = app_cache_put(c, 0, &key, sizeof key,
-                      sizeof *x + (3 * len * d + 3 * d + d * d + len) * sizeof(double));
+                      sizeof *x + (3 * len * d + 3 * d + d * d + len) * sizeof(double) + len);
     if (!x) {
         snprintf(err, errlen, "--len %d x --dim %d: %s", p->len, p->dim, app_cache_error());
         return NULL;
@@ -140,9 +188,14 @@ static const xl_draws *xl_get_draws(app_view_ctx *c, const pe_params *p, char *e
     x->gv = x->v + d;
     x->w_r = x->gv + d;
     x->col_c = x->w_r + d * d;
+    x->g_done = (unsigned char *)(x->col_c + len);
+    x->lazy = (double)len * d * d + (double)len * len * d / 2 > (double)FULL_MACS;
+    x->ns = len < STATS_ROWS ? len : STATS_ROWS;
     /* progress in products, a normal draw counted as NORMAL_COST of them */
     double draws = (2.0 * len * d + (double)d * d) * NORMAL_COST;
-    double work = draws + (double)len * d * d + (double)len * len * d / 2, done = 0;
+    double work = x->lazy ? draws + (double)x->ns * d * d + (double)x->ns * len * d / 2
+                          : draws + (double)len * d * d + (double)len * len * d / 2,
+           done = 0;
     /* pe_xl_terms' order: q, k, u, v, W_R */
     pe_rng rng;
     pe_rng_seed(&rng, p->seed);
@@ -171,7 +224,20 @@ static const xl_draws *xl_get_draws(app_view_ctx *c, const pe_params *p, char *e
      * columns between reports (a few ms), so a cancel is taken at once even at d 4096 */
     size_t cols = PROJECT_MACS / (4 * d);
     cols = cols < 8 ? 8 : cols - cols % 8;
-    for (size_t i0 = 0; i0 < len; i0 += 4) {
+    if (x->lazy) { /* the statistics' rows now, the others when a frame needs them */
+        size_t *sr = calloc(x->ns, sizeof *sr);
+        int rc = sr ? 0 : -1;
+        for (size_t s = 0; sr && s < x->ns; s++) sr[s] = app_grid_pos(s, x->ns, len);
+        if (rc == 0) rc = xl_need_g(x, d, sr, x->ns, done, work);
+        free(sr);
+        if (rc < 0) {
+            app_cache_put(c, 0, "", 0, 0);
+            pe_work_cancelled(err, errlen);
+            return NULL;
+        }
+        done += (double)x->ns * d * d;
+    }
+    for (size_t i0 = 0; !x->lazy && i0 < len; i0 += 4) {
         size_t ni = len - i0 < 4 ? len - i0 : 4;
         for (size_t c0 = 0; c0 < d; c0 += cols) {
             if (pe_work(done / work)) {
@@ -183,6 +249,7 @@ static const xl_draws *xl_get_draws(app_view_ctx *c, const pe_params *p, char *e
             pe_xl_project_cols(x->w_r, x->q + i0 * d, ni, d, c0, c1, x->g + i0 * d);
             done += (double)ni * d * (double)(c1 - c0);
         }
+        memset(x->g_done + i0, 1, ni);
     }
 
     /* (c): key j's value fills the L - j cells of column j */
@@ -198,6 +265,25 @@ static const xl_draws *xl_get_draws(app_view_ctx *c, const pe_params *p, char *e
     if (mm < m) m = mm;
     x->m = m < 1 ? 1 : m > len ? len : m;
 
+    if (x->lazy) { /* (a) over every cell of the statistics' rows, each standing for its share */
+        for (size_t s = 0; s < x->ns; s++) {
+            size_t i = app_grid_pos(s, x->ns, len);
+            if (pe_work(done / work)) {
+                app_cache_put(c, 0, "", 0, 0);
+                pe_work_cancelled(err, errlen);
+                return NULL;
+            }
+            done += (double)(i + 1) * d;
+            double ss = 0;
+            for (size_t j = 0; j <= i; j++) {
+                double v = (float)(dot8(x->q + i * d, x->k + j * d, d) * scale);
+                ss += v * v;
+                x->max_a = fmax(x->max_a, fabs(v));
+            }
+            x->ss_a += ss * (double)len / (double)x->ns;
+        }
+        return x;
+    }
     /* (a) over every cell, as pe_xl_terms computes it, four query rows at a time */
     double *kt = malloc((d * len + 4 * len) * sizeof *kt);
     if (!kt) {
@@ -284,8 +370,10 @@ static const xl_rel *xl_get_rel(app_view_ctx *c, const pe_params *p, const xl_dr
     free(w);
     /* every rs-th row when even one sample per row would pass STATS_MACS (L d > STATS_MACS) */
     size_t rs = (len * d + STATS_MACS - 1) / STATS_MACS;
-    for (size_t i = 0; i < len; i += rs) {
-        if ((i / rs) % 64 == 0 && pe_work((double)i / (double)len)) {
+    if (x->lazy) rs = 1; /* the statistics' rows only (below) */
+    for (size_t k = 0, i = 0; x->lazy ? k < x->ns : i < len; k++, i += rs) {
+        if (x->lazy) i = app_grid_pos(k, x->ns, len);
+        if (k % 64 == 0 && pe_work((double)i / (double)len)) {
             app_cache_put(c, 1, "", 0, 0);
             pe_work_cancelled(err, errlen);
             return NULL;
@@ -298,17 +386,17 @@ static const xl_rel *xl_get_rel(app_view_ctx *c, const pe_params *p, const xl_dr
             t->max_b = fmax(t->max_b, fabs(v));
         }
         /* row i stands for itself and the rows up to the next one sampled */
-        size_t nrows = i + rs <= len ? rs : len - i;
-        t->ss_b += ss * (double)(i + 1) / (double)mi * (double)nrows;
+        double nrows =
+            x->lazy ? (double)len / (double)x->ns : (double)(i + rs <= len ? rs : len - i);
+        t->ss_b += ss * (double)(i + 1) / (double)mi * nrows;
     }
     return t;
 }
 
 /* The drawn terms at an n x n sample of positions (app_grid_pos), -inf where masked: (a) and (c)
  * in one cache slot, (b) and (d), which the base changes, in another. */
-static const float *xl_get_grid(app_view_ctx *c, int position, const pe_params *p,
-                                const xl_draws *x, const xl_rel *rel, size_t n, char *err,
-                                size_t errlen)
+static const float *xl_get_grid(app_view_ctx *c, int position, const pe_params *p, xl_draws *x,
+                                const xl_rel *rel, size_t n, char *err, size_t errlen)
 {
     xl_key key = make_key(p, position ? p->base : 0, n);
     int slot = 2 + position;
@@ -321,6 +409,18 @@ static const float *xl_get_grid(app_view_ctx *c, int position, const pe_params *
     }
     size_t len = (size_t)p->len, d = (size_t)p->dim;
     double scale = 1.0 / sqrt((double)d);
+    if (position && x->lazy) { /* W_R^T q of the drawn rows */
+        size_t *pr = calloc(n, sizeof *pr);
+        int rc = pr ? 0 : -1;
+        for (size_t i = 0; pr && i < n; i++) pr[i] = app_grid_pos(i, n, len);
+        if (rc == 0) rc = xl_need_g(x, d, pr, n, 0, (double)n * d * d);
+        free(pr);
+        if (rc < 0) {
+            app_cache_put(c, slot, "", 0, 0);
+            pe_work_cancelled(err, errlen);
+            return NULL;
+        }
+    }
     for (size_t i = 0; i < n; i++) {
         if (pe_work((double)i * i / ((double)n * n))) {
             app_cache_put(c, slot, "", 0, 0);
@@ -348,9 +448,10 @@ static const float *xl_get_grid(app_view_ctx *c, int position, const pe_params *
 }
 
 /* The four terms at query i, key j <= i, summed as pe_xl_terms sums them (the same floats). */
-static void xl_cell(const pe_params *p, const xl_draws *x, int i, int j, double *r, float v[4])
+static int xl_cell(const pe_params *p, xl_draws *x, int i, int j, double *r, float v[4])
 {
-    size_t d = (size_t)p->dim;
+    size_t d = (size_t)p->dim, row = (size_t)i;
+    if (xl_need_g(x, d, &row, 1, 0, (double)d * d) < 0) return -1;
     double scale = 1.0 / sqrt((double)d);
     const double *q = x->q + (size_t)i * d, *k = x->k + (size_t)j * d, *g = x->g + (size_t)i * d;
     pe_xl_r(p, (double)(i - j), r);
@@ -358,6 +459,7 @@ static void xl_cell(const pe_params *p, const xl_draws *x, int i, int j, double 
     v[1] = (float)(dot_seq(g, r, d) * scale);
     v[2] = (float)(dot_seq(x->u, k, d) * scale);
     v[3] = (float)(dot_seq(x->gv, r, d) * scale);
+    return 0;
 }
 
 static int xlv_build(app_view_ctx *c, const app_state *st, scene *s, const scene_target *t,
@@ -365,7 +467,7 @@ static int xlv_build(app_view_ctx *c, const app_state *st, scene *s, const scene
 {
     const fig_theme *th = fig_theme_get(st->dark);
     const pe_params *p = &st->p;
-    const xl_draws *x = xl_get_draws(c, p, err, errlen);
+    xl_draws *x = xl_get_draws(c, p, err, errlen);
     const xl_rel *rel = x ? xl_get_rel(c, p, x, err, errlen) : NULL;
     if (!rel) return -1;
     int L = p->len;
@@ -389,10 +491,12 @@ static int xlv_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     size_t u = strlen(sub);
     u += (size_t)snprintf(sub + u, sizeof sub - u,
                           " (random q,k,u,v,W_R)  rows query i, columns key j  rms a/b/c/d "
-                          "%.2g/%.2g/%.2g/%.2g",
-                          rms[0], rms[1], rms[2], rms[3]);
+                          "%s%.2g/%s%.2g/%.2g/%.2g",
+                          x->lazy ? "~" : "", rms[0], x->lazy ? "~" : "", rms[1], rms[2], rms[3]);
+    /* "~": (a) and (b) estimated from the statistics' rows (FULL_MACS), the largest |value| too */
     if (lim < amax && u < sizeof sub)
-        snprintf(sub + u, sizeof sub - u, "  colours clipped at +-%.2g (max %.2g)", lim, amax);
+        snprintf(sub + u, sizeof sub - u, "  colours clipped at +-%.2g (max %s%.2g)", lim,
+                 x->lazy ? "~" : "", amax);
     fig_rect r = app_frame(s, t, th, title, sub);
     fig_rect bar = fig_take_right(&r, fig_colorbar_width(t), t->char_w * 2);
     /* one sampling for the four panels, at the size of the first */
@@ -471,8 +575,12 @@ static int xlv_build(app_view_ctx *c, const app_state *st, scene *s, const scene
                 return -1;
             }
             float v[4];
-            xl_cell(p, x, i, j, rbuf, v);
+            int rc = xl_cell(p, x, i, j, rbuf, v);
             free(rbuf);
+            if (rc < 0) {
+                pe_work_cancelled(err, errlen);
+                return -1;
+            }
             snprintf(c->readout, sizeof c->readout,
                      "i %d  j %d  i-j %d  (a) %+.4f  (b) %+.4f  (c) %+.4f  (d) %+.4f  sum %+.4f", i,
                      j, i - j, v[0], v[1], v[2], v[3], (double)v[0] + v[1] + v[2] + v[3]);

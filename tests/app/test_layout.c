@@ -3,8 +3,8 @@
  * at the default 1000x600 and at 480x320) lays out without shortening any title, legend, axis
  * label, number or help text (the scene counts what it had to cut: scene_fit_text), keeps every
  * text item inside the canvas, shows no NaN or inf, keeps the view's main panel at a useful size
- * (check_main) and draws no data bar thinner than fig_min_bar. The attention views also run in
- * their other layouts (split, base experiment, colour scales). */
+ * (check_main), draws no data bar thinner than fig_min_bar and no text over another text. The
+ * attention views also run in their other layouts (split, base experiment, colour scales). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,6 +117,50 @@ static void check_bars(const scene *s, const scene_target *t, char *why, size_t 
         if (thick < min - 1e-6)
             snprintf(why, n, "a bar %.1fx%.1f at (%.0f, %.0f) is thinner than %.1f", it->u.rect.w,
                      it->u.rect.h, it->u.rect.x, it->u.rect.y, min);
+    }
+}
+
+/* The box a text item covers on t. */
+static void text_box(const scene_target *t, const scene_item *it, double *x0, double *y0, double *w,
+                     double *h)
+{
+    const char *str = it->u.text.str;
+    *w = it->flags & SCENE_BOLD ? scene_text_width_bold(t, str, it->u.text.size)
+                                : scene_text_width(t, str, it->u.text.size);
+    *h = t->text_h * it->u.text.size;
+    unsigned a = it->u.text.anchor;
+    if (a & SCENE_VERTICAL && !t->cells) {
+        double tmp = *w;
+        *w = *h;
+        *h = tmp;
+    }
+    unsigned ha = a & 3, va = (a >> 2) & 3;
+    *x0 = it->u.text.x - (ha == SCENE_CENTER ? *w / 2 : ha == SCENE_RIGHT ? *w : 0);
+    *y0 = it->u.text.y - (va == 1 ? *h / 2 : va == 2 ? *h : 0);
+}
+
+/* Two texts written over each other in a pixel front end (their boxes overlapping by more than
+ * a character's width and a fifth of the smaller one's height): writes why when why is empty. */
+static void check_overlap(const scene *s, const scene_target *t, char *why, size_t n)
+{
+    if (why[0] || t->cells) return;
+    for (size_t i = 0; i < s->n; i++) {
+        const scene_item *a = &s->items[i];
+        if (a->kind != SCENE_TEXT || !a->u.text.str[0]) continue;
+        double ax, ay, aw, ah;
+        text_box(t, a, &ax, &ay, &aw, &ah);
+        for (size_t j = i + 1; j < s->n; j++) {
+            const scene_item *b = &s->items[j];
+            if (b->kind != SCENE_TEXT || !b->u.text.str[0]) continue;
+            double bx, by, bw, bh;
+            text_box(t, b, &bx, &by, &bw, &bh);
+            double ox = fmin(ax + aw, bx + bw) - fmax(ax, bx);
+            double oy = fmin(ay + ah, by + bh) - fmax(ay, by);
+            if (ox > t->char_w && oy > 0.2 * fmin(ah, bh)) {
+                snprintf(why, n, "\"%s\" and \"%s\" overlap", a->u.text.str, b->u.text.str);
+                return;
+            }
+        }
     }
 }
 
@@ -264,6 +308,7 @@ static void run_case(scene *s, size_t v, const variant *var, const size_case *c,
     check_main(s, &t, main_why, sizeof main_why);
     if (!why[0]) snprintf(why, sizeof why, "%s", main_why);
     check_bars(s, &t, why, sizeof why);
+    check_overlap(s, &t, why, sizeof why);
     TAP_OK(ok && s->n_cut == 0 && !why[0], "%s: nothing shortened, main panel there%s%s%s%s%s",
            what, s->n_cut ? " (cut: " : "", s->n_cut ? s->cut_example : "", s->n_cut ? ")" : "",
            why[0] ? "; " : "", ok ? why : err);

@@ -207,6 +207,9 @@ int main(void)
     check_matrix("t5 head 2", t5, 1, 2000, 2000, at_t5, 0);
     const char *xl[] = {"view", "xl", "len", "600", "dim", "64", NULL};
     check_matrix("xl", xl, 4, 600, 600, at_3d, 1e-5);
+    /* past FULL_MACS the view projects only the rows it draws (views/xl.c) */
+    const char *xb[] = {"view", "xl", "len", "512", "dim", "2048", NULL};
+    check_matrix("xl, drawn rows only", xb, 4, 512, 512, at_3d, 1e-5);
 
     const char *d1[] = {"view",   "decay",
                         "len",    "6000",
