@@ -1273,7 +1273,7 @@ static void legend_draw(scene *s, const scene_target *t, const fig_theme *th,
         double ty = by + pady + (i % rows) * line_h;
         uint32_t c = colors ? colors[i] : th->series[i % 8];
         double sx = bx + padx + (i / rows) * (colw + colgap);
-        unsigned dash = flags ? flags[i] & SCENE_DASHED : 0;
+        unsigned dash = flags ? flags[i] & (SCENE_DASHED | SCENE_DOTTED) : 0;
         if (t->cells) {
             /* Through the centres of `sample` cells (a rule covers both end cells). */
             scene_line(s, sx + 0.5, ty + 1.0, sx + sample - 0.5, ty + 1.0, c, 0.0,
@@ -1283,7 +1283,9 @@ static void legend_draw(scene *s, const scene_target *t, const fig_theme *th,
             /* A series drawn in (nearly) the background colour still needs a visible sample. */
             if (colour_distance(c, th->bg) < 48)
                 scene_line(s, sx - 1.0, cy, sx + sample + 1.0, cy, th->muted, 2.0 * m.lw + 2.0, 0);
-            scene_line(s, sx, cy, sx + sample, cy, c, 2.0 * m.lw, dash);
+            /* dots as wide as a line are specks: a dotted sample is drawn thicker */
+            scene_line(s, sx, cy, sx + sample, cy, c, (dash & SCENE_DOTTED ? 3.5 : 2.0) * m.lw,
+                       dash);
         }
         char buf[256];
         const char *str =

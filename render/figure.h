@@ -74,8 +74,8 @@ void fig_colorbar(scene *s, const scene_target *t, const fig_theme *th, fig_rect
 /* A legend box in the top-right (corner 0) or bottom-right (1) of the axes area. */
 void fig_legend(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a,
                 const char *const *names, const uint32_t *colors, int n, int corner);
-/* The same with each entry's line flags (SCENE_DASHED for a curve drawn dashed, so a curve that
- * coincides with another reads as such in the legend too); flags may be NULL. */
+/* The same with each entry's line flags (SCENE_DASHED or SCENE_DOTTED for a curve drawn so: a
+ * curve that coincides with another reads as such in the legend too); flags may be NULL. */
 void fig_legend_styled(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a,
                        const char *const *names, const uint32_t *colors, const unsigned *flags,
                        int n, int corner);

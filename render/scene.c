@@ -477,6 +477,7 @@ static void dump_flags(dumpbuf *d, unsigned f)
     if (f & SCENE_FILL) dprint(d, " fill");
     if (f & SCENE_RULE) dprint(d, " rule");
     if (f & SCENE_DASHED) dprint(d, " dashed");
+    if (f & SCENE_DOTTED) dprint(d, " dotted");
     if (f & SCENE_BOLD) dprint(d, " bold");
     if (f & SCENE_NEAREST) dprint(d, " nearest");
 }

@@ -72,7 +72,10 @@ enum {
        (SCENE_HBAR: its height is); the layout keeps the thickness readable (fig_min_bar) and
        layout tests check it */
     SCENE_BAR = 1u << 5,
-    SCENE_HBAR = 1u << 6
+    SCENE_HBAR = 1u << 6,
+    /* line/polyline: dotted, the second pattern for a curve that coincides with two others
+       (one solid, one SCENE_DASHED, one dotted: all three show) */
+    SCENE_DOTTED = 1u << 7
 };
 
 /* Text anchors: horizontal | vertical. */

@@ -3,8 +3,10 @@
  * window 1024x640 and 1280x800 at zoom 100, 150 and 200%; export 1000x600 and 480x320):
  *  - no two text items share a cell (terminal) or overlap by more than a pixel (window, export),
  *    and in the terminal two texts on one row keep a blank cell between them;
- *  - no legend covers a curve, a reference line or a label (the scene's legend_covers, which
- *    fig_legend sets when no spot in the plot was free). */
+ *  - no legend or reference-line label covers a curve, a reference line or a label (the scene's
+ *    legend_covers, which figure.c sets when no spot in the plot was free);
+ *  - curves that coincide point for point are drawn in different line styles (solid, dashed,
+ *    dotted), so each one shows. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,6 +108,25 @@ static void check_clash(const scene *s, const scene_target *t, char *why, size_t
     free(b);
 }
 
+/* The first two curves drawn through the same points in the same line style, or "". */
+static void check_coincide(const scene *s, char *why, size_t n)
+{
+    why[0] = '\0';
+    const unsigned style = SCENE_DASHED | SCENE_DOTTED;
+    for (size_t i = 0; i < s->n && !why[0]; i++) {
+        const scene_item *a = &s->items[i];
+        if (a->kind != SCENE_POLYLINE || a->u.poly.n < 2) continue;
+        for (size_t j = i + 1; j < s->n && !why[0]; j++) {
+            const scene_item *b = &s->items[j];
+            if (b->kind != SCENE_POLYLINE || b->u.poly.n != a->u.poly.n ||
+                (a->flags & style) != (b->flags & style))
+                continue;
+            if (!memcmp(a->u.poly.xy, b->u.poly.xy, sizeof(double) * 2 * a->u.poly.n))
+                snprintf(why, n, "curves %zu and %zu coincide in one line style", i, j);
+        }
+    }
+}
+
 static void run_case(scene *s, size_t v, const size_case *c)
 {
     const char *name = app_view_at(v)->name;
@@ -137,6 +158,9 @@ static void run_case(scene *s, size_t v, const size_case *c)
     char why[600];
     check_clash(s, &t, why, sizeof why);
     TAP_OK(ok && !why[0], "%s: no text over text%s%s", what, why[0] ? ": " : "", ok ? why : err);
+    check_coincide(s, why, sizeof why);
+    TAP_OK(ok && !why[0], "%s: coinciding curves drawn in different styles%s%s", what,
+           why[0] ? ": " : "", why);
     TAP_OK(ok && s->legend_covers == 0, "%s: the legend covers no data (covers %zu)", what,
            s->legend_covers);
     app_explorer_free(x);
