@@ -692,7 +692,11 @@ uint64_t scene_hash(const scene *s)
             hash_word(&h, it->u.heat.cols);
             hash_double(&h, it->u.heat.vmin);
             hash_double(&h, it->u.heat.vmax);
-            hash_word(&h, (uint64_t)(uintptr_t)it->u.heat.map); /* colormaps are static tables */
+            /* the colours themselves, not the table's address: 768 bytes */
+            if (it->u.heat.map && it->u.heat.map->rgb)
+                hash_bytes(&h, it->u.heat.map->rgb, 256 * 3);
+            else
+                hash_word(&h, 0);
             hash_word(&h, it->u.heat.mask_color);
             if (it->u.heat.data)
                 hash_bytes(&h, it->u.heat.data, it->u.heat.rows * it->u.heat.cols * sizeof(float));

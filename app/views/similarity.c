@@ -174,16 +174,20 @@ static int sim_build(app_view_ctx *c, const app_state *st, scene *s, const scene
         app_draw_cell_cursor(s, t, th, &a, pr, qc);
         int pp[2] = {pr, qc};
         float v2[4];
-        if (closed) {
-            if (sinusoidal_sample(st, pp, 2, v2, err, errlen) < 0) {
+        double v;
+        if (closed) { /* in double: the value itself, not its float32 rounding */
+            size_t dist = (size_t)abs(pr - qc);
+            if (pe_sinusoidal_dots(&st->p, &dist, 1, &v, err, errlen) != PE_OK) {
                 free(pos);
                 return -1;
             }
+            if (st->cosine) v /= st->p.dim / 2;
         } else {
             sampled_similarity(tab, pp, 2, st->cosine, v2);
+            v = v2[1];
         }
         snprintf(c->readout, sizeof c->readout, "p %d  q %d  p-q %d  %s %+.6f", pr, qc, pr - qc,
-                 st->cosine ? "cosine" : "dot", v2[1]);
+                 st->cosine ? "cosine" : "dot", v);
     }
     free(pos);
     return 0;
