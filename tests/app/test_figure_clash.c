@@ -6,7 +6,8 @@
  *  - no legend or reference-line label covers a curve, a reference line or a label (the scene's
  *    legend_covers, which figure.c sets when no spot in the plot was free);
  *  - curves that coincide point for point are drawn in different line styles (solid, dashed,
- *    dotted), so each one shows. */
+ *    dotted), so each one shows;
+ *  - alibi's head labels say the same for every head: each slope and range, or none of them. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,6 +128,24 @@ static void check_coincide(const scene *s, char *why, size_t n)
     }
 }
 
+/* alibi: the heads whose label lacks the slope or the range another head's label gives, or "". */
+static void check_heads(const scene *s, char *why, size_t n)
+{
+    why[0] = '\0';
+    int heads = 0, slopes = 0, ranges = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        const scene_item *it = &s->items[i];
+        if (it->kind != SCENE_TEXT) continue;
+        const char *str = it->u.text.str;
+        if (str[0] == 'h' && str[1] >= '0' && str[1] <= '9') heads++;
+        if (strstr(str, "m=2")) slopes++;
+        if (strstr(str, "..0")) ranges++;
+    }
+    if ((slopes && slopes != heads) || (ranges && ranges != heads))
+        snprintf(why, n, "%d heads, %d labels with a slope, %d with a range", heads, slopes,
+                 ranges);
+}
+
 static void run_case(scene *s, size_t v, const size_case *c)
 {
     const char *name = app_view_at(v)->name;
@@ -158,6 +177,11 @@ static void run_case(scene *s, size_t v, const size_case *c)
     char why[600];
     check_clash(s, &t, why, sizeof why);
     TAP_OK(ok && !why[0], "%s: no text over text%s%s", what, why[0] ? ": " : "", ok ? why : err);
+    if (!strcmp(name, "alibi")) {
+        check_heads(s, why, sizeof why);
+        TAP_OK(ok && !why[0], "%s: every head's label gives the same%s%s", what, why[0] ? ": " : "",
+               why);
+    }
     check_coincide(s, why, sizeof why);
     TAP_OK(ok && !why[0], "%s: coinciding curves drawn in different styles%s%s", what,
            why[0] ? ": " : "", why);
