@@ -819,6 +819,9 @@ double fig_colorbar_width(const scene_target *t)
     return cbar_bar_w(t) + m.tickl + 0.5 * m.pad + labels + 0.5 * m.pad + m.T;
 }
 
+static size_t box_covers(const scene *s, const scene_target *t, double bx, double by, double bw,
+                         double bh);
+
 void fig_colorbar(scene *s, const scene_target *t, const fig_theme *th, fig_rect r, double vmin,
                   double vmax, const struct cmap *map, const char *label)
 {
@@ -891,7 +894,14 @@ void fig_colorbar(scene *s, const scene_target *t, const fig_theme *th, fig_rect
         if (by < m.T) return;
         double sz = 1.0;
         const char *str = fit_label(s, t, label, &sz, r.x + r.w, buf, sizeof buf);
-        put_text(s, t, r.x + r.w, by - m.T, str, 1.0, SCENE_RIGHT | SCENE_TOP, th->fg, 0);
+        /* above the bar, else under it when another text (a panel's title) has that row: a
+         * blank cell either side of the label */
+        double w = scene_text_width(t, str, 1.0), y = by - m.T;
+        double x0 = floor(r.x + r.w - w + 0.5);
+        if (box_covers(s, t, x0 - 1.0, y, w + 2.0, 2.0) > 0 && by + bh + 2.0 <= t->height &&
+            box_covers(s, t, x0 - 1.0, by + bh, w + 2.0, 2.0) == 0)
+            y = by + bh;
+        put_text(s, t, r.x + r.w, y, str, 1.0, SCENE_RIGHT | SCENE_TOP, th->fg, 0);
         return;
     }
     /* Right after the widest tick label, so short labels ("0", "1") do not leave a gap. */

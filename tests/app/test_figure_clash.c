@@ -37,8 +37,8 @@ static const size_case cases[] = {
 };
 
 /* the views whose figures are held to this (issue 11's rvb part) */
-static const char *const views[] = {"rope", "decay", "extension",  "resolution",
-                                    "t5",   "alibi", "frequencies"};
+static const char *const views[] = {"rope", "decay", "extension", "resolution",
+                                    "t5",   "alibi", "xl",        "frequencies"};
 
 typedef struct box {
     double x0, y0, x1, y1;
