@@ -28,7 +28,8 @@ int app_cmd_explore(int argc, char **argv, int gui)
         if (args.code[i] == '?') {
             printf("usage: %s [options]   (keys: ? inside)\n"
                    "  --config FILE    start from a Hugging Face config.json\n"
-                   "  --frames N       draw N frames and exit (for tests and benchmarks)\n",
+                   "  --frames N       draw N frames, the last one finished, and exit (tests, "
+                   "benchmarks)\n",
                    name);
             app_cli_print_options(stdout);
             return 0;

@@ -199,7 +199,8 @@ int app_run_gui(app_explorer *x, int frames)
             build(x, win, &s, &t);
             window_present(win, &s);
             drawn++;
-            if (frames > 0 && drawn >= frames) break;
+            /* --frames N ends on a finished figure: past N it only waits for the build */
+            if (frames > 0 && drawn >= frames && !app_explorer_working(x)) break;
         }
         if (x->want_fullscreen) {
             window_toggle_fullscreen(win);
@@ -208,11 +209,11 @@ int app_run_gui(app_explorer *x, int frames)
         ui_event ev;
         /* --frames N times the window: it never waits for an event */
         int got = window_poll(win, &ev,
-                              frames > 0                  ? 0
+                              frames > drawn              ? 0
                               : app_explorer_animating(x) ? 8
                               : app_explorer_working(x)   ? 20
                                                           : 250);
-        if (frames > 0) x->dirty = 1; /* --frames N: draw N frames whatever happens, then exit */
+        if (frames > drawn) x->dirty = 1; /* --frames N: draw N frames whatever happens */
         while (got > 0 && !x->quit) {
             int handled = 0;
             /* while `e`'s overlay shows, a click anywhere only closes it (the explorer) */

@@ -53,11 +53,12 @@ int app_run_tui(app_explorer *x, int frames)
         if (x->dirty) {
             draw(x, t, &s);
             drawn++;
-            if (frames > 0 && drawn >= frames) break;
+            /* --frames N ends on a finished figure: past N it only waits for the build */
+            if (frames > 0 && drawn >= frames && !app_explorer_working(x)) break;
         }
         /* while a view computes, the input is polled often and the progress redrawn */
         int timeout = app_explorer_working(x) ? 20 : app_explorer_animating(x) ? 40 : -1;
-        if (frames > 0) {
+        if (frames > 0 && drawn < frames) {
             timeout = 0; /* --frames N: draw N frames, then exit */
             x->dirty = 1;
         }

@@ -56,16 +56,9 @@ static double now_s(void)
 }
 
 /* pe_work's hook on the worker thread: the progress, and whether to stop. */
-static double gap_last, gap_max, gap_at;
 static int work_hook(void *ctx, double frac)
 {
     app_work *w = ctx;
-    double tn = now_s();
-    if (gap_last > 0 && tn - gap_last > gap_max) {
-        gap_max = tn - gap_last;
-        gap_at = frac;
-    }
-    gap_last = tn;
     atomic_store(&w->frac, frac < 0 ? 0 : frac > 1 ? 1 : frac);
     return atomic_load(&w->cancel);
 }
@@ -75,21 +68,7 @@ static void *work_main(void *arg)
     app_work *w = arg;
     size_t refusals = pe_mem_refusals();
     pe_work_set(work_hook, w);
-    gap_last = now_s();
-    gap_max = 0;
-    double t0 = gap_last;
     w->rc = app_view_build(&w->ctx, &w->st, &w->s, &w->t, w->err, sizeof w->err);
-    {
-        double tn = now_s();
-        if (tn - gap_last > gap_max) {
-            gap_max = tn - gap_last;
-            gap_at = 2;
-        }
-        FILE *f = fopen("/tmp/i14r-gap", "a");
-        fprintf(f, "build %.1f ms rc %d, max gap %.1f ms at %.3f\n", (tn - t0) * 1000, w->rc,
-                gap_max * 1000, gap_at);
-        fclose(f);
-    }
     pe_work_set(NULL, NULL);
     w->refused = w->rc < 0 && pe_mem_refusals() != refusals;
     pthread_mutex_lock(&w->mu);

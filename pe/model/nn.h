@@ -67,8 +67,9 @@ int nn_pos_build(const model_config *c, int rows, double rope_base, const double
 void nn_posbuf_free(nn_posbuf *b);
 
 /* Loops written so that gcc vectorises them are built, on x86-64, for AVX-512, for AVX2 and for
- * the baseline; the loader picks the one the CPU runs. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+ * the baseline; the loader picks the one the CPU runs. Not under gcc's ThreadSanitizer: it
+ * instruments the ifunc resolvers, which run before its runtime starts (a crash at load). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
 #define MODEL_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define MODEL_CLONES
