@@ -321,6 +321,13 @@ int app_anim_export(const app_state *st, const app_anim *a, const char *path,
 
     int w = o->width, h = o->height, n = a->frames;
     size_t stride = (size_t)w * 4, fbytes = stride * (size_t)h;
+    /* the frames are held together until the writer has them all: past APP_ANIM_BUDGET they
+     * were refused above; they also count in the process's budget (--max-memory) */
+    char what[96];
+    snprintf(what, sizeof what, "--animate: the block of %d frames of %d x %d pixels", n, w, h);
+    if (pe_mem_reserve_hint(fbytes * (size_t)n, what, "fewer frames or a smaller --size need less",
+                            err, errlen) != PE_OK)
+        return 1;
     unsigned char *block = malloc(fbytes * (size_t)n);
     const uint32_t **px = calloc((size_t)n, sizeof *px);
     scene_ranges *ranges = a->free_axes ? NULL : calloc(1, sizeof *ranges);
@@ -329,6 +336,7 @@ int app_anim_export(const app_state *st, const app_anim *a, const char *path,
         free(block);
         free(px);
         free(ranges);
+        pe_mem_release(fbytes * (size_t)n);
         return 1;
     }
     double font = app_export_font_px(st, o);
@@ -379,6 +387,7 @@ int app_anim_export(const app_state *st, const app_anim *a, const char *path,
         rc = wr == 0 ? 0 : 1;
     }
     free(block);
+    pe_mem_release(fbytes * (size_t)n);
     free(px);
     free(ranges);
     return rc;

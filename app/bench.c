@@ -655,7 +655,20 @@ int app_cmd_bench(int argc, char **argv)
             quick = 1;
         } else if (strcmp(argv[i], "--large") == 0) {
             large = 1;
-            if (i + 1 < argc && app_view_find(argv[i + 1]) >= 0) large_view = argv[++i];
+            if (i + 1 < argc && argv[i + 1][0] != '-') {
+                large_view = argv[++i];
+                int known = 0;
+                for (size_t k = 0; k < sizeof large_cases / sizeof large_cases[0]; k++)
+                    known |= strcmp(large_cases[k].view, large_view) == 0;
+                if (!known) { /* the views the large benchmark has cases for, once each */
+                    fprintf(stderr, "pelab bench: --large %s: allowed", large_view);
+                    for (size_t k = 0; k < sizeof large_cases / sizeof large_cases[0]; k++)
+                        if (k == 0 || strcmp(large_cases[k].view, large_cases[k - 1].view) != 0)
+                            fprintf(stderr, " %s", large_cases[k].view);
+                    fprintf(stderr, " (or no VIEW: all of them)\n");
+                    return 2;
+                }
+            }
         } else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
             if ((only = bench_part_find(argv[++i])) < 0) {
                 fprintf(stderr, "pelab bench: --only %s: allowed", argv[i]);

@@ -101,7 +101,13 @@ static void act_view(app_explorer *x, int arg)
                 why);
             return;
         }
-        if (arg < 0 && !why[0]) /* Tab passes a view it cannot show, and says why */
+        if (arg >= 0) { /* a digit's view is refused: say which, then why */
+            char msg[sizeof x->message];
+            snprintf(msg, sizeof msg, "%s", x->message);
+            say(x, 1, "%.40s not shown: %.400s", app_view_at((size_t)v)->name, msg);
+            return;
+        }
+        if (!why[0]) /* Tab passes a view it cannot show, and says why */
             snprintf(why, sizeof why, "  (skipped %.40s: %.300s)", app_view_at((size_t)v)->name,
                      x->message);
     }
@@ -864,6 +870,35 @@ static int wrap_lines(const scene_target *t, char *buf, double w, double size, c
     return n;
 }
 
+/* In the terminal the message / readout wraps over up to this many lines: a message names file
+ * names, commands and sizes, and a line cut at the edge cut them mid-word. */
+enum { INFO_MAX_LINES = 3 };
+
+/* How many lines wrap_lines makes of text at width w (1..max). */
+static int count_lines(const scene_target *t, const char *text, double w, double size, int max)
+{
+    char buf[1024], *lines[8];
+    snprintf(buf, sizeof buf, "%s", text);
+    int n = wrap_lines(t, buf, w, size, lines, max < 8 ? max : 8);
+    return n < 1 ? 1 : n;
+}
+
+/* line (the last of a wrapped text that goes on) ended with an ellipsis, cut back to whole
+ * words so that it fits w: a word is shown whole or not at all. */
+static void ellipsize(const scene_target *t, char *line, size_t cap, double w, double size)
+{
+    const char *dots = t->ascii ? "..." : "\u2026";
+    size_t n = strlen(line);
+    for (;;) {
+        char tmp[1024];
+        snprintf(tmp, sizeof tmp, "%.*s %s", (int)n, line, dots);
+        if (scene_text_width(t, tmp, size) <= w || n == 0) break;
+        while (n > 0 && line[n - 1] != ' ') n--; /* back to the word's start */
+        while (n > 0 && line[n - 1] == ' ') n--;
+    }
+    snprintf(line + n, cap - n, "%s%s", n ? " " : "", dots);
+}
+
 /* The status band's last line: the message, or the view's readout while the cursor moves. */
 static const char *info_text(const app_explorer *x, const app_view_ctx *vc)
 {
@@ -908,7 +943,12 @@ void app_explorer_frame(app_explorer *x, scene *s, const scene_target *t)
         line = t->cells ? 2 : t->text_h * 1.25 * ss;
         np = wrap_lines(t, pbuf, t->width - 2 * px, ss, plines, 3);
         if (np < 1) np = 1;
-        ni = !t->cells && scene_text_width(t, info_text(x, vc), ss) > t->width - 2 * px ? 2 : 1;
+        if (t->cells)
+            ni = x->mode == APP_MODE_COMMAND
+                     ? 1
+                     : count_lines(t, info_text(x, vc), t->width - 2 * px, ss, INFO_MAX_LINES);
+        else
+            ni = scene_text_width(t, info_text(x, vc), ss) > t->width - 2 * px ? 2 : 1;
         double band = (np + ni) * line + (t->cells ? 0 : line * 0.3);
         if (band <= t->height * 0.2 || ss * 0.9 < floor_ss - 1e-9) break;
         ss *= 0.9;
@@ -950,9 +990,17 @@ void app_explorer_frame(app_explorer *x, scene *s, const scene_target *t)
     s->width = t->width;
     s->height = t->height;
     if (x->view_error[0]) {
-        scene_text(s, t->width / 2, vt.height / 2, x->view_error, 1, SCENE_CENTER | SCENE_MIDDLE,
-                   th->accent, SCENE_BOLD);
-        scene_text(s, t->width / 2, vt.height / 2 + line,
+        /* centred, wrapped: cut at both edges it lost the sizes at the start and the advice */
+        char vbuf[sizeof x->view_error], *vl[6];
+        snprintf(vbuf, sizeof vbuf, "%s", x->view_error);
+        double vw = t->width - 2 * (t->cells ? 1 : px);
+        int nv = wrap_lines(t, vbuf, vw, 1, vl, 6);
+        if (nv < 1) vl[nv++] = vbuf;
+        double vy = vt.height / 2 - floor((nv - 1) / 2.0) * line;
+        for (int i = 0; i < nv; i++)
+            scene_text(s, t->width / 2, vy + i * line, vl[i], 1, SCENE_CENTER | SCENE_MIDDLE,
+                       th->accent, SCENE_BOLD);
+        scene_text(s, t->width / 2, vy + nv * line,
                    too_small ? "make it larger"
                    : rc > 0  ? "keys work meanwhile; a parameter change starts it over; q quits"
                              : "change a parameter, or ? for keys",
@@ -981,14 +1029,24 @@ void app_explorer_frame(app_explorer *x, scene *s, const scene_target *t)
         char ibuf[sizeof x->message > sizeof vc->readout ? sizeof x->message : sizeof vc->readout];
         snprintf(ibuf, sizeof ibuf, "%s", info);
         size_t ilen = strlen(ibuf);
-        char *ilines[2] = {ibuf, NULL};
-        int nl = t->cells ? 1 : wrap_lines(t, ibuf, t->width - 2 * px, ss, ilines, ni);
+        char *ilines[INFO_MAX_LINES] = {ibuf}, last[sizeof ibuf + 8];
+        int nl = wrap_lines(t, ibuf, t->width - 2 * px, ss, ilines, ni);
         if (nl < 1) nl = 1;
         char *end = ilines[nl - 1] + strlen(ilines[nl - 1]);
-        if (end < ibuf + ilen) { /* more than the kept lines: the last one takes the rest */
-            *end = ' ';
-            /* and the next frame keeps two lines for it */
-            if (ni < 2) x->refit = 1;
+        if (end < ibuf + ilen) {
+            if (t->cells) {
+                /* more than the lines kept (or a longer text than the frame counted): the
+                 * last line ends in whole words and an ellipsis, and the next frame keeps the
+                 * lines the text needs */
+                snprintf(last, sizeof last, "%s", ilines[nl - 1]);
+                ellipsize(t, last, sizeof last, t->width - 2 * px, ss);
+                ilines[nl - 1] = last;
+                if (ni < INFO_MAX_LINES) x->refit = 1;
+            } else { /* pixels: the last line takes the rest (its size steps down below) */
+                *end = ' ';
+                /* and the next frame keeps two lines for it */
+                if (ni < 2) x->refit = 1;
+            }
         }
         for (int i = 0; i < nl; i++) {
             double w = scene_text_width(t, ilines[i], ss), isz = ss;

@@ -432,6 +432,15 @@ int app_export_file_as(const app_state *st, const char *path, const char *format
     snprintf(label, sizeof label, "pelab export %s", app_view_at((size_t)st->view)->name);
     if (f == APP_FMT_CSV || f == APP_FMT_NPY) return export_data(st, path, f, label, err, errlen);
 
+    /* The canvas is reserved before anything is computed: a size past the budget is refused at
+     * once (status 1, like every budget refusal: the budget, not the option, is what is short),
+     * not after minutes of work. It is the largest part of a big PNG (16384 x 16384 is 1 GiB). */
+    static const char size_hint[] = "a smaller --width, --height or --size needs less";
+    char what[200];
+    size_t canvas = raster_export_canvas_bytes(o->width, o->height, path, format_ext(f));
+    snprintf(what, sizeof what, "-o %s: the %.0f x %.0f PNG canvas", path, ceil(o->width),
+             ceil(o->height));
+    if (canvas && pe_mem_reserve_hint(canvas, what, size_hint, err, errlen) != PE_OK) return 1;
     scene s;
     scene_init(&s, o->width, o->height, 0xffffff);
     double font = app_export_font_px(st, o);
@@ -456,11 +465,25 @@ int app_export_file_as(const app_state *st, const char *path, const char *format
             {"Parameters", params},
         };
         raster_export_opts ro = {o->dpi, meta, sizeof meta / sizeof meta[0], 1};
-        int r = raster_export_as(&s, path, format_ext(f), &ro, err, errlen);
-        rc = r == 0 ? 0 : r == 1 ? 2 : 1;
+        /* each heatmap is drawn through an image of its own, on top of the canvas; and the
+         * scene holds a copy of every heatmap's values (counted here, once it is made, so the
+         * drawing that would add the image is refused before it starts) */
+        size_t image = raster_export_image_bytes(&s, path, format_ext(f));
+        for (size_t i = 0; i < s.n; i++)
+            if (s.items[i].kind == SCENE_HEATMAP)
+                image += s.items[i].u.heat.rows * s.items[i].u.heat.cols * sizeof(float);
+        snprintf(what, sizeof what, "-o %s: the figure's heatmap values and image", path);
+        if (image && pe_mem_reserve_hint(image, what, size_hint, err, errlen) != PE_OK) {
+            image = 0;
+        } else {
+            int r = raster_export_as(&s, path, format_ext(f), &ro, err, errlen);
+            rc = r == 0 ? 0 : r == 1 ? 2 : 1;
+        }
+        pe_mem_release(image);
     }
     app_view_ctx_free(&ctx);
     scene_free(&s);
+    pe_mem_release(canvas);
     return rc;
 }
 

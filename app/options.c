@@ -57,8 +57,12 @@ int app_parse_double(const char *opt, const char *v, double lo, double hi, int l
             snprintf(err, errlen, "--%s %s: out of range (allowed %s %g)", opt, v,
                      lo_open ? ">" : ">=", lo);
         else
-            snprintf(err, errlen, "--%s %s: out of range (allowed %s%g..%g%s)", opt, v,
-                     lo_open ? "(" : "", lo, hi, lo_open ? "]" : "");
+            /* an open low end in words: "(0..3.14159]" inside the parentheses read as a typo */
+            if (lo_open)
+                snprintf(err, errlen, "--%s %s: out of range (allowed above %g, up to %g)", opt, v,
+                         lo, hi);
+            else
+                snprintf(err, errlen, "--%s %s: out of range (allowed %g..%g)", opt, v, lo, hi);
         return -1;
     }
     *out = x;
@@ -94,6 +98,13 @@ static int set_view(app_state *st, const char *v, char *err, size_t errlen)
 {
     int i = app_view_find(v);
     if (i < 0) {
+        if (pe_encoding_find(v)) { /* an encoding is chosen with --pe, and shown by the views */
+            snprintf(err, errlen,
+                     "view '%s': unknown view; '%s' is an encoding: --pe %s (with --view heatmap, "
+                     "similarity or decay; see `pelab list`)",
+                     v, v, v);
+            return -1;
+        }
         const char *s = app_view_suggest(v);
         snprintf(err, errlen, "view '%s': unknown view%s%s%s (see `pelab list`)", v,
                  s ? "; did you mean '" : "", s ? s : "", s ? "'?" : "");

@@ -1,7 +1,10 @@
 /* progress.c: the progress bar of `pelab export` on stderr. Only when stderr is a terminal, and
  * only once the work has run for a second (most exports finish before anything shows); drawn at
  * most ten times a second and erased at the end, so the terminal is left as it was. The numbers
- * come from the computations' pe_work reports. */
+ * come from the computations' pe_work reports. The bar goes straight to the descriptor, not through
+ * the stderr stream: that stream writes control characters out as text (main.c), which is right
+ * for messages quoting user input but would print the erase sequence as a literal "\x1b[K". The
+ * label is pelab's own text, cleaned once when the bar starts. */
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -10,6 +13,7 @@
 
 #include "pe.h"
 #include "progress.h"
+#include "textclean.h"
 
 typedef struct progress {
     char label[96];
@@ -29,6 +33,17 @@ static void on_int(int sig)
 {
     (void)sig;
     interrupted = 1;
+}
+
+/* the whole piece in as few writes as the kernel takes; a failed write only loses the bar */
+static void raw_err(const char *s, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(STDERR_FILENO, s, n);
+        if (w <= 0) return;
+        s += w;
+        n -= (size_t)w;
+    }
 }
 
 static double now_s(void)
@@ -53,8 +68,10 @@ static int on_work(void *ctx, double frac)
     memset(cells, '#', (size_t)n);
     memset(cells + n, '.', (size_t)(30 - n));
     cells[30] = '\0';
-    fprintf(stderr, "\r%s [%s] %3.0f%%  %.0f s", p->label, cells, frac * 100, t - p->start);
-    fflush(stderr);
+    char line[256];
+    int m = snprintf(line, sizeof line, "\r%s [%s] %3.0f%%  %.0f s\033[K", p->label, cells,
+                     frac * 100, t - p->start);
+    if (m > 0) raw_err(line, (size_t)m < sizeof line ? (size_t)m : sizeof line - 1);
     p->shown = 1;
     return 0;
 }
@@ -70,7 +87,7 @@ void app_progress_begin(const char *label)
     sa.sa_handler = on_int;
     sigemptyset(&sa.sa_mask);
     have_old = sigaction(SIGINT, &sa, &old_int) == 0;
-    if (isatty(STDERR_FILENO)) snprintf(bar.label, sizeof bar.label, "%s", label);
+    if (isatty(STDERR_FILENO)) text_clean(bar.label, sizeof bar.label, label, strlen(label), 0);
     bar.start = bar.last = now_s();
     pe_work_set(on_work, &bar);
 }
@@ -79,8 +96,8 @@ void app_progress_end(void)
 {
     pe_work_set(NULL, NULL);
     if (bar.shown) {
-        fprintf(stderr, "\r\033[K"); /* erase the bar's line */
         fflush(stderr);
+        raw_err("\r\033[K", 4); /* erase the bar's line */
     }
     bar.shown = 0;
     if (have_old) sigaction(SIGINT, &old_int, NULL);

@@ -46,6 +46,12 @@ static const char *size_str(size_t b, char *buf, size_t n)
 
 int pe_mem_reserve(size_t bytes, const char *what, char *err, size_t errlen)
 {
+    return pe_mem_reserve_hint(bytes, what, "a smaller --len, --dim or --heads needs less", err,
+                               errlen);
+}
+
+int pe_mem_reserve_hint(size_t bytes, const char *what, const char *hint, char *err, size_t errlen)
+{
     size_t cur = atomic_load(&used), lim = atomic_load(&budget);
     for (;;) {
         if (bytes > lim || cur > lim - bytes) {
@@ -56,15 +62,16 @@ int pe_mem_reserve(size_t bytes, const char *what, char *err, size_t errlen)
             if (cur == 0)
                 return pe_fail(err, errlen, PE_ERANGE,
                                "%s needs %s, more than the memory budget of %s (--max-memory MIB "
-                               "raises it; a smaller --len, --dim or --heads needs less)",
-                               what, nb, lb);
+                               "raises it; %s)",
+                               what, nb, lb, hint);
             /* what is already held (the figure's own matrices, caches) counts against it */
-            return pe_fail(err, errlen, PE_ERANGE,
-                           "%s needs %s more, but only %s of the memory budget of %s are free "
-                           "(%s are held by what is already computed; --max-memory MIB raises "
-                           "it; a smaller --len, --dim or --heads needs less)",
-                           what, nb, size_str(cur < lim ? lim - cur : 0, fb, sizeof fb), lb,
-                           size_str(cur, ub, sizeof ub));
+            return pe_fail(
+                err, errlen, PE_ERANGE,
+                "%s needs %s more, but only %s of the memory budget of %s are free "
+                "(%s are already held: computed numbers, caches, images; --max-memory MIB raises "
+                "it; %s)",
+                what, nb, size_str(cur < lim ? lim - cur : 0, fb, sizeof fb), lb,
+                size_str(cur, ub, sizeof ub), hint);
         }
         if (atomic_compare_exchange_weak(&used, &cur, cur + bytes)) break;
     }

@@ -51,6 +51,9 @@ size_t pe_mem_refusals(void);
  * only F MiB of the memory budget of B MiB are free (U MiB are held ...)" in err (sizes below
  * 1 MiB in KiB). */
 int pe_mem_reserve(size_t bytes, const char *what, char *err, size_t errlen);
+/* The same with the message's last advice given ("a smaller --width or --height needs less")
+ * instead of the one about --len, --dim and --heads, for sizes other options decide. */
+int pe_mem_reserve_hint(size_t bytes, const char *what, const char *hint, char *err, size_t errlen);
 void pe_mem_release(size_t bytes);
 
 /* Largest d and L accepted anywhere (each alone; the product is capped by PE_MAX_CELLS). */

@@ -1129,6 +1129,45 @@ int raster_export_as(const scene *s, const char *path, const char *format,
     return export_vector(s, path, o, f, err, errlen);
 }
 
+/* What export_png and export_vector allocate for the output itself, for the caller to reserve
+ * against the process's memory budget before drawing (render/ does not know the budget). */
+size_t raster_export_canvas_bytes(double w, double h, const char *path, const char *format)
+{
+    if (format_of(path ? path : "", format) != FMT_PNG || !(w >= 1) || !(h >= 1)) return 0;
+    size_t pw = (size_t)ceil(fmin(w, 32767)), ph = (size_t)ceil(fmin(h, 32767));
+    return pw * ph * 4 + pw * 4; /* the ARGB canvas and libpng's row buffer */
+}
+
+size_t raster_export_image_bytes(const scene *s, const char *path, const char *format)
+{
+    fmt f = format_of(path ? path : "", format);
+    if (f == FMT_NONE) return 0;
+    /* heatmaps are drawn one at a time, each through an image of its own that is freed after
+     * it: the largest one is what is held at once (with its row and column tables) */
+    size_t most = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        const scene_item *it = &s->items[i];
+        if (it->kind != SCENE_HEATMAP || !it->u.heat.rows || !it->u.heat.cols) continue;
+        size_t rows = it->u.heat.rows, cols = it->u.heat.cols, out_r, out_c, b;
+        if (f == FMT_PNG) {
+            /* the rectangle's pixels (one more each way for the rounding of its edges) */
+            out_c = (size_t)fmin(32767, ceil(fmax(it->u.heat.w, 0)) + 1);
+            out_r = (size_t)fmin(32767, ceil(fmax(it->u.heat.h, 0)) + 1);
+            b = out_r * out_c * 4;
+        } else {
+            /* at most VECTOR_MAX_CELLS a side; cairo keeps a copy and encodes it (PNG, and
+             * base64 in an SVG): counted as three images */
+            out_c = cols < VECTOR_MAX_CELLS ? cols : VECTOR_MAX_CELLS;
+            out_r = rows < VECTOR_MAX_CELLS ? rows : VECTOR_MAX_CELLS;
+            b = out_r * out_c * 4 * 3;
+        }
+        b += (out_c + out_r) * 2 * sizeof(size_t) + out_c * sizeof(double) +
+             cols * (sizeof(uint32_t) + 3 * sizeof(uint64_t));
+        if (b > most) most = b;
+    }
+    return most;
+}
+
 /* --- multi-page PDF (lesson handouts) --------------------------------------------------- */
 
 int raster_export_pdf_pages(const char *path, double page_w, double page_h, size_t n_pages,

@@ -62,6 +62,13 @@ int raster_export(const scene *s, const char *path, const raster_export_opts *o,
 int raster_export_as(const scene *s, const char *path, const char *format,
                      const raster_export_opts *o, char *err, size_t errlen);
 
+/* The memory raster_export_as(s, path, format, ...) takes for the output itself, in bytes, so
+ * the caller can reserve it against pelab's budget first: the canvas a PNG of w x h figure
+ * pixels is drawn into (0 for SVG and PDF, which have none), known before the scene is built;
+ * and the largest image one of the scene's heatmaps is drawn through, held on top of that. */
+size_t raster_export_canvas_bytes(double w, double h, const char *path, const char *format);
+size_t raster_export_image_bytes(const scene *s, const char *path, const char *format);
+
 /* A scene drawn on a page at (x, y), scaled (its own width x height, clipped to it). */
 typedef struct raster_place {
     const scene *s;

@@ -110,9 +110,8 @@ void *app_cache_put(app_view_ctx *c, int slot, const void *key, size_t klen, siz
     app_cache_slot *e = &c->cache[slot];
     cache_clear(e);
     cache_err[0] = '\0';
-    char what[96];
-    snprintf(what, sizeof what, "a table of %.1f MiB", (double)vlen / 1048576.0);
-    if (pe_mem_reserve(vlen, what, cache_err, sizeof cache_err) != PE_OK) return NULL;
+    /* the message gives the size ("the view's table needs 224 MiB, ...") */
+    if (pe_mem_reserve(vlen, "the view's table", cache_err, sizeof cache_err) != PE_OK) return NULL;
     e->key = malloc(klen ? klen : 1);
     e->val = calloc(1, vlen ? vlen : 1);
     if (!e->key || !e->val) {

@@ -128,7 +128,10 @@ static int t5v_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     int h = t5_head(st), R = t5_range(st), bidir = p->t5_bidirectional != 0;
     int nb = p->t5_buckets, max_exact = bidir ? nb / 4 : nb / 2;
     char title[200], sub[256];
-    snprintf(title, sizeof title, "T5 relative buckets and the bias of head %d of %d", h, p->heads);
+    /* one head is drawn; --head all (the default, all heads in alibi) draws the first, and the
+     * title says so, as the status line's head=all does not */
+    snprintf(title, sizeof title, "T5 relative buckets and the bias of head %d of %d%s", h,
+             p->heads, st->head < 0 ? " (head=all: the first)" : "");
     snprintf(sub, sizeof sub,
              "%s  %d buckets  max_distance %d  exact below |rel| = %d  L=%d  seed=%llu  (values "
              "seeded, as at init)",

@@ -5,7 +5,8 @@
 # starts over with the new value, and q quits during the work; cursor keys pressed all through
 # long work do not stop it; under a small budget views visited in turn each show (the caches
 # of the view before give way); the memory budget refuses an
-# export past it with its message and status 1 and leaves no file; `pelab gui --frames N` under
+# export past it with its message and status 1 and leaves no file, an export's PNG canvas and
+# heatmap image are counted in it; the export progress bar erases itself; `pelab gui --frames N` under
 # the dummy driver returns. Not timed: the waits are generous, a hang is what they catch.
 # TAP output; skips (77) when tmux is not installed.
 set -u
@@ -38,7 +39,7 @@ start() { # start ARGS...: the explorer in a fresh 120x30 terminal
     cleanup
     runs=$((runs + 1))
     sock="pelab-large-$$-$runs"
-    tm -f /dev/null new-session -d -s t -x 120 -y 30 \
+    tm -f /dev/null new-session -d -s t -x 120 -y 30 -c "$tmp" \
         "env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 $pelab $*; echo \"[exit \$?]\"; stty -a | tr ' ' '\n' | grep -xE 'icanon|echo' | tr '\n' ' '; echo '[stty]'; sleep 60"
 }
 
@@ -62,7 +63,27 @@ wait_for "xpos]" 20; ok $? "xpos at L 1048576 draws again"
 tm send-keys -t t 2
 wait_for "more than the cap" 10 && screen | grep -qF "xpos]"
 ok $? "key 2 (similarity) is refused with the cap's message, the view stays"
+screen | grep -qF "similarity not shown: --len x --len = 1048576 x 1048576" &&
+    screen | grep -qF "a product up to 67108864)"
+ok $? "the refusal names the view and wraps whole to its end at 120 columns (not cut at the edge)"
 quits "after a number key"
+
+# a long message wraps in the terminal instead of being cut at the edge: the budget's refusal
+# centred in the view, and s's message with the saved file's name
+start --view xl --len 1024 --dim 4096 --max-memory 64
+wait_for "--max-memory MIB" 20 && screen | grep -qF "the view's table needs 224 MiB, more than the memory budget of 64 MiB" &&
+    screen | grep -qF "needs less)"
+ok $? "the budget's message is wrapped whole in the view at 120x30 ($(screen | grep -F 'MiB' | head -n 2 | tr -s ' '))"
+quits "after the budget's message"
+start --view decay
+wait_for "decay]" 20
+tm send-keys -t t s
+wait_for "saved" 20 && sleep 0.5
+name=$(screen | grep -oE 'pelab-decay-[0-9]+\.png' | head -n 1)
+[ -n "$name" ] && [ "$(screen | grep -oF -- "$name" | wc -l)" -eq 2 ] && [ -s "$tmp/$name" ]
+ok $? "s says the saved file's name whole, in both places, at 120 columns ($name)"
+quits "after s"
+rm -f "$tmp/$name"
 
 # long work: xl at L 1024, d 4096 projects every query through W_R (minutes); a base change
 # during it stops it and starts over with the new base, and q quits during the work
@@ -108,6 +129,40 @@ ok $? "the refused export leaves no file"
 ok $? "an export inside the budget works"
 "$pelab" export alibi --max-memory 10 -o "$tmp/c.npy" 2>"$tmp/err"
 [ $? -eq 2 ] && grep -q "max-memory" "$tmp/err"; ok $? "--max-memory 10 is refused as usage (status 2)"
+
+# the image counts too: a 16384 x 16384 PNG's canvas alone is 1 GiB, refused before any work
+rm -f "$tmp"/*
+"$pelab" export heatmap --width 16384 --height 16384 --max-memory 64 -o "$tmp/big.png" 2>"$tmp/err"
+rc=$?
+[ "$rc" -eq 1 ] && grep -q "16384 x 16384 PNG canvas needs 1024 MiB, more than the memory budget of 64 MiB" "$tmp/err" &&
+    grep -q -- "--width" "$tmp/err" && [ "$(wc -l <"$tmp/err")" -eq 1 ]
+ok $? "--max-memory 64 refuses a 16384 x 16384 PNG with status 1, one line naming the sizes ($(head -c 200 "$tmp/err"))"
+[ -z "$(ls -A "$tmp" | grep -v '^err$')" ]; ok $? "the refused PNG leaves no file"
+# and the heatmap's copy in the figure and the image it is drawn through, on top of the canvas:
+# 64 MiB canvas + 16 MiB of similarity + 16 MiB copied + a 3500-pixel-square image pass 128 MiB
+"$pelab" export similarity --len 2048 --dim 512 --width 4096 --height 4096 --max-memory 128 \
+    -o "$tmp/sim.png" 2>"$tmp/err"
+rc=$?
+[ "$rc" -eq 1 ] && grep -q "heatmap values and image needs .* MiB more, but only .* of the memory budget of 128 MiB are free" "$tmp/err"
+ok $? "the heatmap's image past the budget is refused with status 1 and the sizes ($(head -c 200 "$tmp/err"))"
+[ -z "$(ls -A "$tmp" | grep -v '^err$')" ]; ok $? "the refused heatmap export leaves no file"
+"$pelab" export similarity --len 2048 --dim 512 --width 4096 --height 4096 --max-memory 192 \
+    -o "$tmp/sim.png" 2>"$tmp/err" && [ -s "$tmp/sim.png" ]
+ok $? "the same export inside a 192 MiB budget is written"
+
+# the export's progress bar (a terminal on stderr: script's pseudo-terminal) erases itself with
+# a real ESC [ K, not one written out as text by the stderr that cleans messages
+if command -v script >/dev/null; then
+    rm -f "$tmp"/*
+    script -qec "$pelab export decay --len 1048576 --dim 64 -o $tmp/d.png" "$tmp/typescript" \
+        >/dev/null 2>&1
+    rc=$?
+    [ "$rc" -eq 0 ] && grep -q "pelab export decay \[#" "$tmp/typescript" &&
+        grep -q $'\r\033\[K' "$tmp/typescript" && ! grep -qF 'x1b' "$tmp/typescript"
+    ok $? "the progress bar is drawn and erased with ESC [ K, no literal \\x1b ($(grep -o 'decay \[[#.]*\] *[0-9]*%' "$tmp/typescript" | tail -n 1))"
+else
+    ok 0 "# SKIP script (util-linux) is not installed"
+fi
 
 # pelab gui --frames N draws N frames without waiting for events (dummy driver, no display)
 if SDL_VIDEODRIVER=dummy timeout 120 "$pelab" gui --frames 20 >/dev/null 2>&1; then r=0; else r=1; fi

@@ -169,8 +169,13 @@ static void test_mem_message(void)
     TAP_OK(rc == PE_ERANGE &&
                strstr(err, "b needs 10 MiB more, but only 4 MiB of the memory "
                            "budget") &&
-               strstr(err, "60 MiB are held"),
+               strstr(err, "60 MiB are already held"),
            "past a part-used budget: %s", err);
+    rc =
+        pe_mem_reserve_hint((size_t)10 << 20, "c", "a smaller --width needs less", err, sizeof err);
+    TAP_OK(rc == PE_ERANGE && strstr(err, "c needs 10 MiB more") &&
+               strstr(err, "a smaller --width needs less)") && !strstr(err, "--len"),
+           "a reservation with its own advice: %s", err);
     pe_mem_release((size_t)60 << 20);
     pe_mem_set_budget(base + 1024);
     rc = pe_mem_reserve(2048, "e", err, sizeof err);
