@@ -532,12 +532,18 @@ typedef struct large_case {
 } large_case;
 
 static const large_case large_cases[] = {
-    {"heatmap", 8192, 4096, 8, NULL},   {"similarity", 8192, 4096, 8, NULL},
-    {"decay", 8192, 4096, 8, NULL},     {"alibi", 8192, 4096, 64, NULL},
-    {"t5", 8192, 4096, 64, NULL},       {"xpos", 8192, 4096, 8, NULL},
-    {"xl", 4096, 512, 8, NULL},         {"xl", 1024, 4096, 8, NULL},
-    {"rope", 8192, 4096, 8, NULL},      {"wavelength", 8192, 4096, 8, NULL},
-    {"extension", 8192, 4096, 8, NULL}, {"similarity", 8192, 4096, 8, "learned"},
+    {"heatmap", 8192, 4096, 8, NULL},
+    {"similarity", 8192, 4096, 8, NULL},
+    {"similarity", 8192, 4096, 8, "learned"},
+    {"decay", 8192, 4096, 8, NULL},
+    {"alibi", 8192, 4096, 64, NULL},
+    {"t5", 8192, 4096, 64, NULL},
+    {"xpos", 8192, 4096, 8, NULL},
+    {"xl", 4096, 512, 8, NULL},
+    {"xl", 1024, 4096, 8, NULL},
+    {"rope", 8192, 4096, 8, NULL},
+    {"wavelength", 8192, 4096, 8, NULL},
+    {"extension", 8192, 4096, 8, NULL},
 };
 
 /* Peak resident memory of this process so far, MiB (ru_maxrss is in KiB on Linux). */
