@@ -534,7 +534,7 @@ static const large_case large_cases[] = {
     {"heatmap", 8192, 4096, 8},    {"similarity", 8192, 4096, 8}, {"decay", 8192, 4096, 8},
     {"alibi", 8192, 4096, 64},     {"t5", 8192, 4096, 64},        {"xpos", 8192, 4096, 8},
     {"xl", 4096, 512, 8},          {"xl", 1024, 4096, 8},         {"rope", 8192, 4096, 8},
-    {"wavelength", 8192, 4096, 8},
+    {"wavelength", 8192, 4096, 8}, {"extension", 8192, 4096, 8},
 };
 
 /* Peak resident memory of this process so far, MiB (ru_maxrss is in KiB on Linux). */

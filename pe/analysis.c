@@ -390,6 +390,131 @@ int pe_rope_decay_bound_curve(const double *inv_freq, int npairs, double step, i
     return PE_OK;
 }
 
+/* ---- prefix sums of rotations, eight distances side by side ---------------------------------
+ *
+ * For callers that set up e^{i r theta_k} themselves (distances that are not evenly spaced): the
+ * sums of pe_rope_decay_bound without the rotation. Each distance's values lie apart (c[l][k]),
+ * the kernels transpose small blocks into lanes. Same operations in the same order in every
+ * kernel, and the same as one distance at a time: re += c, im += s, tot += sqrt(re^2 + im^2). */
+typedef void (*prefix_kernel)(int np, const double *const *c, const double *const *s, double *re,
+                              double *im, double *tot);
+
+static void prefix_lanes_plain(int np, const double *const *c, const double *const *s, double *re,
+                               double *im, double *tot)
+{
+    double x[PE_PREFIX_LANES] = {0}, y[PE_PREFIX_LANES] = {0}, t[PE_PREFIX_LANES] = {0};
+    for (int k = 0; k < np; k++)
+        for (int l = 0; l < PE_PREFIX_LANES; l++) {
+            x[l] += c[l][k];
+            y[l] += s[l][k];
+            t[l] += sqrt(x[l] * x[l] + y[l] * y[l]);
+        }
+    memcpy(re, x, sizeof x);
+    memcpy(im, y, sizeof y);
+    memcpy(tot, t, sizeof t);
+}
+
+#ifdef BOUND_X86
+static void prefix_lanes_sse2(int np, const double *const *c, const double *const *s, double *re,
+                              double *im, double *tot)
+{
+    __m128d x[4], y[4], t[4];
+    for (int q = 0; q < 4; q++) x[q] = y[q] = t[q] = _mm_setzero_pd();
+#define PREFIX_STEP(q, cv, sv)                                                                     \
+    do {                                                                                           \
+        x[q] = _mm_add_pd(x[q], cv);                                                               \
+        y[q] = _mm_add_pd(y[q], sv);                                                               \
+        t[q] = _mm_add_pd(                                                                         \
+            t[q], _mm_sqrt_pd(_mm_add_pd(_mm_mul_pd(x[q], x[q]), _mm_mul_pd(y[q], y[q]))));        \
+    } while (0)
+    int k = 0;
+    for (; k + 2 <= np; k += 2)
+        for (int q = 0; q < 4; q++) {
+            __m128d c0 = _mm_loadu_pd(c[2 * q] + k), c1 = _mm_loadu_pd(c[2 * q + 1] + k);
+            __m128d s0 = _mm_loadu_pd(s[2 * q] + k), s1 = _mm_loadu_pd(s[2 * q + 1] + k);
+            PREFIX_STEP(q, _mm_unpacklo_pd(c0, c1), _mm_unpacklo_pd(s0, s1));
+            PREFIX_STEP(q, _mm_unpackhi_pd(c0, c1), _mm_unpackhi_pd(s0, s1));
+        }
+    for (; k < np; k++)
+        for (int q = 0; q < 4; q++)
+            PREFIX_STEP(q, _mm_set_pd(c[2 * q + 1][k], c[2 * q][k]),
+                        _mm_set_pd(s[2 * q + 1][k], s[2 * q][k]));
+#undef PREFIX_STEP
+    for (int q = 0; q < 4; q++) {
+        _mm_storeu_pd(re + 2 * q, x[q]);
+        _mm_storeu_pd(im + 2 * q, y[q]);
+        _mm_storeu_pd(tot + 2 * q, t[q]);
+    }
+}
+
+/* Lanes 4q .. 4q+3 of pairs k .. k+3: four loads, four rows out (row j = pair k + j). */
+__attribute__((target("avx"))) static inline void transpose4(const double *const *v, int k,
+                                                             __m256d out[4])
+{
+    __m256d a0 = _mm256_loadu_pd(v[0] + k), a1 = _mm256_loadu_pd(v[1] + k);
+    __m256d a2 = _mm256_loadu_pd(v[2] + k), a3 = _mm256_loadu_pd(v[3] + k);
+    __m256d t0 = _mm256_unpacklo_pd(a0, a1), t1 = _mm256_unpackhi_pd(a0, a1);
+    __m256d t2 = _mm256_unpacklo_pd(a2, a3), t3 = _mm256_unpackhi_pd(a2, a3);
+    out[0] = _mm256_permute2f128_pd(t0, t2, 0x20);
+    out[1] = _mm256_permute2f128_pd(t1, t3, 0x20);
+    out[2] = _mm256_permute2f128_pd(t0, t2, 0x31);
+    out[3] = _mm256_permute2f128_pd(t1, t3, 0x31);
+}
+
+__attribute__((target("avx"))) static void prefix_lanes_avx(int np, const double *const *c,
+                                                            const double *const *s, double *re,
+                                                            double *im, double *tot)
+{
+    __m256d x[2], y[2], t[2];
+    for (int q = 0; q < 2; q++) x[q] = y[q] = t[q] = _mm256_setzero_pd();
+#define PREFIX_STEP(q, cv, sv)                                                                     \
+    do {                                                                                           \
+        x[q] = _mm256_add_pd(x[q], cv);                                                            \
+        y[q] = _mm256_add_pd(y[q], sv);                                                            \
+        t[q] = _mm256_add_pd(t[q], _mm256_sqrt_pd(_mm256_add_pd(_mm256_mul_pd(x[q], x[q]),         \
+                                                                _mm256_mul_pd(y[q], y[q]))));      \
+    } while (0)
+    int k = 0;
+    for (; k + 4 <= np; k += 4) {
+        __m256d cv[2][4], sv[2][4];
+        for (int q = 0; q < 2; q++) {
+            transpose4(c + 4 * q, k, cv[q]);
+            transpose4(s + 4 * q, k, sv[q]);
+        }
+        for (int j = 0; j < 4; j++)
+            for (int q = 0; q < 2; q++) PREFIX_STEP(q, cv[q][j], sv[q][j]);
+    }
+    for (; k < np; k++)
+        for (int q = 0; q < 2; q++)
+            PREFIX_STEP(
+                q, _mm256_set_pd(c[4 * q + 3][k], c[4 * q + 2][k], c[4 * q + 1][k], c[4 * q][k]),
+                _mm256_set_pd(s[4 * q + 3][k], s[4 * q + 2][k], s[4 * q + 1][k], s[4 * q][k]));
+#undef PREFIX_STEP
+    for (int q = 0; q < 2; q++) {
+        _mm256_storeu_pd(re + 4 * q, x[q]);
+        _mm256_storeu_pd(im + 4 * q, y[q]);
+        _mm256_storeu_pd(tot + 4 * q, t[q]);
+    }
+}
+#endif
+
+void pe_rope_prefix_lanes(const double *const *c, const double *const *s, int npairs, double *re,
+                          double *im, double *tot)
+{
+    /* the same choice as the bound's kernels (PELAB_BOUND_KERNEL picks one, for tests) */
+    const char *want = getenv("PELAB_BOUND_KERNEL");
+    prefix_kernel kernel = prefix_lanes_plain;
+#ifdef BOUND_X86
+    if (!(want && strcmp(want, "plain") == 0))
+        kernel = (want && strcmp(want, "sse2") == 0) || !__builtin_cpu_supports("avx")
+                     ? prefix_lanes_sse2
+                     : prefix_lanes_avx;
+#else
+    (void)want;
+#endif
+    kernel(npairs, c, s, re, im, tot);
+}
+
 /* ---- sinusoidal dot products by distance ---------------------------------------------------- */
 
 enum { DOTS_GAPS = 8, DOTS_ANCHOR = 64 };

@@ -351,6 +351,13 @@ double pe_rope_decay_bound(const double *inv_freq, int npairs, double r);
  * of pe_rope_decay_bound). PE_OK or PE_ENOMEM. */
 int pe_rope_decay_bound_curve(const double *inv_freq, int npairs, double step, int n, double *out,
                               char *err, size_t errlen);
+/* For PE_PREFIX_LANES distances side by side, given z_k = c[l][k] + i s[l][k] (k < npairs) for
+ * lane l: re[l] + i im[l] = sum_k z_k and tot[l] = sum_j |sum_{k<=j} z_k|, the sums of
+ * pe_rope_decay_bound (not divided), added in pair order as one distance alone would (the same
+ * bits in every kernel; PELAB_BOUND_KERNEL=plain|sse2 forces one). */
+#define PE_PREFIX_LANES 8
+void pe_rope_prefix_lanes(const double *const *c, const double *const *s, int npairs, double *re,
+                          double *im, double *tot);
 /* Wavelength 2 pi / w_k of every pair for the encoding's frequencies (sinusoidal or RoPE
  * after scaling); out has dim/2 entries (RoPE: rotary_dim/2). rope = 1 selects RoPE's. */
 int pe_wavelengths(const pe_params *p, int rope, double *out, char *err, size_t errlen);

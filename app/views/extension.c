@@ -13,9 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include "rope_ext.h"
 #include "view_list.h"
@@ -71,6 +68,9 @@ typedef struct ext_result {
 
 /* Largest power of two in the table of rotations (distances stay below 2^31). */
 #define POW2_BITS 31
+/* The table holds e^{i v 16^d theta_k} for every hex digit v of a distance, so a rotation by r
+ * is one product per nonzero hex digit of r (at most 4 below 65536) rather than one per set bit. */
+#define HEX_DIGITS ((POW2_BITS + 3) / 4)
 /* A bin's first distance is reached from the previous bin's by one rotation, and computed from
  * the table afresh every ANCHOR bins, so the rounding of the steps cannot pile up. */
 #define ANCHOR 16
@@ -81,142 +81,179 @@ typedef struct ext_rot {
     double *re, *im;
 } ext_rot;
 
+/* The rotation loops are built for AVX2 too where gcc can (the loader picks; not under its
+ * ThreadSanitizer, which crashes on the ifunc resolvers): they are half of the view's time. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
+#define EXT_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define EXT_CLONES
+#endif
+
+/* out = a e, pair by pair (out may be a). */
+EXT_CLONES static void mul(ext_rot out, ext_rot a, ext_rot e, int np)
+{
+    for (int k = 0; k < np; k++) {
+        double x = a.re[k], y = a.im[k];
+        out.re[k] = x * e.re[k] - y * e.im[k];
+        out.im[k] = x * e.im[k] + y * e.re[k];
+    }
+}
+
 /* z *= e, pair by pair. */
 static void rotate(ext_rot z, ext_rot e, int np)
 {
-    for (int k = 0; k < np; k++) {
-        double x = z.re[k], y = z.im[k];
-        z.re[k] = x * e.re[k] - y * e.im[k];
-        z.im[k] = x * e.im[k] + y * e.re[k];
-    }
+    mul(z, z, e, np);
 }
 
-/* out = e^{i r theta_k} for 0 <= r < 2^bits, from e2[b] = e^{i 2^b theta_k}, b < bits: one
- * product per set bit of r (no sine of a large argument, whose own rounding would be larger). */
-static void rotation(const ext_rot *e2, int bits, int np, long r, ext_rot out)
+/* out = e^{i r theta_k} for 0 <= r < 16^digits, from e16[15 d + v - 1] = e^{i v 16^d theta_k}:
+ * one product per nonzero hex digit of r after the first (no sine of a large argument, whose own
+ * rounding would be larger). */
+static void rotation(const ext_rot *e16, int digits, int np, long r, ext_rot out)
 {
-    for (int k = 0; k < np; k++) {
-        out.re[k] = 1;
-        out.im[k] = 0;
-    }
-    for (int b = 0; b < bits && r >> b; b++)
-        if ((r >> b) & 1) rotate(out, e2[b], np);
-}
-
-/* For distances j < n (z[j] = e^{i r_j theta_k}), the prefix sums S_k = z_0 + .. + z_k over the
- * pairs in order: re[j] + i im[j] = S_{np-1} and tot[j] = sum_k |S_k|. The square roots are most
- * of the view's time and a loop over sqrt does not vectorise while sqrt may set errno, so SSE2
- * takes two distances at a time where it exists (the same doubles either way). */
-static void prefix_sums(const ext_rot *z, int n, int np, double *re, double *im, double *tot)
-{
-    int j = 0;
-#if defined(__SSE2__)
-    for (; j + 2 <= n; j += 2) {
-        const double *r0 = z[j].re, *r1 = z[j + 1].re, *i0 = z[j].im, *i1 = z[j + 1].im;
-        __m128d x = _mm_setzero_pd(), y = _mm_setzero_pd(), t = _mm_setzero_pd();
-        for (int k = 0; k < np; k++) {
-            x = _mm_add_pd(x, _mm_set_pd(r1[k], r0[k]));
-            y = _mm_add_pd(y, _mm_set_pd(i1[k], i0[k]));
-            t = _mm_add_pd(t, _mm_sqrt_pd(_mm_add_pd(_mm_mul_pd(x, x), _mm_mul_pd(y, y))));
+    int first = 1;
+    for (int d = 0; d < digits && r >> (4 * d); d++) {
+        int v = (int)((r >> (4 * d)) & 15);
+        if (!v) continue;
+        ext_rot e = e16[15 * d + v - 1];
+        if (first) {
+            memcpy(out.re, e.re, sizeof *out.re * (size_t)np);
+            memcpy(out.im, e.im, sizeof *out.im * (size_t)np);
+        } else {
+            rotate(out, e, np);
         }
-        _mm_storeu_pd(re + j, x);
-        _mm_storeu_pd(im + j, y);
-        _mm_storeu_pd(tot + j, t);
+        first = 0;
     }
-#endif
-    for (; j < n; j++) {
-        double x = 0, y = 0, t = 0;
+    if (first)
         for (int k = 0; k < np; k++) {
-            x += z[j].re[k];
-            y += z[j].im[k];
-            t += sqrt(x * x + y * y);
+            out.re[k] = 1;
+            out.im[k] = 0;
         }
-        re[j] = x;
-        im[j] = y;
-        tot[j] = t;
-    }
 }
 
 /* Method m's two curves. With q = k = 1 every rotated pair contributes 2 attn^2 cos(r theta_k)
  * to <R_r q, R_0 k> and each of the d - rotary_dim other dimensions 1; the bound is
  * pe_rope_decay_bound's sum. Both come from z_k = e^{i r theta_k}: at a bin's first distance
  * from the previous bin's (or the table), then stepped through the bin by multiplying with
- * e^{i step theta_k}. The bin's distances are summed side by side, each over the pairs in
- * order (the tests check the result against pe_rope_score_curve and pe_rope_decay_bound). */
+ * e^{i step theta_k}. The distances of consecutive bins fill PE_PREFIX_LANES lanes, whose
+ * prefix sums over the pairs pe_rope_prefix_lanes takes side by side (the square roots are most
+ * of the view's time); each distance is still summed over the pairs in order, and a bin's
+ * distances in order (the tests check the result against pe_rope_score_curve and
+ * pe_rope_decay_bound). */
 static int ext_method(int m, int dim, const double *th, int np, double attn, ext_result *res,
                       char *err, size_t errlen)
 {
+    enum { LANES = PE_PREFIX_LANES };
     double per = BIN_BUDGET / ((double)res->n * np);
     int most = per >= BIN_POINTS ? BIN_POINTS : per >= 2 ? (int)per : 2;
-    /* rotations of np pairs: the table (POW2_BITS), the bin's start, step and the step from
-     * the previous start, z at each of the bin's distances (most); three sums per distance */
-    size_t nz = (size_t)np, nrot = POW2_BITS + 3 + (size_t)most;
-    double *buf = malloc(sizeof *buf * (2 * nz * nrot + 3 * (size_t)most));
-    ext_rot *rot = malloc(sizeof *rot * nrot);
-    if (!buf || !rot) {
-        free(buf);
-        free(rot);
-        snprintf(err, errlen, "--dim %d: out of memory", dim);
-        return -1;
-    }
-    for (size_t i = 0; i < nrot; i++) rot[i] = (ext_rot){buf + 2 * nz * i, buf + 2 * nz * i + nz};
-    ext_rot *e2 = rot, z0 = rot[POW2_BITS], w = rot[POW2_BITS + 1], dz = rot[POW2_BITS + 2];
-    ext_rot *z = rot + POW2_BITS + 3;
-    double *re = buf + 2 * nz * nrot, *im = re + most, *tot = im + most;
     /* the bins' starts and steps stay below 2^bits (the target is the largest start) */
     int bits;
     frexp(res->r[res->n - 1], &bits);
     if (bits > POW2_BITS) bits = POW2_BITS;
-    for (int b = 0; b < bits; b++)
+    int digits = (bits + 3) / 4;
+    /* rotations of np pairs: the table (15 per digit), the bin's start, step, the step from the
+     * previous start and one per lane; re and tot of every distance */
+    size_t nz = (size_t)np, nrot = 15 * (size_t)digits + 3 + LANES,
+           nd = (size_t)res->n * (size_t)most;
+    double *buf = calloc(2 * nz * nrot + 2 * nd, sizeof *buf); /* stale lanes are zeros */
+    ext_rot *rot = malloc(sizeof *rot * nrot);
+    int *bin_cnt = malloc(sizeof *bin_cnt * (size_t)res->n);
+    if (!buf || !rot || !bin_cnt) {
+        free(buf);
+        free(rot);
+        free(bin_cnt);
+        snprintf(err, errlen, "--dim %d: out of memory", dim);
+        return -1;
+    }
+    for (size_t i = 0; i < nrot; i++) rot[i] = (ext_rot){buf + 2 * nz * i, buf + 2 * nz * i + nz};
+    ext_rot *e16 = rot, z0_keep = rot[15 * digits], z0 = z0_keep, w = rot[15 * digits + 1],
+            dz = rot[15 * digits + 2], *lane = rot + 15 * digits + 3;
+    const double *lc[LANES], *ls[LANES];
+    for (int l = 0; l < LANES; l++) {
+        lc[l] = lane[l].re;
+        ls[l] = lane[l].im;
+    }
+    double *re_d = buf + 2 * nz * nrot, *tot_d = re_d + nd;
+    for (int d = 0; d < digits; d++) {
+        ext_rot e1 = e16[15 * d];
         for (int k = 0; k < np; k++) {
-            double a = ldexp(th[k], b); /* exact */
-            e2[b].re[k] = cos(a);
-            e2[b].im[k] = sin(a);
+            double a = ldexp(th[k], 4 * d); /* exact */
+            e1.re[k] = cos(a);
+            e1.im[k] = sin(a);
         }
+        for (int v = 2; v <= 15; v++) {
+            ext_rot e = e16[15 * d + v - 1];
+            memcpy(e.re, e16[15 * d + v - 2].re, sizeof *e.re * nz);
+            memcpy(e.im, e16[15 * d + v - 2].im, sizeof *e.im * nz);
+            rotate(e, e1, np);
+        }
+    }
     double a2 = 2 * attn * attn, rest = dim - 2.0 * np;
     double ones0 = a2 * np + rest, b0 = pe_rope_decay_bound(th, np, 0);
     double w_step = -1, dz_step = -1, prev_lo = 0; /* the steps w and dz hold */
+    size_t f = 0, done = 0;                        /* distances set into lanes, summed */
     for (int i = 0; i < res->n; i++) {
         double lo, hi;
         bin_bounds(res->r, res->n, i, &lo, &hi);
         int cnt = hi - lo + 1 <= most ? (int)(hi - lo + 1) : most;
         double step = cnt > 1 ? floor((hi - lo) / (cnt - 1)) : 0;
         if (cnt == 1) lo = res->r[i];
-        /* z0 = e^{i lo theta}: the bins' starts only grow */
-        if (i % ANCHOR == 0 || lo < prev_lo) {
-            rotation(e2, bits, np, (long)lo, z0);
-        } else if (lo > prev_lo) {
-            if (lo - prev_lo != dz_step) {
-                rotation(e2, bits, np, (long)(lo - prev_lo), dz);
-                dz_step = lo - prev_lo;
+        bin_cnt[i] = cnt;
+        /* z at the bin's distances lo + j step, each in the next lane; the first, e^{i lo
+         * theta}, from the previous bin's first (the bins' starts only grow) */
+        for (int j = 0; j < cnt; j++) {
+            size_t l = f++ % LANES;
+            ext_rot z = lane[l];
+            if (j > 0) {
+                mul(z, lane[(l + LANES - 1) % LANES], w, np);
+            } else if (i % ANCHOR == 0 || lo < prev_lo) {
+                rotation(e16, digits, np, (long)lo, z);
+            } else if (lo > prev_lo) {
+                if (lo - prev_lo != dz_step) {
+                    rotation(e16, digits, np, (long)(lo - prev_lo), dz);
+                    dz_step = lo - prev_lo;
+                }
+                mul(z, z0, dz, np);
+            } else if (z.re != z0.re) { /* (the same lane when the last bin had LANES) */
+                memcpy(z.re, z0.re, sizeof *z.re * nz);
+                memcpy(z.im, z0.im, sizeof *z.im * nz);
             }
-            rotate(z0, dz, np);
-        }
-        prev_lo = lo;
-        if (cnt > 1 && step != w_step) {
-            rotation(e2, bits, np, (long)step, w);
-            w_step = step;
-        }
-        /* z at the bin's distances lo + j step */
-        for (int k = 0; k < np; k++) {
-            z[0].re[k] = z0.re[k];
-            z[0].im[k] = z0.im[k];
-        }
-        for (int j = 1; j < cnt; j++)
-            for (int k = 0; k < np; k++) {
-                double x = z[j - 1].re[k], y = z[j - 1].im[k];
-                z[j].re[k] = x * w.re[k] - y * w.im[k];
-                z[j].im[k] = x * w.im[k] + y * w.re[k];
+            if (j == 0) {
+                z0 = z;
+                if (cnt > LANES) { /* its lane is taken again within the bin */
+                    z0 = z0_keep;
+                    memcpy(z0.re, z.re, sizeof *z.re * nz);
+                    memcpy(z0.im, z.im, sizeof *z.im * nz);
+                }
+                prev_lo = lo;
+                if (cnt > 1 && step != w_step) {
+                    rotation(e16, digits, np, (long)step, w);
+                    w_step = step;
+                }
             }
-        prefix_sums(z, cnt, np, re, im, tot);
+            if (l == LANES - 1 || (i == res->n - 1 && j == cnt - 1)) {
+                double re[LANES], im[LANES], tot[LANES];
+                pe_rope_prefix_lanes(lc, ls, np, re, im, tot);
+                for (size_t q = 0; done < f; q++, done++) {
+                    re_d[done] = re[q];
+                    tot_d[done] = tot[q];
+                }
+            }
+        }
+    }
+    const double *rd = re_d, *td = tot_d;
+    for (int i = 0; i < res->n; i++) {
+        int cnt = bin_cnt[i];
         double sum_ones = 0, sum_b = 0;
         for (int j = 0; j < cnt; j++) {
-            sum_ones += a2 * re[j] + rest;
-            sum_b += tot[j] / np;
+            sum_ones += a2 * rd[j] + rest;
+            sum_b += td[j] / np;
         }
+        rd += cnt;
+        td += cnt;
         res->y[0][m][i] = sum_ones / cnt / ones0;
         res->y[1][m][i] = b0 > 0 ? sum_b / cnt / b0 : 0;
     }
+    free(bin_cnt);
     free(rot);
     free(buf);
     return 0;

@@ -228,6 +228,63 @@ static void check_extension(const char *label, const char *const *o, int n)
     app_data_free(&d);
 }
 
+/* Extension at d 4096 (the bench's size; two distances a bin, the lanes span bins) and d 64 (up
+ * to 32 distances a bin, more than the lanes): every third sample of every method, the mean over
+ * its bin, against the library at each of the bin's distances. The bin is the view's
+ * (extension.c bin_bounds: the geometric midpoints with the neighbours, widened to r +- 5%, at
+ * most 1e6 / (samples x pairs) evenly spaced distances, between 2 and 32). */
+static void check_extension_wide(const char *dim)
+{
+    const char *o[] = {"dim", dim, "curves", "rope,rope-bound"};
+    app_state st = make("extension", o, 4);
+    app_data d = {0};
+    int rc = get_data(&st, &d);
+    TAP_OK(rc == 0 && d.shape[0] == 13, "extension d %s: data has r and 12 curves (%s)", dim, err);
+    if (rc != 0) return;
+    size_t ns = d.shape[1];
+    const double *r = d.data;
+    double T = app_ext_target(&st), worst_s = 0, worst_b = 0;
+    int checked = 0;
+    for (int m = 0; m < FORMULA_METHODS; m++) {
+        pe_params p = app_ext_params(&st, m, T);
+        int d0 = p.dim, np = pe_rope_rotary_dim(&p) / 2;
+        double *q = malloc(sizeof *q * (size_t)d0 * 2), *k = q + d0;
+        double *inv = malloc(sizeof *inv * (size_t)np), s0;
+        pe_rope_qk(d0, UINT64_MAX, q, k);
+        pe_rope_inv_freq(&p, inv, NULL, err, sizeof err);
+        pe_rope_score_curve(&p, q, k, 0, 0, 1, &s0, err, sizeof err);
+        double b0 = pe_rope_decay_bound(inv, np, 0);
+        double per = 1e6 / ((double)ns * np);
+        int most = per >= 32 ? 32 : per >= 2 ? (int)per : 2;
+        for (size_t i = 0; i < ns; i++) {
+            if (i % 3 != 0 && i != ns - 1) continue;
+            double a = i == 0 ? r[0] : ceil(sqrt(fmax(r[i - 1], 0.5) * r[i]));
+            double b = i == ns - 1 ? r[i] : ceil(sqrt(fmax(r[i], 0.5) * r[i + 1])) - 1;
+            a = fmin(fmin(a, ceil(r[i] / 1.05)), r[i]);
+            b = fmax(fmax(b, floor(r[i] * 1.05)), r[i]);
+            int cnt = b - a + 1 <= most ? (int)(b - a + 1) : most;
+            if (cnt == 1) a = r[i];
+            double step = cnt > 1 ? floor((b - a) / (cnt - 1)) : 0, ms = 0, mb = 0;
+            for (int j = 0; j < cnt; j++) {
+                double v;
+                pe_rope_score_curve(&p, q, k, 0, (int)(a + j * step), 1, &v, err, sizeof err);
+                ms += v / s0 / cnt;
+                mb += pe_rope_decay_bound(inv, np, a + j * step) / b0 / cnt;
+            }
+            worst_s = fmax(worst_s, fabs(d.data[(1 + m) * ns + i] - ms));
+            worst_b = fmax(worst_b, fabs(d.data[(7 + m) * ns + i] - mb));
+            checked++;
+        }
+        free(q);
+        free(inv);
+    }
+    TAP_OK(checked > 900 && worst_s < 1e-9 && worst_b < 1e-9,
+           "extension d %s: %d bin means (score, bound) equal the library's at every distance "
+           "(max error %.2g, %.2g)",
+           dim, checked, worst_s, worst_b);
+    app_data_free(&d);
+}
+
 static void test_extension(void)
 {
     const char *a[] = {"dim", "64", "scaling", "yarn", "factor", "4", "orig-ctx", "512"};
@@ -240,6 +297,8 @@ static void test_extension(void)
     const char *far[] = {"dim",    "32", "scaling",    "linear",
                          "factor", "8",  "target-len", "300000000"};
     check_extension("extension d 32, T 3e8", far, 8);
+    check_extension_wide("4096");
+    check_extension_wide("64");
 
     /* default curves: the bound alone; --curves rope: the score alone */
     const char *c[] = {"scaling", "yarn", "factor", "4"};

@@ -302,6 +302,57 @@ static void test_decay_bound_curve(void)
            "bound curve: a single distance is B(0)");
 }
 
+/* pe_rope_prefix_lanes, in each kernel, against the sums taken one distance at a time in pair
+ * order: the same bits (1203 pairs: not a multiple of the kernels' blocks). */
+static void test_prefix_lanes(void)
+{
+    enum { NP = 1203, L = PE_PREFIX_LANES };
+    static double c[L][NP], s[L][NP];
+    const double *cp[L], *sp[L];
+    double want[3][L], got[3][3][L];
+    for (int l = 0; l < L; l++) {
+        for (int k = 0; k < NP; k++) {
+            double a = 0.37 * (l + 1) * (k + 1) + 1.0 / (k + 2);
+            c[l][k] = cos(a);
+            s[l][k] = sin(a);
+        }
+        cp[l] = c[l];
+        sp[l] = s[l];
+        double x = 0, y = 0, t = 0;
+        for (int k = 0; k < NP; k++) {
+            x += c[l][k];
+            y += s[l][k];
+            t += sqrt(x * x + y * y);
+        }
+        want[0][l] = x;
+        want[1][l] = y;
+        want[2][l] = t;
+    }
+    static const char *const kernels[3] = {"plain", "sse2", NULL};
+    for (int k = 0; k < 3; k++) {
+        if (kernels[k])
+            setenv("PELAB_BOUND_KERNEL", kernels[k], 1);
+        else
+            unsetenv("PELAB_BOUND_KERNEL");
+        pe_rope_prefix_lanes(cp, sp, NP, got[k][0], got[k][1], got[k][2]);
+        TAP_OK(memcmp(got[k], want, sizeof want) == 0,
+               "prefix lanes (%s kernel): the sums of one distance at a time, bit for bit",
+               kernels[k] ? kernels[k] : "best");
+    }
+    unsetenv("PELAB_BOUND_KERNEL");
+    double b = pe_rope_decay_bound((const double[]){0.5, 0.25, 0.125}, 3, 3.0);
+    const double c3[3] = {cos(1.5), cos(0.75), cos(0.375)},
+                 s3[3] = {sin(1.5), sin(0.75), sin(0.375)};
+    const double *c8[L], *s8[L];
+    for (int l = 0; l < L; l++) {
+        c8[l] = c3;
+        s8[l] = s3;
+    }
+    double re[L], im[L], tot[L];
+    pe_rope_prefix_lanes(c8, s8, 3, re, im, tot);
+    TAP_CLOSE(tot[L - 1] / 3, b, 0, 1e-14, "prefix lanes: tot / npairs is the decay bound");
+}
+
 static void test_qk(void)
 {
     double q1[16], k1[16], q2[16], k2[16];
@@ -325,6 +376,7 @@ int main(void)
     test_pairings_agree();
     test_partial_rotary();
     test_tables_and_float_kernel();
+    test_prefix_lanes();
     test_decay_bound();
     test_decay_bound_curve();
     test_qk();
