@@ -197,7 +197,10 @@ static double stroke_width(const scene_item *it)
 
 static void set_dash(cairo_t *cr, unsigned flags, double lw)
 {
-    if (flags & SCENE_DASHED) {
+    if (flags & SCENE_DOTTED) { /* dashes about as long as the line is wide: dots */
+        double d[2] = {fmax(1.0, 0.9 * lw), fmax(4.0, 2.5 * lw)};
+        cairo_set_dash(cr, d, 2, 0.0);
+    } else if (flags & SCENE_DASHED) {
         double d[2] = {fmax(4.0, 3.0 * lw), fmax(3.0, 2.0 * lw)};
         cairo_set_dash(cr, d, 2, 0.0);
     } else {
@@ -429,7 +432,7 @@ static void draw_polyline(cairo_t *cr, const scene_item *it)
      * their end points draw the same pixels. A dash pattern would restart at every run, so
      * dashed lines stay one path. Noisy: the y travel is many times the y extent. */
     size_t run = 64;
-    if (it->flags & SCENE_DASHED) {
+    if (it->flags & (SCENE_DASHED | SCENE_DOTTED)) {
         run = (size_t)-1;
     } else {
         double travel = 0, lo = INFINITY, hi = -INFINITY, prev = NAN;
@@ -729,7 +732,8 @@ static int draw_scene(cairo_t *cr, const scene *s, const draw_opts *o)
             cairo_stroke(cr);
             break;
         case SCENE_POLYLINE:
-            if (o->px && o->antialias && !(it->flags & SCENE_DASHED) && polyline_dense(it)) {
+            if (o->px && o->antialias && !(it->flags & (SCENE_DASHED | SCENE_DOTTED)) &&
+                polyline_dense(it)) {
                 /* cairo's pending drawing first, then ours, then cairo is told */
                 cairo_surface_flush(o->surf);
                 int rc_cols = draw_polyline_columns(o, it, lw);

@@ -322,6 +322,7 @@ typedef struct pen {
     uint32_t color;
     int thick;  /* dots */
     int dashed; /* SCENE_DASHED: 4 dots on, 3 off, continued along a polyline */
+    int dotted; /* SCENE_DOTTED: 1 dot on, 3 off */
     long phase;
     double cx0, cy0, cx1, cy1; /* clip rectangle, units */
     long dx0, dy0, dx1, dy1;   /* the same in dots, inclusive (thick stamps are clipped too) */
@@ -350,6 +351,7 @@ static void pen_init(pen *p, const raster *r, const scene_item *it)
     if (p->thick < 1) p->thick = 1;
     if (p->thick > 16) p->thick = 16;
     p->dashed = (it->flags & SCENE_DASHED) != 0;
+    p->dotted = (it->flags & SCENE_DOTTED) != 0;
     p->phase = 0;
     /* Points exactly on the far edge would land one dot outside. */
     p->cx0 = 0.0;
@@ -371,7 +373,8 @@ static void pen_clip(pen *p, double x, double y, double w, double h)
 static void pen_dot(raster *r, pen *p, long dx, long dy)
 {
     long ph = p->phase++;
-    if (p->dashed && ph % 7 >= 4) return;
+    if (p->dotted && ph % 4 >= 1) return;
+    if (p->dashed && !p->dotted && ph % 7 >= 4) return;
     long o = (p->thick - 1) / 2;
     for (long j = 0; j < p->thick; j++) {
         long y = dy - o + j;
@@ -445,6 +448,7 @@ static void draw_circle(raster *r, const scene_item *it)
     pen p;
     pen_init(&p, r, it);
     p.dashed = 0;
+    p.dotted = 0;
     /* Enough angular steps for neighbouring samples to be at most a dot apart; a circle far
      * larger than the grid is mostly off it, so the count is capped. */
     double steps = ceil(2.0 * pi * rad * 2.0 * 1.5);
@@ -593,7 +597,7 @@ static int draw_rule(raster *r, const scene_item *it)
     if (!isfinite(x0) || !isfinite(y0) || !isfinite(x1) || !isfinite(y1)) return 1;
     int horiz = fabs(y1 - y0) < 1e-9, vert = fabs(x1 - x0) < 1e-9;
     if (horiz == vert) return horiz; /* a point draws nothing; a slanted rule goes to braille */
-    int dashed = (it->flags & SCENE_DASHED) != 0;
+    int dashed = (it->flags & (SCENE_DASHED | SCENE_DOTTED)) != 0;
     if (horiz) {
         long row = snap(y0, 2.0, r->rows);
         long a = snap(fmin(x0, x1), 1.0, r->cols), b = snap(fmax(x0, x1), 1.0, r->cols);

@@ -253,8 +253,8 @@ static int log_ticks(double lo, double hi, int max_ticks, double *out)
     return ticks_with_step(lo, hi, max_ticks, out, NULL);
 }
 
-/* Powers of ten from 1e5 (1e-5) on are written 1e5; on an axis that has such a tick, from 1e3
- * (1e-3) on, so one axis never reads "10000" next to "1e5". */
+/* Powers of ten from 1e5 (1e-5) on are written 1e5; on an axis that has such a tick, every
+ * tick is (1e0 too), so one axis has one format and never reads "100" next to "1e5". */
 static void log_label(double v, int sci_from, char *buf, size_t n)
 {
     int e = (int)floor(log10(v) + 1e-9);
@@ -289,7 +289,7 @@ static void make_ticks(tickset *ts, const scene_target *t, double lo, double hi,
     ts->widest = 0.0;
     int sci_from = 5;
     for (int i = 0; lg && i < ts->n; i++)
-        if (fabs(floor(log10(ts->v[i]) + 1e-9)) >= 5) sci_from = 3;
+        if (fabs(floor(log10(ts->v[i]) + 1e-9)) >= 5) sci_from = 0;
     for (int i = 0; i < ts->n; i++) {
         if (lg)
             log_label(ts->v[i], sci_from, ts->label[i], sizeof ts->label[i]);
@@ -819,6 +819,9 @@ double fig_colorbar_width(const scene_target *t)
     return cbar_bar_w(t) + m.tickl + 0.5 * m.pad + labels + 0.5 * m.pad + m.T;
 }
 
+static size_t box_covers(const scene *s, const scene_target *t, double bx, double by, double bw,
+                         double bh);
+
 void fig_colorbar(scene *s, const scene_target *t, const fig_theme *th, fig_rect r, double vmin,
                   double vmax, const struct cmap *map, const char *label)
 {
@@ -891,7 +894,14 @@ void fig_colorbar(scene *s, const scene_target *t, const fig_theme *th, fig_rect
         if (by < m.T) return;
         double sz = 1.0;
         const char *str = fit_label(s, t, label, &sz, r.x + r.w, buf, sizeof buf);
-        put_text(s, t, r.x + r.w, by - m.T, str, 1.0, SCENE_RIGHT | SCENE_TOP, th->fg, 0);
+        /* above the bar, else under it when another text (a panel's title) has that row: a
+         * blank cell either side of the label */
+        double w = scene_text_width(t, str, 1.0), y = by - m.T;
+        double x0 = floor(r.x + r.w - w + 0.5);
+        if (box_covers(s, t, x0 - 1.0, y, w + 2.0, 2.0) > 0 && by + bh + 2.0 <= t->height &&
+            box_covers(s, t, x0 - 1.0, by + bh, w + 2.0, 2.0) == 0)
+            y = by + bh;
+        put_text(s, t, r.x + r.w, y, str, 1.0, SCENE_RIGHT | SCENE_TOP, th->fg, 0);
         return;
     }
     /* Right after the widest tick label, so short labels ("0", "1") do not leave a gap. */
@@ -1051,6 +1061,133 @@ static legend_shape legend_shape_for(const scene_target *t, const fig_axes *a,
     return l;
 }
 
+/* A spot all over a's area where a bw x bh box covers nothing (box_covers 0): the six
+ * candidates of legend_place first, then a grid of 9 x 7 positions, nearest the edges first.
+ * Returns 1 with the spot, 0 when there is none. */
+static int legend_free_spot(const scene *s, const scene_target *t, const fig_axes *a, double bw,
+                            double bh, double inset, int corner, double *bx, double *by)
+{
+    if (bw > a->area.w - 2.0 * inset + 1e-9 || bh > a->area.h + 1e-9) return 0;
+    if (legend_place(s, t, a, bw, bh, inset, corner, bx, by) == 0) return 1;
+    double x0 = a->area.x + inset, x1 = a->area.x + a->area.w - inset - bw;
+    double y0 = a->area.y + (t->cells ? 0.0 : inset);
+    double y1 = a->area.y + a->area.h - (t->cells ? 0.0 : inset) - bh;
+    if (y1 < y0) y1 = y0;
+    enum { NX = 9, NY = 7 };
+    /* rings from the edges inwards: a legend in the middle of a plot is the last resort */
+    for (int ring = 0; ring <= NY / 2; ring++)
+        for (int j = 0; j < NY; j++)
+            for (int i = 0; i < NX; i++) {
+                int d = i < j ? i : j;
+                if (NX - 1 - i < d) d = NX - 1 - i;
+                if (NY - 1 - j < d) d = NY - 1 - j;
+                if (d != ring) continue;
+                double cx = x0 + (x1 - x0) * i / (NX - 1), cy = y0 + (y1 - y0) * j / (NY - 1);
+                if (t->cells) {
+                    cx = floor(cx);
+                    cy = 2.0 * floor(cy / 2.0);
+                } else {
+                    cx = round(cx);
+                    cy = round(cy);
+                }
+                if (box_covers(s, t, cx, cy, bw, bh) == 0) {
+                    *bx = cx;
+                    *by = cy;
+                    return 1;
+                }
+            }
+    return 0;
+}
+
+/* The legend's shapes from the given size down, each in one, two or three columns or one row
+ * (only shapes that show every name whole at that size), until one has a free spot. */
+static int legend_search(const scene *s, const scene_target *t, const fig_axes *a,
+                         const char *const *names, int n, double size, double avail, double sample,
+                         double gap, double padx, double pady, double inset, double colgap,
+                         int corner, legend_shape *out, double *bx, double *by)
+{
+    double floor_size = min_label_size(t);
+    for (double sz = size;; sz = fmax(floor_size, sz * 0.9)) {
+        int col_options[4] = {1, 2, 3, n};
+        for (int c = 0; c < 4; c++) {
+            int cols = col_options[c];
+            if (cols > n || (c == 3 && n <= 3)) continue;
+            legend_shape l = legend_shape_for(t, a, names, n, cols, sz, avail, sample, gap, padx,
+                                              pady, inset, colgap);
+            if (l.shown != n || fabs(l.size - sz) > 1e-9) continue;
+            double natural = 0;
+            for (int i = 0; i < n; i++)
+                natural = fmax(natural, scene_text_width(t, names[i] ? names[i] : "", sz));
+            if (l.textw < natural - 1e-6) continue; /* a name would be cut */
+            if (legend_free_spot(s, t, a, l.bw, l.bh, inset, corner, bx, by)) {
+                *out = l;
+                return 1;
+            }
+        }
+        if (t->cells || sz <= floor_size + 1e-9) break;
+    }
+    return 0;
+}
+
+static void legend_draw(scene *s, const scene_target *t, const fig_theme *th,
+                        const legend_shape *lp, double bx, double by, const char *const *names,
+                        const uint32_t *colors, const unsigned *flags, int n);
+
+/* The shape of a legend in a strip w wide at size 0.9: as many columns as fit (the fewest rows),
+ * names whole. shown is 0 when not even one column fits. */
+static legend_shape strip_shape(const scene_target *t, double w, const char *const *names, int n)
+{
+    metrics m = get_metrics(t);
+    double sample = round(1.6 * m.T), gap = 0.5 * m.pad, padx = m.pad, pady = 0.5 * m.pad;
+    fig_axes fake;
+    memset(&fake, 0, sizeof fake);
+    fake.area.w = w;
+    double natural = 0;
+    for (int i = 0; i < n; i++)
+        natural = fmax(natural, scene_text_width(t, names[i] ? names[i] : "", 0.9));
+    for (int cols = n; cols >= 1; cols--) {
+        int rows = (n + cols - 1) / cols;
+        if (cols > 1 && (rows - 1) * cols >= n) continue; /* same rows with fewer columns */
+        legend_shape l = legend_shape_for(t, &fake, names, n, cols, 0.9, 1e9, sample, gap, padx,
+                                          pady, 0.0, m.pad);
+        if (l.shown == n && fabs(l.size - 0.9) < 1e-9 && l.textw >= natural - 1e-6 && l.bw <= w)
+            return l;
+    }
+    legend_shape none = {0};
+    return none;
+}
+
+fig_legend_slot fig_legend_take(const scene_target *t, fig_rect *outer, const char *const *names,
+                                int n)
+{
+    fig_legend_slot slot = {{outer->x, outer->y, outer->w, 0.0}, 0};
+    if (t->cells || n <= 0 || !names) return slot;
+    metrics m = get_metrics(t);
+    /* the plot's height once the axes took their tick labels and x label (about 3.3 lines) */
+    double area_h = outer->h - 3.3 * m.T;
+    if (n * m.T * 0.9 <= 0.35 * area_h) return slot;
+    legend_shape l = strip_shape(t, outer->w, names, n);
+    if (l.shown != n) return slot;
+    slot.cols = l.cols;
+    slot.r.h = l.bh + m.pad;
+    outer->y += slot.r.h;
+    outer->h -= slot.r.h;
+    return slot;
+}
+
+int fig_legend_in_slot(scene *s, const scene_target *t, const fig_theme *th,
+                       const fig_legend_slot *slot, const char *const *names,
+                       const uint32_t *colors, const unsigned *flags, int n)
+{
+    if (!slot || slot->cols <= 0 || slot->r.h <= 0) return 0;
+    legend_shape l = strip_shape(t, slot->r.w, names, n);
+    if (l.shown != n) return 0;
+    /* centred over the plot, at the top of the strip */
+    legend_draw(s, t, th, &l, round(slot->r.x + 0.5 * (slot->r.w - l.bw)), round(slot->r.y), names,
+                colors, flags, n);
+    return 1;
+}
+
 void fig_legend(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a,
                 const char *const *names, const uint32_t *colors, int n, int corner)
 {
@@ -1081,7 +1218,7 @@ void fig_legend_styled(scene *s, const scene_target *t, const fig_theme *th, con
     int cols = n * line_h > avail + 1e-9 && n > 1 ? 2 : 1;
     legend_shape l =
         legend_shape_for(t, a, names, n, cols, size, avail, sample, gap, padx, pady, inset, colgap);
-    double bx, by;
+    double bx = 0.0, by = 0.0;
     size_t hits = l.shown > 0 ? legend_place(s, t, a, l.bw, l.bh, inset, corner, &bx, &by) : 0;
     /* one column covering more than half the area's height (a short plot under the projector
      * zoom): two columns instead when they fit and cover no more */
@@ -1098,12 +1235,43 @@ void fig_legend_styled(scene *s, const scene_target *t, const fig_theme *th, con
             }
         }
     }
+    /* Still over data (a short plot under the projector zoom, curves in every corner): look
+     * for a spot that covers nothing at all, all over the area, in one, two, three columns or
+     * one row, stepping the size down to the smallest label size. The largest size that has
+     * such a spot wins; only when none has one does the legend stay where it covers least. */
+    if (hits > 0 && l.shown == n) {
+        legend_shape best_l;
+        double best_x, best_y;
+        if (legend_search(s, t, a, names, n, size, avail, sample, gap, padx, pady, inset, colgap,
+                          corner, &best_l, &best_x, &best_y)) {
+            l = best_l;
+            bx = best_x;
+            by = best_y;
+            hits = 0;
+        }
+    }
+    s->legend_covers += hits;
+    legend_draw(s, t, th, &l, bx, by, names, colors, flags, n);
+}
+
+/* The legend of shape l at (bx, by): its box, then each entry's sample line and name. */
+static void legend_draw(scene *s, const scene_target *t, const fig_theme *th,
+                        const legend_shape *lp, double bx, double by, const char *const *names,
+                        const uint32_t *colors, const unsigned *flags, int n)
+{
+    metrics m = get_metrics(t);
+    double sample = t->cells ? 2.0 : round(1.6 * m.T);
+    double gap = t->cells ? 1.0 : 0.5 * m.pad;
+    double padx = t->cells ? 1.0 : m.pad, pady = t->cells ? 0.0 : 0.5 * m.pad;
+    double colgap = t->cells ? 2.0 : m.pad;
+    legend_shape l = *lp;
     if (l.shown < 0) { /* no width for any name */
         for (int i = 0; i < n; i++) scene_note_cut(s, names[i] ? names[i] : "");
         return;
     }
     for (int i = l.shown; i < n; i++) scene_note_cut(s, names[i] ? names[i] : "");
     if (l.shown <= 0) return;
+    double size, line_h;
     int shown = l.shown, rows = l.rows;
     double bw = l.bw, bh = l.bh, colw = l.colw, textw = l.textw;
     size = l.size;
@@ -1115,7 +1283,7 @@ void fig_legend_styled(scene *s, const scene_target *t, const fig_theme *th, con
         double ty = by + pady + (i % rows) * line_h;
         uint32_t c = colors ? colors[i] : th->series[i % 8];
         double sx = bx + padx + (i / rows) * (colw + colgap);
-        unsigned dash = flags ? flags[i] & SCENE_DASHED : 0;
+        unsigned dash = flags ? flags[i] & (SCENE_DASHED | SCENE_DOTTED) : 0;
         if (t->cells) {
             /* Through the centres of `sample` cells (a rule covers both end cells). */
             scene_line(s, sx + 0.5, ty + 1.0, sx + sample - 0.5, ty + 1.0, c, 0.0,
@@ -1125,7 +1293,9 @@ void fig_legend_styled(scene *s, const scene_target *t, const fig_theme *th, con
             /* A series drawn in (nearly) the background colour still needs a visible sample. */
             if (colour_distance(c, th->bg) < 48)
                 scene_line(s, sx - 1.0, cy, sx + sample + 1.0, cy, th->muted, 2.0 * m.lw + 2.0, 0);
-            scene_line(s, sx, cy, sx + sample, cy, c, 2.0 * m.lw, dash);
+            /* dots as wide as a line are specks: a dotted sample is drawn thicker */
+            scene_line(s, sx, cy, sx + sample, cy, c, (dash & SCENE_DOTTED ? 3.5 : 2.0) * m.lw,
+                       dash);
         }
         char buf[256];
         const char *str =
@@ -1225,11 +1395,52 @@ static void place_mark_label(scene *s, const scene_target *t, const fig_theme *t
         }
         if (c == 0) break;
     }
+    s->legend_covers += fewest;
     put_text(s, t, cand[best][0], cand[best][1], str, size, SCENE_LEFT | SCENE_TOP, th->fg, 0);
+}
+
+/* The spots for a label w x h beside the vertical line at fx (its left edge right of the
+ * line, or its right edge left of it): at the top and the bottom of the line first, then down
+ * its length line by line. Returns the count. */
+enum { VMARK_ROWS = 48 };
+static int vmark_spots(const scene_target *t, const fig_axes *a, double fx, double w, double h,
+                       double (*cand)[2])
+{
+    metrics m = get_metrics(t);
+    double gap = t->cells ? 1.0 : 0.4 * m.pad;
+    double rx = t->cells ? fx + 0.5 : fx + gap; /* left edge right of the line */
+    double right_room = a->area.x + a->area.w - rx;
+    double left_edge = t->cells ? fx - 0.5 : fx - gap; /* right edge left of the line */
+    double left_room = left_edge - a->area.x;
+    double top = a->area.y + (t->cells ? 0.0 : 0.4 * m.pad);
+    double bottom = a->area.y + a->area.h - h - (t->cells ? 0.0 : 0.4 * m.pad);
+    if (t->cells) bottom = 2.0 * floor(bottom / 2.0);
+    double lx = t->cells ? floor(left_edge - w + 1e-9) : left_edge - w;
+    double ys[VMARK_ROWS + 2];
+    int ny = 0, n = 0;
+    ys[ny++] = top;
+    if (bottom > top) ys[ny++] = bottom;
+    double step = t->cells ? 2.0 : h;
+    for (double y = top + step; y < bottom - 1e-9 && ny < VMARK_ROWS + 2; y += step) ys[ny++] = y;
+    for (int k = 0; k < ny; k++) {
+        if (w <= right_room + 1e-9) {
+            cand[n][0] = rx, cand[n++][1] = ys[k];
+        }
+        if (w <= left_room + 1e-9) {
+            cand[n][0] = lx, cand[n++][1] = ys[k];
+        }
+    }
+    return n;
 }
 
 void fig_vmark(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a, double x,
                const char *label)
+{
+    fig_vmark_short(s, t, th, a, x, label, NULL);
+}
+
+void fig_vmark_short(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a,
+                     double x, const char *label, const char *short_label)
 {
     double fx = fig_x(a, x);
     if (!isfinite(fx) || fx < a->area.x || fx > a->area.x + a->area.w) return;
@@ -1248,33 +1459,34 @@ void fig_vmark(scene *s, const scene_target *t, const fig_theme *th, const fig_a
     else
         scene_line(s, fx, a->area.y, fx, a->area.y + a->area.h, th->fg, 1.5 * m.lw, SCENE_DASHED);
     if (!label || !*label) return;
-    double size = t->cells ? 1.0 : 0.85;
     double gap = t->cells ? 1.0 : 0.4 * m.pad;
-    double rx = t->cells ? fx + 0.5 : fx + gap; /* left edge right of the line */
-    double right_room = a->area.x + a->area.w - rx;
-    double left_edge = t->cells ? fx - 0.5 : fx - gap; /* right edge left of the line */
-    double left_room = left_edge - a->area.x;
+    double room = fmax(a->area.x + a->area.w - (t->cells ? fx + 0.5 : fx + gap),
+                       (t->cells ? fx - 0.5 : fx - gap) - a->area.x);
+    /* The label over no curve, line or other label: at its size, then in its short form,
+     * then each smaller (pixel targets); only when none has a free spot does it go where it
+     * covers least. */
+    double cand[2 * (VMARK_ROWS + 2)][2];
+    const char *forms[2] = {label, short_label};
+    double floor_size = min_label_size(t);
+    for (double size = t->cells ? 1.0 : 0.85;; size = fmax(floor_size, size * 0.9)) {
+        for (int f = 0; f < 2; f++) {
+            if (!forms[f] || !*forms[f]) continue;
+            double w = scene_text_width(t, forms[f], size), h = t->cells ? 2.0 : m.T * size;
+            int n = w <= room + 1e-9 ? vmark_spots(t, a, fx, w, h, cand) : 0;
+            for (int k = 0; k < n; k++)
+                if (box_covers(s, t, cand[k][0], cand[k][1], w, h) == 0) {
+                    put_text(s, t, cand[k][0], cand[k][1], forms[f], size, SCENE_LEFT | SCENE_TOP,
+                             th->fg, 0);
+                    return;
+                }
+        }
+        if (t->cells || size <= floor_size + 1e-9) break;
+    }
+    double size = t->cells ? 1.0 : 0.85;
     char buf[128];
-    const char *str = fit_label(s, t, label, &size, fmax(right_room, left_room), buf, sizeof buf);
+    const char *str = fit_label(s, t, label, &size, room, buf, sizeof buf);
     double w = scene_text_width(t, str, size), h = t->cells ? 2.0 : m.T * size;
-    double top = a->area.y + (t->cells ? 0.0 : 0.4 * m.pad);
-    double bottom = a->area.y + a->area.h - h - (t->cells ? 0.0 : 0.4 * m.pad);
-    if (t->cells) bottom = 2.0 * floor(bottom / 2.0);
-    double cand[4][2];
-    int n = 0;
-    double lx = t->cells ? floor(left_edge - w + 1e-9) : left_edge - w;
-    if (w <= right_room + 1e-9) {
-        cand[n][0] = rx, cand[n++][1] = top;
-    }
-    if (w <= left_room + 1e-9) {
-        cand[n][0] = lx, cand[n++][1] = top;
-    }
-    if (w <= right_room + 1e-9) {
-        cand[n][0] = rx, cand[n++][1] = bottom;
-    }
-    if (w <= left_room + 1e-9) {
-        cand[n][0] = lx, cand[n++][1] = bottom;
-    }
+    int n = vmark_spots(t, a, fx, w, h, cand);
     if (n == 0) return; /* fit_label made it fit the wider side */
     place_mark_label(s, t, th, (const double(*)[2])cand, n, w, h, str, size);
 }
@@ -1298,31 +1510,63 @@ void fig_hmark(scene *s, const scene_target *t, const fig_theme *th, const fig_a
     fig_hmark_label(s, t, th, a, y, label);
 }
 
+/* The spots for a label w x h by the horizontal line at fy: above the line, else below it; at
+ * the right or the left end first, then along the line in steps of half the label. */
+enum { HMARK_XS = 24 };
+static int hmark_spots(const scene_target *t, const fig_axes *a, double fy, double w, double h,
+                       double (*cand)[2])
+{
+    metrics m = get_metrics(t);
+    double pad = t->cells ? 1.0 : t->char_w;
+    double above = t->cells ? fy - 1.0 - 2.0 : fy - h - 0.1 * m.T;
+    double below = t->cells ? fy + 1.0 : fy + 0.1 * m.T;
+    double lx = a->area.x + pad, rx = a->area.x + a->area.w - pad - w;
+    if (t->cells) rx = floor(rx);
+    int n = 0;
+    int up = above >= a->area.y, down = below + h <= a->area.y + a->area.h;
+    if (up) {
+        cand[n][0] = rx, cand[n++][1] = above;
+        cand[n][0] = lx, cand[n++][1] = above;
+    }
+    if (down) {
+        cand[n][0] = rx, cand[n++][1] = below;
+        cand[n][0] = lx, cand[n++][1] = below;
+    }
+    double step = fmax(1.0, 0.5 * w);
+    for (int k = 1; k <= HMARK_XS && lx + k * step < rx - 1e-9; k++) {
+        double x = t->cells ? floor(lx + k * step) : lx + k * step;
+        if (up) cand[n][0] = x, cand[n++][1] = above;
+        if (down) cand[n][0] = x, cand[n++][1] = below;
+    }
+    return n;
+}
+
 void fig_hmark_label(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a,
                      double y, const char *label)
 {
     double fy = hmark_y(t, a, y);
     if (isnan(fy) || !label || !*label) return;
     metrics m = get_metrics(t);
-    double size = t->cells ? 1.0 : 0.85, pad = t->cells ? 1.0 : t->char_w;
+    double pad = t->cells ? 1.0 : t->char_w, floor_size = min_label_size(t);
+    double cand[4 + 2 * HMARK_XS][2];
+    /* a spot that covers nothing, stepping the size down (pixel targets) before settling for
+     * the spot that covers least at the label's size */
+    for (double size = t->cells ? 1.0 : 0.85;; size = fmax(floor_size, size * 0.9)) {
+        double w = scene_text_width(t, label, size), h = t->cells ? 2.0 : m.T * size;
+        int n = w <= a->area.w - 2.0 * pad + 1e-9 ? hmark_spots(t, a, fy, w, h, cand) : 0;
+        for (int k = 0; k < n; k++)
+            if (box_covers(s, t, cand[k][0], cand[k][1], w, h) == 0) {
+                put_text(s, t, cand[k][0], cand[k][1], label, size, SCENE_LEFT | SCENE_TOP, th->fg,
+                         0);
+                return;
+            }
+        if (t->cells || size <= floor_size + 1e-9) break;
+    }
+    double size = t->cells ? 1.0 : 0.85;
     char buf[128];
     const char *str = fit_label(s, t, label, &size, a->area.w - 2.0 * pad, buf, sizeof buf);
     double w = scene_text_width(t, str, size), h = t->cells ? 2.0 : m.T * size;
-    /* above the line, else below it; at the left or the right end */
-    double above = t->cells ? fy - 1.0 - 2.0 : fy - h - 0.1 * m.T;
-    double below = t->cells ? fy + 1.0 : fy + 0.1 * m.T;
-    double lx = a->area.x + pad, rx = a->area.x + a->area.w - pad - w;
-    if (t->cells) rx = floor(rx);
-    double cand[4][2];
-    int n = 0;
-    if (above >= a->area.y) {
-        cand[n][0] = rx, cand[n++][1] = above;
-        cand[n][0] = lx, cand[n++][1] = above;
-    }
-    if (below + h <= a->area.y + a->area.h) {
-        cand[n][0] = rx, cand[n++][1] = below;
-        cand[n][0] = lx, cand[n++][1] = below;
-    }
+    int n = hmark_spots(t, a, fy, w, h, cand);
     if (n == 0) return;
     place_mark_label(s, t, th, (const double(*)[2])cand, n, w, h, str, size);
 }

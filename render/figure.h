@@ -74,11 +74,26 @@ void fig_colorbar(scene *s, const scene_target *t, const fig_theme *th, fig_rect
 /* A legend box in the top-right (corner 0) or bottom-right (1) of the axes area. */
 void fig_legend(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a,
                 const char *const *names, const uint32_t *colors, int n, int corner);
-/* The same with each entry's line flags (SCENE_DASHED for a curve drawn dashed, so a curve that
- * coincides with another reads as such in the legend too); flags may be NULL. */
+/* The same with each entry's line flags (SCENE_DASHED or SCENE_DOTTED for a curve drawn so: a
+ * curve that coincides with another reads as such in the legend too); flags may be NULL. */
 void fig_legend_styled(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a,
                        const char *const *names, const uint32_t *colors, const unsigned *flags,
                        int n, int corner);
+
+/* A legend above the plot, for a plot too short to hold one inside (the projector zoom): when
+ * the names at their size would take more than about a third of the plot's height,
+ * fig_legend_take takes a strip off the top of outer (before fig_axes_draw) with as many
+ * columns as fit, and fig_legend_in_slot draws the legend there (it returns 0 and draws nothing
+ * when no strip was taken: draw the usual fig_legend then). */
+typedef struct fig_legend_slot {
+    fig_rect r;
+    int cols;
+} fig_legend_slot;
+fig_legend_slot fig_legend_take(const scene_target *t, fig_rect *outer, const char *const *names,
+                                int n);
+int fig_legend_in_slot(scene *s, const scene_target *t, const fig_theme *th,
+                       const fig_legend_slot *slot, const char *const *names,
+                       const uint32_t *colors, const unsigned *flags, int n);
 
 /* A curve y(x) of n samples in data units through the axes (clipped to its area). */
 void fig_curve(scene *s, const fig_axes *a, const double *x, const double *y, size_t n,
@@ -89,6 +104,10 @@ void fig_curve(scene *s, const fig_axes *a, const double *x, const double *y, si
  * first), inside the area, stepping its size down rather than leaving it. */
 void fig_vmark(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a, double x,
                const char *label);
+/* fig_vmark with a short form of the label (e.g. "+128" for "+max_distance") for when the
+ * label covers data wherever it goes, even at the smallest label size. */
+void fig_vmark_short(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a,
+                     double x, const char *label, const char *short_label);
 void fig_hmark(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a, double y,
                const char *label);
 /* Only the label of fig_hmark: with several lines, draw them all (label NULL) first and label

@@ -96,6 +96,7 @@ void scene_reset(scene *s, double width, double height, uint32_t background)
     s->background = background;
     s->text_h = 0.0;
     s->n_cut = s->n_cut_data = 0;
+    s->legend_covers = 0;
     s->cut_example[0] = '\0';
     s->main_x = s->main_y = s->main_w = s->main_h = 0.0;
     s->main_name[0] = '\0';
@@ -476,6 +477,7 @@ static void dump_flags(dumpbuf *d, unsigned f)
     if (f & SCENE_FILL) dprint(d, " fill");
     if (f & SCENE_RULE) dprint(d, " rule");
     if (f & SCENE_DASHED) dprint(d, " dashed");
+    if (f & SCENE_DOTTED) dprint(d, " dotted");
     if (f & SCENE_BOLD) dprint(d, " bold");
     if (f & SCENE_NEAREST) dprint(d, " nearest");
 }

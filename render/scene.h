@@ -72,7 +72,10 @@ enum {
        (SCENE_HBAR: its height is); the layout keeps the thickness readable (fig_min_bar) and
        layout tests check it */
     SCENE_BAR = 1u << 5,
-    SCENE_HBAR = 1u << 6
+    SCENE_HBAR = 1u << 6,
+    /* line/polyline: dotted, the second pattern for a curve that coincides with two others
+       (one solid, one SCENE_DASHED, one dotted: all three show) */
+    SCENE_DOTTED = 1u << 7
 };
 
 /* Text anchors: horizontal | vertical. */
@@ -165,6 +168,10 @@ typedef struct scene {
      * data labels such as long tokens may be (n_cut_data). cut_example keeps the first of n_cut,
      * for a test's message. reset clears them. */
     unsigned n_cut, n_cut_data;
+    /* what legends and reference-line labels had to cover (curve segments, reference lines,
+     * labels: figure.c's box_covers) because no spot in the plot was free: 0 in a clean layout
+     * (tests assert it) */
+    size_t legend_covers;
     char cut_example[96];
     /* The view's main panel: the plot the figure is about (scene_mark_main), so a layout test
      * can check it is there, at a useful size, whatever else had to give up space. main_w = 0

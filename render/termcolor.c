@@ -170,16 +170,32 @@ static mix_entry mix_for(uint32_t rgb, int ncolors)
     return e;
 }
 
+/* OKLab chroma from which a colour has a hue: a series colour, never to be drawn in one of the
+ * greys that ink, axes and muted text use (a pale series turned grey reads as a reference
+ * line). */
+#define HUED 0.03
+
+static int hued(lab p)
+{
+    return hypot(p.a, p.b) >= HUED;
+}
+
 int termcolor_nearest(uint32_t rgb, int ncolors)
 {
-    if (ncolors >= 256) return mix_for(rgb, ncolors).c1; /* c1 is the nearest there */
     const lab *pal = palette_lab();
+    lab t = to_lab(rgb & 0xffffff);
+    int keep_hue = hued(t);
+    if (ncolors >= 256) {
+        int c1 = mix_for(rgb, ncolors).c1; /* c1 is the nearest there */
+        if (!keep_hue || hued(pal[c1])) return c1;
+    }
     int first, end, best = 0;
     range(ncolors, &first, &end);
-    /* text and rules: the plain nearest, which keeps hues (red stays red) */
-    lab t = to_lab(rgb & 0xffffff);
+    /* text and rules: the plain nearest, which keeps hues (red stays red); a colour with a hue
+     * takes the nearest that has one too */
     double bd = INFINITY;
     for (int i = first; i < end; i++) {
+        if (keep_hue && !hued(pal[i])) continue;
         double d = d2(t, pal[i]);
         if (d < bd) {
             bd = d;

@@ -177,29 +177,71 @@ static int alibi_build(app_view_ctx *c, const app_state *st, scene *s, const sce
         free(slopes);
         return -1;
     }
+    /* One label form and size for every head: "h7  m=2⁻⁸  -0.996..0" on one line at the
+     * largest size from 0.85 down to 0.6 where every head's fits its matrix, else on two lines
+     * (head and slope, then the range), else without the slope, else the head number alone. */
+    int form = 3, lines = 1;
+    double lsz = 0.85;
+    {
+        double sizes[8];
+        int ns = 0;
+        for (double z = 0.85; z >= 0.6 - 1e-9 && ns < 8; z -= 0.05) sizes[ns++] = z;
+        if (t->cells) ns = 1; /* a terminal writes any size a cell a character */
+        for (int f = 0; f < 4 && form == 3; f++) {
+            if (!per_head && (f == 1 || f == 2)) continue; /* no range to show */
+            for (int k = 0; k < ns && form == 3; k++) {
+                double z = t->cells ? 1 : sizes[k], w = 0;
+                for (int h = 0; h < nh; h++) {
+                    char a[128], b[64], pw[48];
+                    app_pow2_label(log2(slopes[h]), pw, sizeof pw);
+                    double hlo = alibi_lo(p, slopes[h]);
+                    b[0] = '\0';
+                    if (f == 0 && per_head)
+                        snprintf(a, sizeof a, "h%d  m=%s  %.3g..0", h, pw, hlo);
+                    else if (f == 0 || f == 1)
+                        snprintf(a, sizeof a, "h%d  m=%s", h, pw);
+                    else if (f == 2)
+                        snprintf(a, sizeof a, "h%d  %.3g..0", h, hlo);
+                    else
+                        snprintf(a, sizeof a, "h%d", h);
+                    if (f == 1) snprintf(b, sizeof b, "%.3g..0", hlo);
+                    w = fmax(w, fmax(scene_text_width(t, a, z), scene_text_width(t, b, z)));
+                }
+                if (w <= c0.w + 1e-9) {
+                    form = f;
+                    lsz = t->cells ? 0.85 : z;
+                    lines = f == 1 && per_head ? 2 : 1;
+                }
+            }
+        }
+    }
+    double lstep = t->cells ? 2.0 : t->text_h * lsz * 1.05;
+    double label_h = t->cells ? 2.0 * lines : fmax(lh0, lstep * lines + t->text_h * 0.1);
     double grid_top = INFINITY, grid_bottom = -INFINITY; /* the matrices' extent */
     for (int h = 0; h < nh; h++) {
         fig_rect cell = fig_grid_cell(r, rows, cols, h / cols, h % cols, gap);
         /* head label above each small matrix */
-        char lab[128];
+        char lab[128], lab2[64] = "";
         char pw[48];
         app_pow2_label(log2(slopes[h]), pw, sizeof pw);
         double hlo = alibi_lo(p, slopes[h]);
         /* per head: the label names the head's own range, the colourbar only its fractions */
-        if (per_head)
+        if (form == 0 && per_head)
             snprintf(lab, sizeof lab, "h%d  m=%s  %.3g..0", h, pw, hlo);
-        else
+        else if (form <= 1)
             snprintf(lab, sizeof lab, "h%d  m=%s", h, pw);
-        /* many heads: the slope does not fit over its small matrix, the head number (and
-         * range) does */
-        double lsz = t->cells ? 1 : 0.85; /* a terminal writes any size a cell a character */
-        if (scene_text_width(t, lab, lsz) > cell.w && per_head)
+        else if (form == 2)
             snprintf(lab, sizeof lab, "h%d  %.3g..0", h, hlo);
-        if (scene_text_width(t, lab, lsz) > cell.w) snprintf(lab, sizeof lab, "h%d", h);
+        else
+            snprintf(lab, sizeof lab, "h%d", h);
+        if (lines == 2) snprintf(lab2, sizeof lab2, "%.3g..0", hlo);
         /* a terminal puts the label on a whole row, the matrix on the rows under it */
         double ly = t->cells ? 2.0 * ceil(cell.y / 2.0) : cell.y;
-        scene_text(s, cell.x + cell.w / 2, ly, lab, 0.85, SCENE_CENTER | SCENE_TOP, th->fg, 0);
-        double y = ly + lh0;
+        scene_text(s, cell.x + cell.w / 2, ly, lab, lsz, SCENE_CENTER | SCENE_TOP, th->fg, 0);
+        if (lab2[0])
+            scene_text(s, cell.x + cell.w / 2, ly + lstep, lab2, lsz, SCENE_CENTER | SCENE_TOP,
+                       th->fg, 0);
+        double y = ly + label_h;
         double side = fmin(cell.w, cell.y + cell.h - y);
         if (side <= 1) continue;
         if (!all) continue;

@@ -424,6 +424,8 @@ static int decay_build(app_view_ctx *c, const app_state *st, scene *s, const sce
             break;
         }
     double pad = (hi - lo) * 0.05;
+    /* a plot too short for the legend inside (projector zoom) gets it above */
+    fig_legend_slot slot = fig_legend_take(t, &r, names, n);
     fig_axes a = fig_axes_draw(s, t, th, r, 0, L - 1 > 0 ? L - 1 : 1, lo - pad, hi + pad,
                                "key position p", "score / score at p0", FIG_GRID);
     scene_line(s, a.area.x, fig_y(&a, 0), a.area.x + a.area.w, fig_y(&a, 0), th->grid, 0,
@@ -435,7 +437,8 @@ static int decay_build(app_view_ctx *c, const app_state *st, scene *s, const sce
                   t->cells ? 0 : lw * (styles[i] ? 2.2 : 1.8), styles[i]);
     }
     fig_vmark(s, t, th, &a, p0, "p0");
-    fig_legend_styled(s, t, th, &a, names, colors, styles, n, 0);
+    if (!fig_legend_in_slot(s, t, th, &slot, names, colors, styles, n))
+        fig_legend_styled(s, t, th, &a, names, colors, styles, n, 0);
     c->main = a;
     fig_mark_main(s, a.area, "plot");
     c->has_main = 1;

@@ -385,6 +385,14 @@ static int ext_build(app_view_ctx *c, const app_state *st, scene *s, const scene
             hi = fmax(hi, ys[i]);
         }
     double pad = (hi - lo) * 0.04;
+    const char *names[APP_EXT_METHODS];
+    uint32_t colors[APP_EXT_METHODS];
+    for (int i = 0; i < nm; i++) {
+        names[i] = app_ext_method_label(res->ms[i]);
+        colors[i] = th->series[res->ms[i] % 8];
+    }
+    /* a plot too short for the legend inside (projector zoom) gets it above */
+    fig_legend_slot slot = fig_legend_take(t, &area, names, nm);
     fig_axes a = fig_axes_draw(s, t, th, area, 1, T, lo - (lo < 0 ? pad : 0), hi + pad,
                                "distance r = m - n (positions, log scale)",
                                "score / score at r = 0" /* the subtitle says: mean over r+-5% */,
@@ -392,13 +400,7 @@ static int ext_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     if (lo < 0)
         scene_line(s, a.area.x, fig_y(&a, 0), a.area.x + a.area.w, fig_y(&a, 0), th->muted, 0,
                    SCENE_RULE);
-    const char *names[APP_EXT_METHODS];
-    uint32_t colors[APP_EXT_METHODS];
     double lw = t->cells ? 0 : fmax(1.2, t->hairline * 1.5);
-    for (int i = 0; i < nm; i++) {
-        names[i] = app_ext_method_label(res->ms[i]);
-        colors[i] = th->series[res->ms[i] % 8];
-    }
     /* the original underneath and widest, so a method that coincides with it still shows it */
     for (int row = 0; row < rows; row++) {
         int i = row % nm, kind = kinds == 3 ? row / nm : 0;
@@ -413,7 +415,8 @@ static int ext_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     fig_axes la = a;
     double lx = fig_x(&a, L0) - (t->cells ? 1 : t->char_w);
     if (lx - a.area.x > a.area.w * 0.3) la.area.w = lx - a.area.x;
-    fig_legend(s, t, th, &la, names, colors, nm, 0);
+    if (!fig_legend_in_slot(s, t, th, &slot, names, colors, NULL, nm))
+        fig_legend(s, t, th, &la, names, colors, nm, 0);
 
     c->main = a;
     fig_mark_main(s, a.area, "plot");

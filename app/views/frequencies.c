@@ -228,7 +228,9 @@ static int freq_build(app_view_ctx *c, const app_state *st, scene *s, const scen
         return -1;
     }
     double *wo = x + n, *we = wo + n;
-    double tlo = INFINITY, thi = 0, wlo = INFINITY, whi = fmax(L0, T);
+    int two = type != PE_SCALING_NONE;
+    /* the target T belongs to a scaling method: without one only L0 is drawn */
+    double tlo = INFINITY, thi = 0, wlo = INFINITY, whi = two ? fmax(L0, T) : L0;
     for (int k = 0; k < n; k++) {
         x[k] = k;
         wo[k] = 2 * APP_PI / f.orig[k];
@@ -238,8 +240,7 @@ static int freq_build(app_view_ctx *c, const app_state *st, scene *s, const scen
         wlo = fmin(wlo, fmin(wo[k], we[k]));
         whi = fmax(whi, fmax(wo[k], we[k]));
     }
-    wlo = fmin(wlo, fmin(L0, T));
-    int two = type != PE_SCALING_NONE;
+    wlo = fmin(wlo, two ? fmin(L0, T) : L0);
     const char *names[2] = {"original", NULL};
     char ext_name[64];
     snprintf(ext_name, sizeof ext_name, "%s f=%g", app_ext_method_label(type), sc->factor);
@@ -273,9 +274,11 @@ static int freq_build(app_view_ctx *c, const app_state *st, scene *s, const scen
     if (two) fig_curve(s, &b, x, we, (size_t)n, colors[1], lw, 0);
     /* after the curves, so a label the curves cannot avoid (a narrow plot) stays readable */
     char lab[96];
-    if (T != L0) fig_hmark(s, t, th, &b, T, NULL);
+    if (two && T != L0) fig_hmark(s, t, th, &b, T, NULL);
     fig_hmark(s, t, th, &b, L0, NULL);
-    if (T != L0) {
+    if (!two) {
+        snprintf(lab, sizeof lab, "context L0 = %s", l0s);
+    } else if (T != L0) {
         snprintf(lab, sizeof lab, "target T = %s", ts);
         fig_hmark_label(s, t, th, &b, T, lab);
         snprintf(lab, sizeof lab, "original L0 = %s", l0s);

@@ -149,25 +149,50 @@ static int res_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     hi = fmin(np, ceil(hi * 1.15 + 0.5));
     fig_axes a = fig_axes_draw(s, t, th, area, 1, T, 0, hi, "position p (log scale)",
                                "pairs that tell p from p+D", FIG_GRID | FIG_XLOG);
-    char names[APP_EXT_METHODS][64];
+    char names[APP_EXT_METHODS][80];
     const char *lab_of[APP_EXT_METHODS];
     uint32_t colors[APP_EXT_METHODS];
+    unsigned styles[APP_EXT_METHODS];
     double lw = t->cells ? 0 : fmax(1.2, t->hairline * 1.5);
-    /* flat curves often coincide: the earlier methods are drawn wider underneath so each one
-     * still shows as a stripe, and the legend gives the counts at p = 1 and p = T */
+    /* Flat curves often coincide (none, YaRN and llama3 keep every pair at f = 4): a curve
+     * equal to an earlier one is drawn over it dashed, a third dotted, so each shows, and its
+     * legend entry says which it equals; the legend gives the counts at p = 1 and p = T. */
     for (int m = 0; m < nm; m++) {
         const double *y = res->y[m];
         colors[m] = th->series[res->ms[m] % 8];
-        snprintf(names[m], sizeof names[m], "%s  %.0f -> %.0f", app_ext_method_label(res->ms[m]),
-                 y[n > 1 ? 1 : 0], y[n - 1]);
+        styles[m] = 0;
+        int same_as = -1, equal_before = 0;
+        for (int j = 0; j < m; j++) {
+            int same = 1;
+            for (int i = 0; i < n && same; i++) same = res->y[j][i] == y[i];
+            if (!same) continue;
+            if (same_as < 0) same_as = j;
+            equal_before++;
+        }
+        int len = snprintf(names[m], sizeof names[m], "%s  %.0f -> %.0f",
+                           app_ext_method_label(res->ms[m]), y[n > 1 ? 1 : 0], y[n - 1]);
+        if (same_as >= 0 && len > 0 && (size_t)len < sizeof names[m]) {
+            styles[m] = equal_before == 1 ? SCENE_DASHED : SCENE_DOTTED;
+            snprintf(names[m] + len, sizeof names[m] - (size_t)len, "  = %s",
+                     app_ext_method_label(res->ms[same_as]));
+        }
         lab_of[m] = names[m];
-        fig_curve(s, &a, p, y, (size_t)n, colors[m], t->cells ? 0 : lw * (1 + 1.1 * (nm - 1 - m)),
-                  0);
     }
+    /* the solid ones first (the original widest, underneath), then the dashed, then the dotted */
+    for (unsigned pass = 0; pass < 3; pass++)
+        for (int m = 0; m < nm; m++) {
+            unsigned want = pass == 0 ? 0u : pass == 1 ? (unsigned)SCENE_DASHED : SCENE_DOTTED;
+            if (styles[m] != want) continue;
+            double w = t->cells                    ? 0
+                       : styles[m] == SCENE_DOTTED ? lw * 3.5
+                       : styles[m]                 ? lw * 2.2
+                                                   : lw * (res->ms[m] == 0 ? 2.5 : 1.5);
+            fig_curve(s, &a, p, res->y[m], (size_t)n, colors[m], w, styles[m]);
+        }
     char lab[48];
     snprintf(lab, sizeof lab, "L0 = %s", l0s);
     fig_vmark(s, t, th, &a, L0, lab);
-    fig_legend(s, t, th, &a, lab_of, colors, nm, 1);
+    fig_legend_styled(s, t, th, &a, lab_of, colors, styles, nm, 1);
 
     c->main = a;
     fig_mark_main(s, a.area, "plot");

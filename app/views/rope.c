@@ -80,12 +80,14 @@ static int rope_build(app_view_ctx *c, const app_state *st, scene *s, const scen
     char widest[96];
     snprintf(widest, sizeof widest, "angle %+.2f  cos %+.3f", -3.14, -0.999);
     double pad = t->cells ? 2 : t->char_w * 2;
-    double wide_w = scene_text_width(t, widest, 0.8) + pad;
+    /* a terminal draws every size one character a cell, so measure it at full size there */
+    double lsz = t->cells ? 1 : 0.8;
+    double wide_w = scene_text_width(t, widest, lsz) + pad;
     snprintf(widest, sizeof widest, "angle %+.2f", -3.14);
-    double narrow_w = scene_text_width(t, widest, 0.8);
+    double narrow_w = scene_text_width(t, widest, lsz);
     for (int k = 0; k < np; k++) {
         snprintf(widest, sizeof widest, "k=%d %s=%.3g", k, theta, inv[k]);
-        narrow_w = fmax(narrow_w, scene_text_width(t, widest, 0.8));
+        narrow_w = fmax(narrow_w, scene_text_width(t, widest, lsz));
     }
     narrow_w += pad;
     double min_side = t->cells ? 10 : 90;
@@ -97,7 +99,7 @@ static int rope_build(app_view_ctx *c, const app_state *st, scene *s, const scen
             int rr = (show + cc - 1) / cc;
             int nl = cc == 1 || r.w / cc >= wide_w ? 2 : 3;
             if (nl == 3 && r.w / cc < narrow_w) break;
-            double side = fmin(r.w / cc, r.h / rr - lh * (nl + 0.1));
+            double side = fmin(r.w / cc, r.h / rr - lh * (t->cells ? nl + 1 : nl + 0.1));
             if (side > best) {
                 best = side;
                 bc = cc;
@@ -110,7 +112,8 @@ static int rope_build(app_view_ctx *c, const app_state *st, scene *s, const scen
         if (best >= min_side || show <= 1) break;
         show = show > 16 ? 16 : show - 1;
     }
-    double label_h = lh * (lines + 0.1);
+    /* a terminal's label lines start on a whole row (below), which can take most of a row more */
+    double label_h = lh * (t->cells ? lines + 1 : lines + 0.1);
     double gap = t->cells ? 1 : lh * 0.5;
     for (int i = 0; i < show; i++) {
         /* evenly spaced k: theta_k is geometric in k, so these span the frequencies on a log
@@ -131,16 +134,19 @@ static int rope_build(app_view_ctx *c, const app_state *st, scene *s, const scen
         scene_arrow(s, cx, cy, cx + R * cos(aq), cy - R * sin(aq), th->series[0],
                     t->cells ? 0 : lw * 2.2);
         double dphi = wrap_pi((m - n) * inv[k]);
-        double ly = cell.y + side + lh * 0.05;
+        /* In a terminal the label lines start on the first whole row under the circle and step
+         * one row each: fractional positions could round two lines onto the same row. */
+        double ly = t->cells ? ceil((cell.y + side) / lh) * lh : cell.y + side + lh * 0.05;
+        double step = t->cells ? lh : lh * 0.95;
         scene_textf(s, cx, ly, 0.8, SCENE_CENTER | SCENE_TOP, th->fg, 0,
                     lines == 2 ? "k=%d  %s=%.3g" : "k=%d %s=%.3g", k, theta, inv[k]);
         if (lines == 2) {
-            scene_textf(s, cx, ly + lh * 0.95, 0.8, SCENE_CENTER | SCENE_TOP, th->muted, 0,
+            scene_textf(s, cx, ly + step, 0.8, SCENE_CENTER | SCENE_TOP, th->muted, 0,
                         "angle %+.2f  cos %+.3f", dphi, cos(dphi));
         } else {
-            scene_textf(s, cx, ly + lh * 0.95, 0.8, SCENE_CENTER | SCENE_TOP, th->muted, 0,
+            scene_textf(s, cx, ly + step, 0.8, SCENE_CENTER | SCENE_TOP, th->muted, 0,
                         "angle %+.2f", dphi);
-            scene_textf(s, cx, ly + lh * 1.9, 0.8, SCENE_CENTER | SCENE_TOP, th->muted, 0,
+            scene_textf(s, cx, ly + 2 * step, 0.8, SCENE_CENTER | SCENE_TOP, th->muted, 0,
                         "cos %+.3f", cos(dphi));
         }
     }

@@ -165,8 +165,12 @@ static int t5v_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     fig_axes a = fig_axes_draw(s, t, th, left, -R - 0.5, R + 0.5, -0.5, nb - 0.5,
                                "relative distance rel = j - i", "bucket", FIG_GRID);
     fig_curve(s, &a, xs, ys, n, th->series[0], t->cells ? 0 : 2, 0);
-    if (bidir) fig_vmark(s, t, th, &a, p->t5_max_distance, "max_distance");
-    fig_vmark(s, t, th, &a, -p->t5_max_distance, bidir ? NULL : "max_distance");
+    /* both lines labelled: past either, every distance shares the last bucket of its side */
+    char plus[32], minus[32];
+    snprintf(plus, sizeof plus, "+%d", p->t5_max_distance);
+    snprintf(minus, sizeof minus, "\xe2\x88\x92%d", p->t5_max_distance);
+    if (bidir) fig_vmark_short(s, t, th, &a, p->t5_max_distance, "+max_distance", plus);
+    fig_vmark_short(s, t, th, &a, -p->t5_max_distance, "\xe2\x88\x92max_distance", minus);
     free(xy);
 
     size_t nm = (size_t)fmin(p->len, ceil(fmax(1, fmin(right.w, right.h))));

@@ -25,6 +25,10 @@ static const char *const term_title[4] = {
     "(c) global content u.k",
     "(d) global position v.W_R R(i-j)",
 };
+/* the same on two lines, for narrow panels: the term's name, then its formula */
+static const char *const term_name[4] = {"(a) content", "(b) content-position",
+                                         "(c) global content", "(d) global position"};
+static const char *const term_formula[4] = {"q.k", "q.W_R R(i-j)", "u.k", "v.W_R R(i-j)"};
 
 static int xlv_validate(const app_state *st, char *err, size_t errlen)
 {
@@ -499,8 +503,20 @@ static int xlv_build(app_view_ctx *c, const app_state *st, scene *s, const scene
                  x->lazy ? "~" : "", amax);
     fig_rect r = app_frame(s, t, th, title, sub);
     fig_rect bar = fig_take_right(&r, fig_colorbar_width(t), t->char_w * 2);
+    /* Two rows of two panels, or one row of four when the figure is short and wide (a projector
+     * zoom squashed 2 x 2 into strips): whichever gives the larger square matrices. */
+    int grows = 2, gcols = 2;
+    {
+        double g = t->cells ? 3 : t->text_h * 0.8, lines = t->cells ? 4 : t->text_h * 2.8;
+        fig_rect q = fig_grid_cell(r, 2, 2, 0, 0, g), w4 = fig_grid_cell(r, 1, 4, 0, 0, g);
+        double side_q = fmin(q.w, q.h - lines), side_w = fmin(w4.w, w4.h - lines);
+        if (side_w > 1.2 * side_q) {
+            grows = 1;
+            gcols = 4;
+        }
+    }
     /* one sampling for the four panels, at the size of the first */
-    fig_rect c0 = fig_grid_cell(r, 2, 2, 0, 0, t->cells ? 3 : t->text_h * 0.8);
+    fig_rect c0 = fig_grid_cell(r, grows, gcols, 0, 0, t->cells ? 3 : t->text_h * 0.8);
     size_t n = (size_t)fmin(L, ceil(fmax(1, fmin(c0.w, c0.h))));
     size_t nmax = (size_t)sqrt(2.0 * (double)GRID_MACS / p->dim);
     if (n > nmax) n = nmax < 16 ? 16 : nmax;
@@ -517,16 +533,45 @@ static int xlv_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     double xband = t->text_h * 1.6, yband = 0;
     if (shared) gap = t->text_h * 0.4;
     fig_axes ax[4];
+    /* one title size for the four: the largest at which each fits its panel, on one line down
+     * to 0.75, else on two (name, formula) down to 0.6 */
+    double ts = t->cells ? 1 : 0.9;
+    int two_lines = 0;
+    for (int pass = 0; pass < 2 && !t->cells; pass++) {
+        ts = 0.9;
+        double floor_ts = pass ? 0.6 : 0.75;
+        for (int i = 0; i < 4; i++) {
+            fig_rect cell = fig_grid_cell(r, grows, gcols, i / gcols, i % gcols, gap);
+            double room = cell.w - t->char_w;
+            while (ts > floor_ts && (pass ? fmax(scene_text_width(t, term_name[i], ts),
+                                                 scene_text_width(t, term_formula[i], ts))
+                                          : scene_text_width(t, term_title[i], ts)) > room)
+                ts -= 0.05;
+            double w = pass ? fmax(scene_text_width(t, term_name[i], ts),
+                                   scene_text_width(t, term_formula[i], ts))
+                            : scene_text_width(t, term_title[i], ts);
+            if (w > room && !pass) ts = -1; /* one line does not fit: try two */
+            if (ts < 0) break;
+        }
+        if (ts > 0) {
+            two_lines = pass;
+            break;
+        }
+    }
+    if (ts < 0) ts = 0.6;
+    if (two_lines) lh += t->text_h * ts * 1.05;
     for (int i = 0; i < 4; i++) {
-        fig_rect cell = fig_grid_cell(r, 2, 2, i / 2, i % 2, gap);
+        int row = i / gcols, col = i % gcols;
+        fig_rect cell = fig_grid_cell(r, grows, gcols, row, col, gap);
         unsigned aflags = FIG_Y_DOWN;
         if (shared) {
-            double hh = (r.h - gap - xband) / 2, ww = (r.w - gap - yband) / 2;
-            cell.y = r.y + (i / 2) * (hh + gap);
-            cell.h = hh + (i / 2 ? xband : 0);
-            cell.x = r.x + (i % 2) * (ww + yband + gap);
-            cell.w = ww + (i % 2 ? 0 : yband);
-            aflags |= (i / 2 ? 0 : FIG_NO_XTICKS) | FIG_NO_YTICKS;
+            double hh = (r.h - (grows - 1) * gap - xband) / grows,
+                   ww = (r.w - (gcols - 1) * gap - yband) / gcols;
+            cell.y = r.y + row * (hh + gap);
+            cell.h = hh + (row == grows - 1 ? xband : 0);
+            cell.x = r.x + col * (ww + yband + gap);
+            cell.w = ww + (col ? 0 : yband);
+            aflags |= (row == grows - 1 ? 0 : FIG_NO_XTICKS) | FIG_NO_YTICKS;
         }
         /* a cell target wants text at a whole cell (integer x, even y) */
         double tx = cell.x + cell.w / 2, ty = cell.y;
@@ -534,11 +579,14 @@ static int xlv_build(app_view_ctx *c, const app_state *st, scene *s, const scene
             tx = fmax(cell.x, floor(tx - scene_text_width(t, term_title[i], 1) / 2));
             ty = 2 * ceil(ty / 2);
         }
-        /* a narrow panel's title steps its size down rather than run into its neighbour */
-        double ts = t->cells ? 1 : 0.9;
-        while (!t->cells && ts > 0.6 && scene_text_width(t, term_title[i], ts) > cell.w) ts -= 0.05;
-        scene_text(s, tx, ty, term_title[i], ts, (t->cells ? SCENE_LEFT : SCENE_CENTER) | SCENE_TOP,
-                   th->fg, 0);
+        if (two_lines) {
+            scene_text(s, tx, ty, term_name[i], ts, SCENE_CENTER | SCENE_TOP, th->fg, 0);
+            scene_text(s, tx, ty + t->text_h * ts * 1.05, term_formula[i], ts,
+                       SCENE_CENTER | SCENE_TOP, th->fg, 0);
+        } else {
+            scene_text(s, tx, ty, term_title[i], ts,
+                       (t->cells ? SCENE_LEFT : SCENE_CENTER) | SCENE_TOP, th->fg, 0);
+        }
         s->text_h = t->text_h;
         if (t->cells) {
             cell.h -= ty - cell.y;

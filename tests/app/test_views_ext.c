@@ -530,9 +530,10 @@ static void test_xl_sampled(void)
     app_view_ctx c;
     memset(&c, 0, sizeof c);
     scene s;
-    /* wide, so the subtitle is not cut short */
-    scene_init(&s, 2400, 600, 0);
-    scene_target tg = raster_target(2400, 600, raster_font_px(2400, 600, 1));
+    /* wide, so the subtitle is not cut short; short, so the four panels (one row of four at
+     * this shape) sample the 300 positions rather than show each */
+    scene_init(&s, 2400, 300, 0);
+    scene_target tg = raster_target(2400, 300, raster_font_px(2400, 300, 1));
     int rc = app_view_build(&c, &st, &s, &tg, err, sizeof err);
     int heat = 0, bad = 0, got_rms = 0;
     size_t n = 0;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "colormap.h"
+#include "figure.h"
 #include "tap.h"
 #include "termcolor.h"
 
@@ -104,5 +105,22 @@ int main(void)
     }
     TAP_OK(osc_ok, "OSC 11: black and Solarized-dark-like dark, white, tmux's white and "
                    "Solarized light light, malformed replies unknown");
+    /* A series colour never lands on a grey, least of all the ink's or the axes': the dark
+     * theme's beige once became grey 248 next to the axes' 247 and read as a reference line. */
+    for (int dark = 0; dark < 2; dark++)
+        for (size_t k = 0; k < 2; k++) {
+            const fig_theme *th = fig_theme_get(dark);
+            int n = ns[k], bad = -1,
+                ink[3] = {termcolor_nearest(th->fg, n), termcolor_nearest(th->muted, n),
+                          termcolor_nearest(th->grid, n)};
+            for (int i = 0; i < 8 && bad < 0; i++) {
+                uint32_t c = termcolor_rgb(termcolor_nearest(th->series[i], n));
+                int r = (int)(c >> 16 & 0xff), g = (int)(c >> 8 & 0xff), b = (int)(c & 0xff);
+                int idx = termcolor_nearest(th->series[i], n);
+                if ((r == g && g == b) || idx == ink[0] || idx == ink[1] || idx == ink[2]) bad = i;
+            }
+            TAP_OK(bad < 0, "%s theme at %d colours: every series colour keeps a hue (%d)",
+                   th->name, n, bad);
+        }
     return tap_done();
 }
