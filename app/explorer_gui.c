@@ -184,6 +184,7 @@ int app_run_gui(app_explorer *x, int frames)
 {
     char err[512];
     window *win = NULL;
+    window_set_budget(pe_mem_hold, pe_mem_release); /* the frame counts in --max-memory */
     if (window_open(&win, "pelab", 1280, 800, err, sizeof err) < 0) {
         fprintf(stderr, "pelab gui: %s\n", err);
         return 1;

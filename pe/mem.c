@@ -81,6 +81,13 @@ int pe_mem_reserve_hint(size_t bytes, const char *what, const char *hint, char *
     return PE_OK;
 }
 
+void pe_mem_hold(size_t bytes)
+{
+    size_t now = atomic_fetch_add(&used, bytes) + bytes, pk = atomic_load(&peak);
+    while (now > pk && !atomic_compare_exchange_weak(&peak, &pk, now)) {
+    }
+}
+
 void pe_mem_release(size_t bytes)
 {
     atomic_fetch_sub(&used, bytes);

@@ -55,6 +55,9 @@ int pe_mem_reserve(size_t bytes, const char *what, char *err, size_t errlen);
  * instead of the one about --len, --dim and --heads, for sizes other options decide. */
 int pe_mem_reserve_hint(size_t bytes, const char *what, const char *hint, char *err, size_t errlen);
 void pe_mem_release(size_t bytes);
+/* Count bytes as held without a check, for what must exist regardless (a window's frame
+ * buffer): later reservations see less room. pe_mem_release gives them back. */
+void pe_mem_hold(size_t bytes);
 
 /* Largest d and L accepted anywhere (each alone; the product is capped by PE_MAX_CELLS). */
 #define PE_MAX_DIM   65536

@@ -32,7 +32,29 @@ struct window {
     size_t q_head, q_len, q_cap;
 
     double frame_ms; /* draw + upload + present of the last frame */
+    size_t held;     /* bytes of pix and tex counted in the budget (window_set_budget) */
 };
+
+static void (*budget_hold)(size_t bytes);
+static void (*budget_release)(size_t bytes);
+
+void window_set_budget(void (*hold)(size_t bytes), void (*release)(size_t bytes))
+{
+    budget_hold = hold;
+    budget_release = release;
+}
+
+/* The budget holds bytes for win's frame from now on (what it held before goes back). */
+static void frame_held(window *win, size_t bytes)
+{
+    if (bytes == win->held) return;
+    if (budget_release && win->held) budget_release(win->held);
+    win->held = 0;
+    if (budget_hold && bytes) {
+        budget_hold(bytes);
+        win->held = bytes;
+    }
+}
 
 static void set_err(char *err, size_t errlen, const char *fmt, const char *arg)
 {
@@ -140,6 +162,7 @@ fail:
 void window_close(window *win)
 {
     if (!win) return;
+    frame_held(win, 0);
     if (win->tex) SDL_DestroyTexture(win->tex);
     if (win->ren) SDL_DestroyRenderer(win->ren);
     if (win->win) SDL_DestroyWindow(win->win);
@@ -214,6 +237,7 @@ static int ensure_size(window *win, int w, int h)
         win->tex_w = w;
         win->tex_h = h;
     }
+    frame_held(win, (size_t)w * (size_t)h * 8); /* pix and the texture's pixels */
     return 0;
 }
 

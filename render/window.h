@@ -18,6 +18,11 @@ typedef struct window window;
  * display, SDL error) and returns -1; never exits. */
 int window_open(window **out, const char *title, int w, int h, char *err, size_t errlen);
 void window_close(window *win); /* NULL is fine; quits SDL's video subsystem */
+/* Count the windows' frame buffers (the last frame and its streaming texture, 8 bytes a pixel)
+ * in the caller's memory budget: hold when a size is made, release when it goes. Held, never
+ * refused: a window cannot show anything without its frame, and it is bounded by the screen; the
+ * budget's other users (the views' caches) give way instead. NULL, NULL: not counted. */
+void window_set_budget(void (*hold)(size_t bytes), void (*release)(size_t bytes));
 
 /* Drawable size in pixels (what figures are laid out for) and its ratio to window points. */
 void window_size(const window *win, int *w, int *h);

@@ -339,6 +339,8 @@ int main(void)
     setenv("SDL_VIDEODRIVER", "dummy", 1);
     char err[512];
     window *win = NULL;
+    window_set_budget(pe_mem_hold, pe_mem_release); /* as app_run_gui does */
+    size_t used0 = pe_mem_used();
     if (window_open(&win, "pelab test", 800, 500, err, sizeof err) < 0) return tap_skip_all(err);
     int w, h;
     window_size(win, &w, &h);
@@ -367,6 +369,10 @@ int main(void)
                    app_view_at(v)->name);
         }
     }
+    /* the frame buffer and its texture count in the memory budget */
+    TAP_OK(pe_mem_used() >= used0 + (size_t)w * (size_t)h * 8,
+           "the window's frame (%dx%d, 8 bytes a pixel) is held in the budget: %zu -> %zu bytes", w,
+           h, used0, pe_mem_used());
 
     /* the heatmap: PE[0][1] = cos(0) = 1 is the top of the diverging map, PE[0][0] = 0 its
      * middle; both read back from the window where the axes put them */
@@ -437,7 +443,11 @@ int main(void)
     scene_free(&s);
     app_explorer_free(x);
     free(x);
+    size_t before_close = pe_mem_used();
     window_close(win);
+    TAP_OK(pe_mem_used() < before_close,
+           "closing the window gives its frame back: %zu -> %zu bytes", before_close,
+           pe_mem_used());
     check_slider_panels();
     check_save_and_command();
     check_status_fits();
