@@ -82,25 +82,6 @@ static int train_runs(int quick)
     return quick ? 1 : 3;
 }
 
-/* Median training throughput of runs benches with threads (0: as --threads 0 picks). */
-static int bench_train(const model *m, int steps, int runs, int threads, model_bench_result *out,
-                       char *err, size_t errlen)
-{
-    model_bench_result r[8];
-    for (int i = 0; i < runs; i++) {
-        int rc = model_bench(m, steps, 1, threads, &r[i], err, errlen);
-        if (rc < 0) return rc;
-    }
-    for (int i = 1; i < runs; i++) /* insertion sort by tokens/s */
-        for (int j = i; j > 0 && r[j].train_tokens_per_s < r[j - 1].train_tokens_per_s; j--) {
-            model_bench_result t = r[j];
-            r[j] = r[j - 1];
-            r[j - 1] = t;
-        }
-    *out = r[runs / 2];
-    return 0;
-}
-
 /* Training throughput, and per CPU second as a share of one core's arithmetic peak (peak: 0
  * when not measured). */
 static void print_train(const char *how, int threads, const model_bench_result *r, double peak)
@@ -123,16 +104,27 @@ static int bench_train_part(const model *m, int quick, int loaded, double peak, 
     int steps = train_steps(quick), runs = train_runs(quick), cpus = model_cpus();
     pid_t busy = loaded ? busy_start() : -1;
     if (loaded) printf("  with another process keeping one core busy:\n");
-    int counts[2] = {1, cpus};
+    int counts[2] = {1, cpus}, nk = cpus > 1 ? 2 : 1;
     double tps[2] = {0, 0};
-    for (int k = 0; k < (cpus > 1 ? 2 : 1); k++) {
-        model_bench_result r;
-        if (bench_train(m, steps, runs, counts[k], &r, err, errlen) < 0) {
-            busy_stop(busy);
-            return -1;
-        }
-        tps[k] = r.train_tokens_per_s;
-        print_train(loaded ? "loaded, " : "", counts[k], &r, peak);
+    /* the two counts take turns, run by run, so a drift of the machine (clock, the busy
+     * process's placement) falls on both alike */
+    model_bench_result rs[2][8];
+    for (int i = 0; i < runs; i++)
+        for (int k = 0; k < nk; k++)
+            if (model_bench(m, steps, 1, counts[k], &rs[k][i], err, errlen) < 0) {
+                busy_stop(busy);
+                return -1;
+            }
+    for (int k = 0; k < nk; k++) {
+        model_bench_result *r = rs[k];
+        for (int i = 1; i < runs; i++) /* insertion sort by tokens/s; the median is shown */
+            for (int j = i; j > 0 && r[j].train_tokens_per_s < r[j - 1].train_tokens_per_s; j--) {
+                model_bench_result t = r[j];
+                r[j] = r[j - 1];
+                r[j - 1] = t;
+            }
+        tps[k] = r[runs / 2].train_tokens_per_s;
+        print_train(loaded ? "loaded, " : "", counts[k], &r[runs / 2], peak);
     }
     if (cpus > 1)
         printf("    %d threads / 1 thread: %.2fx%s\n", cpus, tps[1] / tps[0],

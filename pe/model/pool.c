@@ -209,11 +209,45 @@ static double now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-int pool_tuner_begin(pool_tuner *t)
+static double cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The CPUs other processes kept busy since the tuner's snapshot, folded into t->others once
+ * the snapshot is at least 4 ticks per CPU old (/proc/stat counts 100 ticks a second: a 40 ms
+ * training step would otherwise read as 0 or 2 CPUs). */
+static void tuner_load(pool_tuner *t)
+{
+    double busy, total, cpu = cpu_s();
+    if (cpu_times(&busy, &total) != 0) return;
+    int online = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (online < 1) online = 1;
+    if (!t->have_snap) {
+        t->have_snap = 1;
+        t->snap_busy = busy, t->snap_total = total, t->snap_cpu = cpu;
+        return;
+    }
+    double ticks = total - t->snap_total;
+    if (ticks < 4.0 * online) return;
+    double hz = (double)sysconf(_SC_CLK_TCK);
+    if (hz <= 0) hz = 100;
+    double wall = ticks / online / hz; /* seconds the reading spans */
+    double all = (busy - t->snap_busy) / ticks * online, own = (cpu - t->snap_cpu) / wall;
+    double o = all - own;
+    if (o < 0) o = 0;
+    t->others = t->others < 0 ? o : 0.5 * t->others + 0.5 * o;
+    t->snap_busy = busy, t->snap_total = total, t->snap_cpu = cpu;
+}
+
+int pool_tuner_pick(pool_tuner *t, double others)
 {
     if (t->max <= 1) return 1;
-    /* the first unit starts the helpers and touches fresh memory: run it wide, do not count it */
-    if (t->units == 0 || t->est[1] == 0)
+    if (t->units == 0 || (others >= 0 && t->max - others < 1.5))
+        t->cur = 0; /* the first unit, or too few CPUs free for a second thread to help */
+    else if (t->est[1] == 0)
         t->cur = 1;
     else if (t->est[0] == 0)
         t->cur = 0;
@@ -223,6 +257,14 @@ int pool_tuner_begin(pool_tuner *t)
     }
     t->t0 = now_s();
     return t->cur ? t->max : 1;
+}
+
+int pool_tuner_begin(pool_tuner *t)
+{
+    if (t->max <= 1) return 1;
+    if (t->units == 0) t->others = -1;
+    tuner_load(t);
+    return pool_tuner_pick(t, t->others);
 }
 
 void pool_tuner_end(pool_tuner *t)

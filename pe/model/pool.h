@@ -32,9 +32,14 @@ int pool_cpus_free(void);
 
 /* Thread count for a run of repeated, equal units of work (training steps, batches of
  * evaluation windows). More threads are not always faster: when other processes keep the CPUs
- * busy, a helper thread waits for a time slice and the caller waits for it. The tuner times
- * every unit, keeps a running estimate for one thread and for max, uses the faster and
- * retries the other every 16th unit, so a change of load is followed within a few units.
+ * busy, a helper thread waits for a time slice and the caller waits for it. Two signals decide:
+ * - the load: over each unit the tuner reads how many CPUs the machine kept busy (/proc/stat)
+ *   and subtracts this process's own CPU time; while other processes leave fewer than 1.5 CPUs
+ *   free it uses one thread and does not even try more, since a single slow try costs more in
+ *   a short run than it could win;
+ * - the time: otherwise it keeps a running estimate of a unit on one thread and on max, uses
+ *   the faster and retries the other every 16th unit, so a change is followed within a few.
+ * The first unit runs on one thread and is not timed (fresh memory, the helpers' start).
  * Results never depend on the choice. Zeroed fields except max. */
 typedef struct pool_tuner {
     int max;       /* the most threads to use (>= 1) */
@@ -42,10 +47,19 @@ typedef struct pool_tuner {
     int cur;       /* 0: one thread, 1: max, for the current unit */
     double est[2]; /* seconds per unit, 0 until measured */
     double t0;
+    /* the load: a /proc/stat reading and this process's CPU time when it was taken (held until
+     * enough clock ticks passed to mean something), and the CPUs other processes kept busy
+     * (running mean, -1 before the first reading) */
+    int have_snap;
+    double snap_busy, snap_total, snap_cpu;
+    double others;
 } pool_tuner;
 
 /* Threads for the next unit; call pool_tuner_end after it. */
 int pool_tuner_begin(pool_tuner *t);
 void pool_tuner_end(pool_tuner *t);
+/* The choice alone, given the CPUs other processes keep busy (negative: not known); begin is
+ * this with the measured load. Exposed for tests. */
+int pool_tuner_pick(pool_tuner *t, double others);
 
 #endif

@@ -84,18 +84,48 @@ int main(void)
         pool_tuner_end(&one);
     }
     TAP_OK(ok1, "tuner with one thread always picks 1");
+    /* the choice given the load (pool_tuner_pick), so the test does not depend on what else
+     * runs on the machine: quiet, it tries both and estimates both */
     pool_tuner t = {.max = 4};
-    int first = pool_tuner_begin(&t), n1 = 0, n4 = 0, other = 0;
+    int first = pool_tuner_pick(&t, 0), n1 = 0, n4 = 0, other = 0;
     pool_tuner_end(&t);
     for (int i = 0; i < 100; i++) {
-        int k = pool_tuner_begin(&t);
+        int k = pool_tuner_pick(&t, i % 2 ? 0.0 : -1.0); /* quiet, or not known */
         n1 += k == 1;
         n4 += k == 4;
         other += k != 1 && k != 4;
         pool_tuner_end(&t);
     }
-    TAP_OK(first == 4 && other == 0 && n1 > 0 && n4 > 0 && t.est[0] > 0 && t.est[1] > 0,
-           "tuner with 4: starts wide, tries both (%d x 1, %d x 4), estimates both", n1, n4);
+    TAP_OK(first == 1 && other == 0 && n1 > 0 && n4 > 0 && t.est[0] > 0 && t.est[1] > 0,
+           "tuner with 4 on a quiet machine: the first unit on one thread, then tries both (%d x "
+           "1, %d x 4), estimates both",
+           n1, n4);
+    /* another process keeps a core busy: two threads are never tried, not even once */
+    pool_tuner b = {.max = 2};
+    int wide = 0;
+    for (int i = 0; i < 100; i++) {
+        wide += pool_tuner_pick(&b, 0.9 + 0.002 * i) != 1;
+        pool_tuner_end(&b);
+    }
+    TAP_OK(wide == 0 && b.est[1] == 0,
+           "tuner with 2 beside a busy core: 1 thread in all 100 units");
+    /* the load goes away: it tries two threads within the next few units */
+    int tried = 0;
+    for (int i = 0; i < 4; i++) {
+        tried |= pool_tuner_pick(&b, 0.1) == 2;
+        pool_tuner_end(&b);
+    }
+    TAP_OK(tried, "tuner with 2 tries two threads once the other process stops");
+    /* the real thing: begin/end read /proc/stat; whatever the load, only 1 or max */
+    pool_tuner r = {.max = 3};
+    int bad = 0;
+    for (int i = 0; i < 50; i++) {
+        int k = pool_tuner_begin(&r);
+        bad += k != 1 && k != 3;
+        pool_tuner_end(&r);
+    }
+    TAP_OK(bad == 0 && pool_tuner_begin(&r) >= 1, "tuner with the measured load picks 1 or max");
+    pool_tuner_end(&r);
     free(seen);
     return tap_done();
 }
