@@ -342,3 +342,28 @@ fig_rect app_frame(scene *s, const scene_target *t, const fig_theme *th, const c
     fig_rect r = {m, t->cells ? 0 : m * 0.5, t->width - 2 * m, t->height - (t->cells ? 0 : m)};
     return fig_title(s, t, th, r, title, subtitle);
 }
+
+const pe_rng *app_view_learned_states(app_view_ctx *c, int slot, const app_state *st, char *err,
+                                      size_t errlen)
+{
+    struct {
+        int len, dim;
+        uint64_t seed;
+    } key;
+    memset(&key, 0, sizeof key);
+    key.len = st->p.len;
+    key.dim = st->p.dim;
+    key.seed = st->p.seed;
+    pe_rng *r = app_cache_get(c, slot, &key, sizeof key);
+    if (r) return r;
+    r = app_cache_put(c, slot, &key, sizeof key, (size_t)st->p.len * sizeof *r);
+    if (!r) {
+        snprintf(err, errlen, "%s", app_cache_error());
+        return NULL;
+    }
+    if (pe_learned_row_states(&st->p, r, err, errlen) != PE_OK) {
+        app_cache_put(c, slot, "", 0, 0); /* forget the half-made states */
+        return NULL;
+    }
+    return r;
+}

@@ -92,34 +92,6 @@ typedef struct heat_sample {
     float *v; /* (nr, nc) */
 } heat_sample;
 
-/* The learned table's generator state at the start of every row (pe_learned_row_states): the
- * figure then draws only the entries it shows, the table's very values, and the whole table is
- * built only for --data. At L 8192, d 4096 this is the difference between 33 million normal
- * draws and 67 million plain steps of the generator. */
-static const pe_rng *learned_states(app_view_ctx *c, const app_state *st, char *err, size_t errlen)
-{
-    struct {
-        int len, dim;
-        uint64_t seed;
-    } key;
-    memset(&key, 0, sizeof key);
-    key.len = st->p.len;
-    key.dim = st->p.dim;
-    key.seed = st->p.seed;
-    pe_rng *r = app_cache_get(c, 1, &key, sizeof key);
-    if (r) return r;
-    r = app_cache_put(c, 1, &key, sizeof key, (size_t)st->p.len * sizeof *r);
-    if (!r) {
-        snprintf(err, errlen, "%s", app_cache_error());
-        return NULL;
-    }
-    if (pe_learned_row_states(&st->p, r, err, errlen) != PE_OK) {
-        app_cache_put(c, 1, "", 0, 0);
-        return NULL;
-    }
-    return r;
-}
-
 /* out (nr, nc) = the matrix at positions rows[] (ascending) and dimensions cols[]. */
 static int heat_entries(app_view_ctx *c, const app_state *st, const size_t *rows, size_t nr,
                         const size_t *colv, size_t nc, float *out, char *err, size_t errlen)
@@ -155,7 +127,7 @@ static int heat_entries(app_view_ctx *c, const app_state *st, const size_t *rows
         rc = st->enc->validate(&st->p, err, errlen) < 0 ? -1 : 0;
         if (rc == 0) pe_sinusoidal_sample(&st->p, rows, nr, colv, nc, out);
     } else if (strcmp(st->enc->name, "learned") == 0) {
-        const pe_rng *r = learned_states(c, st, err, errlen);
+        const pe_rng *r = app_view_learned_states(c, 1, st, err, errlen);
         if (!r) rc = -1;
         for (size_t i = 0; r && i < nr; i++)
             pe_learned_row(&st->p, &r[rows[i]], colv, nc, out + i * nc);

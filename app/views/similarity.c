@@ -106,33 +106,6 @@ static int is_learned(const app_state *st)
     return strcmp(st->enc->name, "learned") == 0;
 }
 
-/* The learned table's generator state at the start of every row (pe_learned_row_states), cached
- * under what it depends on (L, d, seed): the figure draws only its sampled rows, the table's very
- * values, instead of the whole L x d table (33 million normals at L 8192, d 4096). */
-static const pe_rng *learned_states(app_view_ctx *c, const app_state *st, char *err, size_t errlen)
-{
-    struct {
-        int len, dim;
-        uint64_t seed;
-    } key;
-    memset(&key, 0, sizeof key);
-    key.len = st->p.len;
-    key.dim = st->p.dim;
-    key.seed = st->p.seed;
-    pe_rng *r = app_cache_get(c, 1, &key, sizeof key);
-    if (r) return r;
-    r = app_cache_put(c, 1, &key, sizeof key, (size_t)st->p.len * sizeof *r);
-    if (!r) {
-        snprintf(err, errlen, "%s", app_cache_error());
-        return NULL;
-    }
-    if (pe_learned_row_states(&st->p, r, err, errlen) != PE_OK) {
-        app_cache_put(c, 1, "", 0, 0);
-        return NULL;
-    }
-    return r;
-}
-
 /* The learned rows pos[0..n) as a (n, d) matrix (its data malloc'd), for sampled_similarity. */
 static int learned_rows(const app_state *st, const pe_rng *states, const int *pos, size_t n,
                         pe_matrix *out, char *err, size_t errlen)
@@ -162,7 +135,7 @@ static int sim_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     const fig_theme *th = fig_theme_get(st->dark);
     int closed = is_sinusoidal(st), rows = is_learned(st);
     const pe_matrix *tab = closed || rows ? NULL : app_view_table(c, st->enc, &st->p, err, errlen);
-    const pe_rng *states = rows ? learned_states(c, st, err, errlen) : NULL;
+    const pe_rng *states = rows ? app_view_learned_states(c, 1, st, err, errlen) : NULL;
     if (!closed && !tab && !states) return -1;
     char title[128], sub[256];
     snprintf(title, sizeof title, "%s: %s PE(p)%sPE(q)", st->enc->name,
