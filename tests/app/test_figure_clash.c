@@ -20,21 +20,7 @@
 #include "raster.h"
 #include "tap.h"
 
-typedef enum { FE_TERMINAL, FE_WINDOW, FE_EXPORT } front_end;
-static const char *const fe_name[] = {"terminal", "window", "export"};
-
-typedef struct size_case {
-    front_end fe;
-    int w, h;
-    double zoom;
-} size_case;
-
-static const size_case cases[] = {
-    {FE_TERMINAL, 80, 24, 1},  {FE_TERMINAL, 120, 40, 1},   {FE_TERMINAL, 200, 60, 1},
-    {FE_WINDOW, 1024, 640, 1}, {FE_WINDOW, 1024, 640, 1.5}, {FE_WINDOW, 1024, 640, 2},
-    {FE_WINDOW, 1280, 800, 1}, {FE_WINDOW, 1280, 800, 1.5}, {FE_WINDOW, 1280, 800, 2},
-    {FE_EXPORT, 1000, 600, 1}, {FE_EXPORT, 480, 320, 1},
-};
+#include "layout_cases.h"
 
 /* the views whose figures are held to this (issue 11's rvb part) */
 static const char *const views[] = {"rope", "decay", "extension", "resolution",

@@ -1,0 +1,24 @@
+/* layout_cases.h: issue 11's reference sizes, shared by the tests that hold every view's figure
+ * to them (test_layout: nothing cut, main panel present; test_figure_clash: nothing over text or
+ * data): the terminal, the window at three sizes and three zooms, and the export. */
+#ifndef PELAB_TESTS_LAYOUT_CASES_H
+#define PELAB_TESTS_LAYOUT_CASES_H
+
+typedef enum { FE_TERMINAL, FE_WINDOW, FE_EXPORT } front_end;
+static const char *const fe_name[] = {"terminal", "window", "export"};
+
+typedef struct size_case {
+    front_end fe;
+    int w, h;
+    double zoom;
+} size_case;
+
+static const size_case cases[] = {
+    {FE_TERMINAL, 80, 24, 1},   {FE_TERMINAL, 120, 40, 1},    {FE_TERMINAL, 200, 60, 1},
+    {FE_WINDOW, 1024, 640, 1},  {FE_WINDOW, 1024, 640, 1.5},  {FE_WINDOW, 1024, 640, 2},
+    {FE_WINDOW, 1280, 800, 1},  {FE_WINDOW, 1280, 800, 1.5},  {FE_WINDOW, 1280, 800, 2},
+    {FE_WINDOW, 1920, 1080, 1}, {FE_WINDOW, 1920, 1080, 1.5}, {FE_WINDOW, 1920, 1080, 2},
+    {FE_EXPORT, 1000, 600, 1},  {FE_EXPORT, 480, 320, 1},
+};
+
+#endif
