@@ -34,7 +34,7 @@ static const app_cmd_opt export_opts[] = {
      "", NULL},
     {"width", 'W', 0, "N", "figure width in pixels, 64..16384 (1000)", NULL, NULL},
     {"height", 'H', 0, "N", "figure height in pixels, 64..16384 (600)", NULL, NULL},
-    {"dpi", 'D', 0, "N", "PNG resolution metadata, 10..2400 (96)", NULL, NULL},
+    {"dpi", 'D', 0, "N", "pixels per inch, 10..2400 (96); text stays in points", NULL, NULL},
     {"config", 'C', 0, "FILE", "set the parameters from a Hugging Face config.json", "json", NULL},
     {"format", 'F', 0, "EXT", "png svg pdf csv npy: for -o - (standard output) and devices", NULL,
      formats},

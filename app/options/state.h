@@ -51,6 +51,7 @@ typedef struct app_state {
     double font_pt; /* text size in points at the export's dpi; 0 = scaled to the figure */
     char font[128]; /* fontconfig family for cairo outputs; "" = DejaVu Sans */
     int csv_long;   /* CSV: one row per value with named index columns (else the wide table) */
+    int svg_paths;  /* SVG: text as cairo's glyph outlines (else <text> elements) */
     /* provenance for exports: the command line that made the figure */
     char command[2048];
 } app_state;

@@ -378,10 +378,20 @@ const char *app_export_title(const app_state *st)
     return app_view_at((size_t)st->view)->description;
 }
 
+double app_export_layout(const app_export_opts *o, double *w, double *h)
+{
+    double k = (o->dpi > 0 ? o->dpi : 96) / 96.0;
+    *w = o->width / k;
+    *h = o->height / k;
+    return k;
+}
+
 double app_export_font_px(const app_state *st, const app_export_opts *o)
 {
-    if (st->font_pt > 0) return st->font_pt * (o->dpi > 0 ? o->dpi : 96) / 72;
-    return raster_font_px(o->width, o->height, st->zoom > 0 ? st->zoom : 1);
+    if (st->font_pt > 0) return st->font_pt * 96.0 / 72.0;
+    double w, h;
+    app_export_layout(o, &w, &h);
+    return raster_font_px(w, h, st->zoom > 0 ? st->zoom : 1);
 }
 
 int app_export_file(const app_state *st, const char *path, const app_export_opts *o, char *err,
@@ -441,10 +451,11 @@ int app_export_file_as(const app_state *st, const char *path, const char *format
     snprintf(what, sizeof what, "-o %s: the %.0f x %.0f PNG canvas", path, ceil(o->width),
              ceil(o->height));
     if (canvas && pe_mem_reserve_hint(canvas, what, size_hint, err, errlen) != PE_OK) return 1;
+    double lw, lh, scale = app_export_layout(o, &lw, &lh);
     scene s;
-    scene_init(&s, o->width, o->height, 0xffffff);
+    scene_init(&s, lw, lh, 0xffffff);
     double font = app_export_font_px(st, o);
-    scene_target t = raster_target(o->width, o->height, font);
+    scene_target t = raster_target(lw, lh, font);
     app_view_ctx ctx = {0};
     ctx.full_res = 1;
     app_state fig = *st;
@@ -464,11 +475,12 @@ int app_export_file_as(const app_state *st, const char *path, const char *format
             {"Command", command[0] ? command : params},
             {"Parameters", params},
         };
-        raster_export_opts ro = {o->dpi, meta, sizeof meta / sizeof meta[0], 1};
+        raster_export_opts ro = {o->dpi, meta,  sizeof meta / sizeof meta[0],
+                                 1,      scale, st->svg_paths};
         /* each heatmap is drawn through an image of its own, on top of the canvas; and the
          * scene holds a copy of every heatmap's values (counted here, once it is made, so the
          * drawing that would add the image is refused before it starts) */
-        size_t image = raster_export_image_bytes(&s, path, format_ext(f));
+        size_t image = raster_export_image_bytes(&s, path, format_ext(f), scale);
         for (size_t i = 0; i < s.n; i++)
             if (s.items[i].kind == SCENE_HEATMAP)
                 image += s.items[i].u.heat.rows * s.items[i].u.heat.cols * sizeof(float);
@@ -554,25 +566,27 @@ static int parse_size(const char *v, app_export_opts *o, char *err, size_t errle
 
 static void export_usage(FILE *fp)
 {
-    fprintf(fp, "usage: pelab export VIEW [options] -o FILE\n"
-                "  FILE's extension picks the format: .png .svg .pdf (the figure), .csv .npy (its "
-                "numbers)\n"
-                "  --width N, --height N   figure size in pixels (default 1000 x 600; 64..16384)\n"
-                "  --size WxH{in,cm,px}    figure size with a unit, at --dpi (6x4in, 16x10cm)\n"
-                "  --dpi N                 PNG resolution metadata (default 96; 10..2400)\n"
-                "  --format EXT            png svg pdf csv npy: for -o - (standard output) and "
-                "devices\n"
-                "  --config FILE           set the parameters from a Hugging Face config.json\n"
-                "animations (-o FILE.gif, FILE.webp, or FOLDER/ for numbered PNGs):\n"
-                "  --animate NAME=FROM:TO[:FRAMES][:log]  sweep a numeric option (FRAMES 2..1000, "
-                "default 48)\n"
-                "  --fps N                 frames per second (default 12; 1..50)\n"
-                "  --loop N                times to play, 0 = forever (default 0)\n"
-                "  --quality Q             WebP: lossy at quality 0..100 (default lossless)\n"
-                "  --free-axes             let each frame pick its axes and colour range (default "
-                "fixed over the sweep)\n"
-                "  --dither                GIF: dither to the palette (default off: flat "
-                "figures)\n");
+    fprintf(
+        fp,
+        "usage: pelab export VIEW [options] -o FILE\n"
+        "  FILE's extension picks the format: .png .svg .pdf (the figure), .csv .npy (its "
+        "numbers)\n"
+        "  --width N, --height N   figure size in pixels (default 1000 x 600; 64..16384)\n"
+        "  --size WxH{in,cm,px}    figure size with a unit, at --dpi (6x4in, 16x10cm)\n"
+        "  --dpi N                 pixels per inch (default 96; 10..2400); text keeps its points\n"
+        "  --format EXT            png svg pdf csv npy: for -o - (standard output) and "
+        "devices\n"
+        "  --config FILE           set the parameters from a Hugging Face config.json\n"
+        "animations (-o FILE.gif, FILE.webp, or FOLDER/ for numbered PNGs):\n"
+        "  --animate NAME=FROM:TO[:FRAMES][:log]  sweep a numeric option (FRAMES 2..1000, "
+        "default 48)\n"
+        "  --fps N                 frames per second (default 12; 1..50)\n"
+        "  --loop N                times to play, 0 = forever (default 0)\n"
+        "  --quality Q             WebP: lossy at quality 0..100 (default lossless)\n"
+        "  --free-axes             let each frame pick its axes and colour range (default "
+        "fixed over the sweep)\n"
+        "  --dither                GIF: dither to the palette (default off: flat "
+        "figures)\n");
     app_cli_print_options(fp);
     fprintf(fp, "views, encodings and colormaps: pelab list\n");
 }
@@ -713,6 +727,19 @@ int app_cmd_export(int argc, char **argv)
     if (size_arg && parse_size(size_arg, &o, err, sizeof err) < 0) {
         fprintf(stderr, "pelab export: %s\n", err);
         return 2;
+    }
+    {
+        /* the figure is laid out at its physical size (app_export_layout): a few pixels at a
+         * high dpi would be a figure a few hundredths of an inch wide */
+        double lw, lh;
+        app_export_layout(&o, &lw, &lh);
+        if (lw < 63.5 || lh < 63.5) {
+            fprintf(stderr,
+                    "pelab export: --dpi %g: %d x %d pixels is %.2f x %.2f in at that dpi "
+                    "(allowed at least 0.67 in a side, 64 pixels at 96 dpi)\n",
+                    o.dpi, o.width, o.height, o.width / o.dpi, o.height / o.dpi);
+            return 2;
+        }
     }
     if (anim_only && !animate) {
         static const struct {

@@ -120,7 +120,7 @@ static void test_exports(const char *dir)
     raster_meta meta[] = {{"Software", "pelab 0.1"},
                           {"Title", "Export <test> & more"},
                           {"Command", "pelab export -o x.pdf"}};
-    raster_export_opts o = {144, meta, 3, 1};
+    raster_export_opts o = {144, meta, 3, 1, 1, 0};
 
     snprintf(p1, sizeof p1, "%s/fig.png", dir);
     TAP_OK(raster_export(&s, p1, &o, err, sizeof err) == 0, "export .png");
