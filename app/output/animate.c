@@ -302,6 +302,7 @@ static int build_frame(app_view_ctx *ctx, const app_state *st, const app_anim *a
 {
     app_state fr = *st;
     fr.cursor_on = 0;
+    fr.figure = 1;
     if (app_anim_apply(&fr, a, i, err, errlen) < 0) return -1;
     value_note(a, i, note, nn);
     ctx->author.note = note;

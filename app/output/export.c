@@ -460,6 +460,7 @@ int app_export_file_as(const app_state *st, const char *path, const char *format
     ctx.full_res = 1;
     app_state fig = *st;
     fig.cursor_on = 0; /* the cursor is an explorer's aid, not part of a figure */
+    fig.figure = 1;    /* and so are the hints naming options to try */
     int rc = 1;
     app_progress_begin(label);
     int built = app_view_build(&ctx, &fig, &s, &t, err, errlen);

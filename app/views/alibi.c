@@ -87,14 +87,23 @@ static int alibi_build(app_view_ctx *c, const app_state *st, scene *s, const sce
     if (st->head >= 0) {
         char pw[48];
         app_pow2_label(log2(slopes[st->head]), pw, sizeof pw);
-        snprintf(title, sizeof title, "ALiBi bias, head %d of %d: slope m = %.6g = %s", st->head,
-                 p->heads, slopes[st->head], pw);
+        char ms[48];
+        fig_num(slopes[st->head], 4, ms, sizeof ms);
+        snprintf(title, sizeof title, "ALiBi bias, head %d of %d: slope m = %s = %s", st->head,
+                 p->heads, ms, pw);
     } else
-        snprintf(title, sizeof title, "ALiBi bias -m(i-j) for %d heads", p->heads);
+        snprintf(title, sizeof title,
+                 "ALiBi bias \xe2\x88\x92"
+                 "m(i\xe2\x88\x92"
+                 "j) for %d heads",
+                 p->heads);
     app_subtitle(st, NULL, APP_SUB_LEN | APP_SUB_HEADS, sub, sizeof sub);
     size_t u = strlen(sub);
     snprintf(sub + u, sizeof sub - u, "  %s  %s",
-             p->alibi_symmetric ? "symmetric -m|i-j|" : "causal",
+             p->alibi_symmetric ? "symmetric \xe2\x88\x92"
+                                  "m|i\xe2\x88\x92"
+                                  "j|"
+                                : "causal",
              p->slope_ratio > 0 ? "slopes r^(h+1)" : "the paper's slopes");
     fig_rect r = app_frame(s, t, th, title, sub);
 
@@ -195,16 +204,18 @@ static int alibi_build(app_view_ctx *c, const app_state *st, scene *s, const sce
                     char a[128], b[64], pw[48];
                     app_pow2_label(log2(slopes[h]), pw, sizeof pw);
                     double hlo = alibi_lo(p, slopes[h]);
+                    char hs[48];
+                    fig_num(hlo, 3, hs, sizeof hs);
                     b[0] = '\0';
                     if (f == 0 && per_head)
-                        snprintf(a, sizeof a, "h%d  m=%s  %.3g..0", h, pw, hlo);
+                        snprintf(a, sizeof a, "h%d  m=%s  %s..0", h, pw, hs);
                     else if (f == 0 || f == 1)
                         snprintf(a, sizeof a, "h%d  m=%s", h, pw);
                     else if (f == 2)
-                        snprintf(a, sizeof a, "h%d  %.3g..0", h, hlo);
+                        snprintf(a, sizeof a, "h%d  %s..0", h, hs);
                     else
                         snprintf(a, sizeof a, "h%d", h);
-                    if (f == 1) snprintf(b, sizeof b, "%.3g..0", hlo);
+                    if (f == 1) snprintf(b, sizeof b, "%s..0", hs);
                     w = fmax(w, fmax(scene_text_width(t, a, z), scene_text_width(t, b, z)));
                 }
                 if (w <= c0.w + 1e-9) {
@@ -225,16 +236,18 @@ static int alibi_build(app_view_ctx *c, const app_state *st, scene *s, const sce
         char pw[48];
         app_pow2_label(log2(slopes[h]), pw, sizeof pw);
         double hlo = alibi_lo(p, slopes[h]);
+        char hs[48];
+        fig_num(hlo, 3, hs, sizeof hs);
         /* per head: the label names the head's own range, the colourbar only its fractions */
         if (form == 0 && per_head)
-            snprintf(lab, sizeof lab, "h%d  m=%s  %.3g..0", h, pw, hlo);
+            snprintf(lab, sizeof lab, "h%d  m=%s  %s..0", h, pw, hs);
         else if (form <= 1)
             snprintf(lab, sizeof lab, "h%d  m=%s", h, pw);
         else if (form == 2)
-            snprintf(lab, sizeof lab, "h%d  %.3g..0", h, hlo);
+            snprintf(lab, sizeof lab, "h%d  %s..0", h, hs);
         else
             snprintf(lab, sizeof lab, "h%d", h);
-        if (lines == 2) snprintf(lab2, sizeof lab2, "%.3g..0", hlo);
+        if (lines == 2) snprintf(lab2, sizeof lab2, "%s..0", hs);
         /* a terminal puts the label on a whole row, the matrix on the rows under it */
         double ly = t->cells ? 2.0 * ceil(cell.y / 2.0) : cell.y;
         scene_text(s, cell.x + cell.w / 2, ly, lab, lsz, SCENE_CENTER | SCENE_TOP, th->fg, 0);

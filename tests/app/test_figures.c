@@ -7,6 +7,7 @@
  * argv[1] is the pelab binary. pdftotext and pdftoppm come with poppler-utils, rsvg-convert with
  * librsvg2-bin (pelab.sh test installs them); without them the checks that need them skip. */
 #include <math.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -230,6 +231,35 @@ static void check_view(const char *view, int have_poppler, int have_rsvg)
     }
     free(texts);
     free(s);
+
+    /* 2b. typography: the PDF's text has no printf number ("1e-4", "1e+06", "2.5e5"), no "+-"
+     * for ±, and no explorer hint naming an option ("--scaling", "(--probe-d") */
+    if (have_poppler) {
+        char *txt = path_in("f.txt");
+        char *words = run_prog("pdftotext", (const char *[]){pdf, txt, NULL}, NULL) == 0
+                          ? file_read(txt, &n)
+                          : NULL;
+        unlink(txt);
+        static const char *const bad[] = {"[0-9]e[-+]?[0-9]", "\\+-", "--[a-z]"};
+        static const char *const what[] = {"a printf exponent", "+- for \u00b1",
+                                           "an explorer hint"};
+        for (int i = 0; i < 3; i++) {
+            regex_t re;
+            regmatch_t m[1];
+            int hit = words && regcomp(&re, bad[i], REG_EXTENDED) == 0 &&
+                      regexec(&re, words, 1, m, 0) == 0;
+            char ctx[64] = "";
+            if (hit) {
+                size_t at = m[0].rm_so > 20 ? (size_t)m[0].rm_so - 20 : 0;
+                snprintf(ctx, sizeof ctx, "%.40s", words + at);
+                for (char *c = ctx; *c; c++)
+                    if (*c == '\n') *c = ' ';
+            }
+            if (words) regfree(&re);
+            TAP_OK(words && !hit, "%s: the PDF's text has no %s ('%s')", view, what[i], ctx);
+        }
+        free(words);
+    }
 
     /* 3. the SVG looks like the PNG of the same size */
     if (have_rsvg &&

@@ -164,7 +164,7 @@ static void test_config(void)
     if (rc != 0) return;
     TAP_OK(st.p.len == 256 && st.p.scaling.original_ctx == 8192 && app_ext_target(&st) == 65536,
            "config: L stays 256, L0 8192, target 8 x 8192 = 65536 (%g)", app_ext_target(&st));
-    check_builds("frequencies from llama-3.1-8b.json", st, "L0 8192 -> T 65536");
+    check_builds("frequencies from llama-3.1-8b.json", st, "L\xe2\x82\x80 8K \xe2\x86\x92 T 64K");
     app_data d = {0};
     int cnt[3] = {0, 0, 0};
     if (get_data(&st, &d) == 0)
