@@ -78,8 +78,8 @@ struct tui {
     int restored;                      /* endwin done by atexit or a fatal signal */
     ui_event queue[32];                /* decoded but not yet delivered (mouse bursts) */
     int qhead, qlen;
-    int dark; /* the terminal's background: 1 dark, 0 light, -1 unknown (tui_dark) */
-    int sgr;  /* direct colour written as SGR sequences by sgr_present, not through ncurses */
+    int dark;       /* the terminal's background: 1 dark, 0 light, -1 unknown (tui_dark) */
+    int sgr;        /* direct colour written as SGR sequences by sgr_present, not through ncurses */
     char note[160]; /* tui_note: why COLORTERM's direct colour is not used, or "" */
     char *obuf;     /* sgr_present's output buffer */
     size_t olen, ocap;
@@ -284,7 +284,8 @@ static void sgr_present(tui *t)
             if (!t->full && c.ch == p->ch && c.fg == p->fg && c.bg == p->bg && c.attr == p->attr)
                 continue;
             if (row != at_row || col != at_col) out_fmt(t, "\033[%d;%dH", row + 1, col + 1);
-            long fg = (long)(c.fg & 0xffffff), bg = page_index(t, c.bg) < 0 ? -1 : (long)(c.bg & 0xffffff);
+            long fg = (long)(c.fg & 0xffffff),
+                 bg = page_index(t, c.bg) < 0 ? -1 : (long)(c.bg & 0xffffff);
             long bold = (c.attr & CELL_BOLD) != 0;
             if (bold != cur_bold) {
                 out_fmt(t, "\033[%sm", bold ? "1" : "22");
@@ -527,7 +528,7 @@ static void suspend(tui *t)
     raise(SIGTSTP); /* stops here until SIGCONT */
     sigaction(SIGTSTP, &old, NULL);
     g_cont = 0;
-    wrefresh(curscr); /* back into curses mode and repaint what it shows */
+    wrefresh(curscr);        /* back into curses mode and repaint what it shows */
     if (t->sgr) t->full = 1; /* ncurses repainted a blank screen: the frame goes out whole */
     motion_set(t, 1);
 }
@@ -592,8 +593,8 @@ static void sgr_decide(tui *t, const char *term)
     else if ((getenv("STY") && !getenv("TMUX")) || (!strncmp(term, "screen", 6) && !getenv("TMUX")))
         why = "GNU screen passes no 24-bit colour";
     if (why) {
-        snprintf(t->note, sizeof t->note, "COLORTERM=%s but TERM=%s: %s; %d colours", getenv("COLORTERM"),
-                 term, why, (int)t->mode);
+        snprintf(t->note, sizeof t->note, "COLORTERM=%s but TERM=%s: %s; %d colours",
+                 getenv("COLORTERM"), term, why, (int)t->mode);
         return;
     }
     t->sgr = 1;

@@ -301,8 +301,8 @@ static void vt_replay(const unsigned char *b, size_t n, vcell *cells, int cols, 
             size_t j = i + 2;
             long p[16] = {0};
             int np = 0;
-            while (j < n && ((b[j] >= '0' && b[j] <= '9') || b[j] == ';' || b[j] == '?' ||
-                             b[j] == ':')) {
+            while (j < n &&
+                   ((b[j] >= '0' && b[j] <= '9') || b[j] == ';' || b[j] == '?' || b[j] == ':')) {
                 if (b[j] >= '0' && b[j] <= '9' && np < 16) p[np] = p[np] * 10 + (b[j] - '0');
                 if ((b[j] == ';' || b[j] == ':') && np < 15) np++;
                 j++;
@@ -315,9 +315,12 @@ static void vt_replay(const unsigned char *b, size_t n, vcell *cells, int cols, 
                 c = np > 1 && p[1] > 0 ? (int)p[1] - 1 : 0;
             } else if (fin == 'm') {
                 for (int k = 0; k < np; k++) {
-                    if (p[k] == 0) fg = bg = -1;
-                    else if (p[k] == 39) fg = -1;
-                    else if (p[k] == 49) bg = -1;
+                    if (p[k] == 0)
+                        fg = bg = -1;
+                    else if (p[k] == 39)
+                        fg = -1;
+                    else if (p[k] == 49)
+                        bg = -1;
                     else if ((p[k] == 38 || p[k] == 48) && k + 4 < np && p[k + 1] == 2) {
                         long v = p[k + 2] << 16 | p[k + 3] << 8 | p[k + 4];
                         *(p[k] == 38 ? &fg : &bg) = v;
