@@ -156,8 +156,7 @@ int lmi_attn_row(const lmi_session *s, int layer, int head, int t, float *weight
                     "%s: position is mixed into q and k, so the scores have no separate "
                     "position part",
                     in->pe_name);
-    if (layer < 0 || layer >= in->layers || head < 0 || head >= in->heads || t < 0 ||
-        t >= s->len)
+    if (layer < 0 || layer >= in->layers || head < 0 || head >= in->heads || t < 0 || t >= s->len)
         return fail(err, errlen, PE_EINVAL,
                     "layer %d head %d token %d: allowed 0..%d, 0..%d and 0..%d", layer, head, t,
                     in->layers - 1, in->heads - 1, s->len - 1);
@@ -190,8 +189,7 @@ int lmi_set_rope_base(lmi_session *s, double base, char *err, size_t errlen)
     if (!(s->m->info.caps & LMI_CAN_ROPE_BASE) || !s->m->arch->set_rope_base)
         return unsupported(s, "rope base", err, errlen);
     if (!(base > 1 && base < 1e30))
-        return fail(err, errlen, PE_EINVAL, "--rope-base %g: the frequency base must be > 1",
-                    base);
+        return fail(err, errlen, PE_EINVAL, "--rope-base %g: the frequency base must be > 1", base);
     int rc = s->m->arch->set_rope_base(s, base, err, errlen);
     if (!rc) s->rope_base = base;
     return rc;

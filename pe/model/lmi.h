@@ -149,8 +149,7 @@ const lmi_arch *lmi_arch_find(const char *name);
  * what that format expected ("not a pelab checkpoint (bad magic ...)"). */
 int lmi_open(lmi_model *m, const char *path, char *err, size_t errlen);
 /* The same with a named architecture (no probing). */
-int lmi_open_arch(lmi_model *m, const lmi_arch *arch, const char *path, char *err,
-                  size_t errlen);
+int lmi_open_arch(lmi_model *m, const lmi_arch *arch, const char *path, char *err, size_t errlen);
 void lmi_close(lmi_model *m);
 
 /* Split text[0..len) into tokens. Writes at most cap tokens into out and returns how many the
@@ -185,8 +184,8 @@ int lmi_attn_row(const lmi_session *s, int layer, int head, int t, float *weight
 /* Position experiments. Each replays the tokens fed so far under the new setting and, when the
  * replay fails, keeps the old setting (and says why). LMI_ENOTSUP when the model lacks the
  * capability. */
-int lmi_set_offset(lmi_session *s, int offset, char *err, size_t errlen);    /* offset >= 0 */
-int lmi_set_rope_base(lmi_session *s, double base, char *err, size_t errlen); /* base > 1 */
+int lmi_set_offset(lmi_session *s, int offset, char *err, size_t errlen);        /* offset >= 0 */
+int lmi_set_rope_base(lmi_session *s, double base, char *err, size_t errlen);    /* base > 1 */
 int lmi_set_alibi_scale(lmi_session *s, double scale, char *err, size_t errlen); /* >= 0 */
 
 /* ---- next-token choice (any model's logits) -------------------------------------------- */

@@ -7,8 +7,8 @@
 
 #include "lmi.h"
 
-#define LMI_ARCHS(X)                                                                               \
-    X(tiny) /* pelab's own transformer (tiny/lmi_tiny.c): .pelab checkpoints */
+/* One X(<name>) per architecture (continue the macro with a backslash per line). */
+#define LMI_ARCHS(X) X(tiny) /* pelab's own transformer (tiny/lmi_tiny.c): .pelab checkpoints */
 
 #define LMI_ARCH_DECLARE(n) extern const lmi_arch lmi_arch_##n;
 LMI_ARCHS(LMI_ARCH_DECLARE)

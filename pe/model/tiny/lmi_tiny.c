@@ -14,7 +14,7 @@ typedef struct tiny_model {
     double slopes[MODEL_MAX_HEADS]; /* alibi: the trained slopes */
 } tiny_model;
 
-#define TINY(m) ((tiny_model *)(m)->impl)
+#define TINY(m)  ((tiny_model *)(m)->impl)
 #define TSESS(s) ((model_session *)(s)->impl)
 
 static int tiny_probe(const char *path, const unsigned char *head, size_t n)

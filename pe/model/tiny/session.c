@@ -248,11 +248,11 @@ int model_session_row(const model_session *s, int layer, int head, int t, float 
     const model_config *c = &s->m->cfg;
     if (layer < 0 || layer >= c->layers || head < 0 || head >= c->heads || t < 0 || t >= s->len)
         return model_fail(err, errlen, PE_EINVAL,
-                          "layer %d head %d token %d: allowed 0..%d, 0..%d and 0..%d", layer,
-                          head, t, c->layers - 1, c->heads - 1, s->len - 1);
+                          "layer %d head %d token %d: allowed 0..%d, 0..%d and 0..%d", layer, head,
+                          t, c->layers - 1, c->heads - 1, s->len - 1);
     int hd = c->dim / c->heads;
-    const float *q = s->q_cache + ((size_t)layer * (size_t)s->max_len + (size_t)t) * c->dim +
-                     (size_t)head * hd;
+    const float *q =
+        s->q_cache + ((size_t)layer * (size_t)s->max_len + (size_t)t) * c->dim + (size_t)head * hd;
     /* score_row writes all three; scratch stands in for the ones not asked for */
     float *scratch = NULL;
     if (!weights || !content || !position) {

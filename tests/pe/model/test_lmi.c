@@ -149,7 +149,8 @@ static void check(int pe)
                !!(in->caps & LMI_CAN_ROPE_BASE) == (pe == MODEL_PE_ROPE) &&
                !!(in->caps & LMI_CAN_ALIBI_SCALE) == (pe == MODEL_PE_ALIBI),
            "%s: capabilities 0x%x", name, in->caps);
-    if (pe == MODEL_PE_ROPE) TAP_OK(in->rope_base == m.cfg.pe.base, "rope: trained base %g", in->rope_base);
+    if (pe == MODEL_PE_ROPE)
+        TAP_OK(in->rope_base == m.cfg.pe.base, "rope: trained base %g", in->rope_base);
     if (pe == MODEL_PE_ALIBI) {
         double want[16];
         pe_alibi_slopes(4, m.cfg.pe.slope_ratio, want, err, sizeof err);
@@ -165,16 +166,18 @@ static void check(int pe)
     model_session_init(&ref, &m, N, err, sizeof err);
     TAP_OK(lmi_session_init(&s, &lm, N, err, sizeof err) == 0, "%s: session (%s)", name, err);
     int parts_bad, bad = rows_equal(&ref, &s, ids, N, split, &parts_bad);
-    TAP_OK(bad == 0 && s.len == N, "%s: %d rows recomputed from cached q and k = the step's rows, "
-           "bit for bit (%d differ)", name, N * 8, bad);
+    TAP_OK(bad == 0 && s.len == N,
+           "%s: %d rows recomputed from cached q and k = the step's rows, "
+           "bit for bit (%d differ)",
+           name, N * 8, bad);
     if (split)
         TAP_OK(parts_bad == 0, "%s: content and position parts = the step's (%d differ)", name,
                parts_bad);
     float w[N], con[N], pos[N];
     int rc = lmi_attn_row(&s, 0, 0, 3, w, con, pos, err, sizeof err);
     if (!split)
-        TAP_OK(rc == LMI_ENOSPLIT && strstr(err, "no separate position part"),
-               "%s: no split: %s", name, err);
+        TAP_OK(rc == LMI_ENOSPLIT && strstr(err, "no separate position part"), "%s: no split: %s",
+               name, err);
     else {
         double worst = 0; /* softmax(content + position) = weights */
         for (int t = 0; t < N; t++) {
@@ -280,8 +283,9 @@ static void tokenizer(void)
     const char *text = "The  cat sat,\n\n  on a zebra.  Supercalifragilisticexpialidociousness!";
     lmi_token tk[16];
     int n = lmi_tokenize(&lm, text, strlen(text), tk, 16, err, sizeof err);
-    const char *want[] = {"The", "cat", "sat", ",", "\n\n  ", "on", "a", "zebra", ".",
-                          "Supercalifragilisticexpialidociousness", "!"};
+    const char *want[] = {"The", "cat", "sat",   ",", "\n\n  ",
+                          "on",  "a",   "zebra", ".", "Supercalifragilisticexpialidociousness",
+                          "!"};
     int ok = n == 11;
     char got[256] = "";
     size_t u = 0;
@@ -349,15 +353,15 @@ static void registry(void)
     int a[6], b[6];
     float pa[6], pb[6];
     int na = lmi_topk(lg, 6, 4, a, pa), nb = model_topk(lg, 6, 4, b, pb);
-    TAP_OK(na == 4 && nb == 4 && !memcmp(a, b, sizeof(int) * 4) && !memcmp(pa, pb, 4 * sizeof *pa) &&
-               a[0] == 1 && a[1] == 2,
+    TAP_OK(na == 4 && nb == 4 && !memcmp(a, b, sizeof(int) * 4) &&
+               !memcmp(pa, pb, 4 * sizeof *pa) && a[0] == 1 && a[1] == 2,
            "lmi_topk = model_topk (1 before 2 on a tie)");
 }
 
 int main(void)
 {
-    const char *w[V] = {"<unk>", "<eos>", "the", "a", "cat", "sat", ".", ",", "dog", "ran",
-                        "on", "mat", "!"};
+    const char *w[V] = {"<unk>", "<eos>", "the", "a",  "cat", "sat", ".",
+                        ",",     "dog",   "ran", "on", "mat", "!"};
     tok_vocab_init(&voc, w, V, NULL, 0);
     if (!mkdtemp(dir)) return 1;
     registry();
