@@ -862,7 +862,9 @@ fig_axes fig_axes_draw(scene *s, const scene_target *t, const fig_theme *th, fig
     double x_top = fb + hw + m.tickl + 0.25 * m.pad;
     for (int i = 0; i < yts.n; i++) {
         double fy = round(fig_y(&a, yts.v[i])) + 0.5;
-        if (fy + 0.5 * T * ts > x_top) prev_end = fmax(prev_end, fl - hw - m.tickl - 0.5 * m.pad);
+        if (fy + 0.5 * T * ts > x_top)
+            prev_end =
+                fmax(prev_end, fl - hw - m.tickl - 0.5 * m.pad - t->char_w * ts); /* its edge */
     }
     for (int i = 0; i < xts.n; i++) {
         double fx = round(fig_x(&a, xts.v[i])) + 0.5;
