@@ -152,8 +152,6 @@ static int res_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     for (int m = 0; m < nm; m++)
         for (int i = 0; i < n; i++) hi = fmax(hi, res->y[m][i]);
     hi = fmin(np, ceil(hi * 1.15 + 0.5));
-    fig_axes a = fig_axes_draw(s, t, th, area, 1, T, 0, hi, "position p (log scale)",
-                               "pairs that tell p from p+D", FIG_GRID | FIG_XLOG);
     char names[APP_EXT_METHODS][80];
     const char *lab_of[APP_EXT_METHODS];
     uint32_t colors[APP_EXT_METHODS];
@@ -183,6 +181,10 @@ static int res_build(app_view_ctx *c, const app_state *st, scene *s, const scene
         }
         lab_of[m] = names[m];
     }
+    /* a paper column: the legend in a strip above the plot, where it covers no curve */
+    fig_legend_slot slot = fig_legend_take(t, &area, lab_of, nm);
+    fig_axes a = fig_axes_draw(s, t, th, area, 1, T, 0, hi, "position p (log scale)",
+                               "pairs that tell p from p+D", FIG_GRID | FIG_XLOG);
     /* the solid ones first (the original widest, underneath), then the dashed, then the dotted */
     for (unsigned pass = 0; pass < 3; pass++)
         for (int m = 0; m < nm; m++) {
@@ -197,7 +199,8 @@ static int res_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     char lab[48];
     snprintf(lab, sizeof lab, APP_L0 " = %s", l0s);
     fig_vmark(s, t, th, &a, L0, lab);
-    fig_legend_styled(s, t, th, &a, lab_of, colors, styles, nm, 1);
+    if (!fig_legend_in_slot(s, t, th, &slot, lab_of, colors, styles, nm))
+        fig_legend_styled(s, t, th, &a, lab_of, colors, styles, nm, 1);
 
     c->main = a;
     fig_mark_main(s, a.area, "plot");
