@@ -5,12 +5,11 @@
 #ifndef PELAB_MODEL_LMI_ARCHS_H
 #define PELAB_MODEL_LMI_ARCHS_H
 
-#include "lmi.h"
-
 /* One X(<name>) per architecture (continue the macro with a backslash per line). */
 #define LMI_ARCHS(X) X(tiny) /* pelab's own transformer (tiny/lmi_tiny.c): .pelab checkpoints */
 
-#define LMI_ARCH_DECLARE(n) extern const lmi_arch lmi_arch_##n;
+/* struct, not the typedef: this list includes nothing (lmi.c includes it) */
+#define LMI_ARCH_DECLARE(n) extern const struct lmi_arch lmi_arch_##n;
 LMI_ARCHS(LMI_ARCH_DECLARE)
 #undef LMI_ARCH_DECLARE
 
