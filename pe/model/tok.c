@@ -12,6 +12,8 @@
 
 /* The formats, tried in this order on a file's content. Adding one = a file + a line here. */
 static const tok_format *const formats[] = {
+    &tok_format_json,
+    &tok_format_tiktoken,
     &tok_format_bin,
 };
 #define NFORMATS (int)(sizeof formats / sizeof formats[0])
@@ -45,7 +47,6 @@ void pe_tok_free(pe_tok *t)
     tok_pairs_free(&t->pairs);
     for (int i = 0; i < t->n_added; i++) free(t->added[i].content);
     free(t->added);
-    tok_regex_free(t);
     free(t);
 }
 

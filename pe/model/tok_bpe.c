@@ -409,7 +409,7 @@ int tok_cp_byte(unsigned cp)
 
 /* ---- split patterns --------------------------------------------------------------------- */
 
-int tok_regex_compile(pe_tok *t, const char *pattern, char *err, size_t errlen)
+void *tok_regex_new(const char *pattern, const char *path, char *err, size_t errlen)
 {
     int code;
     PCRE2_SIZE at;
@@ -419,21 +419,19 @@ int tok_regex_compile(pe_tok *t, const char *pattern, char *err, size_t errlen)
     if (!re) {
         char msg[160];
         pcre2_get_error_message(code, (PCRE2_UCHAR *)msg, sizeof msg);
-        return tok_fail(err, errlen, PE_TOK_EFORMAT,
-                        "%s: the split pattern does not compile at offset %zu: %s", t->path,
-                        (size_t)at, msg);
+        tok_fail(err, errlen, PE_TOK_EFORMAT,
+                 "%s: the split pattern does not compile at offset %zu: %s", path, (size_t)at, msg);
+        return NULL;
     }
     pcre2_jit_compile(re, PCRE2_JIT_COMPLETE); /* optional: the interpreter works without it */
-    tok_regex_free(t);
-    t->re = re;
-    return 0;
+    return re;
 }
 
-int tok_regex_split(const pe_tok *t, const char *text, size_t len,
+int tok_regex_split(void *code, const char *text, size_t len,
                     int (*piece)(void *ctx, size_t start, size_t end), void *ctx, char *err,
                     size_t errlen)
 {
-    pcre2_code *re = t->re;
+    pcre2_code *re = code;
     pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
     pcre2_match_context *mc = pcre2_match_context_create(NULL);
     /* long runs of spaces backtrack deeply in \s+(?!\S); the default 32 KiB JIT stack is small */
@@ -475,8 +473,7 @@ done:
     return st;
 }
 
-void tok_regex_free(pe_tok *t)
+void tok_regex_free(void *re)
 {
-    pcre2_code_free(t->re);
-    t->re = NULL;
+    pcre2_code_free(re);
 }

@@ -87,7 +87,6 @@ struct pe_tok {
     int adds_bos;      /* PE_TOK_BOS prepends bos */
     int strip_space;   /* decoding drops the text's first space (SentencePiece's dummy prefix) */
     int runc;          /* run.c's decode_next rule: a piece after BOS loses its leading space */
-    void *re;          /* pcre2_code *: the pre-tokenizer's split pattern, or NULL */
     void *priv;        /* the format's own state */
 };
 
@@ -118,14 +117,14 @@ int tok_utf8_valid(const unsigned char *p, size_t n);
 /* Sort the added tokens longest first and mark their ids special where they are. */
 int tok_added_finish(pe_tok *t, char *err, size_t errlen);
 
-/* The split pattern (PCRE2, UTF + UCP, invalid UTF-8 never matches). */
-int tok_regex_compile(pe_tok *t, const char *pattern, char *err, size_t errlen);
+/* A split pattern (PCRE2, UTF + UCP, invalid UTF-8 never matches); NULL with err set. */
+void *tok_regex_new(const char *pattern, const char *path, char *err, size_t errlen);
 /* Calls piece() for every match and every gap between matches of text[0..len) (HF's Split with
  * behaviour Isolated). Stops at the first negative status and returns it. */
-int tok_regex_split(const pe_tok *t, const char *text, size_t len,
+int tok_regex_split(void *re, const char *text, size_t len,
                     int (*piece)(void *ctx, size_t start, size_t end), void *ctx, char *err,
                     size_t errlen);
-void tok_regex_free(pe_tok *t);
+void tok_regex_free(void *re);
 
 /* The patterns of the known pre-tokenizers. */
 #define TOK_PAT_GPT2                                                                               \
