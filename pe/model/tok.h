@@ -7,7 +7,7 @@
  *   // ids.ids[i] covers text bytes [ids.spans[i].start, ids.spans[i].end)
  *   pe_tok_ids_free(&ids); pe_tok_free(t);
  *
- * Formats (one file each, listed in tok.c's table):
+ * Formats (one file each, listed in tok_core.c's table):
  *   tokenizer.bin    llama2.c's export (run.c's encoder: scores, greedy merges, byte fallback)
  *   tokenizer.json   Hugging Face BPE: byte-level (GPT-2, Llama 3, Qwen2) or SentencePiece-style
  *                    (Llama 2, TinyLlama, Mistral)

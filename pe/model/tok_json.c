@@ -7,7 +7,7 @@
  *   SentencePiece-style (Llama 2, TinyLlama, Mistral): normalizer Prepend("▁") + Replace(" ",
  *     "▁") or pre-tokenizer Metaspace; every character is a symbol, else its bytes as <0xXX>
  *     (byte_fallback), else <unk>; merges by rank.
- * Added tokens are split out of the text first (tok.c). BOS comes from the post-processor's
+ * Added tokens are split out of the text first (tok_core.c). BOS comes from the post-processor's
  * template (TemplateProcessing: "<s> $A"), overridden by tokenizer_config.json's add_bos_token;
  * EOS from tokenizer_config.json, config.json, or the usual names.
  * Refused in one line: other model types (WordPiece, Unigram, WordLevel), normalizers and

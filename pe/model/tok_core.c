@@ -1,4 +1,4 @@
-/* tok.c: the tokenizer table, opening (a file, or the one beside a model), the encode driver
+/* tok_core.c: the tokenizer table, opening (a file, or the one beside a model), the encode driver
  * (added tokens split out first, then the format encodes the text between them), decoding and
  * the display texts. */
 #include <errno.h>
