@@ -178,7 +178,8 @@ static void get_head(const app_state *st, char *buf, size_t n)
 }
 
 static const char *const curve_names[APP_CURVE_COUNT + 1] = {
-    "sinusoidal", "learned", "binary", "rope", "rope-random", "rope-bound", "alibi", "xpos", NULL};
+    "sinusoidal", "learned", "binary", "rope",       "rope-random",
+    "rope-bound", "alibi",   "xpos",   "rope-gauss", NULL};
 
 /* The process's memory budget (pe_mem_*), in MiB: not part of a figure, so it lives in pe/ and
  * not in the state; the option table is where every front end reads its options. */
@@ -215,7 +216,7 @@ static int set_curves(app_state *st, const char *v, char *err, size_t errlen)
             const char *s = pe_closest(tok, curve_names, APP_CURVE_COUNT);
             snprintf(err, errlen,
                      "--curves '%s': unknown curve%s%s%s (allowed: all, or a comma list of "
-                     "sinusoidal,learned,binary,rope,rope-random,rope-bound,alibi,xpos)",
+                     "sinusoidal,learned,binary,rope,rope-random,rope-bound,alibi,xpos,rope-gauss)",
                      tok, s ? "; did you mean '" : "", s ? s : "", s ? "'?" : "");
             return -1;
         }
@@ -262,7 +263,7 @@ static const char *const xpos_zeta_names[] = {"full", "rotary", NULL};
 static const char *const onoff_names[] = {"off", "on", NULL};
 static const char *const csv_names[] = {"wide", "long", NULL};
 static const char *const svg_text_names[] = {"text", "paths", NULL};
-static const char *const scale_names[] = {"per-head", "shared", NULL};
+static const char *const scale_names[] = {"per-head", "shared", "window", NULL};
 
 /* the keys' custom steps and the sliders' moving ranges */
 
@@ -407,8 +408,9 @@ static const app_option options[] = {
      .step_fn = step_slope, .step_help = "gentler / steeper",
      .slider = {APP_SLIDER_LINEAR, 0.05, 0.99, APP_ROUND_AUTO, NULL, paper_ratio}},
     {APP_CHO("alibi", NULL, "ALiBi bias: causal|symmetric", p.alibi_symmetric, alibi_names)},
-    {APP_CHO("scale", NULL, "ALiBi/T5 head colour scale: per-head|shared", scale_shared,
-             scale_names)},
+    {APP_CHO("scale", NULL,
+             "ALiBi/T5 head colour scale: per-head|shared|window (ALiBi: exp(bias) on 0..1)",
+             scale_shared, scale_names)},
     {APP_INT("buckets", NULL, "T5 buckets, 2..1024", p.t5_buckets, 2, 1024)},
     {APP_INT("max-distance", NULL, "T5 max distance, 2..1048576", p.t5_max_distance, 2,
              PE_MAX_LEN)},
@@ -432,7 +434,7 @@ static const app_option options[] = {
      .step = APP_STEP_NEXT},
     {APP_CUS("curves", NULL,
              "decay curves: all or sinusoidal,learned,binary,rope,rope-random,rope-bound,alibi,"
-             "xpos",
+             "xpos,rope-gauss",
              set_curves, get_curves, choices_curves)},
     {APP_CUS("cmap", NULL, "colormap: auto or a name from pelab list", set_cmap, get_cmap,
              choices_cmap),

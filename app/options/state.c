@@ -14,11 +14,16 @@ void app_state_default(app_state *st)
     st->pos = -1;
     st->pos_k = 0;
     /* no two default curves coincide (RoPE with q = k = 1 equals the sinusoid) */
-    st->curves = APP_CURVE_SINUSOIDAL | APP_CURVE_LEARNED | APP_CURVE_ROPE_BOUND | APP_CURVE_ALIBI;
+    /* the bound beside RoPE's mean over Gaussian q, k (Barbero et al. 2024, Fig. 2): without it
+     * the figure suggests that RoPE attention decays by itself */
+    st->curves = APP_CURVE_SINUSOIDAL | APP_CURVE_LEARNED | APP_CURVE_ROPE_BOUND | APP_CURVE_ALIBI |
+                 APP_CURVE_ROPE_GAUSS;
     /* the extension views show what they are for: methods that differ (at factor 1 they all
      * equal the original); no other view uses the factor unless --scaling is set */
     st->p.scaling.factor = 4;
     st->zoom = 1.0;
+    /* ALiBi's heads as the windows they attend within (issue 23): exp(bias) on one 0..1 range */
+    st->scale_shared = APP_SCALE_WINDOW;
     /* not a tie: at the default d 128, base 10000 the pairs' inverse frequencies are
      * theta_k = 10^(-k/16), and 0.1 is theta_16 exactly, so with a probe of one position pair 16
      * turns by exactly the threshold and float32 rounding of its angles flipped it in and out
