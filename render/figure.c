@@ -1269,8 +1269,6 @@ fig_legend_slot fig_legend_take(const scene_target *t, fig_rect *outer, const ch
     if (n * m.T * 0.9 <= 0.35 * area_h) return slot;
     legend_shape l = strip_shape(t, outer->w, names, n);
     if (l.shown != n) return slot;
-    /* a strip that would take more than half the plot leaves too little of it: inside then */
-    if (l.bh + m.pad > 0.5 * area_h) return slot;
     slot.cols = l.cols;
     slot.r.h = l.bh + m.pad;
     outer->y += slot.r.h;
