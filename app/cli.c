@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include <getopt.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -139,6 +140,14 @@ int app_cli_apply_config(app_state *st, const char *path, char *err, size_t errl
     /* the figure's L stays what the user asked for unless they asked nothing: a model's
      * 131072-position context is a setting of the extension views, not a heatmap height */
     st->p.len = len;
+    /* the model's own target context when it is not factor x L0 (Llama 3.1: 131072, not
+     * 8 x 8192); otherwise left to follow --factor */
+    double auto_target = st->p.scaling.factor * (double)st->p.scaling.original_ctx;
+    st->target_len = mc.target_ctx != auto_target ? mc.target_ctx : 0;
     st->enc = pe_encoding_find("rope");
+    /* one line naming what was read but is not part of pelab's model, so nothing differs
+     * silently (before any screen is drawn) */
+    if (mc.unmodelled[0])
+        fprintf(stderr, "pelab: %s: read but not modelled: %s\n", path, mc.unmodelled);
     return 0;
 }

@@ -1,69 +1,24 @@
-/* config.h: read a Hugging Face style config.json into pelab's parameters.
+/* config.h: --config FILE, a model's config.json or GGUF header, as pelab's parameters.
  *
- * A model's config.json names the numbers that decide its rotary embedding: the head dimension,
- * the frequency base, how much of each head is rotated and how the context was extended. This
- * module reads them with libcjson (a small, widely packaged parser, so pelab carries no JSON code
- * of its own) and maps them onto pe_params with transformers' own defaults and field names:
- *
- *   hidden_size, num_attention_heads, num_key_value_heads, head_dim, max_position_embeddings,
- *   rope_theta (alias rotary_emb_base), partial_rotary_factor (alias rotary_pct),
- *   rope_scaling {rope_type | type, factor, original_max_position_embeddings, beta_fast,
- *   beta_slow, mscale, mscale_all_dim, truncate, low_freq_factor, high_freq_factor,
- *   short_factor, long_factor, attention_factor (YaRN and longrope: transformers' llama3 always
- *   uses 1.0)}, original_max_position_embeddings at the top level (longrope, as Phi-3 has it),
- *   rope_parameters (the newer name of rope_scaling, which may also hold rope_theta),
- *   text_config (multimodal wrappers).
- *
- * Other fields are ignored. Nothing here prints or exits; every failure is one line in err that
- * names the file and the field, e.g. "qwen.json: rope_theta: expected a number, got a string".
- */
+ * The reading itself is pe's (pe/model/hf_config.h: what is read, warned about and refused, and
+ * how L0 and the target context follow from each rope type), so the real-model loaders use the
+ * same numbers; this file keeps the app's names for it. */
 #ifndef PELAB_APP_CONFIG_H
 #define PELAB_APP_CONFIG_H
 
 #include <stddef.h>
 
+#include "hf_config.h"
 #include "pe.h"
 
-/* Largest config.json app_config_load reads; real ones are a few KiB. */
-#define APP_CONFIG_MAX_BYTES ((size_t)4 << 20)
+#define APP_CONFIG_MAX_BYTES PE_HF_CONFIG_MAX_BYTES
 
-/* What a config says about a model, as written, plus the pe_params derived from it. */
-typedef struct app_model_config {
-    char name[128];      /* _name_or_path, else model_type, else the file name without .json */
-    char model_type[64]; /* "llama", "gpt_neox", ...; "" when absent */
-    int hidden_size;     /* d_model; 0 when absent (head_dim given instead) */
-    int num_heads;       /* num_attention_heads, >= 1 */
-    int num_kv_heads;    /* num_key_value_heads; num_heads when absent (no grouping) */
-    int head_dim;        /* head_dim if present, else hidden_size / num_heads; even */
-    int max_position;    /* max_position_embeddings; 0 when absent */
-    double rope_theta;   /* 10000 when absent, as in transformers */
-    double partial_rotary_factor; /* fraction of head_dim rotated, (0, 1]; 1 when absent */
-    char scaling_type[32]; /* rope type as written ("linear", "yarn", ...), "none" without one */
-    int from_text_config;  /* 1 when the fields came from the nested text_config object */
-    /* pe_params_default() then: dim = head_dim, base = rope_theta, rotary_frac, heads = num_heads,
-     * len = max_position (left at the default when absent), pairing = half-split (transformers'
-     * rotate_half), scaling from rope_scaling. */
-    pe_params params;
-} app_model_config;
+typedef pe_hf_config app_model_config;
 
-/* Read the file at path (at most APP_CONFIG_MAX_BYTES) and parse it as app_config_parse does,
- * with messages naming path as given. Fails on a missing, unreadable or oversized file,
- * a directory, or anything app_config_parse rejects. On failure *out is left untouched.
- * Returns PE_OK, PE_EINVAL (bad file or content) or PE_ENOMEM; err gets one line. */
+/* pe_hf_config_load: a config.json, or a GGUF file's header. */
 int app_config_load(const char *path, app_model_config *out, char *err, size_t errlen);
 
-/* Parse json_text (NUL-terminated) as a config.json. source_name labels messages and is the name
- * of last resort ("config.json" when NULL; a trailing ".json" and any directory are dropped).
- * Required: num_attention_heads, and head_dim or hidden_size (divisible by the heads). Checked:
- * types, head_dim even, heads 1..PE_MAX_HEADS, rope_theta > 1, factor >= 1, 0 < rotary <= 1, a
- * known rope type (default, linear, dynamic, ntk, yarn, llama3, longrope or its old name su;
- * null means none), then the pe
- * validators on the result. For linear, dynamic and ntk, L0 = max_position_embeddings (as
- * transformers does); yarn takes original_max_position_embeddings when given, else
- * max_position_embeddings; llama3 requires it. Dynamic NTK is evaluated at
- * seq_len = factor * L0, the context the factor was chosen for (capped at PE_MAX_LEN); longrope
- * at seq_len = max_position_embeddings (its long factors).
- * On failure *out is left untouched. Returns PE_OK, PE_EINVAL or PE_ENOMEM. */
+/* pe_hf_config_parse. */
 int app_config_parse(const char *json_text, const char *source_name, app_model_config *out,
                      char *err, size_t errlen);
 
