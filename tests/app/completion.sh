@@ -80,8 +80,8 @@ done
 # the explorer takes everything view-specific from the tables: its sources name no view
 named=""
 for v in $("$pelab" list | sed -n '/^views/,/^$/p' | awk 'NR > 1 && NF {print $1}'); do
-    grep -qw -- "$v" "$PELAB_SRC"/app/explorer*.c && named="$named $v"
+    grep -qw -- "$v" "$PELAB_SRC"/app/explorer/*.c && named="$named $v"
 done
-[ -z "$named" ]; ok $? "app/explorer*.c names no view${named:+ (named:$named)}"
+[ -z "$named" ]; ok $? "app/explorer/*.c names no view${named:+ (named:$named)}"
 echo "1..$n"
 [ "$failed" -eq 0 ]

@@ -29,12 +29,12 @@ if ! command -v Xvfb >/dev/null; then
     exit
 fi
 d=$((300 + $$ % 200))
-Xvfb ":$d" -screen 0 1280x800x24 -nolisten tcp >/dev/null 2>&1 &
+Xvfb ":$d" -screen 0 1280x800x24 -nolisten tcp -noreset >/dev/null 2>&1 &
 xpid=$!
 for _ in $(seq 1 50); do [ -e "/tmp/.X11-unix/X$d" ] && break; sleep 0.1; done
 # Leak checking is off for these runs only: under X11, Mesa, libdbus and SDL keep allocations
 # for the life of the process that LeakSanitizer reports as leaks; pelab's own window code is
-# leak-checked in-process by test_gui and tests/sdl with the dummy driver.
+# leak-checked in-process by test_gui and tests/render/window with the dummy driver.
 for v in heatmap similarity decay alibi rope wavelength; do
     DISPLAY=":$d" SDL_VIDEODRIVER=x11 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
         timeout 60 "$pelab" gui "$v" --frames 3 >/dev/null 2>"$err"

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/nn.h"
+#include "model/tiny/nn.h"
 #include "tap.h"
 
 enum { V = 13, N = 20, CTX = 8 };

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/model.h"
+#include "model/tiny/model.h"
 #include "tap.h"
 
 static float first_loss[6], last_loss[6];

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/nn.h"
+#include "model/tiny/nn.h"
 #include "tap.h"
 
 static float frand(unsigned *s)

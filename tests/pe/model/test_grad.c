@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/nn.h"
+#include "model/tiny/nn.h"
 #include "tap.h"
 
 enum { B = 2, T = 6, POS0 = 3 };

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "model/model.h"
+#include "model/tiny/model.h"
 #include "pe.h"
 #include "tap.h"
 

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "model/model.h"
+#include "model/tiny/model.h"
 #include "tap.h"
 
 static char dir[4096];

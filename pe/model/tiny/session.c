@@ -1,5 +1,5 @@
 /* session.c: one token at a time with a KV cache, keeping the attention of the newest token.
- * Checked against the full-sequence forward of nn.c in tests/model/test_session.c. */
+ * Checked against the full-sequence forward of nn.c in tests/pe/model/test_session.c. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

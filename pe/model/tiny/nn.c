@@ -33,7 +33,7 @@ typedef float real;
 #endif
 
 /* e^x in float, Cephes' expf: x = n ln 2 + r with |r| <= ln 2 / 2, a degree-6 polynomial for
- * e^r, then 2^n put into the exponent bits. Within 2 ulp of expf (tests/model/test_kernels),
+ * e^r, then 2^n put into the exponent bits. Within 2 ulp of expf (tests/pe/model/test_kernels),
  * and written without calls or branches so that loops over it vectorise. Arguments are
  * clamped to [-87, 88]: e^-87 = 1.6e-38 stands in for smaller results, which the softmax and
  * tanh below never need more exactly. */

@@ -1,7 +1,7 @@
 /* nn.h: internal to pe/model. The full-sequence forward and backward passes of the network.
  *
  * nn.c is compiled twice: as float (nn_*, used for training and evaluation) and, for the
- * gradient check in tests/model, as double (nn64_*, built with -DNN_REAL_DOUBLE). Both read
+ * gradient check in tests/pe/model, as double (nn64_*, built with -DNN_REAL_DOUBLE). Both read
  * the same parameter layout and the same position data built from pe/.
  */
 #ifndef PELAB_MODEL_NN_H

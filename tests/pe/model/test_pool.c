@@ -4,7 +4,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
-#include "model/pool.h"
+#include "model/tiny/pool.h"
 #include "tap.h"
 
 typedef struct visit {

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "model/model.h"
+#include "model/tiny/model.h"
 #include "tap.h"
 
 static uint32_t crc32_ref(const unsigned char *p, size_t n)

@@ -1,6 +1,6 @@
 /* test_cellgrid_golden: scenes built by hand, rasterised into cells, compared with text goldens
- * in tests/tui/golden/. PELAB_REGEN_GOLDEN=1 rewrites them; on a mismatch the actual dump is
- * written next to the test binary as <name>.actual. A missing golden fails. */
+ * in tests/render/term/golden/. PELAB_REGEN_GOLDEN=1 rewrites them; on a mismatch the actual dump
+ * is written next to the test binary as <name>.actual. A missing golden fails. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -64,7 +64,7 @@ static void check_golden(const char *name, const scene *s, int cols, int rows, i
     }
     const char *src = getenv("PELAB_SRC");
     char path[4096];
-    snprintf(path, sizeof(path), "%s/tests/tui/golden/%s.txt", src ? src : ".", name);
+    snprintf(path, sizeof(path), "%s/tests/render/term/golden/%s.txt", src ? src : ".", name);
     const char *regen = getenv("PELAB_REGEN_GOLDEN");
     if (regen && *regen && strcmp(regen, "0") != 0) {
         TAP_OK(write_all(path, dump) == 0, "%s: golden regenerated (%s)", name, path);
@@ -82,7 +82,7 @@ static void check_golden(const char *name, const scene *s, int cols, int rows, i
     if (!same) {
         char apath[4096];
         const char *build = getenv("PELAB_BUILD");
-        snprintf(apath, sizeof(apath), "%s/tests/tui/%s.actual", build ? build : ".", name);
+        snprintf(apath, sizeof(apath), "%s/tests/render/term/%s.actual", build ? build : ".", name);
         write_all(apath, dump);
         tap_diag("%s differs from %s; actual written to %s", name, path, apath);
         printf("%s", dump);
