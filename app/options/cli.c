@@ -106,8 +106,19 @@ int app_cli_parse(app_state *st, int argc, char **argv, const app_cli_extra *ext
     const char *config = NULL;
     for (int i = 0; config_code && i < args->n; i++)
         if (args->code[i] == config_code) config = args->val[i]; /* the last one wins */
-    if (!config) return 0;
+    if (!config) {
+        if (st->layer_type[0] && !st->config_path[0]) {
+            snprintf(err, errlen,
+                     "--layer-type %s: layer types come from a model; give --config FILE too",
+                     st->layer_type);
+            return -1;
+        }
+        return 0;
+    }
+    char layer[sizeof st->layer_type];
+    memcpy(layer, st->layer_type, sizeof layer); /* asked for anywhere on the line */
     *st = start;
+    memcpy(st->layer_type, layer, sizeof layer);
     if (app_cli_apply_config(st, config, err, errlen) < 0) return -1;
     return parse_pass(st, argc, argv, extra, n_extra, args, err, errlen);
 }
@@ -135,6 +146,13 @@ int app_cli_apply_config(app_state *st, const char *path, char *err, size_t errl
 {
     app_model_config mc;
     if (app_config_load(path, &mc, err, errlen) < 0) return -1;
+    /* the layer kind asked for (Gemma 3/4: sliding_attention), else the full-attention one */
+    if (st->layer_type[0] && pe_hf_config_select(&mc, st->layer_type, err, errlen) < 0) return -1;
+    if (strlen(path) >= sizeof st->config_path) {
+        snprintf(err, errlen, "--config: the path is %zu bytes; at most %zu", strlen(path),
+                 sizeof st->config_path - 1);
+        return -1;
+    }
     int len = st->p.len;
     st->p = mc.params;
     /* the figure's L stays what the user asked for unless they asked nothing: a model's
@@ -145,6 +163,9 @@ int app_cli_apply_config(app_state *st, const char *path, char *err, size_t errl
     double auto_target = st->p.scaling.factor * (double)st->p.scaling.original_ctx;
     st->target_len = mc.target_ctx != auto_target ? mc.target_ctx : 0;
     st->enc = pe_encoding_find("rope");
+    snprintf(st->config_path, sizeof st->config_path, "%s", path);
+    snprintf(st->model_layer, sizeof st->model_layer, "%s", mc.layer_types[mc.layer_type].name);
+    st->model_kinds = mc.n_layer_types;
     /* one line naming what was read but is not part of pelab's model, so nothing differs
      * silently (before any screen is drawn) */
     if (mc.unmodelled[0])

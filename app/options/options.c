@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "colormap.h"
 #include "raster.h"
 #include "views.h"
@@ -334,6 +335,39 @@ static void get_subtitle(const app_state *st, char *buf, size_t n)
     snprintf(buf, n, "%s", st->subtitle_set ? st->subtitle : view_own);
 }
 
+/* --layer-type: which layer kind of a --config model the RoPE views show. On the command line
+ * it is read before the config is applied (cli.c); later (the ':' line) it re-reads the file. */
+static int set_layer_type(app_state *st, const char *v, char *err, size_t errlen)
+{
+    size_t len = strlen(v);
+    if (len == 0 || len >= sizeof st->layer_type ||
+        strspn(v, "abcdefghijklmnopqrstuvwxyz_") != len) {
+        snprintf(err, errlen,
+                 "--layer-type %.40s: a layer kind such as full_attention or sliding_attention "
+                 "(lowercase letters and _, at most %zu)",
+                 v, sizeof st->layer_type - 1);
+        return -1;
+    }
+    if (st->config_path[0] && strcmp(v, st->model_layer) != 0) {
+        app_state next = *st;
+        memcpy(next.layer_type, v, len + 1);
+        if (app_cli_apply_config(&next, st->config_path, err, errlen) < 0) return -1;
+        *st = next;
+        return 0;
+    }
+    memcpy(st->layer_type, v, len + 1);
+    return 0;
+}
+static void get_layer_type(const app_state *st, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", st->model_layer[0] ? st->model_layer : st->layer_type);
+}
+/* shown only for a model with more than one kind of layer */
+static int layer_type_applies(const app_state *st)
+{
+    return st->model_kinds > 1;
+}
+
 static int set_font(app_state *st, const char *v, char *err, size_t errlen)
 {
     if (raster_font_check(v, err, errlen) < 0) return -1;
@@ -442,6 +476,11 @@ static const app_option options[] = {
              0, 1e9, 0),
      .label = "target", .at_lo = "auto",
      .slider = {APP_SLIDER_LOG, 256, 1048576, APP_ROUND_AUTO, NULL, target_auto}},
+    {APP_CUS("layer-type", NULL,
+             "--config model's layer kind the RoPE views show: full_attention (default), "
+             "sliding_attention, ...",
+             set_layer_type, get_layer_type, NULL),
+     .label = "layers", .applies = layer_type_applies},
     {APP_DBL("min-angle", NULL, "resolution probe threshold in radians, (0, 3.14159]", min_angle, 0,
              3.14159266, 1)},
     {APP_INT("probe-d", NULL, "resolution probe distance D, 1..1048576", probe_d, 1, PE_MAX_LEN),

@@ -118,8 +118,8 @@ static int get_string(rd *r, char *out, size_t cap, int *skipped, const char *wh
     if (rc != PE_OK) return rc;
     if (n >= cap) {
         if (!skipped)
-            return fail(r, "%s at byte %llu is %llu bytes long; keys are at most %zu",
-                        what, (unsigned long long)(r->pos - 8), (unsigned long long)n, cap - 1);
+            return fail(r, "%s at byte %llu is %llu bytes long; keys are at most %zu", what,
+                        (unsigned long long)(r->pos - 8), (unsigned long long)n, cap - 1);
         *skipped = 1;
         out[0] = '\0';
         return skip(r, n, what);
@@ -127,8 +127,8 @@ static int get_string(rd *r, char *out, size_t cap, int *skipped, const char *wh
     if ((rc = get(r, out, n, what)) != PE_OK) return rc;
     out[n] = '\0';
     if (skipped) *skipped = 0;
-    if (strlen(out) != n) return fail(r, "%s at byte %llu holds a NUL byte", what,
-                                      (unsigned long long)(r->pos - n));
+    if (strlen(out) != n)
+        return fail(r, "%s at byte %llu holds a NUL byte", what, (unsigned long long)(r->pos - n));
     return PE_OK;
 }
 
@@ -195,7 +195,8 @@ static int skip_value(rd *r, uint32_t type, const char *key, int depth)
     if (rc != PE_OK) return rc;
     if (et >= GT_COUNT)
         return fail(r, "key '%s': unknown array element type %u (GGUF has 0..12)", key, et);
-    if (et == GT_ARRAY) return fail(r, "key '%s': an array of arrays; pelab reads flat arrays", key);
+    if (et == GT_ARRAY)
+        return fail(r, "key '%s': an array of arrays; pelab reads flat arrays", key);
     if (et != GT_STRING) {
         if (count > (r->size - r->pos) / type_size[et])
             return fail(r, "key '%s': %llu elements do not fit in the %llu bytes left", key,
@@ -213,21 +214,26 @@ static int skip_value(rd *r, uint32_t type, const char *key, int depth)
 
 /* The {arch}.* keys pelab reads, by the part after the architecture. */
 static const char *const wanted[] = {
-    "context_length",
-    "embedding_length",
-    "attention.head_count",
-    "attention.head_count_kv",
-    "attention.key_length",
-    "rope.freq_base",
-    "rope.dimension_count",
-    "rope.scaling.factor",
-    "rope.scaling.original_context_length",
-    "rope.scaling.attn_factor",
-    "rope.scale_linear",
-    "rope.scaling.type",
+    "context_length",           "embedding_length",     "attention.head_count",
+    "attention.head_count_kv",  "attention.key_length", "rope.freq_base",
+    "rope.dimension_count",     "rope.scaling.factor",  "rope.scaling.original_context_length",
+    "rope.scaling.attn_factor", "rope.scale_linear",    "rope.scaling.type",
 };
-enum { W_CTX, W_EMB, W_HEADS, W_KV, W_KEYLEN, W_BASE, W_ROTDIM, W_FACTOR, W_ORIG, W_ATTN,
-       W_SCALE_LINEAR, W_TYPE, W_N };
+enum {
+    W_CTX,
+    W_EMB,
+    W_HEADS,
+    W_KV,
+    W_KEYLEN,
+    W_BASE,
+    W_ROTDIM,
+    W_FACTOR,
+    W_ORIG,
+    W_ATTN,
+    W_SCALE_LINEAR,
+    W_TYPE,
+    W_N
+};
 
 typedef struct found {
     char prefix[64]; /* the architecture the key was under */
@@ -343,8 +349,9 @@ static int parse(rd *r, pe_hf_config *out)
         hd = emb / heads;
         m.hidden_size = (int)emb;
     } else {
-        return fail(r, "%s.attention.key_length and %s.embedding_length: missing; one gives the "
-                       "head dimension",
+        return fail(r,
+                    "%s.attention.key_length and %s.embedding_length: missing; one gives the "
+                    "head dimension",
                     arch, arch);
     }
     if (!(hd >= 2 && hd <= PE_MAX_DIM) || hd != floor(hd) || fmod(hd, 2) != 0)

@@ -292,15 +292,14 @@ static int duplicate_key(const cfg_ctx *c, const cJSON *item, const char *path)
 /* Rope types transformers knows, and what pelab makes of them. "su" is Phi-3's first name for
  * longrope; "mrope" (Qwen2-VL) is plain RoPE for text positions, its sections warned about;
  * "proportional" is p-RoPE (Gemma 4): pe's rope_proportional flag, with a linear factor. */
-static const char *const rope_type_names[] = {"default", "linear", "dynamic", "ntk",   "yarn",
-                                              "llama3",  "longrope", "su",    "mrope",
-                                              "proportional"};
+static const char *const rope_type_names[] = {"default", "linear",      "dynamic",  "ntk",
+                                              "yarn",    "llama3",      "longrope", "su",
+                                              "mrope",   "proportional"};
 static const pe_scaling_type rope_type_kinds[] = {
-    PE_SCALING_NONE,   PE_SCALING_LINEAR,   PE_SCALING_DYNAMIC,  PE_SCALING_NTK,
-    PE_SCALING_YARN,   PE_SCALING_LLAMA3,   PE_SCALING_LONGROPE, PE_SCALING_LONGROPE,
-    PE_SCALING_NONE,   PE_SCALING_NONE};
+    PE_SCALING_NONE,   PE_SCALING_LINEAR,   PE_SCALING_DYNAMIC,  PE_SCALING_NTK,  PE_SCALING_YARN,
+    PE_SCALING_LLAMA3, PE_SCALING_LONGROPE, PE_SCALING_LONGROPE, PE_SCALING_NONE, PE_SCALING_NONE};
 #define N_ROPE_TYPES (sizeof rope_type_names / sizeof rope_type_names[0])
-#define ROPE_TYPES_ALLOWED                                                                        \
+#define ROPE_TYPES_ALLOWED                                                                         \
     "default, linear, dynamic, ntk, yarn, llama3, longrope, proportional, mrope"
 
 /* Add one name to the comma list of fields read but not modelled (once). */
@@ -322,11 +321,11 @@ static void note_unmodelled(pe_hf_config *m, const char *what)
 
 /* What one layer kind's reading starts from: the values outside its rope dict. */
 typedef struct kind_in {
-    const char *name;   /* "all", "full_attention", ... */
-    const cfg_obj *rope; /* the kind's rope dict (json may be NULL) */
-    double theta;       /* rope_theta from the top level or a class default */
+    const char *name;       /* "all", "full_attention", ... */
+    const cfg_obj *rope;    /* the kind's rope dict (json may be NULL) */
+    double theta;           /* rope_theta from the top level or a class default */
     const char *theta_path; /* where theta came from, for messages ("", "rope_local_base_freq") */
-    double prf;         /* partial_rotary_factor from the top level; 1 when absent */
+    double prf;             /* partial_rotary_factor from the top level; 1 when absent */
     int head_dim;
 } kind_in;
 
@@ -419,9 +418,11 @@ static int read_rope_type(const cfg_ctx *c, const cfg_obj *o, size_t *t, const c
  *
  * L0 and the target context, per rope type, as transformers reads the fields:
  *   default, mrope, proportional: L0 = target = max_position_embeddings;
- *   linear, dynamic, ntk: L0 = max_position_embeddings (dynamic's own reference length), target
- *     = factor x L0 (Gemma 3 is the exception: its 131072 is already the extended context, so
- *     L0 = 131072 / factor);
+ *   linear: L0 = original_max_position_embeddings when given, else max_position_embeddings /
+ *     factor (transformers has no L0 for it; released files, Gemma 3 among them, give the
+ *     extended context as max_position_embeddings), target = factor x L0;
+ *   dynamic, ntk: L0 = max_position_embeddings (dynamic's own reference length in
+ *     transformers), target = factor x L0;
  *   yarn: L0 = original_max_position_embeddings (the dict's, the top level's, else
  *     max_position_embeddings), target = the larger of max_position_embeddings and factor x L0
  *     (DeepSeek-V3 163840 = 40 x 4096; Qwen's recipe keeps max 32768 and factor 4);
@@ -523,7 +524,8 @@ static int read_kind(const cfg_ctx *c, pe_hf_config *m, const cfg_obj *model, co
             /* L0 as transformers reads it for each type (see above) */
             int have_l0 = 0;
             const cfg_obj *l0_obj = o;
-            if (s->type == PE_SCALING_YARN || s->type == PE_SCALING_LLAMA3) {
+            if (s->type == PE_SCALING_YARN || s->type == PE_SCALING_LLAMA3 ||
+                s->type == PE_SCALING_LINEAR) {
                 if ((rc = get_int(c, o, "original_max_position_embeddings", &l0, &have_l0)) !=
                     PE_OK)
                     return rc;
@@ -556,8 +558,10 @@ static int read_kind(const cfg_ctx *c, pe_hf_config *m, const cfg_obj *model, co
                 return cfg_fail(c, "%sfactor %g: must be >= 1 (a factor stretches the context)",
                                 o->path, factor);
             s->factor = factor;
-            if (s->type == PE_SCALING_LINEAR && strncmp(m->model_type, "gemma3", 6) == 0) {
-                /* Gemma 3's max_position_embeddings is the extended context */
+            if (s->type == PE_SCALING_LINEAR && !have_l0) {
+                /* transformers' linear scaling has no L0; the released files (Gemma 3,
+                 * LongChat, LLongMA-2, hfl's 16K Llama 2) give the extended context as
+                 * max_position_embeddings, so L0 is that over the factor */
                 int pre = (int)floor((double)l0 / factor);
                 l0 = pre < 1 ? 1 : pre;
             }
@@ -571,8 +575,9 @@ static int read_kind(const cfg_ctx *c, pe_hf_config *m, const cfg_obj *model, co
                 if (m->max_position > target) target = m->max_position;
             } else if (s->type == PE_SCALING_LLAMA3) {
                 target = m->max_position > l0 ? m->max_position : factor * l0;
-            } else if (s->type == PE_SCALING_LINEAR && strncmp(m->model_type, "gemma3", 6) == 0) {
-                target = m->max_position;
+            } else if (s->type == PE_SCALING_LINEAR) {
+                target = factor * l0;
+                if (m->max_position > target) target = m->max_position;
             } else {
                 target = factor * l0;
             }
@@ -735,10 +740,9 @@ static int fill(const cfg_ctx *c, const cJSON *root, pe_hf_config *m)
     /* ChatGLM / GLM-4 (remote code): rotary over half of each head's kv_channels, its own pair
      * layout and rope_ratio; reading it as Llama-style RoPE would give wrong pairs silently. */
     if ((type_top && strcmp(type_top, "chatglm") == 0) || (type && strcmp(type, "chatglm") == 0))
-        return cfg_fail(c,
-                        "model_type 'chatglm': ChatGLM's remote code rotates half of each head "
-                        "in its own interleaved layout (rope_ratio, kv_channels), which pelab "
-                        "does not model; refused rather than read as Llama-style RoPE");
+        return cfg_fail(c, "model_type 'chatglm': ChatGLM's remote code rotates half of each head "
+                           "in its own interleaved layout (rope_ratio, kv_channels), which pelab "
+                           "does not model; refused rather than read as Llama-style RoPE");
 
     const class_defaults *cd = NULL;
     for (size_t i = 0; type && i < sizeof gemma_defaults / sizeof *gemma_defaults; i++)
@@ -850,15 +854,14 @@ static int fill(const cfg_ctx *c, const cJSON *root, pe_hf_config *m)
     int global_head = 0, have_global_head = 0;
     if ((rc = get_int(c, &o, "global_head_dim", &global_head, &have_global_head)) != PE_OK)
         return rc;
-    if (have_global_head &&
-        (global_head < 2 || global_head > PE_MAX_DIM || global_head % 2 != 0))
+    if (have_global_head && (global_head < 2 || global_head > PE_MAX_DIM || global_head % 2 != 0))
         return cfg_fail(c, "%sglobal_head_dim %d: the head dimension must be even and 2..%d",
                         o.path, global_head, PE_MAX_DIM);
 
     /* Fields about positions pelab reads but does not model: one warning names them all. */
     static const char *const unmodelled_keys[] = {
         "no_rope_layers", "nope_layer_interval", "attn_temperature_tuning", "floor_scale",
-        "attn_scale", "mrope_section", "llama_4_scaling_beta"};
+        "attn_scale",     "mrope_section",       "llama_4_scaling_beta"};
     for (size_t i = 0; i < sizeof unmodelled_keys / sizeof *unmodelled_keys; i++)
         if (member(&o, unmodelled_keys[i])) note_unmodelled(m, unmodelled_keys[i]);
 
@@ -869,13 +872,17 @@ static int fill(const cfg_ctx *c, const cJSON *root, pe_hf_config *m)
         for (const cJSON *ch = rope->child; ch; ch = ch->next) {
             if (cJSON_IsNull(ch)) continue;
             if (m->n_layer_types == PE_HF_MAX_LAYER_TYPES)
-                return cfg_fail(c, "%s: more than %d layer types; pelab reads at most %d",
-                                rope_key, PE_HF_MAX_LAYER_TYPES, PE_HF_MAX_LAYER_TYPES);
+                return cfg_fail(c, "%s: more than %d layer types; pelab reads at most %d", rope_key,
+                                PE_HF_MAX_LAYER_TYPES, PE_HF_MAX_LAYER_TYPES);
             char path[160];
             snprintf(path, sizeof path, "%s%s.", rope_path, show(ch->string ? ch->string : "").s);
             const cfg_obj ko = {ch, path};
             int full = ch->string && strcmp(ch->string, "full_attention") == 0;
-            kind_in in = {ch->string ? ch->string : "", &ko, theta, o.path, prf,
+            kind_in in = {ch->string ? ch->string : "",
+                          &ko,
+                          theta,
+                          o.path,
+                          prf,
                           full && have_global_head ? global_head : m->head_dim};
             if (!full && local_theta > 0) { /* a class's local base for the other kinds */
                 in.theta = local_theta;
@@ -889,15 +896,15 @@ static int fill(const cfg_ctx *c, const cJSON *root, pe_hf_config *m)
             return cfg_fail(c, "%s: no layer type has RoPE parameters", rope_key);
     } else {
         const cfg_obj ro = {rope, rope_path};
-        kind_in in = {local_theta > 0 ? "full_attention" : "all", &ro, theta, theta_path, prf,
-                      m->head_dim};
+        kind_in in = {
+            local_theta > 0 ? "full_attention" : "all", &ro, theta, theta_path, prf, m->head_dim};
         if ((rc = read_kind(c, m, &o, &in, &m->layer_types[0])) != PE_OK) return rc;
         m->n_layer_types = 1;
         if (local_theta > 0) {
             /* Gemma 3: sliding-window layers at their own base, without the global factor */
             const cfg_obj none = {NULL, rope_path};
-            kind_in loc = {"sliding_attention", &none, local_theta, "rope_local_base_freq", prf,
-                           m->head_dim};
+            kind_in loc = {"sliding_attention",    &none, local_theta,
+                           "rope_local_base_freq", prf,   m->head_dim};
             if ((rc = read_kind(c, m, &o, &loc, &m->layer_types[1])) != PE_OK) return rc;
             m->n_layer_types = 2;
         }
@@ -909,8 +916,8 @@ static int fill(const cfg_ctx *c, const cJSON *root, pe_hf_config *m)
     return PE_OK;
 }
 
-int pe_hf_config_parse(const char *json_text, const char *source_name, pe_hf_config *out,
-                       char *err, size_t errlen)
+int pe_hf_config_parse(const char *json_text, const char *source_name, pe_hf_config *out, char *err,
+                       size_t errlen)
 {
     const cfg_ctx c = {source_name && *source_name ? source_name : "config.json", err, errlen};
     if (err && errlen) err[0] = '\0';
@@ -949,16 +956,22 @@ int pe_hf_config_parse(const char *json_text, const char *source_name, pe_hf_con
 }
 
 int pe_hf_config_finish_simple(pe_hf_config *m, const char *src, const char *rope_type,
-                               double factor, int l0, double attn_factor, char *err,
-                               size_t errlen)
+                               double factor, int l0, double attn_factor, char *err, size_t errlen)
 {
-    /* The GGUF header's fields as a config.json would carry them, parsed by the same rules. */
-    char json[1024];
+    /* The GGUF header's fields as a config.json would carry them, parsed by the same rules;
+     * the architecture is the model_type, so the Gemma classes' defaults (llama.cpp's too: the
+     * sliding layers of gemma3 at base 10000) apply. */
+    char json[1024], type_plain[64];
+    size_t tn = 0;
+    for (const char *q = m->model_type; *q && tn + 1 < sizeof type_plain; q++)
+        if ((*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') || *q == '_')
+            type_plain[tn++] = *q;
+    type_plain[tn] = '\0';
     int n = snprintf(json, sizeof json,
-                     "{\"model_type\": \"gguf\", \"num_attention_heads\": %d, "
+                     "{\"model_type\": \"%s\", \"num_attention_heads\": %d, "
                      "\"num_key_value_heads\": %d, \"head_dim\": %d, \"rope_theta\": %.17g, "
                      "\"partial_rotary_factor\": %.17g",
-                     m->num_heads, m->num_kv_heads, m->head_dim, m->rope_theta,
+                     type_plain, m->num_heads, m->num_kv_heads, m->head_dim, m->rope_theta,
                      m->partial_rotary_factor);
     if (m->max_position > 0)
         n += snprintf(json + n, sizeof json - (size_t)n, ", \"max_position_embeddings\": %d",
@@ -1014,7 +1027,9 @@ int pe_hf_config_load(const char *path, pe_hf_config *out, char *err, size_t err
     }
     rewind(f);
     if (S_ISREG(st.st_mode) && (uintmax_t)st.st_size > PE_HF_CONFIG_MAX_BYTES) {
-        rc = cfg_fail(&c, "%jd bytes; config files over 4 MiB are refused (GGUF models start with GGUF)", (intmax_t)st.st_size);
+        rc = cfg_fail(
+            &c, "%jd bytes; config files over 4 MiB are refused (GGUF models start with GGUF)",
+            (intmax_t)st.st_size);
         goto done;
     }
     /* Read to the end rather than trusting st_size: pipes have none, and files can grow. The

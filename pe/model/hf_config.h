@@ -32,19 +32,19 @@
 #define PE_HF_CONFIG_MAX_BYTES ((size_t)4 << 20)
 /* Longest context a config may declare (Llama 4 Scout: 10485760). The figures' own --len stays
  * PE_MAX_LEN; this bounds L0 and the target context. */
-#define PE_HF_MAX_CONTEXT 16777216
+#define PE_HF_MAX_CONTEXT     16777216
 #define PE_HF_MAX_LAYER_TYPES 4
 
 /* One kind of attention layer's RoPE (most models have one kind; Gemma 3/4 two). */
 typedef struct pe_hf_layer_type {
-    char name[32];           /* "full_attention", "sliding_attention"; "all" for a single kind */
-    char rope_type[32];      /* as written: "default", "linear", "yarn", "proportional", ... */
-    int head_dim;            /* this kind's head dimension (Gemma 4 full: global_head_dim) */
-    double rope_theta;       /* its base */
+    char name[32];      /* "full_attention", "sliding_attention"; "all" for a single kind */
+    char rope_type[32]; /* as written: "default", "linear", "yarn", "proportional", ... */
+    int head_dim;       /* this kind's head dimension (Gemma 4 full: global_head_dim) */
+    double rope_theta;  /* its base */
     double partial_rotary_factor; /* (0, 1] */
-    int original_ctx;        /* L0: the context the frequencies were trained at */
-    double target_ctx;       /* the context the model serves, as HF reads it (see .c) */
-    pe_params params;        /* pe's parameters for this kind (len = min(max_position, ...)) */
+    int original_ctx;             /* L0: the context the frequencies were trained at */
+    double target_ctx;            /* the context the model serves, as HF reads it (see .c) */
+    pe_params params;             /* pe's parameters for this kind (len = min(max_position, ...)) */
 } pe_hf_layer_type;
 
 typedef struct pe_hf_config {
@@ -74,8 +74,8 @@ typedef struct pe_hf_config {
 
 /* Parse json_text (NUL-terminated). source_name labels messages and is the name of last resort.
  * On failure *out is left untouched. Returns PE_OK, PE_EINVAL or PE_ENOMEM; err gets one line. */
-int pe_hf_config_parse(const char *json_text, const char *source_name, pe_hf_config *out,
-                       char *err, size_t errlen);
+int pe_hf_config_parse(const char *json_text, const char *source_name, pe_hf_config *out, char *err,
+                       size_t errlen);
 
 /* Read the file at path (at most PE_HF_CONFIG_MAX_BYTES; no NUL bytes) and parse it. A file that
  * starts with the GGUF magic is read as a GGUF header instead (pe_gguf_read_config). */
@@ -88,7 +88,6 @@ int pe_hf_config_select(pe_hf_config *c, const char *name, char *err, size_t err
 /* Used by the GGUF reader: fill the derived fields (L0, target, pe params and their checks) of a
  * config whose raw fields are set, as for a config.json without rope_parameters. Internal. */
 int pe_hf_config_finish_simple(pe_hf_config *m, const char *src, const char *rope_type,
-                               double factor, int l0, double attn_factor, char *err,
-                               size_t errlen);
+                               double factor, int l0, double attn_factor, char *err, size_t errlen);
 
 #endif

@@ -162,9 +162,11 @@ static void test_config(void)
     int rc = app_cli_apply_config(&st, path, err, sizeof err);
     TAP_OK(rc == 0, "llama-3.1-8b config applies (%s)", err);
     if (rc != 0) return;
-    TAP_OK(st.p.len == 256 && st.p.scaling.original_ctx == 8192 && app_ext_target(&st) == 65536,
-           "config: L stays 256, L0 8192, target 8 x 8192 = 65536 (%g)", app_ext_target(&st));
-    check_builds("frequencies from llama-3.1-8b.json", st, "L0 8192 -> T 65536");
+    /* issue 25: the target is the model's max_position_embeddings 131072, not 8 x 8192 */
+    TAP_OK(st.p.len == 256 && st.p.scaling.original_ctx == 8192 && app_ext_target(&st) == 131072,
+           "config: L stays 256, L0 8192, target max_position_embeddings 131072 (%g)",
+           app_ext_target(&st));
+    check_builds("frequencies from llama-3.1-8b.json", st, "L0 8192 -> T 1.31e5");
     app_data d = {0};
     int cnt[3] = {0, 0, 0};
     if (get_data(&st, &d) == 0)

@@ -250,10 +250,12 @@ static void test_fields(void)
     char json[512];
     snprintf(json, sizeof json, "%s{\"type\": \"linear\", \"factor\": 4}}", head);
     rc = parse(json, &m, err, sizeof err);
+    /* issue 25: released linear configs give the extended context as max_position_embeddings */
     TAP_OK(rc == PE_OK && m.params.scaling.type == PE_SCALING_LINEAR &&
-               m.params.scaling.factor == 4 && m.params.scaling.original_ctx == 2048,
-           "linear: factor %g, L0 = max_position_embeddings %d", m.params.scaling.factor,
-           m.params.scaling.original_ctx);
+               m.params.scaling.factor == 4 && m.params.scaling.original_ctx == 512 &&
+               m.target_ctx == 2048,
+           "linear: factor %g, L0 = max_position_embeddings / factor %d, target %g",
+           m.params.scaling.factor, m.params.scaling.original_ctx, m.target_ctx);
     snprintf(json, sizeof json, "%s{\"rope_type\": \"dynamic\", \"factor\": 2.0}}", head);
     rc = parse(json, &m, err, sizeof err);
     TAP_OK(rc == PE_OK && m.params.scaling.type == PE_SCALING_DYNAMIC &&
