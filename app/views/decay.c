@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "view_list.h"
+#include "views.h"
 
 static const char *const curve_label[APP_CURVE_COUNT] = {
     "sinusoidal",        "learned",         "binary",          "RoPE (q=k=1)",

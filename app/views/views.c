@@ -4,7 +4,7 @@
 
 #include "raster.h"
 
-#include "view_list.h"
+#include "views.h"
 
 #define APP_VIEW_ENTRY(n) &app_view_##n,
 static const app_view *const views[] = {APP_VIEWS(APP_VIEW_ENTRY)};

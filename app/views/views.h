@@ -235,4 +235,10 @@ void app_pow2_label(double e, char *buf, size_t n);
 fig_rect app_frame(scene *s, const scene_target *t, const fig_theme *th, const char *title,
                    const char *subtitle);
 
+/* Every view, app_view_<name> for each name of view_list.h. */
+#include "view_list.h"
+#define APP_VIEW_DECLARE(n) extern const app_view app_view_##n;
+APP_VIEWS(APP_VIEW_DECLARE)
+#undef APP_VIEW_DECLARE
+
 #endif

@@ -20,7 +20,7 @@
 #include "colormap.h"
 #include "input.h"
 #include "options.h"
-#include "view_list.h"
+#include "views.h"
 
 #define LOG_FLOOR 1e-3 /* log colours: weights below 0.001 share the lowest colour */
 
