@@ -144,31 +144,5 @@ void app_cli_record_command(app_state *st, int argc, char **argv, const char *cm
 
 int app_cli_apply_config(app_state *st, const char *path, char *err, size_t errlen)
 {
-    app_model_config mc;
-    if (app_config_load(path, &mc, err, errlen) < 0) return -1;
-    /* the layer kind asked for (Gemma 3/4: sliding_attention), else the full-attention one */
-    if (st->layer_type[0] && pe_hf_config_select(&mc, st->layer_type, err, errlen) < 0) return -1;
-    if (strlen(path) >= sizeof st->config_path) {
-        snprintf(err, errlen, "--config: the path is %zu bytes; at most %zu", strlen(path),
-                 sizeof st->config_path - 1);
-        return -1;
-    }
-    int len = st->p.len;
-    st->p = mc.params;
-    /* the figure's L stays what the user asked for unless they asked nothing: a model's
-     * 131072-position context is a setting of the extension views, not a heatmap height */
-    st->p.len = len;
-    /* the model's own target context when it is not factor x L0 (Llama 3.1: 131072, not
-     * 8 x 8192); otherwise left to follow --factor */
-    double auto_target = st->p.scaling.factor * (double)st->p.scaling.original_ctx;
-    st->target_len = mc.target_ctx != auto_target ? mc.target_ctx : 0;
-    st->enc = pe_encoding_find("rope");
-    snprintf(st->config_path, sizeof st->config_path, "%s", path);
-    snprintf(st->model_layer, sizeof st->model_layer, "%s", mc.layer_types[mc.layer_type].name);
-    st->model_kinds = mc.n_layer_types;
-    /* one line naming what was read but is not part of pelab's model, so nothing differs
-     * silently (before any screen is drawn) */
-    if (mc.unmodelled[0])
-        fprintf(stderr, "pelab: %s: read but not modelled: %s\n", path, mc.unmodelled);
-    return 0;
+    return app_config_apply(st, path, err, errlen);
 }

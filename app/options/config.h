@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 
+#include "config_load.h"
 #include "hf_config.h"
 #include "pe.h"
 
@@ -15,7 +16,7 @@
 
 typedef pe_hf_config app_model_config;
 
-/* pe_hf_config_load: a config.json, or a GGUF file's header. */
+/* pe_config_load: a config.json, or a GGUF file's header. */
 int app_config_load(const char *path, app_model_config *out, char *err, size_t errlen);
 
 /* pe_hf_config_parse. */

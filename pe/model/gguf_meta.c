@@ -129,6 +129,9 @@ static int get_string(rd *r, char *out, size_t cap, int *skipped, const char *wh
     if (skipped) *skipped = 0;
     if (strlen(out) != n)
         return fail(r, "%s at byte %llu holds a NUL byte", what, (unsigned long long)(r->pos - n));
+    /* names end up in one-line messages: no control characters */
+    for (char *p = out; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = '?';
     return PE_OK;
 }
 

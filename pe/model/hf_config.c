@@ -13,7 +13,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "gguf_meta.h"
 #include "pe_internal.h"
 
 /* Where messages go and what they are prefixed with. */
@@ -1019,17 +1018,9 @@ int pe_hf_config_load(const char *path, pe_hf_config *out, char *err, size_t err
         rc = cfg_fail(&c, "is a directory, expected a config.json file");
         goto done;
     }
-    /* a GGUF model (gigabytes) is read by its header alone */
-    char magic[4];
-    if (S_ISREG(st.st_mode) && fread(magic, 1, 4, f) == 4 && memcmp(magic, "GGUF", 4) == 0) {
-        fclose(f);
-        return pe_gguf_read_config(path, out, err, errlen);
-    }
-    rewind(f);
+
     if (S_ISREG(st.st_mode) && (uintmax_t)st.st_size > PE_HF_CONFIG_MAX_BYTES) {
-        rc = cfg_fail(
-            &c, "%jd bytes; config files over 4 MiB are refused (GGUF models start with GGUF)",
-            (intmax_t)st.st_size);
+        rc = cfg_fail(&c, "%jd bytes; config files over 4 MiB are refused", (intmax_t)st.st_size);
         goto done;
     }
     /* Read to the end rather than trusting st_size: pipes have none, and files can grow. The

@@ -77,8 +77,8 @@ typedef struct pe_hf_config {
 int pe_hf_config_parse(const char *json_text, const char *source_name, pe_hf_config *out, char *err,
                        size_t errlen);
 
-/* Read the file at path (at most PE_HF_CONFIG_MAX_BYTES; no NUL bytes) and parse it. A file that
- * starts with the GGUF magic is read as a GGUF header instead (pe_gguf_read_config). */
+/* Read the file at path (at most PE_HF_CONFIG_MAX_BYTES; no NUL bytes) and parse it.
+ * (config_load.h's pe_config_load also takes GGUF files.) */
 int pe_hf_config_load(const char *path, pe_hf_config *out, char *err, size_t errlen);
 
 /* Make the layer kind called name current (copies its fields to the top-level ones). An unknown

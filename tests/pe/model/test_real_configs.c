@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config_load.h"
 #include "gguf_meta.h"
 #include "hf_config.h"
 #include "tap.h"
@@ -562,7 +563,7 @@ static void test_gguf(void)
             fwrite(w.b, 1, w.n, f);
             fclose(f);
             pe_hf_config a, b;
-            int rc = pe_hf_config_load(path, &a, err, sizeof err);
+            int rc = pe_config_load(path, &a, err, sizeof err);
             if (TAP_OK(rc == PE_OK, "%s v%u: --config reads the GGUF header (%s)", eq[i].g.arch,
                        version, err)) {
                 snprintf(path, sizeof path, "%s/%s.json", real_dir, eq[i].config);
