@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "colormap.h"
-#include "config.h"
+#include "config_load.h"
 #include "raster.h"
 #include "views.h"
 
@@ -179,7 +179,8 @@ static void get_head(const app_state *st, char *buf, size_t n)
 }
 
 static const char *const curve_names[APP_CURVE_COUNT + 1] = {
-    "sinusoidal", "learned", "binary", "rope", "rope-random", "rope-bound", "alibi", "xpos", NULL};
+    "sinusoidal", "learned", "binary", "rope",       "rope-random",
+    "rope-bound", "alibi",   "xpos",   "rope-gauss", NULL};
 
 /* The process's memory budget (pe_mem_*), in MiB: not part of a figure, so it lives in pe/ and
  * not in the state; the option table is where every front end reads its options. */
@@ -216,7 +217,7 @@ static int set_curves(app_state *st, const char *v, char *err, size_t errlen)
             const char *s = pe_closest(tok, curve_names, APP_CURVE_COUNT);
             snprintf(err, errlen,
                      "--curves '%s': unknown curve%s%s%s (allowed: all, or a comma list of "
-                     "sinusoidal,learned,binary,rope,rope-random,rope-bound,alibi,xpos)",
+                     "sinusoidal,learned,binary,rope,rope-random,rope-bound,alibi,xpos,rope-gauss)",
                      tok, s ? "; did you mean '" : "", s ? s : "", s ? "'?" : "");
             return -1;
         }
@@ -337,8 +338,8 @@ static void get_subtitle(const app_state *st, char *buf, size_t n)
 
 int app_config_apply(app_state *st, const char *path, char *err, size_t errlen)
 {
-    app_model_config mc;
-    if (app_config_load(path, &mc, err, errlen) < 0) return -1;
+    pe_hf_config mc;
+    if (pe_config_load(path, &mc, err, errlen) < 0) return -1;
     /* the layer kind asked for (Gemma 3/4: sliding_attention), else the full-attention one */
     if (st->layer_type[0] && pe_hf_config_select(&mc, st->layer_type, err, errlen) < 0) return -1;
     if (strlen(path) >= sizeof st->config_path) {
@@ -496,7 +497,7 @@ static const app_option options[] = {
      .step = APP_STEP_NEXT},
     {APP_CUS("curves", NULL,
              "decay curves: all or sinusoidal,learned,binary,rope,rope-random,rope-bound,alibi,"
-             "xpos",
+             "xpos,rope-gauss",
              set_curves, get_curves, choices_curves)},
     {APP_CUS("cmap", NULL, "colormap: auto or a name from pelab list", set_cmap, get_cmap,
              choices_cmap),

@@ -915,6 +915,12 @@ static int fill(const cfg_ctx *c, const cJSON *root, pe_hf_config *m)
     return PE_OK;
 }
 
+int pe_hf_json_unique_keys(const cJSON *root, const char *source_name, char *err, size_t errlen)
+{
+    const cfg_ctx c = {source_name && *source_name ? source_name : "config.json", err, errlen};
+    return duplicate_key(&c, root, "");
+}
+
 int pe_hf_config_parse(const char *json_text, const char *source_name, pe_hf_config *out, char *err,
                        size_t errlen)
 {

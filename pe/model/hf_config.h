@@ -85,6 +85,13 @@ int pe_hf_config_load(const char *path, pe_hf_config *out, char *err, size_t err
  * name fails with a line listing the kinds. */
 int pe_hf_config_select(pe_hf_config *c, const char *name, char *err, size_t errlen);
 
+/* A key given twice in any object of root (JSON readers disagree on which counts): PE_EINVAL
+ * with one line naming source_name and the key. Used by the model loaders for the fields this
+ * module does not read. */
+struct cJSON;
+int pe_hf_json_unique_keys(const struct cJSON *root, const char *source_name, char *err,
+                           size_t errlen);
+
 /* Used by the GGUF reader: fill the derived fields (L0, target, pe params and their checks) of a
  * config whose raw fields are set, as for a config.json without rope_parameters. Internal. */
 int pe_hf_config_finish_simple(pe_hf_config *m, const char *src, const char *rope_type,
