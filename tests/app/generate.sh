@@ -37,6 +37,24 @@ got=$("$pelab" generate --model "$rm_dir/tiny-random-llama-2/config.json" --ids 
     --print-ids 2>&1)
 [ "$got" = "1,42,99,2185,688,2844,1377,2518" ]
 ok $? "tiny-random-llama-2 from [1,42,99]: transformers' greedy 2185,688,2844,1377 ($got)"
+# run.c's own outputs, byte for byte (run.c ends with a newline the fixture's copy dropped)
+s=$rm_dir/stories260K
+"$pelab" generate --model "$s/stories260K.bin" --tokenizer "$s/tok512.bin" --steps 200 \
+    >"$work/t200" 2>"$work/err"
+printf '%s\n' "$(cat "$s/expected_runc_t0_n200.txt")" | cmp -s - "$work/t200"
+ok $? "--steps 200 from BOS prints run.c's text byte for byte ($(head -c 200 "$work/err"))"
+"$pelab" generate --model "$s/stories260K.bin" --tokenizer "$s/tok512.bin" --steps 60 \
+    --prompt Zoo >"$work/zoo" 2>"$work/err"
+printf '%s\n' "$(cat "$s/expected_runc_t0_n60_prompt_Zoo.txt")" | cmp -s - "$work/zoo"
+ok $? "--steps 60 --prompt Zoo prints run.c's text byte for byte"
+"$pelab" generate --model "$rm_dir/stories260K-hf-derived" --tokenizer "$s/tok512.bin" \
+    --steps 200 >"$work/hf200" 2>"$work/err"
+cmp -s "$work/t200" "$work/hf200"
+ok $? "the Hugging Face folder with the same tokenizer prints the same text"
+"$pelab" generate --model "$s/stories260K.bin" --steps 5 >"$work/out" 2>"$work/err"
+[ $? -eq 1 ] && grep -q "no tokenizer beside .*looked for tokenizer.json" "$work/err" &&
+    [ ! -s "$work/out" ]
+ok $? "no tokenizer beside the model: one line naming what was looked for"
 a=$("$pelab" generate --model "$rm_dir/stories260K/stories260K.bin" --steps 30 --print-ids \
     --temperature 0.8 --seed 9 2>&1)
 b=$("$pelab" generate --model "$rm_dir/stories260K/stories260K.bin" --steps 30 --print-ids \
