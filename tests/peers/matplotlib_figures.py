@@ -71,7 +71,7 @@ def draw_frequencies(d):
     b.semilogy(k, wl0)
     b.semilogy(k, wl1)
     b.axhline(8192, color="k", ls="--", lw=0.8)
-    b.axhline(65536, color="k", ls="--", lw=0.8)
+    b.axhline(131072, color="k", ls="--", lw=0.8)  # T: max_position_embeddings
     b.set_xlabel("frequency pair k")
     b.set_ylabel(r"wavelength $2\pi/\theta_k$")
     return fig
