@@ -13,8 +13,10 @@
 #include "assets.h"
 #include "attn.h"
 #include "cli.h"
+#include "infile.h"
 #include "input.h"
 #include "options.h"
+#include "textclean.h"
 #include "views.h"
 
 /* ---- keys -------------------------------------------------------------------------------- */
@@ -152,8 +154,10 @@ void lesson_names_free(char **names, int n)
 
 int lesson_resolve(const char *name, char *buf, size_t n, char *err, size_t errlen)
 {
-    /* a path when it looks like one or names a file; a shipped name otherwise */
-    if (strchr(name, '/') || is_file(name)) {
+    /* a path when it looks like one or names something that exists (a FIFO or a folder is
+     * then refused by the reader with what it is); a shipped name otherwise */
+    struct stat sb;
+    if (strchr(name, '/') || is_file(name) || stat(name, &sb) == 0) {
         snprintf(buf, n, "%s", name);
         return 0;
     }
@@ -189,8 +193,15 @@ static int eval_mean(const char *data, const char *mname, int a, int b, double *
         snprintf(path, sizeof path, "%s", data);
     else if (app_asset_path("models/extrapolation.csv", path, sizeof path, err, errlen) < 0)
         return -1;
-    FILE *fp = fopen(path, "r");
+    char *text = NULL, why[1200];
+    size_t len = 0;
+    if (pe_infile_read(path, "", (size_t)16 << 20, &text, &len, why, sizeof why) != PE_OK) {
+        snprintf(err, errlen, "{loss}: %.400s", why);
+        return -1;
+    }
+    FILE *fp = fmemopen(text, len + 1, "r");
     if (!fp) {
+        free(text);
         snprintf(err, errlen, "{loss}: %.400s: %s", path, strerror(errno));
         return -1;
     }
@@ -225,6 +236,7 @@ static int eval_mean(const char *data, const char *mname, int a, int b, double *
         }
     }
     fclose(fp);
+    free(text);
     if (col < 0) {
         snprintf(err, errlen, "{loss %.40s %d-%d}: no column '%.40s' in %.200s (columns %.100s)",
                  mname, a, b, mname, path, names);
@@ -632,47 +644,48 @@ static void flush_problems(reader *r)
  * or invalid UTF-8), empty. Returns the text (malloc) or NULL after reporting. */
 static char *read_text(reader *r)
 {
-    FILE *fp = fopen(r->path, "rb");
-    if (!fp) {
-        problem(r, 0, "cannot open: %s", strerror(errno));
-        return NULL;
-    }
-    struct stat sb;
-    if (fstat(fileno(fp), &sb) == 0 && !S_ISREG(sb.st_mode)) {
-        fclose(fp);
-        problem(r, 0, "not a regular file");
-        return NULL;
-    }
-    char *buf = malloc(LESSON_MAX_BYTES + 2);
-    if (!buf) {
-        fclose(fp);
-        problem(r, 0, "out of memory");
-        return NULL;
-    }
-    size_t n = fread(buf, 1, LESSON_MAX_BYTES + 1, fp);
-    fclose(fp);
-    if (n > LESSON_MAX_BYTES) {
-        free(buf);
-        problem(r, 1, "the file is larger than %d bytes: not a lesson (a lesson is a short text)",
-                LESSON_MAX_BYTES);
+    /* infile.h: the type (a FIFO nobody writes, /dev/zero, a folder) and the size are
+     * checked before reading */
+    char *buf = NULL, why[1200];
+    size_t n = 0;
+    int rc = pe_infile_read(r->path, "", LESSON_MAX_BYTES, &buf, &n, why, sizeof why);
+    if (rc != PE_OK) {
+        /* the message starts with the path, which problem() puts first already */
+        size_t pl = strlen(r->path);
+        const char *m = strncmp(why, r->path, pl) == 0 && why[pl] == ':' ? why + pl + 2 : why;
+        if (strstr(m, "refused"))
+            problem(r, 1,
+                    "the file is larger than %d bytes: not a lesson (a lesson is a short text)",
+                    LESSON_MAX_BYTES);
+        else
+            problem(r, 0, "%s", m);
         return NULL;
     }
     buf[n] = '\0';
+    /* a UTF-8 byte order mark (editors on Windows write one) is no part of the text */
+    if (n >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0) {
+        memmove(buf, buf + 3, n - 2);
+        n -= 3;
+    }
     int line = 1;
     for (size_t i = 0; i < n;) {
         unsigned char c = (unsigned char)buf[i];
-        int len = c < 0x80             ? 1
-                  : (c & 0xe0) == 0xc0 ? 2
-                  : (c & 0xf0) == 0xe0 ? 3
-                  : (c & 0xf8) == 0xf0 ? 4
-                                       : 0;
-        int ok = len > 0 && i + (size_t)len <= n && (c != 0);
-        for (int k = 1; ok && k < len; k++) ok = ((unsigned char)buf[i + (size_t)k] & 0xc0) == 0x80;
+        /* RFC 3629 as textclean.c has it: no overlong forms, no surrogates, nothing past
+         * U+10FFFF; and no noncharacters (U+FFFE, U+FDD0..), which no text may hold */
+        int len = c ? text_utf8_len((const unsigned char *)buf + i, n - i) : 0;
+        int ok = len > 0 && !text_is_nonchar((const unsigned char *)buf + i, (size_t)len);
         if (ok && c < 0x20 && c != '\n' && c != '\r' && c != '\t') ok = 0;
         if (!ok) {
             free(buf);
-            problem(r, line, "binary data (byte 0x%02x at offset %zu): a lesson is UTF-8 text", c,
-                    i);
+            if (c == 0xef && i + 2 < n && (unsigned char)buf[i + 1] == 0xbf &&
+                ((unsigned char)buf[i + 2] == 0xbe || (unsigned char)buf[i + 2] == 0xbf))
+                problem(r, line, "a noncharacter (U+FFF%c at offset %zu): a lesson is text",
+                        (unsigned char)buf[i + 2] == 0xbe ? 'E' : 'F', i);
+            else if (len > 0)
+                problem(r, line, "a noncharacter at offset %zu: a lesson is text", i);
+            else
+                problem(r, line, "binary data (byte 0x%02x at offset %zu): a lesson is UTF-8 text",
+                        c, i);
             return NULL;
         }
         if (c == '\n') line++;

@@ -244,13 +244,19 @@ static int check(const app_state *st, const app_anim *a, const char *path, app_a
         return 2;
     }
     size_t bytes = (size_t)a->frames * (size_t)o->width * (size_t)o->height * 4;
-    if (bytes > APP_ANIM_BUDGET) {
+    /* the smaller of the animation's own cap and the process's memory budget (--max-memory),
+     * named as what it is: "over the budget of 1024 MiB" under --max-memory 64 misled */
+    size_t cap = APP_ANIM_BUDGET, mem = pe_mem_budget();
+    int by_mem = mem < cap;
+    if (by_mem) cap = mem;
+    if (bytes > cap) {
+        size_t frame = (size_t)o->width * (size_t)o->height * 4;
         snprintf(err, errlen,
-                 "--animate: %d frames of %d x %d pixels need %.0f MiB, over the budget of %.0f "
-                 "MiB (allowed at most %zu frames at this size; fewer frames or a smaller size)",
+                 "--animate: %d frames of %d x %d pixels need %.0f MiB, over %s of %.0f MiB "
+                 "(allowed at most %zu frames at this size; fewer frames or a smaller size%s)",
                  a->frames, o->width, o->height, (double)bytes / (1 << 20),
-                 (double)APP_ANIM_BUDGET / (1 << 20),
-                 APP_ANIM_BUDGET / ((size_t)o->width * (size_t)o->height * 4));
+                 by_mem ? "the memory budget (--max-memory)" : "the animation budget",
+                 (double)cap / (1 << 20), cap / frame, by_mem ? ", or a larger --max-memory" : "");
         return 2;
     }
     /* the option must be one the view declares it uses */

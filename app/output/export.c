@@ -17,6 +17,7 @@
 #include "commands.h"
 #include "config.h"
 #include "options.h"
+#include "infile.h"
 #include "outfile.h"
 #include "progress.h"
 #include "raster.h"
@@ -679,6 +680,9 @@ int app_cmd_export(int argc, char **argv)
         case 'F':
             format = v;
             break;
+        case 'f':
+            outfile_set_force(1);
+            break;
         case '?':
             export_usage(stdout);
             return 0;
@@ -734,6 +738,11 @@ int app_cmd_export(int argc, char **argv)
                 format);
         return 2;
     }
+    /* the files this export reads: -o may not name one of them (outfile.h); --config was read
+     * already, the others are read during the work */
+    pe_infile_note(st.attn.data_path);
+    pe_infile_note(st.attn.model_name);
+    pe_infile_note(st.attn.compare);
     if (animate)
         rc = app_anim_export(&st, &anim, out, &o, err, sizeof err);
     else
