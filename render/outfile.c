@@ -20,7 +20,10 @@
 #include <sys/statvfs.h>
 #include <sys/types.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
+
+enum { FIFO_WAIT_MS = 3000 }; /* how long a FIFO's reader may take to appear */
 
 struct outfile_sink {
     int fd;
@@ -571,10 +574,17 @@ int outfile_open(outfile *o, const char *path, char *err, size_t errlen)
         fd = connect_socket(target);
         if (fd < 0) snprintf(err, errlen, "-o %s: cannot connect (%s)", path, strerror(errno));
     } else if (kind == T_SPECIAL) {
-        /* O_NONBLOCK: a FIFO nobody reads would block open(2) until a signal */
+        /* O_NONBLOCK: a FIFO nobody reads would block open(2) until a signal. A reader that
+         * is still starting (`pelab ... -o f & cat f`) gets FIFO_WAIT_MS, then it is refused. */
         fd = open(target, O_WRONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+        for (int waited = 0; fd < 0 && errno == ENXIO && waited < FIFO_WAIT_MS; waited += 50) {
+            struct timespec ts = {0, 50 * 1000000L};
+            nanosleep(&ts, NULL);
+            fd = open(target, O_WRONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+        }
         if (fd < 0 && errno == ENXIO)
-            snprintf(err, errlen, "-o %s: a FIFO with nothing reading it; start the reader first",
+            snprintf(err, errlen,
+                     "-o %s: a FIFO with nothing reading it (waited 3 s); start the reader first",
                      path);
         else if (fd < 0)
             snprintf(err, errlen, "-o %s: cannot open (%s)", path, strerror(errno));
