@@ -182,9 +182,12 @@ static int lesson_main(int argc, char **argv, int gui)
         return 2;
     }
     lesson l;
-    if (lesson_load(&l, path, key_bound, stderr) != 0) {
-        fprintf(stderr, "pelab lesson: %s has problems (listed above); nothing was started\n",
-                pos[0]);
+    int problems = lesson_load(&l, path, key_bound, stderr);
+    if (problems != 0) {
+        /* one problem is its own line (FILE:LINE: what), as a usage error is */
+        if (problems > 1)
+            fprintf(stderr, "pelab lesson: %s has problems (listed above); nothing was started\n",
+                    pos[0]);
         return 2;
     }
     snprintf(l.name, sizeof l.name, "%s", pos[0]);

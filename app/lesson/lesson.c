@@ -563,7 +563,9 @@ static int parse_view(const char *lesson_path, const char *line, app_state *st, 
         }
     }
     if (st->attn.data_path[0] && !is_file(st->attn.data_path)) {
-        snprintf(err, errlen, "--data %.400s: no such file", st->attn.data_path);
+        /* what it is, not "no such file" for /dev/zero or a folder (infile.h says) */
+        if (pe_infile_check(st->attn.data_path, "--data", err, errlen) == PE_OK)
+            snprintf(err, errlen, "--data %.400s: no such file", st->attn.data_path);
         return -1;
     }
     snprintf(st->command, sizeof st->command, "pelab export %s", line);
@@ -674,18 +676,32 @@ static char *read_text(reader *r)
          * U+10FFFF; and no noncharacters (U+FFFE, U+FDD0..), which no text may hold */
         int len = c ? text_utf8_len((const unsigned char *)buf + i, n - i) : 0;
         int ok = len > 0 && !text_is_nonchar((const unsigned char *)buf + i, (size_t)len);
-        if (ok && c < 0x20 && c != '\n' && c != '\r' && c != '\t') ok = 0;
-        if (!ok) {
+        int ctl = c && (c < 0x20 || c == 0x7f) && c != '\n' && c != '\r' && c != '\t';
+        if (!ok || ctl) {
             free(buf);
-            if (c == 0xef && i + 2 < n && (unsigned char)buf[i + 1] == 0xbf &&
-                ((unsigned char)buf[i + 2] == 0xbe || (unsigned char)buf[i + 2] == 0xbf))
+            if (ctl)
+                problem(r, line, "a control character (0x%02x at offset %zu): a lesson is text", c,
+                        i);
+            else if (c == 0xef && i + 2 < n && (unsigned char)buf[i + 1] == 0xbf &&
+                     ((unsigned char)buf[i + 2] == 0xbe || (unsigned char)buf[i + 2] == 0xbf))
                 problem(r, line, "a noncharacter (U+FFF%c at offset %zu): a lesson is text",
                         (unsigned char)buf[i + 2] == 0xbe ? 'E' : 'F', i);
             else if (len > 0)
                 problem(r, line, "a noncharacter at offset %zu: a lesson is text", i);
-            else
-                problem(r, line, "binary data (byte 0x%02x at offset %zu): a lesson is UTF-8 text",
-                        c, i);
+            else {
+                /* say which rule of UTF-8 the bytes break, when it is one of the classic ones */
+                unsigned c1 = i + 1 < n ? (unsigned char)buf[i + 1] : 0;
+                const char *kind =
+                    c == 0xc0 || c == 0xc1 || (c == 0xe0 && c1 >= 0x80 && c1 < 0xa0) ||
+                            (c == 0xf0 && c1 >= 0x80 && c1 < 0x90)
+                        ? "an overlong UTF-8 form"
+                    : c == 0xed && c1 >= 0xa0 && c1 <= 0xbf ? "a UTF-16 surrogate (U+D800..U+DFFF)"
+                    : (c == 0xf4 && c1 >= 0x90) || (c >= 0xf5 && c <= 0xf7)
+                        ? "a code point past U+10FFFF"
+                        : "binary data";
+                problem(r, line, "%s (byte 0x%02x at offset %zu): a lesson is UTF-8 text", kind, c,
+                        i);
+            }
             return NULL;
         }
         if (c == '\n') line++;
@@ -745,6 +761,17 @@ static void parse_try(reader *r, int line, lesson_slide *s, const char *v, lesso
                 "halve the base') or 'try: :option value = what it shows'");
         return;
     }
+    /* keys longer than the field would be cut and the last one misread ("'Lef' is not a key
+     * name" for ...Left): said as what it is */
+    size_t klen = (size_t)(eq - v);
+    const char *kv = v;
+    while (klen && (*kv == ' ' || *kv == '\t')) kv++, klen--;
+    while (klen && (kv[klen - 1] == ' ' || kv[klen - 1] == '\t')) klen--;
+    if (klen >= sizeof t->keys) {
+        problem(r, line, "try: the keys '%.30s...' are %zu bytes; at most %zu (a few keys)", kv,
+                klen, sizeof t->keys - 1);
+        return;
+    }
     snprintf(t->keys, sizeof t->keys, "%.*s", (int)(eq - v), v);
     trim(t->keys);
     if (set_field(r, line, "try", t->what, sizeof t->what, eq + 3) < 0) return;
@@ -799,6 +826,15 @@ static void parse_do(reader *r, int line, lesson_slide *s, const char *v)
     char *words[LESSON_MAX_SWEEP + 3];
     int n = split_words(buf, words, LESSON_MAX_SWEEP + 2);
     const char *vname = app_view_at((size_t)s->st.view)->name;
+    /* before "name an action": split_words says -2 for too many words, -1 for an open quote */
+    if (n == -2 && strcmp(words[0], "sweep") == 0) {
+        problem(r, line, "do: sweep takes at most %d values", LESSON_MAX_SWEEP);
+        return;
+    }
+    if (n == -1) {
+        problem(r, line, "do: a quote is not closed ('%s')", v);
+        return;
+    }
     if (n < 1) {
         problem(r, line, "do: name an action: spin, play, or sweep OPTION V1 V2 ...");
         return;
@@ -841,6 +877,13 @@ static void parse_do(reader *r, int line, lesson_slide *s, const char *v)
                 problem(r, line, "do: sweep: %s", strlen(words[i]) >= 32 ? "value too long" : err);
                 return;
             }
+            /* and the view's own check, which export runs first (a value it refuses passed
+             * --check and failed in the presenter, issue 28) */
+            const app_view *sv = app_view_at((size_t)trial.view);
+            if (sv->validate && sv->validate(&trial, err, sizeof err) < 0) {
+                problem(r, line, "do: sweep %s %s: %s", o->name, words[i], err);
+                return;
+            }
             snprintf(s->sweep_val[s->n_sweep++], sizeof s->sweep_val[0], "%s", words[i]);
         }
         s->action = LESSON_DO_SWEEP;
@@ -870,6 +913,15 @@ static void finish_slide(reader *r, lesson_slide *s, int view_ok, int caption_li
     char out[4096], err[512];
     if (expand(s->caption, &s->st, "", out, sizeof out, err, sizeof err) > 0)
         problem(r, caption_line, "caption: %s", err);
+    if (view_ok == VIEW_UNKNOWN) return;
+    /* the models the slide shows load: a path that exists but is no checkpoint (/dev/zero, a
+     * truncated file) passed --check and failed when presented (issue 28) */
+    const app_view *v = app_view_at((size_t)s->st.view);
+    if (app_view_uses(v, "model") && app_attn_check_model(s->st.attn.model_name, err, sizeof err))
+        problem(r, s->line, "view: %s", err);
+    if (app_view_uses(v, "compare") && s->st.attn.compare[0] &&
+        app_attn_check_model(s->st.attn.compare, err, sizeof err))
+        problem(r, s->line, "view: --compare%s", strncmp(err, "--model", 7) ? err : err + 7);
 }
 
 int lesson_load(lesson *l, const char *path, lesson_key_fn key_bound, FILE *diag)

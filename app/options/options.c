@@ -535,7 +535,35 @@ static size_t count_names(const char *const *names)
     return n;
 }
 
+static int option_set_raw(app_state *st, const app_option *o, const char *value, char *err,
+                          size_t errlen);
+
+/* A long value (a 100 kB --pe) filled the message before its reason, which was cut off (issue
+ * 28): the message is made in a buffer large enough for it, then the value in it is shortened
+ * to its first bytes and its length, so the reason always shows. */
 int app_option_set(app_state *st, const app_option *o, const char *value, char *err, size_t errlen)
+{
+    size_t vl = value ? strlen(value) : 0;
+    if (vl <= 80 || !err || !errlen) return option_set_raw(st, o, value, err, errlen);
+    size_t big = vl + 2048;
+    char *full = malloc(big);
+    if (!full) return option_set_raw(st, o, value, err, errlen);
+    full[0] = '\0';
+    int rc = option_set_raw(st, o, value, full, big);
+    if (rc < 0) {
+        const char *at = strstr(full, value);
+        if (at)
+            snprintf(err, errlen, "%.*s%.40s... (%zu bytes)%s", (int)(at - full), full, value, vl,
+                     at + vl);
+        else
+            snprintf(err, errlen, "%s", full);
+    }
+    free(full);
+    return rc;
+}
+
+static int option_set_raw(app_state *st, const app_option *o, const char *value, char *err,
+                          size_t errlen)
 {
     char *base = (char *)st + o->off;
     switch (o->kind) {
