@@ -1,20 +1,11 @@
 /* rope.c: rotary position embedding (Su et al., RoFormer) in both pairings, with partial rotary
- * dimensions as in GPT-NeoX / HF (inverse frequencies use the rotary dimension as d). */
+ * dimensions as in GPT-NeoX / HF (inverse frequencies use the rotary dimension as d). The
+ * frequencies and their checks (the rotary dimension included) are rope_scaling.c's: this file
+ * rotates with them, and nothing there calls back here. */
 #include <math.h>
 #include <stdlib.h>
 
 #include "pe_internal.h"
-
-int pe_rope_rotary_dim(const pe_params *p)
-{
-    double frac = isfinite(p->rotary_frac) && p->rotary_frac > 0.0 && p->rotary_frac <= 1.0
-                      ? p->rotary_frac
-                      : 1.0;
-    int rd = (int)floor((double)p->dim * frac);
-    rd -= rd % 2;
-    if (rd > p->dim - p->dim % 2) rd = p->dim - p->dim % 2;
-    return rd < 2 ? 2 : rd;
-}
 
 void pe_rope_pair(const pe_params *p, int k, int *i0, int *i1)
 {
@@ -25,20 +16,6 @@ void pe_rope_pair(const pe_params *p, int k, int *i0, int *i1)
         *i0 = 2 * k;
         *i1 = 2 * k + 1;
     }
-}
-
-int pe_rope_validate_freq(const pe_params *p, char *err, size_t errlen)
-{
-    int rc = pe_check_dim_for(p->dim, 1, "for RoPE (dimensions rotate in pairs)", err, errlen);
-    if (rc == PE_OK) rc = pe_check_base(p->base, err, errlen);
-    if (rc == PE_OK) rc = pe_check_pairing(p->pairing, err, errlen);
-    if (rc == PE_OK &&
-        (!isfinite(p->rotary_frac) || !(p->rotary_frac > 0.0) || p->rotary_frac > 1.0))
-        rc = pe_fail(err, errlen, PE_EINVAL,
-                     "--rotary-frac %g: the rotated fraction of --dim must be in (0, 1]",
-                     p->rotary_frac);
-    if (rc == PE_OK) rc = pe_rope_scaling_validate(p, err, errlen);
-    return rc;
 }
 
 int pe_rope_validate(const pe_params *p, char *err, size_t errlen)

@@ -5,6 +5,33 @@
 
 #include "pe_internal.h"
 
+/* The rotary dimension and the frequency checks live here, with the frequency rules that use
+ * them; rope.c (the rotation) calls in, never the other way round. */
+int pe_rope_rotary_dim(const pe_params *p)
+{
+    double frac = isfinite(p->rotary_frac) && p->rotary_frac > 0.0 && p->rotary_frac <= 1.0
+                      ? p->rotary_frac
+                      : 1.0;
+    int rd = (int)floor((double)p->dim * frac);
+    rd -= rd % 2;
+    if (rd > p->dim - p->dim % 2) rd = p->dim - p->dim % 2;
+    return rd < 2 ? 2 : rd;
+}
+
+int pe_rope_validate_freq(const pe_params *p, char *err, size_t errlen)
+{
+    int rc = pe_check_dim_for(p->dim, 1, "for RoPE (dimensions rotate in pairs)", err, errlen);
+    if (rc == PE_OK) rc = pe_check_base(p->base, err, errlen);
+    if (rc == PE_OK) rc = pe_check_pairing(p->pairing, err, errlen);
+    if (rc == PE_OK &&
+        (!isfinite(p->rotary_frac) || !(p->rotary_frac > 0.0) || p->rotary_frac > 1.0))
+        rc = pe_fail(err, errlen, PE_EINVAL,
+                     "--rotary-frac %g: the rotated fraction of --dim must be in (0, 1]",
+                     p->rotary_frac);
+    if (rc == PE_OK) rc = pe_rope_scaling_validate(p, err, errlen);
+    return rc;
+}
+
 int pe_rope_scaling_validate(const pe_params *p, char *err, size_t errlen)
 {
     const pe_rope_scaling *s = &p->scaling;

@@ -15,7 +15,6 @@
 #include "animate.h"
 #include "cli.h"
 #include "commands.h"
-#include "config.h"
 #include "options.h"
 #include "infile.h"
 #include "outfile.h"

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "colormap.h"
-#include "view_list.h"
+#include "views.h"
 
 static int alibi_validate(const app_state *st, char *err, size_t errlen)
 {

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "rope_ext.h"
-#include "view_list.h"
+#include "views.h"
 
 static int ext_validate(const app_state *st, char *err, size_t errlen)
 {

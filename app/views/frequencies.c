@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "rope_ext.h"
-#include "view_list.h"
+#include "views.h"
 
 static const char *const band_name[3] = {"keep", "blend", "interpolate"};
 static const char *const band_short[3] = {"keep", "blend", "interp"};

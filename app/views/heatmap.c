@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "colormap.h"
-#include "view_list.h"
+#include "views.h"
 
 /* RoPE's angles as a (L, rotary_dim) table: cos and sin of m*theta_k in the pairing's layout. */
 static int rope_angle_table(const pe_params *p, pe_matrix *out, char *err, size_t errlen)

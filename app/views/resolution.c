@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "rope_ext.h"
-#include "view_list.h"
+#include "views.h"
 
 static int res_validate(const app_state *st, char *err, size_t errlen)
 {

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "input.h"
-#include "view_list.h"
+#include "views.h"
 
 static void rope_positions(const app_state *st, int *m, int *n)
 {

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "colormap.h"
-#include "view_list.h"
+#include "views.h"
 
 static int sim_validate(const app_state *st, char *err, size_t errlen)
 {

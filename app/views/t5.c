@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "colormap.h"
-#include "view_list.h"
+#include "views.h"
 
 static int t5_head(const app_state *st)
 {

@@ -1,10 +1,9 @@
 /* view_list.h: the views, in the order of the explorer's number keys (the first nine get 1..9;
  * Tab and `:view NAME` reach every one). Adding a view is one file under app/views/ defining
- * `const app_view app_view_<name>`, one X(<name>) line here, and the file in app/meson.build. */
+ * `const app_view app_view_<name>`, one X(<name>) line here, and the file in app/meson.build.
+ * Only the list: views.h includes it and declares every app_view_<name>. */
 #ifndef PELAB_APP_VIEW_LIST_H
 #define PELAB_APP_VIEW_LIST_H
-
-#include "views.h"
 
 #define APP_VIEWS(X)                                                                               \
     X(heatmap)                                                                                     \
@@ -22,9 +21,5 @@
     X(attention)                                                                                   \
     X(compare)                                                                                     \
     X(extrapolation)
-
-#define APP_VIEW_DECLARE(n) extern const app_view app_view_##n;
-APP_VIEWS(APP_VIEW_DECLARE)
-#undef APP_VIEW_DECLARE
 
 #endif

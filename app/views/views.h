@@ -61,6 +61,8 @@ typedef struct app_view_ctx {
     int main_cols;
     char readout[256]; /* value under the cursor, shown in the status line */
     char notice[256];  /* a note the view wants shown (e.g. "rope has no input table") */
+    double text_k;     /* the last build's text size over the target's: below 1 when the
+                          projector zoom's text stepped down to give the data room (views.c) */
     /* cache of the encoding table for heatmap/similarity/decay */
     pe_matrix table;
     pe_params table_key;
@@ -234,5 +236,11 @@ void app_pow2_label(double e, char *buf, size_t n);
 /* The title block: draws title and subtitle on the whole canvas, returns the rest. */
 fig_rect app_frame(scene *s, const scene_target *t, const fig_theme *th, const char *title,
                    const char *subtitle);
+
+/* Every view, app_view_<name> for each name of view_list.h. */
+#include "view_list.h"
+#define APP_VIEW_DECLARE(n) extern const app_view app_view_##n;
+APP_VIEWS(APP_VIEW_DECLARE)
+#undef APP_VIEW_DECLARE
 
 #endif

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "view_list.h"
+#include "views.h"
 
 static int use_rope(const app_state *st)
 {

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "colormap.h"
-#include "view_list.h"
+#include "views.h"
 
 static const char *const term_title[4] = {
     "(a) content q.k",

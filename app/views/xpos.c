@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "rope_ext.h"
-#include "view_list.h"
+#include "views.h"
 
 #define PICKS 5
 

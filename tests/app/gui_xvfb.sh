@@ -29,7 +29,7 @@ if ! command -v Xvfb >/dev/null; then
     exit
 fi
 d=$((300 + $$ % 200))
-Xvfb ":$d" -screen 0 1280x800x24 -nolisten tcp >/dev/null 2>&1 &
+Xvfb ":$d" -screen 0 1280x800x24 -nolisten tcp -noreset >/dev/null 2>&1 &
 xpid=$!
 for _ in $(seq 1 50); do [ -e "/tmp/.X11-unix/X$d" ] && break; sleep 0.1; done
 # Leak checking is off for these runs only: under X11, Mesa, libdbus and SDL keep allocations

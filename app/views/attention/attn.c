@@ -155,18 +155,6 @@ static void get_rope_base(const app_state *st, char *buf, size_t n)
     snprintf(buf, n, "%.10g", st->attn.rope_base);
 }
 
-void app_attn_state_default(app_attn_state *a)
-{
-    memset(a, 0, sizeof *a);
-    snprintf(a->model_name, sizeof a->model_name, "rope");
-    snprintf(a->preset, sizeof a->preset, "toy");
-    snprintf(a->compare, sizeof a->compare, "alibi");
-    a->attn_scale = APP_SCALE_LINEAR;
-    a->step = -1;
-    a->alibi_scale = 1;
-    a->play_speed = 2;
-}
-
 /* A position experiment applies when a model of its scheme is shown: --model, or --compare in
  * the compare view; a checkpoint path may be any scheme, so it keeps both. */
 static int shows_scheme(const app_state *st, int pe)

@@ -12,7 +12,7 @@
 #include "assets.h"
 #include "attn.h"
 #include "infile.h"
-#include "view_list.h"
+#include "views.h"
 
 #define EX_MAX_MODELS 16
 #define EX_MAX_ROWS   65536

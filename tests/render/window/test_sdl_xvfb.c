@@ -95,8 +95,10 @@ static pid_t start_xvfb(int d)
             dup2(null, 1);
             dup2(null, 2);
         }
-        execlp("Xvfb", "Xvfb", disp, "-screen", "0", "640x480x24", "-nolisten", "tcp", "-displayfd",
-               fdarg, (char *)NULL);
+        /* -noreset: the server otherwise resets when its last client leaves, and a window opened
+         * during the reset (the second one below, on a loaded machine) finds no display */
+        execlp("Xvfb", "Xvfb", disp, "-screen", "0", "640x480x24", "-nolisten", "tcp", "-noreset",
+               "-displayfd", fdarg, (char *)NULL);
         _exit(127);
     }
     close(fds[1]);

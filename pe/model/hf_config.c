@@ -1,5 +1,5 @@
-/* config.c: Hugging Face config.json -> app_model_config (see config.h for the field mapping). */
-#include "config.h"
+/* hf_config.c: Hugging Face config.json -> pe_hf_config (see hf_config.h for the field mapping). */
+#include "hf_config.h"
 
 #include "infile.h"
 
@@ -244,8 +244,8 @@ static int get_factor_list(const cfg_ctx *c, const cfg_obj *o, const char *key, 
  * that and f = max_position_embeddings / L0; otherwise L0 = max_position_embeddings and f =
  * factor. The model is evaluated at seq_len = max_position_embeddings (the long factors); the
  * short ones are --seq-len L0 or less. */
-static int read_longrope(const cfg_ctx *c, const cfg_obj *model, const cfg_obj *o,
-                         app_model_config *m, const char *type)
+static int read_longrope(const cfg_ctx *c, const cfg_obj *model, const cfg_obj *o, pe_hf_config *m,
+                         const char *type)
 {
     pe_rope_scaling *s = &m->params.scaling;
     int rc, ns = 0, nl = 0, have = 0, l0 = 0, have_l0 = 0;
@@ -297,8 +297,7 @@ static int read_longrope(const cfg_ctx *c, const cfg_obj *model, const cfg_obj *
     return PE_OK;
 }
 
-static int read_scaling(const cfg_ctx *c, const cfg_obj *model, const cfg_obj *o,
-                        app_model_config *m)
+static int read_scaling(const cfg_ctx *c, const cfg_obj *model, const cfg_obj *o, pe_hf_config *m)
 {
     pe_rope_scaling *s = &m->params.scaling;
     const char *type = NULL;
@@ -439,7 +438,7 @@ static void name_from_source(char *dst, size_t size, const char *src)
     copy_clean(dst, size, tmp, 1);
 }
 
-static int fill(const cfg_ctx *c, const cJSON *root, app_model_config *m)
+static int fill(const cfg_ctx *c, const cJSON *root, pe_hf_config *m)
 {
     int rc, have = 0;
     const cfg_obj top = {root, ""};
@@ -635,8 +634,14 @@ static int duplicate_key(const cfg_ctx *c, const cJSON *item, const char *path)
     return PE_OK;
 }
 
-int app_config_parse(const char *json_text, const char *source_name, app_model_config *out,
-                     char *err, size_t errlen)
+int pe_hf_json_unique_keys(const cJSON *root, const char *source_name, char *err, size_t errlen)
+{
+    const cfg_ctx c = {source_name && *source_name ? source_name : "config.json", err, errlen};
+    return duplicate_key(&c, root, "");
+}
+
+int pe_hf_config_parse(const char *json_text, const char *source_name, pe_hf_config *out, char *err,
+                       size_t errlen)
 {
     const cfg_ctx c = {source_name && *source_name ? source_name : "config.json", err, errlen};
     if (err && errlen) err[0] = '\0';
@@ -661,7 +666,7 @@ int app_config_parse(const char *json_text, const char *source_name, app_model_c
         cJSON_Delete(root);
         return rc;
     }
-    app_model_config m;
+    pe_hf_config m;
     memset(&m, 0, sizeof m);
     pe_params_default(&m.params);
     rc = fill(&c, root, &m);
@@ -670,7 +675,7 @@ int app_config_parse(const char *json_text, const char *source_name, app_model_c
     return rc;
 }
 
-int app_config_load(const char *path, app_model_config *out, char *err, size_t errlen)
+int pe_hf_config_load(const char *path, pe_hf_config *out, char *err, size_t errlen)
 {
     const cfg_ctx c = {path && *path ? path : "(no path)", err, errlen};
     if (err && errlen) err[0] = '\0';
@@ -680,14 +685,14 @@ int app_config_load(const char *path, app_model_config *out, char *err, size_t e
      * folder are refused at once (infile.h) */
     char *buf = NULL;
     size_t len = 0;
-    int rc = pe_infile_read(path, "--config", APP_CONFIG_MAX_BYTES, &buf, &len, err, errlen);
+    int rc = pe_infile_read(path, "--config", PE_HF_CONFIG_MAX_BYTES, &buf, &len, err, errlen);
     if (rc != PE_OK) return rc == PE_ENOMEM || rc == PE_ECANCELED ? rc : PE_EINVAL;
     buf[len] = '\0';
     if (strlen(buf) != len) {
         rc = cfg_fail(&c, "NUL byte at offset %zu; a config.json is text", strlen(buf));
         goto done;
     }
-    rc = app_config_parse(buf, path, out, err, errlen);
+    rc = pe_hf_config_parse(buf, path, out, err, errlen);
 done:
     free(buf);
     return rc;
