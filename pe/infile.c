@@ -66,7 +66,7 @@ void pe_infile_forget(void)
 
 static const char *kind(mode_t m)
 {
-    return S_ISDIR(m)    ? "is a folder"
+    return S_ISDIR(m)    ? "is a directory"
            : S_ISCHR(m)  ? "is a character device"
            : S_ISBLK(m)  ? "is a block device"
            : S_ISSOCK(m) ? "is a socket"

@@ -81,7 +81,7 @@ int main(void)
 
     /* a folder */
     rc = pe_infile_read(dir, "--config", 1024, &buf, &len, err, sizeof err);
-    TAP_OK(rc == PE_EINVAL && contains(err, "is a folder; a regular file is expected"),
+    TAP_OK(rc == PE_EINVAL && contains(err, "is a directory; a regular file is expected"),
            "a folder is refused (%s)", err);
 
     /* a missing file: the OS's reason; without a what, the message starts with the path */
