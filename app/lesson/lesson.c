@@ -107,9 +107,25 @@ static int is_file(const char *p)
     return stat(p, &sb) == 0 && S_ISREG(sb.st_mode);
 }
 
+/* The shipped lessons in the order a course takes them: why position matters, the absolute
+ * tables, rotation, biases, then what happens past the training length and how it is extended.
+ * Lessons not named here (a user's, dropped into the folder) follow, alphabetically. */
+static const char *const teaching_order[] = {"why-position", "sinusoids",     "rope",
+                                             "alibi",        "extrapolation", "extension"};
+
+static int teaching_rank(const char *name)
+{
+    int n = (int)(sizeof teaching_order / sizeof teaching_order[0]);
+    for (int i = 0; i < n; i++)
+        if (strcmp(name, teaching_order[i]) == 0) return i;
+    return n;
+}
+
 static int cmp_str(const void *a, const void *b)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    const char *x = *(char *const *)a, *y = *(char *const *)b;
+    int rx = teaching_rank(x), ry = teaching_rank(y);
+    return rx != ry ? rx - ry : strcmp(x, y);
 }
 
 int lesson_names(char ***names)

@@ -89,7 +89,8 @@ void lesson_free(lesson *l);
 /* NAME (a shipped lesson: assets/lessons/NAME.lesson) or a file path, into buf. 0 or -1 with a
  * message that lists the shipped lessons. */
 int lesson_resolve(const char *name_or_file, char *buf, size_t n, char *err, size_t errlen);
-/* The shipped lessons' names, sorted; returns the count (names[i] malloc'd, free with
+/* The shipped lessons' names in teaching order (why-position, sinusoids, rope, alibi,
+ * extrapolation, extension; others after them, alphabetically); returns the count (names[i] malloc'd, free with
  * lesson_names_free). */
 int lesson_names(char ***names);
 void lesson_names_free(char **names, int n);
