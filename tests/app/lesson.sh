@@ -28,6 +28,9 @@ done
 list=$("$pelab" lesson --list)
 total=$(echo "$list" | sed -n 's/^[0-9]* lessons, \([0-9]*\) slides.*/\1/p')
 [ "${total:-0}" -ge 40 ]; ok $? "--list counts at least 40 slides in all (${total:-none})"
+order=$(echo "$list" | awk '/slides/ && NF > 2 { print $1 }' | head -6 | tr '\n' ' ')
+[ "$order" = "why-position sinusoids rope alibi extrapolation extension " ]
+ok $? "--list in teaching order ($order)"
 for name in "${names[@]}"; do
     slides=$(grep -c '^slide:' "$lessons/$name.lesson")
     echo "$list" | grep -Eq "^  $name +$slides slides"
