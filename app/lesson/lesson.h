@@ -90,8 +90,8 @@ void lesson_free(lesson *l);
  * message that lists the shipped lessons. */
 int lesson_resolve(const char *name_or_file, char *buf, size_t n, char *err, size_t errlen);
 /* The shipped lessons' names in teaching order (why-position, sinusoids, rope, alibi,
- * extrapolation, extension; others after them, alphabetically); returns the count (names[i] malloc'd, free with
- * lesson_names_free). */
+ * extrapolation, extension; others after them, alphabetically); returns the count (names[i]
+ * malloc'd, free with lesson_names_free). */
 int lesson_names(char ***names);
 void lesson_names_free(char **names, int n);
 
