@@ -15,7 +15,6 @@
 #include "animate.h"
 #include "cli.h"
 #include "commands.h"
-#include "config.h"
 #include "options.h"
 #include "outfile.h"
 #include "progress.h"
