@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 deps=(gcc meson ninja-build pkg-config libncurses-dev libsdl2-dev libcairo2-dev libpng-dev
-      libcjson-dev libgif-dev libimagequant-dev libwebp-dev fonts-dejavu-core)
+      libcjson-dev libgif-dev libimagequant-dev libwebp-dev libpcre2-dev fonts-dejavu-core)
 # clang and its runtimes (libclang-rt-14-dev holds libFuzzer's) build tests/fuzz
 test_deps=(tmux xvfb clang-format poppler-utils zsh fish groff-base clang libclang-rt-14-dev)
 

@@ -6,7 +6,10 @@
 #define PELAB_MODEL_LMI_ARCHS_H
 
 /* One X(<name>) per architecture (continue the macro with a backslash per line). */
-#define LMI_ARCHS(X) X(tiny) /* pelab's own transformer (tiny/lmi_tiny.c): .pelab checkpoints */
+#define LMI_ARCHS(X)                                                                               \
+    X(tiny)    /* pelab's own transformer (tiny/lmi_tiny.c): .pelab checkpoints */                 \
+    X(llama2c) /* llama2.c .bin (lmi_lm.c) */                                                      \
+    X(hf)      /* Hugging Face folders: Llama, Mistral, Qwen2, GPT-2 (lmi_lm.c) */
 
 /* struct, not the typedef: this list includes nothing (lmi.c includes it) */
 #define LMI_ARCH_DECLARE(n) extern const struct lmi_arch lmi_arch_##n;

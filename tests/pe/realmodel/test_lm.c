@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "lm.h"
+#include "lmi.h"
 #include "pe.h"
 #include "ref.h"
 #include "tap.h"
@@ -501,6 +502,102 @@ static void test_llama2c_v1(void)
     lm_close(v);
 }
 
+/* Through the model interface (lmi.h): the registry finds both formats; steps, rows, the RoPE
+ * base and the offset replay exactly what a fresh lm session computes. */
+static void test_lmi(void)
+{
+    char bin[4200], hf[4200], err[512] = "";
+    snprintf(bin, sizeof bin, "%s/stories260K/stories260K.bin", shared_dir);
+    snprintf(hf, sizeof hf, "%s/stories260K-hf-derived/", shared_dir);
+    lmi_model a, b;
+    int rc = lmi_open(&a, bin, err, sizeof err);
+    if (!TAP_OK(rc == PE_OK && strcmp(a.info.arch, "llama2c") == 0 && a.info.kv_heads == 4 &&
+                    strcmp(a.info.pe_name, "rope") == 0 && a.info.rope_base == 10000.0 &&
+                    strcmp(a.info.name, "stories260K.bin") == 0,
+                "lmi_open: stories260K.bin is llama2c, rope, 4 kv heads (%s)", err))
+        return;
+    rc = lmi_open(&b, hf, err, sizeof err);
+    TAP_OK(rc == PE_OK && strcmp(b.info.arch, "hf") == 0 &&
+               strcmp(b.info.name, "stories260K-hf-derived") == 0 && b.info.bos == 1,
+           "lmi_open: the folder is hf, named by the folder (%s)", err);
+    int ids[12] = {1, 403, 407, 261, 378, 432, 383, 286, 261, 376, 298, 315};
+    lmi_session s = {0};
+    lmi_session_init(&s, &a, 16, err, sizeof err);
+    const float *lg = NULL;
+    for (int i = 0; i < 12; i++) lmi_step(&s, ids[i], &lg, err, sizeof err);
+    lm_session ref;
+    lm_session_init(&ref, lm_of_lmi(&a), 16, 1, err, sizeof err);
+    lm_forward(&ref, ids, 12, NULL, err, sizeof err);
+    float w1[16], w2[16];
+    int same = 1;
+    for (int l = 0; l < 5; l++)
+        for (int h = 0; h < 8; h++) {
+            lmi_attn_row(&s, l, h, 11, w1, NULL, NULL, err, sizeof err);
+            lm_attention_row(&ref, l, h, 11, w2, err, sizeof err);
+            same &= memcmp(w1, w2, sizeof w1[0] * 12) == 0;
+        }
+    TAP_OK(s.len == 12 && lg && memcmp(lg, ref.logits, 512 * sizeof *lg) == 0 && same,
+           "12 steps: the logits and every row equal lm_forward's");
+    TAP_OK(lmi_attn_row(&s, 0, 0, 3, w1, w2, NULL, err, sizeof err) == LMI_ENOSPLIT,
+           "RoPE has no content/position split (%s)", err);
+    /* RoPE base 20000: the replay equals a fresh session with that base */
+    pe_params p = (lm_of_lmi(&a))->c.rope;
+    p.base = 20000.0;
+    lm_session_reset(&ref);
+    lm_session_set_rope(&ref, &p, err, sizeof err);
+    lm_forward(&ref, ids, 12, NULL, err, sizeof err);
+    rc = lmi_set_rope_base(&s, 20000.0, err, sizeof err);
+    TAP_OK(rc == PE_OK && s.rope_base == 20000.0 &&
+               memcmp(s.logits, ref.logits, 512 * sizeof *lg) == 0,
+           "set_rope_base replays the tokens under the new base (%s)", err);
+    /* offset 100: the same as a fresh session at offset 100 */
+    lm_session_reset(&ref);
+    ref.offset = 100;
+    lm_forward(&ref, ids, 12, NULL, err, sizeof err);
+    rc = lmi_set_offset(&s, 100, err, sizeof err);
+    TAP_OK(rc == PE_OK && memcmp(s.logits, ref.logits, 512 * sizeof *lg) == 0,
+           "set_offset replays at positions 100.. (%s)", err);
+    lm_session_reset(&ref);
+    ref.offset = 0;
+    lm_forward(&ref, ids, 12, NULL, err, sizeof err);
+    TAP_OK(memcmp(s.logits, ref.logits, 512 * sizeof *lg) != 0, "and the shift changed the logits");
+    lmi_token tk[8];
+    TAP_OK(lmi_tokenize(&a, "Once", 4, tk, 4, err, sizeof err) < 0 && strstr(err, "--ids") &&
+               strstr(err, "looked for"),
+           "no tokenizer beside it: text is refused naming what was looked for (%s)", err);
+    char txt[16];
+    TAP_OK(lmi_token_text(&a, 403, txt, sizeof txt) > 0 && strcmp(txt, "[403]") == 0,
+           "token text without a tokenizer is the id");
+    char tp[4300];
+    snprintf(tp, sizeof tp, "%s/stories260K/tok512.bin", shared_dir);
+    rc = lm_lmi_set_tokenizer(&a, tp, err, sizeof err);
+    int nt = rc == PE_OK ? lmi_tokenize(&a, "Once upon", 9, tk, 8, err, sizeof err) : -1;
+    /* run.c's encode of "Once upon" with BOS; the spans cover the typed bytes */
+    int spans_ok =
+        nt >= 2 && tk[0].id == 1 && tk[0].start == 0 && tk[0].end == 0 && tk[nt - 1].end == 9;
+    for (int i = 1; i < nt; i++) spans_ok &= tk[i].start == tk[i - 1].end;
+    TAP_OK(spans_ok,
+           "--tokenizer tok512.bin: \"Once upon\" is BOS + %d tokens whose spans cover "
+           "it in order (%s)",
+           nt - 1, err);
+    TAP_OK(lmi_token_text(&a, 403, txt, sizeof txt) > 0 && strcmp(txt, "[403]") != 0,
+           "and token 403 shows its text (\"%s\")", txt);
+    lmi_model tiny;
+    char tinyp[4300];
+    snprintf(tinyp, sizeof tinyp, "%s/assets/models/rope.pelab",
+             getenv("PELAB_SRC") ? getenv("PELAB_SRC") : ".");
+    if (lmi_open(&tiny, tinyp, err, sizeof err) == PE_OK) {
+        TAP_OK(lm_of_lmi(&tiny) == NULL &&
+                   lm_lmi_set_tokenizer(&tiny, tp, err, sizeof err) == PE_EINVAL,
+               "a shipped model keeps its own vocabulary (%s)", err);
+        lmi_close(&tiny);
+    }
+    lm_session_free(&ref);
+    lmi_session_free(&s);
+    lmi_close(&a);
+    lmi_close(&b);
+}
+
 static void test_budget(void)
 {
     char path[4200], err[512] = "";
@@ -544,6 +641,7 @@ int main(void)
     test_shards();
     test_gpt2();
     test_llama2c_v1();
+    test_lmi();
     test_budget();
     cJSON_Delete(hf_ref);
     char cmd[4400];
