@@ -536,6 +536,17 @@ static void model_close(app_attn *a)
     a->pe = NULL;
 }
 
+static int load(app_attn *a, const char *name, char *err, size_t errlen);
+
+int app_attn_check_model(const char *name, char *err, size_t errlen)
+{
+    app_attn a;
+    memset(&a, 0, sizeof a);
+    int rc = load(&a, name, err, errlen);
+    app_attn_free(&a);
+    return rc;
+}
+
 void app_attn_free(app_attn *a)
 {
     run_free(a);
