@@ -456,6 +456,7 @@ static void draw_bars(actx *c, const app_attn *a, fig_rect r, int head)
 {
     const float *row = row_of(c, a, head);
     if (!row) return;
+    scene_name_panel(c->s, "bars"); /* the attends-to bars (a list of them in the terminal) */
     if (c->t->cells)
         bars_cells(c, a, r, row, head);
     else
@@ -559,6 +560,7 @@ static void draw_multiples(actx *c, const app_attn *a, fig_rect r, int chosen)
             cell.y = 2 * floor(cell.y / 2);
         }
         if (side < 2) continue;
+        scene_name_panel(c->s, "heads"); /* the small multiples, one matrix a head */
         double x = cell.x + (cell.w - side) / 2, y = cell.y + lh;
         if (t->cells) x = floor(x);
         char lab[32];
@@ -589,6 +591,7 @@ static void draw_head_matrix(actx *c, app_view_ctx *vc, const app_attn *a, fig_r
     int n1 = c->step + 1;
     float *m = matrix_of(c, a, head);
     if (!m) return;
+    scene_name_panel(c->s, "matrix"); /* the chosen head's matrix, or the heads' mean */
     const char *lab = "query i";
     /* square cells read best: no wider than the height allows (plus the labels) */
     int bare = with_bar == 2;
@@ -656,6 +659,7 @@ static void draw_top5(actx *c, const app_attn *a, fig_rect r, int compact)
     double lh = line_h(t), size = t->cells ? 1 : 0.85;
     char buf[160], cut[160], wb[64];
     int nxt = c->step + 1 < a->n ? a->tok[c->step + 1].id : -1;
+    scene_name_panel(c->s, "next-token");
     if (compact) { /* one line: "next: ball .41  toy .12 ..." */
         /* as many whole candidates as fit: a list loses its tail, never half a word */
         size_t u = (size_t)snprintf(buf, sizeof buf, "next:");
