@@ -1,7 +1,9 @@
 /* cmd_generate.c: `pelab generate`, a real checkpoint (llama2.c .bin, Hugging Face folder) run
  * forward from a prompt, greedy by default, as llama2.c's run.c does it: --steps counts the
- * positions run (prompt included), every token after the first is printed, and a llama2.c model
- * stops when it produces BOS, a Hugging Face one at its EOS. */
+ * positions run (prompt included), every token after the first is printed (run.c's streaming
+ * decode), and a llama2.c model stops when it produces BOS, a Hugging Face one at its EOS.
+ * The tokenizer is --tokenizer FILE or the one beside the model (pe/model/tok.h); ids in
+ * (--ids) and out (--print-ids) need none. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdint.h>
@@ -14,6 +16,7 @@
 #include "lm.h"
 #include "lmi.h"
 #include "outfile.h"
+#include "tok.h"
 
 static int gen_int(const char *opt, const char *s, long lo, long hi, long *out)
 {
@@ -81,12 +84,16 @@ void app_generate_usage(FILE *f)
             "usage: pelab generate --model M [--ids 1,2,3] [options]\n"
             "Run a llama2.c .bin or a Hugging Face folder forward, greedy unless --temperature.\n"
             "  --model M           a llama2.c .bin, a Hugging Face folder or a file inside one\n"
+            "  --tokenizer T       tokenizer.json, tokenizer.model, a llama2.c tokenizer.bin\n"
+            "                      (default: the one beside the model)\n"
+            "  --prompt TEXT       the prompt as text (encoded with BOS, as run.c does)\n"
             "  --ids 1,2,3         the prompt as token ids (default: the model's BOS)\n"
             "  --steps N           positions to run, the prompt included (256; at most the\n"
             "                      model's context)\n"
             "  --temperature T     0 = greedy (default); > 0 samples from softmax(logits / T)\n"
             "  --seed S            the sampler's seed (0)\n"
-            "  --print-ids         print the ids of the sequence (comma-separated)\n"
+            "  --print-ids         print the ids of the sequence (comma-separated) instead of\n"
+            "                      its text\n"
             "  --logits-out F.npy  float32 logits (positions, vocabulary) of every position run\n"
             "  --threads N         0 = the CPUs free now (default)\n");
 }
@@ -110,6 +117,25 @@ static int write_npy(const char *path, const float *data, int rows, int cols, ch
     fputc('\n', of.fp);
     fwrite(data, sizeof *data, (size_t)rows * (size_t)cols, of.fp);
     return outfile_commit(&of, err, errlen);
+}
+
+/* The text of ids[1..n), piece by piece as run.c prints it: a piece that is one byte neither
+ * printable nor white space is skipped (run.c's safe_printf; it also keeps raw control bytes
+ * off the terminal). */
+static void print_text(const pe_tok *tok, const int *ids, int n)
+{
+    char buf[512];
+    for (int i = 1; i < n; i++) {
+        int len = pe_tok_decode_next(tok, ids[i - 1], ids[i], buf, sizeof buf);
+        if (len <= 0) continue;
+        if (len >= (int)sizeof buf) len = (int)sizeof buf - 1;
+        unsigned char b = (unsigned char)buf[0];
+        if (len == 1 && !((b >= 0x20 && b < 0x7f) || b == '\n' || b == '\t' || b == '\r' ||
+                          b == '\v' || b == '\f'))
+            continue;
+        fwrite(buf, 1, (size_t)len, stdout);
+    }
+    printf("\n");
 }
 
 int app_cmd_generate(int argc, char **argv)
@@ -221,16 +247,6 @@ int app_cmd_generate(int argc, char **argv)
                 outfile_is_stdout(logits_path) ? "--logits-out -: names a .npy file" : err);
         return 2;
     }
-    if (prompt || tok_path || !print_ids) {
-        /* Text in or out needs a tokenizer; the real ones are not part of this build yet. */
-        fprintf(stderr,
-                "pelab generate: %s needs a tokenizer, which this build cannot read yet; give "
-                "--ids and --print-ids\n",
-                prompt     ? "--prompt"
-                : tok_path ? "--tokenizer"
-                           : "printing text");
-        return 2;
-    }
     lm_model *m = NULL;
     if (lm_open(model_path, &m, err, sizeof err) != PE_OK) {
         fprintf(stderr, "pelab generate: %s\n", err);
@@ -241,17 +257,46 @@ int app_cmd_generate(int argc, char **argv)
     float *all = NULL;
     size_t held = 0;
     lm_session s = {0};
-    if (ids_arg) {
+    pe_tok *tok = NULL;
+    /* Text in or out needs a tokenizer; ids in and out need none. */
+    if (prompt || tok_path || !print_ids) {
+        tok = pe_tok_open(tok_path ? tok_path : model_path, err, sizeof err);
+        if (!tok) {
+            fprintf(stderr, "pelab generate: %s%s\n", err,
+                    tok_path ? ""
+                             : " (--tokenizer FILE names one; --ids and --print-ids need none)");
+            goto out;
+        }
+        if (pe_tok_vocab_size(tok) > V) {
+            fprintf(stderr,
+                    "pelab generate: %s has %d tokens, more than the model's vocabulary of %d: "
+                    "not this model's tokenizer\n",
+                    pe_tok_path(tok), pe_tok_vocab_size(tok), V);
+            goto out;
+        }
+    }
+    if (prompt) {
+        pe_tok_ids ti = {0};
+        if (pe_tok_encode(tok, prompt, strlen(prompt), PE_TOK_BOS, &ti, err, sizeof err) < 0 ||
+            ti.n == 0) {
+            fprintf(stderr, "pelab generate: --prompt: %s\n", ti.n ? err : "no tokens");
+            pe_tok_ids_free(&ti);
+            goto out;
+        }
+        ids = ti.ids; /* taken over; the spans are not needed */
+        n_prompt = ti.n;
+        free(ti.spans);
+    } else if (ids_arg) {
         if (app_parse_ids("generate", ids_arg, V, &ids, &n_prompt)) {
-            lm_close(m);
-            return 2;
+            rc = 2;
+            goto out;
         }
     } else {
         if (c->bos_id < 0) {
             fprintf(stderr, "pelab generate: %s names no BOS token; give the prompt with --ids\n",
                     model_path);
-            lm_close(m);
-            return 2;
+            rc = 2;
+            goto out;
         }
         ids = malloc(sizeof *ids);
         if (ids) ids[0] = c->bos_id, n_prompt = 1;
@@ -298,6 +343,8 @@ int app_cmd_generate(int argc, char **argv)
     if (print_ids) {
         for (int i = 0; i < n; i++) printf("%s%d", i ? "," : "", ids[i]);
         printf("\n");
+    } else {
+        print_text(tok, ids, n);
     }
     if (fflush(stdout) != 0) {
         fprintf(stderr, "pelab generate: standard output: %s\n", strerror(errno));
@@ -317,6 +364,7 @@ out:
     free(all);
     if (held) pe_mem_release(held);
     free(ids);
+    pe_tok_free(tok);
     lm_close(m);
     return rc;
 }

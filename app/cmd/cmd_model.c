@@ -533,7 +533,9 @@ void app_eval_usage(FILE *f)
                "  --tokens N        held-out tokens (32768)\n"
                "  --bin N           positions per table row (ctx / 8; 1 = every position)\n"
                "  --threads N       0 = all cores\n"
-               "  --story DIR       grammar directory (assets/story)\n");
+               "  --story DIR       grammar directory (assets/story)\n"
+               "A real checkpoint over a text: pelab eval --model M --text FILE (pelab eval "
+               "--model M --help).\n");
 }
 
 typedef struct eval_row {
@@ -553,6 +555,10 @@ static double mean_range(const eval_row *r, int a, int b)
 
 int app_cmd_eval(int argc, char **argv)
 {
+    /* a real checkpoint (llama2.c, Hugging Face) over a text: cmd_eval_lm.c */
+    for (int i = 1; i < argc; i++)
+        if (!strncmp(argv[i], "--model", 7) || !strncmp(argv[i], "--text", 6))
+            return app_cmd_eval_lm(argc, argv);
     enum { O_EXTRA = 256, O_TOKENS, O_BIN, O_THREADS, O_STORY, O_HELP };
     static const struct option opts[] = {{"extrapolate", 0, 0, O_EXTRA}, {"output", 1, 0, 'o'},
                                          {"tokens", 1, 0, O_TOKENS},     {"bin", 1, 0, O_BIN},

@@ -17,6 +17,10 @@ void app_generate_usage(FILE *f);
  * message on stderr naming cmd and the bad entry. */
 int app_parse_ids(const char *cmd, const char *s, int vocab, int **out, int *n);
 
+/* `pelab eval --model M --text FILE` (cmd_eval_lm.c): app_cmd_eval hands over to it. */
+int app_cmd_eval_lm(int argc, char **argv);
+void app_eval_lm_usage(FILE *f);
+
 typedef struct model model;
 /* Save a checkpoint through the output module (render/outfile.c): a unique temporary renamed
  * into place, a link's target replaced, a device written directly. Returns 0 or -1 with
