@@ -7,6 +7,17 @@
 #include "explorer.h"
 #include "lesson.h"
 #include "options.h"
+#include "outfile.h"
+#include "textclean.h"
+
+/* A name the user gave, as standard output shows it: control characters written out (\x1b),
+ * bytes that are not UTF-8 as U+FFFD (issue 28: a file named ESC ] 0 ; ... set the terminal's
+ * title through "FILE: ok"). Standard error is cleaned by main.c. */
+static const char *shown(const char *s, char *buf, size_t n)
+{
+    text_clean(buf, n, s, strlen(s), 0);
+    return buf;
+}
 
 /* A hint's key is good when pressing it on the slide does something: the explorer answers an
  * unbound key, or one that does not apply to this view, with an error message. */
@@ -84,7 +95,9 @@ static int cmd_check(int n, char **files)
             bad++;
             continue;
         }
-        printf("%s: ok, %d slide%s\n", files[i], l.n, l.n == 1 ? "" : "s");
+        char name[3 * 1024];
+        printf("%s: ok, %d slide%s\n", shown(files[i], name, sizeof name), l.n,
+               l.n == 1 ? "" : "s");
         lesson_free(&l);
     }
     return bad ? 2 : 0;
@@ -107,6 +120,8 @@ static int lesson_main(int argc, char **argv, int gui)
             list = 1;
         } else if (strcmp(a, "--check") == 0) {
             check = 1;
+        } else if (strcmp(a, "--force") == 0) {
+            outfile_set_force(1);
         } else if (strcmp(a, "--frames") == 0 || strcmp(a, "--slide") == 0) {
             if (i + 1 >= argc ||
                 app_parse_int(a + 2, argv[i + 1], 1, a[2] == 'f' ? 1000000 : LESSON_MAX_SLIDES,
@@ -126,7 +141,7 @@ static int lesson_main(int argc, char **argv, int gui)
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr,
                     "pelab lesson: %s: unknown option (allowed --list, --check, "
-                    "--handout FILE.pdf, --help)\n",
+                    "--handout FILE.pdf, --force, --help)\n",
                     a);
             return 2;
         } else if (np < 64) {
@@ -167,9 +182,12 @@ static int lesson_main(int argc, char **argv, int gui)
         return 2;
     }
     lesson l;
-    if (lesson_load(&l, path, key_bound, stderr) != 0) {
-        fprintf(stderr, "pelab lesson: %s has problems (listed above); nothing was started\n",
-                pos[0]);
+    int problems = lesson_load(&l, path, key_bound, stderr);
+    if (problems != 0) {
+        /* one problem is its own line (FILE:LINE: what), as a usage error is */
+        if (problems > 1)
+            fprintf(stderr, "pelab lesson: %s has problems (listed above); nothing was started\n",
+                    pos[0]);
         return 2;
     }
     snprintf(l.name, sizeof l.name, "%s", pos[0]);
@@ -179,7 +197,7 @@ static int lesson_main(int argc, char **argv, int gui)
         if (rc != 0)
             fprintf(stderr, "pelab lesson: %s\n", err);
         else
-            printf("%s: %d pages\n", handout, l.n);
+            printf("%s: %d pages\n", shown(handout, path, sizeof path), l.n);
     } else if (start > l.n) {
         fprintf(stderr, "%s: --slide %ld: %s has %d slides\n", me, start, pos[0], l.n);
         rc = 2;

@@ -18,6 +18,7 @@
 
 #include "assets.h"
 #include "cmd_model.h"
+#include "infile.h"
 #include "model.h"
 #include "outfile.h"
 #include "textclean.h"
@@ -121,6 +122,33 @@ static int check_ext(const char *cmd, const char *path, const char *ext, const c
     if (n > e && strcasecmp(path + n - e, ext) == 0 && path[n - e - 1] != '/') return 0;
     fprintf(stderr, "pelab %s: -o %s: %s is written to a file ending in %s\n", cmd, path, what,
             ext);
+    return -1;
+}
+
+/* What an existing regular file at path must start with to be replaced: what this command
+ * writes (a checkpoint, pelab's CSV). A PNG that happens to be named p.pelab, or someone's
+ * table named m.csv, is another program's file: refused, the name tells nothing (issue 28).
+ * An empty file, a new name or a device pass; --force replaces anything. */
+static int check_contents(const char *cmd, const char *path, const char *magic, const char *what)
+{
+    if (outfile_forced() || outfile_is_special(path)) return 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0; /* a new file (outfile_check told the rest) */
+    char head[64] = "";
+    size_t n = fread(head, 1, sizeof head, f);
+    fclose(f);
+    if (n == 0) return 0;
+    /* magic: the beginnings allowed, separated by '|' */
+    for (const char *m = magic; *m;) {
+        size_t k = strcspn(m, "|");
+        if (n >= k && memcmp(head, m, k) == 0) return 0;
+        m += k + (m[k] == '|');
+    }
+    char name[3 * 1024];
+    fprintf(stderr,
+            "pelab %s: -o %s: the file exists and is not %s written by pelab; name a new file "
+            "(or --force replaces it)\n",
+            cmd, shown(path, name, sizeof name), what);
     return -1;
 }
 
@@ -247,6 +275,7 @@ int app_cmd_train(int argc, char **argv)
         O_SAVE,
         O_STORY,
         O_QUIET,
+        O_FORCE,
         O_HELP
     };
     static const struct option opts[] = {{"pe", 1, 0, O_PE},
@@ -276,6 +305,7 @@ int app_cmd_train(int argc, char **argv)
                                          {"save-every", 1, 0, O_SAVE},
                                          {"story", 1, 0, O_STORY},
                                          {"quiet", 0, 0, O_QUIET},
+                                         {"force", 0, 0, O_FORCE},
                                          {"help", 0, 0, O_HELP},
                                          {0, 0, 0, 0}};
     const char *pe = NULL, *out = NULL, *story = NULL;
@@ -395,6 +425,9 @@ int app_cmd_train(int argc, char **argv)
         case O_STORY:
             story = optarg;
             break;
+        case O_FORCE:
+            outfile_set_force(1);
+            break;
         case O_QUIET:
             quiet = 1;
             break;
@@ -436,6 +469,7 @@ int app_cmd_train(int argc, char **argv)
         return 2;
     }
     if (check_ext("train", out, ".pelab", "a checkpoint")) return 2;
+    if (check_contents("train", out, "PELABMDL", "a checkpoint")) return 2;
     if (story_dir(story, dir, sizeof dir)) return 1;
     model_grammar g;
     if (model_grammar_load(&g, dir, err, sizeof err)) {
@@ -559,11 +593,11 @@ int app_cmd_eval(int argc, char **argv)
     for (int i = 1; i < argc; i++)
         if (!strncmp(argv[i], "--model", 7) || !strncmp(argv[i], "--text", 6))
             return app_cmd_eval_lm(argc, argv);
-    enum { O_EXTRA = 256, O_TOKENS, O_BIN, O_THREADS, O_STORY, O_HELP };
-    static const struct option opts[] = {{"extrapolate", 0, 0, O_EXTRA}, {"output", 1, 0, 'o'},
-                                         {"tokens", 1, 0, O_TOKENS},     {"bin", 1, 0, O_BIN},
-                                         {"threads", 1, 0, O_THREADS},   {"story", 1, 0, O_STORY},
-                                         {"help", 0, 0, O_HELP},         {0, 0, 0, 0}};
+    enum { O_EXTRA = 256, O_TOKENS, O_BIN, O_THREADS, O_STORY, O_FORCE, O_HELP };
+    static const struct option opts[] = {
+        {"extrapolate", 0, 0, O_EXTRA}, {"output", 1, 0, 'o'},        {"tokens", 1, 0, O_TOKENS},
+        {"bin", 1, 0, O_BIN},           {"threads", 1, 0, O_THREADS}, {"story", 1, 0, O_STORY},
+        {"force", 0, 0, O_FORCE},       {"help", 0, 0, O_HELP},       {0, 0, 0, 0}};
     int extra = 0, tokens = 32768, bin = 0, threads = 0, ch;
     const char *csv = NULL, *story = NULL;
     optind = 1;
@@ -588,6 +622,9 @@ int app_cmd_eval(int argc, char **argv)
             break;
         case O_STORY:
             story = optarg;
+            break;
+        case O_FORCE:
+            outfile_set_force(1);
             break;
         case O_HELP:
         case 'h':
@@ -621,12 +658,15 @@ int app_cmd_eval(int argc, char **argv)
                         "a .csv file\n");
         return 2;
     }
-    /* checked before the minutes of evaluation, not after */
+    /* checked before the minutes of evaluation, not after; the models are inputs, which -o
+     * may not name */
+    for (int i = optind; i < argc; i++) pe_infile_note(argv[i]);
     if (csv && outfile_check(csv, err, sizeof err) < 0) {
         fprintf(stderr, "pelab eval: %s\n", err);
         return 2;
     }
     if (csv && check_ext("eval", csv, ".csv", "the per-position table (CSV)")) return 2;
+    if (csv && check_contents("eval", csv, "# pelab eval|position,", "a table")) return 2;
     if (story_dir(story, dir, sizeof dir)) return 1;
     model_grammar g;
     if (model_grammar_load(&g, dir, err, sizeof err)) {

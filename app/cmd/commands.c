@@ -53,6 +53,7 @@ static const app_cmd_opt export_opts[] = {
     {"dither", 'T', 0, NULL, "GIF: dither to the palette (default off: flat figures)", NULL, NULL},
     {"size", 'S', 0, "WxH{in,cm,px}",
      "figure size with a unit, at --dpi (6x4in, 16x10cm, 800x600px)", NULL, NULL},
+    {"force", 'f', 0, NULL, "replace a read-only output file (refused without it)", NULL, NULL},
     {"help", '?', 0, NULL, "the options", NULL, NULL},
     {NULL, 0, 0, NULL, NULL, NULL, NULL},
 };
@@ -75,6 +76,7 @@ static const app_cmd_opt lesson_opts[] = {
     {"check", 'K', 0, "FILE", "report every problem of a lesson file as FILE:LINE: message",
      "lesson", NULL},
     {"handout", 'H', 0, "FILE.pdf", "one page per slide", "pdf", NULL},
+    {"force", 'f', 0, NULL, "replace a read-only handout (refused without it)", NULL, NULL},
     {"slide", 'S', 0, "N", "start at slide N", NULL, NULL},
     {"frames", 'F', 0, "N", "draw N frames and exit (for tests)", NULL, NULL},
     {"help", '?', 0, NULL, "the usage", NULL, NULL},

@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "options.h"
+#include "infile.h"
 #include "outfile.h"
 #include "progress.h"
 #include "raster.h"
@@ -589,7 +590,8 @@ int app_cmd_export(int argc, char **argv)
     app_anim anim;
     app_anim_default(&anim);
     const char *size_arg = NULL;
-    int animate = 0, anim_only = 0; /* anim_only: an animation option, without --animate */
+    int animate = 0, anim_only = 0, quality_set = 0,
+        dither_set = 0; /* anim_only: an animation option, without --animate */
 
     /* the view may come first as a word */
     int first = 1;
@@ -639,6 +641,13 @@ int app_cmd_export(int argc, char **argv)
             size_arg = v;
             break;
         case 'A':
+            if (animate) { /* the second one replaced the first without a word (issue 28) */
+                fprintf(stderr,
+                        "pelab export: --animate %s: one animation at a time (--animate given "
+                        "twice)\n",
+                        v);
+                return 2;
+            }
             if (app_anim_parse(v, &anim, err, sizeof err) < 0) {
                 fprintf(stderr, "pelab export: %s\n", err);
                 return 2;
@@ -666,6 +675,7 @@ int app_cmd_export(int argc, char **argv)
                 return 2;
             }
             anim_only = 'Q';
+            quality_set = 1;
             break;
         case 'X':
             anim.free_axes = 1;
@@ -674,9 +684,13 @@ int app_cmd_export(int argc, char **argv)
         case 'T':
             anim.dither = 1;
             anim_only = 'T';
+            dither_set = 1;
             break;
         case 'F':
             format = v;
+            break;
+        case 'f':
+            outfile_set_force(1);
             break;
         case '?':
             export_usage(stdout);
@@ -726,6 +740,21 @@ int app_cmd_export(int argc, char **argv)
                 name);
         return 2;
     }
+    /* each writer's own option on another format was ignored without a word (issue 28) */
+    if (animate && quality_set && app_anim_kind_of(out) != APP_ANIM_WEBP) {
+        fprintf(stderr,
+                "pelab export: --quality: only for WebP animations (-o FILE.webp); -o %s "
+                "is not one\n",
+                out);
+        return 2;
+    }
+    if (animate && dither_set && app_anim_kind_of(out) != APP_ANIM_GIF) {
+        fprintf(stderr,
+                "pelab export: --dither: only for GIF animations (-o FILE.gif); -o %s "
+                "is not one\n",
+                out);
+        return 2;
+    }
     if (animate && format) {
         fprintf(stderr,
                 "pelab export: --format %s: not for animations (the format follows -o: "
@@ -733,6 +762,11 @@ int app_cmd_export(int argc, char **argv)
                 format);
         return 2;
     }
+    /* the files this export reads: -o may not name one of them (outfile.h); --config was read
+     * already, the others are read during the work */
+    pe_infile_note(st.attn.data_path);
+    pe_infile_note(st.attn.model_name);
+    pe_infile_note(st.attn.compare);
     if (animate)
         rc = app_anim_export(&st, &anim, out, &o, err, sizeof err);
     else
