@@ -677,8 +677,7 @@ static char *read_text(reader *r)
         int len = c ? text_utf8_len((const unsigned char *)buf + i, n - i) : 0;
         int ok = len > 0 && !text_is_nonchar((const unsigned char *)buf + i, (size_t)len);
         int ctl = c && (c < 0x20 || c == 0x7f) && c != '\n' && c != '\r' && c != '\t';
-        if (!ok || ctl) {
-            free(buf);
+        if (!ok || ctl) { /* buf is read to say what is wrong, then freed */
             if (ctl)
                 problem(r, line, "a control character (0x%02x at offset %zu): a lesson is text", c,
                         i);
@@ -702,6 +701,7 @@ static char *read_text(reader *r)
                 problem(r, line, "%s (byte 0x%02x at offset %zu): a lesson is UTF-8 text", kind, c,
                         i);
             }
+            free(buf);
             return NULL;
         }
         if (c == '\n') line++;
