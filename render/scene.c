@@ -100,6 +100,7 @@ void scene_reset(scene *s, double width, double height, uint32_t background)
     s->cut_example[0] = '\0';
     s->main_x = s->main_y = s->main_w = s->main_h = 0.0;
     s->main_name[0] = '\0';
+    s->n_panels = 0;
     if (s->ranges) memset(s->ranges->seen, 0, sizeof s->ranges->seen);
 }
 
@@ -235,6 +236,19 @@ void scene_mark_main(scene *s, double x, double y, double w, double h, const cha
     s->main_w = w > 0 ? w : 0;
     s->main_h = h > 0 ? h : 0;
     snprintf(s->main_name, sizeof s->main_name, "%s", name ? name : "main");
+}
+
+void scene_name_panel(scene *s, const char *name)
+{
+    if (!name || scene_has_panel(s, name) || s->n_panels >= SCENE_MAX_PANELS) return;
+    snprintf(s->panels[s->n_panels++], sizeof s->panels[0], "%s", name);
+}
+
+int scene_has_panel(const scene *s, const char *name)
+{
+    for (int i = 0; i < s->n_panels; i++)
+        if (strcmp(s->panels[i], name) == 0) return 1;
+    return 0;
 }
 
 void scene_note_cut(scene *s, const char *str)

@@ -444,6 +444,35 @@ static int ext_build(app_view_ctx *c, const app_state *st, scene *s, const scene
         names[i] = app_ext_method_label(res->ms[i]);
         colors[i] = th->series[res->ms[i] % 8];
     }
+    /* Methods that run along an earlier one (none and llama3 agree up to about L0; in a braille
+     * cell the curve drawn last takes the colour, so the first vanished under the second): one
+     * that stays within 2% of the plot's height of an earlier curve over a third of the
+     * distances is drawn dashed, a third such one dotted, after the solid ones, and the legend
+     * says so. With both kinds shown the dashes already mean the score. */
+    unsigned styles[APP_EXT_METHODS] = {0};
+    char styled[APP_EXT_METHODS][64];
+    for (int i = 0; kinds != 3 && i < nm; i++) {
+        const double *yi = ys + (size_t)i * n;
+        int near_before = 0;
+        for (int j = 0; j < i; j++) {
+            const double *yj = ys + (size_t)j * n;
+            int close = 0, both = 0;
+            for (int k = 0; k < n; k++) {
+                if (!isfinite(yi[k]) || !isfinite(yj[k])) continue;
+                both++;
+                close += fabs(yi[k] - yj[k]) < (hi - lo) * 0.02;
+            }
+            near_before += both > 0 && close * 3 >= both;
+        }
+        if (!near_before) continue;
+        styles[i] = near_before == 1 ? SCENE_DASHED : SCENE_DOTTED;
+        /* a terminal's two-cell legend sample cannot show dashes from dots: the name says it */
+        if (t->cells) {
+            snprintf(styled[i], sizeof styled[i], "%s (%s)", names[i],
+                     styles[i] == SCENE_DASHED ? "dashed" : "dotted");
+            names[i] = styled[i];
+        }
+    }
     /* a plot too short for the legend inside (projector zoom) gets it above */
     fig_legend_slot slot = fig_legend_take(t, &area, names, nm);
     fig_axes a = fig_axes_draw(s, t, th, area, 1, T, lo - (lo < 0 ? pad : 0), hi + pad,
@@ -455,11 +484,18 @@ static int ext_build(app_view_ctx *c, const app_state *st, scene *s, const scene
                    SCENE_RULE);
     double lw = t->cells ? 0 : fmax(1.2, t->hairline * 1.5);
     /* the original underneath and widest, so a method that coincides with it still shows it */
-    for (int row = 0; row < rows; row++) {
-        int i = row % nm, kind = kinds == 3 ? row / nm : 0;
-        fig_curve(s, &a, r, ys + (size_t)row * n, (size_t)n, colors[i],
-                  t->cells ? 0 : (res->ms[i] == 0 ? lw * 2.5 : lw), kind == 1 ? SCENE_DASHED : 0);
-    }
+    for (unsigned pass = 0; pass < 3; pass++)
+        for (int row = 0; row < rows; row++) {
+            int i = row % nm, kind = kinds == 3 ? row / nm : 0;
+            unsigned want = pass == 0 ? 0u : pass == 1 ? (unsigned)SCENE_DASHED : SCENE_DOTTED;
+            if (styles[i] != want) continue;
+            double w = t->cells                    ? 0
+                       : styles[i] == SCENE_DOTTED ? lw * 3
+                       : res->ms[i] == 0           ? lw * 2.5
+                                                   : lw;
+            fig_curve(s, &a, r, ys + (size_t)row * n, (size_t)n, colors[i], w,
+                      kind == 1 ? SCENE_DASHED : styles[i]);
+        }
     char lab[48];
     snprintf(lab, sizeof lab, "L0 = %s", l0s);
     fig_vmark(s, t, th, &a, L0, lab);
@@ -468,8 +504,8 @@ static int ext_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     fig_axes la = a;
     double lx = fig_x(&a, L0) - (t->cells ? 1 : t->char_w);
     if (lx - a.area.x > a.area.w * 0.3) la.area.w = lx - a.area.x;
-    if (!fig_legend_in_slot(s, t, th, &slot, names, colors, NULL, nm))
-        fig_legend(s, t, th, &la, names, colors, nm, 0);
+    if (!fig_legend_in_slot(s, t, th, &slot, names, colors, styles, nm))
+        fig_legend_styled(s, t, th, &la, names, colors, styles, nm, 0);
 
     c->main = a;
     fig_mark_main(s, a.area, "plot");
