@@ -13,6 +13,8 @@
 #include "views.h"
 
 int app_cmd_bench(int argc, char **argv);
+int app_cmd_tokenize(int argc, char **argv); /* cmd_tokenize.c */
+void app_tokenize_usage(FILE *f);
 static int cmd_list(int argc, char **argv);
 static int cmd_help(int argc, char **argv);
 static int cmd_version(int argc, char **argv);
@@ -99,6 +101,9 @@ static const app_command commands[] = {
     {"generate", "--model M [--ids 1,2,3] [--steps N] [options]",
      "run a llama2.c or Hugging Face checkpoint forward (greedy or sampled)", app_cmd_generate, 0,
      NULL, NULL, NULL, app_generate_usage},
+    {"tokenize", "--tokenizer FILE [--ids] TEXT|-",
+     "the tokens a real tokenizer cuts a text into, with their ids", app_cmd_tokenize, 0, NULL,
+     NULL, NULL, app_tokenize_usage},
     {"bench", "[--quick]", "speed figures for this machine", app_cmd_bench, 0, NULL, bench_opts,
      NULL, NULL},
     {"list", "", "encodings, views and colormaps", cmd_list, 0, NULL, NULL, NULL, NULL},
