@@ -17,6 +17,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "textclean.h"
 #include "raster_svg.h"
 
 /* v with at most two decimals and no trailing zeros ("12.5", "3", "-0.25") */
@@ -40,10 +41,15 @@ static void color(FILE *fp, uint32_t c)
     fprintf(fp, "#%06x", (unsigned)(c & 0xffffffu));
 }
 
-/* text content or an attribute value, escaped */
-static void escaped(FILE *fp, const char *s)
+/* text content or an attribute value, cleaned (invalid UTF-8 and noncharacters as U+FFFD,
+ * controls written out: textclean.h, the rule every other output follows) and escaped */
+static void escaped(FILE *fp, const char *raw)
 {
-    for (; *s; s++) {
+    size_t n = strlen(raw), need = text_clean(NULL, 0, raw, n, TEXT_KEEP_LINES);
+    char *clean = malloc(need + 1);
+    if (!clean) return;
+    text_clean(clean, need + 1, raw, n, TEXT_KEEP_LINES);
+    for (const char *s = clean; *s; s++) {
         switch (*s) {
         case '&':
             fputs("&amp;", fp);
@@ -65,6 +71,7 @@ static void escaped(FILE *fp, const char *s)
                 fputc(*s, fp);
         }
     }
+    free(clean);
 }
 
 static double stroke_width(const scene_item *it)
