@@ -1258,21 +1258,62 @@ static legend_shape strip_shape(const scene_target *t, double w, const char *con
     return none;
 }
 
+/* The shape of a legend in one column at size 0.9 (stepping down to the smallest label size
+ * until it is at most maxw wide), names whole; shown is 0 when none fits. */
+static legend_shape column_shape(const scene_target *t, double maxw, const char *const *names,
+                                 int n)
+{
+    metrics m = get_metrics(t);
+    double sample = round(1.6 * m.T), gap = 0.5 * m.pad, padx = m.pad, pady = 0.5 * m.pad;
+    fig_axes fake;
+    memset(&fake, 0, sizeof fake);
+    fake.area.w = 1e9;
+    double floor_size = min_label_size(t);
+    for (double sz = 0.9;; sz = fmax(floor_size, sz - 0.05)) {
+        legend_shape l = legend_shape_for(t, &fake, names, n, 1, sz, 1e9, sample, gap, padx, pady,
+                                          0.0, m.pad);
+        if (l.shown == n && l.bw <= maxw) return l;
+        if (sz <= floor_size + 1e-9) break;
+    }
+    legend_shape none = {0};
+    return none;
+}
+
 fig_legend_slot fig_legend_take(const scene_target *t, fig_rect *outer, const char *const *names,
                                 int n)
 {
-    fig_legend_slot slot = {{outer->x, outer->y, outer->w, 0.0}, 0};
+    fig_legend_slot slot = {{outer->x, outer->y, outer->w, 0.0}, 0, 0};
     if (t->cells || n <= 0 || !names) return slot;
     metrics m = get_metrics(t);
-    /* the plot's height once the axes took their tick labels and x label (about 3.3 lines) */
-    double area_h = outer->h - 3.3 * m.T;
+    /* the plot's height once the axes took their tick labels and x label (about 3.3 lines),
+     * and its width once the y axis took its ticks and label (about 4 lines) */
+    double area_h = outer->h - 3.3 * m.T, area_w = outer->w - 4.0 * m.T;
     if (n * m.T * 0.9 <= 0.35 * area_h) return slot;
-    legend_shape l = strip_shape(t, outer->w, names, n);
-    if (l.shown != n) return slot;
-    slot.cols = l.cols;
-    slot.r.h = l.bh + m.pad;
-    outer->y += slot.r.h;
-    outer->h -= slot.r.h;
+    /* Above the plot in as many columns as fit, or beside it on the right in one column (as
+     * matplotlib's legend outside the axes): whichever leaves the plot the larger area, each
+     * side at least four lines (a paper column: a strip of six names in one column would leave
+     * the plot a sliver, while beside it they take a third of the width). */
+    legend_shape top = strip_shape(t, outer->w, names, n);
+    legend_shape side = column_shape(t, 0.45 * outer->w, names, n);
+    double top_h = top.shown == n ? area_h - (top.bh + m.pad) : -1;
+    double side_w = side.shown == n && side.bh <= area_h ? area_w - (side.bw + m.pad) : -1;
+    double min_side = 4.0 * m.T;
+    double top_area = top_h >= min_side && area_w >= min_side ? top_h * area_w : -1;
+    double side_area = side_w >= min_side && area_h >= min_side ? side_w * area_h : -1;
+    if (top_area < 0 && side_area < 0) return slot;
+    if (top_area >= side_area) {
+        slot.cols = top.cols;
+        slot.r.h = top.bh + m.pad;
+        outer->y += slot.r.h;
+        outer->h -= slot.r.h;
+    } else {
+        slot.cols = 1;
+        slot.right = 1;
+        slot.r.w = side.bw + m.pad;
+        slot.r.x = outer->x + outer->w - side.bw;
+        slot.r.h = outer->h;
+        outer->w -= slot.r.w;
+    }
     return slot;
 }
 
@@ -1281,6 +1322,15 @@ int fig_legend_in_slot(scene *s, const scene_target *t, const fig_theme *th,
                        const uint32_t *colors, const unsigned *flags, int n)
 {
     if (!slot || slot->cols <= 0 || slot->r.h <= 0) return 0;
+    if (slot->right) {
+        /* beside the plot, level with the top of its area */
+        metrics m = get_metrics(t);
+        legend_shape l = column_shape(t, slot->r.w, names, n);
+        if (l.shown != n) return 0;
+        legend_draw(s, t, th, &l, round(slot->r.x + slot->r.w - l.bw),
+                    round(slot->r.y + ceil(0.5 * m.T * m.tsize)), names, colors, flags, n);
+        return 1;
+    }
     legend_shape l = strip_shape(t, slot->r.w, names, n);
     if (l.shown != n) return 0;
     /* centred over the plot, at the top of the strip */

@@ -86,14 +86,17 @@ void fig_legend_styled(scene *s, const scene_target *t, const fig_theme *th, con
                        const char *const *names, const uint32_t *colors, const unsigned *flags,
                        int n, int corner);
 
-/* A legend above the plot, for a plot too short to hold one inside (the projector zoom): when
- * the names at their size would take more than about a third of the plot's height,
- * fig_legend_take takes a strip off the top of outer (before fig_axes_draw) with as many
- * columns as fit, and fig_legend_in_slot draws the legend there (it returns 0 and draws nothing
+/* A legend outside the plot, for a plot too short to hold one inside (the projector zoom, a
+ * paper column): when the names at their size would take more than about a third of the plot's
+ * height, fig_legend_take takes a strip off the top of outer (before fig_axes_draw) with as
+ * many columns as fit, or a column off its right side, and fig_legend_in_slot draws the legend there (it returns 0 and draws nothing
  * when no strip was taken: draw the usual fig_legend then). */
 typedef struct fig_legend_slot {
     fig_rect r;
     int cols;
+    int right; /* 1: the strip is a column on the right of outer (a paper column's short plot,
+                  where a strip above would leave it a sliver): fig_legend_take chose whichever
+                  leaves the plot the larger area */
 } fig_legend_slot;
 fig_legend_slot fig_legend_take(const scene_target *t, fig_rect *outer, const char *const *names,
                                 int n);

@@ -290,6 +290,22 @@ fig_axes app_draw_matrix(scene *s, const scene_target *t, const fig_theme *th, f
     return a;
 }
 
+double app_matrix_width(const scene_target *t, const fig_theme *th, double h, double x0, double x1,
+                        double y0, double y1, const char *xlabel, const char *ylabel, double *side)
+{
+    /* laid out once on a scratch scene, twice as wide as high: what is not the plot area is
+     * what its labels and colorbar take, across and down */
+    scene scratch;
+    scene_init(&scratch, 4 * h + 1, h + 1, th->bg);
+    fig_rect r = {0, 0, 2 * h, h};
+    fig_rect bar = fig_take_right(&r, fig_colorbar_width(t), t->char_w * 2);
+    (void)bar;
+    fig_axes a = fig_axes_draw(&scratch, t, th, r, x0, x1, y0, y1, xlabel, ylabel, FIG_Y_DOWN);
+    scene_free(&scratch);
+    if (side) *side = a.area.h;
+    return ceil(2 * h - a.area.w + a.area.h);
+}
+
 void app_cursor_line(scene *s, const scene_target *t, const fig_theme *th, double x0, double y0,
                      double x1, double y1)
 {

@@ -72,10 +72,13 @@ static int rope_build(app_view_ctx *c, const app_state *st, scene *s, const scen
     /* legend line */
     double lh = t->text_h;
     double legend_r = r.x + r.w, legend_y = r.y;
+    double kx = r.x + scene_text_width_bold(t, "q (position m)", 0.9) + 3 * t->char_w;
+    /* where the legend line ends: the note on pairs left out goes after it (below) */
+    double legend_end = kx + scene_text_width_bold(t, "k (position n)", 0.9) + 3 * t->char_w;
     scene_text(s, r.x, r.y, "q (position m)", 0.9, SCENE_LEFT | SCENE_TOP, th->series[0],
                SCENE_BOLD);
-    scene_text(s, r.x + scene_text_width(t, "q (position m)", 0.9) + 3 * t->char_w, r.y,
-               "k (position n)", 0.9, SCENE_LEFT | SCENE_TOP, th->series[1], SCENE_BOLD);
+    scene_text(s, kx, r.y, "k (position n)", 0.9, SCENE_LEFT | SCENE_TOP, th->series[1],
+               SCENE_BOLD);
     r.y += lh * 1.2;
     r.h -= lh * 1.2;
     fig_mark_main(s, r, "circles"); /* the grid of frequency pairs */
@@ -166,7 +169,15 @@ static int rope_build(app_view_ctx *c, const app_state *st, scene *s, const scen
      * legend line's right end, in every front end and export. */
     if (show < np) {
         snprintf(c->notice, sizeof c->notice, "%d of %d shown (evenly spaced k)", show, np);
-        scene_text(s, legend_r, legend_y, c->notice, 0.9, SCENE_RIGHT | SCENE_TOP, th->muted, 0);
+        /* a narrow figure (a paper column) says it shorter rather than over the legend */
+        char shorter[64];
+        snprintf(shorter, sizeof shorter, "%d of %d pairs", show, np);
+        const char *say = c->notice;
+        if (legend_end + scene_text_width(t, say, 0.9) > legend_r) say = shorter;
+        double size = 0.9;
+        while (!t->cells && size > 0.7 && legend_end + scene_text_width(t, say, size) > legend_r)
+            size -= 0.05;
+        scene_text(s, legend_r, legend_y, say, size, SCENE_RIGHT | SCENE_TOP, th->muted, 0);
     } else {
         c->notice[0] = '\0';
     }

@@ -142,7 +142,16 @@ static int t5v_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     snprintf(sub + u, sizeof sub - u, "  colour: %s",
              st->scale_shared == APP_SCALE_SHARED ? "shared scale (all heads)" : "per head");
     fig_rect r = app_frame(s, t, th, title, sub);
-    fig_rect left = r, right = fig_take_right(&left, r.w * 0.52, t->cells ? 3 : t->text_h);
+    /* The matrix takes half the width, unless that leaves it under half as wide as high (a
+     * paper column is short and narrow: its labels and colorbar take most of half of it): then
+     * up to 60%, what it needs to be square. */
+    double want = r.w * 0.52;
+    if (!t->cells) {
+        double side,
+            need = app_matrix_width(t, th, r.h, 0, p->len, 0, p->len, "key j", "query i", &side);
+        if (want - (need - side) < 0.5 * side) want = fmin(r.w * 0.6, need);
+    }
+    fig_rect left = r, right = fig_take_right(&left, want, t->cells ? 3 : t->text_h);
 
     /* the step curve: one horizontal run per stretch of equal buckets (at most 2 per bucket) */
     size_t cap = 4 * (size_t)nb + 8, n = 0;

@@ -221,6 +221,13 @@ fig_axes app_draw_matrix(scene *s, const scene_target *t, const fig_theme *th, f
                          double x1, double y0, double y1, const char *xlabel, const char *ylabel,
                          const struct cmap *map, double vmin, double vmax, const char *cbar_label,
                          uint32_t mask_color);
+/* The width app_draw_matrix needs in a panel h high to draw the matrix square with its tick
+ * labels, axis names and colorbar (same ranges and labels as the call that draws it): a view
+ * that puts a matrix beside another plot gives it this much, not a fixed share, so a short
+ * figure (a paper column) keeps the matrix square instead of a strip. side (may be NULL) gets
+ * the square's side. */
+double app_matrix_width(const scene_target *t, const fig_theme *th, double h, double x0, double x1,
+                        double y0, double y1, const char *xlabel, const char *ylabel, double *side);
 /* Draw a cursor cross-hair box at data cell (r, c) of axes a (matrix axes, rows down). */
 void app_draw_cell_cursor(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a,
                           double r, double c);

@@ -33,6 +33,8 @@ static const size_case cases[] = {
      * units per inch); 3.5x2.2in (336x211) and 300x200 are not clean yet (rope, t5, xpos,
      * xl, compare, and at 300x200 extension, resolution, frequencies) */
     {FE_EXPORT, 672, 288, 1},
+    {FE_EXPORT, 336, 211, 1},
+    {FE_EXPORT, 300, 200, 1},
 };
 
 #endif

@@ -276,6 +276,9 @@ static void run_case(scene *s, size_t v, const variant *var, const size_case *c,
     char err[512] = "";
     int ok;
     if (c->fe == FE_EXPORT) {
+        /* as pelab export builds it: no cursor, no hints naming options to try */
+        x->st.figure = 1;
+        x->st.cursor_on = 0;
         scene_reset(s, t.width, t.height, 0xffffff);
         ok = app_view_build(&x->ctx[v], &x->st, s, &t, err, sizeof err) == 0;
     } else {

@@ -193,7 +193,7 @@ static int ex_build(app_view_ctx *c, const app_state *st, scene *s, const scene_
     /* a paper column: the legend in a strip above the plot, where it covers no curve */
     const char *snames[EX_MAX_MODELS];
     for (int m = 0; m < tab.models; m++) snames[m] = tab.names[m];
-    fig_legend_slot slot = {{0, 0, 0, 0}, 0};
+    fig_legend_slot slot = {{0, 0, 0, 0}, 0, 0};
     if (!beside) slot = fig_legend_take(t, &r, snames, tab.models);
     fig_axes a = fig_axes_draw(s, t, th, r, 0, tab.rows - 1, fmin(0, lo), hi * 1.05,
                                "position in the sequence", "loss (nats / token)", FIG_GRID);
