@@ -1635,7 +1635,11 @@ void fig_vmark_short(scene *s, const scene_target *t, const fig_theme *th, const
     }
     double size = t->cells ? 1.0 : 0.85;
     char buf[128];
-    const char *str = fit_label(s, t, label, &size, room, buf, sizeof buf);
+    /* the short form when the label would have to be cut (a narrow plot) */
+    const char *form = label;
+    if (short_label && *short_label && scene_text_width(t, label, floor_size) > room + 1e-9)
+        form = short_label;
+    const char *str = fit_label(s, t, form, &size, room, buf, sizeof buf);
     double w = scene_text_width(t, str, size), h = t->cells ? 2.0 : m.T * size;
     int n = vmark_spots(t, a, fx, w, h, cand);
     if (n == 0) return; /* fit_label made it fit the wider side */
