@@ -1,14 +1,8 @@
-/* cmd_model.h: the model subcommands. argv[0] is "train" / "eval"; returns the exit status. */
+/* cmd_model.h: saving a checkpoint, as `pelab train` does (cmd_model.c); tests save with it. */
 #ifndef PELAB_APP_CMD_MODEL_H
 #define PELAB_APP_CMD_MODEL_H
 
 #include <stdio.h>
-
-int app_cmd_train(int argc, char **argv);
-int app_cmd_eval(int argc, char **argv);
-/* Their --help texts (also the man page's sections for them, and what their completions read). */
-void app_train_usage(FILE *f);
-void app_eval_usage(FILE *f);
 
 typedef struct model model;
 /* Save a checkpoint through the output module (render/outfile.c): a unique temporary renamed
