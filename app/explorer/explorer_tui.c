@@ -44,6 +44,11 @@ int app_run_tui(app_explorer *x, int frames)
         fprintf(stderr, "pelab: %s\n", err);
         return 1;
     }
+    /* the one-time note of a terminal that cannot take the 24-bit colour COLORTERM asks for */
+    if (tui_note(t) && !x->message[0]) {
+        snprintf(x->message, sizeof x->message, "%s", tui_note(t));
+        x->message_fresh = 1;
+    }
     app_explorer_threaded(x); /* views build beside the input (explorer_work.c) */
     scene s;
     scene_init(&s, 1, 1, 0);

@@ -1,8 +1,13 @@
 /* backend_tui.c: the ncursesw backend. The only file that includes <curses.h>.
  *
  * Colour: cells carry 0xRRGGBB. With a direct-colour terminfo entry (ncurses 6 extended colours)
- * those go out as they are; otherwise they are matched in OKLab to the xterm 256-colour cube and
- * grey ramp or to the 16 or 8 ANSI colours, pixels with ordered dithering (termcolor.h), or
+ * those go out as they are. When COLORTERM says truecolor/24bit but no such entry is installed
+ * (the usual case: xterm-256color in a 24-bit terminal), the frame's cells are written here as
+ * SGR 38;2 / 48;2 sequences, as tmux, vim and btop do; ncurses then only keeps the terminal's
+ * modes, the cursor and the input (see sgr_present). Otherwise colours are matched in OKLab to
+ * the xterm 256-colour cube and grey ramp or to the 16 or 8 ANSI colours, the pixels of
+ * continuous images (heatmaps, CELL_IMAGE_*) with ordered dithering (termcolor.h) and everything
+ * else (fills, bars, shading, text) with the one nearest colour, so a flat colour stays flat; or
  * dropped (mono: half-block pixels become shade characters). When the terminal says whether it
  * is dark (its OSC 11 reply, else COLORFGBG), a page of the same kind is left in the terminal's
  * own background.
@@ -73,7 +78,11 @@ struct tui {
     int restored;                      /* endwin done by atexit or a fatal signal */
     ui_event queue[32];                /* decoded but not yet delivered (mouse bursts) */
     int qhead, qlen;
-    int dark; /* the terminal's background: 1 dark, 0 light, -1 unknown (tui_dark) */
+    int dark;       /* the terminal's background: 1 dark, 0 light, -1 unknown (tui_dark) */
+    int sgr;        /* direct colour written as SGR sequences by sgr_present, not through ncurses */
+    char note[160]; /* tui_note: why COLORTERM's direct colour is not used, or "" */
+    char *obuf;     /* sgr_present's output buffer */
+    size_t olen, ocap;
 };
 
 /* State the signal handlers and atexit need. */
@@ -114,10 +123,12 @@ static int color_index(const tui *t, uint32_t rgb)
     }
 }
 
-/* A half-block pixel at (x, y): dithered on a palette terminal (termcolor.h). */
-static int pixel_index(const tui *t, uint32_t rgb, int x, int y)
+/* A half-block pixel at (x, y): dithered on a palette terminal when it belongs to a continuous
+ * image (termcolor.h), else the one nearest colour (a flat fill must not checkerboard). */
+static int pixel_index(const tui *t, uint32_t rgb, int image, int x, int y)
 {
-    if (t->mode == TUI_COLOR_DIRECT || t->mode == TUI_COLOR_MONO) return color_index(t, rgb);
+    if (!image || t->mode == TUI_COLOR_DIRECT || t->mode == TUI_COLOR_MONO)
+        return color_index(t, rgb);
     return termcolor_dither(rgb & 0xffffff, (int)t->mode, x, y);
 }
 
@@ -175,8 +186,8 @@ static void draw_cell(tui *t, int row, int col, cellgrid_cell c)
     } else if (c.ch == 0x2580 || (c.ch == ' ' && c.bg != t->grid.background)) {
         /* pixels (heatmaps, fills): dithered, so gradients show no false bands; a cell whose
          * two pixels dither apart becomes a half block */
-        int top = pixel_index(t, c.ch == ' ' ? c.bg : c.fg, col, 2 * row);
-        int bot = pixel_index(t, c.bg, col, 2 * row + 1);
+        int top = pixel_index(t, c.ch == ' ' ? c.bg : c.fg, c.attr & CELL_IMAGE_TOP, col, 2 * row);
+        int bot = pixel_index(t, c.bg, c.attr & CELL_IMAGE_BOTTOM, col, 2 * row + 1);
         if (c.ch == ' ' && top != bot) c.ch = 0x2580;
         pair = pair_for(t, c.ch == ' ' ? bot : top, bot);
     } else {
@@ -191,13 +202,130 @@ static void draw_cell(tui *t, int row, int col, cellgrid_cell c)
     mvwadd_wch(stdscr, row, col, &cc);
 }
 
+/* ---- direct colour without a terminfo entry --------------------------------------------- */
+
+static void out_bytes(tui *t, const char *b, size_t n)
+{
+    if (t->olen + n > t->ocap) {
+        size_t cap = t->ocap ? t->ocap : 65536;
+        while (cap < t->olen + n) cap *= 2;
+        char *p = realloc(t->obuf, cap);
+        if (!p) return; /* the frame comes out short; the next full one repairs it */
+        t->obuf = p;
+        t->ocap = cap;
+    }
+    memcpy(t->obuf + t->olen, b, n);
+    t->olen += n;
+}
+
+static void out_fmt(tui *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void out_fmt(tui *t, const char *fmt, ...)
+{
+    char b[96];
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(b, sizeof b, fmt, ap);
+    va_end(ap);
+    if (k > 0) out_bytes(t, b, (size_t)k < sizeof b ? (size_t)k : sizeof b - 1);
+}
+
+static void out_utf8(tui *t, uint32_t c)
+{
+    char b[4];
+    size_t n;
+    if (c < 0x80) {
+        b[0] = (char)c;
+        n = 1;
+    } else if (c < 0x800) {
+        b[0] = (char)(0xc0 | c >> 6);
+        b[1] = (char)(0x80 | (c & 0x3f));
+        n = 2;
+    } else if (c < 0x10000) {
+        b[0] = (char)(0xe0 | c >> 12);
+        b[1] = (char)(0x80 | (c >> 6 & 0x3f));
+        b[2] = (char)(0x80 | (c & 0x3f));
+        n = 3;
+    } else {
+        b[0] = (char)(0xf0 | c >> 18);
+        b[1] = (char)(0x80 | (c >> 12 & 0x3f));
+        b[2] = (char)(0x80 | (c >> 6 & 0x3f));
+        b[3] = (char)(0x80 | (c & 0x3f));
+        n = 4;
+    }
+    out_bytes(t, b, n);
+}
+
+static void out_flush(tui *t)
+{
+    for (size_t off = 0; off < t->olen;) {
+        ssize_t w = write(t->out_fd, t->obuf + off, t->olen - off);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) break; /* a closed terminal: nothing more to show */
+        off += (size_t)w;
+    }
+    t->olen = 0;
+}
+
+/* The changed cells as cursor moves, SGR 38;2;r;g;b / 48;2;r;g;b and UTF-8, in one write. ncurses
+ * draws nothing itself here (stdscr stays blank and untouched, so its refreshes send nothing);
+ * the frame ends with the cursor back where ncurses believes it is and the attributes reset, so
+ * what ncurses sends next (cursor, endwin) lands as it expects. */
+static void sgr_present(tui *t)
+{
+    cellgrid *g = &t->grid;
+    fflush(t->out);
+    int at_row = -1, at_col = -1; /* where the terminal's cursor is, -1 unknown */
+    long cur_fg = -2, cur_bg = -2, cur_bold = -1;
+    for (int row = 0; row < g->rows; row++)
+        for (int col = 0; col < g->cols; col++) {
+            size_t i = (size_t)row * (size_t)g->cols + (size_t)col;
+            cellgrid_cell c = g->cells[i];
+            const cellgrid_cell *p = &t->prev[i];
+            if (!t->full && c.ch == p->ch && c.fg == p->fg && c.bg == p->bg && c.attr == p->attr)
+                continue;
+            if (row != at_row || col != at_col) out_fmt(t, "\033[%d;%dH", row + 1, col + 1);
+            long fg = (long)(c.fg & 0xffffff),
+                 bg = page_index(t, c.bg) < 0 ? -1 : (long)(c.bg & 0xffffff);
+            long bold = (c.attr & CELL_BOLD) != 0;
+            if (bold != cur_bold) {
+                out_fmt(t, "\033[%sm", bold ? "1" : "22");
+                cur_bold = bold;
+            }
+            if (fg != cur_fg) {
+                out_fmt(t, "\033[38;2;%ld;%ld;%ldm", fg >> 16, fg >> 8 & 0xff, fg & 0xff);
+                cur_fg = fg;
+            }
+            if (bg != cur_bg) {
+                if (bg < 0)
+                    out_fmt(t, "\033[49m");
+                else
+                    out_fmt(t, "\033[48;2;%ld;%ld;%ldm", bg >> 16, bg >> 8 & 0xff, bg & 0xff);
+                cur_bg = bg;
+            }
+            wchar_t wc = (wchar_t)c.ch;
+            if ((t->ascii && c.ch >= 0x80) || wcwidth(wc) != 1) c.ch = '?';
+            out_utf8(t, c.ch);
+            at_row = row;
+            at_col = col + 1;
+            if (at_col >= g->cols) at_row = -1; /* pending wrap: position it anew */
+        }
+    if (t->olen) {
+        int y, x;
+        getyx(curscr, y, x);
+        if (y < 0 || x < 0) y = x = 0;
+        out_fmt(t, "\033[0m\033[%d;%dH", y + 1, x + 1);
+    }
+    out_flush(t);
+}
+
 void tui_present(tui *t)
 {
     if (!t || !t->scr) return;
     cellgrid *g = &t->grid;
     size_t n = (size_t)g->cols * (size_t)g->rows;
     if (n != t->prev_n && prev_alloc(t) != 0) return;
-    for (int attempt = 0; attempt < 2; attempt++) {
+    if (t->sgr) sgr_present(t);
+    for (int attempt = 0; attempt < 2 && !t->sgr; attempt++) {
         t->pairs_reset = 0;
         for (int row = 0; row < g->rows; row++) {
             for (int col = 0; col < g->cols; col++) {
@@ -400,7 +528,8 @@ static void suspend(tui *t)
     raise(SIGTSTP); /* stops here until SIGCONT */
     sigaction(SIGTSTP, &old, NULL);
     g_cont = 0;
-    wrefresh(curscr); /* back into curses mode and repaint what it shows */
+    wrefresh(curscr);        /* back into curses mode and repaint what it shows */
+    if (t->sgr) t->full = 1; /* ncurses repainted a blank screen: the frame goes out whole */
     motion_set(t, 1);
 }
 
@@ -451,6 +580,27 @@ static void direct_name(const char *term, char *buf, size_t n)
     snprintf(buf, n, "%.*s-direct", (int)len, term);
 }
 
+/* COLORTERM says 24-bit but the terminfo entry has no direct colour: write SGR 38;2 ourselves,
+ * except where that cannot work, which tui_note says once. */
+static void sgr_decide(tui *t, const char *term)
+{
+    const char *why = NULL;
+    const char *cup = tigetstr("cup");
+    if (!cup || cup == (char *)-1)
+        why = "its terminfo entry has no cursor addressing";
+    else if (!strncmp(term, "linux", 5) || !strncmp(term, "cons", 4))
+        why = "the console shows 16 colours";
+    else if ((getenv("STY") && !getenv("TMUX")) || (!strncmp(term, "screen", 6) && !getenv("TMUX")))
+        why = "GNU screen passes no 24-bit colour";
+    if (why) {
+        snprintf(t->note, sizeof t->note, "COLORTERM=%s but TERM=%s: %s; %d colours",
+                 getenv("COLORTERM"), term, why, (int)t->mode);
+        return;
+    }
+    t->sgr = 1;
+    t->mode = TUI_COLOR_DIRECT;
+}
+
 static void handle_resize(tui *t)
 {
     int rows, cols;
@@ -461,7 +611,15 @@ static void handle_resize(tui *t)
         if (cellgrid_resize(&t->grid, cols, rows) != 0) cellgrid_resize(&t->grid, 0, 0);
     }
     prev_alloc(t);
-    clearok(curscr, TRUE);
+    if (t->sgr) {
+        /* ncurses' resize touched stdscr: keep its (blank) refresh from sending anything, and
+         * repaint the whole frame in SGR */
+        untouchwin(stdscr);
+        fputs("\033[0m\033[2J", t->out);
+        fflush(t->out);
+    } else {
+        clearok(curscr, TRUE);
+    }
 }
 
 /* ---- the terminal's background (OSC 11) ----------------------------------------------- */
@@ -700,7 +858,8 @@ int tui_open(tui **out, const tui_options *opt, char *err, size_t errlen)
                                   : ncol >= 8       ? TUI_COLOR_8
                                                     : TUI_COLOR_MONO;
             if ((int)t->mode > (int)best) t->mode = best;
-            /* A truecolor terminal on a 256-colour entry is still a 256-colour target. */
+            /* A truecolor terminal on an entry without direct colour: SGR written here. */
+            if (want_direct && t->mode != TUI_COLOR_DIRECT) sgr_decide(t, term);
         }
     }
 
@@ -770,7 +929,13 @@ void tui_close(tui *t)
     if (t->pipe_wr >= 0) close(t->pipe_wr);
     cellgrid_free(&t->grid);
     free(t->prev);
+    free(t->obuf);
     free(t);
+}
+
+const char *tui_note(const tui *t)
+{
+    return t && t->note[0] ? t->note : NULL;
 }
 
 int tui_quit_signal(void)

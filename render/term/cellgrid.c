@@ -18,6 +18,9 @@
 #include "colormap.h"
 
 enum { OV_NONE = 0, OV_DOTS, OV_BOX, OV_TEXT };
+/* A pixel layer colour's spare bit: the pixel is part of a continuous image (a heatmap), which a
+ * palette terminal may dither; flat fills, bars and shading never are (CELL_IMAGE_*). */
+#define PIX_IMAGE 0x01000000u
 enum { ARM_UP = 1, ARM_DOWN = 2, ARM_LEFT = 4, ARM_RIGHT = 8 };
 
 typedef struct overlay {
@@ -284,7 +287,7 @@ static void draw_heatmap(cellgrid *g, raster *r, const scene_item *it)
                 double t = inv > 0.0 ? (s / f - vmin) * inv : 0.5;
                 color = cmap_color(map, t);
             }
-            put_pixel(r, px0 + (int)k, py, color);
+            put_pixel(r, px0 + (int)k, py, (color & 0xffffff) | PIX_IMAGE);
         }
     }
 }
@@ -760,7 +763,9 @@ void cellgrid_render(cellgrid *g, const scene *s)
         const overlay *ov = r.ov + (size_t)row * (size_t)g->cols;
         cellgrid_cell *out = g->cells + (size_t)row * (size_t)g->cols;
         for (int c = 0; c < g->cols; c++) {
-            uint32_t t = top[c], b = bot[c], avg = mix(t, b);
+            uint8_t image = (uint8_t)(((top[c] & PIX_IMAGE) ? CELL_IMAGE_TOP : 0) |
+                                      ((bot[c] & PIX_IMAGE) ? CELL_IMAGE_BOTTOM : 0));
+            uint32_t t = top[c] & 0xffffff, b = bot[c] & 0xffffff, avg = mix(t, b);
             cellgrid_cell cell = {.ch = ' ', .fg = t, .bg = ascii ? bgc : avg, .attr = 0};
             switch (ov[c].kind) {
             case OV_NONE:
@@ -774,8 +779,10 @@ void cellgrid_render(cellgrid *g, const scene *s)
                 } else if (t != b) {
                     cell.ch = 0x2580; /* ▀ */
                     cell.bg = b;
+                    cell.attr = image;
                 } else {
                     cell.bg = t;
+                    cell.attr = image;
                 }
                 break;
             case OV_DOTS:

@@ -13,12 +13,15 @@
 
 #include "scene.h"
 
-enum { CELL_BOLD = 1u << 0 };
+/* CELL_IMAGE_TOP/BOTTOM: the cell's upper/lower half-block pixel belongs to a continuous image
+ * (a heatmap), which a palette terminal dithers; every other pixel (fills, bars, shading) takes
+ * one nearest colour, so a flat colour stays flat cell to cell. */
+enum { CELL_BOLD = 1u << 0, CELL_IMAGE_TOP = 1u << 1, CELL_IMAGE_BOTTOM = 1u << 2 };
 
 typedef struct cellgrid_cell {
     uint32_t ch;     /* Unicode code point; ' ' when empty */
     uint32_t fg, bg; /* 0xRRGGBB */
-    uint8_t attr;    /* CELL_BOLD */
+    uint8_t attr;    /* CELL_BOLD, CELL_IMAGE_* */
 } cellgrid_cell;
 
 typedef struct cellgrid {

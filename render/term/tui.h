@@ -44,7 +44,12 @@ void tui_close(tui *t);
 int tui_quit_signal(void);
 
 void tui_size(const tui *t, int *cols, int *rows);
+/* TUI_COLOR_DIRECT also when COLORTERM is truecolor/24bit and the terminfo entry has no direct
+ * colour: the backend then writes SGR 38;2/48;2 itself (as tmux, vim and btop do). */
 tui_color_mode tui_colors(const tui *t);
+/* A one-time note for the user when COLORTERM asks for 24-bit colour and this terminal cannot
+ * take it (GNU screen, the Linux console, no cursor addressing), or NULL. */
+const char *tui_note(const tui *t);
 /* What the terminal says of its background: 1 dark, 0 light, -1 unknown (tui_terminal_dark's
  * answer for stdin/stdout, COLORFGBG for the files of tests). The explorer starts in the dark
  * theme on a dark terminal; a page of the terminal's kind is drawn in the terminal's default

@@ -211,6 +211,7 @@ static void test_draw(void)
             g->cells[i].ch = 0x2580;
             g->cells[i].fg = (uint32_t)(z >> 40) & 0xffffff;
             g->cells[i].bg = (uint32_t)(z >> 16) & 0xffffff;
+            g->cells[i].attr = CELL_IMAGE_TOP | CELL_IMAGE_BOTTOM; /* a heatmap's pixels */
         }
         tui_present(f.t);
     }
@@ -226,6 +227,199 @@ static void test_draw(void)
         }
     TAP_OK(bad == 0, "after pairs ran out every cell still shows its colours (%d bad)", bad);
     fx_close(&f);
+}
+
+/* A scene of a flat fill (a colour between palette entries, e.g. a band's shading), a bar and a
+ * heatmap, rasterised by cellgrid and drawn on a 256-colour terminal: every cell of the fill and
+ * of the bar reads back as one colour (no checkerboard), the heatmap is dithered. */
+static void test_flat_fills(void)
+{
+    fixture f;
+    char err[256] = "";
+    unsetenv("COLORTERM");
+    TAP_OK(fx_open(&f, "xterm-256color", 0, 0, err, sizeof(err)) == 0, "open for fills: %s", err);
+    cellgrid *g = tui_grid(f.t);
+    scene s;
+    scene_init(&s, g->cols, 2.0 * g->rows, 0xffffff);
+    const uint32_t band = 0xa8d5b0, bar = 0x4f7fae; /* both between xterm cube colours */
+    scene_rect(&s, 0, 0, 20, 12, band, SCENE_FILL);
+    scene_rect(&s, 2, 14, 3, 10, bar, SCENE_FILL | SCENE_BAR);
+    float ramp[16 * 20];
+    for (int r = 0; r < 16; r++)
+        for (int c = 0; c < 20; c++) ramp[r * 20 + c] = (float)(c + r) / 34.0f;
+    scene_heatmap(&s, 20, 0, 20, 16, ramp, 16, 20, 20, 0.0, 1.0, NULL, 0x808080);
+    cellgrid_render(g, &s);
+    tui_present(f.t);
+    int fill_fg = -2, fill_bg = -2, fill_bad = 0, bar_fg = -2, bar_bad = 0;
+    wchar_t ch;
+    attr_t a;
+    int fg, bg;
+    for (int r = 0; r < 6; r++)
+        for (int c = 0; c < 20; c++) {
+            read_cell(r, c, &ch, &a, &fg, &bg);
+            if (fill_fg == -2) fill_fg = fg, fill_bg = bg;
+            /* a blank cell shows only its background; a half block both halves */
+            if (bg != fill_bg || (ch != ' ' && fg != fill_fg)) fill_bad++;
+        }
+    for (int r = 7; r < 12; r++)
+        for (int c = 2; c < 5; c++) {
+            read_cell(r, c, &ch, &a, &fg, &bg);
+            if (bar_fg == -2) bar_fg = bg;
+            if (bg != bar_fg || (ch != ' ' && fg != bar_fg)) bar_bad++;
+        }
+    TAP_OK(fill_bad == 0 && fill_bg == termcolor_nearest(band, 256),
+           "a flat fill is one colour cell to cell (%d cells differ; %d, nearest %d)", fill_bad,
+           fill_bg, termcolor_nearest(band, 256));
+    TAP_OK(bar_bad == 0 && bar_fg == termcolor_nearest(bar, 256),
+           "a bar is one colour cell to cell (%d cells differ; %d)", bar_bad, bar_fg);
+    int distinct[256] = {0}, nd = 0, halves = 0;
+    for (int r = 0; r < 8; r++)
+        for (int c = 20; c < 40; c++) {
+            read_cell(r, c, &ch, &a, &fg, &bg);
+            if (ch == 0x2580) halves++;
+            if (bg >= 0 && bg < 256 && !distinct[bg]++) nd++;
+        }
+    TAP_OK(halves > 0 && nd > 8, "the heatmap is dithered: %d half blocks, %d colours", halves, nd);
+    scene_free(&s);
+    fx_close(&f);
+}
+
+/* A small terminal for the SGR path's output: cursor moves (CSI row;col H), SGR colours (38;2 /
+ * 48;2, 39/49, 0) and UTF-8 text into cells; every other sequence is skipped. */
+typedef struct vcell {
+    uint32_t ch;
+    long fg, bg; /* 0xRRGGBB, -1 default */
+} vcell;
+
+static void vt_replay(const unsigned char *b, size_t n, vcell *cells, int cols, int rows)
+{
+    int r = 0, c = 0;
+    long fg = -1, bg = -1;
+    for (int i = 0; i < cols * rows; i++) cells[i] = (vcell){' ', -1, -1};
+    for (size_t i = 0; i < n;) {
+        if (b[i] == 0x1b && i + 1 < n && b[i + 1] == '[') {
+            size_t j = i + 2;
+            long p[16] = {0};
+            int np = 0;
+            while (j < n &&
+                   ((b[j] >= '0' && b[j] <= '9') || b[j] == ';' || b[j] == '?' || b[j] == ':')) {
+                if (b[j] >= '0' && b[j] <= '9' && np < 16) p[np] = p[np] * 10 + (b[j] - '0');
+                if ((b[j] == ';' || b[j] == ':') && np < 15) np++;
+                j++;
+            }
+            np++;
+            if (j >= n) break;
+            char fin = (char)b[j];
+            if (fin == 'H' || fin == 'f') {
+                r = p[0] > 0 ? (int)p[0] - 1 : 0;
+                c = np > 1 && p[1] > 0 ? (int)p[1] - 1 : 0;
+            } else if (fin == 'm') {
+                for (int k = 0; k < np; k++) {
+                    if (p[k] == 0)
+                        fg = bg = -1;
+                    else if (p[k] == 39)
+                        fg = -1;
+                    else if (p[k] == 49)
+                        bg = -1;
+                    else if ((p[k] == 38 || p[k] == 48) && k + 4 < np && p[k + 1] == 2) {
+                        long v = p[k + 2] << 16 | p[k + 3] << 8 | p[k + 4];
+                        *(p[k] == 38 ? &fg : &bg) = v;
+                        k += 4;
+                    }
+                }
+            } else if (fin == 'J' && p[0] == 2) {
+                for (int k = 0; k < cols * rows; k++) cells[k] = (vcell){' ', -1, bg};
+            }
+            i = j + 1;
+        } else if (b[i] == 0x1b) {
+            i += i + 1 < n && (b[i + 1] == '(' || b[i + 1] == ')') ? 3 : 2;
+        } else if (b[i] < 0x20) {
+            if (b[i] == '\r') c = 0;
+            if (b[i] == '\n' && r + 1 < rows) r++;
+            i++;
+        } else {
+            uint32_t ch = b[i];
+            size_t k = ch >= 0xf0 ? 4 : ch >= 0xe0 ? 3 : ch >= 0xc0 ? 2 : 1;
+            if (k > 1) ch &= (uint32_t)(0xff >> (k + 1));
+            for (size_t q = 1; q < k && i + q < n; q++) ch = ch << 6 | (b[i + q] & 0x3f);
+            if (r < rows && c < cols) cells[r * cols + c] = (vcell){ch, fg, bg};
+            if (c < cols - 1) c++;
+            i += k;
+        }
+    }
+}
+
+/* COLORTERM=truecolor on xterm-256color without an xterm-direct entry: the cells go out as
+ * direct colour (SGR 38;2 / 48;2), checked by replaying the bytes; with GNU screen a note says
+ * why 256 colours are used. */
+static void test_truecolor_sgr(void)
+{
+    fixture f;
+    char err[256] = "";
+    char dir[] = "/tmp/pelab-noterminfo-XXXXXX";
+    if (!mkdtemp(dir)) {
+        TAP_OK(0, "mkdtemp: %s", strerror(errno));
+        return;
+    }
+    setenv("TERMINFO", dir, 1); /* an empty private directory: no xterm-direct there */
+    setenv("TERMINFO_DIRS", "/usr/share/terminfo:/lib/terminfo", 1);
+    setenv("COLORTERM", "truecolor", 1);
+    unsetenv("STY");
+    unsetenv("TMUX");
+    TAP_OK(fx_open(&f, "xterm-256color", 0, 0, err, sizeof(err)) == 0, "open: %s", err);
+    TAP_OK(tui_colors(f.t) == TUI_COLOR_DIRECT && tui_note(f.t) == NULL,
+           "COLORTERM=truecolor without an xterm-direct entry: direct colour (%d), no note",
+           (int)tui_colors(f.t));
+    cellgrid *g = tui_grid(f.t);
+    int cols = g->cols, rows = g->rows;
+    for (int i = 0; i < cols * rows; i++) g->cells[i] = (cellgrid_cell){' ', 0x202020, 0xfafafa, 0};
+    g->background = 0xfafafa;
+    put(g, 0, 0, 0x2580, 0x123456, 0xa8d5b0, CELL_IMAGE_TOP);
+    put(g, 5, 2, 'w', 0xcc3311, 0xfafafa, CELL_BOLD);
+    put(g, 39, 11, 0x2588, 0x0a0b0c, 0x010203, 0);
+    long before = out_size(f.out);
+    tui_present(f.t);
+    put(g, 6, 2, 0x28ff, 0x336699, 0xfafafa, 0); /* a second frame: only this cell changes */
+    long mid = out_size(f.out);
+    tui_present(f.t);
+    long after = out_size(f.out);
+    size_t n = (size_t)after;
+    unsigned char *buf = calloc(1, n + 1);
+    rewind(f.out);
+    size_t got = fread(buf, 1, n, f.out);
+    fseek(f.out, 0, SEEK_END);
+    vcell *cells = calloc((size_t)(cols * rows), sizeof(vcell));
+    vt_replay(buf, got, cells, cols, rows);
+    vcell a = cells[0], b = cells[2 * cols + 5], c = cells[2 * cols + 6],
+          d = cells[rows * cols - 1], e = cells[5 * cols + 10];
+    TAP_OK(a.ch == 0x2580 && a.fg == 0x123456 && a.bg == 0xa8d5b0,
+           "a half block carries its two colours exactly (#%06lx on #%06lx)", a.fg, a.bg);
+    TAP_OK(b.ch == 'w' && b.fg == 0xcc3311 && b.bg == 0xfafafa, "text: #%06lx on #%06lx", b.fg,
+           b.bg);
+    TAP_OK(c.ch == 0x28ff && c.fg == 0x336699, "the changed cell of the second frame: #%06lx",
+           c.fg);
+    TAP_OK(d.ch == 0x2588 && d.fg == 0x0a0b0c && d.bg == 0x010203,
+           "the bottom-right cell, near-blacks as they are: #%06lx on #%06lx", d.fg, d.bg);
+    TAP_OK(e.ch == ' ' && e.bg == 0xfafafa, "the page: #%06lx", e.bg);
+    TAP_OK(strstr((char *)buf, "38;2;18;52;86") != NULL, "SGR 38;2 sequences in the output");
+    TAP_OK(after - mid < 64 && after - mid > 0, "the second frame sends one cell: %ld bytes",
+           after - mid);
+    (void)before;
+    free(cells);
+    free(buf);
+    fx_close(&f);
+
+    setenv("STY", "1234.pts-0.host", 1);
+    TAP_OK(fx_open(&f, "screen-256color", 0, 0, err, sizeof(err)) == 0, "open in screen: %s", err);
+    const char *note = tui_note(f.t);
+    TAP_OK(tui_colors(f.t) == TUI_COLOR_256 && note && strstr(note, "screen"),
+           "GNU screen: 256 colours and a note (%s)", note ? note : "none");
+    fx_close(&f);
+    unsetenv("STY");
+    unsetenv("COLORTERM");
+    unsetenv("TERMINFO");
+    unsetenv("TERMINFO_DIRS");
+    rmdir(dir);
 }
 
 /* xterm-256 index of the backend's mapping, recomputed independently for a few colours. */
@@ -266,7 +460,7 @@ static void test_colour_modes(void)
     TAP_OK(fx_open(&f, "xterm", 0, 0, err, sizeof(err)) == 0, "open TERM=xterm: %s", err);
     TAP_OK(tui_colors(f.t) == TUI_COLOR_8, "TERM=xterm: 8 colours (%d)", (int)tui_colors(f.t));
     g = tui_grid(f.t);
-    put(g, 0, 0, 0x2580, 0xf01010, 0x1010f0, 0);
+    put(g, 0, 0, 0x2580, 0xf01010, 0x1010f0, CELL_IMAGE_TOP | CELL_IMAGE_BOTTOM);
     put(g, 1, 0, 'x', 0xe0e0e0, 0x202020, 0);
     tui_present(f.t);
     read_cell(0, 0, &ch, &a, &fg, &bg);
@@ -372,11 +566,6 @@ static void test_colour_modes(void)
         free(buf);
         fx_close(&f);
         unsetenv("TERMINFO");
-        TAP_OK(fx_open(&f, "xterm-256color", 0, 0, err, sizeof(err)) == 0 &&
-                   tui_colors(f.t) == TUI_COLOR_256,
-               "COLORTERM=truecolor without a direct entry: falls back to 256 (%d)",
-               (int)tui_colors(f.t));
-        fx_close(&f);
         unsetenv("COLORTERM");
     }
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
@@ -720,6 +909,8 @@ int main(void)
     fx_close(&f);
     test_draw();
     test_colour_modes();
+    test_flat_fills();
+    test_truecolor_sgr();
     test_input();
     test_home_end();
     test_signals();
