@@ -172,7 +172,7 @@ int app_main(int argc, char **argv)
     }
     if (strcmp(cmd, "tui") == 0) return app_command_explore.fn(argc - 1, argv + 1);
     const app_command *c = app_command_find(cmd);
-    if (c && c->fn) return c->fn(argc - 1, argv + 1);
+    if (c && c->name[0]) return c->fn(argc - 1, argv + 1); /* `pelab ''` is no command */
     /* a view name starts the explorer on it: `pelab rope` */
     if (app_view_find(cmd) >= 0) return app_command_explore.fn(argc, argv);
     const char *names[sizeof commands / sizeof commands[0]];
