@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 deps=(gcc meson ninja-build pkg-config libncurses-dev libsdl2-dev libcairo2-dev libpng-dev
-      libcjson-dev libgif-dev libimagequant-dev libwebp-dev fonts-dejavu-core)
+      libcjson-dev libgif-dev libimagequant-dev libwebp-dev libpcre2-dev fonts-dejavu-core)
 # clang and its runtimes (libclang-rt-14-dev holds libFuzzer's) build tests/fuzz
 test_deps=(tmux xvfb clang-format poppler-utils zsh fish groff-base clang libclang-rt-14-dev)
 
@@ -73,7 +73,7 @@ if [ "${1:-}" = "test" ]; then
         -Db_sanitize=address,undefined -Db_lundef=false
     # libFuzzer harnesses (tests/fuzz) built by clang with ASan+UBSan: each replays its seed
     # corpus, then fuzzes for PELAB_FUZZ_SECONDS (30) seconds
-    CC=clang PELAB_SUITE=fuzz PELAB_TARGETS="$(printf 'tests/fuzz/fuzz_%s ' checkpoint config \
+    CC=clang PELAB_SUITE=fuzz PELAB_TARGETS="$(printf 'tests/fuzz/fuzz_%s ' checkpoint config safetensors llama2c \
         prompt command cli)" ASAN_OPTIONS=detect_leaks=1 run_suite build-fuzz \
         -Dbuildtype=debugoptimized -Db_sanitize=address,undefined -Db_lundef=false -Dfuzz=true
     [ "$skipped" -gt 0 ] && echo "($skipped skipped: a tool they need is missing)"

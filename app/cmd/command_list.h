@@ -11,6 +11,7 @@
     X(export)                                                                                      \
     X(train)                                                                                       \
     X(eval)                                                                                        \
+    X(generate)                                                                                    \
     X(bench)                                                                                       \
     X(list)                                                                                        \
     X(lesson)                                                                                      \

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "hf_config.h"
 #include "options.h"
 
 #define CODE_BASE 1000
@@ -153,8 +153,8 @@ void app_cli_record_command(app_state *st, int argc, char **argv, const char *cm
 
 int app_cli_apply_config(app_state *st, const char *path, char *err, size_t errlen)
 {
-    app_model_config mc;
-    if (app_config_load(path, &mc, err, errlen) < 0) return -1;
+    pe_hf_config mc;
+    if (pe_hf_config_load(path, &mc, err, errlen) < 0) return -1;
     int len = st->p.len;
     st->p = mc.params;
     /* the figure's L stays what the user asked for unless they asked nothing: a model's

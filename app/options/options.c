@@ -178,7 +178,8 @@ static void get_head(const app_state *st, char *buf, size_t n)
 }
 
 static const char *const curve_names[APP_CURVE_COUNT + 1] = {
-    "sinusoidal", "learned", "binary", "rope", "rope-random", "rope-bound", "alibi", "xpos", NULL};
+    "sinusoidal", "learned", "binary", "rope",       "rope-random",
+    "rope-bound", "alibi",   "xpos",   "rope-gauss", NULL};
 
 /* The process's memory budget (pe_mem_*), in MiB: not part of a figure, so it lives in pe/ and
  * not in the state; the option table is where every front end reads its options. */
@@ -215,7 +216,7 @@ static int set_curves(app_state *st, const char *v, char *err, size_t errlen)
             const char *s = pe_closest(tok, curve_names, APP_CURVE_COUNT);
             snprintf(err, errlen,
                      "--curves '%s': unknown curve%s%s%s (allowed: all, or a comma list of "
-                     "sinusoidal,learned,binary,rope,rope-random,rope-bound,alibi,xpos)",
+                     "sinusoidal,learned,binary,rope,rope-random,rope-bound,alibi,xpos,rope-gauss)",
                      tok, s ? "; did you mean '" : "", s ? s : "", s ? "'?" : "");
             return -1;
         }
@@ -431,7 +432,7 @@ static const app_option options[] = {
      .step = APP_STEP_NEXT},
     {APP_CUS("curves", NULL,
              "decay curves: all or sinusoidal,learned,binary,rope,rope-random,rope-bound,alibi,"
-             "xpos",
+             "xpos,rope-gauss",
              set_curves, get_curves, choices_curves)},
     {APP_CUS("cmap", NULL, "colormap: auto or a name from pelab list", set_cmap, get_cmap,
              choices_cmap),

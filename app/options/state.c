@@ -14,7 +14,10 @@ void app_state_default(app_state *st)
     st->pos = -1;
     st->pos_k = 0;
     /* no two default curves coincide (RoPE with q = k = 1 equals the sinusoid) */
-    st->curves = APP_CURVE_SINUSOIDAL | APP_CURVE_LEARNED | APP_CURVE_ROPE_BOUND | APP_CURVE_ALIBI;
+    /* the bound beside RoPE's mean over Gaussian q, k (Barbero et al. 2024, Fig. 2): without it
+     * the figure suggests that RoPE attention decays by itself */
+    st->curves = APP_CURVE_SINUSOIDAL | APP_CURVE_LEARNED | APP_CURVE_ROPE_BOUND | APP_CURVE_ALIBI |
+                 APP_CURVE_ROPE_GAUSS;
     /* the extension views show what they are for: methods that differ (at factor 1 they all
      * equal the original); no other view uses the factor unless --scaling is set */
     st->p.scaling.factor = 4;

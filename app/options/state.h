@@ -20,7 +20,8 @@ enum {
     APP_CURVE_ROPE_BOUND = 1u << 5,  /* RoFormer's bound B(|m - n|) */
     APP_CURVE_ALIBI = 1u << 6,       /* exp(bias): the factor ALiBi applies to attention */
     APP_CURVE_XPOS = 1u << 7,        /* RoPE all-ones score times the xPos decay */
-    APP_CURVE_COUNT = 8,
+    APP_CURVE_ROPE_GAUSS = 1u << 8,  /* mean and spread over Gaussian q, k draws */
+    APP_CURVE_COUNT = 9,
 };
 
 typedef struct app_state {

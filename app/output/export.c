@@ -15,7 +15,6 @@
 
 #include "datafile.h"
 #include "format.h"
-#include "config.h"
 #include "options.h"
 #include "pelab_build.h"
 #include "outfile.h"

@@ -7,6 +7,11 @@
  *   RoPE bound         B(|p0 - p|) / B(0)             (RoFormer 3.4.3)
  *   ALiBi              exp(-m (p0 - p)): the factor the bias multiplies attention by
  *   xPos               RoPE (ones) with every pair damped by zeta_k^((p0-p)/scale)
+ *   RoPE (Gaussian)    the mean and standard deviation over DECAY_GAUSS_DRAWS seeded draws of
+ *                      q, k ~ N(0, I) of <R_p0 q, R_p k> / (|q||k|): Barbero et al. 2024 ("Round
+ *                      and Round We Go", Fig. 2): the mean is 0 at every distance and the spread
+ *                      does not shrink, so RoPE attention does not decay by itself; the decay
+ *                      of the q = k = 1 curve and of the bound is a property of those vectors
  * An attention factor a (YaRN, --attn-factor) scales the rotated pairs' part of a score by a^2
  * and leaves the d - rotary_dim unrotated dimensions alone, so the ones curves are 1 at p0 only
  * when divided by their own value there, 2 a^2 (rotary_dim/2) + (d - rotary_dim); the xPos curve
@@ -19,13 +24,17 @@
 #include "views.h"
 
 static const char *const curve_label[APP_CURVE_COUNT] = {
-    "sinusoidal",        "learned",         "binary",          "RoPE (q=k=1)",
-    "RoPE (random q,k)", "RoPE bound B(r)", "ALiBi exp(bias)", "xPos (q=k=1)"};
+    "sinusoidal",      "learned",         "binary",       "RoPE (q=k=1)",   "RoPE (random q,k)",
+    "RoPE bound B(r)", "ALiBi exp(bias)", "xPos (q=k=1)", "RoPE (Gaussian)"};
+
+/* Draws of the Gaussian curve: the spread of a mean of 32 is a sixth of one draw's. */
+#define DECAY_GAUSS_DRAWS 32
+#define CURVE_GAUSS       8
 
 static int decay_validate(const app_state *st, char *err, size_t errlen)
 {
     if (st->curves & (APP_CURVE_SINUSOIDAL | APP_CURVE_ROPE | APP_CURVE_ROPE_RANDOM |
-                      APP_CURVE_ROPE_BOUND | APP_CURVE_XPOS))
+                      APP_CURVE_ROPE_BOUND | APP_CURVE_XPOS | APP_CURVE_ROPE_GAUSS))
         if (pe_check_dim(st->p.dim, 1, err, errlen) < 0) return -1;
     if (pe_check_len(st->p.len, err, errlen) < 0) return -1;
     if (pe_check_base(st->p.base, err, errlen) < 0) return -1;
@@ -222,6 +231,42 @@ static int rope_sweep(const app_state *st, int which, int stride, int kb, int kf
     return 0;
 }
 
+/* The Gaussian curve at the positions of rope_sweep: y[0..n) the mean over the draws, y[n..2n)
+ * their standard deviation (n = kb + kf + 1). Each draw is the random q,k curve with its own
+ * seed, derived from --seed, so the figure is the same on every run. */
+static int gauss_sweep(const app_state *st, int stride, int kb, int kf, double *y, char *err,
+                       size_t errlen)
+{
+    size_t n = (size_t)kb + (size_t)kf + 1;
+    double *one = malloc(sizeof *one * n);
+    if (!one) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    double *mean = y, *m2 = y + n;
+    memset(y, 0, sizeof *y * 2 * n);
+    app_state draw = *st;
+    for (int i = 0; i < DECAY_GAUSS_DRAWS; i++) {
+        /* splitmix64 of (seed, draw): never UINT64_MAX's all-ones meaning by accident */
+        uint64_t z = st->p.seed + 0x9E3779B97F4A7C15ull * (uint64_t)(i + 1);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        draw.p.seed = (z ^ (z >> 31)) & ~(uint64_t)1;
+        if (rope_sweep(&draw, 4, stride, kb, kf, one, err, errlen) < 0) {
+            free(one);
+            return -1;
+        }
+        for (size_t j = 0; j < n; j++) { /* Welford: mean and sum of squared deviations */
+            double dlt = one[j] - mean[j];
+            mean[j] += dlt / (i + 1);
+            m2[j] += dlt * (one[j] - mean[j]);
+        }
+    }
+    for (size_t j = 0; j < n; j++) m2[j] = sqrt(m2[j] / (DECAY_GAUSS_DRAWS - 1));
+    free(one);
+    return 0;
+}
+
 /* The legend of curve w; xPos with partial rotary names the dimension zeta is taken over, where
  * torchscale (the full d) and lucidrains (the rotary dimension) differ. */
 static const char *decay_label(const app_state *st, int w)
@@ -247,7 +292,8 @@ static int rope_is_sinusoid(const pe_params *p)
  * ALiBi: L exponentials) are computed whole and picked from. */
 static int sweeps(int which)
 {
-    return which == 0 || which == 3 || which == 4 || which == 5 || which == 7;
+    return which == 0 || which == 3 || which == 4 || which == 5 || which == 7 ||
+           which == CURVE_GAUSS;
 }
 
 /* Fill curve `which` (bit index) at the positions p0 + (j - kb) * stride, j = 0 .. kb + kf.
@@ -258,6 +304,7 @@ static int decay_curve(const app_state *st, int which, int stride, int kb, int k
     const pe_params *p = &st->p;
     int L = p->len, p0 = app_state_p0(st);
     if (which == 0 && full) return table_curve("sinusoidal", st, y, err, errlen);
+    if (which == CURVE_GAUSS) return gauss_sweep(st, stride, kb, kf, y, err, errlen);
     if (sweeps(which)) return rope_sweep(st, which, stride, kb, kf, y, err, errlen);
     switch (which) {
     case 1:
@@ -328,7 +375,9 @@ static const double *decay_curve_cached(app_view_ctx *c, const app_state *st, in
     if (y) return y;
     int kb, kf;
     decay_grid(st, stride, &kb, &kf);
-    y = app_cache_put(c, slot, &key, sizeof key, sizeof *y * (size_t)(kb + kf + 1));
+    /* the Gaussian curve keeps its spread after its mean */
+    size_t nval = (size_t)(kb + kf + 1) * (which == CURVE_GAUSS ? 2 : 1);
+    y = app_cache_put(c, slot, &key, sizeof key, sizeof *y * nval);
     if (!y) {
         snprintf(err, errlen, "%s", app_cache_error());
         return NULL;
@@ -349,8 +398,14 @@ static int decay_build(app_view_ctx *c, const app_state *st, scene *s, const sce
     snprintf(title, sizeof title, "How position p0 = %d sees every position p", p0);
     app_subtitle(st, NULL, APP_SUB_DIM | APP_SUB_LEN | APP_SUB_BASE, sub, sizeof sub);
     size_t used = strlen(sub);
-    snprintf(sub + used, sizeof sub - used, "  (each curve / its value at p0%s)",
-             (st->curves & APP_CURVE_ROPE_RANDOM) ? "; random q,k / |q||k|" : "");
+    /* random and Gaussian q,k are divided by |q||k| (their value at p0 is not 1) */
+    int rnd = !!(st->curves & APP_CURVE_ROPE_RANDOM), gau = !!(st->curves & APP_CURVE_ROPE_GAUSS);
+    snprintf(sub + used, sizeof sub - used, "  (each / its value at p0%s%s%s%s)",
+             rnd || gau ? "; " : "", rnd ? "random" : "", rnd && gau ? ", " : "",
+             rnd && gau ? "Gaussian q,k / |q||k|"
+             : gau      ? "Gaussian q,k / |q||k|"
+             : rnd      ? " q,k / |q||k|"
+                        : "");
     fig_rect r = app_frame(s, t, th, title, sub);
 
     /* the RoPE-family curves: one sample per pixel (per braille dot across a cell), the
@@ -380,6 +435,7 @@ static int decay_build(app_view_ctx *c, const app_state *st, scene *s, const sce
     unsigned styles[APP_CURVE_COUNT];
     int which[APP_CURVE_COUNT];
     const double *cys[APP_CURVE_COUNT];
+    const double *gauss = NULL; /* the Gaussian curve's mean and sd (2 ns values) */
     int n = 0;
     double lo = 0, hi = 1;
     for (int w = 0; w < APP_CURVE_COUNT; w++) {
@@ -395,13 +451,17 @@ static int decay_build(app_view_ctx *c, const app_state *st, scene *s, const sce
         int m = sweeps(w) ? ns : L;
         for (int i = 0; i < m; i++)
             if (isfinite(cy[i])) {
-                lo = fmin(lo, cy[i]);
-                hi = fmax(hi, cy[i]);
+                double sd = w == CURVE_GAUSS ? cy[ns + i] : 0;
+                lo = fmin(lo, cy[i] - sd);
+                hi = fmax(hi, cy[i] + sd);
             }
+        if (w == CURVE_GAUSS) gauss = cy;
         cys[n] = cy;
         names[n] = decay_label(st, w);
-        colors[n] = th->series[w % 8];
-        styles[n] = 0;
+        /* 9 curves, 8 colours: the Gaussian curve takes the binary curve's green (binary is
+         * not a default curve), and when both are shown the binary one is dashed */
+        colors[n] = th->series[w == CURVE_GAUSS ? 2 : w % 8];
+        styles[n] = w == 2 && (st->curves & APP_CURVE_ROPE_GAUSS) ? SCENE_DASHED : 0;
         which[n] = w;
         n++;
     }
@@ -412,6 +472,7 @@ static int decay_build(app_view_ctx *c, const app_state *st, scene *s, const sce
         for (int j = 0; j < i; j++) {
             /* curves drawn at the same positions (both sampled, or both whole) */
             if (styles[j] || sweeps(which[i]) != sweeps(which[j])) continue;
+            if (which[i] == CURVE_GAUSS || which[j] == CURVE_GAUSS) continue;
             const double *yi = cys[i], *yj = cys[j];
             int same = 1, m = sweeps(which[i]) ? ns : L;
             for (int k = 0; k < m && same; k++)
@@ -425,7 +486,22 @@ static int decay_build(app_view_ctx *c, const app_state *st, scene *s, const sce
         }
     double pad = (hi - lo) * 0.05;
     /* a plot too short for the legend inside (projector zoom) gets it above */
-    fig_legend_slot slot = fig_legend_take(t, &r, names, n);
+    /* the legend: the curves, and the Gaussian curve's spread as an entry of its own */
+    const char *lnames[APP_CURVE_COUNT + 1];
+    uint32_t lcolors[APP_CURVE_COUNT + 1];
+    unsigned lstyles[APP_CURVE_COUNT + 1];
+    int ln = 0;
+    for (int i = 0; i < n; i++) {
+        lnames[ln] = names[i];
+        lcolors[ln] = colors[i];
+        lstyles[ln++] = styles[i];
+        if (which[i] == CURVE_GAUSS && !t->cells) {
+            lnames[ln] = "\xc2\xb1 1 sd over 32 draws";
+            lcolors[ln] = colors[i];
+            lstyles[ln++] = SCENE_DOTTED;
+        }
+    }
+    fig_legend_slot slot = fig_legend_take(t, &r, lnames, ln);
     fig_axes a = fig_axes_draw(s, t, th, r, 0, L - 1 > 0 ? L - 1 : 1, lo - pad, hi + pad,
                                "key position p", "score / score at p0", FIG_GRID);
     scene_line(s, a.area.x, fig_y(&a, 0), a.area.x + a.area.w, fig_y(&a, 0), th->grid, 0,
@@ -433,12 +509,31 @@ static int decay_build(app_view_ctx *c, const app_state *st, scene *s, const sce
     double lw = t->hairline > 0 ? t->hairline : 1;
     for (int i = 0; i < n; i++) {
         int sw = sweeps(which[i]);
+        if (which[i] == CURVE_GAUSS && !t->cells) {
+            /* the spread: mean - sd and mean + sd, dotted in the mean's colour (not in the
+             * terminal, where two more braille curves around 0 would blur the mean; the
+             * readout there gives mean and sd at the cursor) */
+            double *band = malloc(sizeof *band * 2 * (size_t)ns);
+            if (!band) {
+                free(x);
+                snprintf(err, errlen, "out of memory");
+                return -1;
+            }
+            for (int j = 0; j < ns; j++) {
+                band[j] = gauss[j] - gauss[ns + j];
+                band[ns + j] = gauss[j] + gauss[ns + j];
+            }
+            for (int side = 0; side < 2; side++)
+                fig_curve(s, &a, x, band + (size_t)side * ns, (size_t)ns, colors[i],
+                          t->cells ? 0 : lw * 1.2, SCENE_DOTTED);
+            free(band);
+        }
         fig_curve(s, &a, sw ? x : xall, cys[i], (size_t)(sw ? ns : L), colors[i],
                   t->cells ? 0 : lw * (styles[i] ? 2.2 : 1.8), styles[i]);
     }
     fig_vmark(s, t, th, &a, p0, "p0");
-    if (!fig_legend_in_slot(s, t, th, &slot, names, colors, styles, n))
-        fig_legend_styled(s, t, th, &a, names, colors, styles, n, 0);
+    if (!fig_legend_in_slot(s, t, th, &slot, lnames, lcolors, lstyles, ln))
+        fig_legend_styled(s, t, th, &a, lnames, lcolors, lstyles, ln, 0);
     c->main = a;
     fig_mark_main(s, a.area, "plot");
     c->has_main = 1;
@@ -460,6 +555,20 @@ static int decay_build(app_view_ctx *c, const app_state *st, scene *s, const sce
                     return -1;
                 }
                 v = cy[pc];
+            } else if (w == CURVE_GAUSS) {
+                /* one step of dist from p0 toward pc: two positions (one at pc = p0); the
+                 * means first, then the spreads */
+                int gb = pc<p0, gf = pc> p0, np2 = gb + gf + 1, at = pc > p0;
+                double g[4];
+                if (gauss_sweep(st, dist > 0 ? dist : 1, gb, gf, g, err, errlen) < 0) {
+                    free(x);
+                    return -1;
+                }
+                if (pc < p0) at = 0;
+                u += (size_t)snprintf(c->readout + u, sizeof c->readout - u,
+                                      "  %s %+.4f \xc2\xb1 %.4f", curve_label[w], g[at],
+                                      g[np2 + at]);
+                continue;
             } else if (dist > 0) {
                 if (rope_sweep(st, w, dist, pc<p0, pc> p0, two, err, errlen) < 0) {
                     free(x);
@@ -484,6 +593,7 @@ static int decay_data(app_view_ctx *c, const app_state *st, app_data *out, char 
     (void)c;
     int L = st->p.len, n = 0;
     for (int w = 0; w < APP_CURVE_COUNT; w++) n += !!(st->curves & (1u << w));
+    if (st->curves & APP_CURVE_ROPE_GAUSS) n++; /* its mean and its sd */
     if (app_data_alloc(out, 2, (size_t)n + 1, (size_t)L, 0, err, errlen) < 0) return -1;
     for (int i = 0; i < L; i++) out->data[i] = i;
     size_t used =
@@ -498,6 +608,15 @@ static int decay_data(app_view_ctx *c, const app_state *st, app_data *out, char 
             return -1;
         }
         memcpy(out->data + (size_t)row * L, cy, sizeof *cy * (size_t)L);
+        if (w == CURVE_GAUSS) {
+            memcpy(out->data + (size_t)(row + 1) * L, cy + L, sizeof *cy * (size_t)L);
+            if (used < sizeof out->what)
+                used += (size_t)snprintf(out->what + used, sizeof out->what - used,
+                                         " %s mean, %s sd%s", decay_label(st, w),
+                                         decay_label(st, w), row + 1 < n ? "," : "");
+            row += 2;
+            continue;
+        }
         if (used < sizeof out->what)
             used += (size_t)snprintf(out->what + used, sizeof out->what - used, " %s%s",
                                      decay_label(st, w), row < n ? "," : "");
@@ -513,7 +632,8 @@ const app_view app_view_decay = {
     .validate = decay_validate,
     .build = decay_build,
     .data = decay_data,
-    .options = "pe dim len base freq rotary-frac scaling factor orig-ctx seq-len attn-factor heads "
+    .options = "pe dim len base freq pairing rotary-frac scaling factor orig-ctx seq-len "
+               "attn-factor heads "
                "head slope-ratio alibi xpos-scale xpos-zeta std seed pos curves",
     .record = "pos", /* p0 walking along the positions */
 };

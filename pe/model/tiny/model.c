@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lmi.h"
 #include "nn.h"
 #include "pool.h"
 
@@ -467,40 +468,10 @@ int model_eval_positions(const model *m, const int *ids, size_t n, int win, int 
 
 int model_topk(const float *logits, int vocab, int k, int *ids, float *probs)
 {
-    if (vocab < 1 || k < 1) return 0;
-    if (k > vocab) k = vocab;
-    float mx = logits[0];
-    for (int v = 1; v < vocab; v++)
-        if (logits[v] > mx) mx = logits[v];
-    double s = 0;
-    for (int v = 0; v < vocab; v++) s += exp((double)(logits[v] - mx));
-    int n = 0;
-    for (int v = 0; v < vocab; v++) {
-        /* insertion into the sorted top list; equal logits keep the lower id first */
-        int at = n;
-        while (at > 0 && logits[v] > logits[ids[at - 1]]) at--;
-        if (at >= k) continue;
-        int last = n < k ? n : k - 1;
-        for (int i = last; i > at; i--) ids[i] = ids[i - 1];
-        ids[at] = v;
-        if (n < k) n++;
-    }
-    for (int i = 0; i < n; i++) probs[i] = (float)(exp((double)(logits[ids[i]] - mx)) / s);
-    return n;
+    return lmi_topk(logits, vocab, k, ids, probs);
 }
 
 int model_sample(const float *logits, int vocab, double temperature, pe_rng *rng)
 {
-    int best = 0;
-    for (int v = 1; v < vocab; v++)
-        if (logits[v] > logits[best]) best = v;
-    if (!(temperature > 0) || !rng) return best;
-    double s = 0, mx = logits[best];
-    for (int v = 0; v < vocab; v++) s += exp((logits[v] - mx) / temperature);
-    double u = pe_rng_uniform(rng) * s;
-    for (int v = 0; v < vocab; v++) {
-        u -= exp((logits[v] - mx) / temperature);
-        if (u < 0) return v;
-    }
-    return best;
+    return lmi_sample(logits, vocab, temperature, rng);
 }

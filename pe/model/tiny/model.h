@@ -285,6 +285,7 @@ typedef struct model_session {
     float *mem;     /* one allocation carved below */
     float *k_cache; /* (layers, max_len, dim) keys, rotated for rope */
     float *v_cache; /* (layers, max_len, dim) */
+    float *q_cache; /* (layers, max_len, dim) queries, rotated for rope: rows on demand */
     float *att;     /* (layers, heads, max_len) weights of the newest token */
     float *content; /* (layers, heads, max_len) q.k / sqrt(d_head) of the newest token */
     float *posbias; /* (layers, heads, max_len) position part (alibi, t5), else 0 */
@@ -308,6 +309,12 @@ int model_session_step(model_session *s, int token, const float **logits, char *
 /* Attention weights of the newest token in (layer, head): len entries summing to 1, index =
  * key token. NULL when the session is empty or layer/head are out of range. */
 const float *model_session_attn(const model_session *s, int layer, int head);
+/* The attention of token t (0 <= t < len) in (layer, head), recomputed from the cached q and k
+ * with the very arithmetic of the step that fed it (the same bits): weights (t + 1 entries), the
+ * content part q.k / sqrt(d_head) and the position part (0 for schemes without one); any may
+ * be NULL. PE_EINVAL out of range. */
+int model_session_row(const model_session *s, int layer, int head, int t, float *weights,
+                      float *content, float *position, char *err, size_t errlen);
 /* Pre-softmax scores of the newest token split into content (q.k / sqrt(d_head), after rotation
  * for rope) and position parts (len entries each). alibi: -m_h (i - j); t5: the bucket bias;
  * nope: position part 0 (the scores have no position term). rope, learned and sinusoidal mix

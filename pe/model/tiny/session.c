@@ -59,7 +59,7 @@ int model_session_init(model_session *s, const model *m, int max_len, char *err,
     s->m = m;
     s->max_len = max_len;
     size_t L = (size_t)c->layers, C = (size_t)c->dim, H = (size_t)c->heads, n = (size_t)max_len;
-    size_t total = 2 * L * n * C + 3 * L * H * n + (size_t)c->vocab + 6 * C + (size_t)c->hidden;
+    size_t total = 3 * L * n * C + 3 * L * H * n + (size_t)c->vocab + 6 * C + (size_t)c->hidden;
     s->mem = calloc(total, sizeof(float));
     s->tokens = calloc(n, sizeof(int));
     s->pos = calloc(1, sizeof *s->pos);
@@ -71,6 +71,7 @@ int model_session_init(model_session *s, const model *m, int max_len, char *err,
     float *p = s->mem;
     s->k_cache = p, p += L * n * C;
     s->v_cache = p, p += L * n * C;
+    s->q_cache = p, p += L * n * C;
     s->att = p, p += L * H * n;
     s->content = p, p += L * H * n;
     s->posbias = p, p += L * H * n;
@@ -117,6 +118,41 @@ static void matvec(float *restrict out, const float *restrict x, const float *re
     }
 }
 
+/* The row of (layer l, head h) for token t over keys 0..t from query q (the head's hd numbers)
+ * and the cached keys: con = q.k / sqrt(hd), pb = the position part, att = softmax(con + pb).
+ * The step and model_session_row both call this, so a row recomputed later is the same bits. */
+static void score_row(const model_session *s, int l, int h, int t, const float *q, float *att,
+                      float *con, float *pb)
+{
+    const model *m = s->m;
+    const model_config *c = &m->cfg;
+    int pe = scheme(s), C = c->dim, H = c->heads, hd = C / H;
+    const nn_pos *pos = s->pos;
+    float scale = (float)(1.0 / sqrt((double)hd));
+    const float *kc = s->k_cache + ((size_t)l * (size_t)s->max_len) * C;
+    float mx = -INFINITY;
+    for (int j = 0; j <= t; j++) {
+        const float *k = kc + (size_t)j * C + (size_t)h * hd;
+        float d = 0;
+        for (int i = 0; i < hd; i++) d += q[i] * k[i];
+        con[j] = d * scale;
+        float b = 0;
+        if (pe == MODEL_PE_ALIBI)
+            b = (float)(-pos->slopes[h] * (double)(t - j));
+        else if (pe == MODEL_PE_T5)
+            b = m->t5[(size_t)h * c->pe.t5_buckets + pos->t5_bucket[t - j]];
+        pb[j] = b;
+        att[j] = con[j] + b;
+        if (att[j] > mx) mx = att[j];
+    }
+    float sum = 0;
+    for (int j = 0; j <= t; j++) {
+        att[j] = expf(att[j] - mx);
+        sum += att[j];
+    }
+    for (int j = 0; j <= t; j++) att[j] /= sum;
+}
+
 int model_session_step(model_session *s, int token, const float **logits, char *err, size_t errlen)
 {
     const model *m = s->m;
@@ -140,7 +176,6 @@ int model_session_step(model_session *s, int token, const float **logits, char *
         for (int i = 0; i < C; i++) x[i] += m->wpe[(size_t)p * C + i];
     if (pe == MODEL_PE_SINUSOIDAL)
         for (int i = 0; i < C; i++) x[i] += pos->table[(size_t)p * C + i];
-    float scale = (float)(1.0 / sqrt((double)hd));
     size_t n = (size_t)s->max_len;
     for (int l = 0; l < c->layers; l++) {
         size_t lc = (size_t)l * C;
@@ -157,34 +192,14 @@ int model_session_step(model_session *s, int token, const float **logits, char *
         float *kc = s->k_cache + ((size_t)l * n) * C, *vc = s->v_cache + ((size_t)l * n) * C;
         memcpy(kc + (size_t)t * C, qkv + C, (size_t)C * sizeof(float));
         memcpy(vc + (size_t)t * C, qkv + 2 * C, (size_t)C * sizeof(float));
+        memcpy(s->q_cache + ((size_t)l * n + (size_t)t) * C, qkv, (size_t)C * sizeof(float));
         for (int h = 0; h < H; h++) {
             size_t at = ((size_t)l * H + h) * n;
-            float *att = s->att + at, *con = s->content + at, *pb = s->posbias + at;
-            const float *q = qkv + (size_t)h * hd;
-            float mx = -INFINITY;
-            for (int j = 0; j <= t; j++) {
-                const float *k = kc + (size_t)j * C + (size_t)h * hd;
-                float d = 0;
-                for (int i = 0; i < hd; i++) d += q[i] * k[i];
-                con[j] = d * scale;
-                float b = 0;
-                if (pe == MODEL_PE_ALIBI)
-                    b = (float)(-pos->slopes[h] * (double)(t - j));
-                else if (pe == MODEL_PE_T5)
-                    b = m->t5[(size_t)h * c->pe.t5_buckets + pos->t5_bucket[t - j]];
-                pb[j] = b;
-                att[j] = con[j] + b;
-                if (att[j] > mx) mx = att[j];
-            }
-            float sum = 0;
-            for (int j = 0; j <= t; j++) {
-                att[j] = expf(att[j] - mx);
-                sum += att[j];
-            }
+            float *att = s->att + at;
+            score_row(s, l, h, t, qkv + (size_t)h * hd, att, s->content + at, s->posbias + at);
             float *y = s->y + (size_t)h * hd;
             for (int i = 0; i < hd; i++) y[i] = 0;
             for (int j = 0; j <= t; j++) {
-                att[j] /= sum;
                 const float *v = vc + (size_t)j * C + (size_t)h * hd;
                 for (int i = 0; i < hd; i++) y[i] += att[j] * v[i];
             }
@@ -225,6 +240,32 @@ const float *model_session_attn(const model_session *s, int layer, int head)
     if (!s->len || layer < 0 || layer >= s->m->cfg.layers || head < 0 || head >= s->m->cfg.heads)
         return NULL;
     return s->att + ((size_t)layer * s->m->cfg.heads + head) * (size_t)s->max_len;
+}
+
+int model_session_row(const model_session *s, int layer, int head, int t, float *weights,
+                      float *content, float *position, char *err, size_t errlen)
+{
+    const model_config *c = &s->m->cfg;
+    if (layer < 0 || layer >= c->layers || head < 0 || head >= c->heads || t < 0 || t >= s->len)
+        return model_fail(err, errlen, PE_EINVAL,
+                          "layer %d head %d token %d: allowed 0..%d, 0..%d and 0..%d", layer, head,
+                          t, c->layers - 1, c->heads - 1, s->len - 1);
+    int hd = c->dim / c->heads;
+    const float *q =
+        s->q_cache + ((size_t)layer * (size_t)s->max_len + (size_t)t) * c->dim + (size_t)head * hd;
+    /* score_row writes all three; scratch stands in for the ones not asked for */
+    float *scratch = NULL;
+    if (!weights || !content || !position) {
+        scratch = malloc(3 * (size_t)(t + 1) * sizeof *scratch);
+        if (!scratch)
+            return model_fail(err, errlen, PE_ENOMEM, "attention row of %d keys: out of memory",
+                              t + 1);
+    }
+    size_t n1 = (size_t)(t + 1);
+    score_row(s, layer, head, t, q, weights ? weights : scratch, content ? content : scratch + n1,
+              position ? position : scratch + 2 * n1);
+    free(scratch);
+    return 0;
 }
 
 int model_session_score_parts(const model_session *s, int layer, int head, const float **content,

@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "hf_config.h"
 #include "tap.h"
 
 #ifndef CONFIG_TEST_ASSETS
@@ -59,8 +59,8 @@ static void test_shipped(void)
         const expect *e = &shipped[i];
         char path[1200], err[256] = "";
         assets_path(path, sizeof path, e->file);
-        app_model_config m;
-        int rc = app_config_load(path, &m, err, sizeof err);
+        pe_hf_config m;
+        int rc = pe_hf_config_load(path, &m, err, sizeof err);
         if (!TAP_OK(rc == PE_OK, "%s loads", e->file)) {
             tap_diag("%s", err);
             continue;
@@ -96,11 +96,11 @@ static void test_shipped(void)
 static void test_shipped_frequencies(void)
 {
     char path[1200], err[256] = "";
-    app_model_config m;
+    pe_hf_config m;
     double inv[64], attn = 0;
 
     assets_path(path, sizeof path, "llama-3.1-8b.json");
-    if (TAP_OK(app_config_load(path, &m, err, sizeof err) == PE_OK, "llama-3.1 again")) {
+    if (TAP_OK(pe_hf_config_load(path, &m, err, sizeof err) == PE_OK, "llama-3.1 again")) {
         int kept = 0, blend = 0, interp = 0;
         for (int k = 0; k < 64; k++) {
             pe_band b = pe_rope_band(&m.params, k);
@@ -119,7 +119,7 @@ static void test_shipped_frequencies(void)
     }
 
     assets_path(path, sizeof path, "yarn-llama-2-7b-64k.json");
-    if (TAP_OK(app_config_load(path, &m, err, sizeof err) == PE_OK, "yarn again")) {
+    if (TAP_OK(pe_hf_config_load(path, &m, err, sizeof err) == PE_OK, "yarn again")) {
         double low = 0, high = 0;
         pe_rope_yarn_range(&m.params, &low, &high);
         TAP_CLOSE(low, 20, 0, 0, "yarn low");
@@ -139,7 +139,7 @@ static void test_shipped_frequencies(void)
      * short one at seq_len <= 4096. */
     assets_path(path, sizeof path, "phi-3-vision-128k-instruct.json");
     double th[48];
-    if (TAP_OK(app_config_load(path, &m, err, sizeof err) == PE_OK, "phi-3 longrope (%s)", err)) {
+    if (TAP_OK(pe_hf_config_load(path, &m, err, sizeof err) == PE_OK, "phi-3 longrope (%s)", err)) {
         TAP_OK(m.params.scaling.n_factors == 48 && m.params.scaling.seq_len == 131072,
                "longrope: 48 factors per list, evaluated at seq_len %d", m.params.scaling.seq_len);
         TAP_OK(m.params.scaling.short_factor[47] == 3.049999999999997 &&
@@ -175,8 +175,8 @@ static void test_every_asset(void)
         if (len < 6 || strcmp(ent->d_name + len - 5, ".json") != 0) continue;
         char path[1400], err[256] = "";
         snprintf(path, sizeof path, "%s/%s", assets_dir, ent->d_name);
-        app_model_config m;
-        int rc = app_config_load(path, &m, err, sizeof err);
+        pe_hf_config m;
+        int rc = pe_hf_config_load(path, &m, err, sizeof err);
         TAP_OK(rc == PE_OK && m.name[0] != '\0', "asset %s loads (%s)", ent->d_name,
                rc == PE_OK ? m.name : err);
         n++;
@@ -187,15 +187,15 @@ static void test_every_asset(void)
 
 /* ---- field rules on inline texts --------------------------------------------------------- */
 
-static int parse(const char *json, app_model_config *m, char *err, size_t errlen)
+static int parse(const char *json, pe_hf_config *m, char *err, size_t errlen)
 {
     memset(m, 0, sizeof *m);
-    return app_config_parse(json, "inline.json", m, err, errlen);
+    return pe_hf_config_parse(json, "inline.json", m, err, errlen);
 }
 
 static void test_fields(void)
 {
-    app_model_config m;
+    pe_hf_config m;
     char err[256] = "";
 
     /* A multimodal wrapper: the language model lives in text_config. */
@@ -224,12 +224,12 @@ static void test_fields(void)
     TAP_OK(rc == PE_OK && m.params.dim == 128, "head_dim null -> hidden/heads = %d", m.params.dim);
     TAP_OK(strcmp(m.name, "inline") == 0, "name from the source name: '%s'", m.name);
 
-    rc = app_config_parse("{\"hidden_size\": 64, \"num_attention_heads\": 4}", "dir/my-model.json",
-                          &m, err, sizeof err);
+    rc = pe_hf_config_parse("{\"hidden_size\": 64, \"num_attention_heads\": 4}",
+                            "dir/my-model.json", &m, err, sizeof err);
     TAP_OK(rc == PE_OK && strcmp(m.name, "my-model") == 0, "name from dir/my-model.json: '%s'",
            m.name);
-    rc = app_config_parse("{\"hidden_size\": 64, \"num_attention_heads\": 4}", NULL, &m, err,
-                          sizeof err);
+    rc = pe_hf_config_parse("{\"hidden_size\": 64, \"num_attention_heads\": 4}", NULL, &m, err,
+                            sizeof err);
     TAP_OK(rc == PE_OK && strcmp(m.name, "config") == 0, "name without a source: '%s'", m.name);
 
     /* Aliases: rope_theta beats rotary_emb_base, partial_rotary_factor beats rotary_pct. */
@@ -494,11 +494,11 @@ static const bad_case bad[] = {
 static void test_rejected(void)
 {
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        app_model_config m;
+        pe_hf_config m;
         char err[320] = "";
         memset(&m, 0, sizeof m);
         snprintf(m.name, sizeof m.name, "untouched");
-        int rc = app_config_parse(bad[i].json, "inline.json", &m, err, sizeof err);
+        int rc = pe_hf_config_parse(bad[i].json, "inline.json", &m, err, sizeof err);
         int ok = rc < 0 && strstr(err, bad[i].want) != NULL && strchr(err, '\n') == NULL;
         TAP_OK(ok, "%s: rejected with its message", bad[i].what);
         if (!ok) tap_diag("rc %d, got \"%s\"\n#   want \"%s\"", rc, err, bad[i].want);
@@ -506,16 +506,16 @@ static void test_rejected(void)
     }
 
     /* err may be NULL or tiny; messages are cut, never overflowed. */
-    app_model_config m;
-    TAP_OK(app_config_parse("{", "x.json", &m, NULL, 0) == PE_EINVAL, "NULL err accepted");
+    pe_hf_config m;
+    TAP_OK(pe_hf_config_parse("{", "x.json", &m, NULL, 0) == PE_EINVAL, "NULL err accepted");
     char tiny[8];
     memset(tiny, 'Z', sizeof tiny);
-    TAP_OK(app_config_parse("{\"num_attention_heads\": 0}", "x.json", &m, tiny, sizeof tiny) ==
+    TAP_OK(pe_hf_config_parse("{\"num_attention_heads\": 0}", "x.json", &m, tiny, sizeof tiny) ==
                    PE_EINVAL &&
                memchr(tiny, '\0', sizeof tiny) != NULL && strncmp(tiny, "x.json:", 7) == 0,
            "8-byte err holds '%s'", tiny);
     char err[256] = "";
-    TAP_OK(app_config_parse(NULL, "x.json", &m, err, sizeof err) == PE_EINVAL &&
+    TAP_OK(pe_hf_config_parse(NULL, "x.json", &m, err, sizeof err) == PE_EINVAL &&
                strstr(err, "no text") != NULL,
            "NULL text: %s", err);
 }
@@ -532,10 +532,10 @@ static int write_file(const char *path, const void *data, size_t n)
 
 static void expect_load_error(const char *path, const char *want, const char *what)
 {
-    app_model_config m;
+    pe_hf_config m;
     char err[512] = "";
     memset(&m, 0, sizeof m);
-    int rc = app_config_load(path, &m, err, sizeof err);
+    int rc = pe_hf_config_load(path, &m, err, sizeof err);
     int ok = rc < 0 && strstr(err, want) != NULL && strncmp(err, path, strlen(path)) == 0 &&
              strchr(err, '\n') == NULL;
     TAP_OK(ok, "%s: rejected, message names the file", what);
@@ -559,7 +559,7 @@ static void test_files(void)
     expect_load_error(missing, ": cannot open: No such file or directory", "nonexistent path");
 
     /* A valid object padded past the cap with spaces: refused for its size alone. */
-    size_t n = APP_CONFIG_MAX_BYTES + 1;
+    size_t n = PE_HF_CONFIG_MAX_BYTES + 1;
     char *blob = malloc(n);
     if (TAP_OK(blob != NULL, "allocate %zu bytes", n)) {
         memset(blob, ' ', n);
@@ -579,12 +579,12 @@ static void test_files(void)
     expect_load_error(good, ": rope_theta: expected a number, got a string", "bad field in a file");
     static const char fine[] = "{\"hidden_size\": 64, \"num_attention_heads\": 2}\n";
     TAP_OK(write_file(good, fine, sizeof fine - 1) == 0, "rewrite tiny-rope.json");
-    app_model_config m;
+    pe_hf_config m;
     char err[256] = "";
-    TAP_OK(app_config_load(good, &m, err, sizeof err) == PE_OK &&
+    TAP_OK(pe_hf_config_load(good, &m, err, sizeof err) == PE_OK &&
                strcmp(m.name, "tiny-rope") == 0 && m.params.dim == 32,
            "a file without a name is named after itself: '%s' (%s)", m.name, err);
-    TAP_OK(app_config_load("", &m, err, sizeof err) == PE_EINVAL &&
+    TAP_OK(pe_hf_config_load("", &m, err, sizeof err) == PE_EINVAL &&
                strstr(err, "no config file given") != NULL,
            "empty path: %s", err);
 

@@ -1,4 +1,4 @@
-/* config.h: read a Hugging Face style config.json into pelab's parameters.
+/* hf_config.h: read a Hugging Face style config.json into pelab's parameters.
  *
  * A model's config.json names the numbers that decide its rotary embedding: the head dimension,
  * the frequency base, how much of each head is rotated and how the context was extended. This
@@ -17,18 +17,18 @@
  * Other fields are ignored. Nothing here prints or exits; every failure is one line in err that
  * names the file and the field, e.g. "qwen.json: rope_theta: expected a number, got a string".
  */
-#ifndef PELAB_APP_CONFIG_H
-#define PELAB_APP_CONFIG_H
+#ifndef PELAB_MODEL_HF_CONFIG_H
+#define PELAB_MODEL_HF_CONFIG_H
 
 #include <stddef.h>
 
 #include "pe.h"
 
-/* Largest config.json app_config_load reads; real ones are a few KiB. */
-#define APP_CONFIG_MAX_BYTES ((size_t)4 << 20)
+/* Largest config.json pe_hf_config_load reads; real ones are a few KiB. */
+#define PE_HF_CONFIG_MAX_BYTES ((size_t)4 << 20)
 
 /* What a config says about a model, as written, plus the pe_params derived from it. */
-typedef struct app_model_config {
+typedef struct pe_hf_config {
     char name[128];      /* _name_or_path, else model_type, else the file name without .json */
     char model_type[64]; /* "llama", "gpt_neox", ...; "" when absent */
     int hidden_size;     /* d_model; 0 when absent (head_dim given instead) */
@@ -44,13 +44,13 @@ typedef struct app_model_config {
      * len = max_position (left at the default when absent), pairing = half-split (transformers'
      * rotate_half), scaling from rope_scaling. */
     pe_params params;
-} app_model_config;
+} pe_hf_config;
 
-/* Read the file at path (at most APP_CONFIG_MAX_BYTES) and parse it as app_config_parse does,
+/* Read the file at path (at most PE_HF_CONFIG_MAX_BYTES) and parse it as pe_hf_config_parse does,
  * with messages naming path as given. Fails on a missing, unreadable or oversized file,
- * a directory, or anything app_config_parse rejects. On failure *out is left untouched.
+ * a directory, or anything pe_hf_config_parse rejects. On failure *out is left untouched.
  * Returns PE_OK, PE_EINVAL (bad file or content) or PE_ENOMEM; err gets one line. */
-int app_config_load(const char *path, app_model_config *out, char *err, size_t errlen);
+int pe_hf_config_load(const char *path, pe_hf_config *out, char *err, size_t errlen);
 
 /* Parse json_text (NUL-terminated) as a config.json. source_name labels messages and is the name
  * of last resort ("config.json" when NULL; a trailing ".json" and any directory are dropped).
@@ -64,7 +64,14 @@ int app_config_load(const char *path, app_model_config *out, char *err, size_t e
  * seq_len = factor * L0, the context the factor was chosen for (capped at PE_MAX_LEN); longrope
  * at seq_len = max_position_embeddings (its long factors).
  * On failure *out is left untouched. Returns PE_OK, PE_EINVAL or PE_ENOMEM. */
-int app_config_parse(const char *json_text, const char *source_name, app_model_config *out,
-                     char *err, size_t errlen);
+int pe_hf_config_parse(const char *json_text, const char *source_name, pe_hf_config *out, char *err,
+                       size_t errlen);
+
+/* A key given twice in any object of root (JSON readers disagree on which counts): PE_EINVAL
+ * with one line naming source_name and the key. Used by the model loaders for the fields this
+ * module does not read. */
+struct cJSON;
+int pe_hf_json_unique_keys(const struct cJSON *root, const char *source_name, char *err,
+                           size_t errlen);
 
 #endif

@@ -1,5 +1,5 @@
-/* config.c: Hugging Face config.json -> app_model_config (see config.h for the field mapping). */
-#include "config.h"
+/* hf_config.c: Hugging Face config.json -> pe_hf_config (see hf_config.h for the field mapping). */
+#include "hf_config.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -242,8 +242,8 @@ static int get_factor_list(const cfg_ctx *c, const cfg_obj *o, const char *key, 
  * that and f = max_position_embeddings / L0; otherwise L0 = max_position_embeddings and f =
  * factor. The model is evaluated at seq_len = max_position_embeddings (the long factors); the
  * short ones are --seq-len L0 or less. */
-static int read_longrope(const cfg_ctx *c, const cfg_obj *model, const cfg_obj *o,
-                         app_model_config *m, const char *type)
+static int read_longrope(const cfg_ctx *c, const cfg_obj *model, const cfg_obj *o, pe_hf_config *m,
+                         const char *type)
 {
     pe_rope_scaling *s = &m->params.scaling;
     int rc, ns = 0, nl = 0, have = 0, l0 = 0, have_l0 = 0;
@@ -295,8 +295,7 @@ static int read_longrope(const cfg_ctx *c, const cfg_obj *model, const cfg_obj *
     return PE_OK;
 }
 
-static int read_scaling(const cfg_ctx *c, const cfg_obj *model, const cfg_obj *o,
-                        app_model_config *m)
+static int read_scaling(const cfg_ctx *c, const cfg_obj *model, const cfg_obj *o, pe_hf_config *m)
 {
     pe_rope_scaling *s = &m->params.scaling;
     const char *type = NULL;
@@ -437,7 +436,7 @@ static void name_from_source(char *dst, size_t size, const char *src)
     copy_clean(dst, size, tmp, 1);
 }
 
-static int fill(const cfg_ctx *c, const cJSON *root, app_model_config *m)
+static int fill(const cfg_ctx *c, const cJSON *root, pe_hf_config *m)
 {
     int rc, have = 0;
     const cfg_obj top = {root, ""};
@@ -633,8 +632,14 @@ static int duplicate_key(const cfg_ctx *c, const cJSON *item, const char *path)
     return PE_OK;
 }
 
-int app_config_parse(const char *json_text, const char *source_name, app_model_config *out,
-                     char *err, size_t errlen)
+int pe_hf_json_unique_keys(const cJSON *root, const char *source_name, char *err, size_t errlen)
+{
+    const cfg_ctx c = {source_name && *source_name ? source_name : "config.json", err, errlen};
+    return duplicate_key(&c, root, "");
+}
+
+int pe_hf_config_parse(const char *json_text, const char *source_name, pe_hf_config *out, char *err,
+                       size_t errlen)
 {
     const cfg_ctx c = {source_name && *source_name ? source_name : "config.json", err, errlen};
     if (err && errlen) err[0] = '\0';
@@ -659,7 +664,7 @@ int app_config_parse(const char *json_text, const char *source_name, app_model_c
         cJSON_Delete(root);
         return rc;
     }
-    app_model_config m;
+    pe_hf_config m;
     memset(&m, 0, sizeof m);
     pe_params_default(&m.params);
     rc = fill(&c, root, &m);
@@ -668,7 +673,7 @@ int app_config_parse(const char *json_text, const char *source_name, app_model_c
     return rc;
 }
 
-int app_config_load(const char *path, app_model_config *out, char *err, size_t errlen)
+int pe_hf_config_load(const char *path, pe_hf_config *out, char *err, size_t errlen)
 {
     const cfg_ctx c = {path && *path ? path : "(no path)", err, errlen};
     if (err && errlen) err[0] = '\0';
@@ -688,7 +693,7 @@ int app_config_load(const char *path, app_model_config *out, char *err, size_t e
         rc = cfg_fail(&c, "is a directory, expected a config.json file");
         goto done;
     }
-    if (S_ISREG(st.st_mode) && (uintmax_t)st.st_size > APP_CONFIG_MAX_BYTES) {
+    if (S_ISREG(st.st_mode) && (uintmax_t)st.st_size > PE_HF_CONFIG_MAX_BYTES) {
         rc = cfg_fail(&c, "%jd bytes; config files over 4 MiB are refused", (intmax_t)st.st_size);
         goto done;
     }
@@ -698,12 +703,12 @@ int app_config_load(const char *path, app_model_config *out, char *err, size_t e
     buf = malloc(cap);
     if (!buf) goto nomem;
     for (;;) {
-        if (len > APP_CONFIG_MAX_BYTES) {
+        if (len > PE_HF_CONFIG_MAX_BYTES) {
             rc = cfg_fail(&c, "more than 4 MiB; config files that large are refused");
             goto done;
         }
         if (len + 1 == cap) {
-            size_t ncap = cap > APP_CONFIG_MAX_BYTES / 2 ? APP_CONFIG_MAX_BYTES + 2 : cap * 2;
+            size_t ncap = cap > PE_HF_CONFIG_MAX_BYTES / 2 ? PE_HF_CONFIG_MAX_BYTES + 2 : cap * 2;
             char *nb = realloc(buf, ncap);
             if (!nb) goto nomem;
             buf = nb;
@@ -722,7 +727,7 @@ int app_config_load(const char *path, app_model_config *out, char *err, size_t e
         rc = cfg_fail(&c, "NUL byte at offset %zu; a config.json is text", strlen(buf));
         goto done;
     }
-    rc = app_config_parse(buf, path, out, err, errlen);
+    rc = pe_hf_config_parse(buf, path, out, err, errlen);
     goto done;
 nomem:
     rc = PE_ENOMEM;

@@ -1,0 +1,371 @@
+/* lm_forward.c: sessions (KV cache) and the forward passes of the Llama family and GPT-2.
+ *
+ * Llama (HF LlamaForCausalLM, llama2.c run.c):
+ *   x = E[tok]; per layer: h = RMSNorm(x) w1; q, k, v = Wq h (+bq), Wk h, Wv h; q, k rotated
+ *   by RoPE at their position; a = softmax(q k^T / sqrt(hd)) v, causal, kv head = h / (H / KV);
+ *   x += Wo a; h = RMSNorm(x) w2; x += Wdown (silu(Wgate h) * Wup h); logits = Wcls RMSNorm(x).
+ * GPT-2 (HF GPT2LMHeadModel):
+ *   x = wte[tok] + wpe[pos]; per layer: h = LN1(x); q, k, v = c_attn(h); x += c_proj(attn);
+ *   x += mlp.c_proj(gelu_tanh(mlp.c_fc(LN2(x)))); logits = wte LN_f(x).
+ * The rotated q of every token is cached next to k and v, so an attention row of any (layer,
+ * head, token) is recomputed on demand with the very operations the forward used. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lm_internal.h"
+#include "pool.h"
+
+static size_t qdim(const lm_config *c)
+{
+    return (size_t)c->n_heads * (size_t)c->head_dim;
+}
+
+static size_t kvdim(const lm_config *c)
+{
+    return (size_t)c->n_kv_heads * (size_t)c->head_dim;
+}
+
+void lm_session_free(lm_session *s)
+{
+    if (!s) return;
+    free(s->inv_freq);
+    free(s->kc);
+    free(s->vc);
+    free(s->qc);
+    free(s->logits);
+    free(s->x);
+    free(s->xb);
+    free(s->xb2);
+    free(s->q);
+    free(s->k);
+    free(s->v);
+    free(s->hb);
+    free(s->hb2);
+    free(s->att);
+    free(s->cs);
+    if (s->held) pe_mem_release(s->held);
+    memset(s, 0, sizeof *s);
+}
+
+void lm_session_reset(lm_session *s)
+{
+    s->n = 0;
+}
+
+int lm_session_set_rope(lm_session *s, const pe_params *rope, char *err, size_t errlen)
+{
+    const lm_config *c = &s->m->c;
+    if (c->arch != LM_ARCH_LLAMA)
+        return pe_fail(err, errlen, PE_EINVAL, "%s has learned positions, not RoPE", c->arch_name);
+    if (rope->dim != c->head_dim)
+        return pe_fail(err, errlen, PE_EINVAL,
+                       "RoPE dimension %d: must be the model's head dimension %d", rope->dim,
+                       c->head_dim);
+    int rot = pe_rope_rotary_dim(rope);
+    double *f = calloc((size_t)rot / 2 + 1, sizeof *f);
+    if (!f) return pe_fail(err, errlen, PE_ENOMEM, "out of memory");
+    double attn = 1.0;
+    int rc = pe_rope_inv_freq(rope, f, &attn, err, errlen);
+    if (rc != PE_OK) {
+        free(f);
+        return rc;
+    }
+    free(s->inv_freq);
+    s->inv_freq = f;
+    s->rope_attn = attn;
+    s->rot_dim = rot;
+    s->rope = *rope;
+    return PE_OK;
+}
+
+static int grab(lm_session *s, float **p, size_t count, char *err, size_t errlen)
+{
+    *p = malloc((count ? count : 1) * sizeof **p);
+    if (!*p) return pe_fail(err, errlen, PE_ENOMEM, "out of memory for the session");
+    return PE_OK;
+}
+
+int lm_session_init(lm_session *s, const lm_model *m, int ctx, int threads, char *err,
+                    size_t errlen)
+{
+    memset(s, 0, sizeof *s);
+    const lm_config *c = &m->c;
+    if (ctx < 1 || ctx > LM_MAX_CTX)
+        return pe_fail(err, errlen, PE_EINVAL, "--ctx %d: must be 1..%d", ctx, LM_MAX_CTX);
+    s->m = m;
+    s->ctx = ctx;
+    s->threads = threads > 0 ? threads : pool_cpus_free();
+    size_t L = (size_t)c->n_layers, C = (size_t)ctx, B = LM_CHUNK, D = (size_t)c->dim,
+           F = (size_t)c->hidden_dim, Q = qdim(c), KV = kvdim(c), H = (size_t)c->n_heads;
+    size_t wide = Q > D ? Q : D;
+    size_t floats = L * C * (2 * KV + Q) + (size_t)c->vocab + B * (3 * wide + Q + 2 * KV + 2 * F) +
+                    B * H * C + B * (size_t)c->head_dim;
+    int rc = pe_mem_reserve_hint(floats * sizeof(float), "the model's cache (--ctx positions)",
+                                 "a smaller --ctx needs less", err, errlen);
+    if (rc) return rc;
+    s->held = floats * sizeof(float);
+    if ((rc = grab(s, &s->kc, L * C * KV, err, errlen)) ||
+        (rc = grab(s, &s->vc, L * C * KV, err, errlen)) ||
+        (rc = grab(s, &s->qc, L * C * Q, err, errlen)) ||
+        (rc = grab(s, &s->logits, (size_t)c->vocab, err, errlen)) ||
+        (rc = grab(s, &s->x, B * wide, err, errlen)) ||
+        (rc = grab(s, &s->xb, B * wide, err, errlen)) ||
+        (rc = grab(s, &s->xb2, B * wide, err, errlen)) ||
+        (rc = grab(s, &s->q, B * Q, err, errlen)) || (rc = grab(s, &s->k, B * KV, err, errlen)) ||
+        (rc = grab(s, &s->v, B * KV, err, errlen)) || (rc = grab(s, &s->hb, B * F, err, errlen)) ||
+        (rc = grab(s, &s->hb2, B * F, err, errlen)) ||
+        (rc = grab(s, &s->att, B * H * C, err, errlen)) ||
+        (rc = grab(s, &s->cs, B * (size_t)c->head_dim, err, errlen)))
+        goto fail;
+    if (c->arch == LM_ARCH_LLAMA && (rc = lm_session_set_rope(s, &c->rope, err, errlen))) goto fail;
+    return PE_OK;
+fail:
+    lm_session_free(s);
+    return rc;
+}
+
+/* ---- pieces -------------------------------------------------------------------------------- */
+
+static void rmsnorm(float *o, const float *x, const float *w, int n, double eps)
+{
+    float ss = 0.0f;
+    for (int i = 0; i < n; i++) ss += x[i] * x[i];
+    float r = 1.0f / sqrtf(ss / (float)n + (float)eps);
+    for (int i = 0; i < n; i++) o[i] = w[i] * (r * x[i]);
+}
+
+static void layernorm(float *o, const float *x, const float *w, const float *b, int n, double eps)
+{
+    double mean = 0.0, var = 0.0;
+    for (int i = 0; i < n; i++) mean += x[i];
+    mean /= n;
+    for (int i = 0; i < n; i++) var += ((double)x[i] - mean) * ((double)x[i] - mean);
+    var /= n;
+    float r = (float)(1.0 / sqrt(var + eps)), mu = (float)mean;
+    for (int i = 0; i < n; i++) o[i] = (x[i] - mu) * r * w[i] + b[i];
+}
+
+/* Rotate one head vector by the cos/sin pairs cs (rot/2 of each, cos first). */
+static void rope_rotate(float *x, int rot, pe_pairing pairing, const float *cs)
+{
+    int np = rot / 2;
+    for (int k = 0; k < np; k++) {
+        int i0 = pairing == PE_PAIRING_HALF ? k : 2 * k;
+        int i1 = pairing == PE_PAIRING_HALF ? k + np : 2 * k + 1;
+        float a = x[i0], b = x[i1], c = cs[k], sn = cs[np + k];
+        x[i0] = a * c - b * sn;
+        x[i1] = a * sn + b * c;
+    }
+}
+
+/* softmax(q . k_j * scale) over keys j = 0..n-1 (row stride kstride) into p. */
+static void attn_probs(const float *q, const float *k0, size_t kstride, int n, int hd, float scale,
+                       float *p)
+{
+    float mx = -INFINITY;
+    for (int j = 0; j < n; j++) {
+        const float *kj = k0 + (size_t)j * kstride;
+        float s = 0.0f;
+        for (int i = 0; i < hd; i++) s += q[i] * kj[i];
+        s *= scale;
+        p[j] = s;
+        if (s > mx) mx = s;
+    }
+    float sum = 0.0f;
+    for (int j = 0; j < n; j++) {
+        p[j] = expf(p[j] - mx);
+        sum += p[j];
+    }
+    float inv = 1.0f / sum;
+    for (int j = 0; j < n; j++) p[j] *= inv;
+}
+
+typedef struct attn_job {
+    lm_session *s;
+    int layer, n0, T;
+} attn_job;
+
+/* Items are (token, head) pairs. */
+static void attn_items(void *ctx, size_t i0, size_t i1)
+{
+    const attn_job *j = ctx;
+    lm_session *s = j->s;
+    const lm_config *c = &s->m->c;
+    int H = c->n_heads, hd = c->head_dim, grp = c->n_heads / c->n_kv_heads;
+    size_t Q = qdim(c), KV = kvdim(c), C = (size_t)s->ctx;
+    const float *kl = s->kc + (size_t)j->layer * C * KV, *vl = s->vc + (size_t)j->layer * C * KV,
+                *ql = s->qc + (size_t)j->layer * C * Q;
+    float scale = 1.0f / sqrtf((float)hd);
+    for (size_t it = i0; it < i1; it++) {
+        int t = (int)(it / (size_t)H), h = (int)(it % (size_t)H), kvh = h / grp;
+        int n = j->n0 + t + 1;
+        float *p = s->att + it * C;
+        attn_probs(ql + (size_t)(j->n0 + t) * Q + (size_t)h * (size_t)hd,
+                   kl + (size_t)kvh * (size_t)hd, KV, n, hd, scale, p);
+        float *o = s->xb2 + (size_t)t * Q + (size_t)h * (size_t)hd;
+        for (int i = 0; i < hd; i++) o[i] = 0.0f;
+        for (int jj = 0; jj < n; jj++) {
+            const float *vj = vl + (size_t)jj * KV + (size_t)kvh * (size_t)hd;
+            float pj = p[jj];
+            for (int i = 0; i < hd; i++) o[i] += pj * vj[i];
+        }
+    }
+}
+
+static float gelu_tanh(float x)
+{
+    const float k = 0.7978845608028654f; /* sqrt(2 / pi) */
+    return 0.5f * x * (1.0f + tanhf(k * (x + 0.044715f * x * x * x)));
+}
+
+/* One chunk of T tokens at cache indices n0.. */
+static int forward_chunk(lm_session *s, const int *tok, int T, float *logits, char *err,
+                         size_t errlen)
+{
+    const lm_model *m = s->m;
+    const lm_config *c = &m->c;
+    int D = c->dim, hd = c->head_dim, nt = s->threads, n0 = s->n;
+    size_t Q = qdim(c), KV = kvdim(c), C = (size_t)s->ctx, F = (size_t)c->hidden_dim;
+    int gpt2 = c->arch == LM_ARCH_GPT2;
+    for (int t = 0; t < T; t++) {
+        long long pos = (long long)s->offset + n0 + t;
+        if (gpt2 && pos >= c->seq_len)
+            return pe_fail(err, errlen, PE_ERANGE,
+                           "position %lld: past GPT-2's %d learned positions", pos, c->seq_len);
+        float *x = s->x + (size_t)t * (size_t)D;
+        memcpy(x, m->tok_emb + (size_t)tok[t] * (size_t)D, (size_t)D * sizeof *x);
+        if (gpt2)
+            for (int i = 0; i < D; i++) x[i] += m->pos_emb[(size_t)pos * (size_t)D + (size_t)i];
+        else {
+            /* cos then sin of every pair at this position, the attention factor folded in */
+            int np = s->rot_dim / 2;
+            float *cs = s->cs + (size_t)t * (size_t)hd;
+            for (int k = 0; k < np; k++) {
+                double a = (double)pos * s->inv_freq[k];
+                cs[k] = (float)(s->rope_attn * cos(a));
+                cs[np + k] = (float)(s->rope_attn * sin(a));
+            }
+        }
+    }
+    for (int l = 0; l < c->n_layers; l++) {
+        if (pe_work(((double)l + 1.0) / (c->n_layers + 1.0))) return pe_work_cancelled(err, errlen);
+        const lm_layer *ly = &m->layers[l];
+        for (int t = 0; t < T; t++) {
+            const float *x = s->x + (size_t)t * (size_t)D;
+            float *o = s->xb + (size_t)t * (size_t)D;
+            if (gpt2)
+                layernorm(o, x, ly->norm1, ly->norm1_b, D, c->norm_eps);
+            else
+                rmsnorm(o, x, ly->norm1, D, c->norm_eps);
+        }
+        lm_linear_apply(&ly->q, s->xb, T, s->q, nt);
+        lm_linear_apply(&ly->k, s->xb, T, s->k, nt);
+        lm_linear_apply(&ly->v, s->xb, T, s->v, nt);
+        float *ql = s->qc + (size_t)l * C * Q, *kl = s->kc + (size_t)l * C * KV,
+              *vl = s->vc + (size_t)l * C * KV;
+        for (int t = 0; t < T; t++) {
+            float *q = s->q + (size_t)t * Q, *k = s->k + (size_t)t * KV;
+            if (!gpt2) {
+                const float *cs = s->cs + (size_t)t * (size_t)hd;
+                for (int h = 0; h < c->n_heads; h++)
+                    rope_rotate(q + (size_t)h * (size_t)hd, s->rot_dim, s->rope.pairing, cs);
+                for (int h = 0; h < c->n_kv_heads; h++)
+                    rope_rotate(k + (size_t)h * (size_t)hd, s->rot_dim, s->rope.pairing, cs);
+            }
+            size_t ci = (size_t)(n0 + t);
+            memcpy(ql + ci * Q, q, Q * sizeof *q);
+            memcpy(kl + ci * KV, k, KV * sizeof *k);
+            memcpy(vl + ci * KV, s->v + (size_t)t * KV, KV * sizeof *k);
+        }
+        attn_job aj = {s, l, n0, T};
+        pool_run(nt, (size_t)T * (size_t)c->n_heads, 1, attn_items, &aj);
+        lm_linear_apply(&ly->o, s->xb2, T, s->xb, nt);
+        for (size_t i = 0; i < (size_t)T * (size_t)D; i++) s->x[i] += s->xb[i];
+        for (int t = 0; t < T; t++) {
+            const float *x = s->x + (size_t)t * (size_t)D;
+            float *o = s->xb + (size_t)t * (size_t)D;
+            if (gpt2)
+                layernorm(o, x, ly->norm2, ly->norm2_b, D, c->norm_eps);
+            else
+                rmsnorm(o, x, ly->norm2, D, c->norm_eps);
+        }
+        lm_linear_apply(&ly->up, s->xb, T, s->hb2, nt);
+        if (gpt2) {
+            for (size_t i = 0; i < (size_t)T * F; i++) s->hb[i] = gelu_tanh(s->hb2[i]);
+        } else {
+            lm_linear_apply(&ly->gate, s->xb, T, s->hb, nt);
+            for (size_t i = 0; i < (size_t)T * F; i++) {
+                float g = s->hb[i];
+                s->hb[i] = g / (1.0f + expf(-g)) * s->hb2[i];
+            }
+        }
+        lm_linear_apply(&ly->down, s->hb, T, s->xb, nt);
+        for (size_t i = 0; i < (size_t)T * (size_t)D; i++) s->x[i] += s->xb[i];
+    }
+    /* The head: every row when the caller wants them, else the last only. */
+    int first = logits ? 0 : T - 1;
+    for (int t = first; t < T; t++) {
+        const float *x = s->x + (size_t)t * (size_t)D;
+        float *o = s->xb + (size_t)(t - first) * (size_t)D;
+        if (gpt2)
+            layernorm(o, x, m->norm_f, m->norm_f_b, D, c->norm_eps);
+        else
+            rmsnorm(o, x, m->norm_f, D, c->norm_eps);
+    }
+    lm_linear head = {.w = m->cls, .in = D, .out = c->vocab, .ld = (size_t)D};
+    size_t V = (size_t)c->vocab;
+    if (logits) {
+        lm_linear_apply(&head, s->xb, T, logits, nt);
+        memcpy(s->logits, logits + (size_t)(T - 1) * V, V * sizeof *logits);
+    } else {
+        lm_linear_apply(&head, s->xb, 1, s->logits, nt);
+    }
+    s->n += T;
+    return PE_OK;
+}
+
+int lm_forward(lm_session *s, const int *tokens, int n, float *logits, char *err, size_t errlen)
+{
+    const lm_config *c = &s->m->c;
+    if (n < 0 || n > s->ctx - s->n)
+        return pe_fail(err, errlen, PE_ERANGE,
+                       "%d more tokens do not fit the context of %d (%d are held; --ctx sets it)",
+                       n, s->ctx, s->n);
+    for (int i = 0; i < n; i++)
+        if (tokens[i] < 0 || tokens[i] >= c->vocab)
+            return pe_fail(err, errlen, PE_EINVAL, "token id %d: the vocabulary has ids 0..%d",
+                           tokens[i], c->vocab - 1);
+    for (int i = 0; i < n; i += LM_CHUNK) {
+        int T = n - i < LM_CHUNK ? n - i : LM_CHUNK;
+        int rc = forward_chunk(s, tokens + i, T,
+                               logits ? logits + (size_t)i * (size_t)c->vocab : NULL, err, errlen);
+        if (rc != PE_OK) return rc;
+    }
+    return PE_OK;
+}
+
+int lm_attention_row(const lm_session *s, int layer, int head, int t, float *out, char *err,
+                     size_t errlen)
+{
+    const lm_config *c = &s->m->c;
+    if (layer < 0 || layer >= c->n_layers || head < 0 || head >= c->n_heads || t < 0 || t >= s->n)
+        return pe_fail(err, errlen, PE_EINVAL,
+                       "attention row (layer %d, head %d, token %d): the model has %d layers, %d "
+                       "heads and %d tokens so far",
+                       layer, head, t, c->n_layers, c->n_heads, s->n);
+    size_t Q = qdim(c), KV = kvdim(c), C = (size_t)s->ctx, hd = (size_t)c->head_dim;
+    int kvh = head / (c->n_heads / c->n_kv_heads);
+    const float *q = s->qc + (size_t)layer * C * Q + (size_t)t * Q + (size_t)head * hd;
+    const float *k = s->kc + (size_t)layer * C * KV + (size_t)kvh * hd;
+    attn_probs(q, k, KV, t + 1, c->head_dim, 1.0f / sqrtf((float)c->head_dim), out);
+    return PE_OK;
+}
+
+int lm_argmax(const float *logits, int n)
+{
+    int best = 0;
+    for (int i = 1; i < n; i++)
+        if (logits[i] > logits[best]) best = i;
+    return best;
+}

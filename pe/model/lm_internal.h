@@ -1,0 +1,46 @@
+/* lm_internal.h: shared by the lm_*.c files of pe/model (real checkpoints). Not public. */
+#ifndef PELAB_MODEL_LM_INTERNAL_H
+#define PELAB_MODEL_LM_INTERNAL_H
+
+#include <stdint.h>
+
+#include "lm.h"
+#include "pe_internal.h"
+
+/* The file name of path for messages (after the last '/'). */
+const char *lm_base_name(const char *path);
+/* Read up to n bytes from the start of path into buf; *got and *file_size receive what was read
+ * and the file's size. Refuses directories and unreadable files (one line naming path). */
+int lm_read_head(const char *path, unsigned char *buf, size_t n, size_t *got, uint64_t *file_size,
+                 char *err, size_t errlen);
+/* Map path read-only into a new entry of m->maps (size must equal the size seen before, else the
+ * file changed under us). */
+int lm_map_add(lm_model *m, const char *path, uint64_t size, const void **base, char *err,
+               size_t errlen);
+/* An allocated float copy of count floats kept by m (freed by lm_close). */
+float *lm_buf_add(lm_model *m, size_t count, char *err, size_t errlen);
+/* Reserve bytes in the memory budget for m (before anything is mapped), naming the model. */
+int lm_reserve(lm_model *m, size_t bytes, char *err, size_t errlen);
+
+/* Loops gcc vectorises, built for AVX-512, AVX2 and the baseline (as the tiny model's kernels;
+ * not under ThreadSanitizer, which breaks ifunc resolvers). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
+#define LM_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define LM_CLONES
+#endif
+
+/* Loaders behind lm_open. */
+int lm_load_llama2c(lm_model *m, const char *path, char *err, size_t errlen);
+int lm_load_hf(lm_model *m, const char *dir, char *err, size_t errlen);
+
+/* Bytes per element of a safetensors dtype. */
+int lm_st_dtype_size(lm_dtype dt);
+/* Conversion of one value. */
+float lm_f16_to_f32(uint16_t h);
+float lm_bf16_to_f32(uint16_t h);
+
+/* Threaded kernels (lm_kernels.c): out (T, L->out) = x (T, L->in) W^T + b. */
+void lm_linear_apply(const lm_linear *L, const float *x, int T, float *out, int threads);
+
+#endif

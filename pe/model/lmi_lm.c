@@ -1,0 +1,239 @@
+/* lmi_lm.c: real checkpoints behind the model interface (lmi.h), as two registry entries that
+ * share one adapter: "llama2c" (a llama2.c .bin) and "hf" (a Hugging Face folder, or a file
+ * inside one). The numbers are lm.h's (lm_open, lm_forward, lm_attention_row). The session keeps
+ * the ids it was fed so that a new offset or RoPE base can replay them. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "lm.h"
+#include "lmi.h"
+#include "pe_internal.h"
+
+#define LM(m) ((lm_model *)(m)->impl)
+
+typedef struct lm_lmi_session {
+    lm_session s;
+    int *ids; /* (max_len) the tokens fed */
+} lm_lmi_session;
+
+#define LS(s) ((lm_lmi_session *)(s)->impl)
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* A llama2.c .bin: the "ak42" magic, or a .bin name that is not pelab's own checkpoint. */
+static int llama2c_probe(const char *path, const unsigned char *head, size_t n)
+{
+    if (n >= 4 && memcmp(head, "24ka", 4) == 0) return 1; /* 0x616b3432 little-endian */
+    if (n >= 8 && memcmp(head, "PELABMDL", 8) == 0) return 0;
+    return ends_with(path, ".bin") && n >= 28;
+}
+
+static int hf_probe(const char *path, const unsigned char *head, size_t n)
+{
+    (void)head;
+    (void)n;
+    struct stat st;
+    char cfg[4200];
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(cfg, sizeof cfg, "%s/config.json", path);
+        return stat(cfg, &st) == 0;
+    }
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    return strcmp(b, "config.json") == 0 || ends_with(b, ".safetensors") ||
+           strcmp(b, "model.safetensors.index.json") == 0;
+}
+
+static int lm_lmi_open(lmi_model *lm, const char *path, char *err, size_t errlen)
+{
+    lm_model *m = NULL;
+    int rc = lm_open(path, &m, err, errlen);
+    if (rc) return rc;
+    const lm_config *c = &m->c;
+    lmi_info *in = &lm->info;
+    const char *p = path;
+    size_t len = strlen(p);
+    while (len > 1 && p[len - 1] == '/') len--; /* a folder's name, not "" */
+    const char *b = p + len;
+    while (b > p && b[-1] != '/') b--;
+    snprintf(in->name, sizeof in->name, "%.*s", (int)(p + len - b), b);
+    snprintf(in->pe_name, sizeof in->pe_name, "%s", c->arch == LM_ARCH_GPT2 ? "learned" : "rope");
+    in->layers = c->n_layers;
+    in->heads = c->n_heads;
+    in->kv_heads = c->n_kv_heads;
+    in->head_dim = c->head_dim;
+    in->dim = c->dim;
+    in->ctx = c->seq_len;
+    in->max_pos = c->arch == LM_ARCH_GPT2 ? c->seq_len : 0;
+    in->vocab = c->vocab;
+    in->bos = c->bos_id;
+    in->eos = c->eos_id;
+    in->unk = -1;
+    in->caps = LMI_CAN_OFFSET;
+    if (c->arch == LM_ARCH_LLAMA) {
+        in->caps |= LMI_CAN_ROPE_BASE;
+        in->rope_base = c->rope.base;
+    }
+    lm->impl = m;
+    return PE_OK;
+}
+
+static void lm_lmi_close(lmi_model *lm)
+{
+    lm_close(LM(lm));
+    lm->impl = NULL;
+}
+
+/* Text in and out need a tokenizer, which these checkpoints do not carry in the weights file;
+ * until one is attached, ids are the way in (--ids) and out. */
+static int lm_lmi_tokenize(const lmi_model *lm, const char *text, size_t len, lmi_token *out,
+                           int cap, char *err, size_t errlen)
+{
+    (void)text;
+    (void)out;
+    (void)cap;
+    if (len == 0) return 0;
+    return pe_fail(err, errlen, PE_EINVAL,
+                   "%s: no tokenizer for this model yet; give token ids with --ids 1,2,3",
+                   lm->info.name);
+}
+
+static int lm_lmi_token_text(const lmi_model *lm, int id, char *buf, size_t cap)
+{
+    (void)lm;
+    return snprintf(buf, cap, "[%d]", id);
+}
+
+static void lm_lmi_session_free(lmi_session *s)
+{
+    lm_lmi_session *ls = LS(s);
+    if (!ls) return;
+    lm_session_free(&ls->s);
+    free(ls->ids);
+    free(ls);
+    s->impl = NULL;
+}
+
+static int lm_lmi_session_init(lmi_session *s, char *err, size_t errlen)
+{
+    lm_lmi_session *ls = calloc(1, sizeof *ls);
+    if (!ls) return pe_fail(err, errlen, PE_ENOMEM, "session: out of memory");
+    ls->ids = malloc((size_t)s->max_len * sizeof *ls->ids);
+    int rc = ls->ids ? lm_session_init(&ls->s, LM(s->m), s->max_len, 0, err, errlen)
+                     : pe_fail(err, errlen, PE_ENOMEM, "session: out of memory");
+    if (rc) {
+        free(ls->ids);
+        free(ls);
+        return rc;
+    }
+    s->impl = ls;
+    return PE_OK;
+}
+
+static void lm_lmi_session_reset(lmi_session *s)
+{
+    lm_session_reset(&LS(s)->s);
+}
+
+static int lm_lmi_step(lmi_session *s, int token, char *err, size_t errlen)
+{
+    lm_lmi_session *ls = LS(s);
+    int rc = lm_forward(&ls->s, &token, 1, NULL, err, errlen);
+    if (rc) return rc;
+    ls->ids[s->len] = token;
+    s->logits = ls->s.logits;
+    return PE_OK;
+}
+
+static int lm_lmi_attn_row(const lmi_session *s, int layer, int head, int t, float *weights,
+                           float *content, float *position, char *err, size_t errlen)
+{
+    (void)content;
+    (void)position; /* RoPE and learned tables have no split (lmi_attn_row refuses first) */
+    if (!weights) return PE_OK;
+    return lm_attention_row(&LS(s)->s, layer, head, t, weights, err, errlen);
+}
+
+/* Feed the tokens again under the session's settings; on failure the old settings are put back
+ * by the caller and the tokens replayed once more. */
+static int replay(lmi_session *s, char *err, size_t errlen)
+{
+    lm_lmi_session *ls = LS(s);
+    lm_session_reset(&ls->s);
+    if (s->len == 0) return PE_OK;
+    int rc = lm_forward(&ls->s, ls->ids, s->len, NULL, err, errlen);
+    if (rc == PE_OK) s->logits = ls->s.logits;
+    return rc;
+}
+
+static int lm_lmi_set_offset(lmi_session *s, int offset, char *err, size_t errlen)
+{
+    lm_lmi_session *ls = LS(s);
+    const lm_config *c = &LM(s->m)->c;
+    if (c->arch == LM_ARCH_GPT2 && (long long)offset + s->len > c->seq_len)
+        return pe_fail(err, errlen, PE_ERANGE,
+                       "--offset %d: GPT-2 has %d learned positions, and %d tokens are held",
+                       offset, c->seq_len, s->len);
+    int old = ls->s.offset;
+    ls->s.offset = offset;
+    int rc = replay(s, err, errlen);
+    if (rc) {
+        ls->s.offset = old;
+        replay(s, NULL, 0);
+    }
+    return rc;
+}
+
+static int lm_lmi_set_rope_base(lmi_session *s, double base, char *err, size_t errlen)
+{
+    lm_lmi_session *ls = LS(s);
+    pe_params old = ls->s.rope, p = old;
+    p.base = base;
+    int rc = lm_session_set_rope(&ls->s, &p, err, errlen);
+    if (rc == PE_OK) rc = replay(s, err, errlen);
+    if (rc) {
+        lm_session_set_rope(&ls->s, &old, NULL, 0);
+        replay(s, NULL, 0);
+    }
+    return rc;
+}
+
+const lmi_arch lmi_arch_llama2c = {
+    .name = "llama2c",
+    .desc = "a llama2.c checkpoint (.bin: the legacy header or the \"ak42\" version 1 export)",
+    .probe = llama2c_probe,
+    .open = lm_lmi_open,
+    .close = lm_lmi_close,
+    .tokenize = lm_lmi_tokenize,
+    .token_text = lm_lmi_token_text,
+    .session_init = lm_lmi_session_init,
+    .session_free = lm_lmi_session_free,
+    .session_reset = lm_lmi_session_reset,
+    .step = lm_lmi_step,
+    .attn_row = lm_lmi_attn_row,
+    .set_offset = lm_lmi_set_offset,
+    .set_rope_base = lm_lmi_set_rope_base,
+};
+
+const lmi_arch lmi_arch_hf = {
+    .name = "hf",
+    .desc = "a Hugging Face folder (config.json + safetensors): Llama, Mistral, Qwen2, GPT-2",
+    .probe = hf_probe,
+    .open = lm_lmi_open,
+    .close = lm_lmi_close,
+    .tokenize = lm_lmi_tokenize,
+    .token_text = lm_lmi_token_text,
+    .session_init = lm_lmi_session_init,
+    .session_free = lm_lmi_session_free,
+    .session_reset = lm_lmi_session_reset,
+    .step = lm_lmi_step,
+    .attn_row = lm_lmi_attn_row,
+    .set_offset = lm_lmi_set_offset,
+    .set_rope_base = lm_lmi_set_rope_base,
+};

@@ -1,0 +1,224 @@
+/* lmi_tiny.c: pelab's own transformer behind the model interface (lmi.h). A thin adapter: the
+ * numbers are model.h's (model_load, model_session_*), the tokenizer is its word tokenizer. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lmi.h"
+#include "model.h"
+#include "nn.h"
+
+typedef struct tiny_model {
+    model m;
+    double slopes[MODEL_MAX_HEADS]; /* alibi: the trained slopes */
+} tiny_model;
+
+#define TINY(m)  ((tiny_model *)(m)->impl)
+#define TSESS(s) ((model_session *)(s)->impl)
+
+static int tiny_probe(const char *path, const unsigned char *head, size_t n)
+{
+    size_t l = strlen(path);
+    return (n >= 8 && memcmp(head, "PELABMDL", 8) == 0) ||
+           (l > 6 && strcmp(path + l - 6, ".pelab") == 0);
+}
+
+static int tiny_open(lmi_model *lm, const char *path, char *err, size_t errlen)
+{
+    tiny_model *t = calloc(1, sizeof *t);
+    if (!t) return model_fail(err, errlen, PE_ENOMEM, "%s: out of memory", path);
+    int rc = model_load(path, &t->m, err, errlen);
+    if (rc) {
+        free(t);
+        return rc;
+    }
+    const model_config *c = &t->m.cfg;
+    int pe = model_pe_from_name(c->pe_name);
+    if (pe == MODEL_PE_ALIBI &&
+        (rc = pe_alibi_slopes(c->heads, c->pe.slope_ratio, t->slopes, err, errlen))) {
+        model_free(&t->m);
+        free(t);
+        return rc;
+    }
+    lmi_info *in = &lm->info;
+    const char *base = strrchr(path, '/');
+    snprintf(in->name, sizeof in->name, "%s", base ? base + 1 : path);
+    snprintf(in->pe_name, sizeof in->pe_name, "%s", c->pe_name);
+    in->layers = c->layers;
+    in->heads = in->kv_heads = c->heads;
+    in->head_dim = c->dim / c->heads;
+    in->dim = c->dim;
+    in->ctx = c->ctx;
+    in->max_pos = pe == MODEL_PE_LEARNED ? c->pos_len : 0;
+    in->vocab = c->vocab;
+    in->bos = -1;
+    in->eos = TOK_EOS;
+    in->unk = TOK_UNK;
+    in->caps = LMI_CAN_OFFSET;
+    if (pe == MODEL_PE_ALIBI || pe == MODEL_PE_T5 || pe == MODEL_PE_NOPE) in->caps |= LMI_CAN_SPLIT;
+    if (pe == MODEL_PE_ROPE) {
+        in->caps |= LMI_CAN_ROPE_BASE;
+        in->rope_base = c->pe.base;
+    }
+    if (pe == MODEL_PE_ALIBI) {
+        in->caps |= LMI_CAN_ALIBI_SCALE;
+        in->alibi_slopes = t->slopes;
+    }
+    lm->impl = t;
+    return 0;
+}
+
+static void tiny_close(lmi_model *lm)
+{
+    tiny_model *t = TINY(lm);
+    if (!t) return;
+    model_free(&t->m);
+    free(t);
+    lm->impl = NULL;
+}
+
+static int is_punct(int c)
+{
+    return c == '.' || c == ',' || c == '!' || c == '?' || c == ';' || c == ':' || c == '"' ||
+           c == '(' || c == ')';
+}
+
+/* Split the text the way tok_encode does and look every piece up alone, so each token keeps the
+ * span it was typed in (an unknown word is shown as typed, not as <unk>): runs of line breaks
+ * (with the blanks after them) are one <eos>, punctuation marks are tokens of their own, words
+ * are the runs between. A word longer than any token is unknown. Stops at a NUL. */
+static int tiny_tokenize(const lmi_model *lm, const char *text, size_t len, lmi_token *out, int cap,
+                         char *err, size_t errlen)
+{
+    const tok_vocab *v = &TINY(lm)->m.vocab;
+    const char *s = text, *end = text + len;
+    char piece[64];
+    int n = 0;
+#define MORE(p) ((p) < end && *(p))
+    while (MORE(s)) {
+        const char *b = s;
+        int c = (unsigned char)*s;
+        if (c == '\n' || c == '\r') {
+            while (MORE(s) && (*s == '\n' || *s == '\r' || *s == ' ' || *s == '\t')) s++;
+        } else if (isspace(c)) {
+            s++;
+            continue;
+        } else if (is_punct(c)) {
+            s++;
+        } else {
+            while (MORE(s) && !isspace((unsigned char)*s) && !is_punct((unsigned char)*s)) s++;
+        }
+        if (n < cap) {
+            lmi_token *t = &out[n];
+            size_t l = (size_t)(s - b);
+            int id;
+            unsigned char unk = 0;
+            if (c == '\n' || c == '\r') {
+                id = TOK_EOS;
+            } else {
+                size_t cl = l < sizeof piece - 1 ? l : sizeof piece - 1;
+                memcpy(piece, b, cl);
+                piece[cl] = '\0';
+                if (l > TOK_MAX_WORD || tok_encode(v, piece, &id, &unk, 1) != 1) {
+                    id = TOK_UNK;
+                    unk = 1;
+                }
+            }
+            t->id = id;
+            t->start = (int)(b - text);
+            t->end = (int)(s - text);
+            t->flags = unk ? LMI_TOK_UNKNOWN : 0;
+        }
+        n++;
+    }
+#undef MORE
+    (void)err;
+    (void)errlen;
+    return n;
+}
+
+static int tiny_token_text(const lmi_model *lm, int id, char *buf, size_t cap)
+{
+    return snprintf(buf, cap, "%s", tok_word(&TINY(lm)->m.vocab, id));
+}
+
+static int tiny_session_init(lmi_session *s, char *err, size_t errlen)
+{
+    model_session *ms = calloc(1, sizeof *ms);
+    if (!ms) return model_fail(err, errlen, PE_ENOMEM, "session: out of memory");
+    int rc = model_session_init(ms, &TINY(s->m)->m, s->max_len, err, errlen);
+    if (rc) {
+        free(ms);
+        return rc;
+    }
+    s->impl = ms;
+    return 0;
+}
+
+static void tiny_session_free(lmi_session *s)
+{
+    if (!s->impl) return;
+    model_session_free(TSESS(s));
+    free(s->impl);
+    s->impl = NULL;
+}
+
+static void tiny_session_reset(lmi_session *s)
+{
+    model_session_reset(TSESS(s));
+}
+
+static int tiny_step(lmi_session *s, int token, char *err, size_t errlen)
+{
+    const float *lg;
+    int rc = model_session_step(TSESS(s), token, &lg, err, errlen);
+    if (!rc) s->logits = lg;
+    return rc;
+}
+
+static int tiny_attn_row(const lmi_session *s, int layer, int head, int t, float *weights,
+                         float *content, float *position, char *err, size_t errlen)
+{
+    return model_session_row(TSESS(s), layer, head, t, weights, content, position, err, errlen);
+}
+
+/* The settings replay the tokens; the newest token's logits are the session's again. */
+static int tiny_set_offset(lmi_session *s, int offset, char *err, size_t errlen)
+{
+    int rc = model_session_set_offset(TSESS(s), offset, err, errlen);
+    if (!rc && s->len) s->logits = TSESS(s)->logits;
+    return rc;
+}
+
+static int tiny_set_rope_base(lmi_session *s, double base, char *err, size_t errlen)
+{
+    int rc = model_session_set_rope_base(TSESS(s), base, err, errlen);
+    if (!rc && s->len) s->logits = TSESS(s)->logits;
+    return rc;
+}
+
+static int tiny_set_alibi_scale(lmi_session *s, double scale, char *err, size_t errlen)
+{
+    int rc = model_session_set_alibi_scale(TSESS(s), scale, err, errlen);
+    if (!rc && s->len) s->logits = TSESS(s)->logits;
+    return rc;
+}
+
+const lmi_arch lmi_arch_tiny = {
+    .name = "tiny",
+    .desc = "pelab's own transformer: a .pelab checkpoint from `pelab train`",
+    .probe = tiny_probe,
+    .open = tiny_open,
+    .close = tiny_close,
+    .tokenize = tiny_tokenize,
+    .token_text = tiny_token_text,
+    .session_init = tiny_session_init,
+    .session_free = tiny_session_free,
+    .session_reset = tiny_session_reset,
+    .step = tiny_step,
+    .attn_row = tiny_attn_row,
+    .set_offset = tiny_set_offset,
+    .set_rope_base = tiny_set_rope_base,
+    .set_alibi_scale = tiny_set_alibi_scale,
+};

@@ -1,0 +1,626 @@
+/* test_lm: real checkpoints against independent computations.
+ * - stories260K.bin (llama2.c legacy, real weights): every logit of 200 greedy steps from BOS
+ *   against ref.h's double-precision forward, the greedy ids against the Hugging Face copy's
+ *   reference ids, attention rows to 1e-5, batched prompt = token by token, 1 thread = 2.
+ * - stories260K-hf-derived (safetensors F32, tied): the same ids, its reference logits.
+ * - tiny-random-llama-2 (BF16, untied): transformers' logits to 1e-4 and greedy ids; rewritten by
+ *   the test as two F32 shards with an index (one unaligned) it gives the same logits.
+ * - a random GPT-2 folder the test writes (F32 and F16): logits and attention rows against the
+ *   double forward. ../shared/realmodels missing is a failure, not a skip. */
+#include <cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lm.h"
+#include "lmi.h"
+#include "pe.h"
+#include "ref.h"
+#include "tap.h"
+#include "writer.h"
+
+static char shared_dir[4096], tmp_dir[4096];
+
+static int have_shared(void)
+{
+    const char *src = getenv("PELAB_SRC");
+    snprintf(shared_dir, sizeof shared_dir, "%s/../shared/realmodels", src ? src : ".");
+    struct stat st;
+    return stat(shared_dir, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static double max_diff_fd(const float *a, const double *b, int n)
+{
+    double m = 0.0;
+    for (int i = 0; i < n; i++) {
+        double d = fabs((double)a[i] - b[i]);
+        if (!(d <= m)) m = d; /* NaN wins */
+    }
+    return m;
+}
+
+static int argmax_d(const double *x, int n)
+{
+    int b = 0;
+    for (int i = 1; i < n; i++)
+        if (x[i] > x[b]) b = i;
+    return b;
+}
+
+/* reference_greedy_bos.json of the Hugging Face copy */
+static cJSON *hf_ref;
+
+static void test_stories_bin(int *ids_out)
+{
+    char path[4200], err[512] = "";
+    snprintf(path, sizeof path, "%s/stories260K/stories260K.bin", shared_dir);
+    lm_model *m = NULL;
+    if (!TAP_OK(lm_open(path, &m, err, sizeof err) == PE_OK, "stories260K.bin opens (%s)", err))
+        return;
+    const lm_config *c = &m->c;
+    TAP_OK(c->dim == 64 && c->hidden_dim == 172 && c->n_layers == 5 && c->n_heads == 8 &&
+               c->n_kv_heads == 4 && c->vocab == 512 && c->seq_len == 512 && c->tied &&
+               c->head_dim == 8 && c->rope.pairing == PE_PAIRING_INTERLEAVED,
+           "header: dim 64, hidden 172, 5 layers, 8 heads, 4 kv heads, vocab 512, tied");
+    TAP_OK(lm_param_count(c) == 260032, "260,032 parameters (%zu)", lm_param_count(c));
+    ref_model r;
+    if (!TAP_OK(ref_load_llama2c(&r, path) == 0, "the test's own reader")) {
+        lm_close(m);
+        return;
+    }
+    enum { STEPS = 200, CTX = 256 };
+    ref_begin(&r, CTX);
+    lm_session s;
+    if (!TAP_OK(lm_session_init(&s, m, CTX, 1, err, sizeof err) == PE_OK, "session (%s)", err)) {
+        ref_free(&r);
+        lm_close(m);
+        return;
+    }
+    double *rl = malloc(512 * sizeof *rl), worst = 0.0;
+    float *steplog = malloc((size_t)(STEPS + 1) * 512 * sizeof *steplog);
+    int tok = 1, ids[STEPS + 1], ref_agree = 0, rc = PE_OK;
+    ids[0] = 1;
+    for (int i = 0; i < STEPS && rc == PE_OK; i++) {
+        rc = lm_forward(&s, &tok, 1, NULL, err, sizeof err);
+        ref_step(&r, tok, rl);
+        double d = max_diff_fd(s.logits, rl, 512);
+        if (!(d <= worst)) worst = d;
+        memcpy(steplog + (size_t)i * 512, s.logits, 512 * sizeof *steplog);
+        tok = lm_argmax(s.logits, 512);
+        ref_agree += tok == argmax_d(rl, 512);
+        ids[i + 1] = tok;
+    }
+    TAP_OK(rc == PE_OK, "200 steps run (%s)", err);
+    TAP_OK(worst < 1e-4, "every logit of 200 steps within 1e-4 of the double forward (max %.3g)",
+           worst);
+    TAP_OK(ref_agree == STEPS, "greedy choices equal the double forward's (%d of %d)", ref_agree,
+           STEPS);
+    const cJSON *want = cJSON_GetObjectItemCaseSensitive(hf_ref, "greedy_ids");
+    int same = 0;
+    for (int i = 0; i < STEPS; i++) {
+        const cJSON *w = cJSON_GetArrayItem(want, i);
+        same += w && (int)w->valuedouble == ids[i + 1];
+    }
+    TAP_OK(same == STEPS, "200 greedy ids equal reference_greedy_bos.json's (%d)", same);
+    memcpy(ids_out, ids, sizeof ids);
+
+    /* attention rows: every layer and head at a few tokens */
+    double aw = 0.0, *rp = malloc(CTX * sizeof *rp);
+    float *lp = malloc(CTX * sizeof *lp);
+    int ts[] = {0, 1, 7, 63, 199};
+    for (int l = 0; l < 5; l++)
+        for (int h = 0; h < 8; h++)
+            for (size_t k = 0; k < sizeof ts / sizeof ts[0]; k++) {
+                lm_attention_row(&s, l, h, ts[k], lp, err, sizeof err);
+                ref_attn_row(&r, l, h, ts[k], rp);
+                double d = max_diff_fd(lp, rp, ts[k] + 1), sum = 0.0;
+                for (int j = 0; j <= ts[k]; j++) sum += lp[j];
+                if (!(d <= aw)) aw = d;
+                if (fabs(sum - 1.0) > 1e-5) aw = 1.0;
+            }
+    TAP_OK(aw <= 1e-5, "attention rows (5 layers x 8 heads x 5 tokens) within 1e-5, sum 1 (%.3g)",
+           aw);
+    TAP_OK(lm_attention_row(&s, 5, 0, 0, lp, err, sizeof err) == PE_EINVAL &&
+               lm_attention_row(&s, 0, 0, STEPS, lp, err, sizeof err) == PE_EINVAL,
+           "an attention row out of range is refused (%s)", err);
+
+    /* the same 200 tokens as one prompt (chunks of LM_CHUNK), on two threads: the same bits */
+    lm_session s2;
+    float *batch = malloc((size_t)STEPS * 512 * sizeof *batch);
+    if (TAP_OK(lm_session_init(&s2, m, CTX, 2, err, sizeof err) == PE_OK, "second session")) {
+        rc = lm_forward(&s2, ids, STEPS, batch, err, sizeof err);
+        TAP_OK(rc == PE_OK && memcmp(batch, steplog, (size_t)STEPS * 512 * sizeof *batch) == 0,
+               "a 200-token prompt on 2 threads gives token-by-token's logits bit for bit");
+        lm_session_reset(&s2);
+        int over[CTX + 1];
+        for (int i = 0; i <= CTX; i++) over[i] = 1;
+        TAP_OK(lm_forward(&s2, over, CTX + 1, NULL, err, sizeof err) == PE_ERANGE,
+               "a prompt past --ctx is refused (%s)", err);
+        int bad = 512;
+        TAP_OK(lm_forward(&s2, &bad, 1, NULL, err, sizeof err) == PE_EINVAL && strstr(err, "512"),
+               "a token id past the vocabulary is refused (%s)", err);
+        lm_session_free(&s2);
+    }
+    /* a different RoPE base changes the logits (the live base of the views) */
+    pe_params p = c->rope;
+    p.base = 500.0;
+    lm_session_reset(&s);
+    int two[2] = {1, 403};
+    float l2[1024];
+    TAP_OK(lm_session_set_rope(&s, &p, err, sizeof err) == PE_OK &&
+               lm_forward(&s, two, 2, l2, err, sizeof err) == PE_OK &&
+               memcmp(l2, steplog, 512 * sizeof *l2) == 0 &&
+               memcmp(l2 + 512, steplog + 512, 512 * sizeof *l2) != 0,
+           "RoPE base 500: position 0 unchanged, position 1 different");
+    free(batch);
+    free(lp);
+    free(rp);
+    free(rl);
+    free(steplog);
+    lm_session_free(&s);
+    ref_free(&r);
+    lm_close(m);
+}
+
+static void test_stories_hf(const int *bin_ids)
+{
+    char path[4200], err[512] = "";
+    snprintf(path, sizeof path, "%s/stories260K-hf-derived", shared_dir);
+    lm_model *m = NULL;
+    if (!TAP_OK(lm_open(path, &m, err, sizeof err) == PE_OK, "the Hugging Face folder opens (%s)",
+                err))
+        return;
+    TAP_OK(m->c.rope.pairing == PE_PAIRING_HALF && m->c.tied && m->c.norm_eps == 1e-5 &&
+               strcmp(m->c.arch_name, "LlamaForCausalLM") == 0,
+           "config: LlamaForCausalLM, rotate_half, tied, eps 1e-5");
+    lm_session s;
+    if (lm_session_init(&s, m, 256, 0, err, sizeof err) != PE_OK) {
+        TAP_OK(0, "session (%s)", err);
+        lm_close(m);
+        return;
+    }
+    float *lg = malloc(200 * 512 * sizeof *lg);
+    int rc = lm_forward(&s, bin_ids, 200, lg, err, sizeof err);
+    int same = 0;
+    for (int i = 0; i < 200 && rc == PE_OK; i++)
+        same += lm_argmax(lg + i * 512, 512) == bin_ids[i + 1];
+    TAP_OK(same == 200, "its greedy ids equal the .bin's (%d of 200)", same);
+    const cJSON *byp = cJSON_GetObjectItemCaseSensitive(hf_ref, "logits_by_position");
+    double worst = 0.0;
+    for (int p = 0; p < 4; p++) {
+        char k[8];
+        snprintf(k, sizeof k, "%d", p);
+        const cJSON *row = cJSON_GetObjectItemCaseSensitive(byp, k);
+        for (int v = 0; v < 512; v++) {
+            const cJSON *w = cJSON_GetArrayItem(row, v);
+            double d = w ? fabs(lg[p * 512 + v] - w->valuedouble) : 1.0;
+            if (!(d <= worst)) worst = d;
+        }
+    }
+    TAP_OK(worst < 1e-4, "logits of positions 0..3 equal reference_greedy_bos.json's (max %.3g)",
+           worst);
+    free(lg);
+    lm_session_free(&s);
+    lm_close(m);
+}
+
+/* transformers' logits and greedy ids for tiny-random-llama-2 (corpus.json) in folder dir. */
+static void check_tiny_random(const char *dir, const char *label)
+{
+    char path[4200], err[512] = "";
+    snprintf(path, sizeof path, "%s/tiny-random-llama-2/corpus.json", shared_dir);
+    cJSON *corpus = ref_read_json(path);
+    lm_model *m = NULL;
+    if (!TAP_OK(corpus && lm_open(dir, &m, err, sizeof err) == PE_OK, "%s opens (%s)", label,
+                err)) {
+        cJSON_Delete(corpus);
+        return;
+    }
+    TAP_OK(!m->c.tied && m->cls != m->tok_emb && m->c.vocab == 3000, "%s: untied head, vocab 3000",
+           label);
+    const cJSON *cases = cJSON_GetObjectItemCaseSensitive(corpus, "model_cases");
+    int nc = 0, good_logits = 0, good_ids = 0;
+    double worst = 0.0;
+    for (const cJSON *cs = cases ? cases->child : NULL; cs; cs = cs->next, nc++) {
+        const cJSON *in = cJSON_GetObjectItemCaseSensitive(cs, "input_ids");
+        int ids[16], n = 0;
+        for (const cJSON *v = in->child; v && n < 8; v = v->next) ids[n++] = (int)v->valuedouble;
+        lm_session s;
+        if (lm_session_init(&s, m, 64, 1, err, sizeof err) != PE_OK) break;
+        lm_forward(&s, ids, n, NULL, err, sizeof err);
+        int ok = 1;
+        for (const cJSON *v = cJSON_GetObjectItemCaseSensitive(cs, "sampled_logits")->child; v;
+             v = v->next) {
+            double d = fabs(s.logits[atoi(v->string)] - v->valuedouble);
+            if (!(d <= worst)) worst = d;
+            if (!(d <= 1e-4)) ok = 0;
+        }
+        good_logits += ok;
+        const cJSON *cont = cJSON_GetObjectItemCaseSensitive(cs, "greedy_continuation");
+        int okid = lm_argmax(s.logits, 3000) ==
+                   (int)cJSON_GetObjectItemCaseSensitive(cs, "greedy_token")->valuedouble;
+        for (const cJSON *v = cont->child; v; v = v->next) {
+            int t = lm_argmax(s.logits, 3000);
+            if (t != (int)v->valuedouble) okid = 0;
+            lm_forward(&s, &t, 1, NULL, err, sizeof err);
+        }
+        good_ids += okid;
+        lm_session_free(&s);
+    }
+    TAP_OK(nc == 3 && good_logits == 3, "%s: transformers' logits to 1e-4 in 3 cases (max %.3g)",
+           label, worst);
+    TAP_OK(good_ids == 3, "%s: transformers' greedy token and 4-token continuations (%d of 3)",
+           label, good_ids);
+    lm_close(m);
+    cJSON_Delete(corpus);
+}
+
+/* tiny-random-llama-2 rewritten as two F32 shards with an index; the second shard's data starts
+ * at an offset that is not a multiple of 4 (the copy path). */
+static void test_shards(void)
+{
+    char src[4200], p[4400];
+    snprintf(src, sizeof src, "%s/tiny-random-llama-2/model.safetensors", shared_dir);
+    ref_st st;
+    if (!TAP_OK(ref_st_open(&st, src) == 0, "read tiny-random-llama-2 for sharding")) return;
+    int n = 0;
+    wr_tensor t[32];
+    float *bufs[32];
+    char names[32][128];
+    for (const cJSON *it = st.hdr->child; it && n < 32; it = it->next) {
+        if (strcmp(it->string, "__metadata__") == 0) continue;
+        double *d = ref_st_get(&st, it->string);
+        const cJSON *sh = cJSON_GetObjectItemCaseSensitive(it, "shape");
+        wr_tensor *w = &t[n];
+        snprintf(names[n], sizeof names[n], "%s", it->string);
+        w->name = names[n];
+        w->ndim = cJSON_GetArraySize(sh);
+        w->shape[0] = (int64_t)sh->child->valuedouble;
+        w->shape[1] = w->ndim == 2 ? (int64_t)sh->child->next->valuedouble : 1;
+        size_t cnt = (size_t)(w->shape[0] * w->shape[1]);
+        bufs[n] = malloc(cnt * sizeof(float));
+        for (size_t i = 0; i < cnt; i++) bufs[n][i] = (float)d[i];
+        w->data = bufs[n];
+        free(d);
+        n++;
+    }
+    ref_st_close(&st);
+    char dir[4300];
+    snprintf(dir, sizeof dir, "%s/sharded", tmp_dir);
+    mkdir(dir, 0700);
+    snprintf(src, sizeof src, "%s/tiny-random-llama-2/config.json", shared_dir);
+    cJSON *cfg = ref_read_json(src);
+    char *txt = cJSON_Print(cfg);
+    snprintf(p, sizeof p, "%s/config.json", dir);
+    wr_text(p, txt);
+    free(txt);
+    cJSON_Delete(cfg);
+    int half = n / 2;
+    snprintf(p, sizeof p, "%s/model-00001-of-00002.safetensors", dir);
+    int ok = wr_safetensors(p, t, half, "F32", 1) == 0;
+    snprintf(p, sizeof p, "%s/model-00002-of-00002.safetensors", dir);
+    ok &= wr_safetensors(p, t + half, n - half, "F32", 0) == 0;
+    cJSON *idx = cJSON_CreateObject(), *wm = cJSON_AddObjectToObject(idx, "weight_map");
+    for (int i = 0; i < n; i++)
+        cJSON_AddStringToObject(wm, t[i].name,
+                                i < half ? "model-00001-of-00002.safetensors"
+                                         : "model-00002-of-00002.safetensors");
+    txt = cJSON_Print(idx);
+    snprintf(p, sizeof p, "%s/model.safetensors.index.json", dir);
+    ok &= wr_text(p, txt) == 0;
+    free(txt);
+    cJSON_Delete(idx);
+    for (int i = 0; i < n; i++) free(bufs[i]);
+    TAP_OK(ok, "wrote two shards and an index");
+    /* a file inside the folder names the folder */
+    snprintf(p, sizeof p, "%s/model.safetensors.index.json", dir);
+    check_tiny_random(p, "the sharded F32 copy");
+}
+
+/* A random GPT-2 folder: D 32, 4 heads, 2 layers, vocab 61, 24 positions. */
+enum { G_D = 32, G_H = 4, G_L = 2, G_V = 61, G_P = 24, G_F = 128 };
+
+static int write_gpt2(const char *dir, const char *dtype)
+{
+    mkdir(dir, 0700);
+    char p[4400];
+    snprintf(p, sizeof p, "%s/config.json", dir);
+    char cfg[512];
+    snprintf(cfg, sizeof cfg,
+             "{\"architectures\": [\"GPT2LMHeadModel\"], \"model_type\": \"gpt2\", \"n_embd\": "
+             "%d, \"n_head\": %d, \"n_layer\": %d, \"vocab_size\": %d, \"n_positions\": %d, "
+             "\"n_ctx\": %d, \"n_inner\": null, \"activation_function\": \"gelu_new\", "
+             "\"layer_norm_epsilon\": 1e-05}",
+             G_D, G_H, G_L, G_V, G_P, G_P);
+    if (wr_text(p, cfg) != 0) return -1;
+    uint64_t seed = 42;
+    wr_tensor t[64];
+    float *bufs[64];
+    char names[64][64];
+    int n = 0;
+#define ADD(nm, d0, d1, amp, one)                                                                  \
+    do {                                                                                           \
+        size_t cnt = (size_t)(d0) * (size_t)((d1) ? (d1) : 1);                                     \
+        bufs[n] = malloc(cnt * sizeof(float));                                                     \
+        for (size_t i = 0; i < cnt; i++) bufs[n][i] = (one) + wr_rand(&seed, amp);                 \
+        snprintf(names[n], sizeof names[n], "%s", nm);                                             \
+        t[n] = (wr_tensor){names[n], (d1) ? 2 : 1, {(d0), (d1) ? (d1) : 1}, bufs[n]};              \
+        n++;                                                                                       \
+    } while (0)
+    ADD("wte.weight", G_V, G_D, 200, 0.0f);
+    ADD("wpe.weight", G_P, G_D, 100, 0.0f);
+    for (int l = 0; l < G_L; l++) {
+        char b[64];
+#define NM(s) (snprintf(b, sizeof b, "h.%d.%s", l, s), b)
+        ADD(NM("ln_1.weight"), G_D, 0, 64, 1.0f);
+        ADD(NM("ln_1.bias"), G_D, 0, 64, 0.0f);
+        ADD(NM("attn.c_attn.weight"), G_D, 3 * G_D, 150, 0.0f);
+        ADD(NM("attn.c_attn.bias"), 3 * G_D, 0, 64, 0.0f);
+        ADD(NM("attn.c_proj.weight"), G_D, G_D, 150, 0.0f);
+        ADD(NM("attn.c_proj.bias"), G_D, 0, 64, 0.0f);
+        ADD(NM("ln_2.weight"), G_D, 0, 64, 1.0f);
+        ADD(NM("ln_2.bias"), G_D, 0, 64, 0.0f);
+        ADD(NM("mlp.c_fc.weight"), G_D, G_F, 150, 0.0f);
+        ADD(NM("mlp.c_fc.bias"), G_F, 0, 64, 0.0f);
+        ADD(NM("mlp.c_proj.weight"), G_F, G_D, 100, 0.0f);
+        ADD(NM("mlp.c_proj.bias"), G_D, 0, 64, 0.0f);
+#undef NM
+    }
+    ADD("ln_f.weight", G_D, 0, 64, 1.0f);
+    ADD("ln_f.bias", G_D, 0, 64, 0.0f);
+#undef ADD
+    snprintf(p, sizeof p, "%s/model.safetensors", dir);
+    int rc = wr_safetensors(p, t, n, dtype, 1);
+    for (int i = 0; i < n; i++) free(bufs[i]);
+    return rc;
+}
+
+static void test_gpt2(void)
+{
+    char d32[4300], d16[4300], err[512] = "";
+    snprintf(d32, sizeof d32, "%s/gpt2-f32", tmp_dir);
+    snprintf(d16, sizeof d16, "%s/gpt2-f16", tmp_dir);
+    TAP_OK(write_gpt2(d32, "F32") == 0 && write_gpt2(d16, "F16") == 0,
+           "wrote a random GPT-2 folder in F32 and F16");
+    lm_model *m = NULL, *m16 = NULL;
+    if (!TAP_OK(lm_open(d32, &m, err, sizeof err) == PE_OK, "random GPT-2 opens (%s)", err)) return;
+    TAP_OK(m->c.arch == LM_ARCH_GPT2 && m->c.tied && m->c.hidden_dim == G_F,
+           "GPT-2: tied head, n_inner null = 4 n_embd");
+    ref_model r;
+    if (!TAP_OK(ref_load_hf(&r, d32) == 0, "the test's own reader of the GPT-2 folder")) {
+        lm_close(m);
+        return;
+    }
+    ref_begin(&r, G_P);
+    int ids[G_P];
+    uint64_t seed = 7;
+    for (int i = 0; i < G_P; i++)
+        ids[i] = (int)((seed = seed * 6364136223846793005ull + 1) >> 40) % G_V;
+    lm_session s;
+    lm_session_init(&s, m, G_P, 2, err, sizeof err);
+    float *lg = malloc(G_P * G_V * sizeof *lg);
+    double rl[G_V], worst = 0.0;
+    int rc = lm_forward(&s, ids, G_P, lg, err, sizeof err);
+    for (int i = 0; i < G_P; i++) {
+        ref_step(&r, ids[i], rl);
+        double d = max_diff_fd(lg + i * G_V, rl, G_V);
+        if (!(d <= worst)) worst = d;
+    }
+    TAP_OK(rc == PE_OK && worst < 1e-4,
+           "GPT-2 logits of 24 positions within 1e-4 of the double forward (max %.3g)", worst);
+    double aw = 0.0, rp[G_P];
+    float lp[G_P];
+    for (int l = 0; l < G_L; l++)
+        for (int h = 0; h < G_H; h++)
+            for (int t = 0; t < G_P; t++) {
+                lm_attention_row(&s, l, h, t, lp, err, sizeof err);
+                ref_attn_row(&r, l, h, t, rp);
+                double d = max_diff_fd(lp, rp, t + 1);
+                if (!(d <= aw)) aw = d;
+            }
+    TAP_OK(aw <= 1e-5, "GPT-2 attention rows of every layer, head and token within 1e-5 (%.3g)",
+           aw);
+    int one = 0;
+    TAP_OK(lm_forward(&s, &one, 1, NULL, err, sizeof err) == PE_ERANGE,
+           "past the context is refused (%s)", err);
+    lm_session_free(&s);
+    /* a larger cache than the learned table: position 24 is refused by the table */
+    lm_session_init(&s, m, G_P + 4, 1, err, sizeof err);
+    int many[G_P + 1] = {0};
+    TAP_OK(lm_forward(&s, many, G_P + 1, NULL, err, sizeof err) == PE_ERANGE &&
+               strstr(err, "learned positions"),
+           "GPT-2 past its learned positions is refused (%s)", err);
+    lm_session_free(&s);
+    if (TAP_OK(lm_open(d16, &m16, err, sizeof err) == PE_OK, "the F16 copy opens (%s)", err)) {
+        lm_session s16;
+        float *l16 = malloc(G_P * G_V * sizeof *l16);
+        lm_session_init(&s16, m16, G_P, 1, err, sizeof err);
+        lm_forward(&s16, ids, G_P, l16, err, sizeof err);
+        TAP_OK(memcmp(l16, lg, G_P * G_V * sizeof *lg) == 0,
+               "F16 weights (exact values) give the F32 logits bit for bit");
+        lm_session_free(&s16);
+        free(l16);
+        lm_close(m16);
+    }
+    free(lg);
+    ref_free(&r);
+    lm_close(m);
+}
+
+/* The versioned export ("ak42" version 1) of the same weights, written by the test in the order
+ * of llama2.c export.py version1_export, gives the legacy file's logits bit for bit. */
+static void test_llama2c_v1(void)
+{
+    char path[4200], out[4300], err[512] = "";
+    snprintf(path, sizeof path, "%s/stories260K/stories260K.bin", shared_dir);
+    snprintf(out, sizeof out, "%s/v1.bin", tmp_dir);
+    FILE *f = fopen(path, "rb");
+    unsigned char *b = malloc(1056540);
+    size_t n = f ? fread(b, 1, 1056540, f) : 0;
+    if (f) fclose(f);
+    if (!TAP_OK(n == 1056540, "read stories260K.bin")) {
+        free(b);
+        return;
+    }
+    /* legacy order and sizes in floats: emb, rms_att, wq, wk, wv, wo, rms_ffn, w1, w2, w3, norm */
+    const size_t sz[] = {32768, 320, 20480, 10240, 10240, 20480, 320, 55040, 55040, 55040, 64};
+    size_t at[11], o = 28;
+    for (int i = 0; i < 11; i++) at[i] = o, o += 4 * sz[i];
+    const int order[] = {1, 6, 10, 0, 2, 3, 4, 5, 7, 8, 9}; /* version1_export's */
+    unsigned char hdr[256] = {0};
+    uint32_t magic = 0x616b3432;
+    int32_t ver = 1;
+    memcpy(hdr, &magic, 4);
+    memcpy(hdr + 4, &ver, 4);
+    memcpy(hdr + 8, b, 28);
+    hdr[36] = 1;
+    FILE *w = fopen(out, "wb");
+    fwrite(hdr, 1, 256, w);
+    for (int i = 0; i < 11; i++) fwrite(b + at[order[i]], 4, sz[order[i]], w);
+    fclose(w);
+    free(b);
+    lm_model *a = NULL, *v = NULL;
+    int rc = lm_open(path, &a, err, sizeof err);
+    if (rc == PE_OK) rc = lm_open(out, &v, err, sizeof err);
+    if (TAP_OK(rc == PE_OK && strcmp(v->c.arch_name, "llama2.c v1") == 0,
+               "an ak42 version 1 file opens (%s)", err)) {
+        lm_session s1, s2;
+        int ids[4] = {1, 403, 407, 261};
+        float l1[4 * 512], l2[4 * 512];
+        lm_session_init(&s1, a, 8, 1, err, sizeof err);
+        lm_session_init(&s2, v, 8, 1, err, sizeof err);
+        lm_forward(&s1, ids, 4, l1, err, sizeof err);
+        lm_forward(&s2, ids, 4, l2, err, sizeof err);
+        TAP_OK(memcmp(l1, l2, sizeof l1) == 0, "version 1 gives the legacy file's logits");
+        lm_session_free(&s1);
+        lm_session_free(&s2);
+    }
+    lm_close(a);
+    lm_close(v);
+}
+
+/* Through the model interface (lmi.h): the registry finds both formats; steps, rows, the RoPE
+ * base and the offset replay exactly what a fresh lm session computes. */
+static void test_lmi(void)
+{
+    char bin[4200], hf[4200], err[512] = "";
+    snprintf(bin, sizeof bin, "%s/stories260K/stories260K.bin", shared_dir);
+    snprintf(hf, sizeof hf, "%s/stories260K-hf-derived/", shared_dir);
+    lmi_model a, b;
+    int rc = lmi_open(&a, bin, err, sizeof err);
+    if (!TAP_OK(rc == PE_OK && strcmp(a.info.arch, "llama2c") == 0 && a.info.kv_heads == 4 &&
+                    strcmp(a.info.pe_name, "rope") == 0 && a.info.rope_base == 10000.0 &&
+                    strcmp(a.info.name, "stories260K.bin") == 0,
+                "lmi_open: stories260K.bin is llama2c, rope, 4 kv heads (%s)", err))
+        return;
+    rc = lmi_open(&b, hf, err, sizeof err);
+    TAP_OK(rc == PE_OK && strcmp(b.info.arch, "hf") == 0 &&
+               strcmp(b.info.name, "stories260K-hf-derived") == 0 && b.info.bos == 1,
+           "lmi_open: the folder is hf, named by the folder (%s)", err);
+    int ids[12] = {1, 403, 407, 261, 378, 432, 383, 286, 261, 376, 298, 315};
+    lmi_session s = {0};
+    lmi_session_init(&s, &a, 16, err, sizeof err);
+    const float *lg = NULL;
+    for (int i = 0; i < 12; i++) lmi_step(&s, ids[i], &lg, err, sizeof err);
+    lm_session ref;
+    lm_session_init(&ref, (const lm_model *)a.impl, 16, 1, err, sizeof err);
+    lm_forward(&ref, ids, 12, NULL, err, sizeof err);
+    float w1[16], w2[16];
+    int same = 1;
+    for (int l = 0; l < 5; l++)
+        for (int h = 0; h < 8; h++) {
+            lmi_attn_row(&s, l, h, 11, w1, NULL, NULL, err, sizeof err);
+            lm_attention_row(&ref, l, h, 11, w2, err, sizeof err);
+            same &= memcmp(w1, w2, sizeof w1[0] * 12) == 0;
+        }
+    TAP_OK(s.len == 12 && lg && memcmp(lg, ref.logits, 512 * sizeof *lg) == 0 && same,
+           "12 steps: the logits and every row equal lm_forward's");
+    TAP_OK(lmi_attn_row(&s, 0, 0, 3, w1, w2, NULL, err, sizeof err) == LMI_ENOSPLIT,
+           "RoPE has no content/position split (%s)", err);
+    /* RoPE base 20000: the replay equals a fresh session with that base */
+    pe_params p = ((const lm_model *)a.impl)->c.rope;
+    p.base = 20000.0;
+    lm_session_reset(&ref);
+    lm_session_set_rope(&ref, &p, err, sizeof err);
+    lm_forward(&ref, ids, 12, NULL, err, sizeof err);
+    rc = lmi_set_rope_base(&s, 20000.0, err, sizeof err);
+    TAP_OK(rc == PE_OK && s.rope_base == 20000.0 &&
+               memcmp(s.logits, ref.logits, 512 * sizeof *lg) == 0,
+           "set_rope_base replays the tokens under the new base (%s)", err);
+    /* offset 100: the same as a fresh session at offset 100 */
+    lm_session_reset(&ref);
+    ref.offset = 100;
+    lm_forward(&ref, ids, 12, NULL, err, sizeof err);
+    rc = lmi_set_offset(&s, 100, err, sizeof err);
+    TAP_OK(rc == PE_OK && memcmp(s.logits, ref.logits, 512 * sizeof *lg) == 0,
+           "set_offset replays at positions 100.. (%s)", err);
+    lm_session_reset(&ref);
+    ref.offset = 0;
+    lm_forward(&ref, ids, 12, NULL, err, sizeof err);
+    TAP_OK(memcmp(s.logits, ref.logits, 512 * sizeof *lg) != 0, "and the shift changed the logits");
+    lmi_token tk[4];
+    TAP_OK(lmi_tokenize(&a, "Once", 4, tk, 4, err, sizeof err) < 0 && strstr(err, "--ids"),
+           "no tokenizer yet: text is refused pointing at --ids (%s)", err);
+    char txt[16];
+    TAP_OK(lmi_token_text(&a, 403, txt, sizeof txt) > 0 && strcmp(txt, "[403]") == 0,
+           "token text without a tokenizer is the id");
+    lm_session_free(&ref);
+    lmi_session_free(&s);
+    lmi_close(&a);
+    lmi_close(&b);
+}
+
+static void test_budget(void)
+{
+    char path[4200], err[512] = "";
+    snprintf(path, sizeof path, "%s/stories260K/stories260K.bin", shared_dir);
+    size_t old = pe_mem_budget(), used = pe_mem_used();
+    pe_mem_set_budget(used + 500000);
+    lm_model *m = NULL;
+    int rc = lm_open(path, &m, err, sizeof err);
+    TAP_OK(rc == PE_ERANGE && m == NULL && strstr(err, "--max-memory") &&
+               strstr(err, "needs 1 MiB") && pe_mem_used() == used,
+           "a model over the memory budget is refused before loading (%s)", err);
+    pe_mem_set_budget(old);
+    rc = lm_open(path, &m, err, sizeof err);
+    TAP_OK(rc == PE_OK && pe_mem_used() >= used + 1056540, "held in the budget while open");
+    lm_close(m);
+    TAP_OK(pe_mem_used() == used, "released when closed");
+}
+
+int main(void)
+{
+    if (!TAP_OK(have_shared(), "../shared/realmodels exists (%s)", shared_dir)) return tap_done();
+    snprintf(tmp_dir, sizeof tmp_dir, "%s/pelab-lm-XXXXXX",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(tmp_dir)) return TAP_OK(0, "temp dir"), tap_done();
+    char p[4200];
+    snprintf(p, sizeof p, "%s/stories260K-hf-derived/reference_greedy_bos.json", shared_dir);
+    FILE *f = fopen(p, "rb");
+    char *txt = malloc(1 << 20);
+    size_t n = f ? fread(txt, 1, (1 << 20) - 1, f) : 0;
+    if (f) fclose(f);
+    txt[n] = 0;
+    hf_ref = cJSON_Parse(txt);
+    free(txt);
+    TAP_OK(hf_ref != NULL, "reference_greedy_bos.json");
+    int ids[201];
+    memset(ids, 0, sizeof ids);
+    test_stories_bin(ids);
+    test_stories_hf(ids);
+    snprintf(p, sizeof p, "%s/tiny-random-llama-2", shared_dir);
+    check_tiny_random(p, "tiny-random-llama-2 (BF16)");
+    test_shards();
+    test_gpt2();
+    test_llama2c_v1();
+    test_lmi();
+    test_budget();
+    cJSON_Delete(hf_ref);
+    char cmd[4400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_dir);
+    if (system(cmd) != 0) tap_diag("could not remove %s", tmp_dir);
+    return tap_done();
+}
