@@ -964,6 +964,7 @@ void app_explorer_frame(app_explorer *x, scene *s, const scene_target *t)
     char err[512] = "";
     int rc = 0;
     scene_reset(s, t->width, t->height, th->bg);
+    s->font = t->font; /* the status line and overlays in the target's font */
     if (too_small) {
         vc->has_main = 0;
         /* short first: a tiny terminal clips a centred line from both ends */

@@ -149,7 +149,9 @@ static scene_target gui_target(window *win, const app_state *st)
     int w, h;
     window_size(win, &w, &h);
     /* the font follows the drawable's pixels, so HiDPI gets the same layout, sharper */
-    return raster_target(w, h, raster_font_px(w, h, st->zoom));
+    scene_target t = raster_target(w, h, raster_font_px(w, h, st->zoom));
+    raster_target_font(&t, st->font); /* the status line and the panel in the author's font */
+    return t;
 }
 
 void app_gui_frame(app_explorer *x, scene *s, const scene_target *t)

@@ -46,9 +46,14 @@ int app_view_uses(const app_view *v, const char *name)
     return 0;
 }
 
-int app_view_build(app_view_ctx *c, const app_state *st, scene *s, const scene_target *t, char *err,
-                   size_t errlen)
+int app_view_build(app_view_ctx *c, const app_state *st, scene *s, const scene_target *target,
+                   char *err, size_t errlen)
 {
+    /* the author's font: the target measures in it and the scene is drawn in it (a copy of the
+     * caller's target, so a worker thread and the window each keep their own) */
+    scene_target ft = *target;
+    raster_target_font(&ft, st->font);
+    const scene_target *t = &ft;
     const fig_theme *th = fig_theme_get(st->dark);
     scene_reset(s, t->width, t->height, th->bg);
     s->text_h = t->text_h; /* text sizes are multiples of it; the backend needs the base */
@@ -58,10 +63,10 @@ int app_view_build(app_view_ctx *c, const app_state *st, scene *s, const scene_t
     const app_view *v = app_view_at((size_t)st->view);
     if (v->validate && v->validate(st, err, errlen) < 0) return -1;
     c->notice[0] = '\0';
-    /* the author's controls: the title block (fig_title reads them) and the font cairo uses */
+    /* the author's controls: the title block (fig_title reads them) */
     c->author.title = st->title_set ? st->title : NULL;
     c->author.subtitle = st->subtitle_set ? st->subtitle : NULL;
     s->author = &c->author;
-    raster_use_font(st->font);
+    s->font = t->font;
     return app_view_at((size_t)st->view)->build(c, st, s, t, err, errlen);
 }
