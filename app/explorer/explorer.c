@@ -75,6 +75,17 @@ int app_explorer_apply(app_explorer *x, const char *name, const char *value)
     return rc;
 }
 
+int app_explorer_apply_value(app_explorer *x, const struct app_option *o, double v)
+{
+    int rc = app_option_numeric(o)
+                 ? app_option_apply_value(&x->st, o, v, 0, x->message, sizeof x->message)
+                 : app_option_apply_num(&x->st, o->name, v, x->message, sizeof x->message);
+    x->message_error = rc < 0;
+    if (rc == 0) settle(x);
+    x->dirty = 1;
+    return rc;
+}
+
 /* ---- the global actions ------------------------------------------------------------------ */
 
 typedef void (*action_fn)(app_explorer *x, int arg);
