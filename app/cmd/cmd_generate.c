@@ -1,7 +1,9 @@
 /* cmd_generate.c: `pelab generate`, a real checkpoint (llama2.c .bin, Hugging Face folder) run
  * forward from a prompt, greedy by default, as llama2.c's run.c does it: --steps counts the
- * positions run (prompt included), every token after the first is printed, and a llama2.c model
- * stops when it produces BOS, a Hugging Face one at its EOS. */
+ * positions run (prompt included), every token after the first is printed (run.c's streaming
+ * decode), and a llama2.c model stops when it produces BOS, a Hugging Face one at its EOS.
+ * The tokenizer is --tokenizer FILE or the one beside the model (pe/model/tok.h); ids in
+ * (--ids) and out (--print-ids) need none. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -14,6 +16,7 @@
 #include "lm.h"
 #include "lmi.h"
 #include "outfile.h"
+#include "tok.h"
 
 static int gen_int(const char *opt, const char *s, long lo, long hi, long *out)
 {
@@ -96,6 +99,25 @@ static int write_npy(const char *path, const float *data, int rows, int cols, ch
     return outfile_commit(&of, err, errlen);
 }
 
+/* The text of ids[1..n), piece by piece as run.c prints it: a piece that is one byte neither
+ * printable nor white space is skipped (run.c's safe_printf; it also keeps raw control bytes
+ * off the terminal). */
+static void print_text(const pe_tok *tok, const int *ids, int n)
+{
+    char buf[512];
+    for (int i = 1; i < n; i++) {
+        int len = pe_tok_decode_next(tok, ids[i - 1], ids[i], buf, sizeof buf);
+        if (len <= 0) continue;
+        if (len >= (int)sizeof buf) len = (int)sizeof buf - 1;
+        unsigned char b = (unsigned char)buf[0];
+        if (len == 1 && !((b >= 0x20 && b < 0x7f) || b == '\n' || b == '\t' || b == '\r' ||
+                          b == '\v' || b == '\f'))
+            continue;
+        fwrite(buf, 1, (size_t)len, stdout);
+    }
+    printf("\n");
+}
+
 enum {
     O_MODEL = 256,
     O_TOK,
@@ -118,10 +140,14 @@ static const app_cmd_opt generate_opts[] = {
      .files = ""},
     {.name = "tokenizer",
      .code = O_TOK,
-     .arg = "FILE",
-     .help = "the tokenizer of --prompt",
+     .arg = "T",
+     .help = "tokenizer.json, tokenizer.model, a llama2.c tokenizer.bin (default: the one beside "
+             "the model)",
      .files = ""},
-    {.name = "prompt", .code = O_PROMPT, .arg = "TEXT", .help = "the prompt as text"},
+    {.name = "prompt",
+     .code = O_PROMPT,
+     .arg = "TEXT",
+     .help = "the prompt as text (encoded with BOS, as run.c does)"},
     {.name = "ids",
      .code = O_IDS,
      .arg = "1,2,3",
@@ -137,7 +163,7 @@ static const app_cmd_opt generate_opts[] = {
     {.name = "seed", .code = O_SEED, .arg = "S", .help = "the sampler's seed (0)"},
     {.name = "print-ids",
      .code = O_PRINT,
-     .help = "print the ids of the sequence (comma-separated)"},
+     .help = "print the ids of the sequence (comma-separated) instead of its text"},
     {.name = "logits-out",
      .code = O_LOGITS,
      .arg = "F.npy",
@@ -230,16 +256,6 @@ static int cmd_generate(int argc, char **argv)
                 outfile_is_stdout(logits_path) ? "--logits-out -: names a .npy file" : err);
         return 2;
     }
-    if (prompt || tok_path || !print_ids) {
-        /* Text in or out needs a tokenizer; the real ones are not part of this build yet. */
-        fprintf(stderr,
-                "pelab generate: %s needs a tokenizer, which this build cannot read yet; give "
-                "--ids and --print-ids\n",
-                prompt     ? "--prompt"
-                : tok_path ? "--tokenizer"
-                           : "printing text");
-        return 2;
-    }
     lm_model *m = NULL;
     if (lm_open(model_path, &m, err, sizeof err) != PE_OK) {
         fprintf(stderr, "pelab generate: %s\n", err);
@@ -250,17 +266,46 @@ static int cmd_generate(int argc, char **argv)
     float *all = NULL;
     size_t held = 0;
     lm_session s = {0};
-    if (ids_arg) {
+    pe_tok *tok = NULL;
+    /* Text in or out needs a tokenizer; ids in and out need none. */
+    if (prompt || tok_path || !print_ids) {
+        tok = pe_tok_open(tok_path ? tok_path : model_path, err, sizeof err);
+        if (!tok) {
+            fprintf(stderr, "pelab generate: %s%s\n", err,
+                    tok_path ? ""
+                             : " (--tokenizer FILE names one; --ids and --print-ids need none)");
+            goto out;
+        }
+        if (pe_tok_vocab_size(tok) > V) {
+            fprintf(stderr,
+                    "pelab generate: %s has %d tokens, more than the model's vocabulary of %d: "
+                    "not this model's tokenizer\n",
+                    pe_tok_path(tok), pe_tok_vocab_size(tok), V);
+            goto out;
+        }
+    }
+    if (prompt) {
+        pe_tok_ids ti = {0};
+        if (pe_tok_encode(tok, prompt, strlen(prompt), PE_TOK_BOS, &ti, err, sizeof err) < 0 ||
+            ti.n == 0) {
+            fprintf(stderr, "pelab generate: --prompt: %s\n", ti.n ? err : "no tokens");
+            pe_tok_ids_free(&ti);
+            goto out;
+        }
+        ids = ti.ids; /* taken over; the spans are not needed */
+        n_prompt = ti.n;
+        free(ti.spans);
+    } else if (ids_arg) {
         if (app_parse_ids("generate", ids_arg, V, &ids, &n_prompt)) {
-            lm_close(m);
-            return 2;
+            rc = 2;
+            goto out;
         }
     } else {
         if (c->bos_id < 0) {
             fprintf(stderr, "pelab generate: %s names no BOS token; give the prompt with --ids\n",
                     model_path);
-            lm_close(m);
-            return 2;
+            rc = 2;
+            goto out;
         }
         ids = malloc(sizeof *ids);
         if (ids) ids[0] = c->bos_id, n_prompt = 1;
@@ -307,6 +352,8 @@ static int cmd_generate(int argc, char **argv)
     if (print_ids) {
         for (int i = 0; i < n; i++) printf("%s%d", i ? "," : "", ids[i]);
         printf("\n");
+    } else {
+        print_text(tok, ids, n);
     }
     if (fflush(stdout) != 0) {
         fprintf(stderr, "pelab generate: standard output: %s\n", strerror(errno));
@@ -326,13 +373,14 @@ out:
     free(all);
     if (held) pe_mem_release(held);
     free(ids);
+    pe_tok_free(tok);
     lm_close(m);
     return rc;
 }
 
 const app_command app_command_generate = {
     .name = "generate",
-    .synopsis = "--model M [--ids 1,2,3] [--steps N] [options]",
+    .synopsis = "--model M [--ids 1,2,3 | --prompt TEXT] [--steps N] [options]",
     .summary = "run a llama2.c or Hugging Face checkpoint forward (greedy or sampled)",
     .fn = cmd_generate,
     .opts = generate_opts};

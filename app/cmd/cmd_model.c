@@ -536,31 +536,81 @@ static double mean_range(const eval_row *r, int a, int b)
     return k > 0 ? s / k : NAN;
 }
 
-enum { E_EXTRA = 256, E_TOKENS, E_BIN, E_THREADS, E_STORY, E_HELP };
+static const char *const scalings[] = {"none", "linear", "ntk", "dynamic", "yarn", "llama3", NULL};
+
 static const app_cmd_opt eval_opts[] = {
     {.name = "extrapolate",
-     .code = E_EXTRA,
-     .help = "also the mean loss at every position 0..4 x ctx"},
+     .code = APP_EVAL_EXTRA,
+     .help = "also the mean loss at every position 0..4 x ctx (with --model: windows of 4x the "
+             "trained context)"},
     {.name = "output",
      .code = 'o',
      .short_name = 'o',
      .arg = "FILE.csv",
-     .help = "write the per-position table as CSV (with --extrapolate)",
+     .help = "write the per-position table as CSV (with --extrapolate, or --model)",
      .files = "csv"},
-    {.name = "tokens", .code = E_TOKENS, .arg = "N", .help = "held-out tokens (32768)"},
+    {.name = "tokens", .code = APP_EVAL_TOKENS, .arg = "N", .help = "held-out tokens (32768)"},
     {.name = "bin",
-     .code = E_BIN,
+     .code = APP_EVAL_BIN,
      .arg = "N",
      .help = "positions per table row (ctx / 8; 1 = every position)"},
-    {.name = "threads", .code = E_THREADS, .arg = "N", .help = "0 = all cores (0)"},
+    {.name = "threads", .code = APP_EVAL_THREADS, .arg = "N", .help = "0 = all cores (0)"},
     {.name = "story",
-     .code = E_STORY,
+     .code = APP_EVAL_STORY,
      .arg = "DIR",
      .help = "grammar directory (assets/story)",
      .files = "/"},
-    {.name = "help", .code = E_HELP, .short_name = 'h', .help = "this usage"},
+    {.name = "model",
+     .code = APP_EVAL_MODEL,
+     .arg = "M",
+     .help = "a real checkpoint: a llama2.c .bin, a Hugging Face folder or a file inside one "
+             "(with --text)",
+     .files = ""},
+    {.name = "tokenizer",
+     .code = APP_EVAL_TOK,
+     .arg = "T",
+     .help = "with --model: the tokenizer (default: the one beside the model)",
+     .files = ""},
+    {.name = "text",
+     .code = APP_EVAL_TEXT,
+     .arg = "FILE",
+     .help = "with --model: the text (UTF-8, at most 64 MiB)",
+     .files = ""},
+    {.name = "ctx",
+     .code = APP_EVAL_CTX,
+     .arg = "N",
+     .help = "with --model: tokens per window (the model's context; 4x with --extrapolate)"},
+    {.name = "scaling",
+     .code = APP_EVAL_SCALING,
+     .arg = "NAME",
+     .help = "with --model: RoPE scaling at inference",
+     .choices = scalings},
+    {.name = "factor",
+     .code = APP_EVAL_FACTOR,
+     .arg = "F",
+     .help = "with --scaling: its factor (>= 1)"},
+    {.name = "orig-ctx",
+     .code = APP_EVAL_ORIG,
+     .arg = "N",
+     .help = "with --scaling: its original context (the model's trained context)"},
+    {.name = "windows",
+     .code = APP_EVAL_WINDOWS,
+     .arg = "N",
+     .help = "with --model: at most N windows (all that fit)"},
+    {.name = "help", .code = APP_EVAL_HELP, .short_name = 'h', .help = "this usage"},
     {0},
 };
+
+const char *app_eval_row_name(int code)
+{
+    static char name[48];
+    for (const app_cmd_opt *o = eval_opts; o->name; o++)
+        if (o->code == code) {
+            snprintf(name, sizeof name, "--%s", o->name);
+            return name;
+        }
+    return "?";
+}
 
 static int cmd_eval(int argc, char **argv)
 {
@@ -569,26 +619,39 @@ static int cmd_eval(int argc, char **argv)
     app_cli_args args;
     int prc = app_command_parse(&app_command_eval, NULL, argc, argv, &args);
     if (prc != 0) return prc > 0 ? 0 : 2;
+    /* a real checkpoint (llama2.c, Hugging Face) over a text: cmd_eval_lm.c */
+    for (int i = 0; i < args.n; i++)
+        if (args.code[i] == APP_EVAL_MODEL || args.code[i] == APP_EVAL_TEXT)
+            return app_eval_lm_run(&args, argc, argv);
     for (int i = 0; i < args.n; i++) {
         int bad = 0;
         const char *optarg = args.val[i];
         switch (args.code[i]) {
-        case E_EXTRA:
+        case APP_EVAL_TOK:
+        case APP_EVAL_CTX:
+        case APP_EVAL_SCALING:
+        case APP_EVAL_FACTOR:
+        case APP_EVAL_ORIG:
+        case APP_EVAL_WINDOWS:
+            fprintf(stderr, "pelab eval: %s: with --model M --text FILE (a real checkpoint)\n",
+                    app_eval_row_name(args.code[i]));
+            return 2;
+        case APP_EVAL_EXTRA:
             extra = 1;
             break;
         case 'o':
             csv = optarg;
             break;
-        case E_TOKENS:
+        case APP_EVAL_TOKENS:
             bad = parse_int("eval", "tokens", optarg, 1000, 100000000, &tokens);
             break;
-        case E_BIN:
+        case APP_EVAL_BIN:
             bad = parse_int("eval", "bin", optarg, 1, MODEL_MAX_CTX, &bin);
             break;
-        case E_THREADS:
+        case APP_EVAL_THREADS:
             bad = parse_int("eval", "threads", optarg, 0, 1024, &threads);
             break;
-        case E_STORY:
+        case APP_EVAL_STORY:
             story = optarg;
             break;
         }
@@ -790,9 +853,12 @@ const app_command app_command_train = {
         "and saves the weights of the last full step."};
 const app_command app_command_eval = {
     .name = "eval",
-    .synopsis = "[--extrapolate] [options] MODEL...",
+    .synopsis = "[--extrapolate] [options] MODEL..., --model M --text FILE [options]",
     .summary = "held-out loss, and loss past the training length",
     .fn = cmd_eval,
     .words = "model file",
     .opts = eval_opts,
-    .notes = "The loss is in nats per token, on stories from a seed the models never saw."};
+    .notes = "The loss is in nats per token, on stories from a seed the models never saw.\n"
+             "A real checkpoint over a text: pelab eval --model M --text FILE [--ctx N] "
+             "[--scaling NAME --factor F] [-o FILE.csv]: the loss at every position of the "
+             "text's windows, as CSV."};

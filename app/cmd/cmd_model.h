@@ -9,6 +9,31 @@
  * message on stderr naming cmd and the bad entry (cmd_generate.c). */
 int app_parse_ids(const char *cmd, const char *s, int vocab, int **out, int *n);
 
+/* `pelab eval`'s rows (cmd_model.c): the built-in models' and, with --model M --text FILE, a
+ * real checkpoint's (cmd_eval_lm.c), in one table and one parse. */
+enum {
+    APP_EVAL_EXTRA = 256, /* both */
+    APP_EVAL_THREADS,
+    APP_EVAL_TOKENS, /* the built-in models */
+    APP_EVAL_BIN,
+    APP_EVAL_STORY,
+    APP_EVAL_MODEL, /* a real checkpoint */
+    APP_EVAL_TOK,
+    APP_EVAL_TEXT,
+    APP_EVAL_CTX,
+    APP_EVAL_SCALING,
+    APP_EVAL_FACTOR,
+    APP_EVAL_ORIG,
+    APP_EVAL_WINDOWS,
+    APP_EVAL_HELP,
+};
+/* "--tokens" for a row's code. */
+const char *app_eval_row_name(int code);
+/* `pelab eval --model M --text FILE` over its parsed rows (cmd_eval_lm.c); argv is recorded in
+ * the CSV's header. Returns the exit status. */
+struct app_cli_args;
+int app_eval_lm_run(const struct app_cli_args *args, int argc, char **argv);
+
 typedef struct model model;
 /* Save a checkpoint through the output module (render/outfile.c): a unique temporary renamed
  * into place, a link's target replaced, a device written directly. Returns 0 or -1 with

@@ -347,13 +347,21 @@ static void act_zoom(app_explorer *x, int arg)
 
 int app_explorer_sidebar_shown(const app_explorer *x)
 {
-    /* a projector zoom gives the panel's width to the figure first */
+    /* presenting: only when asked (|); a projector zoom gives the panel's width to the figure
+     * first */
+    if (x->presenting || x->fullscreen) return x->details;
     return x->sidebar == 1 || (x->sidebar == 0 && x->st.zoom <= 1.25);
 }
 
 static void act_sidebar(app_explorer *x, int arg)
 {
     (void)arg;
+    if (x->presenting || x->fullscreen) {
+        x->details = !x->details;
+        say(x, 0, "options%s %s (| toggles)", x->gui ? " and sliders" : "",
+            x->details ? "shown" : "hidden");
+        return;
+    }
     x->sidebar = app_explorer_sidebar_shown(x) ? 2 : 1;
     say(x, 0, "slider panel %s (| toggles)", x->sidebar == 1 ? "shown" : "hidden");
 }
@@ -362,6 +370,8 @@ static void act_fullscreen(app_explorer *x, int arg)
 {
     (void)arg;
     x->want_fullscreen = 1;
+    /* the window's full screen presents: the figure without the option lines and sliders */
+    if (x->gui) x->fullscreen = !x->fullscreen;
 }
 
 static void act_reset(app_explorer *x, int arg)
@@ -410,7 +420,8 @@ static const key_binding keys[] = {
     {'-', act_zoom, -1, NULL, NULL},
     {'f', act_fullscreen, 0, "f, F11", "window: fullscreen"},
     {'|', act_sidebar, 0, "|",
-     "window: show / hide the slider panel (hidden by itself above 125% zoom)"},
+     "window: show / hide the slider panel (hidden by itself above 125% zoom); presenting (a "
+     "lesson, full screen): show / hide the options and sliders"},
     {UI_KEY_F11, act_fullscreen, 0, NULL, NULL},
     {'0', act_reset, 0, "0", "reset every parameter to its default"},
     {'?', act_help, 0, "?", "this help (Esc closes)"},
@@ -939,6 +950,10 @@ void app_explorer_frame(app_explorer *x, scene *s, const scene_target *t)
      * reads; the parameters are for the presenter). */
     double ss = 1;
     double floor_ss = !t->cells && x->st.zoom > 1 ? 1 / x->st.zoom : 1;
+    /* presenting: no option lines, and one line for the message or readout at the unzoomed
+     * size (the caption and the figure are what the room reads) */
+    int bare = (x->presenting || x->fullscreen) && !x->details;
+    if (bare) ss = floor_ss;
     char params[768], pbuf[768];
     app_explorer_status(x, params, sizeof params);
     char *plines[3];
@@ -952,9 +967,11 @@ void app_explorer_frame(app_explorer *x, scene *s, const scene_target *t)
     for (;;) {
         memcpy(pbuf, params, sizeof pbuf);
         line = t->cells ? 2 : t->text_h * 1.25 * ss;
-        np = wrap_lines(t, pbuf, t->width - 2 * px, ss, plines, 3);
-        if (np < 1) np = 1;
-        if (t->cells)
+        np = bare ? 0 : wrap_lines(t, pbuf, t->width - 2 * px, ss, plines, 3);
+        if (np < 1 && !bare) np = 1;
+        if (bare)
+            ni = 1;
+        else if (t->cells)
             ni = x->mode == APP_MODE_COMMAND
                      ? 1
                      : count_lines(t, info_text(x, vc), t->width - 2 * px, ss, INFO_MAX_LINES);
@@ -1046,18 +1063,18 @@ void app_explorer_frame(app_explorer *x, scene *s, const scene_target *t)
         if (nl < 1) nl = 1;
         char *end = ilines[nl - 1] + strlen(ilines[nl - 1]);
         if (end < ibuf + ilen) {
-            if (t->cells) {
+            if (t->cells || bare) {
                 /* more than the lines kept (or a longer text than the frame counted): the
                  * last line ends in whole words and an ellipsis, and the next frame keeps the
                  * lines the text needs */
                 snprintf(last, sizeof last, "%s", ilines[nl - 1]);
                 ellipsize(t, last, sizeof last, t->width - 2 * px, ss);
                 ilines[nl - 1] = last;
-                if (ni < INFO_MAX_LINES) x->refit = 1;
+                if (ni < INFO_MAX_LINES && !bare) x->refit = 1;
             } else { /* pixels: the last line takes the rest (its size steps down below) */
                 *end = ' ';
                 /* and the next frame keeps two lines for it */
-                if (ni < 2) x->refit = 1;
+                if (ni < 2 && !bare) x->refit = 1;
             }
         }
         for (int i = 0; i < nl; i++) {

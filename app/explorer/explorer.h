@@ -48,6 +48,9 @@ typedef struct app_explorer {
     int want_fullscreen; /* set by the key; the window backend toggles and clears it */
     int sidebar; /* window's slider panel: 0 automatic (hidden above 125% zoom, so the zoomed
                     figure keeps the width), 1 shown, 2 hidden (the | key) */
+    /* presenting (a lesson, or the window's full screen `f`): the figure first, the option
+     * lines of the status band and the slider panel hidden until `|` shows them (details) */
+    int presenting, details, fullscreen;
     char saved_commands[8][1024]; /* `e` output, printed again after the terminal is restored */
     int n_saved;
     /* window: the figure as it is on screen, which `s` saves and `e` names (app_gui_frame sets

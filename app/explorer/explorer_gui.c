@@ -164,6 +164,10 @@ void app_gui_frame(app_explorer *x, scene *s, const scene_target *t)
     x->fig_w = full.width;
     x->fig_h = x->view_h;
     x->fig_font_px = raster_font_px(t->width, t->height, x->st.zoom);
+    /* the text size the view was drawn at (stepped down under the zoom when the data needed
+     * the room, views.c), so `e` and `s` name the figure on screen */
+    double k = x->ctx[x->st.view].text_k;
+    if (k > 0 && k < 1) x->fig_font_px *= k;
     s->width = t->width;
     /* the status band and the panel span the whole width */
     if (shown)

@@ -198,13 +198,14 @@ static int present_animating(void *ctx, const app_explorer *x)
 typedef struct panel_text {
     char lines[24][LESSON_LINE];
     int n, n_caption;
-    double title_line; /* the title's line height (the zoomed text size) */
-    double size, line; /* the caption's text size and line height */
+    double title_size, title_line; /* the title's text size and line height */
+    double size, line;             /* the caption's text size and line height */
     double pad;
 } panel_text;
 
 /* The panel's lines for width t->width: the caption wrapped, then the hints, in at most 40% of
- * the height so the view and its status lines keep room at any zoom. In the window a caption
+ * the terminal's height; in the window the panel and the status line take at most 28% (the
+ * figure keeps 70% of the window) so the view keeps room at any zoom. In the window a caption
  * that does not fit is set smaller, down to 3/4 of the zoomed size, and under the projector
  * zoom down to the unzoomed size (a small window zoomed to 200% has room for the caption only
  * at the size it had before the zoom); what still does not fit loses its hints, then its end
@@ -214,17 +215,28 @@ static void layout(presenter *p, app_explorer *x, const scene_target *t, panel_t
     static const double sizes[] = {1, 0.87, 0.75, 0.66, 0.57, 0.5};
     double smallest = fmin(0.75, 1 / fmax(1, x->st.zoom)) - 1e-9;
     const lesson_slide *s = slide(p);
-    pt->title_line = t->cells ? 2 : t->text_h * 1.2;
     pt->pad = t->cells ? 1 : t->char_w;
     double w = t->width - 2 * pt->pad;
     char cap[4096];
     lesson_expand(s, &x->st, x->ctx[x->st.view].readout, cap, sizeof cap);
     int max = 1, all = 0;
+    pt->size = 2;
     for (size_t k = 0; k < (t->cells ? 1 : sizeof sizes / sizeof sizes[0]); k++) {
-        if (sizes[k] < smallest) break;
-        pt->size = sizes[k];
-        pt->line = pt->title_line * sizes[k];
-        max = (int)floor((t->height * 0.4 - pt->title_line) / pt->line);
+        /* the last step is the smallest size itself (1/zoom falls between the steps) */
+        double sz = fmax(sizes[k], smallest + 1e-9);
+        if (sz >= pt->size) break;
+        pt->size = sz;
+        /* the title steps down with the caption, staying a little larger */
+        pt->title_size = t->cells ? 1 : fmin(1, sz * 1.3);
+        pt->title_line = t->cells ? 2 : t->text_h * 1.2 * pt->title_size;
+        pt->line = t->cells ? 2 : t->text_h * 1.2 * sz;
+        /* the window: the panel with its padding and the status line under the figure (one
+         * line at the unzoomed size, explorer.c) in 29.5% of the height, so the figure keeps
+         * 70% of the window */
+        double room = t->cells ? t->height * 0.4
+                               : t->height * 0.295 - pt->title_line * 0.75 -
+                                     t->text_h * 1.625 / fmax(1, x->st.zoom);
+        max = (int)floor((room - pt->title_line) / pt->line);
         if (max > 23) max = 23;
         if (max < 1) max = 1;
         all = lesson_wrap(t, cap, pt->size, w, pt->lines, 24);
@@ -305,20 +317,22 @@ static void present_panel(void *ctx, app_explorer *x, scene *s, const scene_targ
     snprintf(head, sizeof head, "[%d/%d] %s", p->cur + 1, p->l->n, slide(p)->title);
     /* a title wider than the panel is cut; it is bold, which DejaVu Sans draws about 10% wider
      * than the regular face the measure uses */
-    double room = (t->width - 2 * pt->pad) / (t->cells ? 1 : 1.1);
-    if (scene_text_width(t, head, 1) > room) {
+    double room = (t->width - 2 * pt->pad) / (t->cells ? 1 : 1.1), tsz = pt->title_size;
+    if (scene_text_width(t, head, tsz) > room) {
         size_t len = strlen(head);
-        while (len > 1 && scene_text_width(t, head, 1) + scene_text_width(t, "...", 1) > room) {
+        while (len > 1 && scene_text_width(t, head, tsz) + scene_text_width(t, "...", tsz) > room) {
             do len--;
             while (len > 1 && ((unsigned char)head[len] & 0xc0) == 0x80);
             head[len] = '\0';
         }
         snprintf(head + len, sizeof head - len, "...");
     }
-    scene_text(s, pt->pad, ty, head, 1, SCENE_LEFT | SCENE_TOP, th->accent, SCENE_BOLD);
-    const char *keys = "Space next  PgUp back  l list  r reset  q quit";
-    if (scene_text_width(t, head, 1) + scene_text_width(t, keys, 1) + 8 * pt->pad < t->width)
-        scene_text(s, t->width - pt->pad, ty, keys, 1, SCENE_RIGHT | SCENE_TOP, th->muted, 0);
+    scene_text(s, pt->pad, ty, head, tsz, SCENE_LEFT | SCENE_TOP, th->accent, SCENE_BOLD);
+    const char *keys = "Space next  PgUp back  l list  r reset  | options  q quit";
+    if (scene_text_width(t, head, tsz) * (t->cells ? 1 : 1.1) + scene_text_width(t, keys, tsz) +
+            8 * pt->pad <
+        t->width)
+        scene_text(s, t->width - pt->pad, ty, keys, tsz, SCENE_RIGHT | SCENE_TOP, th->muted, 0);
     for (int i = 0; i < pt->n; i++)
         scene_text(s, pt->pad, ty + pt->title_line + i * pt->line, pt->lines[i], pt->size,
                    SCENE_LEFT | SCENE_TOP, i < pt->n_caption ? th->fg : th->accent, 0);
@@ -334,6 +348,7 @@ struct lesson_presenter *lesson_attach(app_explorer *x, const lesson *l, int sta
     p->layer = (app_layer){
         p, present_event, present_tick, present_animating, present_panel_h, present_panel};
     x->layer = &p->layer;
+    x->presenting = 1; /* the slide's figure, title and caption; | shows the options */
     arrive(p, x, start);
     return (struct lesson_presenter *)p;
 }
@@ -341,6 +356,7 @@ struct lesson_presenter *lesson_attach(app_explorer *x, const lesson *l, int sta
 void lesson_detach(app_explorer *x, struct lesson_presenter *lp)
 {
     x->layer = NULL;
+    x->presenting = 0;
     free(lp);
 }
 

@@ -262,7 +262,7 @@ static const char *const theme_names[] = {"light", "dark", NULL};
 static const char *const xpos_zeta_names[] = {"full", "rotary", NULL};
 static const char *const onoff_names[] = {"off", "on", NULL};
 static const char *const csv_names[] = {"wide", "long", NULL};
-static const char *const scale_names[] = {"per-head", "shared", NULL};
+static const char *const scale_names[] = {"per-head", "shared", "window", NULL};
 
 /* the keys' custom steps and the sliders' moving ranges */
 
@@ -407,8 +407,9 @@ static const app_option options[] = {
      .step_num = step_slope, .step_help = "gentler / steeper",
      .slider = {APP_SLIDER_LINEAR, 0.05, 0.99, APP_ROUND_AUTO, NULL, paper_ratio}},
     {APP_CHO("alibi", NULL, "ALiBi bias: causal|symmetric", p.alibi_symmetric, alibi_names)},
-    {APP_CHO("scale", NULL, "ALiBi/T5 head colour scale: per-head|shared", scale_shared,
-             scale_names)},
+    {APP_CHO("scale", NULL,
+             "ALiBi/T5 head colour scale: per-head|shared|window (ALiBi: exp(bias) on 0..1)",
+             scale_shared, scale_names)},
     {APP_INT("buckets", NULL, "T5 buckets, 2..1024", p.t5_buckets, 2, 1024)},
     {APP_INT("max-distance", NULL, "T5 max distance, 2..1048576", p.t5_max_distance, 2,
              PE_MAX_LEN)},

@@ -22,6 +22,8 @@ void app_state_default(app_state *st)
      * equal the original); no other view uses the factor unless --scaling is set */
     st->p.scaling.factor = 4;
     st->zoom = 1.0;
+    /* ALiBi's heads as the windows they attend within (issue 23): exp(bias) on one 0..1 range */
+    st->scale_shared = APP_SCALE_WINDOW;
     /* not a tie: at the default d 128, base 10000 the pairs' inverse frequencies are
      * theta_k = 10^(-k/16), and 0.1 is theta_16 exactly, so with a probe of one position pair 16
      * turns by exactly the threshold and float32 rounding of its angles flipped it in and out

@@ -10,6 +10,10 @@
 
 struct cmap;
 
+/* How the ALiBi and T5 views colour their heads (--scale): each head on its own range, all on
+ * one, or (ALiBi; T5 reads it as per head) exp(bias) on 0..1 with each head's window marked. */
+enum { APP_SCALE_PER_HEAD = 0, APP_SCALE_SHARED = 1, APP_SCALE_WINDOW = 2 };
+
 /* Curves the decay view can overlay (bit i = curve i of app_decay_curves). */
 enum {
     APP_CURVE_SINUSOIDAL = 1u << 0,
@@ -33,7 +37,7 @@ typedef struct app_state {
     int pos_k;              /* RoPE: key position n */
     double pos_frac;        /* RoPE animation: fraction of a position added to m (smooth turns) */
     int cosine;             /* similarity: cosine instead of raw dot product */
-    int scale_shared;       /* ALiBi/T5 heads: one colour range for all heads (0 = per head) */
+    int scale_shared;       /* ALiBi/T5 heads: APP_SCALE_PER_HEAD, _SHARED or _WINDOW */
     unsigned curves;        /* decay view: APP_CURVE_* bits */
     const struct cmap *map; /* NULL = automatic (diverging for signed data, viridis else) */
     int dark;               /* theme */

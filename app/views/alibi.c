@@ -1,8 +1,11 @@
 /* alibi.c: ALiBi's bias matrices -m_h (i - j), all heads as small multiples, or one head
- * enlarged with its slope. The small multiples are coloured per head by default (each head from
- * its own corner -m_h (L-1) to 0, so the gentle heads show their ramp instead of a flat field)
- * or, with --scale shared, on one scale (so the steep heads look steep); the colourbar says
- * which. The masked future is drawn in the theme's mask colour. */
+ * enlarged with its slope. By default (--scale window) every head is drawn as the factor its
+ * bias multiplies attention by, exp(-m_h (i - j)), on one 0..1 range, with the distances where
+ * that factor falls to 1/2 (ln 2 / m) and to 1/10 (ln 10 / m) marked: each head attends within a
+ * window of about 1/m. --scale per-head colours each head's bias from its own corner
+ * -m_h (L-1) to 0 (the gentle heads show their ramp instead of a flat field) and --scale shared
+ * all on one range (the steep heads look steep); the colourbar says which. The masked future is
+ * drawn in the theme's mask colour. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +72,74 @@ static double alibi_lo(const pe_params *p, double m)
     return p->len > 1 ? -m * (p->len - 1) : -1;
 }
 
+/* The window marks: the distances where exp(-m r) is 1/2 and 1/10. */
+static double alibi_half(double m)
+{
+    return log(2.0) / m;
+}
+static double alibi_tenth(double m)
+{
+    return log(10.0) / m;
+}
+
+/* exp of n x n biases into the scene's arena (the heatmap keeps a pointer), the masked -inf
+ * kept as -inf so it is drawn in the mask colour. */
+static const float *alibi_exp(scene *s, const float *bs, size_t cells, char *err, size_t errlen)
+{
+    float *e = scene_alloc(s, cells * sizeof *e);
+    if (!e) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    for (size_t i = 0; i < cells; i++) e[i] = isfinite(bs[i]) ? (float)exp((double)bs[i]) : bs[i];
+    return e;
+}
+
+/* The 1/2 and 1/10 lines of a head with slope m over a matrix drawn at (x, y, side) for L
+ * positions: keys at distance r below the diagonal, j = i - r (and above it when symmetric),
+ * the 1/2 line dashed, the 1/10 dotted, in the theme's background colour (they lie on the dark
+ * low end and the middle of a sequential map). */
+static void alibi_window_lines(scene *s, const scene_target *t, const fig_theme *th, double x,
+                               double y, double w, double h, int L, double m, int symmetric)
+{
+    if (t->cells || L < 2) return; /* a terminal's cells are too coarse for them */
+    double ux = w / L, uy = h / L;
+    const double r2[2] = {alibi_half(m), alibi_tenth(m)};
+    for (int k = 0; k < 2; k++) {
+        double r = r2[k];
+        if (!(r < L - 1)) continue; /* the window is wider than the matrix */
+        double lw = t->hairline > 0 ? t->hairline * 1.2 : 1;
+        unsigned style = k == 0 ? SCENE_DASHED : SCENE_DOTTED;
+        /* cell centres: query i at y + (i + 0.5) unit, key j at x + (j + 0.5) unit */
+        scene_line(s, x + 0.5 * ux, y + (r + 0.5) * uy, x + (L - r - 0.5) * ux, y + (L - 0.5) * uy,
+                   th->bg, lw, style);
+        if (symmetric)
+            scene_line(s, x + (r + 0.5) * ux, y + 0.5 * uy, x + (L - 0.5) * ux,
+                       y + (L - r - 0.5) * uy, th->bg, lw, style);
+    }
+}
+
+/* What a head's label says after its slope: its bias range (per head) or its window ("½ 1.39
+ * ⅒ 4.61": the distances where exp(bias) is 1/2 and 1/10; "> L" past the matrix). */
+static void alibi_range_text(const pe_params *p, double m, int window, char *out, size_t n)
+{
+    if (!window) {
+        snprintf(out, n, "%.3g..0", alibi_lo(p, m));
+        return;
+    }
+    char a[16], b[16];
+    double h = alibi_half(m), te = alibi_tenth(m);
+    if (h < p->len)
+        snprintf(a, sizeof a, "%.3g", h);
+    else
+        snprintf(a, sizeof a, ">%d", p->len);
+    if (te < p->len)
+        snprintf(b, sizeof b, "%.3g", te);
+    else
+        snprintf(b, sizeof b, ">%d", p->len);
+    snprintf(out, n, "\xc2\xbd %s \xe2\x85\x92 %s", a, b);
+}
+
 static int alibi_build(app_view_ctx *c, const app_state *st, scene *s, const scene_target *t,
                        char *err, size_t errlen)
 {
@@ -84,18 +155,30 @@ static int alibi_build(app_view_ctx *c, const app_state *st, scene *s, const sce
         return -1;
     }
     char title[160], sub[256];
+    int window = st->scale_shared == APP_SCALE_WINDOW;
     if (st->head >= 0) {
         char pw[48];
         app_pow2_label(log2(slopes[st->head]), pw, sizeof pw);
-        snprintf(title, sizeof title, "ALiBi bias, head %d of %d: slope m = %.6g = %s", st->head,
-                 p->heads, slopes[st->head], pw);
-    } else
+        if (window)
+            snprintf(
+                title, sizeof title,
+                "ALiBi head %d of %d: exp(bias), m = %s: \xc2\xbd at %.3g, \xe2\x85\x92 at %.3g",
+                st->head, p->heads, pw, alibi_half(slopes[st->head]),
+                alibi_tenth(slopes[st->head]));
+        else
+            snprintf(title, sizeof title, "ALiBi bias, head %d of %d: slope m = %.6g = %s",
+                     st->head, p->heads, slopes[st->head], pw);
+    } else if (window)
+        snprintf(title, sizeof title,
+                 "ALiBi's %d heads as windows: exp(\xe2\x88\x92m(i\xe2\x88\x92j))", p->heads);
+    else
         snprintf(title, sizeof title, "ALiBi bias -m(i-j) for %d heads", p->heads);
     app_subtitle(st, NULL, APP_SUB_LEN | APP_SUB_HEADS, sub, sizeof sub);
     size_t u = strlen(sub);
-    snprintf(sub + u, sizeof sub - u, "  %s  %s",
+    snprintf(sub + u, sizeof sub - u, "  %s  %s%s",
              p->alibi_symmetric ? "symmetric -m|i-j|" : "causal",
-             p->slope_ratio > 0 ? "slopes r^(h+1)" : "the paper's slopes");
+             p->slope_ratio > 0 ? "slopes r^(h+1)" : "the paper's slopes",
+             window && !t->cells ? "  dashed: \xc2\xbd, dotted: \xe2\x85\x92 of the weight" : "");
     fig_rect r = app_frame(s, t, th, title, sub);
 
     int h0 = st->head >= 0 ? st->head : 0;
@@ -106,7 +189,11 @@ static int alibi_build(app_view_ctx *c, const app_state *st, scene *s, const sce
     const cmap *map = st->map ? st->map : cmap_default_sequential();
     double vmin = lo, vmax = 0;
     if (map->diverging) vmax = -lo;
-    int per_head = nh > 1 && !st->scale_shared;
+    if (window) { /* exp(bias): 0 (far) to 1 (the diagonal) for every head */
+        vmin = 0;
+        vmax = 1;
+    }
+    int per_head = nh > 1 && st->scale_shared == APP_SCALE_PER_HEAD;
 
     if (nh == 1) {
         size_t n = (size_t)fmin(p->len, ceil(fmin(r.w, r.h)));
@@ -115,8 +202,16 @@ static int alibi_build(app_view_ctx *c, const app_state *st, scene *s, const sce
             free(slopes);
             return -1;
         }
-        fig_axes a = app_draw_matrix(s, t, th, r, bs, n, n, n, 0, p->len, 0, p->len, "key j",
-                                     "query i", map, vmin, vmax, "bias", th->mask);
+        if (window && !(bs = alibi_exp(s, bs, n * n, err, errlen))) {
+            free(slopes);
+            return -1;
+        }
+        fig_axes a =
+            app_draw_matrix(s, t, th, r, bs, n, n, n, 0, p->len, 0, p->len, "key j", "query i", map,
+                            vmin, vmax, window ? "exp(bias)" : "bias", th->mask);
+        if (window)
+            alibi_window_lines(s, t, th, a.area.x, a.area.y, a.area.w, a.area.h, p->len, slopes[h0],
+                               p->alibi_symmetric);
         c->main = a;
         fig_mark_main(s, a.area, "plot");
         c->has_main = 1;
@@ -129,8 +224,8 @@ static int alibi_build(app_view_ctx *c, const app_state *st, scene *s, const sce
             double v =
                 j > i && !p->alibi_symmetric ? -INFINITY : -slopes[h0] * fabs((double)(i - j));
             if (isfinite(v))
-                snprintf(c->readout, sizeof c->readout, "i %d  j %d  i-j %d  bias %+.6g", i, j,
-                         i - j, v);
+                snprintf(c->readout, sizeof c->readout, "i %d  j %d  i-j %d  bias %+.6g  exp %.4g",
+                         i, j, i - j, v, exp(v));
             else
                 snprintf(c->readout, sizeof c->readout, "i %d  j %d  masked (j > i: the future)", i,
                          j);
@@ -182,35 +277,37 @@ static int alibi_build(app_view_ctx *c, const app_state *st, scene *s, const sce
      * (head and slope, then the range), else without the slope, else the head number alone. */
     int form = 3, lines = 1;
     double lsz = 0.85;
+    /* what a label adds after the slope: the head's range (per head) or its window */
+    int ranged = per_head || window;
     {
         double sizes[8];
         int ns = 0;
         for (double z = 0.85; z >= 0.6 - 1e-9 && ns < 8; z -= 0.05) sizes[ns++] = z;
         if (t->cells) ns = 1; /* a terminal writes any size a cell a character */
         for (int f = 0; f < 4 && form == 3; f++) {
-            if (!per_head && (f == 1 || f == 2)) continue; /* no range to show */
+            if (!ranged && (f == 1 || f == 2)) continue; /* no range to show */
             for (int k = 0; k < ns && form == 3; k++) {
                 double z = t->cells ? 1 : sizes[k], w = 0;
                 for (int h = 0; h < nh; h++) {
-                    char a[128], b[64], pw[48];
+                    char a[128], b[64], pw[48], rt[64];
                     app_pow2_label(log2(slopes[h]), pw, sizeof pw);
-                    double hlo = alibi_lo(p, slopes[h]);
+                    alibi_range_text(p, slopes[h], window, rt, sizeof rt);
                     b[0] = '\0';
-                    if (f == 0 && per_head)
-                        snprintf(a, sizeof a, "h%d  m=%s  %.3g..0", h, pw, hlo);
+                    if (f == 0 && ranged)
+                        snprintf(a, sizeof a, "h%d  m=%s  %s", h, pw, rt);
                     else if (f == 0 || f == 1)
                         snprintf(a, sizeof a, "h%d  m=%s", h, pw);
                     else if (f == 2)
-                        snprintf(a, sizeof a, "h%d  %.3g..0", h, hlo);
+                        snprintf(a, sizeof a, "h%d  %s", h, rt);
                     else
                         snprintf(a, sizeof a, "h%d", h);
-                    if (f == 1) snprintf(b, sizeof b, "%.3g..0", hlo);
+                    if (f == 1) snprintf(b, sizeof b, "%s", rt);
                     w = fmax(w, fmax(scene_text_width(t, a, z), scene_text_width(t, b, z)));
                 }
                 if (w <= c0.w + 1e-9) {
                     form = f;
                     lsz = t->cells ? 0.85 : z;
-                    lines = f == 1 && per_head ? 2 : 1;
+                    lines = f == 1 && ranged ? 2 : 1;
                 }
             }
         }
@@ -222,19 +319,21 @@ static int alibi_build(app_view_ctx *c, const app_state *st, scene *s, const sce
         fig_rect cell = fig_grid_cell(r, rows, cols, h / cols, h % cols, gap);
         /* head label above each small matrix */
         char lab[128], lab2[64] = "";
-        char pw[48];
+        char pw[48], rt[64];
         app_pow2_label(log2(slopes[h]), pw, sizeof pw);
         double hlo = alibi_lo(p, slopes[h]);
-        /* per head: the label names the head's own range, the colourbar only its fractions */
-        if (form == 0 && per_head)
-            snprintf(lab, sizeof lab, "h%d  m=%s  %.3g..0", h, pw, hlo);
+        alibi_range_text(p, slopes[h], window, rt, sizeof rt);
+        /* per head: the label names the head's own range, the colourbar only its fractions;
+         * window: where the head's weight falls to 1/2 and 1/10 */
+        if (form == 0 && ranged)
+            snprintf(lab, sizeof lab, "h%d  m=%s  %s", h, pw, rt);
         else if (form <= 1)
             snprintf(lab, sizeof lab, "h%d  m=%s", h, pw);
         else if (form == 2)
-            snprintf(lab, sizeof lab, "h%d  %.3g..0", h, hlo);
+            snprintf(lab, sizeof lab, "h%d  %s", h, rt);
         else
             snprintf(lab, sizeof lab, "h%d", h);
-        if (lines == 2) snprintf(lab2, sizeof lab2, "%.3g..0", hlo);
+        if (lines == 2) snprintf(lab2, sizeof lab2, "%s", rt);
         /* a terminal puts the label on a whole row, the matrix on the rows under it */
         double ly = t->cells ? 2.0 * ceil(cell.y / 2.0) : cell.y;
         scene_text(s, cell.x + cell.w / 2, ly, lab, lsz, SCENE_CENTER | SCENE_TOP, th->fg, 0);
@@ -250,8 +349,14 @@ static int alibi_build(app_view_ctx *c, const app_state *st, scene *s, const sce
         grid_top = fmin(grid_top, y);
         grid_bottom = fmax(grid_bottom, y + side);
         double hmin = per_head ? hlo : vmin, hmax = per_head ? (map->diverging ? -hlo : 0) : vmax;
+        if (window && !(bs = alibi_exp(s, bs, n * n, err, errlen))) {
+            free(slopes);
+            return -1;
+        }
         scene_heatmap(s, x, y, side, side, bs, n, n, n, hmin, hmax, map, th->mask);
         scene_rect(s, x, y, side, side, th->muted, 0);
+        if (window)
+            alibi_window_lines(s, t, th, x, y, side, side, p->len, slopes[h], p->alibi_symmetric);
     }
     /* the bar spans the matrices, top of the first row to the bottom of the last (the room
      * left under them takes its end label) */
@@ -263,11 +368,15 @@ static int alibi_build(app_view_ctx *c, const app_state *st, scene *s, const sce
         bar.h = r.h - t->text_h;
     }
     /* per head the bar runs over a fraction of each head's own range (its label gives it) */
-    const char *bar_label = per_head ? "bias / |min|, per head" : "bias, shared scale";
+    const char *bar_label = window     ? "exp(bias), every head"
+                            : per_head ? "bias / |min|, per head"
+                                       : "bias, shared scale";
     /* a terminal writes the name on the row kept under the grid, right-aligned to the bar */
     const char *name = t->cells ? NULL : bar_label;
     if (per_head)
         fig_colorbar(s, t, th, bar, -1, map->diverging ? 1 : 0, map, name);
+    else if (window)
+        fig_colorbar(s, t, th, bar, 0, 1, map, name);
     else
         fig_colorbar(s, t, th, bar, vmin, vmax, map, name);
     if (t->cells)
@@ -296,9 +405,12 @@ static int alibi_data(app_view_ctx *c, const app_state *st, app_data *out, char 
         for (size_t i = 0; i < L * L; i++) out->data[(size_t)h * L * L + i] = b.data[i];
         pe_matrix_free(&b);
     }
+    /* the biases whatever the colour scale (--scale window draws their exp) */
     snprintf(out->what, sizeof out->what,
-             "(heads, len, len): bias added to the logit of query i, key j; -inf where masked%s",
-             st->head >= 0 ? " (one head)" : "");
+             "(heads, len, len): bias added to the logit of query i, key j; -inf where "
+             "masked%s%s",
+             st->head >= 0 ? " (one head)" : "",
+             st->scale_shared == APP_SCALE_WINDOW ? " (the figure draws exp(bias))" : "");
     return 0;
 }
 

@@ -140,7 +140,7 @@ static int t5v_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     /* which colour scaling, in the caption: the colourbar's label has no room for it at 200% */
     size_t u = strlen(sub);
     snprintf(sub + u, sizeof sub - u, "  colour: %s",
-             st->scale_shared ? "shared scale (all heads)" : "per head");
+             st->scale_shared == APP_SCALE_SHARED ? "shared scale (all heads)" : "per head");
     fig_rect r = app_frame(s, t, th, title, sub);
     fig_rect left = r, right = fig_take_right(&left, r.w * 0.52, t->cells ? 3 : t->text_h);
 
@@ -177,7 +177,9 @@ static int t5v_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     const float *bm = t5_matrix(c, p, h, nm, err, errlen);
     if (!bm) return -1;
     double lo = bm[nm * nm], hi = bm[nm * nm + 1];
-    if (st->scale_shared && t5_shared_range(p, &lo, &hi, err, errlen) < 0) return -1;
+    /* window is ALiBi's reading (exp(bias) of a fixed slope); a T5 head keeps its own range */
+    if (st->scale_shared == APP_SCALE_SHARED && t5_shared_range(p, &lo, &hi, err, errlen) < 0)
+        return -1;
     double vmin, vmax;
     const cmap *map = app_pick_map(st, lo, hi, &vmin, &vmax);
     fig_axes m = app_draw_matrix(s, t, th, right, bm, nm, nm, nm, 0, p->len, 0, p->len, "key j",

@@ -1,4 +1,5 @@
 /* views.c: the view table, from the list in view_list.h (one X(name) line per view). */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -46,6 +47,14 @@ int app_view_uses(const app_view *v, const char *name)
     return 0;
 }
 
+/* The view's main panel has at least 12% of the canvas each way and three lines of text (what
+ * the layout tests hold every view to). */
+static int main_fits(const scene *s, const scene_target *t)
+{
+    return s->main_w >= fmax(0.12 * t->width, 3 * t->text_h) - 1e-9 &&
+           s->main_h >= fmax(0.12 * t->height, 3 * t->text_h) - 1e-9;
+}
+
 int app_view_build(app_view_ctx *c, const app_state *st, scene *s, const scene_target *target,
                    char *err, size_t errlen)
 {
@@ -68,5 +77,29 @@ int app_view_build(app_view_ctx *c, const app_state *st, scene *s, const scene_t
     c->author.subtitle = st->subtitle_set ? st->subtitle : NULL;
     s->author = &c->author;
     s->font = t->font;
-    return app_view_at((size_t)st->view)->build(c, st, s, t, err, errlen);
+    int rc = v->build(c, st, s, t, err, errlen);
+    /* The projector zoom puts data before text: when the zoomed text made the view shorten a
+     * label or squeeze its main panel below an eighth of the canvas, the text steps down (by
+     * 0.87 at a time, never below its unzoomed size) and the view is laid out again, so the
+     * panels get their room back before any of them shrinks. */
+    c->text_k = 1;
+    if (rc != 0 || t->cells || !(st->zoom > 1)) return rc;
+    double floor_k = 1 / st->zoom, k = 1;
+    scene_target z = *t;
+    while (k > floor_k + 1e-9 && (s->n_cut || !main_fits(s, t))) {
+        k = fmax(k * 0.87, floor_k);
+        z.text_h = t->text_h * k;
+        z.char_w = t->char_w * k;
+        scene_reset(s, t->width, t->height, th->bg);
+        s->text_h = z.text_h;
+        s->author = &c->author;
+        s->font = t->font;
+        c->has_main = 0;
+        c->readout[0] = '\0';
+        c->notice[0] = '\0';
+        c->text_k = k;
+        rc = v->build(c, st, s, &z, err, errlen);
+        if (rc != 0) return rc;
+    }
+    return rc;
 }

@@ -61,6 +61,8 @@ typedef struct app_view_ctx {
     int main_cols;
     char readout[256]; /* value under the cursor, shown in the status line */
     char notice[256];  /* a note the view wants shown (e.g. "rope has no input table") */
+    double text_k;     /* the last build's text size over the target's: below 1 when the
+                          projector zoom's text stepped down to give the data room (views.c) */
     /* cache of the encoding table for heatmap/similarity/decay */
     pe_matrix table;
     pe_params table_key;

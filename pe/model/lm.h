@@ -158,6 +158,16 @@ int lm_attention_row(const lm_session *s, int layer, int head, int t, float *out
 /* Index of the largest of n logits (the first when tied). */
 int lm_argmax(const float *logits, int n);
 
+/* ---- behind the model interface (lmi_lm.c) ------------------------------------------------- */
+
+struct lmi_model;
+/* The lm_model behind an lmi_model opened by the "llama2c" or "hf" architecture, else NULL. */
+const lm_model *lm_of_lmi(const struct lmi_model *m);
+/* Use the tokenizer at path (a file, or a folder to search) for an lmi_model of those
+ * architectures instead of the one found beside it (--tokenizer). PE_EINVAL with one line when
+ * it cannot be read, has more tokens than the model, or the model is not a real checkpoint. */
+int lm_lmi_set_tokenizer(struct lmi_model *m, const char *path, char *err, size_t errlen);
+
 /* ---- safetensors and llama2.c headers (exposed for tests and the fuzz targets) ------------- */
 
 typedef enum { LM_DT_F32 = 0, LM_DT_F16 = 1, LM_DT_BF16 = 2 } lm_dtype;

@@ -10,8 +10,19 @@
 #include "lm.h"
 #include "lmi.h"
 #include "pe_internal.h"
+#include "tok.h"
 
-#define LM(m) ((lm_model *)(m)->impl)
+/* The model and the tokenizer found beside it (NULL when none: why says what was looked for). */
+typedef struct lm_lmi_model {
+    lm_model *m;
+    pe_tok *tok;
+    char why[512];
+} lm_lmi_model;
+
+#define LMM(x) ((lm_lmi_model *)(x)->impl)
+#define LM(x)  (LMM(x)->m)
+
+extern const lmi_arch lmi_arch_llama2c, lmi_arch_hf;
 
 typedef struct lm_lmi_session {
     lm_session s;
@@ -52,9 +63,23 @@ static int hf_probe(const char *path, const unsigned char *head, size_t n)
 
 static int lm_lmi_open(lmi_model *lm, const char *path, char *err, size_t errlen)
 {
+    lm_lmi_model *w = calloc(1, sizeof *w);
+    if (!w) return pe_fail(err, errlen, PE_ENOMEM, "out of memory");
     lm_model *m = NULL;
     int rc = lm_open(path, &m, err, errlen);
-    if (rc) return rc;
+    if (rc) {
+        free(w);
+        return rc;
+    }
+    w->m = m;
+    /* a tokenizer beside the model, when there is one (ids work without) */
+    w->tok = pe_tok_open(path, w->why, sizeof w->why);
+    if (w->tok && pe_tok_vocab_size(w->tok) > m->c.vocab) {
+        snprintf(w->why, sizeof w->why, "%s has %d tokens, more than the model's %d",
+                 pe_tok_path(w->tok), pe_tok_vocab_size(w->tok), m->c.vocab);
+        pe_tok_free(w->tok);
+        w->tok = NULL;
+    }
     const lm_config *c = &m->c;
     lmi_info *in = &lm->info;
     const char *p = path;
@@ -80,33 +105,70 @@ static int lm_lmi_open(lmi_model *lm, const char *path, char *err, size_t errlen
         in->caps |= LMI_CAN_ROPE_BASE;
         in->rope_base = c->rope.base;
     }
-    lm->impl = m;
+    lm->impl = w;
     return PE_OK;
 }
 
 static void lm_lmi_close(lmi_model *lm)
 {
-    lm_close(LM(lm));
+    lm_lmi_model *w = LMM(lm);
+    if (!w) return;
+    lm_close(w->m);
+    pe_tok_free(w->tok);
+    free(w);
     lm->impl = NULL;
 }
 
-/* Text in and out need a tokenizer, which these checkpoints do not carry in the weights file;
- * until one is attached, ids are the way in (--ids) and out. */
+const lm_model *lm_of_lmi(const lmi_model *m)
+{
+    return m->arch && (m->arch == &lmi_arch_llama2c || m->arch == &lmi_arch_hf) ? LM(m) : NULL;
+}
+
+int lm_lmi_set_tokenizer(lmi_model *m, const char *path, char *err, size_t errlen)
+{
+    if (!lm_of_lmi(m))
+        return pe_fail(err, errlen, PE_EINVAL,
+                       "--tokenizer %s: the model %s has its own vocabulary", path, m->info.name);
+    pe_tok *t = pe_tok_open(path, err, errlen);
+    if (!t) return PE_EINVAL;
+    if (pe_tok_vocab_size(t) > m->info.vocab) {
+        int n = pe_tok_vocab_size(t);
+        pe_tok_free(t);
+        return pe_fail(err, errlen, PE_EINVAL,
+                       "--tokenizer %s: %d tokens, more than the model's vocabulary of %d", path, n,
+                       m->info.vocab);
+    }
+    pe_tok_free(LMM(m)->tok);
+    LMM(m)->tok = t;
+    return PE_OK;
+}
+
+/* Text through the tokenizer, BOS first where its convention adds one (a span of no bytes). */
 static int lm_lmi_tokenize(const lmi_model *lm, const char *text, size_t len, lmi_token *out,
                            int cap, char *err, size_t errlen)
 {
-    (void)text;
-    (void)out;
-    (void)cap;
-    if (len == 0) return 0;
-    return pe_fail(err, errlen, PE_EINVAL,
-                   "%s: no tokenizer for this model yet; give token ids with --ids 1,2,3",
-                   lm->info.name);
+    const lm_lmi_model *w = LMM(lm);
+    if (!w->tok)
+        return pe_fail(err, errlen, PE_EINVAL,
+                       "%s (--tokenizer FILE names one; --ids 1,2,3 gives ids)", w->why);
+    pe_tok_ids v = {0};
+    int rc = pe_tok_encode(w->tok, text, len, PE_TOK_BOS, &v, err, errlen);
+    if (rc < 0) {
+        pe_tok_ids_free(&v);
+        return rc;
+    }
+    for (int i = 0; i < v.n && i < cap; i++)
+        out[i] = (lmi_token){v.ids[i], v.spans[i].start, v.spans[i].end, 0};
+    int n = v.n;
+    pe_tok_ids_free(&v);
+    return n;
 }
 
+/* The token's text (spaces for "▁"/"Ġ", byte tokens as bytes), or [id] without a tokenizer. */
 static int lm_lmi_token_text(const lmi_model *lm, int id, char *buf, size_t cap)
 {
-    (void)lm;
+    const lm_lmi_model *w = LMM(lm);
+    if (w->tok && id < pe_tok_vocab_size(w->tok)) return pe_tok_token_text(w->tok, id, buf, cap);
     return snprintf(buf, cap, "[%d]", id);
 }
 

@@ -37,6 +37,24 @@ got=$("$pelab" generate --model "$rm_dir/tiny-random-llama-2/config.json" --ids 
     --print-ids 2>&1)
 [ "$got" = "1,42,99,2185,688,2844,1377,2518" ]
 ok $? "tiny-random-llama-2 from [1,42,99]: transformers' greedy 2185,688,2844,1377 ($got)"
+# run.c's own outputs, byte for byte (run.c ends with a newline the fixture's copy dropped)
+s=$rm_dir/stories260K
+"$pelab" generate --model "$s/stories260K.bin" --tokenizer "$s/tok512.bin" --steps 200 \
+    >"$work/t200" 2>"$work/err"
+printf '%s\n' "$(cat "$s/expected_runc_t0_n200.txt")" | cmp -s - "$work/t200"
+ok $? "--steps 200 from BOS prints run.c's text byte for byte ($(head -c 200 "$work/err"))"
+"$pelab" generate --model "$s/stories260K.bin" --tokenizer "$s/tok512.bin" --steps 60 \
+    --prompt Zoo >"$work/zoo" 2>"$work/err"
+printf '%s\n' "$(cat "$s/expected_runc_t0_n60_prompt_Zoo.txt")" | cmp -s - "$work/zoo"
+ok $? "--steps 60 --prompt Zoo prints run.c's text byte for byte"
+"$pelab" generate --model "$rm_dir/stories260K-hf-derived" --tokenizer "$s/tok512.bin" \
+    --steps 200 >"$work/hf200" 2>"$work/err"
+cmp -s "$work/t200" "$work/hf200"
+ok $? "the Hugging Face folder with the same tokenizer prints the same text"
+"$pelab" generate --model "$s/stories260K.bin" --steps 5 >"$work/out" 2>"$work/err"
+[ $? -eq 1 ] && grep -q "no tokenizer beside .*looked for tokenizer.json" "$work/err" &&
+    [ ! -s "$work/out" ]
+ok $? "no tokenizer beside the model: one line naming what was looked for"
 a=$("$pelab" generate --model "$rm_dir/stories260K/stories260K.bin" --steps 30 --print-ids \
     --temperature 0.8 --seed 9 2>&1)
 b=$("$pelab" generate --model "$rm_dir/stories260K/stories260K.bin" --steps 30 --print-ids \
@@ -45,5 +63,33 @@ c=$("$pelab" generate --model "$rm_dir/stories260K/stories260K.bin" --steps 30 -
     --temperature 0.8 --seed 10 2>&1)
 [ "$a" = "$b" ] && [ "$a" != "$c" ] && [ "$a" != "$(echo "$want" | cut -d, -f1-31)" ]
 ok $? "sampling: the same seed gives the same ids on 1 and 2 threads, another seed others"
+
+# pelab eval --model M --text FILE: the model's own greedy text (run.c's) and a sampled one
+cat "$s/expected_runc_t0_n200.txt" "$work/zoo" "$work/t200" >"$work/text"
+ev() { "$pelab" eval --model "$s/stories260K.bin" --tokenizer "$s/tok512.bin" --text "$work/text" "$@"; }
+ev --ctx 64 -o "$work/e.csv" 2>"$work/err"
+ok $? "eval --ctx 64 -o e.csv runs ($(head -c 200 "$work/err"))"
+head -1 "$work/e.csv" | grep -q "^# pelab eval --model .*stories260K.bin .*--ctx 64 -o " &&
+    sed -n 3p "$work/e.csv" | grep -qx "position,loss,windows" &&
+    [ "$(tail -n +4 "$work/e.csv" | wc -l)" -eq 63 ]
+ok $? "the CSV: the command, a header, 63 positions"
+awk -F, 'NR > 3 && $1 >= 16 { s += $2; k++ } END { exit !(k > 0 && s / k < 1.0) }' "$work/e.csv"
+ok $? "the model's own text costs it < 1 nat per token past position 16"
+ev --ctx 64 --scaling linear --factor 1 >"$work/lin1.csv" 2>&1
+diff <(tail -n +3 "$work/e.csv") <(tail -n +3 "$work/lin1.csv") >/dev/null
+ok $? "--scaling linear --factor 1 gives the unscaled losses"
+ev --ctx 64 --scaling linear --factor 4 >"$work/lin4.csv" 2>&1 &&
+    ! diff <(tail -n +3 "$work/e.csv") <(tail -n +3 "$work/lin4.csv") >/dev/null
+ok $? "--scaling linear --factor 4 changes them"
+for i in 1 2 3 4 5 6; do cat "$work/text"; done >"$work/text6"
+"$pelab" eval --model "$s/stories260K.bin" --tokenizer "$s/tok512.bin" --text "$work/text6" \
+    --extrapolate --windows 1 >"$work/x.csv" 2>&1 && [ "$(tail -n +4 "$work/x.csv" | wc -l)" -eq 2047 ]
+ok $? "--extrapolate: one window of 4 x 512 tokens"
+ev --scaling bogus >/dev/null 2>"$work/err"
+[ $? -eq 2 ] && grep -q "scaling bogus: allowed none, linear" "$work/err"
+ok $? "--scaling bogus is refused naming what is allowed"
+ev --scaling yarn >/dev/null 2>"$work/err"
+[ $? -eq 2 ] && grep -q "needs --factor" "$work/err"
+ok $? "--scaling yarn without --factor is refused"
 echo "1..$n"
 [ "$failed" -eq 0 ]

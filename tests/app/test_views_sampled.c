@@ -49,6 +49,13 @@ static double at_3d(const app_data *d, const app_state *st, size_t m, size_t r, 
     return d->data[(m * d->shape[1] + r) * d->shape[2] + c];
 }
 
+/* ALiBi's window scale draws exp(bias) of the data's bias (-inf, masked, stays -inf) */
+static double at_3d_exp(const app_data *d, const app_state *st, size_t m, size_t r, size_t c)
+{
+    double b = at_3d(d, st, m, r, c);
+    return isfinite(b) ? exp(b) : b;
+}
+
 static double at_2d(const app_data *d, const app_state *st, size_t m, size_t r, size_t c)
 {
     (void)st;
@@ -199,10 +206,14 @@ int main(void)
     check_matrix("similarity sinusoidal cosine", sc, 1, 2048, 2048, at_2d, 1e-6);
     const char *sl[] = {"view", "similarity", "pe", "learned", "len", "2048", "dim", "256", NULL};
     check_matrix("similarity learned", sl, 1, 2048, 2048, at_2d, 1e-5);
-    const char *a1[] = {"view", "alibi", "len", "1500", "heads", "6", NULL};
+    const char *a1[] = {"view", "alibi", "len", "1500", "heads", "6", "scale", "per-head", NULL};
     check_matrix("alibi 6 heads", a1, 6, 1500, 1500, at_3d, 0);
-    const char *a2[] = {"view", "alibi", "len", "1500", "heads", "12", "head", "5", NULL};
+    const char *a2[] = {"view", "alibi", "len",   "1500",     "heads", "12",
+                        "head", "5",     "scale", "per-head", NULL};
     check_matrix("alibi head 5 of 12", a2, 1, 1500, 1500, at_3d, 0);
+    /* the default window scale: exp of the same biases, to float rounding */
+    const char *a3[] = {"view", "alibi", "len", "1500", "heads", "6", NULL};
+    check_matrix("alibi 6 heads, window", a3, 6, 1500, 1500, at_3d_exp, 1e-6);
     const char *t5[] = {"view", "t5", "len", "2000", "heads", "4", "head", "2", NULL};
     check_matrix("t5 head 2", t5, 1, 2000, 2000, at_t5, 0);
     const char *xl[] = {"view", "xl", "len", "600", "dim", "64", NULL};

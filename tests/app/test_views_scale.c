@@ -1,8 +1,9 @@
-/* test_views_scale.c: --scale per-head|shared for the ALiBi small multiples and the T5 bias
- * matrix. Per head (the default), each head's heatmap is coloured over its own range (ALiBi:
- * from its corner -m_h (L-1) to 0; T5: the min/max of the head's drawn biases), so the ranges
- * differ between heads; shared gives every head one range, the union. The colourbar says which,
- * and the status line of both views shows scale=. */
+/* test_views_scale.c: --scale per-head|shared|window for the ALiBi small multiples and the T5
+ * bias matrix. Window (the default) draws ALiBi's exp(bias) on 0..1 with each head's window in
+ * its label; T5 reads it as per head. Per head, each head's heatmap is coloured over its own range
+ * (ALiBi: from its corner -m_h (L-1) to 0; T5: the min/max of the head's drawn biases), so the
+ * ranges differ between heads; shared gives every head one range, the union. The colourbar says
+ * which, and the status line of both views shows scale=. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,7 +124,10 @@ static void check_alibi_layout(void)
     static const int cells[][2] = {{80, 24}, {120, 40}, {200, 60}};
     for (size_t k = 0; k < sizeof cells / sizeof cells[0]; k++)
         for (int ascii = 0; ascii < 2; ascii++) {
-            const char *o[] = {"view", "alibi", NULL};
+            /* the default (window) on the first pass, per head on the second */
+            int window = ascii == 0;
+            const char *o[] = {"view", "alibi", "scale", window ? "window" : "per-head", NULL};
+            const char *bar = window ? "exp(bias), every head" : "bias / |min|, per head";
             app_state st;
             if (setup(&st, o) < 0) return;
             scene s;
@@ -143,7 +147,7 @@ static void check_alibi_layout(void)
                 snprintf(lab, sizeof lab, "h%d ", h);
                 labels += strstr(txt, lab) != NULL;
             }
-            TAP_OK(rc == 0 && labels == 8 && txt && strstr(txt, "bias / |min|, per head"),
+            TAP_OK(rc == 0 && labels == 8 && txt && strstr(txt, bar),
                    "alibi at %dx%d%s: all 8 head labels (%d) and the colourbar's name show",
                    cells[k][0], cells[k][1], ascii ? " ASCII" : "", labels);
             free(txt);
@@ -176,8 +180,47 @@ int main(void)
     enum { H = 8 };
     double vmin[H], vmax[H], dlo[H], dhi[H];
 
-    /* ALiBi, 8 heads, default scale: each head over its own [-m_h (L-1), 0] */
-    const char *ap[] = {"view", "alibi", "len", "64", "heads", "8", NULL};
+    /* ALiBi, 8 heads, the default (window): every head exp(bias) on [0, 1], the diagonal 1 */
+    const char *aw[] = {"view", "alibi", "len", "64", "heads", "8", NULL};
+    int nw = build("alibi window", aw, "exp(bias), every head", vmin, vmax, dlo, dhi, H);
+    int unit = 0;
+    for (int h = 0; h < nw; h++)
+        unit += close_to(vmin[h], 0) && close_to(vmax[h], 1) && dlo[h] >= 0 && close_to(dhi[h], 1);
+    TAP_OK(nw == H && unit == H, "alibi window: all %d heads exp(bias) on [0, 1] (%d of %d)", H,
+           unit, nw);
+    {
+        /* the data stays the bias -m (i - j) (the figure draws its exp); the labelled distance
+         * ln 2 / m is where exp(bias) crosses 1/2 */
+        app_state st;
+        const char *o[] = {"view", "alibi", "len", "64", "heads", "8", NULL};
+        setup(&st, o);
+        app_view_ctx c = {0};
+        app_data d = {0};
+        char err[256] = "";
+        int rc = app_view_at((size_t)st.view)->data(&c, &st, &d, err, sizeof err);
+        int good = rc == 0 && d.ndim == 3 && d.shape[0] == H;
+        double worst = 0;
+        for (int h = 0; good && h < H; h++) {
+            double m = pow(2, -8.0 * (h + 1) / H);
+            for (int i = 0; i < 64; i++)
+                for (int j = 0; j <= i; j++)
+                    worst = fmax(worst, fabs(d.data[((size_t)h * 64 + (size_t)i) * 64 + (size_t)j] -
+                                             -m * (i - j)));
+            /* at the labelled 1/2 distance the factor is 1/2 (between the two nearest keys) */
+            double r = log(2.0) / m;
+            if (r < 63) {
+                int lo = (int)floor(r);
+                good &= exp(-m * lo) >= 0.5 && exp(-m * (lo + 1)) <= 0.5;
+            }
+        }
+        TAP_OK(good && worst < 1e-6, "alibi window data: the bias -m (i - j) (max error %.2g)",
+               worst);
+        app_data_free(&d);
+        app_view_ctx_free(&c);
+    }
+
+    /* ALiBi, 8 heads, per head: each head over its own [-m_h (L-1), 0] */
+    const char *ap[] = {"view", "alibi", "len", "64", "heads", "8", "scale", "per-head", NULL};
     int n = build("alibi per-head", ap, "per head", vmin, vmax, dlo, dhi, H);
     TAP_OK(n == H, "alibi per-head: %d heatmaps, one per head", n);
     int own = 0, distinct = 0;
@@ -243,13 +286,13 @@ int main(void)
         app_explorer_init(&x, &st, 0);
         char line[1024];
         app_explorer_status(&x, line, sizeof line);
-        TAP_OK(strstr(line, " scale=per-head") != NULL, "%s status line shows scale=per-head: %s",
+        TAP_OK(strstr(line, " scale=window") != NULL, "%s status line shows scale=window: %s",
                views[v], line);
         app_explorer_free(&x);
     }
     char err[256] = "";
     int rc = app_option_set(&st, app_option_find("scale"), "both", err, sizeof err);
-    TAP_OK(rc != 0 && strstr(err, "per-head") && strstr(err, "shared"),
+    TAP_OK(rc != 0 && strstr(err, "per-head") && strstr(err, "shared") && strstr(err, "window"),
            "--scale both is refused: %s", err);
     check_alibi_layout();
     return tap_done();

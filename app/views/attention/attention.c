@@ -702,6 +702,13 @@ static void draw_top5(actx *c, const app_attn *a, fig_rect r, int compact)
         snprintf(buf, sizeof buf, "came next: \"%s\" p=%.3f (rank %d)%s", a->tok[c->step + 1].word,
                  a->next_p[c->step], a->next_rank[c->step] + 1,
                  a->tok[c->step + 1].generated ? ", generated" : "");
+        /* a narrow column keeps the word and its p whole: the rank goes first, then the words */
+        if (scene_text_width(t, buf, size) > r.w)
+            snprintf(buf, sizeof buf, "came next: \"%s\" p=%.3f", a->tok[c->step + 1].word,
+                     a->next_p[c->step]);
+        if (scene_text_width(t, buf, size) > r.w)
+            snprintf(buf, sizeof buf, "next: \"%s\" %.2f", a->tok[c->step + 1].word,
+                     a->next_p[c->step]);
         text_at(c, r.x, y, fit(c, 0, buf, size, r.w, cut, sizeof cut), size, SCENE_LEFT | SCENE_TOP,
                 th->muted, 0);
     }

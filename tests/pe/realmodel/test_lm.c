@@ -526,7 +526,7 @@ static void test_lmi(void)
     const float *lg = NULL;
     for (int i = 0; i < 12; i++) lmi_step(&s, ids[i], &lg, err, sizeof err);
     lm_session ref;
-    lm_session_init(&ref, (const lm_model *)a.impl, 16, 1, err, sizeof err);
+    lm_session_init(&ref, lm_of_lmi(&a), 16, 1, err, sizeof err);
     lm_forward(&ref, ids, 12, NULL, err, sizeof err);
     float w1[16], w2[16];
     int same = 1;
@@ -541,7 +541,7 @@ static void test_lmi(void)
     TAP_OK(lmi_attn_row(&s, 0, 0, 3, w1, w2, NULL, err, sizeof err) == LMI_ENOSPLIT,
            "RoPE has no content/position split (%s)", err);
     /* RoPE base 20000: the replay equals a fresh session with that base */
-    pe_params p = ((const lm_model *)a.impl)->c.rope;
+    pe_params p = (lm_of_lmi(&a))->c.rope;
     p.base = 20000.0;
     lm_session_reset(&ref);
     lm_session_set_rope(&ref, &p, err, sizeof err);
@@ -561,12 +561,37 @@ static void test_lmi(void)
     ref.offset = 0;
     lm_forward(&ref, ids, 12, NULL, err, sizeof err);
     TAP_OK(memcmp(s.logits, ref.logits, 512 * sizeof *lg) != 0, "and the shift changed the logits");
-    lmi_token tk[4];
-    TAP_OK(lmi_tokenize(&a, "Once", 4, tk, 4, err, sizeof err) < 0 && strstr(err, "--ids"),
-           "no tokenizer yet: text is refused pointing at --ids (%s)", err);
+    lmi_token tk[8];
+    TAP_OK(lmi_tokenize(&a, "Once", 4, tk, 4, err, sizeof err) < 0 && strstr(err, "--ids") &&
+               strstr(err, "looked for"),
+           "no tokenizer beside it: text is refused naming what was looked for (%s)", err);
     char txt[16];
     TAP_OK(lmi_token_text(&a, 403, txt, sizeof txt) > 0 && strcmp(txt, "[403]") == 0,
            "token text without a tokenizer is the id");
+    char tp[4300];
+    snprintf(tp, sizeof tp, "%s/stories260K/tok512.bin", shared_dir);
+    rc = lm_lmi_set_tokenizer(&a, tp, err, sizeof err);
+    int nt = rc == PE_OK ? lmi_tokenize(&a, "Once upon", 9, tk, 8, err, sizeof err) : -1;
+    /* run.c's encode of "Once upon" with BOS; the spans cover the typed bytes */
+    int spans_ok =
+        nt >= 2 && tk[0].id == 1 && tk[0].start == 0 && tk[0].end == 0 && tk[nt - 1].end == 9;
+    for (int i = 1; i < nt; i++) spans_ok &= tk[i].start == tk[i - 1].end;
+    TAP_OK(spans_ok,
+           "--tokenizer tok512.bin: \"Once upon\" is BOS + %d tokens whose spans cover "
+           "it in order (%s)",
+           nt - 1, err);
+    TAP_OK(lmi_token_text(&a, 403, txt, sizeof txt) > 0 && strcmp(txt, "[403]") != 0,
+           "and token 403 shows its text (\"%s\")", txt);
+    lmi_model tiny;
+    char tinyp[4300];
+    snprintf(tinyp, sizeof tinyp, "%s/assets/models/rope.pelab",
+             getenv("PELAB_SRC") ? getenv("PELAB_SRC") : ".");
+    if (lmi_open(&tiny, tinyp, err, sizeof err) == PE_OK) {
+        TAP_OK(lm_of_lmi(&tiny) == NULL &&
+                   lm_lmi_set_tokenizer(&tiny, tp, err, sizeof err) == PE_EINVAL,
+               "a shipped model keeps its own vocabulary (%s)", err);
+        lmi_close(&tiny);
+    }
     lm_session_free(&ref);
     lmi_session_free(&s);
     lmi_close(&a);
