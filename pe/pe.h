@@ -147,13 +147,16 @@ typedef struct pe_rope_scaling {
 
 /* Every parameter any encoding or analysis takes. Unused fields are ignored by an encoding. */
 typedef struct pe_params {
-    int dim;            /* d: embedding or head dimension, >= 1 (even where pairs are needed) */
-    int len;            /* L: number of positions 0..L-1, >= 1 */
-    double base;        /* frequency base, > 1 (sinusoidal, RoPE, Transformer-XL); 10000 */
-    pe_layout layout;   /* sinusoidal: interleaved (paper) or concatenated (XL/t2t) */
-    pe_freq freq;       /* sinusoidal: paper or fairseq frequencies */
-    pe_pairing pairing; /* RoPE: interleaved (x_2k, x_2k+1) or half-split (x_k, x_k+d/2) */
-    double rotary_frac; /* RoPE: fraction of d that is rotated, (0, 1]; 1 = all */
+    int dim;               /* d: embedding or head dimension, >= 1 (even where pairs are needed) */
+    int len;               /* L: number of positions 0..L-1, >= 1 */
+    double base;           /* frequency base, > 1 (sinusoidal, RoPE, Transformer-XL); 10000 */
+    pe_layout layout;      /* sinusoidal: interleaved (paper) or concatenated (XL/t2t) */
+    pe_freq freq;          /* sinusoidal: paper or fairseq frequencies */
+    pe_pairing pairing;    /* RoPE: interleaved (x_2k, x_2k+1) or half-split (x_k, x_k+d/2) */
+    double rotary_frac;    /* RoPE: fraction of d that is rotated, (0, 1]; 1 = all */
+    int rope_proportional; /* RoPE: 1 = p-RoPE (HF rope_type "proportional", Gemma 4): the
+                            * rotated pairs take base^(-2k/d) over the whole head dimension d,
+                            * not over the rotary dimension; 0 = the usual rule */
     pe_rope_scaling scaling;
     int heads;            /* ALiBi/T5: number of heads, 1..PE_MAX_HEADS; 8 */
     double slope_ratio;   /* ALiBi: 0 = the paper's slopes; else m_h = ratio^(h+1), 0 < ratio < 1 */

@@ -34,6 +34,7 @@ int pe_rope_scaling_validate(const pe_params *p, char *err, size_t errlen);
 /* Everything needed to compute RoPE's scaled theta_k one pair at a time, without allocating. */
 typedef struct pe_rope_ctx {
     int rot_dim;       /* rotated dimensions, the "d" of the frequency formulas */
+    int exp_dim;       /* the denominator of theta's exponent: rot_dim, or dim for p-RoPE */
     double base;       /* effective base (NTK / dynamic NTK applied) */
     double low, high;  /* YaRN correction range */
     double attn;       /* attention factor multiplying cos and sin */

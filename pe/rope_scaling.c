@@ -72,8 +72,9 @@ int pe_rope_scaling_validate(const pe_params *p, char *err, size_t errlen)
             return pe_fail(err, errlen, PE_EINVAL,
                            "--beta-slow %g: must be a finite number of rotations > 0",
                            s->beta_slow);
-        if (!(s->beta_fast > s->beta_slow))
-            return pe_fail(err, errlen, PE_EINVAL, "--beta-fast %g: must be > --beta-slow %g",
+        /* equal betas are HF's too (Kimi-K2 ships 1 and 1): a one-pair ramp */
+        if (!(s->beta_fast >= s->beta_slow))
+            return pe_fail(err, errlen, PE_EINVAL, "--beta-fast %g: must be >= --beta-slow %g",
                            s->beta_fast, s->beta_slow);
         if (s->yarn_truncate != 0 && s->yarn_truncate != 1)
             return pe_fail(err, errlen, PE_EINVAL, "--yarn-truncate %d: allowed on or off",
@@ -109,9 +110,11 @@ int pe_rope_scaling_validate(const pe_params *p, char *err, size_t errlen)
         if (!isfinite(s->low_freq_factor) || !(s->low_freq_factor > 0.0))
             return pe_fail(err, errlen, PE_EINVAL,
                            "--low-freq-factor %g: must be a finite number > 0", s->low_freq_factor);
-        if (!isfinite(s->high_freq_factor) || !(s->high_freq_factor > s->low_freq_factor))
+        /* equal factors are HF's too (Llama 4 Scout ships 1 and 1): no blended band */
+        if (!isfinite(s->high_freq_factor) || !(s->high_freq_factor >= s->low_freq_factor))
             return pe_fail(err, errlen, PE_EINVAL,
-                           "--high-freq-factor %g: must be a finite number > --low-freq-factor %g",
+                           "--high-freq-factor %g: must be a finite number >= --low-freq-factor "
+                           "%g",
                            s->high_freq_factor, s->low_freq_factor);
     }
     return PE_OK;
@@ -163,6 +166,8 @@ void pe_rope_ctx_init(const pe_params *p, pe_rope_ctx *c)
 {
     const pe_rope_scaling *s = &p->scaling;
     c->rot_dim = pe_rope_rotary_dim(p);
+    /* p-RoPE keeps the full head's frequency ladder for the pairs it rotates */
+    c->exp_dim = p->rope_proportional && p->dim >= c->rot_dim ? p->dim - p->dim % 2 : c->rot_dim;
     c->base = pe_rope_effective_base(p);
     c->low = c->high = 0.0;
     if (s->type == PE_SCALING_YARN) {
@@ -207,6 +212,11 @@ static pe_band llama3_band(const pe_params *p, double theta, double *w)
     if (wavelen < l0 / s->high_freq_factor) return PE_BAND_KEEP;
     *w = 1.0;
     if (wavelen > l0 / s->low_freq_factor) return PE_BAND_INTERP;
+    /* equal factors leave only the boundary itself, where HF's smooth factor is 0/0: kept */
+    if (!(s->high_freq_factor > s->low_freq_factor)) {
+        *w = 0.0;
+        return PE_BAND_KEEP;
+    }
     double smooth =
         (l0 / wavelen - s->low_freq_factor) / (s->high_freq_factor - s->low_freq_factor);
     *w = 1.0 - smooth;
@@ -216,7 +226,7 @@ static pe_band llama3_band(const pe_params *p, double theta, double *w)
 double pe_rope_ctx_theta(const pe_params *p, const pe_rope_ctx *c, int k)
 {
     const pe_rope_scaling *s = &p->scaling;
-    double theta = pow(c->base, -2.0 * (double)k / (double)c->rot_dim);
+    double theta = pow(c->base, -2.0 * (double)k / (double)c->exp_dim);
     switch (s->type) {
     case PE_SCALING_LINEAR:
         return theta / s->factor;
@@ -274,7 +284,9 @@ pe_band pe_rope_band(const pe_params *p, int k)
         return ramp <= 0.0 ? PE_BAND_KEEP : ramp >= 1.0 ? PE_BAND_INTERP : PE_BAND_BLEND;
     }
     case PE_SCALING_LLAMA3: {
-        double theta = pow(p->base, -2.0 * (double)k / (double)pe_rope_rotary_dim(p));
+        pe_rope_ctx c;
+        pe_rope_ctx_init(p, &c);
+        double theta = pow(p->base, -2.0 * (double)k / (double)c.exp_dim);
         double w;
         return llama3_band(p, theta, &w);
     }

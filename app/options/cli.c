@@ -2,10 +2,10 @@
 #include "cli.h"
 
 #include <getopt.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "hf_config.h"
 #include "options.h"
 
 #define CODE_BASE 1000
@@ -126,8 +126,19 @@ int app_cli_parse(app_state *st, int argc, char **argv, const app_cli_extra *ext
     const char *config = NULL;
     for (int i = 0; config_code && i < args->n; i++)
         if (args->code[i] == config_code) config = args->val[i]; /* the last one wins */
-    if (!config) return 0;
+    if (!config) {
+        if (st->layer_type[0] && !st->config_path[0]) {
+            snprintf(err, errlen,
+                     "--layer-type %s: layer types come from a model; give --config FILE too",
+                     st->layer_type);
+            return -1;
+        }
+        return 0;
+    }
+    char layer[sizeof st->layer_type];
+    memcpy(layer, st->layer_type, sizeof layer); /* asked for anywhere on the line */
     *st = start;
+    memcpy(st->layer_type, layer, sizeof layer);
     if (app_cli_apply_config(st, config, err, errlen) < 0) return -1;
     return parse_pass(st, argc, argv, extra, n_extra, args, err, errlen);
 }
@@ -153,13 +164,5 @@ void app_cli_record_command(app_state *st, int argc, char **argv, const char *cm
 
 int app_cli_apply_config(app_state *st, const char *path, char *err, size_t errlen)
 {
-    pe_hf_config mc;
-    if (pe_hf_config_load(path, &mc, err, errlen) < 0) return -1;
-    int len = st->p.len;
-    st->p = mc.params;
-    /* the figure's L stays what the user asked for unless they asked nothing: a model's
-     * 131072-position context is a setting of the extension views, not a heatmap height */
-    st->p.len = len;
-    st->enc = pe_encoding_find("rope");
-    return 0;
+    return app_config_apply(st, path, err, errlen);
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "colormap.h"
+#include "config_load.h"
 #include "raster.h"
 #include "views.h"
 
@@ -335,6 +336,70 @@ static void get_subtitle(const app_state *st, char *buf, size_t n)
     snprintf(buf, n, "%s", st->subtitle_set ? st->subtitle : view_own);
 }
 
+int app_config_apply(app_state *st, const char *path, char *err, size_t errlen)
+{
+    pe_hf_config mc;
+    if (pe_config_load(path, &mc, err, errlen) < 0) return -1;
+    /* the layer kind asked for (Gemma 3/4: sliding_attention), else the full-attention one */
+    if (st->layer_type[0] && pe_hf_config_select(&mc, st->layer_type, err, errlen) < 0) return -1;
+    if (strlen(path) >= sizeof st->config_path) {
+        snprintf(err, errlen, "--config: the path is %zu bytes; at most %zu", strlen(path),
+                 sizeof st->config_path - 1);
+        return -1;
+    }
+    int len = st->p.len;
+    st->p = mc.params;
+    /* the figure's L stays what the user asked for unless they asked nothing: a model's
+     * 131072-position context is a setting of the extension views, not a heatmap height */
+    st->p.len = len;
+    /* the model's own target context when it is not factor x L0 (Llama 3.1: 131072, not
+     * 8 x 8192); otherwise left to follow --factor */
+    double auto_target = st->p.scaling.factor * (double)st->p.scaling.original_ctx;
+    st->target_len = mc.target_ctx != auto_target ? mc.target_ctx : 0;
+    st->enc = pe_encoding_find("rope");
+    snprintf(st->config_path, sizeof st->config_path, "%s", path);
+    snprintf(st->model_layer, sizeof st->model_layer, "%s", mc.layer_types[mc.layer_type].name);
+    st->model_kinds = mc.n_layer_types;
+    /* one line naming what was read but is not part of pelab's model, so nothing differs
+     * silently (before any screen is drawn) */
+    if (mc.unmodelled[0])
+        fprintf(stderr, "pelab: %s: read but not modelled: %s\n", path, mc.unmodelled);
+    return 0;
+}
+
+/* --layer-type: which layer kind of a --config model the RoPE views show. On the command line
+ * it is read before the config is applied (cli.c); later (the ':' line) it re-reads the file. */
+static int set_layer_type(app_state *st, const char *v, char *err, size_t errlen)
+{
+    size_t len = strlen(v);
+    if (len == 0 || len >= sizeof st->layer_type ||
+        strspn(v, "abcdefghijklmnopqrstuvwxyz_") != len) {
+        snprintf(err, errlen,
+                 "--layer-type %.40s: a layer kind such as full_attention or sliding_attention "
+                 "(lowercase letters and _, at most %zu)",
+                 v, sizeof st->layer_type - 1);
+        return -1;
+    }
+    if (st->config_path[0] && strcmp(v, st->model_layer) != 0) {
+        app_state next = *st;
+        memcpy(next.layer_type, v, len + 1);
+        if (app_config_apply(&next, st->config_path, err, errlen) < 0) return -1;
+        *st = next;
+        return 0;
+    }
+    memcpy(st->layer_type, v, len + 1);
+    return 0;
+}
+static void get_layer_type(const app_state *st, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", st->model_layer[0] ? st->model_layer : st->layer_type);
+}
+/* shown only for a model with more than one kind of layer */
+static int layer_type_applies(const app_state *st)
+{
+    return st->model_kinds > 1;
+}
+
 static int set_font(app_state *st, const char *v, char *err, size_t errlen)
 {
     if (raster_font_check(v, err, errlen) < 0) return -1;
@@ -444,6 +509,11 @@ static const app_option options[] = {
              0, 1e9, 0),
      .label = "target", .at_lo = "auto",
      .slider = {APP_SLIDER_LOG, 256, 1048576, APP_ROUND_AUTO, NULL, target_auto}},
+    {APP_CUS("layer-type", NULL,
+             "--config model's layer kind the RoPE views show: full_attention (default), "
+             "sliding_attention, ...",
+             set_layer_type, get_layer_type, NULL),
+     .label = "layers", .applies = layer_type_applies},
     {APP_DBL("min-angle", NULL, "resolution probe threshold in radians, (0, 3.14159]", min_angle, 0,
              3.14159266, 1)},
     {APP_INT("probe-d", NULL, "resolution probe distance D, 1..1048576", probe_d, 1, PE_MAX_LEN),

@@ -124,6 +124,11 @@ int app_option_apply_value(app_state *st, const app_option *o, double v, int kee
 size_t app_option_choices(const app_option *o, const char **out, size_t n);
 
 /* Every option: the table in options.c, then the rows views bring (app_view.own_options). */
+/* --config FILE: start st from the file: the rope parameters of its layer kind (st->layer_type,
+ * else the full-attention one), L0, the target context when it is not factor x L0, the figure's
+ * L kept; names what was read but not modelled in one line on stderr. 0, or -1 with err. */
+int app_config_apply(app_state *st, const char *path, char *err, size_t errlen);
+
 size_t app_option_count(void);
 const app_option *app_option_at(size_t i);
 /* By name or alias (exact); NULL when none. */

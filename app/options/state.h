@@ -47,9 +47,14 @@ typedef struct app_state {
     int row0, rows;         /* heatmap position window (mouse-wheel zoom); rows 0 = all */
     int playing;            /* RoPE animation running */
     double target_len;      /* context-extension views: the target context (0 = factor * L0) */
-    double min_angle;       /* resolution probe threshold, radians */
-    int probe_d;            /* resolution probe distance D */
-    app_attn_state attn;    /* the attention views' own parameters (attn_state.h) */
+    /* --config: the file, and which of its model's layer kinds the RoPE views show */
+    char config_path[256]; /* "" = no config */
+    char layer_type[32];   /* asked for with --layer-type; "" = the model's full attention */
+    char model_layer[32];  /* the kind shown ("all" when the model has one) */
+    int model_kinds;       /* how many layer kinds the config has (0 = no config) */
+    double min_angle;      /* resolution probe threshold, radians */
+    int probe_d;           /* resolution probe distance D */
+    app_attn_state attn;   /* the attention views' own parameters (attn_state.h) */
     /* the author's controls over every figure (exports, the explorer's `s`, the window) */
     char title[256], subtitle[256]; /* used when title_set / subtitle_set; "" removes */
     int title_set, subtitle_set;

@@ -215,6 +215,11 @@ void app_subtitle(const app_state *st, const char *enc_name, unsigned what, char
     if ((what & APP_SUB_SCALING) && p->scaling.type != PE_SCALING_NONE)
         ADD("%s%s f=%g L0=%d", used ? "  " : "", scaling_label[p->scaling.type], p->scaling.factor,
             p->scaling.original_ctx);
+    /* a --config model with several kinds of layer: which one the figure shows */
+    if ((what & (APP_SUB_SCALING | APP_SUB_BASE)) && st->model_kinds > 1)
+        ADD("%s%s layers", used ? "  " : "", st->model_layer);
+    if ((what & (APP_SUB_PAIRING | APP_SUB_BASE)) && p->rope_proportional)
+        ADD("%sp-RoPE (theta over all %d dims)", used ? "  " : "", p->dim);
     if (what & APP_SUB_SEED) ADD("%sseed=%llu", used ? "  " : "", (unsigned long long)p->seed);
 #undef ADD
 }

@@ -530,7 +530,8 @@ const app_view app_view_extension = {
     .validate = ext_validate,
     .build = ext_build,
     .data = ext_data,
-    .options = "dim base rotary-frac scaling factor orig-ctx seq-len beta-fast beta-slow "
-               "yarn-truncate mscale mscale-all-dim "
-               "low-freq-factor high-freq-factor attn-factor target-len curves",
+    .options =
+        "layer-type dim base rotary-frac scaling factor orig-ctx seq-len beta-fast beta-slow "
+        "yarn-truncate mscale mscale-all-dim "
+        "low-freq-factor high-freq-factor attn-factor target-len curves",
 };

@@ -300,11 +300,12 @@ static int freq_build(app_view_ctx *c, const app_state *st, scene *s, const scen
             if (t->cells) fx = floor(fx) + 0.5;
             app_cursor_line(s, t, th, fx, ax[i]->area.y, fx, ax[i]->area.y + ax[i]->area.h);
         }
-        if (two)
+        if (two) /* turns: the original pair within L0, the extended one within the target */
             snprintf(c->readout, sizeof c->readout,
-                     "pair %d  theta %.6g -> %.6g (x%.4g)  wavelength %.6g -> %.6g  %s", k,
-                     f.orig[k], f.ext[k], f.ext[k] / f.orig[k], wo[k], we[k],
-                     f.shaded ? band_name[f.band[k]] : "");
+                     "pair %d  theta %.6g -> %.6g (x%.4g)  wavelength %.6g -> %.6g  turns %.4g in "
+                     "L0, %.4g in T  %s",
+                     k, f.orig[k], f.ext[k], f.ext[k] / f.orig[k], wo[k], we[k], L0 / wo[k],
+                     T / we[k], f.shaded ? band_name[f.band[k]] : "");
         else
             snprintf(c->readout, sizeof c->readout,
                      "pair %d  theta %.6g  wavelength %.6g positions (%.3g turns in L0)", k,
@@ -349,7 +350,8 @@ const app_view app_view_frequencies = {
     .validate = freq_validate,
     .build = freq_build,
     .data = freq_data,
-    .options = "dim base rotary-frac scaling factor orig-ctx seq-len beta-fast beta-slow "
-               "yarn-truncate mscale mscale-all-dim "
-               "low-freq-factor high-freq-factor attn-factor target-len",
+    .options =
+        "layer-type dim base rotary-frac scaling factor orig-ctx seq-len beta-fast beta-slow "
+        "yarn-truncate mscale mscale-all-dim "
+        "low-freq-factor high-freq-factor attn-factor target-len",
 };

@@ -235,7 +235,8 @@ const app_view app_view_resolution = {
     .validate = res_validate,
     .build = res_build,
     .data = res_data,
-    .options = "dim base rotary-frac scaling factor orig-ctx seq-len beta-fast beta-slow "
-               "yarn-truncate mscale mscale-all-dim "
-               "low-freq-factor high-freq-factor attn-factor target-len min-angle probe-d",
+    .options =
+        "layer-type dim base rotary-frac scaling factor orig-ctx seq-len beta-fast beta-slow "
+        "yarn-truncate mscale mscale-all-dim "
+        "low-freq-factor high-freq-factor attn-factor target-len min-angle probe-d",
 };

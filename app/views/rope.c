@@ -48,15 +48,23 @@ static int rope_build(app_view_ctx *c, const app_state *st, scene *s, const scen
     }
     int m, n;
     rope_positions(st, &m, &n);
-    double score = 0;
-    for (int k = 0; k < np; k++) score += cos((m - n) * inv[k]);
-    score *= attn * attn;
+    double sum = 0;
+    for (int k = 0; k < np; k++) sum += cos((m - n) * inv[k]);
+    double score = sum * attn * attn;
 
-    char title[160], sub[256];
-    snprintf(title, sizeof title,
-             "RoPE: q at m=%d, k at n=%d  |  q\xc2\xb7k = sum cos((m\xe2\x88\x92n)" APP_THETA_K
-             ") = %.4f",
-             m, n, score);
+    /* with an attention factor a (YaRN, LongRoPE) the score is a^2 times the sum: both shown */
+    char title[200], sub[256];
+    if (attn != 1)
+        snprintf(title, sizeof title,
+                 "RoPE: q at m=%d, k at n=%d  |  q\xc2\xb7k = a\xc2\xb2\xc2\xb7\xce\xa3 "
+                 "cos((m\xe2\x88\x92n)" APP_THETA_K ") = %.4g\xc2\xb2 \xc3\x97 %.4f = %.4f",
+                 m, n, attn, sum, score);
+    else
+        snprintf(
+            title, sizeof title,
+            "RoPE: q at m=%d, k at n=%d  |  q\xc2\xb7k = \xce\xa3 cos((m\xe2\x88\x92n)" APP_THETA_K
+            ") = %.4f",
+            m, n, score);
     app_subtitle(st, NULL, APP_SUB_DIM | APP_SUB_BASE | APP_SUB_PAIRING | APP_SUB_SCALING, sub,
                  sizeof sub);
     fig_rect r = app_frame(s, t, th, title, sub);
@@ -158,8 +166,12 @@ static int rope_build(app_view_ctx *c, const app_state *st, scene *s, const scen
     } else {
         c->notice[0] = '\0';
     }
-    snprintf(c->readout, sizeof c->readout, "m %d  n %d  m-n %d  q.k %.6f%s", m, n, m - n, score,
-             attn != 1 ? "  (x attention factor^2)" : "");
+    if (attn != 1)
+        snprintf(c->readout, sizeof c->readout,
+                 "m %d  n %d  m-n %d  q.k %.6f = a^2 %.6g x sum cos %.6f", m, n, m - n, score,
+                 attn * attn, sum);
+    else
+        snprintf(c->readout, sizeof c->readout, "m %d  n %d  m-n %d  q.k %.6f", m, n, m - n, score);
     c->has_main = 0;
     free(inv);
     return 0;
@@ -289,7 +301,8 @@ const app_view app_view_rope = {
     .build = rope_build,
     .data = rope_data,
     .options =
-        "dim len base pairing rotary-frac scaling factor orig-ctx seq-len attn-factor pos pos-k",
+        "layer-type dim len base pairing rotary-frac scaling factor orig-ctx seq-len attn-factor "
+        "pos pos-k",
     /* the spin: q turns through 48 positions, two frames a position */
     .record = "pos=0:48:97",
     .keys = rope_keys,

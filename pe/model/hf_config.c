@@ -1,4 +1,5 @@
-/* hf_config.c: Hugging Face config.json -> pe_hf_config (see hf_config.h for the field mapping). */
+/* hf_config.c: Hugging Face config.json -> pe_hf_config (see hf_config.h for what is read,
+ * warned about and refused). */
 #include "hf_config.h"
 
 #include <cJSON.h>
@@ -12,6 +13,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "pe_internal.h"
+
 /* Where messages go and what they are prefixed with. */
 typedef struct cfg_ctx {
     const char *src; /* file name as the user gave it */
@@ -24,16 +27,6 @@ typedef struct cfg_obj {
     const cJSON *json;
     const char *path;
 } cfg_obj;
-
-/* "su" is Phi-3's first name for longrope; transformers' Phi3Config renames it. */
-static const char *const rope_types[] = {"default", "linear", "dynamic",  "ntk",
-                                         "yarn",    "llama3", "longrope", "su"};
-#define N_ROPE_TYPES       (sizeof rope_types / sizeof rope_types[0])
-#define ROPE_TYPES_ALLOWED "default, linear, dynamic, ntk, yarn, llama3, longrope"
-
-/* Rope types transformers knows that pelab has no model of; named as such instead of being
- * "corrected" to the nearest supported spelling. */
-static const char *const rope_types_unsupported[] = {"mrope"};
 
 __attribute__((format(printf, 2, 3))) static int cfg_fail(const cfg_ctx *c, const char *fmt, ...)
 {
@@ -237,191 +230,6 @@ static int get_factor_list(const cfg_ctx *c, const cfg_obj *o, const char *key, 
     return PE_OK;
 }
 
-/* LongRoPE as transformers' _compute_longrope_parameters reads it: with
- * original_max_position_embeddings (in rope_scaling, or at the top level as Phi-3 has it), L0 is
- * that and f = max_position_embeddings / L0; otherwise L0 = max_position_embeddings and f =
- * factor. The model is evaluated at seq_len = max_position_embeddings (the long factors); the
- * short ones are --seq-len L0 or less. */
-static int read_longrope(const cfg_ctx *c, const cfg_obj *model, const cfg_obj *o, pe_hf_config *m,
-                         const char *type)
-{
-    pe_rope_scaling *s = &m->params.scaling;
-    int rc, ns = 0, nl = 0, have = 0, l0 = 0, have_l0 = 0;
-    if ((rc = get_factor_list(c, o, "short_factor", s->short_factor, &ns)) != PE_OK) return rc;
-    if ((rc = get_factor_list(c, o, "long_factor", s->long_factor, &nl)) != PE_OK) return rc;
-    if (ns != nl)
-        return cfg_fail(c, "%sshort_factor has %d numbers, long_factor %d: they must match",
-                        o->path, ns, nl);
-    s->n_factors = ns;
-    if (m->max_position == 0)
-        return cfg_fail(c,
-                        "%smax_position_embeddings: missing; rope type '%s' takes the context "
-                        "from it",
-                        model->path, type);
-    const cfg_obj *l0_obj = o;
-    if ((rc = get_int(c, o, "original_max_position_embeddings", &l0, &have_l0)) != PE_OK) return rc;
-    if (!have_l0) {
-        l0_obj = model;
-        if ((rc = get_int(c, model, "original_max_position_embeddings", &l0, &have_l0)) != PE_OK)
-            return rc;
-    }
-    double factor = 0;
-    if (have_l0) {
-        if (l0 < 1 || l0 > PE_MAX_LEN)
-            return cfg_fail(c, "%soriginal_max_position_embeddings %d: must be 1..%d", l0_obj->path,
-                            l0, PE_MAX_LEN);
-        factor = (double)m->max_position / l0;
-    } else {
-        l0 = m->max_position;
-        if ((rc = get_number(c, o, "factor", &factor, &have)) != PE_OK) return rc;
-        if (!have)
-            return cfg_fail(c,
-                            "%sfactor: missing; longrope without original_max_position_embeddings "
-                            "takes its factor from rope_scaling",
-                            o->path);
-    }
-    if (!(factor >= 1))
-        return cfg_fail(c, "%sfactor %g: must be >= 1 (max_position_embeddings %d over L0 %d)",
-                        o->path, factor, m->max_position, l0);
-    s->factor = factor;
-    s->original_ctx = l0;
-    s->seq_len = m->max_position;
-    double v = 0;
-    if ((rc = get_number(c, o, "attention_factor", &v, &have)) != PE_OK) return rc;
-    if (have) {
-        if (!(v > 0)) return cfg_fail(c, "%sattention_factor %g: must be > 0", o->path, v);
-        s->attention_factor = v;
-    }
-    return PE_OK;
-}
-
-static int read_scaling(const cfg_ctx *c, const cfg_obj *model, const cfg_obj *o, pe_hf_config *m)
-{
-    pe_rope_scaling *s = &m->params.scaling;
-    const char *type = NULL;
-    const char *type_key = "rope_type";
-    int rc = get_string(c, o, "rope_type", &type);
-    if (rc == PE_OK && !type) {
-        type_key = "type";
-        rc = get_string(c, o, "type", &type);
-    }
-    if (rc != PE_OK) return rc;
-    if (!type)
-        return cfg_fail(c, "%.*s: no rope_type (or type) given; allowed: " ROPE_TYPES_ALLOWED,
-                        (int)strlen(o->path) - 1, o->path); /* without the trailing dot */
-
-    size_t t = 0;
-    while (t < N_ROPE_TYPES && strcmp(type, rope_types[t]) != 0) t++;
-    if (t == N_ROPE_TYPES) {
-        for (size_t u = 0; u < sizeof rope_types_unsupported / sizeof *rope_types_unsupported; u++)
-            if (strcmp(type, rope_types_unsupported[u]) == 0)
-                return cfg_fail(c,
-                                "%s%s '%s': not supported by pelab; allowed: " ROPE_TYPES_ALLOWED,
-                                o->path, type_key, type);
-        const char *near = pe_closest(type, rope_types, N_ROPE_TYPES);
-        return cfg_fail(
-            c, "%s%s '%s': unknown rope type; allowed: " ROPE_TYPES_ALLOWED "; did you mean '%s'?",
-            o->path, type_key, show(type).s, near ? near : "default");
-    }
-    copy_clean(m->scaling_type, sizeof m->scaling_type, type, 0);
-    static const pe_scaling_type kinds[] = {
-        PE_SCALING_NONE, PE_SCALING_LINEAR, PE_SCALING_DYNAMIC,  PE_SCALING_NTK,
-        PE_SCALING_YARN, PE_SCALING_LLAMA3, PE_SCALING_LONGROPE, PE_SCALING_LONGROPE};
-    s->type = kinds[t];
-    if (s->type == PE_SCALING_NONE) return PE_OK;
-    if (s->type == PE_SCALING_LONGROPE) return read_longrope(c, model, o, m, type);
-
-    int have = 0;
-    double factor = 0;
-    if ((rc = get_number(c, o, "factor", &factor, &have)) != PE_OK) return rc;
-    if (!have)
-        return cfg_fail(c, "%sfactor: missing; rope type '%s' needs a scaling factor", o->path,
-                        type);
-    if (!(factor >= 1))
-        return cfg_fail(c, "%sfactor %g: must be >= 1 (a factor stretches the context)", o->path,
-                        factor);
-    s->factor = factor;
-
-    /* L0: transformers takes it from max_position_embeddings for linear and dynamic, from
-     * rope_scaling for llama3 (required) and YaRN (falling back to max_position_embeddings). */
-    int l0 = 0, have_l0 = 0;
-    if (s->type == PE_SCALING_YARN || s->type == PE_SCALING_LLAMA3) {
-        rc = get_int(c, o, "original_max_position_embeddings", &l0, &have_l0);
-        if (rc != PE_OK) return rc;
-        if (have_l0 && (l0 < 1 || l0 > PE_MAX_LEN))
-            return cfg_fail(c, "%soriginal_max_position_embeddings %d: must be 1..%d", o->path, l0,
-                            PE_MAX_LEN);
-        if (!have_l0 && s->type == PE_SCALING_LLAMA3)
-            return cfg_fail(c,
-                            "%soriginal_max_position_embeddings: missing; rope type 'llama3' "
-                            "needs the pre-training context length",
-                            o->path);
-    }
-    if (!have_l0) {
-        if (m->max_position == 0)
-            return cfg_fail(c,
-                            "%smax_position_embeddings: missing; rope type '%s' takes the "
-                            "original context length from it",
-                            model->path, type);
-        l0 = m->max_position;
-    }
-    s->original_ctx = l0;
-
-    if (s->type == PE_SCALING_DYNAMIC) {
-        /* The context the factor was chosen for: where dynamic NTK has its full effect. */
-        double seq = factor * l0;
-        s->seq_len = seq > PE_MAX_LEN ? PE_MAX_LEN : (int)lround(seq);
-    }
-
-    if (s->type == PE_SCALING_YARN) {
-        double v = 0;
-        if ((rc = get_number(c, o, "beta_fast", &v, &have)) != PE_OK) return rc;
-        if (have) s->beta_fast = v;
-        if ((rc = get_number(c, o, "beta_slow", &v, &have)) != PE_OK) return rc;
-        if (have) s->beta_slow = v;
-        if (!(s->beta_slow > 0) || !(s->beta_fast > s->beta_slow))
-            return cfg_fail(c, "%sbeta_fast %g, beta_slow %g: need beta_fast > beta_slow > 0",
-                            o->path, s->beta_fast, s->beta_slow);
-        /* DeepSeek-style mscale pair, as transformers' _compute_yarn_parameters reads it: the
-         * attention factor is their get_mscale ratio when both are given (pe computes it). */
-        double ms = 0, ms_all = 0;
-        int have_ms = 0, have_ms_all = 0;
-        if ((rc = get_number(c, o, "mscale", &ms, &have_ms)) != PE_OK) return rc;
-        if ((rc = get_number(c, o, "mscale_all_dim", &ms_all, &have_ms_all)) != PE_OK) return rc;
-        if ((have_ms && !(ms >= 0)) || (have_ms_all && !(ms_all >= 0)))
-            return cfg_fail(c, "%smscale %g, mscale_all_dim %g: must be >= 0", o->path, ms, ms_all);
-        if (have_ms) s->mscale = ms;
-        if (have_ms_all) s->mscale_all_dim = ms_all;
-        /* gpt-oss ships "truncate": false: the ramp ends stay fractional */
-        int tr = 1;
-        if ((rc = get_bool(c, o, "truncate", &tr, &have)) != PE_OK) return rc;
-        if (have) s->yarn_truncate = tr;
-    }
-
-    if (s->type == PE_SCALING_LLAMA3) {
-        double v = 0;
-        if ((rc = get_number(c, o, "low_freq_factor", &v, &have)) != PE_OK) return rc;
-        if (have) s->low_freq_factor = v;
-        if ((rc = get_number(c, o, "high_freq_factor", &v, &have)) != PE_OK) return rc;
-        if (have) s->high_freq_factor = v;
-        if (!(s->low_freq_factor > 0) || !(s->high_freq_factor > s->low_freq_factor))
-            return cfg_fail(c, "%slow_freq_factor %g, high_freq_factor %g: need high > low > 0",
-                            o->path, s->low_freq_factor, s->high_freq_factor);
-    }
-
-    /* llama3 is not here: transformers' _compute_llama3_parameters always returns 1.0 and
-     * ignores an attention_factor key. */
-    if (s->type == PE_SCALING_YARN) {
-        double v = 0;
-        if ((rc = get_number(c, o, "attention_factor", &v, &have)) != PE_OK) return rc;
-        if (have) {
-            if (!(v > 0)) return cfg_fail(c, "%sattention_factor %g: must be > 0", o->path, v);
-            s->attention_factor = v;
-        }
-    }
-    return PE_OK;
-}
-
 /* The file name without directories and a trailing ".json", for a config that names nothing. */
 static void name_from_source(char *dst, size_t size, const char *src)
 {
@@ -434,158 +242,6 @@ static void name_from_source(char *dst, size_t size, const char *src)
     memcpy(tmp, base, n);
     tmp[n] = '\0';
     copy_clean(dst, size, tmp, 1);
-}
-
-static int fill(const cfg_ctx *c, const cJSON *root, pe_hf_config *m)
-{
-    int rc, have = 0;
-    const cfg_obj top = {root, ""};
-    cfg_obj o = top;
-
-    /* Multimodal wrappers (LLaVA, Gemma 3, Mistral 3) keep the language model in text_config. */
-    if (!member(&top, "num_attention_heads") && !member(&top, "hidden_size") &&
-        !member(&top, "head_dim")) {
-        const cJSON *inner = member(&top, "text_config");
-        if (inner && !cJSON_IsObject(inner))
-            return cfg_fail(c, "text_config: expected an object, got %s", json_kind(inner));
-        if (inner) {
-            o.json = inner;
-            o.path = "text_config.";
-            m->from_text_config = 1;
-        }
-    }
-
-    const char *s = NULL;
-    if ((rc = get_string(c, &top, "_name_or_path", &s)) != PE_OK) return rc;
-    const char *type_top = NULL, *type_inner = NULL;
-    if ((rc = get_string(c, &top, "model_type", &type_top)) != PE_OK) return rc;
-    if (o.json != top.json && (rc = get_string(c, &o, "model_type", &type_inner)) != PE_OK)
-        return rc;
-    const char *type = type_inner ? type_inner : type_top;
-    if (type) copy_clean(m->model_type, sizeof m->model_type, type, 0);
-    if (s && *s)
-        copy_clean(m->name, sizeof m->name, s, 1);
-    else if (type_top && *type_top)
-        copy_clean(m->name, sizeof m->name, type_top, 1);
-    else
-        name_from_source(m->name, sizeof m->name, c->src);
-
-    /* Heads and the head dimension. */
-    if ((rc = get_int(c, &o, "num_attention_heads", &m->num_heads, &have)) != PE_OK) return rc;
-    if (!have)
-        return cfg_fail(c,
-                        "%snum_attention_heads: missing; a config must give the number of "
-                        "attention heads",
-                        o.path);
-    if (m->num_heads < 1 || m->num_heads > PE_MAX_HEADS)
-        return cfg_fail(c, "%snum_attention_heads %d: must be 1..%d", o.path, m->num_heads,
-                        PE_MAX_HEADS);
-    m->num_kv_heads = m->num_heads;
-    if ((rc = get_int(c, &o, "num_key_value_heads", &m->num_kv_heads, &have)) != PE_OK) return rc;
-    if (have && (m->num_kv_heads < 1 || m->num_heads % m->num_kv_heads != 0))
-        return cfg_fail(c, "%snum_key_value_heads %d: must divide num_attention_heads %d", o.path,
-                        m->num_kv_heads, m->num_heads);
-
-    int have_hidden = 0, have_head_dim = 0;
-    if ((rc = get_int(c, &o, "hidden_size", &m->hidden_size, &have_hidden)) != PE_OK) return rc;
-    if (have_hidden && m->hidden_size < 1)
-        return cfg_fail(c, "%shidden_size %d: must be >= 1", o.path, m->hidden_size);
-    if ((rc = get_int(c, &o, "head_dim", &m->head_dim, &have_head_dim)) != PE_OK) return rc;
-    const char *dim_field = "head_dim ";
-    if (!have_head_dim) {
-        if (!have_hidden)
-            return cfg_fail(c,
-                            "%shidden_size: missing, and no head_dim either; one of them is "
-                            "required",
-                            o.path);
-        if (m->hidden_size % m->num_heads != 0)
-            return cfg_fail(c,
-                            "%shidden_size %d: not divisible by num_attention_heads %d (give "
-                            "head_dim)",
-                            o.path, m->hidden_size, m->num_heads);
-        m->head_dim = m->hidden_size / m->num_heads;
-        dim_field = "hidden_size / num_attention_heads = ";
-    }
-    if (m->head_dim < 2 || m->head_dim > PE_MAX_DIM || m->head_dim % 2 != 0)
-        return cfg_fail(c,
-                        "%s%s%d: the head dimension must be even and 2..%d (RoPE rotates "
-                        "pairs)",
-                        o.path, dim_field, m->head_dim, PE_MAX_DIM);
-
-    if ((rc = get_int(c, &o, "max_position_embeddings", &m->max_position, &have)) != PE_OK)
-        return rc;
-    if (have && (m->max_position < 1 || m->max_position > PE_MAX_LEN))
-        return cfg_fail(c, "%smax_position_embeddings %d: pelab handles 1..%d positions", o.path,
-                        m->max_position, PE_MAX_LEN);
-    if (!have) m->max_position = 0;
-
-    /* rope_parameters is transformers' newer home for rope_theta and the scaling fields. */
-    const cJSON *scaling = member(&o, "rope_scaling");
-    const char *scaling_key = "rope_scaling";
-    if (!scaling) {
-        scaling = member(&o, "rope_parameters");
-        scaling_key = "rope_parameters";
-    }
-    if (scaling && !cJSON_IsObject(scaling))
-        return cfg_fail(c, "%s%s: expected an object or null, got %s", o.path, scaling_key,
-                        json_kind(scaling));
-    char scaling_path[64];
-    snprintf(scaling_path, sizeof scaling_path, "%s%s.", o.path, scaling_key);
-    const cfg_obj so = {scaling, scaling_path};
-
-    const char *used = NULL;
-    m->rope_theta = 10000.0;
-    double v = 0;
-    if ((rc = get_number_alias(c, &o, "rope_theta", "rotary_emb_base", &v, &have, &used)) != PE_OK)
-        return rc;
-    const char *theta_path = o.path;
-    if (!have && scaling && strcmp(scaling_key, "rope_parameters") == 0) {
-        used = "rope_theta";
-        theta_path = so.path;
-        if ((rc = get_number(c, &so, "rope_theta", &v, &have)) != PE_OK) return rc;
-    }
-    if (have) {
-        if (!(v > 1))
-            return cfg_fail(c, "%s%s %g: the frequency base must be > 1", theta_path, used, v);
-        m->rope_theta = v;
-    }
-
-    m->partial_rotary_factor = 1.0;
-    if ((rc = get_number_alias(c, &o, "partial_rotary_factor", "rotary_pct", &v, &have, &used)) !=
-        PE_OK)
-        return rc;
-    if (have) {
-        if (!(v > 0 && v <= 1)) return cfg_fail(c, "%s%s %g: must be in (0, 1]", o.path, used, v);
-        if (v * m->head_dim < 2)
-            return cfg_fail(c, "%s%s %g: rotates fewer than 2 of the %d head dimensions", o.path,
-                            used, v, m->head_dim);
-        m->partial_rotary_factor = v;
-    }
-
-    pe_params *p = &m->params;
-    p->dim = m->head_dim;
-    p->base = m->rope_theta;
-    p->rotary_frac = m->partial_rotary_factor;
-    p->heads = m->num_heads;
-    if (m->max_position > 0) p->len = m->max_position;
-    p->pairing = PE_PAIRING_HALF;
-    p->scaling.type = PE_SCALING_NONE;
-    copy_clean(m->scaling_type, sizeof m->scaling_type, "none", 0);
-    if (scaling && (rc = read_scaling(c, &o, &so, m)) != PE_OK) return rc;
-
-    char msg[256];
-    if ((rc = pe_check(c, "head dimension", pe_check_dim(p->dim, 1, msg, sizeof msg), msg)))
-        return rc;
-    if ((rc = pe_check(c, "max_position_embeddings", pe_check_len(p->len, msg, sizeof msg), msg)))
-        return rc;
-    if ((rc = pe_check(c, "rope_theta", pe_check_base(p->base, msg, sizeof msg), msg))) return rc;
-    if ((rc = pe_check(c, "num_attention_heads", pe_check_heads(p->heads, msg, sizeof msg), msg)))
-        return rc;
-    const pe_encoding *rope = pe_encoding_find("rope");
-    if (rope && rope->validate &&
-        (rc = pe_check(c, "rope", rope->validate(p, msg, sizeof msg), msg)))
-        return rc;
-    return PE_OK;
 }
 
 static int by_name(const void *a, const void *b)
@@ -632,6 +288,633 @@ static int duplicate_key(const cfg_ctx *c, const cJSON *item, const char *path)
     return PE_OK;
 }
 
+/* Rope types transformers knows, and what pelab makes of them. "su" is Phi-3's first name for
+ * longrope; "mrope" (Qwen2-VL) is plain RoPE for text positions, its sections warned about;
+ * "proportional" is p-RoPE (Gemma 4): pe's rope_proportional flag, with a linear factor. */
+static const char *const rope_type_names[] = {"default", "linear",      "dynamic",  "ntk",
+                                              "yarn",    "llama3",      "longrope", "su",
+                                              "mrope",   "proportional"};
+static const pe_scaling_type rope_type_kinds[] = {
+    PE_SCALING_NONE,   PE_SCALING_LINEAR,   PE_SCALING_DYNAMIC,  PE_SCALING_NTK,  PE_SCALING_YARN,
+    PE_SCALING_LLAMA3, PE_SCALING_LONGROPE, PE_SCALING_LONGROPE, PE_SCALING_NONE, PE_SCALING_NONE};
+#define N_ROPE_TYPES (sizeof rope_type_names / sizeof rope_type_names[0])
+#define ROPE_TYPES_ALLOWED                                                                         \
+    "default, linear, dynamic, ntk, yarn, llama3, longrope, proportional, mrope"
+
+/* Add one name to the comma list of fields read but not modelled (once). */
+static void note_unmodelled(pe_hf_config *m, const char *what)
+{
+    size_t n = strlen(m->unmodelled), w = strlen(what);
+    const char *p = m->unmodelled;
+    while ((p = strstr(p, what)) != NULL) {
+        if ((p == m->unmodelled || p[-1] == ' ') && (p[w] == ',' || p[w] == '\0')) return;
+        p += w;
+    }
+    if (n + w + 3 >= sizeof m->unmodelled) return;
+    if (n > 0) {
+        memcpy(m->unmodelled + n, ", ", 2);
+        n += 2;
+    }
+    memcpy(m->unmodelled + n, what, w + 1);
+}
+
+/* What one layer kind's reading starts from: the values outside its rope dict. */
+typedef struct kind_in {
+    const char *name;       /* "all", "full_attention", ... */
+    const cfg_obj *rope;    /* the kind's rope dict (json may be NULL) */
+    double theta;           /* rope_theta from the top level or a class default */
+    const char *theta_path; /* where theta came from, for messages ("", "rope_local_base_freq") */
+    double prf;             /* partial_rotary_factor from the top level; 1 when absent */
+    int head_dim;
+} kind_in;
+
+/* LongRoPE as transformers reads it: with original_max_position_embeddings (in the dict, or at
+ * the top level as Phi-3 has it), L0 is that and f = max_position_embeddings / L0; otherwise
+ * L0 = max_position_embeddings and f = factor. Evaluated at seq_len = max_position_embeddings
+ * (the long factors); the short ones are --seq-len L0 or less. */
+static int read_longrope(const cfg_ctx *c, const pe_hf_config *m, const cfg_obj *model,
+                         const cfg_obj *o, pe_params *p, const char *type, int *l0_out)
+{
+    pe_rope_scaling *s = &p->scaling;
+    int rc, ns = 0, nl = 0, have = 0, l0 = 0, have_l0 = 0;
+    if ((rc = get_factor_list(c, o, "short_factor", s->short_factor, &ns)) != PE_OK) return rc;
+    if ((rc = get_factor_list(c, o, "long_factor", s->long_factor, &nl)) != PE_OK) return rc;
+    if (ns != nl)
+        return cfg_fail(c, "%sshort_factor has %d numbers, long_factor %d: they must match",
+                        o->path, ns, nl);
+    s->n_factors = ns;
+    if (m->max_position == 0)
+        return cfg_fail(c,
+                        "%smax_position_embeddings: missing; rope type '%s' takes the context "
+                        "from it",
+                        model->path, type);
+    const cfg_obj *l0_obj = o;
+    if ((rc = get_int(c, o, "original_max_position_embeddings", &l0, &have_l0)) != PE_OK) return rc;
+    if (!have_l0) {
+        l0_obj = model;
+        if ((rc = get_int(c, model, "original_max_position_embeddings", &l0, &have_l0)) != PE_OK)
+            return rc;
+    }
+    double factor = 0;
+    if (have_l0) {
+        if (l0 < 1 || l0 > PE_MAX_LEN)
+            return cfg_fail(c, "%soriginal_max_position_embeddings %d: must be 1..%d", l0_obj->path,
+                            l0, PE_MAX_LEN);
+        factor = (double)m->max_position / l0;
+    } else {
+        l0 = m->max_position;
+        if ((rc = get_number(c, o, "factor", &factor, &have)) != PE_OK) return rc;
+        if (!have)
+            return cfg_fail(c,
+                            "%sfactor: missing; longrope without original_max_position_embeddings "
+                            "takes its factor from rope_scaling",
+                            o->path);
+    }
+    if (!(factor >= 1))
+        return cfg_fail(c, "%sfactor %g: must be >= 1 (max_position_embeddings %d over L0 %d)",
+                        o->path, factor, m->max_position, l0);
+    if (l0 > PE_MAX_LEN)
+        return cfg_fail(c, "%smax_position_embeddings %d: longrope's L0 must be 1..%d", model->path,
+                        l0, PE_MAX_LEN);
+    s->factor = factor;
+    s->original_ctx = l0;
+    s->seq_len = m->max_position;
+    double v = 0;
+    if ((rc = get_number(c, o, "attention_factor", &v, &have)) != PE_OK) return rc;
+    if (have) {
+        if (!(v > 0)) return cfg_fail(c, "%sattention_factor %g: must be > 0", o->path, v);
+        s->attention_factor = v;
+    }
+    *l0_out = l0;
+    return PE_OK;
+}
+
+/* The rope type of a dict: rope_type, else type, else "default" (Transformers v5 reads a dict
+ * without one as default). *t indexes rope_type_names. */
+static int read_rope_type(const cfg_ctx *c, const cfg_obj *o, size_t *t, const char **type)
+{
+    const char *key = "rope_type";
+    int rc = get_string(c, o, "rope_type", type);
+    if (rc == PE_OK && !*type) {
+        key = "type";
+        rc = get_string(c, o, "type", type);
+    }
+    if (rc != PE_OK) return rc;
+    if (!*type) *type = "default";
+    size_t i = 0;
+    while (i < N_ROPE_TYPES && strcmp(*type, rope_type_names[i]) != 0) i++;
+    if (i == N_ROPE_TYPES) {
+        const char *near = pe_closest(*type, rope_type_names, N_ROPE_TYPES);
+        return cfg_fail(
+            c, "%s%s '%s': unknown rope type; allowed: " ROPE_TYPES_ALLOWED "; did you mean '%s'?",
+            o->path, key, show(*type).s, near ? near : "default");
+    }
+    *t = i;
+    return PE_OK;
+}
+
+/* One layer kind: its base, rotary fraction, rope type, scaling fields, L0 and target.
+ *
+ * L0 and the target context, per rope type, as transformers reads the fields:
+ *   default, mrope, proportional: L0 = target = max_position_embeddings;
+ *   linear: L0 = original_max_position_embeddings when given, else max_position_embeddings /
+ *     factor (transformers has no L0 for it; released files, Gemma 3 among them, give the
+ *     extended context as max_position_embeddings), target = factor x L0;
+ *   dynamic, ntk: L0 = max_position_embeddings (dynamic's own reference length in
+ *     transformers), target = factor x L0;
+ *   yarn: L0 = original_max_position_embeddings (the dict's, the top level's, else
+ *     max_position_embeddings), target = the larger of max_position_embeddings and factor x L0
+ *     (DeepSeek-V3 163840 = 40 x 4096; Qwen's recipe keeps max 32768 and factor 4);
+ *   llama3, longrope: L0 = original_max_position_embeddings, target = max_position_embeddings
+ *     (Llama 3.1: 131072, not 8 x 8192), or factor x L0 when that is not larger than L0. */
+static int read_kind(const cfg_ctx *c, pe_hf_config *m, const cfg_obj *model, const kind_in *in,
+                     pe_hf_layer_type *lt)
+{
+    const cfg_obj *o = in->rope;
+    int rc, have = 0;
+    double v = 0;
+    memset(lt, 0, sizeof *lt);
+    copy_clean(lt->name, sizeof lt->name, in->name, 1);
+    lt->head_dim = in->head_dim;
+
+    /* Transformers v5: rope_theta inside rope_parameters wins over the top-level one. */
+    lt->rope_theta = in->theta;
+    const char *theta_path = in->theta_path, *theta_key = "rope_theta";
+    if (o->json) {
+        if ((rc = get_number(c, o, "rope_theta", &v, &have)) != PE_OK) return rc;
+        if (have) {
+            lt->rope_theta = v;
+            theta_path = o->path;
+        }
+    }
+    if (strcmp(theta_path, "rope_local_base_freq") == 0) {
+        theta_key = theta_path;
+        theta_path = model->path;
+    } else if (strcmp(theta_path, "rotary_emb_base") == 0) {
+        theta_key = theta_path;
+        theta_path = model->path;
+    }
+    if (!(lt->rope_theta > 1))
+        return cfg_fail(c, "%s%s %g: the frequency base must be > 1", theta_path, theta_key,
+                        lt->rope_theta);
+
+    lt->partial_rotary_factor = in->prf;
+    if (o->json) {
+        if ((rc = get_number(c, o, "partial_rotary_factor", &v, &have)) != PE_OK) return rc;
+        if (have) {
+            if (!(v > 0 && v <= 1))
+                return cfg_fail(c, "%spartial_rotary_factor %g: must be in (0, 1]", o->path, v);
+            if (v * lt->head_dim < 2)
+                return cfg_fail(c,
+                                "%spartial_rotary_factor %g: rotates fewer than 2 of the %d head "
+                                "dimensions",
+                                o->path, v, lt->head_dim);
+            lt->partial_rotary_factor = v;
+        }
+    }
+
+    pe_params *p = &lt->params;
+    pe_params_default(p);
+    p->dim = lt->head_dim;
+    p->base = lt->rope_theta;
+    p->rotary_frac = lt->partial_rotary_factor;
+    p->heads = m->num_heads;
+    /* DeepSeek's MLA rotates interleaved pairs (its view_as_complex; HF's rope_interleave) */
+    p->pairing = m->mla ? PE_PAIRING_INTERLEAVED : PE_PAIRING_HALF;
+    /* the figure length: the model's context when pe can draw it whole (the app sets its own) */
+    if (m->max_position > 0 && m->max_position <= PE_MAX_LEN &&
+        (size_t)m->max_position * (size_t)p->dim <= PE_MAX_CELLS)
+        p->len = m->max_position;
+    pe_rope_scaling *s = &p->scaling;
+    s->type = PE_SCALING_NONE;
+    copy_clean(lt->rope_type, sizeof lt->rope_type, "none", 0);
+
+    int l0 = m->max_position > 0 ? m->max_position : s->original_ctx;
+    double target = l0;
+    if (o->json) {
+        size_t t = 0;
+        const char *type = NULL;
+        if ((rc = read_rope_type(c, o, &t, &type)) != PE_OK) return rc;
+        copy_clean(lt->rope_type, sizeof lt->rope_type, type, 0);
+        s->type = rope_type_kinds[t];
+        if (member(o, "mrope_section")) note_unmodelled(m, "mrope_section");
+        if (member(o, "llama_4_scaling_beta")) note_unmodelled(m, "llama_4_scaling_beta");
+        int proportional = strcmp(type, "proportional") == 0;
+        if (proportional) {
+            p->rope_proportional = 1;
+            double f = 1;
+            if ((rc = get_number(c, o, "factor", &f, &have)) != PE_OK) return rc;
+            if (have && !(f >= 1))
+                return cfg_fail(c, "%sfactor %g: must be >= 1 (a factor stretches the context)",
+                                o->path, f);
+            if (have && f > 1) {
+                s->type = PE_SCALING_LINEAR;
+                s->factor = f;
+            }
+        }
+        if (s->type == PE_SCALING_LONGROPE) {
+            if ((rc = read_longrope(c, m, model, o, p, type, &l0)) != PE_OK) return rc;
+            target = m->max_position > l0 ? m->max_position : s->factor * l0;
+        } else if (s->type != PE_SCALING_NONE && !proportional) {
+            double factor = 0;
+            int have_factor = 0;
+            if ((rc = get_number(c, o, "factor", &factor, &have_factor)) != PE_OK) return rc;
+
+            /* L0 as transformers reads it for each type (see above) */
+            int have_l0 = 0;
+            const cfg_obj *l0_obj = o;
+            if (s->type == PE_SCALING_YARN || s->type == PE_SCALING_LLAMA3 ||
+                s->type == PE_SCALING_LINEAR) {
+                if ((rc = get_int(c, o, "original_max_position_embeddings", &l0, &have_l0)) !=
+                    PE_OK)
+                    return rc;
+                if (!have_l0) {
+                    l0_obj = model;
+                    rc = get_int(c, model, "original_max_position_embeddings", &l0, &have_l0);
+                    if (rc != PE_OK) return rc;
+                }
+                if (have_l0 && (l0 < 1 || l0 > PE_MAX_LEN))
+                    return cfg_fail(c, "%soriginal_max_position_embeddings %d: must be 1..%d",
+                                    l0_obj->path, l0, PE_MAX_LEN);
+            }
+            if (!have_l0) {
+                if (m->max_position == 0)
+                    return cfg_fail(c,
+                                    "%smax_position_embeddings: missing; rope type '%s' takes the "
+                                    "original context length from it",
+                                    model->path, type);
+                l0 = m->max_position;
+            }
+            /* v5's YaRN: no factor means max_position_embeddings / L0 */
+            if (!have_factor && s->type == PE_SCALING_YARN && have_l0 && m->max_position > 0) {
+                factor = (double)m->max_position / l0;
+                have_factor = 1;
+            }
+            if (!have_factor)
+                return cfg_fail(c, "%sfactor: missing; rope type '%s' needs a scaling factor",
+                                o->path, type);
+            if (!(factor >= 1))
+                return cfg_fail(c, "%sfactor %g: must be >= 1 (a factor stretches the context)",
+                                o->path, factor);
+            s->factor = factor;
+            if (s->type == PE_SCALING_LINEAR && !have_l0) {
+                /* transformers' linear scaling has no L0; the released files (Gemma 3,
+                 * LongChat, LLongMA-2, hfl's 16K Llama 2) give the extended context as
+                 * max_position_embeddings, so L0 is that over the factor */
+                int pre = (int)floor((double)l0 / factor);
+                l0 = pre < 1 ? 1 : pre;
+            }
+            if (l0 > PE_MAX_LEN)
+                return cfg_fail(c,
+                                "%smax_position_embeddings %d: as rope type '%s''s original "
+                                "context it must be 1..%d",
+                                model->path, l0, type, PE_MAX_LEN);
+            if (s->type == PE_SCALING_YARN) {
+                target = factor * l0;
+                if (m->max_position > target) target = m->max_position;
+            } else if (s->type == PE_SCALING_LLAMA3) {
+                target = m->max_position > l0 ? m->max_position : factor * l0;
+            } else if (s->type == PE_SCALING_LINEAR) {
+                target = factor * l0;
+                if (m->max_position > target) target = m->max_position;
+            } else {
+                target = factor * l0;
+            }
+            if (s->type == PE_SCALING_DYNAMIC) {
+                /* the context the factor was chosen for: where dynamic NTK has its full effect */
+                double seq = factor * l0;
+                s->seq_len = seq > PE_MAX_LEN ? PE_MAX_LEN : (int)lround(seq);
+            }
+            if (s->type == PE_SCALING_YARN) {
+                if ((rc = get_number(c, o, "beta_fast", &v, &have)) != PE_OK) return rc;
+                if (have) s->beta_fast = v;
+                if ((rc = get_number(c, o, "beta_slow", &v, &have)) != PE_OK) return rc;
+                if (have) s->beta_slow = v;
+                /* HF accepts equal betas (Kimi-K2 ships 1 and 1) */
+                if (!(s->beta_slow > 0) || !(s->beta_fast >= s->beta_slow))
+                    return cfg_fail(c,
+                                    "%sbeta_fast %g, beta_slow %g: need beta_fast >= beta_slow > 0",
+                                    o->path, s->beta_fast, s->beta_slow);
+                double ms = 0, ms_all = 0;
+                int have_ms = 0, have_ms_all = 0;
+                if ((rc = get_number(c, o, "mscale", &ms, &have_ms)) != PE_OK) return rc;
+                if ((rc = get_number(c, o, "mscale_all_dim", &ms_all, &have_ms_all)) != PE_OK)
+                    return rc;
+                if ((have_ms && !(ms >= 0)) || (have_ms_all && !(ms_all >= 0)))
+                    return cfg_fail(c, "%smscale %g, mscale_all_dim %g: must be >= 0", o->path, ms,
+                                    ms_all);
+                if (have_ms) s->mscale = ms;
+                if (have_ms_all) s->mscale_all_dim = ms_all;
+                /* DeepSeek's attention also multiplies its softmax scale by
+                 * get_mscale(f, mscale_all_dim)^2, outside the rope utilities */
+                if (have_ms_all && ms_all > 0 && m->mla) note_unmodelled(m, "softmax mscale");
+                int tr = 1;
+                if ((rc = get_bool(c, o, "truncate", &tr, &have)) != PE_OK) return rc;
+                if (have) s->yarn_truncate = tr;
+                if ((rc = get_number(c, o, "attention_factor", &v, &have)) != PE_OK) return rc;
+                if (have) {
+                    if (!(v > 0))
+                        return cfg_fail(c, "%sattention_factor %g: must be > 0", o->path, v);
+                    s->attention_factor = v;
+                }
+            }
+            if (s->type == PE_SCALING_LLAMA3) {
+                if ((rc = get_number(c, o, "low_freq_factor", &v, &have)) != PE_OK) return rc;
+                if (have) s->low_freq_factor = v;
+                if ((rc = get_number(c, o, "high_freq_factor", &v, &have)) != PE_OK) return rc;
+                if (have) s->high_freq_factor = v;
+                /* HF accepts equal factors (Llama 4 Scout ships 1 and 1); llama3 ignores an
+                 * attention_factor (transformers' _compute_llama3_parameters returns 1.0) */
+                if (!(s->low_freq_factor > 0) || !(s->high_freq_factor >= s->low_freq_factor))
+                    return cfg_fail(c,
+                                    "%slow_freq_factor %g, high_freq_factor %g: need high >= low "
+                                    "> 0",
+                                    o->path, s->low_freq_factor, s->high_freq_factor);
+            }
+        }
+    }
+    s->original_ctx = l0 <= PE_MAX_LEN ? l0 : PE_MAX_LEN; /* pe's range; the model's L0 is kept */
+    lt->original_ctx = l0;
+    lt->target_ctx = target;
+
+    char msg[256];
+    if ((rc = pe_check(c, "head dimension", pe_check_dim(p->dim, 1, msg, sizeof msg), msg)))
+        return rc;
+    if ((rc = pe_check(c, "rope_theta", pe_check_base(p->base, msg, sizeof msg), msg))) return rc;
+    if ((rc = pe_check(c, "num_attention_heads", pe_check_heads(p->heads, msg, sizeof msg), msg)))
+        return rc;
+    if ((rc = pe_check(c, "rope", pe_rope_validate_freq(p, msg, sizeof msg), msg))) return rc;
+    return PE_OK;
+}
+
+static void use_kind(pe_hf_config *m, int k)
+{
+    const pe_hf_layer_type *lt = &m->layer_types[k];
+    m->layer_type = k;
+    m->head_dim = lt->head_dim;
+    m->rope_theta = lt->rope_theta;
+    m->partial_rotary_factor = lt->partial_rotary_factor;
+    copy_clean(m->scaling_type, sizeof m->scaling_type, lt->rope_type, 0);
+    m->original_ctx = lt->original_ctx;
+    m->target_ctx = lt->target_ctx;
+    m->params = lt->params;
+}
+
+int pe_hf_config_select(pe_hf_config *m, const char *name, char *err, size_t errlen)
+{
+    for (int k = 0; k < m->n_layer_types; k++)
+        if (strcmp(m->layer_types[k].name, name) == 0) {
+            use_kind(m, k);
+            return PE_OK;
+        }
+    char list[160] = "";
+    size_t n = 0;
+    for (int k = 0; k < m->n_layer_types && n < sizeof list; k++)
+        n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", k ? ", " : "",
+                              m->layer_types[k].name);
+    if (err && errlen)
+        snprintf(err, errlen, "--layer-type %s: %s has the layer types %s", show(name).s, m->name,
+                 list);
+    return PE_EINVAL;
+}
+
+/* Gemma 2/3 class defaults (transformers' Gemma2Config / Gemma3TextConfig) for what a file
+ * leaves out; Gemma 3 4B/12B/27B ship text_config without heads, head_dim or bases. */
+typedef struct class_defaults {
+    const char *model_type;
+    int heads, kv_heads, head_dim, max_position;
+    double theta, local_theta; /* local_theta 0: one base for every layer */
+} class_defaults;
+
+static const class_defaults gemma_defaults[] = {
+    {"gemma2", 8, 4, 256, 8192, 10000.0, 0},
+    {"gemma3_text", 8, 4, 256, 131072, 1000000.0, 10000.0},
+    {"gemma3", 8, 4, 256, 131072, 1000000.0, 10000.0},
+};
+
+/* A nested rope dict: every member an object keyed by a layer kind. */
+static int is_per_layer(const cJSON *rope)
+{
+    if (!rope || !cJSON_IsObject(rope) || !rope->child) return 0;
+    for (const cJSON *ch = rope->child; ch; ch = ch->next)
+        if (!cJSON_IsObject(ch) && !cJSON_IsNull(ch)) return 0;
+    return 1;
+}
+
+static int fill(const cfg_ctx *c, const cJSON *root, pe_hf_config *m)
+{
+    int rc, have = 0;
+    const cfg_obj top = {root, ""};
+    cfg_obj o = top;
+
+    /* Multimodal wrappers (LLaVA, Gemma 3, Mistral 3, Llama 4, Qwen3.5) keep the language model
+     * in text_config. */
+    if (!member(&top, "num_attention_heads") && !member(&top, "hidden_size") &&
+        !member(&top, "head_dim")) {
+        const cJSON *inner = member(&top, "text_config");
+        if (inner && !cJSON_IsObject(inner))
+            return cfg_fail(c, "text_config: expected an object, got %s", json_kind(inner));
+        if (inner) {
+            o.json = inner;
+            o.path = "text_config.";
+            m->from_text_config = 1;
+        }
+    }
+
+    const char *s = NULL;
+    if ((rc = get_string(c, &top, "_name_or_path", &s)) != PE_OK) return rc;
+    const char *type_top = NULL, *type_inner = NULL;
+    if ((rc = get_string(c, &top, "model_type", &type_top)) != PE_OK) return rc;
+    if (o.json != top.json && (rc = get_string(c, &o, "model_type", &type_inner)) != PE_OK)
+        return rc;
+    const char *type = type_inner ? type_inner : type_top;
+    if (type) copy_clean(m->model_type, sizeof m->model_type, type, 0);
+    if (s && *s)
+        copy_clean(m->name, sizeof m->name, s, 1);
+    else if (type_top && *type_top)
+        copy_clean(m->name, sizeof m->name, type_top, 1);
+    else
+        name_from_source(m->name, sizeof m->name, c->src);
+
+    /* ChatGLM / GLM-4 (remote code): rotary over half of each head's kv_channels, its own pair
+     * layout and rope_ratio; reading it as Llama-style RoPE would give wrong pairs silently. */
+    if ((type_top && strcmp(type_top, "chatglm") == 0) || (type && strcmp(type, "chatglm") == 0))
+        return cfg_fail(c, "model_type 'chatglm': ChatGLM's remote code rotates half of each head "
+                           "in its own interleaved layout (rope_ratio, kv_channels), which pelab "
+                           "does not model; refused rather than read as Llama-style RoPE");
+
+    const class_defaults *cd = NULL;
+    for (size_t i = 0; type && i < sizeof gemma_defaults / sizeof *gemma_defaults; i++)
+        if (strcmp(type, gemma_defaults[i].model_type) == 0) cd = &gemma_defaults[i];
+
+    /* Heads and the head dimension. */
+    if ((rc = get_int(c, &o, "num_attention_heads", &m->num_heads, &have)) != PE_OK) return rc;
+    if (!have && cd) {
+        m->num_heads = cd->heads;
+        m->class_defaults = have = 1;
+    }
+    if (!have)
+        return cfg_fail(c,
+                        "%snum_attention_heads: missing; a config must give the number of "
+                        "attention heads",
+                        o.path);
+    if (m->num_heads < 1 || m->num_heads > PE_MAX_HEADS)
+        return cfg_fail(c, "%snum_attention_heads %d: must be 1..%d", o.path, m->num_heads,
+                        PE_MAX_HEADS);
+    m->num_kv_heads = cd && !member(&o, "num_key_value_heads") ? cd->kv_heads : m->num_heads;
+    if ((rc = get_int(c, &o, "num_key_value_heads", &m->num_kv_heads, &have)) != PE_OK) return rc;
+    if (m->num_kv_heads < 1 || m->num_heads % m->num_kv_heads != 0)
+        return cfg_fail(c, "%snum_key_value_heads %d: must divide num_attention_heads %d", o.path,
+                        m->num_kv_heads, m->num_heads);
+
+    int have_hidden = 0, have_head_dim = 0, rope_head = 0, have_rope_head = 0;
+    if ((rc = get_int(c, &o, "hidden_size", &m->hidden_size, &have_hidden)) != PE_OK) return rc;
+    if (have_hidden && m->hidden_size < 1)
+        return cfg_fail(c, "%shidden_size %d: must be >= 1", o.path, m->hidden_size);
+    if ((rc = get_int(c, &o, "head_dim", &m->head_dim, &have_head_dim)) != PE_OK) return rc;
+    /* MLA: the rotary part of each query/key head is qk_rope_head_dim (HF sets head_dim to it) */
+    if ((rc = get_int(c, &o, "qk_rope_head_dim", &rope_head, &have_rope_head)) != PE_OK) return rc;
+    const char *dim_field = "head_dim ";
+    if (have_rope_head) {
+        m->head_dim = rope_head;
+        m->mla = 1;
+        dim_field = "qk_rope_head_dim ";
+    } else if (!have_head_dim && cd && !have_hidden) {
+        m->head_dim = cd->head_dim;
+        m->class_defaults = 1;
+    } else if (!have_head_dim && cd) {
+        m->head_dim = cd->head_dim; /* Gemma's head_dim is not hidden / heads (2560 / 8 = 320) */
+        m->class_defaults = 1;
+    } else if (!have_head_dim) {
+        if (!have_hidden)
+            return cfg_fail(c,
+                            "%shidden_size: missing, and no head_dim either; one of them is "
+                            "required",
+                            o.path);
+        if (m->hidden_size % m->num_heads != 0)
+            return cfg_fail(c,
+                            "%shidden_size %d: not divisible by num_attention_heads %d (give "
+                            "head_dim)",
+                            o.path, m->hidden_size, m->num_heads);
+        m->head_dim = m->hidden_size / m->num_heads;
+        dim_field = "hidden_size / num_attention_heads = ";
+    }
+    if (m->head_dim < 2 || m->head_dim > PE_MAX_DIM || m->head_dim % 2 != 0)
+        return cfg_fail(c,
+                        "%s%s%d: the head dimension must be even and 2..%d (RoPE rotates "
+                        "pairs)",
+                        o.path, dim_field, m->head_dim, PE_MAX_DIM);
+
+    if ((rc = get_int(c, &o, "max_position_embeddings", &m->max_position, &have)) != PE_OK)
+        return rc;
+    if (have && (m->max_position < 1 || m->max_position > PE_HF_MAX_CONTEXT))
+        return cfg_fail(c, "%smax_position_embeddings %d: pelab reads contexts of 1..%d positions",
+                        o.path, m->max_position, PE_HF_MAX_CONTEXT);
+    if (!have) {
+        m->max_position = cd ? cd->max_position : 0;
+        if (cd) m->class_defaults = 1;
+    }
+
+    /* rope_scaling wins over rope_parameters (transformers: rope_scaling or rope_parameters). */
+    const cJSON *rope = member(&o, "rope_scaling");
+    const char *rope_key = "rope_scaling";
+    if (!rope) {
+        rope = member(&o, "rope_parameters");
+        rope_key = "rope_parameters";
+    }
+    if (rope && !cJSON_IsObject(rope))
+        return cfg_fail(c, "%s%s: expected an object or null, got %s", o.path, rope_key,
+                        json_kind(rope));
+
+    /* Top-level base and rotary fraction (the rope dict's own win, read per kind). */
+    const char *used = NULL;
+    double theta = cd ? cd->theta : 10000.0, v = 0;
+    const char *theta_path = o.path;
+    if ((rc = get_number_alias(c, &o, "rope_theta", "rotary_emb_base", &v, &have, &used)) != PE_OK)
+        return rc;
+    if (have) {
+        theta = v;
+        if (strcmp(used, "rotary_emb_base") == 0) theta_path = "rotary_emb_base";
+    }
+    double prf = 1.0;
+    if ((rc = get_number_alias(c, &o, "partial_rotary_factor", "rotary_pct", &v, &have, &used)) !=
+        PE_OK)
+        return rc;
+    if (have) {
+        if (!(v > 0 && v <= 1)) return cfg_fail(c, "%s%s %g: must be in (0, 1]", o.path, used, v);
+        if (v * m->head_dim < 2)
+            return cfg_fail(c, "%s%s %g: rotates fewer than 2 of the %d head dimensions", o.path,
+                            used, v, m->head_dim);
+        prf = v;
+    }
+    double local_theta = cd ? cd->local_theta : 0;
+    if ((rc = get_number(c, &o, "rope_local_base_freq", &v, &have)) != PE_OK) return rc;
+    if (have) local_theta = v;
+    int global_head = 0, have_global_head = 0;
+    if ((rc = get_int(c, &o, "global_head_dim", &global_head, &have_global_head)) != PE_OK)
+        return rc;
+    if (have_global_head && (global_head < 2 || global_head > PE_MAX_DIM || global_head % 2 != 0))
+        return cfg_fail(c, "%sglobal_head_dim %d: the head dimension must be even and 2..%d",
+                        o.path, global_head, PE_MAX_DIM);
+
+    /* Fields about positions pelab reads but does not model: one warning names them all. */
+    static const char *const unmodelled_keys[] = {
+        "no_rope_layers", "nope_layer_interval", "attn_temperature_tuning", "floor_scale",
+        "attn_scale",     "mrope_section",       "llama_4_scaling_beta"};
+    for (size_t i = 0; i < sizeof unmodelled_keys / sizeof *unmodelled_keys; i++)
+        if (member(&o, unmodelled_keys[i])) note_unmodelled(m, unmodelled_keys[i]);
+
+    char rope_path[96];
+    snprintf(rope_path, sizeof rope_path, "%s%s.", o.path, rope_key);
+    if (is_per_layer(rope)) {
+        /* Transformers v5: one rope dict per layer kind */
+        for (const cJSON *ch = rope->child; ch; ch = ch->next) {
+            if (cJSON_IsNull(ch)) continue;
+            if (m->n_layer_types == PE_HF_MAX_LAYER_TYPES)
+                return cfg_fail(c, "%s: more than %d layer types; pelab reads at most %d", rope_key,
+                                PE_HF_MAX_LAYER_TYPES, PE_HF_MAX_LAYER_TYPES);
+            char path[160];
+            snprintf(path, sizeof path, "%s%s.", rope_path, show(ch->string ? ch->string : "").s);
+            const cfg_obj ko = {ch, path};
+            int full = ch->string && strcmp(ch->string, "full_attention") == 0;
+            kind_in in = {ch->string ? ch->string : "",
+                          &ko,
+                          theta,
+                          o.path,
+                          prf,
+                          full && have_global_head ? global_head : m->head_dim};
+            if (!full && local_theta > 0) { /* a class's local base for the other kinds */
+                in.theta = local_theta;
+                in.theta_path = "rope_local_base_freq";
+            }
+            rc = read_kind(c, m, &o, &in, &m->layer_types[m->n_layer_types]);
+            if (rc != PE_OK) return rc;
+            m->n_layer_types++;
+        }
+        if (m->n_layer_types == 0)
+            return cfg_fail(c, "%s: no layer type has RoPE parameters", rope_key);
+    } else {
+        const cfg_obj ro = {rope, rope_path};
+        kind_in in = {
+            local_theta > 0 ? "full_attention" : "all", &ro, theta, theta_path, prf, m->head_dim};
+        if ((rc = read_kind(c, m, &o, &in, &m->layer_types[0])) != PE_OK) return rc;
+        m->n_layer_types = 1;
+        if (local_theta > 0) {
+            /* Gemma 3: sliding-window layers at their own base, without the global factor */
+            const cfg_obj none = {NULL, rope_path};
+            kind_in loc = {"sliding_attention",    &none, local_theta,
+                           "rope_local_base_freq", prf,   m->head_dim};
+            if ((rc = read_kind(c, m, &o, &loc, &m->layer_types[1])) != PE_OK) return rc;
+            m->n_layer_types = 2;
+        }
+    }
+    int pick = 0;
+    for (int k = 0; k < m->n_layer_types; k++)
+        if (strcmp(m->layer_types[k].name, "full_attention") == 0) pick = k;
+    use_kind(m, pick);
+    return PE_OK;
+}
+
 int pe_hf_json_unique_keys(const cJSON *root, const char *source_name, char *err, size_t errlen)
 {
     const cfg_ctx c = {source_name && *source_name ? source_name : "config.json", err, errlen};
@@ -664,13 +947,61 @@ int pe_hf_config_parse(const char *json_text, const char *source_name, pe_hf_con
         cJSON_Delete(root);
         return rc;
     }
-    pe_hf_config m;
-    memset(&m, 0, sizeof m);
-    pe_params_default(&m.params);
-    rc = fill(&c, root, &m);
+    pe_hf_config *m = calloc(1, sizeof *m);
+    if (!m) {
+        cJSON_Delete(root);
+        cfg_fail(&c, "out of memory");
+        return PE_ENOMEM;
+    }
+    rc = fill(&c, root, m);
     cJSON_Delete(root);
-    if (rc == PE_OK) *out = m;
+    if (rc == PE_OK) *out = *m;
+    free(m);
     return rc;
+}
+
+int pe_hf_config_finish_simple(pe_hf_config *m, const char *src, const char *rope_type,
+                               double factor, int l0, double attn_factor, char *err, size_t errlen)
+{
+    /* The GGUF header's fields as a config.json would carry them, parsed by the same rules;
+     * the architecture is the model_type, so the Gemma classes' defaults (llama.cpp's too: the
+     * sliding layers of gemma3 at base 10000) apply. */
+    char json[1024], type_plain[64];
+    size_t tn = 0;
+    for (const char *q = m->model_type; *q && tn + 1 < sizeof type_plain; q++)
+        if ((*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') || *q == '_')
+            type_plain[tn++] = *q;
+    type_plain[tn] = '\0';
+    int n = snprintf(json, sizeof json,
+                     "{\"model_type\": \"%s\", \"num_attention_heads\": %d, "
+                     "\"num_key_value_heads\": %d, \"head_dim\": %d, \"rope_theta\": %.17g, "
+                     "\"partial_rotary_factor\": %.17g",
+                     type_plain, m->num_heads, m->num_kv_heads, m->head_dim, m->rope_theta,
+                     m->partial_rotary_factor);
+    if (m->max_position > 0)
+        n += snprintf(json + n, sizeof json - (size_t)n, ", \"max_position_embeddings\": %d",
+                      m->max_position);
+    if (rope_type && strcmp(rope_type, "none") != 0) {
+        n += snprintf(json + n, sizeof json - (size_t)n,
+                      ", \"rope_scaling\": {\"rope_type\": \"%s\", \"factor\": %.17g", rope_type,
+                      factor);
+        if (l0 > 0)
+            n += snprintf(json + n, sizeof json - (size_t)n,
+                          ", \"original_max_position_embeddings\": %d", l0);
+        if (attn_factor > 0 && strcmp(rope_type, "yarn") == 0)
+            n += snprintf(json + n, sizeof json - (size_t)n, ", \"attention_factor\": %.17g",
+                          attn_factor);
+        n += snprintf(json + n, sizeof json - (size_t)n, "}");
+    }
+    snprintf(json + n, sizeof json - (size_t)n, "}");
+    pe_hf_config parsed;
+    int rc = pe_hf_config_parse(json, src, &parsed, err, errlen);
+    if (rc != PE_OK) return rc;
+    copy_clean(parsed.name, sizeof parsed.name, m->name, 1);
+    copy_clean(parsed.model_type, sizeof parsed.model_type, m->model_type, 0);
+    parsed.hidden_size = m->hidden_size;
+    *m = parsed;
+    return PE_OK;
 }
 
 int pe_hf_config_load(const char *path, pe_hf_config *out, char *err, size_t errlen)
@@ -693,6 +1024,7 @@ int pe_hf_config_load(const char *path, pe_hf_config *out, char *err, size_t err
         rc = cfg_fail(&c, "is a directory, expected a config.json file");
         goto done;
     }
+
     if (S_ISREG(st.st_mode) && (uintmax_t)st.st_size > PE_HF_CONFIG_MAX_BYTES) {
         rc = cfg_fail(&c, "%jd bytes; config files over 4 MiB are refused", (intmax_t)st.st_size);
         goto done;

@@ -70,6 +70,9 @@ printf '[1, 2]' >arr.json
 printf '{"hidden_size": 4096}\0{}' >nul.json
 printf '{"hidden_size": 4096,' >trunc.json
 printf '{"hidden_size": "\033[2J", "num_attention_heads": 32}' >esc.json
+printf '{"model_type": "chatglm", "hidden_size": 4096, "num_attention_heads": 32, "kv_channels": 128}' >glm.json
+printf 'GGUF\001\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000' >bad.gguf
+printf 'GGUF\003\000\000\000\001\000\000\000\000\000\000\000' >cut.gguf
 cd "$work" || exit 1
 
 # ---- a read-only and a full file system -----------------------------------------------------

@@ -152,6 +152,35 @@ static void test_frequencies(void)
     check_builds("frequencies without scaling", st, ":scaling yarn");
 }
 
+/* Issue 25: a model with two layer kinds (Gemma 4, p-RoPE on its full-attention layers): the
+ * RoPE views show the full-attention kind and say so; --layer-type (or ':layer-type') switches
+ * to the other kind, re-reading the file. */
+static void test_layer_kinds(void)
+{
+    const char *src = getenv("PELAB_SRC");
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/config/real/gemma-4-text.json", src ? src : ".");
+    app_state st = make("frequencies", NULL, 0);
+    int rc = app_cli_apply_config(&st, path, err, sizeof err);
+    TAP_OK(rc == 0 && st.model_kinds == 2 && strcmp(st.model_layer, "full_attention") == 0 &&
+               st.p.dim == 512 && st.p.rope_proportional && pe_rope_rotary_dim(&st.p) == 128,
+           "gemma 4: the full-attention kind first (d %d, p-RoPE, rotary %d) (%s)", st.p.dim,
+           pe_rope_rotary_dim(&st.p), err);
+    check_builds("frequencies, gemma 4 full attention", st, "full_attention layers");
+    const app_option *o = app_option_find("layer-type");
+    rc = o ? app_option_set(&st, o, "sliding_attention", err, sizeof err) : -1;
+    TAP_OK(rc == 0 && strcmp(st.model_layer, "sliding_attention") == 0 && st.p.dim == 256 &&
+               st.p.base == 10000 && !st.p.rope_proportional,
+           "layer-type sliding_attention re-reads the file: d %d base %g (%s)", st.p.dim, st.p.base,
+           err);
+    check_builds("frequencies, gemma 4 sliding attention", st, "sliding_attention layers");
+    rc = o ? app_option_set(&st, o, "global", err, sizeof err) : 0;
+    TAP_OK(rc == -1 && strstr(err, "--layer-type global: gemma4_text has the layer types "
+                                   "full_attention, sliding_attention"),
+           "an unknown kind names the kinds: %s", err);
+    TAP_OK(strcmp(st.model_layer, "sliding_attention") == 0, "and leaves the state as it was");
+}
+
 /* Llama 3.1's config: L0 and the target come from it, the figure's L stays. */
 static void test_config(void)
 {
@@ -162,9 +191,11 @@ static void test_config(void)
     int rc = app_cli_apply_config(&st, path, err, sizeof err);
     TAP_OK(rc == 0, "llama-3.1-8b config applies (%s)", err);
     if (rc != 0) return;
-    TAP_OK(st.p.len == 256 && st.p.scaling.original_ctx == 8192 && app_ext_target(&st) == 65536,
-           "config: L stays 256, L0 8192, target 8 x 8192 = 65536 (%g)", app_ext_target(&st));
-    check_builds("frequencies from llama-3.1-8b.json", st, "L0 8192 -> T 65536");
+    /* issue 25: the target is the model's max_position_embeddings 131072, not 8 x 8192 */
+    TAP_OK(st.p.len == 256 && st.p.scaling.original_ctx == 8192 && app_ext_target(&st) == 131072,
+           "config: L stays 256, L0 8192, target max_position_embeddings 131072 (%g)",
+           app_ext_target(&st));
+    check_builds("frequencies from llama-3.1-8b.json", st, "L0 8192 -> T 1.31e5");
     app_data d = {0};
     int cnt[3] = {0, 0, 0};
     if (get_data(&st, &d) == 0)
@@ -648,6 +679,7 @@ int main(void)
 {
     test_frequencies();
     test_config();
+    test_layer_kinds();
     test_extension();
     test_resolution();
     test_t5();

@@ -250,10 +250,12 @@ static void test_fields(void)
     char json[512];
     snprintf(json, sizeof json, "%s{\"type\": \"linear\", \"factor\": 4}}", head);
     rc = parse(json, &m, err, sizeof err);
+    /* issue 25: released linear configs give the extended context as max_position_embeddings */
     TAP_OK(rc == PE_OK && m.params.scaling.type == PE_SCALING_LINEAR &&
-               m.params.scaling.factor == 4 && m.params.scaling.original_ctx == 2048,
-           "linear: factor %g, L0 = max_position_embeddings %d", m.params.scaling.factor,
-           m.params.scaling.original_ctx);
+               m.params.scaling.factor == 4 && m.params.scaling.original_ctx == 512 &&
+               m.target_ctx == 2048,
+           "linear: factor %g, L0 = max_position_embeddings / factor %d, target %g",
+           m.params.scaling.factor, m.params.scaling.original_ctx, m.target_ctx);
     snprintf(json, sizeof json, "%s{\"rope_type\": \"dynamic\", \"factor\": 2.0}}", head);
     rc = parse(json, &m, err, sizeof err);
     TAP_OK(rc == PE_OK && m.params.scaling.type == PE_SCALING_DYNAMIC &&
@@ -391,16 +393,12 @@ static const bad_case bad[] = {
      "{\"hidden_size\": 4096, \"num_attention_heads\": 32, \"max_position_embeddings\": 4096, "
      "\"rope_scaling\": {\"type\": \"yarnn\", \"factor\": 4}}",
      "inline.json: rope_scaling.type 'yarnn': unknown rope type; allowed: default, linear, "
-     "dynamic, ntk, yarn, llama3, longrope; did you mean 'yarn'?"},
+     "dynamic, ntk, yarn, llama3, longrope, proportional, mrope; did you mean 'yarn'?"},
     {"unknown rope_type lama3",
      "{\"hidden_size\": 4096, \"num_attention_heads\": 32, \"rope_scaling\": {\"rope_type\": "
      "\"lama3\", \"factor\": 8}}",
      "rope_scaling.rope_type 'lama3': unknown rope type; allowed: default, linear, dynamic, ntk, "
-     "yarn, llama3, longrope; did you mean 'llama3'?"},
-    {"unsupported mrope",
-     "{\"hidden_size\": 4096, \"num_attention_heads\": 32, \"rope_scaling\": {\"type\": "
-     "\"mrope\", \"factor\": 8}}",
-     "rope_scaling.type 'mrope': not supported by pelab"},
+     "yarn, llama3, longrope, proportional, mrope; did you mean 'llama3'?"},
     {"longrope without factors",
      "{\"hidden_size\": 4096, \"num_attention_heads\": 32, \"max_position_embeddings\": 8192, "
      "\"rope_scaling\": {\"type\": \"longrope\", \"factor\": 8}}",
@@ -421,8 +419,16 @@ static const bad_case bad[] = {
      "\"long_factor\": [1, 2]}}",
      "longrope has 2 factors per list, one per rotated pair, so it needs a rotary dimension of 4 "
      "(have 16)"},
-    {"no type", "{\"hidden_size\": 4096, \"num_attention_heads\": 32, \"rope_scaling\": {}}",
-     "inline.json: rope_scaling: no rope_type (or type) given"},
+    {"a layer type without its factor",
+     "{\"hidden_size\": 4096, \"num_attention_heads\": 32, \"max_position_embeddings\": 4096, "
+     "\"rope_parameters\": "
+     "{\"full_attention\": {\"rope_type\": \"linear\"}}}",
+     "inline.json: rope_parameters.full_attention.factor: missing; rope type 'linear' needs a "
+     "scaling factor"},
+    {"chatglm",
+     "{\"model_type\": \"chatglm\", \"hidden_size\": 4096, \"num_attention_heads\": 32, "
+     "\"kv_channels\": 128, \"seq_length\": 8192}",
+     "inline.json: model_type 'chatglm': ChatGLM's remote code rotates half of each head"},
     {"factor 0.5",
      "{\"hidden_size\": 4096, \"num_attention_heads\": 32, \"max_position_embeddings\": 4096, "
      "\"rope_scaling\": {\"type\": \"linear\", \"factor\": 0.5}}",
@@ -436,19 +442,20 @@ static const bad_case bad[] = {
      "\"linear\", \"factor\": 2}}",
      "inline.json: max_position_embeddings: missing; rope type 'linear' takes the original "
      "context length from it"},
-    {"llama3 without original",
-     "{\"hidden_size\": 4096, \"num_attention_heads\": 32, \"max_position_embeddings\": 4096, "
+    {"llama3 without any context",
+     "{\"hidden_size\": 4096, \"num_attention_heads\": 32, "
      "\"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": 8}}",
-     "inline.json: rope_scaling.original_max_position_embeddings: missing"},
+     "inline.json: max_position_embeddings: missing; rope type 'llama3' takes the original "
+     "context length from it"},
     {"llama3 high <= low",
      "{\"hidden_size\": 4096, \"num_attention_heads\": 32, \"rope_scaling\": {\"rope_type\": "
      "\"llama3\", \"factor\": 8, \"original_max_position_embeddings\": 8192, "
      "\"low_freq_factor\": 4, \"high_freq_factor\": 1}}",
-     "rope_scaling.low_freq_factor 4, high_freq_factor 1: need high > low > 0"},
+     "rope_scaling.low_freq_factor 4, high_freq_factor 1: need high >= low > 0"},
     {"yarn betas reversed",
      "{\"hidden_size\": 4096, \"num_attention_heads\": 32, \"max_position_embeddings\": 4096, "
      "\"rope_scaling\": {\"type\": \"yarn\", \"factor\": 8, \"beta_fast\": 1, \"beta_slow\": 32}}",
-     "rope_scaling.beta_fast 1, beta_slow 32: need beta_fast > beta_slow > 0"},
+     "rope_scaling.beta_fast 1, beta_slow 32: need beta_fast >= beta_slow > 0"},
     {"attention_factor 0",
      "{\"hidden_size\": 4096, \"num_attention_heads\": 32, \"max_position_embeddings\": 4096, "
      "\"rope_scaling\": {\"type\": \"yarn\", \"factor\": 8, \"attention_factor\": 0}}",
@@ -483,8 +490,9 @@ static const bad_case bad[] = {
      "{\"hidden_size\": 4096, \"num_attention_heads\": 32, \"partial_rotary_factor\": 0.01}",
      "partial_rotary_factor 0.01: rotates fewer than 2 of the 128 head dimensions"},
     {"max_position too large",
-     "{\"hidden_size\": 4096, \"num_attention_heads\": 32, \"max_position_embeddings\": 10485760}",
-     "inline.json: max_position_embeddings 10485760: pelab handles 1..1048576 positions"},
+     "{\"hidden_size\": 4096, \"num_attention_heads\": 32, \"max_position_embeddings\": 16777217}",
+     "inline.json: max_position_embeddings 16777217: pelab reads contexts of 1..16777216 "
+     "positions"},
     {"control characters in a type",
      "{\"hidden_size\": 4096, \"num_attention_heads\": 32, \"rope_scaling\": {\"type\": "
      "\"ya\\nrn\", \"factor\": 2}}",
