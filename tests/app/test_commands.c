@@ -80,10 +80,15 @@ static int try_option(const app_command *c, const char *name, const char *value)
     return run(args);
 }
 
+/* The parse got past --name: it stopped at UNKNOWN, or at the value (a figure option whose
+ * default text is no value it takes, like an empty --layer-type), never at the name. */
 static int accepted(const app_command *c, const char *name, const char *value)
 {
     int rc = try_option(c, name, value);
-    return rc == 2 && strstr(err_text, "unknown option " UNKNOWN) != NULL;
+    char self[160];
+    snprintf(self, sizeof self, "unknown option --%s", name);
+    return rc == 2 && (strstr(err_text, "unknown option " UNKNOWN) != NULL ||
+                       (!strstr(err_text, "unknown option") && !strstr(err_text, self)));
 }
 
 static int refused(const app_command *c, const char *name)
