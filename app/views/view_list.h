@@ -20,6 +20,7 @@
     X(xl)                                                                                          \
     X(attention)                                                                                   \
     X(compare)                                                                                     \
-    X(extrapolation)
+    X(extrapolation)                                                                               \
+    X(sinks)
 
 #endif

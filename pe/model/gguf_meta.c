@@ -392,7 +392,11 @@ static int parse(rd *r, pe_hf_config *out)
     if (orig != 0 && (!(orig >= 1 && orig <= PE_MAX_LEN) || orig != floor(orig)))
         return fail(r, "%s.rope.scaling.original_context_length %g: must be 1..%d", arch, orig,
                     PE_MAX_LEN);
-    double attn = fw[W_ATTN].have ? fw[W_ATTN].v : 0;
+    /* llama.cpp's attn_factor multiplies its own YaRN magnitude (and DeepSeek's converters fold
+     * the softmax mscale into it): not transformers' attention_factor, so the attention factor
+     * stays derived and a value other than 1 is named as not modelled */
+    double attn = 0;
+    int attn_other = fw[W_ATTN].have && fw[W_ATTN].v != 1;
     char err2[300] = "";
     rc = pe_hf_config_finish_simple(&m, r->src, type, factor, (int)orig, attn, err2, sizeof err2);
     if (rc != PE_OK) {
@@ -400,10 +404,13 @@ static int parse(rd *r, pe_hf_config *out)
         r->failed = 1;
         return rc;
     }
-    if (rope_freqs) {
-        snprintf(m.unmodelled, sizeof m.unmodelled, "%s",
-                 "rope_freqs tensor (llama.cpp's per-pair factors, e.g. llama3 scaling)");
-    }
+    if (rope_freqs || attn_other)
+        snprintf(m.unmodelled, sizeof m.unmodelled, "%s%s%s",
+                 rope_freqs ? "rope_freqs tensor (llama.cpp's per-pair factors, e.g. llama3 "
+                              "scaling)"
+                            : "",
+                 rope_freqs && attn_other ? ", " : "",
+                 attn_other ? "rope.scaling.attn_factor (llama.cpp's YaRN magnitude)" : "");
     *out = m;
     return PE_OK;
 }

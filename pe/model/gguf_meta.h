@@ -9,7 +9,9 @@
  *   {arch}.rope.scaling.attn_factor, {arch}.rope.scale_linear (older files).
  *
  * The values become the equivalent config.json fields and go through pe_hf_config's rules, so a
- * GGUF file and its model's config.json give the same numbers. Tensor names are scanned (not
+ * GGUF file and its model's config.json give the same numbers. attn_factor is llama.cpp's own
+ * YaRN magnitude multiplier, not transformers' attention_factor: a value other than 1 is named in
+ * `unmodelled` and the attention factor stays the derived one. Tensor names are scanned (not
  * their data) for rope_freqs / rope_factors_*, which llama.cpp stores for llama3 and LongRoPE
  * models; they are named in `unmodelled`. A bad header (truncated, huge counts, unknown value
  * types, nested arrays, version 1) fails with one line naming the byte offset and the field. */

@@ -16,4 +16,5 @@ void app_attn_state_default(app_attn_state *a)
     a->step = -1;
     a->alibi_scale = 1;
     a->play_speed = 2;
+    a->sink_threshold = 0.3; /* Gu et al. 2025, Table 3 */
 }

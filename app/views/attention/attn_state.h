@@ -11,18 +11,19 @@ typedef struct app_attn_state {
     char prompt[1024];    /* typed text; when empty the preset's text is used */
     int step, layer;      /* step: token index shown, -1 = the last; layer 0..layers-1 */
     app_attn_scale attn_scale;
-    int shift;           /* positions shifted by k */
-    char preset[64];     /* assets/prompts/<preset>.txt; "" = none */
-    char compare[512];   /* the compare view's second model; "" = none */
-    double rope_base;    /* rope models: frequency base in use, 0 = the trained one */
-    double alibi_scale;  /* alibi models: slopes times this, 1 = the trained ones */
-    int generate;        /* tokens generated past the prompt */
-    double temperature;  /* generation: 0 = greedy, else sampled at this temperature */
-    int gen_seed;        /* generation: seed of the sampler */
-    int split;           /* show the scores' content and position parts */
-    double play_speed;   /* autoplay: tokens per second */
-    double step_frac;    /* autoplay: fraction of a step accumulated */
-    char data_path[512]; /* extrapolation: a `pelab eval --extrapolate -o` CSV; "" = shipped */
+    int shift;             /* positions shifted by k */
+    char preset[64];       /* assets/prompts/<preset>.txt; "" = none */
+    char compare[512];     /* the compare view's second model; "" = none */
+    double rope_base;      /* rope models: frequency base in use, 0 = the trained one */
+    double alibi_scale;    /* alibi models: slopes times this, 1 = the trained ones */
+    int generate;          /* tokens generated past the prompt */
+    double temperature;    /* generation: 0 = greedy, else sampled at this temperature */
+    double sink_threshold; /* sinks view: alpha above this marks a sink head (0.3) */
+    int gen_seed;          /* generation: seed of the sampler */
+    int split;             /* show the scores' content and position parts */
+    double play_speed;     /* autoplay: tokens per second */
+    double step_frac;      /* autoplay: fraction of a step accumulated */
+    char data_path[512];   /* extrapolation: a `pelab eval --extrapolate -o` CSV; "" = shipped */
 } app_attn_state;
 
 /* The defaults: the rope model on the "toy" preset, compared with alibi, the last token. */

@@ -461,6 +461,7 @@ typedef struct gguf_model {
     const char *scaling;
     float factor;
     uint32_t orig;
+    float attn; /* rope.scaling.attn_factor; 0 = absent */
 } gguf_model;
 
 static buf write_gguf(const gguf_model *g, uint32_t version)
@@ -503,6 +504,7 @@ static buf write_gguf(const gguf_model *g, uint32_t version)
         kv_str(&w, KEY("rope.scaling.type"), g->scaling), n_kv++;
         kv_f32(&w, KEY("rope.scaling.factor"), g->factor), n_kv++;
         if (g->orig) kv_u32(&w, KEY("rope.scaling.original_context_length"), g->orig), n_kv++;
+        if (g->attn > 0) kv_f32(&w, KEY("rope.scaling.attn_factor"), g->attn), n_kv++;
     }
     for (int i = 0; i < 8; i++) w.b[at + (size_t)i] = (unsigned char)(n_kv >> (8 * i));
     put_str(&w, "token_embd.weight");
@@ -541,16 +543,17 @@ static void test_gguf(void)
         gguf_model g;
         const char *config; /* the equivalent config.json in the corpus */
     } eq[] = {
-        {{"llama", "Llama 2 7B", 4096, 4096, 32, 32, 0, 128, 10000.0f, NULL, 0, 0},
+        {{"llama", "Llama 2 7B", 4096, 4096, 32, 32, 0, 128, 10000.0f, NULL, 0, 0, 0},
          "llama-2-7b-hf"},
-        {{"qwen2", "Qwen2 7B", 131072, 3584, 28, 4, 0, 128, 1000000.0f, NULL, 0, 0}, "qwen2-7b"},
-        {{"gemma2", "Gemma 2 9B", 8192, 3584, 16, 8, 256, 256, 10000.0f, NULL, 0, 0}, "gemma-2-9b"},
-        {{"gemma3", "Gemma 3 4B", 131072, 2560, 8, 4, 256, 256, 1000000.0f, "linear", 8.0f, 0},
+        {{"qwen2", "Qwen2 7B", 131072, 3584, 28, 4, 0, 128, 1000000.0f, NULL, 0, 0, 0}, "qwen2-7b"},
+        {{"gemma2", "Gemma 2 9B", 8192, 3584, 16, 8, 256, 256, 10000.0f, NULL, 0, 0, 0},
+         "gemma-2-9b"},
+        {{"gemma3", "Gemma 3 4B", 131072, 2560, 8, 4, 256, 256, 1000000.0f, "linear", 8.0f, 0, 0},
          "gemma-3-4b-it"},
         {{"qwen3moe", "Qwen3 30B A3B", 40960, 2048, 32, 4, 128, 128, 1000000.0f, "yarn", 4.0f,
-          32768},
+          32768, 0},
          "qwen3-30b-a3b-yarn"},
-        {{"phi2", "Phi 2", 2048, 2560, 32, 32, 0, 32, 10000.0f, NULL, 0, 0}, "phi-2"},
+        {{"phi2", "Phi 2", 2048, 2560, 32, 32, 0, 32, 10000.0f, NULL, 0, 0, 0}, "phi-2"},
     };
     char dir[] = "/tmp/pelab-gguf-XXXXXX";
     if (!TAP_OK(mkdtemp(dir) != NULL, "temporary directory")) return;
@@ -590,6 +593,23 @@ static void test_gguf(void)
         }
     }
     rmdir(dir);
+
+    /* llama.cpp's attn_factor is not transformers' attention_factor: named, not applied */
+    {
+        gguf_model g = eq[4].g;
+        g.attn = 0.5f;
+        buf w = write_gguf(&g, 3);
+        pe_hf_config t;
+        char err[320] = "";
+        double inv[64], attn = 0;
+        int rc = pe_gguf_parse_config(w.b, w.n, "attn.gguf", &t, err, sizeof err);
+        if (rc == PE_OK) pe_rope_inv_freq(&t.params, inv, &attn, err, sizeof err);
+        TAP_OK(rc == PE_OK && strstr(t.unmodelled, "rope.scaling.attn_factor") &&
+                   fabs(attn - (0.1 * log(4.0) + 1)) < 1e-12,
+               "GGUF attn_factor 0.5: named (%s), the attention factor stays 0.1 ln 4 + 1 (%g)",
+               t.unmodelled, attn);
+        free(w.b);
+    }
 
     /* bad headers */
     buf w = write_gguf(&eq[0].g, 3);
