@@ -27,6 +27,7 @@
 #include "window.h"
 
 int app_bench_model(int quick, const char *part, double peak_gflops);
+int app_bench_lm(int quick);
 
 static double now_ms(void)
 {
@@ -484,6 +485,7 @@ static const struct bench_part {
     {"train", "model training, 1 thread and every core"},
     {"loaded", "model training beside a busy process"},
     {"eval", "model evaluation and one token through the KV cache"},
+    {"real", "real checkpoints (llama2.c, Hugging Face): prompt and decoding, 1 and 2 threads"},
 };
 enum { N_PARTS = sizeof bench_parts / sizeof bench_parts[0] };
 
@@ -518,6 +520,7 @@ static int bench_run_part(int part, int quick, int runs)
         bench_attention(runs);
         return 0;
     default:
+        if (!strcmp(bench_parts[part].name, "real")) return app_bench_lm(quick);
         return app_bench_model(quick, bench_parts[part].name, bench_peak_gflops);
     }
 }

@@ -1,0 +1,269 @@
+/* bench_lm.c: `pelab bench --only real`, the real-checkpoint forward (pe/model/lm_*.c): prompt
+ * processing and per-token decoding in tokens/s at 1 and 2 threads, and the resident memory a
+ * model adds against its file size. The models: stories260K (../shared/realmodels, when present)
+ * and two random checkpoints of about 125M parameters the bench writes itself into a temporary
+ * folder (a GPT-2-small-shaped Hugging Face folder and a Llama-shaped one with grouped-query
+ * attention and an untied head). tests/peers/lm_torch.py runs the same shapes in PyTorch. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lm.h"
+#include "pelab_build.h"
+
+int app_bench_lm(int quick);
+
+static double mono(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* VmRSS of this process in bytes (0 when /proc cannot tell). */
+static size_t rss_bytes(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    size_t kb = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "VmRSS: %zu kB", &kb) == 1) break;
+    if (f) fclose(f);
+    return kb * 1024;
+}
+
+typedef struct bt {
+    const char *name;
+    int n; /* dims: 1 or 2 */
+    long s0, s1;
+} bt;
+
+/* A safetensors file of random F32 tensors (uniform in +-0.05, norms at 1). */
+static int write_st(const char *path, const bt *t, int n)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f) return -1;
+    size_t cap = (size_t)n * 160 + 64, len = 0;
+    char *h = malloc(cap);
+    uint64_t off = 0;
+    len += (size_t)snprintf(h + len, cap - len, "{");
+    for (int i = 0; i < n; i++) {
+        uint64_t bytes = 4 * (uint64_t)t[i].s0 * (uint64_t)(t[i].n == 2 ? t[i].s1 : 1);
+        if (t[i].n == 2)
+            len += (size_t)snprintf(h + len, cap - len,
+                                    "%s\"%s\":{\"dtype\":\"F32\",\"shape\":[%ld,%ld],"
+                                    "\"data_offsets\":[%llu,%llu]}",
+                                    i ? "," : "", t[i].name, t[i].s0, t[i].s1,
+                                    (unsigned long long)off, (unsigned long long)(off + bytes));
+        else
+            len += (size_t)snprintf(h + len, cap - len,
+                                    "%s\"%s\":{\"dtype\":\"F32\",\"shape\":[%ld],"
+                                    "\"data_offsets\":[%llu,%llu]}",
+                                    i ? "," : "", t[i].name, t[i].s0, (unsigned long long)off,
+                                    (unsigned long long)(off + bytes));
+        off += bytes;
+    }
+    len += (size_t)snprintf(h + len, cap - len, "}");
+    while (len % 8) h[len++] = ' ';
+    uint64_t hl = len;
+    fwrite(&hl, 8, 1, f);
+    fwrite(h, 1, len, f);
+    free(h);
+    enum { CH = 1 << 16 };
+    float *buf = malloc(CH * sizeof *buf);
+    uint64_t s = 0x9e3779b97f4a7c15ull;
+    for (int i = 0; i < n && buf; i++) {
+        size_t cnt = (size_t)t[i].s0 * (size_t)(t[i].n == 2 ? t[i].s1 : 1);
+        int norm = t[i].n == 1 && strstr(t[i].name, "bias") == NULL;
+        while (cnt) {
+            size_t k = cnt < CH ? cnt : CH;
+            for (size_t j = 0; j < k; j++) {
+                s = s * 6364136223846793005ull + 1442695040888963407ull;
+                buf[j] = norm ? 1.0f : ((float)(s >> 40) / 16777216.0f - 0.5f) * 0.1f;
+            }
+            fwrite(buf, sizeof *buf, k, f);
+            cnt -= k;
+        }
+    }
+    free(buf);
+    return fclose(f) || !buf ? -1 : 0;
+}
+
+static int write_text(const char *path, const char *s)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return -1;
+    fputs(s, f);
+    return fclose(f);
+}
+
+/* GPT-2 small: 768 wide, 12 layers and heads, vocab 50257, 1024 positions (124M). */
+static int write_gpt2(const char *dir)
+{
+    char p[1200];
+    snprintf(p, sizeof p, "%s/config.json", dir);
+    if (write_text(p, "{\"architectures\":[\"GPT2LMHeadModel\"],\"model_type\":\"gpt2\","
+                      "\"n_embd\":768,\"n_layer\":12,\"n_head\":12,\"vocab_size\":50257,"
+                      "\"n_positions\":1024}"))
+        return -1;
+    enum { L = 12, D = 768 };
+    bt t[4 + 12 * L];
+    static char names[12 * L][48];
+    int n = 0;
+    t[n++] = (bt){"wte.weight", 2, 50257, D};
+    t[n++] = (bt){"wpe.weight", 2, 1024, D};
+    const char *sfx[12] = {"ln_1.weight",      "ln_1.bias",          "attn.c_attn.weight",
+                           "attn.c_attn.bias", "attn.c_proj.weight", "attn.c_proj.bias",
+                           "ln_2.weight",      "ln_2.bias",          "mlp.c_fc.weight",
+                           "mlp.c_fc.bias",    "mlp.c_proj.weight",  "mlp.c_proj.bias"};
+    const long s0[12] = {D, D, D, 3 * D, D, D, D, D, D, 4 * D, 4 * D, D};
+    const long s1[12] = {0, 0, 3 * D, 0, D, 0, 0, 0, 4 * D, 0, D, 0};
+    for (int l = 0; l < L; l++)
+        for (int k = 0; k < 12; k++) {
+            char *nm = names[l * 12 + k];
+            snprintf(nm, sizeof names[0], "h.%d.%s", l, sfx[k]);
+            t[n++] = (bt){nm, s1[k] ? 2 : 1, s0[k], s1[k]};
+        }
+    t[n++] = (bt){"ln_f.weight", 1, D, 0};
+    t[n++] = (bt){"ln_f.bias", 1, D, 0};
+    snprintf(p, sizeof p, "%s/model.safetensors", dir);
+    return write_st(p, t, n);
+}
+
+/* Llama-shaped: 768 wide, 12 layers, 12 heads over 4 kv heads, SwiGLU 2048, vocab 32000,
+ * untied head (125M). */
+static int write_llama(const char *dir)
+{
+    char p[1200];
+    snprintf(p, sizeof p, "%s/config.json", dir);
+    if (write_text(p, "{\"architectures\":[\"LlamaForCausalLM\"],\"model_type\":\"llama\","
+                      "\"hidden_size\":768,\"intermediate_size\":2048,\"num_hidden_layers\":12,"
+                      "\"num_attention_heads\":12,\"num_key_value_heads\":4,\"vocab_size\":32000,"
+                      "\"max_position_embeddings\":2048,\"rms_norm_eps\":1e-5,"
+                      "\"tie_word_embeddings\":false}"))
+        return -1;
+    enum { L = 12, D = 768, KV = 256, F = 2048 };
+    bt t[3 + 9 * L];
+    static char names[9 * L][64];
+    int n = 0;
+    t[n++] = (bt){"model.embed_tokens.weight", 2, 32000, D};
+    t[n++] = (bt){"model.norm.weight", 1, D, 0};
+    t[n++] = (bt){"lm_head.weight", 2, 32000, D};
+    const char *sfx[9] = {"input_layernorm.weight",  "post_attention_layernorm.weight",
+                          "self_attn.q_proj.weight", "self_attn.k_proj.weight",
+                          "self_attn.v_proj.weight", "self_attn.o_proj.weight",
+                          "mlp.gate_proj.weight",    "mlp.up_proj.weight",
+                          "mlp.down_proj.weight"};
+    const long s0[9] = {D, D, D, KV, KV, D, F, F, D}, s1[9] = {0, 0, D, D, D, D, D, D, F};
+    for (int l = 0; l < L; l++)
+        for (int k = 0; k < 9; k++) {
+            char *nm = names[l * 9 + k];
+            snprintf(nm, sizeof names[0], "model.layers.%d.%s", l, sfx[k]);
+            t[n++] = (bt){nm, s1[k] ? 2 : 1, s0[k], s1[k]};
+        }
+    snprintf(p, sizeof p, "%s/model.safetensors", dir);
+    return write_st(p, t, n);
+}
+
+static long file_size(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (long)st.st_size : 0;
+}
+
+/* Prompt of P tokens, then D tokens one at a time, at 1 and 2 threads: the best of runs. */
+static void bench_one(const char *label, const char *path, long bytes, int P, int Dn, int runs)
+{
+    char err[512];
+    size_t rss0 = rss_bytes();
+    lm_model *m = NULL;
+    if (lm_open(path, &m, err, sizeof err) != PE_OK) {
+        printf("  %s: %s\n", label, err);
+        return;
+    }
+    int *ids = malloc((size_t)(P + Dn) * sizeof *ids);
+    for (int i = 0; i < P + Dn; i++) ids[i] = (int)((i * 7919L + 13) % m->c.vocab);
+    printf("  %s (%.1fM parameters, %s):\n", label, (double)lm_param_count(&m->c) / 1e6,
+           m->c.arch_name);
+    for (int th = 1; th <= 2; th++) {
+        double best_p = 1e30, best_d = 1e30;
+        for (int r = 0; r < runs; r++) {
+            lm_session s;
+            if (lm_session_init(&s, m, P + Dn, th, err, sizeof err) != PE_OK) {
+                printf("    %s\n", err);
+                break;
+            }
+            double t0 = mono();
+            lm_forward(&s, ids, P, NULL, err, sizeof err);
+            double t1 = mono();
+            for (int i = 0; i < Dn; i++) lm_forward(&s, &ids[P + i], 1, NULL, err, sizeof err);
+            double t2 = mono();
+            lm_session_free(&s);
+            if (t1 - t0 < best_p) best_p = t1 - t0;
+            if (t2 - t1 < best_d) best_d = t2 - t1;
+        }
+        printf("    %d thread%s: prompt of %d: %.0f tokens/s; decoding %d: %.1f tokens/s\n", th,
+               th > 1 ? "s" : "", P, P / best_p, Dn, Dn / best_d);
+    }
+    size_t rss = rss_bytes();
+    if (bytes > 0 && rss > rss0)
+        printf("    resident memory added: %.1f MB for a %.1f MB file (%.0f%%; target <= 120%%)\n",
+               (double)(rss - rss0) / 1e6, (double)bytes / 1e6,
+               100.0 * (double)(rss - rss0) / (double)bytes);
+    free(ids);
+    lm_close(m);
+}
+
+int app_bench_lm(int quick)
+{
+    int runs = quick ? 1 : 3;
+    printf("real checkpoints (pe/model/lm_*.c; best of %d; tests/peers/lm_torch.py is the "
+           "PyTorch peer):\n",
+           runs);
+    char p[2048];
+    snprintf(p, sizeof p, "%s/../../shared/realmodels/stories260K/stories260K.bin",
+             PELAB_ASSETS_SRC);
+    if (access(p, R_OK) == 0)
+        bench_one("stories260K.bin", p, file_size(p), 128, 128, runs);
+    else
+        printf("  stories260K.bin: not found at %s\n", p);
+    char dir[] = "/tmp/pelab-bench-lm-XXXXXX";
+    if (!mkdtemp(dir)) {
+        printf("  cannot make a temporary folder\n");
+        return 1;
+    }
+    char g[64], l[64], f[1200];
+    snprintf(g, sizeof g, "%s/gpt2", dir);
+    snprintf(l, sizeof l, "%s/llama", dir);
+    int rc = 0;
+    if (mkdir(g, 0700) || write_gpt2(g)) {
+        printf("  could not write the GPT-2 checkpoint in %s\n", dir);
+        rc = 1;
+    } else {
+        snprintf(f, sizeof f, "%s/model.safetensors", g);
+        bench_one("random GPT-2 small shape", g, file_size(f), 128, quick ? 8 : 32, runs);
+    }
+    if (mkdir(l, 0700) || write_llama(l)) {
+        printf("  could not write the Llama checkpoint in %s\n", dir);
+        rc = 1;
+    } else {
+        snprintf(f, sizeof f, "%s/model.safetensors", l);
+        bench_one("random Llama shape", l, file_size(f), 128, quick ? 8 : 32, runs);
+    }
+    const char *files[] = {"gpt2/model.safetensors",
+                           "gpt2/config.json",
+                           "llama/model.safetensors",
+                           "llama/config.json",
+                           "gpt2",
+                           "llama"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        snprintf(f, sizeof f, "%s/%s", dir, files[i]);
+        if (remove(f) != 0) rc = 1;
+    }
+    rmdir(dir);
+    return rc;
+}
