@@ -83,7 +83,7 @@ if [ "${1:-}" = "test" ]; then
     # libFuzzer harnesses (tests/fuzz) built by clang with ASan+UBSan: each replays its seed
     # corpus, then fuzzes for PELAB_FUZZ_SECONDS (30) seconds
     CC=clang PELAB_SUITE=fuzz PELAB_TARGETS="$(printf 'tests/fuzz/fuzz_%s ' checkpoint config gguf safetensors llama2c \
-        prompt command cli)" ASAN_OPTIONS=detect_leaks=1 run_suite build-fuzz \
+        prompt command cli lesson animate)" ASAN_OPTIONS=detect_leaks=1 run_suite build-fuzz \
         -Dbuildtype=debugoptimized -Db_sanitize=address,undefined -Db_lundef=false -Dfuzz=true
     [ "$skipped" -gt 0 ] && echo "($skipped skipped: a tool they need is missing)"
     echo "$passed passed, $failed failed"

@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "infile.h"
+#include "outfile.h"
 #include "textclean.h"
 
 /* ---- stderr shows no raw control characters ----------------------------------------------
@@ -97,9 +99,11 @@ static void stderr_make_clean(void)
 int main(int argc, char **argv)
 {
     stderr_make_clean();
+    /* -o may never name a file this command reads (issue 28) */
+    outfile_set_input_check(pe_infile_was_read);
     /* A file-size limit (ulimit -f) is reported as "File too large" by the writer that hits it,
-     * not by a signal that kills the process half-way. */
-    signal(SIGXFSZ, SIG_IGN);
+     * not by a signal that kills the process half-way; kill -XFSZ still ends it (outfile.h). */
+    outfile_signals_init();
     setlocale(LC_ALL, "");
     setlocale(LC_NUMERIC, "C"); /* numbers are read and written with '.' whatever the locale */
     return app_main(argc, argv);

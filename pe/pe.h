@@ -26,7 +26,8 @@ enum {
 /* Long computations call pe_work(fraction done, 0..1) now and then: the hook installed for the
  * calling thread (pe_work_set; NULL removes it) shows progress and returns nonzero to stop, and
  * the computation then frees what it made and returns PE_ECANCELED with "cancelled" in err
- * (pe_work_cancelled). */
+ * (pe_work_cancelled). A negative fraction only asks whether to stop (a read that waits for
+ * its input, which has no fraction to show). */
 typedef int (*pe_work_fn)(void *ctx, double frac);
 void pe_work_set(pe_work_fn fn, void *ctx);
 int pe_work(double frac);

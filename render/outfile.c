@@ -4,6 +4,7 @@
  * report only "write error"). */
 #define _GNU_SOURCE /* fopencookie */
 #include "outfile.h"
+#include "termsig.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,7 +20,10 @@
 #include <sys/statvfs.h>
 #include <sys/types.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
+
+enum { FIFO_WAIT_MS = 3000 }; /* how long a FIFO's reader may take to appear */
 
 struct outfile_sink {
     int fd;
@@ -27,6 +31,26 @@ struct outfile_sink {
     int keep_fd; /* standard output: flushed, never closed */
     int sync;    /* a regular file: fsync before the rename */
 };
+
+/* ---- what may not be replaced ------------------------------------------------------------- */
+
+static int (*is_input)(unsigned long long dev, unsigned long long ino);
+static int force;
+
+void outfile_set_input_check(int (*fn)(unsigned long long dev, unsigned long long ino))
+{
+    is_input = fn;
+}
+
+void outfile_set_force(int on)
+{
+    force = on;
+}
+
+int outfile_forced(void)
+{
+    return force;
+}
 
 /* ---- temporaries that the signal handlers and exit() remove ------------------------------ */
 
@@ -37,10 +61,38 @@ static char *volatile live[MAX_LIVE];
 
 /* Signals whose default action ends the process: with a temporary on disk, each removes it first
  * and then dies of the same signal, so the exit status is still 128+N. */
-static const int cleanup_signals[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGTERM, SIGUSR1,   SIGUSR2,
-                                      SIGALRM, SIGPIPE, SIGXCPU, SIGXFSZ, SIGVTALRM, SIGPROF,
-                                      SIGABRT, SIGSEGV, SIGBUS,  SIGFPE,  SIGILL,    SIGSYS};
-enum { N_CLEANUP = sizeof cleanup_signals / sizeof cleanup_signals[0] };
+static int cleanup_signals[TERMSIG_MAX], n_cleanup; /* termsig.h's list, on first use */
+
+static void cleanup_signals_load(void)
+{
+    if (!n_cleanup) n_cleanup = termsig_list(cleanup_signals);
+}
+
+/* The frames folder being filled (outfile_live_dir): its name, and how many frame-NNNN.png it
+ * may hold. The handler builds each name by hand (snprintf is not async-signal-safe). */
+static char live_dir[4200];
+static volatile sig_atomic_t live_dir_on, live_dir_frames;
+
+static void remove_live_dir(void)
+{
+    if (!live_dir_on) return;
+    size_t n = strlen(live_dir);
+    if (n + 32 > sizeof live_dir) return;
+    char name[sizeof live_dir];
+    memcpy(name, live_dir, n);
+    for (int i = 1; i <= live_dir_frames; i++) {
+        char *p = name + n;
+        memcpy(p, "/frame-", 7);
+        p += 7;
+        char digits[12];
+        int k = 0;
+        for (int v = i; v > 0 || k < 4; v /= 10) digits[k++] = (char)('0' + v % 10);
+        while (k > 0) *p++ = digits[--k];
+        memcpy(p, ".png", 5);
+        unlink(name);
+    }
+    rmdir(live_dir);
+}
 
 static void remove_live(void)
 {
@@ -48,6 +100,7 @@ static void remove_live(void)
         char *p = live[i];
         if (p) unlink(p);
     }
+    remove_live_dir();
 }
 
 static void on_signal(int sig)
@@ -59,11 +112,37 @@ static void on_signal(int sig)
     raise(sig);
 }
 
+/* SIGXFSZ: the kernel sends it to a process whose write passes the file-size limit (ulimit -f),
+ * and that write then fails with EFBIG, which the writer reports ("File too large"). Sent by
+ * anyone else (kill -XFSZ) it ends the process like the other signals (issue 28: pelab ignored
+ * it). The kernel's own is told by its sender: the process itself, with SI_USER. */
+static void on_xfsz(int sig, siginfo_t *info, void *uc)
+{
+    (void)uc;
+    if (info && info->si_code == SI_USER && info->si_pid == getpid()) return;
+    int e = errno;
+    remove_live();
+    errno = e;
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void outfile_signals_init(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_xfsz;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_SIGINFO;
+    sigaction(SIGXFSZ, &sa, NULL);
+}
+
 static void block_signals(sigset_t *old)
 {
     sigset_t set;
     sigemptyset(&set);
-    for (int i = 0; i < N_CLEANUP; i++) sigaddset(&set, cleanup_signals[i]);
+    cleanup_signals_load();
+    for (int i = 0; i < n_cleanup; i++) sigaddset(&set, cleanup_signals[i]);
     sigprocmask(SIG_BLOCK, &set, old);
 }
 
@@ -77,7 +156,8 @@ static void handlers_install(void)
         atexit(remove_live);
         at_exit_done = 1;
     }
-    for (int i = 0; i < N_CLEANUP; i++) {
+    cleanup_signals_load();
+    for (int i = 0; i < n_cleanup; i++) {
         struct sigaction cur;
         if (sigaction(cleanup_signals[i], NULL, &cur) != 0) continue;
         if ((cur.sa_flags & SA_SIGINFO) || cur.sa_handler != SIG_DFL) continue;
@@ -88,6 +168,23 @@ static void handlers_install(void)
         sa.sa_flags = SA_RESETHAND | SA_NODEFER;
         sigaction(cleanup_signals[i], &sa, NULL);
     }
+}
+
+int outfile_live_dir(const char *dir, int frames)
+{
+    if (dir && strlen(dir) + 32 > sizeof live_dir) return -1;
+    handlers_install();
+    sigset_t old;
+    block_signals(&old);
+    if (dir) {
+        memcpy(live_dir, dir, strlen(dir) + 1);
+        live_dir_frames = frames;
+        live_dir_on = 1;
+    } else {
+        live_dir_on = 0;
+    }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    return 0;
 }
 
 static int live_add(char *tmp)
@@ -236,6 +333,21 @@ static int examine(const char *path, char **target, target_kind *kind, mode_t *m
         *kind = S_ISSOCK(st.st_mode) ? T_SOCKET : T_SPECIAL;
         *target = t;
         return 0;
+    }
+    if (exists && is_input &&
+        is_input((unsigned long long)st.st_dev, (unsigned long long)st.st_ino)) {
+        snprintf(err, errlen,
+                 "-o %s: is an input of this command%s; write the output to another file", path,
+                 link_note);
+        free(t);
+        return -1;
+    }
+    /* a read-only file says "keep me": replaced only when asked (root could, by the rename) */
+    if (exists && !force && (!(st.st_mode & 0222) || access(t, W_OK) != 0)) {
+        snprintf(err, errlen, "-o %s: the file is read-only%s (mode %04o); --force replaces it",
+                 path, link_note, (unsigned)(st.st_mode & 07777));
+        free(t);
+        return -1;
     }
     *kind = exists ? T_REGULAR : T_NEW;
     *mode = exists ? st.st_mode & 07777 : 0;
@@ -462,8 +574,22 @@ int outfile_open(outfile *o, const char *path, char *err, size_t errlen)
         fd = connect_socket(target);
         if (fd < 0) snprintf(err, errlen, "-o %s: cannot connect (%s)", path, strerror(errno));
     } else if (kind == T_SPECIAL) {
-        fd = open(target, O_WRONLY | O_NOCTTY | O_CLOEXEC);
-        if (fd < 0) snprintf(err, errlen, "-o %s: cannot open (%s)", path, strerror(errno));
+        /* O_NONBLOCK: a FIFO nobody reads would block open(2) until a signal. A reader that
+         * is still starting (`pelab ... -o f & cat f`) gets FIFO_WAIT_MS, then it is refused. */
+        fd = open(target, O_WRONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+        for (int waited = 0; fd < 0 && errno == ENXIO && waited < FIFO_WAIT_MS; waited += 50) {
+            struct timespec ts = {0, 50 * 1000000L};
+            nanosleep(&ts, NULL);
+            fd = open(target, O_WRONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+        }
+        if (fd < 0 && errno == ENXIO)
+            snprintf(err, errlen,
+                     "-o %s: a FIFO with nothing reading it (waited 3 s); start the reader first",
+                     path);
+        else if (fd < 0)
+            snprintf(err, errlen, "-o %s: cannot open (%s)", path, strerror(errno));
+        int fl = fd >= 0 ? fcntl(fd, F_GETFL) : -1;
+        if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK); /* then written as usual */
     } else {
         fd = tmp_create(target, &o->tmp);
         if (fd < 0) {

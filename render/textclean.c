@@ -1,5 +1,6 @@
 /* textclean.c: see textclean.h. UTF-8 validity as RFC 3629 has it: no overlong forms, no
- * surrogates, nothing past U+10FFFF; each byte of a bad sequence becomes one U+FFFD. */
+ * surrogates, nothing past U+10FFFF; each byte of a bad sequence becomes one U+FFFD, and so does
+ * a noncharacter (U+FDD0..U+FDEF, U+nFFFE, U+nFFFF), which cairo refuses (issue 28). */
 #include "textclean.h"
 
 #include <stdio.h>
@@ -31,6 +32,18 @@ int text_utf8_len(const unsigned char *s, size_t n)
     return len;
 }
 
+int text_is_nonchar(const unsigned char *s, size_t len)
+{
+    unsigned cp;
+    if (len == 3)
+        cp = (s[0] & 0x0fu) << 12 | (s[1] & 0x3fu) << 6 | (s[2] & 0x3fu);
+    else if (len == 4)
+        cp = (s[0] & 0x07u) << 18 | (s[1] & 0x3fu) << 12 | (s[2] & 0x3fu) << 6 | (s[3] & 0x3fu);
+    else
+        return 0;
+    return (cp >= 0xfdd0 && cp <= 0xfdef) || (cp & 0xfffe) == 0xfffe;
+}
+
 /* What one piece of input becomes: its length in src and the text to write. */
 static size_t piece(const unsigned char *s, size_t n, unsigned flags, char out[8], size_t *used)
 {
@@ -46,6 +59,11 @@ static size_t piece(const unsigned char *s, size_t n, unsigned flags, char out[8
     int len = text_utf8_len(s, n);
     if (len <= 0) { /* not UTF-8 (or cut short at the end): U+FFFD for this byte */
         *used = 1;
+        memcpy(out, "\xef\xbf\xbd", 3);
+        return 3;
+    }
+    if (text_is_nonchar(s, (size_t)len)) { /* cairo refuses a whole string holding one */
+        *used = (size_t)len;
         memcpy(out, "\xef\xbf\xbd", 3);
         return 3;
     }
@@ -94,7 +112,9 @@ int text_is_clean(const char *s, size_t n, unsigned flags)
             continue;
         }
         int len = text_utf8_len(u + at, n - at);
-        if (len <= 0 || (len == 2 && c == 0xc2 && u[at + 1] < 0xa0)) return 0;
+        if (len <= 0 || (len == 2 && c == 0xc2 && u[at + 1] < 0xa0) ||
+            text_is_nonchar(u + at, (size_t)len))
+            return 0;
         at += (size_t)len;
     }
     return 1;

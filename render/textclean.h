@@ -1,7 +1,8 @@
 /* textclean.h: user-given text made safe to show. Control characters are written out as
  * \xNN (C1 controls as \u0080..\u009f), so a file name holding ESC [ 2 J cannot clear the screen;
- * bytes that are not UTF-8 become U+FFFD, so cairo, ncurses and a terminal get valid text. Used
- * for the scene's text (figures, the terminal), stderr, and the prompt before tokenizing. */
+ * bytes that are not UTF-8 and noncharacters become U+FFFD, so cairo, ncurses and a terminal get
+ * valid text. Used for the scene's text (figures, the terminal), stderr, and the prompt before
+ * tokenizing. */
 #ifndef PELAB_TEXTCLEAN_H
 #define PELAB_TEXTCLEAN_H
 
@@ -20,5 +21,8 @@ int text_is_clean(const char *s, size_t n, unsigned flags);
 /* The length of a valid UTF-8 sequence at s (n bytes available): 1..4, 0 when s does not start
  * one, -1 when it starts one that n cuts short (more bytes may complete it). */
 int text_utf8_len(const unsigned char *s, size_t n);
+/* 1 when the valid sequence of len bytes at s is a noncharacter (U+FDD0..U+FDEF, U+FFFE and
+ * U+FFFF of any plane): never text to show; cairo refuses a whole string holding one. */
+int text_is_nonchar(const unsigned char *s, size_t len);
 
 #endif

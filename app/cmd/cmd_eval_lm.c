@@ -157,6 +157,9 @@ int app_eval_lm_run(const app_cli_args *args, int argc, char **argv)
                 return 2;
             }
             break;
+        case APP_EVAL_FORCE:
+            outfile_set_force(1);
+            break;
         case APP_EVAL_TOKENS:
         case APP_EVAL_BIN:
         case APP_EVAL_STORY:

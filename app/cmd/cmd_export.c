@@ -8,6 +8,8 @@
 #include "animate.h"
 #include "commands.h"
 #include "export.h"
+#include "infile.h"
+#include "outfile.h"
 #include "options.h"
 
 /* --format's values: the figure and data formats of the format table */
@@ -61,6 +63,7 @@ static const app_cmd_opt export_opts[] = {
      .code = 'S',
      .arg = "WxH{in,cm,px}",
      .help = "figure size with a unit, at --dpi (6x4in, 16x10cm, 800x600px)"},
+    {.name = "force", .code = 'f', .help = "replace a read-only output file (refused without it)"},
     {.name = "help", .code = '?', .short_name = 'h', .help = "the options"},
     {0},
 };
@@ -133,6 +136,7 @@ int app_cmd_export(int argc, char **argv)
     app_anim_default(&anim);
     const char *size_arg = NULL;
     int animate = 0, anim_only = 0; /* anim_only: an animation option, without --animate */
+    int quality_set = 0, dither_set = 0;
 
     /* the view may come first as a word */
     int first = 1;
@@ -176,6 +180,13 @@ int app_cmd_export(int argc, char **argv)
             size_arg = v;
             break;
         case 'A':
+            if (animate) { /* the second one replaced the first without a word (issue 28) */
+                fprintf(stderr,
+                        "pelab export: --animate %s: one animation at a time (--animate given "
+                        "twice)\n",
+                        v);
+                return 2;
+            }
             if (app_anim_parse(v, &anim, err, sizeof err) < 0) {
                 fprintf(stderr, "pelab export: %s\n", err);
                 return 2;
@@ -203,6 +214,7 @@ int app_cmd_export(int argc, char **argv)
                 return 2;
             }
             anim_only = 'Q';
+            quality_set = 1;
             break;
         case 'X':
             anim.free_axes = 1;
@@ -211,9 +223,13 @@ int app_cmd_export(int argc, char **argv)
         case 'T':
             anim.dither = 1;
             anim_only = 'T';
+            dither_set = 1;
             break;
         case 'F':
             format = v;
+            break;
+        case 'f':
+            outfile_set_force(1);
             break;
         }
     }
@@ -260,6 +276,22 @@ int app_cmd_export(int argc, char **argv)
                 name);
         return 2;
     }
+    /* each writer's own option on another format was ignored without a word (issue 28) */
+    app_format anim_fmt = animate ? app_format_of_as(out, APP_FORMAT_ANIMATION) : APP_FMT_UNKNOWN;
+    if (animate && quality_set && anim_fmt != APP_FMT_WEBP) {
+        fprintf(stderr,
+                "pelab export: --quality: only for WebP animations (-o FILE.webp); -o %s "
+                "is not one\n",
+                out);
+        return 2;
+    }
+    if (animate && dither_set && anim_fmt != APP_FMT_GIF) {
+        fprintf(stderr,
+                "pelab export: --dither: only for GIF animations (-o FILE.gif); -o %s "
+                "is not one\n",
+                out);
+        return 2;
+    }
     if (animate && format) {
         fprintf(stderr,
                 "pelab export: --format %s: not for animations (the format follows -o: "
@@ -267,6 +299,11 @@ int app_cmd_export(int argc, char **argv)
                 format);
         return 2;
     }
+    /* the files this export reads: -o may not name one of them (outfile.h); --config was read
+     * already, the others are read during the work */
+    pe_infile_note(st.attn.data_path);
+    pe_infile_note(st.attn.model_name);
+    pe_infile_note(st.attn.compare);
     if (animate)
         rc = app_anim_export(&st, &anim, out, &o, err, sizeof err);
     else

@@ -8,6 +8,17 @@
 #include "explorer.h"
 #include "lesson.h"
 #include "options.h"
+#include "outfile.h"
+#include "textclean.h"
+
+/* A name the user gave, as standard output shows it: control characters written out (\x1b),
+ * bytes that are not UTF-8 as U+FFFD (issue 28: a file named ESC ] 0 ; ... set the terminal's
+ * title through "FILE: ok"). Standard error is cleaned by main.c. */
+static const char *shown(const char *s, char *buf, size_t n)
+{
+    text_clean(buf, n, s, strlen(s), 0);
+    return buf;
+}
 
 /* A hint's key is good when pressing it on the slide does something: the explorer answers an
  * unbound key, or one that does not apply to this view, with an error message. */
@@ -72,7 +83,9 @@ static int cmd_check(int n, const char *const *files)
             bad++;
             continue;
         }
-        printf("%s: ok, %d slide%s\n", files[i], l.n, l.n == 1 ? "" : "s");
+        char name[3 * 1024];
+        printf("%s: ok, %d slide%s\n", shown(files[i], name, sizeof name), l.n,
+               l.n == 1 ? "" : "s");
         lesson_free(&l);
     }
     return bad ? 2 : 0;
@@ -89,6 +102,7 @@ static const app_cmd_opt lesson_opts[] = {
      .help = "write a handout, one page per slide",
      .files = "pdf"},
     {.name = "slide", .code = 'S', .arg = "N", .help = "start at slide N"},
+    {.name = "force", .code = 'f', .help = "replace a read-only handout (refused without it)"},
     {.name = "frames", .code = 'F', .arg = "N", .help = "draw N frames and exit (for tests)"},
     {.name = "help", .code = '?', .short_name = 'h', .help = "the usage"},
     {0},
@@ -117,9 +131,12 @@ static int run_lesson(const char *name, const char *slide, const char *frames_ar
         return 2;
     }
     lesson l;
-    if (lesson_load(&l, path, key_bound, stderr) != 0) {
-        fprintf(stderr, "pelab lesson: %s has problems (listed above); nothing was started\n",
-                name);
+    int problems = lesson_load(&l, path, key_bound, stderr);
+    if (problems != 0) {
+        /* one problem is its own line (FILE:LINE: what), as a usage error is */
+        if (problems > 1)
+            fprintf(stderr, "pelab lesson: %s has problems (listed above); nothing was started\n",
+                    name);
         return 2;
     }
     snprintf(l.name, sizeof l.name, "%s", name);
@@ -129,7 +146,7 @@ static int run_lesson(const char *name, const char *slide, const char *frames_ar
         if (rc != 0)
             fprintf(stderr, "pelab lesson: %s\n", err);
         else
-            printf("%s: %d pages\n", handout, l.n);
+            printf("%s: %d pages\n", shown(handout, path, sizeof path), l.n);
     } else if (start > l.n) {
         fprintf(stderr, "%s: --slide %ld: %s has %d slides\n", me, start, name, l.n);
         rc = 2;
@@ -168,6 +185,9 @@ static int cmd_lesson(int argc, char **argv)
             break;
         case 'F':
             frames = args.val[i];
+            break;
+        case 'f':
+            outfile_set_force(1);
             break;
         }
     }

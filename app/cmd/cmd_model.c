@@ -18,6 +18,7 @@
 #include "assets.h"
 #include "cmd_model.h"
 #include "commands.h"
+#include "infile.h"
 #include "model.h"
 #include "outfile.h"
 #include "textclean.h"
@@ -124,6 +125,33 @@ static int check_ext(const char *cmd, const char *path, const char *ext, const c
     return -1;
 }
 
+/* What an existing regular file at path must start with to be replaced: what this command
+ * writes (a checkpoint, pelab's CSV). A PNG that happens to be named p.pelab, or someone's
+ * table named m.csv, is another program's file: refused, the name tells nothing (issue 28).
+ * An empty file, a new name or a device pass; --force replaces anything. */
+static int check_contents(const char *cmd, const char *path, const char *magic, const char *what)
+{
+    if (outfile_forced() || outfile_is_special(path)) return 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0; /* a new file (outfile_check told the rest) */
+    char head[64] = "";
+    size_t n = fread(head, 1, sizeof head, f);
+    fclose(f);
+    if (n == 0) return 0;
+    /* magic: the beginnings allowed, separated by '|' */
+    for (const char *m = magic; *m;) {
+        size_t k = strcspn(m, "|");
+        if (n >= k && memcmp(head, m, k) == 0) return 0;
+        m += k + (m[k] == '|');
+    }
+    char name[3 * 1024];
+    fprintf(stderr,
+            "pelab %s: -o %s: the file exists and is not %s written by pelab; name a new file "
+            "(or --force replaces it)\n",
+            cmd, shown(path, name, sizeof name), what);
+    return -1;
+}
+
 /* ---- train -------------------------------------------------------------------------------- */
 
 typedef struct train_ui {
@@ -219,6 +247,7 @@ enum {
     O_SAVE,
     O_STORY,
     O_QUIET,
+    O_FORCE,
     O_HELP
 };
 
@@ -282,6 +311,7 @@ static const app_cmd_opt train_opts[] = {
      .help = "grammar directory (assets/story)",
      .files = "/"},
     {.name = "quiet", .code = O_QUIET, .help = "no progress"},
+    {.name = "force", .code = O_FORCE, .help = "replace an existing file that is not a checkpoint"},
     {.name = "help", .code = O_HELP, .short_name = 'h', .help = "this usage"},
     {0},
 };
@@ -403,6 +433,9 @@ static int cmd_train(int argc, char **argv)
         case O_STORY:
             story = optarg;
             break;
+        case O_FORCE:
+            outfile_set_force(1);
+            break;
         case O_QUIET:
             quiet = 1;
             break;
@@ -433,6 +466,7 @@ static int cmd_train(int argc, char **argv)
         return 2;
     }
     if (check_ext("train", out, ".pelab", "a checkpoint")) return 2;
+    if (check_contents("train", out, "PELABMDL", "a checkpoint")) return 2;
     if (story_dir(story, dir, sizeof dir)) return 1;
     model_grammar g;
     if (model_grammar_load(&g, dir, err, sizeof err)) {
@@ -597,6 +631,9 @@ static const app_cmd_opt eval_opts[] = {
      .code = APP_EVAL_WINDOWS,
      .arg = "N",
      .help = "with --model: at most N windows (all that fit)"},
+    {.name = "force",
+     .code = APP_EVAL_FORCE,
+     .help = "replace an existing -o file that is not pelab's table"},
     {.name = "help", .code = APP_EVAL_HELP, .short_name = 'h', .help = "this usage"},
     {0},
 };
@@ -654,6 +691,9 @@ static int cmd_eval(int argc, char **argv)
         case APP_EVAL_STORY:
             story = optarg;
             break;
+        case APP_EVAL_FORCE:
+            outfile_set_force(1);
+            break;
         }
         if (bad) return 2;
     }
@@ -675,12 +715,15 @@ static int cmd_eval(int argc, char **argv)
                         "a .csv file\n");
         return 2;
     }
-    /* checked before the minutes of evaluation, not after */
+    /* checked before the minutes of evaluation, not after; the models are inputs, which -o
+     * may not name */
+    for (int i = 0; i < args.n_positional; i++) pe_infile_note(args.positional[i]);
     if (csv && outfile_check(csv, err, sizeof err) < 0) {
         fprintf(stderr, "pelab eval: %s\n", err);
         return 2;
     }
     if (csv && check_ext("eval", csv, ".csv", "the per-position table (CSV)")) return 2;
+    if (csv && check_contents("eval", csv, "# pelab eval|position,", "a table")) return 2;
     if (story_dir(story, dir, sizeof dir)) return 1;
     model_grammar g;
     if (model_grammar_load(&g, dir, err, sizeof err)) {

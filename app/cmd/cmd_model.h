@@ -25,6 +25,7 @@ enum {
     APP_EVAL_FACTOR,
     APP_EVAL_ORIG,
     APP_EVAL_WINDOWS,
+    APP_EVAL_FORCE, /* both */
     APP_EVAL_HELP,
 };
 /* "--tokens" for a row's code. */

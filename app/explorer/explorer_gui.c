@@ -261,5 +261,6 @@ int app_run_gui(app_explorer *x, int frames)
     app_explorer_unthread(x); /* stops a build in progress at its next report */
     scene_free(&s);
     window_close(win);
-    return 0;
+    int sig = window_quit_signal();
+    return sig ? 128 + sig : 0; /* like the terminal explorer: what a shell shows for a signal */
 }

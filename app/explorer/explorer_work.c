@@ -59,7 +59,7 @@ static double now_s(void)
 static int work_hook(void *ctx, double frac)
 {
     app_work *w = ctx;
-    atomic_store(&w->frac, frac < 0 ? 0 : frac > 1 ? 1 : frac);
+    if (frac >= 0) atomic_store(&w->frac, frac > 1 ? 1 : frac); /* < 0: only asks */
     return atomic_load(&w->cancel);
 }
 

@@ -13,8 +13,10 @@
 #include "assets.h"
 #include "attn.h"
 #include "cli.h"
+#include "infile.h"
 #include "input.h"
 #include "options.h"
+#include "textclean.h"
 #include "views.h"
 
 /* ---- keys -------------------------------------------------------------------------------- */
@@ -152,8 +154,10 @@ void lesson_names_free(char **names, int n)
 
 int lesson_resolve(const char *name, char *buf, size_t n, char *err, size_t errlen)
 {
-    /* a path when it looks like one or names a file; a shipped name otherwise */
-    if (strchr(name, '/') || is_file(name)) {
+    /* a path when it looks like one or names something that exists (a FIFO or a folder is
+     * then refused by the reader with what it is); a shipped name otherwise */
+    struct stat sb;
+    if (strchr(name, '/') || is_file(name) || stat(name, &sb) == 0) {
         snprintf(buf, n, "%s", name);
         return 0;
     }
@@ -189,8 +193,15 @@ static int eval_mean(const char *data, const char *mname, int a, int b, double *
         snprintf(path, sizeof path, "%s", data);
     else if (app_asset_path("models/extrapolation.csv", path, sizeof path, err, errlen) < 0)
         return -1;
-    FILE *fp = fopen(path, "r");
+    char *text = NULL, why[1200];
+    size_t len = 0;
+    if (pe_infile_read(path, "", (size_t)16 << 20, &text, &len, why, sizeof why) != PE_OK) {
+        snprintf(err, errlen, "{loss}: %.400s", why);
+        return -1;
+    }
+    FILE *fp = fmemopen(text, len + 1, "r");
     if (!fp) {
+        free(text);
         snprintf(err, errlen, "{loss}: %.400s: %s", path, strerror(errno));
         return -1;
     }
@@ -225,6 +236,7 @@ static int eval_mean(const char *data, const char *mname, int a, int b, double *
         }
     }
     fclose(fp);
+    free(text);
     if (col < 0) {
         snprintf(err, errlen, "{loss %.40s %d-%d}: no column '%.40s' in %.200s (columns %.100s)",
                  mname, a, b, mname, path, names);
@@ -551,7 +563,9 @@ static int parse_view(const char *lesson_path, const char *line, app_state *st, 
         }
     }
     if (st->attn.data_path[0] && !is_file(st->attn.data_path)) {
-        snprintf(err, errlen, "--data %.400s: no such file", st->attn.data_path);
+        /* what it is, not "no such file" for /dev/zero or a folder (infile.h says) */
+        if (pe_infile_check(st->attn.data_path, "--data", err, errlen) == PE_OK)
+            snprintf(err, errlen, "--data %.400s: no such file", st->attn.data_path);
         return -1;
     }
     snprintf(st->command, sizeof st->command, "pelab export %s", line);
@@ -632,47 +646,62 @@ static void flush_problems(reader *r)
  * or invalid UTF-8), empty. Returns the text (malloc) or NULL after reporting. */
 static char *read_text(reader *r)
 {
-    FILE *fp = fopen(r->path, "rb");
-    if (!fp) {
-        problem(r, 0, "cannot open: %s", strerror(errno));
-        return NULL;
-    }
-    struct stat sb;
-    if (fstat(fileno(fp), &sb) == 0 && !S_ISREG(sb.st_mode)) {
-        fclose(fp);
-        problem(r, 0, "not a regular file");
-        return NULL;
-    }
-    char *buf = malloc(LESSON_MAX_BYTES + 2);
-    if (!buf) {
-        fclose(fp);
-        problem(r, 0, "out of memory");
-        return NULL;
-    }
-    size_t n = fread(buf, 1, LESSON_MAX_BYTES + 1, fp);
-    fclose(fp);
-    if (n > LESSON_MAX_BYTES) {
-        free(buf);
-        problem(r, 1, "the file is larger than %d bytes: not a lesson (a lesson is a short text)",
-                LESSON_MAX_BYTES);
+    /* infile.h: the type (a FIFO nobody writes, /dev/zero, a folder) and the size are
+     * checked before reading */
+    char *buf = NULL, why[1200];
+    size_t n = 0;
+    int rc = pe_infile_read(r->path, "", LESSON_MAX_BYTES, &buf, &n, why, sizeof why);
+    if (rc != PE_OK) {
+        /* the message starts with the path, which problem() puts first already */
+        size_t pl = strlen(r->path);
+        const char *m = strncmp(why, r->path, pl) == 0 && why[pl] == ':' ? why + pl + 2 : why;
+        if (strstr(m, "refused"))
+            problem(r, 1,
+                    "the file is larger than %d bytes: not a lesson (a lesson is a short text)",
+                    LESSON_MAX_BYTES);
+        else
+            problem(r, 0, "%s", m);
         return NULL;
     }
     buf[n] = '\0';
+    /* a UTF-8 byte order mark (editors on Windows write one) is no part of the text */
+    if (n >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0) {
+        memmove(buf, buf + 3, n - 2);
+        n -= 3;
+    }
     int line = 1;
     for (size_t i = 0; i < n;) {
         unsigned char c = (unsigned char)buf[i];
-        int len = c < 0x80             ? 1
-                  : (c & 0xe0) == 0xc0 ? 2
-                  : (c & 0xf0) == 0xe0 ? 3
-                  : (c & 0xf8) == 0xf0 ? 4
-                                       : 0;
-        int ok = len > 0 && i + (size_t)len <= n && (c != 0);
-        for (int k = 1; ok && k < len; k++) ok = ((unsigned char)buf[i + (size_t)k] & 0xc0) == 0x80;
-        if (ok && c < 0x20 && c != '\n' && c != '\r' && c != '\t') ok = 0;
-        if (!ok) {
+        /* RFC 3629 as textclean.c has it: no overlong forms, no surrogates, nothing past
+         * U+10FFFF; and no noncharacters (U+FFFE, U+FDD0..), which no text may hold */
+        int len = c ? text_utf8_len((const unsigned char *)buf + i, n - i) : 0;
+        int ok = len > 0 && !text_is_nonchar((const unsigned char *)buf + i, (size_t)len);
+        int ctl = c && (c < 0x20 || c == 0x7f) && c != '\n' && c != '\r' && c != '\t';
+        if (!ok || ctl) {
             free(buf);
-            problem(r, line, "binary data (byte 0x%02x at offset %zu): a lesson is UTF-8 text", c,
-                    i);
+            if (ctl)
+                problem(r, line, "a control character (0x%02x at offset %zu): a lesson is text", c,
+                        i);
+            else if (c == 0xef && i + 2 < n && (unsigned char)buf[i + 1] == 0xbf &&
+                     ((unsigned char)buf[i + 2] == 0xbe || (unsigned char)buf[i + 2] == 0xbf))
+                problem(r, line, "a noncharacter (U+FFF%c at offset %zu): a lesson is text",
+                        (unsigned char)buf[i + 2] == 0xbe ? 'E' : 'F', i);
+            else if (len > 0)
+                problem(r, line, "a noncharacter at offset %zu: a lesson is text", i);
+            else {
+                /* say which rule of UTF-8 the bytes break, when it is one of the classic ones */
+                unsigned c1 = i + 1 < n ? (unsigned char)buf[i + 1] : 0;
+                const char *kind =
+                    c == 0xc0 || c == 0xc1 || (c == 0xe0 && c1 >= 0x80 && c1 < 0xa0) ||
+                            (c == 0xf0 && c1 >= 0x80 && c1 < 0x90)
+                        ? "an overlong UTF-8 form"
+                    : c == 0xed && c1 >= 0xa0 && c1 <= 0xbf ? "a UTF-16 surrogate (U+D800..U+DFFF)"
+                    : (c == 0xf4 && c1 >= 0x90) || (c >= 0xf5 && c <= 0xf7)
+                        ? "a code point past U+10FFFF"
+                        : "binary data";
+                problem(r, line, "%s (byte 0x%02x at offset %zu): a lesson is UTF-8 text", kind, c,
+                        i);
+            }
             return NULL;
         }
         if (c == '\n') line++;
@@ -732,6 +761,17 @@ static void parse_try(reader *r, int line, lesson_slide *s, const char *v, lesso
                 "halve the base') or 'try: :option value = what it shows'");
         return;
     }
+    /* keys longer than the field would be cut and the last one misread ("'Lef' is not a key
+     * name" for ...Left): said as what it is */
+    size_t klen = (size_t)(eq - v);
+    const char *kv = v;
+    while (klen && (*kv == ' ' || *kv == '\t')) kv++, klen--;
+    while (klen && (kv[klen - 1] == ' ' || kv[klen - 1] == '\t')) klen--;
+    if (klen >= sizeof t->keys) {
+        problem(r, line, "try: the keys '%.30s...' are %zu bytes; at most %zu (a few keys)", kv,
+                klen, sizeof t->keys - 1);
+        return;
+    }
     snprintf(t->keys, sizeof t->keys, "%.*s", (int)(eq - v), v);
     trim(t->keys);
     if (set_field(r, line, "try", t->what, sizeof t->what, eq + 3) < 0) return;
@@ -786,6 +826,15 @@ static void parse_do(reader *r, int line, lesson_slide *s, const char *v)
     char *words[LESSON_MAX_SWEEP + 3];
     int n = split_words(buf, words, LESSON_MAX_SWEEP + 2);
     const char *vname = app_view_at((size_t)s->st.view)->name;
+    /* before "name an action": split_words says -2 for too many words, -1 for an open quote */
+    if (n == -2 && strcmp(words[0], "sweep") == 0) {
+        problem(r, line, "do: sweep takes at most %d values", LESSON_MAX_SWEEP);
+        return;
+    }
+    if (n == -1) {
+        problem(r, line, "do: a quote is not closed ('%s')", v);
+        return;
+    }
     if (n < 1) {
         problem(r, line, "do: name an action: spin, play, or sweep OPTION V1 V2 ...");
         return;
@@ -828,6 +877,13 @@ static void parse_do(reader *r, int line, lesson_slide *s, const char *v)
                 problem(r, line, "do: sweep: %s", strlen(words[i]) >= 32 ? "value too long" : err);
                 return;
             }
+            /* and the view's own check, which export runs first (a value it refuses passed
+             * --check and failed in the presenter, issue 28) */
+            const app_view *sv = app_view_at((size_t)trial.view);
+            if (sv->validate && sv->validate(&trial, err, sizeof err) < 0) {
+                problem(r, line, "do: sweep %s %s: %s", o->name, words[i], err);
+                return;
+            }
             snprintf(s->sweep_val[s->n_sweep++], sizeof s->sweep_val[0], "%s", words[i]);
         }
         s->action = LESSON_DO_SWEEP;
@@ -857,6 +913,15 @@ static void finish_slide(reader *r, lesson_slide *s, int view_ok, int caption_li
     char out[4096], err[512];
     if (expand(s->caption, &s->st, "", out, sizeof out, err, sizeof err) > 0)
         problem(r, caption_line, "caption: %s", err);
+    if (view_ok == VIEW_UNKNOWN) return;
+    /* the models the slide shows load: a path that exists but is no checkpoint (/dev/zero, a
+     * truncated file) passed --check and failed when presented (issue 28) */
+    const app_view *v = app_view_at((size_t)s->st.view);
+    if (app_view_uses(v, "model") && app_attn_check_model(s->st.attn.model_name, err, sizeof err))
+        problem(r, s->line, "view: %s", err);
+    if (app_view_uses(v, "compare") && s->st.attn.compare[0] &&
+        app_attn_check_model(s->st.attn.compare, err, sizeof err))
+        problem(r, s->line, "view: --compare%s", strncmp(err, "--model", 7) ? err : err + 7);
 }
 
 int lesson_load(lesson *l, const char *path, lesson_key_fn key_bound, FILE *diag)

@@ -1,5 +1,6 @@
 /* options.c: the one table of figure parameters (see options.h). */
 #include "options.h"
+#include "textclean.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -606,7 +607,35 @@ static size_t count_names(const char *const *names)
     return n;
 }
 
+static int option_set_raw(app_state *st, const app_option *o, const char *value, char *err,
+                          size_t errlen);
+
+/* A long value (a 100 kB --pe) filled the message before its reason, which was cut off (issue
+ * 28): the message is made in a buffer large enough for it, then the value in it is shortened
+ * to its first bytes and its length, so the reason always shows. */
 int app_option_set(app_state *st, const app_option *o, const char *value, char *err, size_t errlen)
+{
+    size_t vl = value ? strlen(value) : 0;
+    if (vl <= 80 || !err || !errlen) return option_set_raw(st, o, value, err, errlen);
+    size_t big = vl + 2048;
+    char *full = malloc(big);
+    if (!full) return option_set_raw(st, o, value, err, errlen);
+    full[0] = '\0';
+    int rc = option_set_raw(st, o, value, full, big);
+    if (rc < 0) {
+        const char *at = strstr(full, value);
+        if (at)
+            snprintf(err, errlen, "%.*s%.40s... (%zu bytes)%s", (int)(at - full), full, value, vl,
+                     at + vl);
+        else
+            snprintf(err, errlen, "%s", full);
+    }
+    free(full);
+    return rc;
+}
+
+static int option_set_raw(app_state *st, const app_option *o, const char *value, char *err,
+                          size_t errlen)
 {
     char *base = (char *)st + o->off;
     switch (o->kind) {
@@ -995,7 +1024,11 @@ int app_option_command(app_state *st, const char *line, char *err, size_t errlen
 
 /* ---- reproducing a figure ---------------------------------------------------------------- */
 
-/* Quote a value for a POSIX shell when it needs it. */
+/* Quote a value for a POSIX shell when it needs it. A control character, a C1 control or a byte
+ * that is not UTF-8 goes out as $'\xNN' (bash, zsh, ksh and POSIX.1-2024 sh read it back as the
+ * byte), so the command means the same when pasted and no escape reaches the terminal that shows
+ * it (issue 28: --title $'X\e]2;PWNED\a' set the terminal's title through the e overlay and the
+ * commands printed on exit). */
 static void shell_word(const char *v, char *out, size_t n)
 {
     int plain = *v != '\0';
@@ -1005,14 +1038,28 @@ static void shell_word(const char *v, char *out, size_t n)
         snprintf(out, n, "%s", v);
         return;
     }
-    size_t k = 0;
+    size_t k = 0, len = strlen(v);
     if (k + 1 < n) out[k++] = '\'';
-    for (const char *c = v; *c && k + 5 < n; c++) {
-        if (*c == '\'') {
+    for (size_t i = 0; i < len && k + 16 < n;) {
+        const unsigned char *u = (const unsigned char *)v + i;
+        int ul = *u < 0x80 ? 1 : text_utf8_len(u, len - i);
+        int raw = *u < 0x20 || *u == 0x7f || ul <= 0 || (ul == 2 && u[0] == 0xc2 && u[1] < 0xa0);
+        if (raw) {
+            int bytes = ul > 0 ? ul : 1;
+            memcpy(out + k, "'$'", 3);
+            k += 3;
+            for (int b = 0; b < bytes; b++) k += (size_t)snprintf(out + k, n - k, "\\x%02x", u[b]);
+            out[k++] = '\'';
+            out[k++] = '\'';
+            i += (size_t)bytes;
+        } else if (*u == '\'') {
             memcpy(out + k, "'\\''", 4);
             k += 4;
+            i++;
         } else {
-            out[k++] = *c;
+            memcpy(out + k, u, (size_t)ul);
+            k += (size_t)ul;
+            i += (size_t)ul;
         }
     }
     if (k + 1 < n) out[k++] = '\'';

@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "format.h"
 #include "outfile.h"
+#include "progress.h"
 #include "raster.h"
 #include "views.h"
 
@@ -55,6 +56,10 @@ static int parse_number(const char *s, double *out)
 {
     char *end;
     errno = 0;
+    /* decimal only, as the options themselves read numbers (--dim 0x40 is refused): strtod
+     * alone took 0x10 and inf (issue 28) */
+    for (const char *c = s; *c; c++)
+        if (!(isdigit((unsigned char)*c) || strchr("+-.eE", *c))) return -1;
     double v = strtod(s, &end);
     if (!*s || isspace((unsigned char)*s) || *end || errno == ERANGE || !isfinite(v)) return -1;
     *out = v;
@@ -91,6 +96,12 @@ int app_anim_parse(const char *spec, app_anim *a, char *err, size_t errlen)
                  o->name, names);
         return -1;
     }
+    /* strtok would take "0:10:" and "0::10" as "0:10": every part must be there */
+    size_t vl = strlen(eq + 1);
+    if (vl == 0 || eq[1] == ':' || eq[vl] == ':' || strstr(eq + 1, "::")) {
+        snprintf(err, errlen, "--animate '%s': an empty part between ':' (%s)", spec, form);
+        return -1;
+    }
     char *part[5] = {0};
     int np = 0;
     for (char *save = NULL, *tok = strtok_r(eq + 1, ":", &save); tok && np < 5;
@@ -104,7 +115,8 @@ int app_anim_parse(const char *spec, app_anim *a, char *err, size_t errlen)
     }
     double from, to, frames = APP_ANIM_DEFAULT_FRAMES;
     if (parse_number(part[0], &from) < 0 || parse_number(part[1], &to) < 0) {
-        snprintf(err, errlen, "--animate '%s': FROM and TO must be numbers (%s)", spec, form);
+        snprintf(err, errlen, "--animate '%s': FROM and TO must be decimal numbers (%s)", spec,
+                 form);
         return -1;
     }
     if (np == 3 && (parse_number(part[2], &frames) < 0 || frames != floor(frames) || frames < 2 ||
@@ -233,13 +245,19 @@ static int check(const app_state *st, const app_anim *a, const char *path,
         return 2;
     }
     size_t bytes = (size_t)a->frames * (size_t)o->width * (size_t)o->height * 4;
-    if (bytes > APP_ANIM_BUDGET) {
+    /* the smaller of the animation's own cap and the process's memory budget (--max-memory),
+     * named as what it is: "over the budget of 1024 MiB" under --max-memory 64 misled */
+    size_t cap = APP_ANIM_BUDGET, mem = pe_mem_budget();
+    int by_mem = mem < cap;
+    if (by_mem) cap = mem;
+    if (bytes > cap) {
+        size_t frame = (size_t)o->width * (size_t)o->height * 4;
         snprintf(err, errlen,
-                 "--animate: %d frames of %d x %d pixels need %.0f MiB, over the budget of %.0f "
-                 "MiB (allowed at most %zu frames at this size; fewer frames or a smaller size)",
+                 "--animate: %d frames of %d x %d pixels need %.0f MiB, over %s of %.0f MiB "
+                 "(allowed at most %zu frames at this size; fewer frames or a smaller size%s)",
                  a->frames, o->width, o->height, (double)bytes / (1 << 20),
-                 (double)APP_ANIM_BUDGET / (1 << 20),
-                 APP_ANIM_BUDGET / ((size_t)o->width * (size_t)o->height * 4));
+                 by_mem ? "the memory budget (--max-memory)" : "the animation budget",
+                 (double)cap / (1 << 20), cap / frame, by_mem ? ", or a larger --max-memory" : "");
         return 2;
     }
     /* the option must be one the view declares it uses */
@@ -336,13 +354,28 @@ int app_anim_export(const app_state *st, const app_anim *a, const char *path,
     app_view_ctx ctx = {0};
     char note[96], key[96];
     rc = 0;
+    /* Ctrl-C while the frames are drawn stops at the next frame and says so (it ended the
+     * process without a word, issue 28); nothing is open yet */
+    char label[160];
+    snprintf(label, sizeof label, "--animate: %d frames", n);
+    app_progress_begin(label);
+    int passes = ranges ? 2 : 1;
     /* the first pass records the ranges every frame uses; the second draws with their unions */
-    for (int i = 0; ranges && i < n && rc == 0; i++)
-        if (build_frame(&ctx, st, a, i, &s, &t, note, sizeof note, key, sizeof key, err, errlen) <
-            0)
+    for (int i = 0; ranges && i < n && rc == 0; i++) {
+        if (pe_work((double)i / (n * passes))) {
             rc = 1;
+            pe_work_cancelled(err, errlen);
+        } else if (build_frame(&ctx, st, a, i, &s, &t, note, sizeof note, key, sizeof key, err,
+                               errlen) < 0)
+            rc = 1;
+    }
     if (ranges) ranges->apply = 1;
     for (int i = 0; i < n && rc == 0; i++) {
+        if (pe_work((double)(i + (passes - 1) * n) / (n * passes))) {
+            rc = 1;
+            pe_work_cancelled(err, errlen);
+            break;
+        }
         px[i] = (const uint32_t *)(block + fbytes * (size_t)i);
         if (build_frame(&ctx, st, a, i, &s, &t, note, sizeof note, key, sizeof key, err, errlen) <
             0)
@@ -355,6 +388,15 @@ int app_anim_export(const app_state *st, const app_anim *a, const char *path,
     }
     app_view_ctx_free(&ctx);
     scene_free(&s);
+    if (rc != 0) {
+        free(block);
+        pe_mem_release(fbytes * (size_t)n);
+        free(px);
+        free(ranges);
+        app_progress_end(); /* after Ctrl-C: says so and ends with the signal (130) */
+        return rc;
+    }
+    app_progress_end();
     if (rc == 0) {
         char params[2048], spec[300], anim[400];
         app_export_command(st, NULL, params, sizeof params);

@@ -16,6 +16,7 @@
 #include "datafile.h"
 #include "format.h"
 #include "options.h"
+#include "infile.h"
 #include "pelab_build.h"
 #include "outfile.h"
 #include "progress.h"

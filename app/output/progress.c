@@ -57,7 +57,7 @@ static int on_work(void *ctx, double frac)
 {
     progress *p = ctx;
     if (interrupted) return 1;
-    if (!p->label[0]) return 0; /* not a terminal: nothing to draw */
+    if (!p->label[0] || frac < 0) return 0; /* not a terminal, or only asked: nothing to draw */
     double t = now_s();
     if (t - p->start < 1.0 || t - p->last < 0.1) return 0;
     p->last = t;

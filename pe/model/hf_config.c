@@ -2,6 +2,8 @@
  * warned about and refused). */
 #include "hf_config.h"
 
+#include "infile.h"
+
 #include <cJSON.h>
 #include <errno.h>
 #include <limits.h>
@@ -1010,62 +1012,19 @@ int pe_hf_config_load(const char *path, pe_hf_config *out, char *err, size_t err
     if (err && errlen) err[0] = '\0';
     if (!path || !*path) return cfg_fail(&c, "no config file given");
 
-    FILE *f = fopen(path, "rb");
-    if (!f) return cfg_fail(&c, "cannot open: %s", strerror(errno));
-    struct stat st;
-    int rc = PE_OK;
+    /* the type and size are checked before reading: /dev/zero, a FIFO nobody writes or a
+     * folder are refused at once (infile.h) */
     char *buf = NULL;
-    size_t len = 0, cap = 0;
-    if (fstat(fileno(f), &st) != 0) {
-        rc = cfg_fail(&c, "cannot read: %s", strerror(errno));
-        goto done;
-    }
-    if (S_ISDIR(st.st_mode)) {
-        rc = cfg_fail(&c, "is a directory, expected a config.json file");
-        goto done;
-    }
-
-    if (S_ISREG(st.st_mode) && (uintmax_t)st.st_size > PE_HF_CONFIG_MAX_BYTES) {
-        rc = cfg_fail(&c, "%jd bytes; config files over 4 MiB are refused", (intmax_t)st.st_size);
-        goto done;
-    }
-    /* Read to the end rather than trusting st_size: pipes have none, and files can grow. The
-     * spare byte beyond st_size notices growth without a second allocation. */
-    cap = S_ISREG(st.st_mode) ? (size_t)st.st_size + 2 : 65536;
-    buf = malloc(cap);
-    if (!buf) goto nomem;
-    for (;;) {
-        if (len > PE_HF_CONFIG_MAX_BYTES) {
-            rc = cfg_fail(&c, "more than 4 MiB; config files that large are refused");
-            goto done;
-        }
-        if (len + 1 == cap) {
-            size_t ncap = cap > PE_HF_CONFIG_MAX_BYTES / 2 ? PE_HF_CONFIG_MAX_BYTES + 2 : cap * 2;
-            char *nb = realloc(buf, ncap);
-            if (!nb) goto nomem;
-            buf = nb;
-            cap = ncap;
-        }
-        size_t got = fread(buf + len, 1, cap - 1 - len, f);
-        len += got;
-        if (got == 0) break;
-    }
-    if (ferror(f)) {
-        rc = cfg_fail(&c, "cannot read: %s", strerror(errno));
-        goto done;
-    }
+    size_t len = 0;
+    int rc = pe_infile_read(path, "--config", PE_HF_CONFIG_MAX_BYTES, &buf, &len, err, errlen);
+    if (rc != PE_OK) return rc == PE_ENOMEM || rc == PE_ECANCELED ? rc : PE_EINVAL;
     buf[len] = '\0';
     if (strlen(buf) != len) {
         rc = cfg_fail(&c, "NUL byte at offset %zu; a config.json is text", strlen(buf));
         goto done;
     }
     rc = pe_hf_config_parse(buf, path, out, err, errlen);
-    goto done;
-nomem:
-    rc = PE_ENOMEM;
-    cfg_fail(&c, "out of memory reading the file");
 done:
     free(buf);
-    fclose(f);
     return rc;
 }

@@ -27,6 +27,7 @@
 
 #include "colormap.h"
 #include "outfile.h"
+#include "textclean.h"
 #include "raster.h"
 
 /* gcc says __SANITIZE_ADDRESS__, clang (the fuzz build) __has_feature(address_sanitizer) */
@@ -145,12 +146,31 @@ static cairo_font_options_t *font_options(int antialias)
     return fo;
 }
 
+/* cairo refuses a whole string that is not valid UTF-8 or holds a noncharacter, and leaves the
+ * (cached, shared) scaled font in an error state that breaks every later string (issue 28: one
+ * U+FFFE in a prompt gave a black window). Every string cairo gets goes through this: s itself
+ * when clean, else a cleaned copy in *heap (free it). */
+static const char *cairo_safe(const char *s, char **heap)
+{
+    *heap = NULL;
+    if (!s) return s;
+    size_t n = strlen(s);
+    if (text_is_clean(s, n, TEXT_KEEP_LINES)) return s;
+    size_t need = text_clean(NULL, 0, s, n, TEXT_KEEP_LINES) + 1;
+    *heap = malloc(need);
+    if (!*heap) return "";
+    text_clean(*heap, need, s, n, TEXT_KEEP_LINES);
+    return *heap;
+}
+
 /* scene_target.measure: width in units of text_h (see scene.h). cairo caches font faces and
  * scaled fonts itself, so building them per call is cheap and keeps this function stateless. */
-static double measure_weight(const char *family, const char *utf8, double size,
+static double measure_weight(const char *family, const char *given, double size,
                              cairo_font_weight_t weight)
 {
-    if (!utf8 || !*utf8) return 0.0;
+    if (!given || !*given) return 0.0;
+    char *heap;
+    const char *utf8 = cairo_safe(given, &heap);
     cairo_font_face_t *face =
         cairo_toy_font_face_create(family_of(family), CAIRO_FONT_SLANT_NORMAL, weight);
     cairo_matrix_t fm, ctm;
@@ -167,6 +187,7 @@ static double measure_weight(const char *family, const char *utf8, double size,
     cairo_font_face_destroy(face);
     double w = ext.x_advance;
     if (!(w > 0)) w = 0.6 * measure_px * (double)strlen(utf8); /* no font at all */
+    free(heap);
     return w / (measure_px * line_per_px) * size;
 }
 
@@ -247,8 +268,9 @@ static void set_dash(cairo_t *cr, unsigned flags, double lw)
 
 static void draw_text(cairo_t *cr, const scene_item *it, const draw_opts *o)
 {
-    const char *str = it->u.text.str;
-    if (!str || !*str) return;
+    if (!it->u.text.str || !*it->u.text.str) return;
+    char *heap;
+    const char *str = cairo_safe(it->u.text.str, &heap);
     double size = it->u.text.size > 0 ? it->u.text.size : 1.0;
     double box_h = o->text_h * size;
     double px = box_h / line_per_px;
@@ -273,6 +295,7 @@ static void draw_text(cairo_t *cr, const scene_item *it, const draw_opts *o)
     cairo_show_text(cr, str);
     cairo_new_path(cr);
     cairo_restore(cr);
+    free(heap);
 }
 
 /* ---- dense curves drawn as pixel columns ---------------------------------------------------
@@ -900,8 +923,12 @@ static const char *meta_get(const raster_export_opts *o, const char *key)
     return NULL;
 }
 
-static void mb_escaped(membuf *b, const char *s)
+/* Metadata text as XML allows it: control characters written out (\x1b: "PCDATA invalid Char
+ * value 27"), bad UTF-8 and noncharacters as U+FFFD, then &, < and > escaped. */
+static void mb_escaped(membuf *b, const char *given)
 {
+    char *heap;
+    const char *s = cairo_safe(given, &heap);
     for (; *s; s++) {
         const char *rep = *s == '&' ? "&amp;" : *s == '<' ? "&lt;" : *s == '>' ? "&gt;" : NULL;
         if (rep)
@@ -909,6 +936,7 @@ static void mb_escaped(membuf *b, const char *s)
         else
             mb_put(b, s, 1);
     }
+    free(heap);
 }
 
 /* cairo numbers SVG ids (surface17, image21) from process-wide counters, so the same figure
@@ -1015,16 +1043,26 @@ static int svg_fix(const membuf *in, membuf *out, const raster_export_opts *o)
     return out->failed ? -1 : 0;
 }
 
+/* cairo_pdf_surface_set_metadata with the value cleaned: bad UTF-8 there fails the whole PDF
+ * ("input string not valid UTF-8"), a control character would reach a viewer's title bar */
+static void pdf_set(cairo_surface_t *surf, cairo_pdf_metadata_t key, const char *value)
+{
+    char *heap;
+    const char *v = cairo_safe(value, &heap);
+    cairo_pdf_surface_set_metadata(surf, key, v);
+    free(heap);
+}
+
 static void pdf_metadata(cairo_surface_t *surf, const raster_export_opts *o)
 {
     const char *title = meta_get(o, "Title");
     const char *creator = meta_get(o, "Software");
     const char *author = meta_get(o, "Author");
     const char *subject = meta_get(o, "Command");
-    if (title) cairo_pdf_surface_set_metadata(surf, CAIRO_PDF_METADATA_TITLE, title);
-    cairo_pdf_surface_set_metadata(surf, CAIRO_PDF_METADATA_CREATOR, creator ? creator : "pelab");
-    if (author) cairo_pdf_surface_set_metadata(surf, CAIRO_PDF_METADATA_AUTHOR, author);
-    if (subject) cairo_pdf_surface_set_metadata(surf, CAIRO_PDF_METADATA_SUBJECT, subject);
+    if (title) pdf_set(surf, CAIRO_PDF_METADATA_TITLE, title);
+    pdf_set(surf, CAIRO_PDF_METADATA_CREATOR, creator ? creator : "pelab");
+    if (author) pdf_set(surf, CAIRO_PDF_METADATA_AUTHOR, author);
+    if (subject) pdf_set(surf, CAIRO_PDF_METADATA_SUBJECT, subject);
     /* Every other key goes into Keywords as "key: value; ...". */
     membuf kw = {0};
     for (size_t i = 0; o && i < o->n_meta; i++) {
@@ -1037,7 +1075,7 @@ static void pdf_metadata(cairo_surface_t *surf, const raster_export_opts *o)
         mb_put(&kw, ": ", 2);
         mb_put(&kw, o->meta[i].value, strlen(o->meta[i].value));
     }
-    if (kw.p && !kw.failed) cairo_pdf_surface_set_metadata(surf, CAIRO_PDF_METADATA_KEYWORDS, kw.p);
+    if (kw.p && !kw.failed) pdf_set(surf, CAIRO_PDF_METADATA_KEYWORDS, kw.p);
     free(kw.p);
     /* An empty date makes cairo leave /CreationDate out: the same figure gives the same bytes. */
     cairo_pdf_surface_set_metadata(surf, CAIRO_PDF_METADATA_CREATE_DATE, "");
@@ -1107,18 +1145,22 @@ static int export_vector(const scene *s, const char *path, const raster_export_o
         pdf_metadata(surf, o);
     }
     int rc = 0;
+    cairo_status_t drawn = CAIRO_STATUS_SUCCESS;
     if (cairo_surface_status(surf) == CAIRO_STATUS_SUCCESS) {
         cairo_t *cr = cairo_create(surf);
         cairo_scale(cr, k, k);
         draw_opts d = {o ? o->antialias : 1, 1, scene_text_h(s), s->font, NULL, NULL, 0, 0, 0};
         rc = draw_scene(cr, s, &d);
+        drawn = cairo_status(cr); /* the context's error: the surface may say none */
         cairo_destroy(cr);
         cairo_surface_finish(surf);
     }
     char what[160] = "";
-    if (cairo_surface_status(surf) != CAIRO_STATUS_SUCCESS || rc != 0) {
-        snprintf(what, sizeof what, "cairo failed: %s",
-                 cairo_status_to_string(cairo_surface_status(surf)));
+    cairo_status_t st = cairo_surface_status(surf);
+    if (st == CAIRO_STATUS_SUCCESS) st = drawn;
+    if (st != CAIRO_STATUS_SUCCESS || rc != 0) {
+        snprintf(what, sizeof what, "drawing the figure failed (cairo: %s)",
+                 st != CAIRO_STATUS_SUCCESS ? cairo_status_to_string(st) : "a drawing call failed");
         rc = -1;
     }
     cairo_surface_destroy(surf);
@@ -1252,16 +1294,20 @@ int raster_export_pdf_pages(const char *path, double page_w, double page_h, size
     }
     cairo_surface_finish(surf);
     if (rc == 0 && cairo_surface_status(surf) != CAIRO_STATUS_SUCCESS) rc = -1;
-    if (rc != 0) {
-        if (perr[0])
-            snprintf(err, errlen, "%s", perr);
-        else
-            snprintf(err, errlen, "-o %s: cairo failed: %s", path,
-                     cairo_status_to_string(cairo_surface_status(surf)));
-    }
+    char what[160] = "";
+    if (rc != 0 && !perr[0])
+        snprintf(what, sizeof what, "drawing the handout failed (cairo: %s)",
+                 cairo_status_to_string(cairo_surface_status(surf)));
     cairo_surface_destroy(surf);
     if (rc != 0) {
-        outfile_abort(&of);
+        if (perr[0]) {
+            snprintf(err, errlen, "%s", perr);
+            outfile_abort(&of);
+        } else {
+            /* a failed write (a full disk) is what cairo's "error while writing to output
+             * stream" means: outfile_fail says the OS's reason */
+            outfile_fail(&of, what, err, errlen);
+        }
         return -1;
     }
     return outfile_commit(&of, err, errlen);

@@ -1,8 +1,14 @@
 /* frames_write.c: frames -> a folder of numbered PNGs (frame-0001.png ...) for video tools.
  *
  * The folder is filled under a temporary name next to it and renamed into place at the end (a
- * directory rename is atomic, and replaces an empty directory), so a failed run leaves nothing. */
+ * directory rename is atomic, and replaces an empty directory), so a failed run leaves nothing;
+ * the temporary folder is in outfile's signal clean-up (outfile_live_dir), so a signal leaves
+ * nothing either. Its name is short (.pelab-frames-XXXXXX) whatever the target's, and a folder
+ * given through a symbolic link is filled where the link points: both are told before any frame
+ * is drawn (issue 28). */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include <dirent.h>
+#include <limits.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +17,7 @@
 #include <unistd.h>
 
 #include "anim.h"
+#include "outfile.h"
 
 /* dir without trailing slashes, malloc'd ("/" stays "/"). */
 static char *trim_slashes(const char *dir)
@@ -39,16 +46,50 @@ static int dir_empty(const char *dir)
     return empty;
 }
 
-int anim_frames_check(const char *dir, char *err, size_t errlen)
+/* The folder the frames end up in: dir without trailing slashes, or where it points when it is
+ * a symbolic link (rename(2) would replace the link, not fill the folder). malloc'd, or NULL with
+ * the reason in err. */
+static char *target_of(const char *dir, char *err, size_t errlen)
 {
     char *d = trim_slashes(dir);
     if (!d || !*d) {
         free(d);
         snprintf(err, errlen, "-o '%s': name a folder for the frames", dir);
-        return -1;
+        return NULL;
     }
     struct stat sb;
+    if (lstat(d, &sb) == 0 && S_ISLNK(sb.st_mode)) {
+        char *real = realpath(d, NULL);
+        if (!real) {
+            snprintf(err, errlen, "-o %s: a symbolic link to nothing (%s); name a folder", dir,
+                     strerror(errno));
+            free(d);
+            return NULL;
+        }
+        free(d);
+        d = real;
+    }
+    return d;
+}
+
+int anim_frames_check(const char *dir, char *err, size_t errlen)
+{
+    char *d = target_of(dir, err, errlen);
+    if (!d) return -1;
+    struct stat sb;
     int rc = 0;
+    const char *base = strrchr(d, '/') ? strrchr(d, '/') + 1 : d;
+    if (strlen(base) > NAME_MAX) {
+        snprintf(err, errlen, "-o %s: the folder name is %zu bytes, at most %d are allowed (%s)",
+                 dir, strlen(base), NAME_MAX, strerror(ENAMETOOLONG));
+        free(d);
+        return -1;
+    }
+    if (strlen(d) > 4000) {
+        snprintf(err, errlen, "-o %s: the path is too long", dir);
+        free(d);
+        return -1;
+    }
     if (stat(d, &sb) == 0) {
         if (!S_ISDIR(sb.st_mode)) {
             snprintf(err, errlen, "-o %s: exists and is not a folder", dir);
@@ -86,14 +127,25 @@ static void remove_tree(const char *tmp, int n)
     rmdir(tmp);
 }
 
+/* "-o DIR: frame 3 of 12: No space left on device" from the PNG writer's message about the
+ * temporary folder's file, which is no name the user knows. */
+static void frame_error(const char *dir, int i, int n, char *err, size_t errlen)
+{
+    const char *why = strstr(err, ".png: ");
+    char rest[512];
+    snprintf(rest, sizeof rest, "%s", why ? why + 6 : err);
+    if (strncmp(rest, "cannot write: ", 14) == 0) memmove(rest, rest + 14, strlen(rest + 14) + 1);
+    snprintf(err, errlen, "-o %s: frame %d of %d: %s", dir, i, n, rest);
+}
+
 int anim_write_frames(const char *dir, const anim_frames *a, double dpi, const raster_meta *meta,
                       size_t n_meta, char *err, size_t errlen)
 {
     if (anim_frames_check(dir, err, errlen) < 0) return -1;
-    char *d = trim_slashes(dir);
+    char *d = target_of(dir, err, errlen);
     raster_meta *m = calloc(n_meta + 2, sizeof *m);
-    if (!d || !m || strlen(d) > 4000) {
-        snprintf(err, errlen, "-o %s: %s", dir, d && m ? "the path is too long" : "out of memory");
+    if (!d || !m) {
+        if (d) snprintf(err, errlen, "-o %s: out of memory", dir);
         free(d);
         free(m);
         return -1;
@@ -101,15 +153,17 @@ int anim_write_frames(const char *dir, const anim_frames *a, double dpi, const r
     const char *slash = strrchr(d, '/');
     char tmp[4200];
     if (!slash)
-        snprintf(tmp, sizeof tmp, ".%s.tmp.XXXXXX", d);
+        snprintf(tmp, sizeof tmp, ".pelab-frames-XXXXXX");
     else
-        snprintf(tmp, sizeof tmp, "%.*s/.%s.tmp.XXXXXX", (int)(slash - d), d, slash + 1);
+        snprintf(tmp, sizeof tmp, "%.*s/.pelab-frames-XXXXXX", (int)(slash - d), d);
     if (!mkdtemp(tmp)) {
         snprintf(err, errlen, "-o %s: cannot create a temporary folder: %s", dir, strerror(errno));
         free(d);
         free(m);
         return -1;
     }
+    /* from here a terminating signal removes the frames and the folder */
+    outfile_live_dir(tmp, a->n);
     /* mkdtemp makes it 0700; give it what mkdir would */
     mode_t mask = umask(022);
     umask(mask);
@@ -123,6 +177,7 @@ int anim_write_frames(const char *dir, const anim_frames *a, double dpi, const r
                  anim_time_ms(i, a->fps), a->fps);
         snprintf(name, sizeof name, "%s/frame-%04d.png", tmp, i + 1);
         rc = png_write_argb(name, a->px[i], a->w, a->h, a->stride, dpi, m, n_meta + 1, err, errlen);
+        if (rc != 0) frame_error(dir, i + 1, a->n, err, errlen);
     }
     if (rc == 0) {
         /* an existing folder was checked empty above, and rename replaces an empty folder */
@@ -132,6 +187,7 @@ int anim_write_frames(const char *dir, const anim_frames *a, double dpi, const r
         }
     }
     if (rc != 0) remove_tree(tmp, a->n);
+    outfile_live_dir(NULL, 0);
     free(d);
     free(m);
     return rc;

@@ -23,6 +23,7 @@
 #define _XOPEN_SOURCE_EXTENDED 1
 #endif
 
+#include "termsig.h"
 #include "tui.h"
 
 #include "termcolor.h"
@@ -44,18 +45,12 @@
 
 enum { ESC_DELAY_MS = 25 };
 
-/* Every signal whose default action ends the process: left at the default, each would leave
- * the alternate screen, a hidden cursor, mouse tracking and keypad mode on. They become a quit
- * event, the app closes normally, and tui_quit_signal() gives the signal for the exit status. */
-static const int quit_signals[] = {SIGINT,  SIGTERM, SIGHUP,  SIGQUIT, SIGUSR1,   SIGUSR2,
-                                   SIGALRM, SIGPIPE, SIGXCPU, SIGXFSZ, SIGVTALRM, SIGPROF};
-static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGABRT, SIGILL, SIGSYS};
-/* Every signal whose disposition tui_open may change, restored by tui_close. */
-static const int touched_signals[] = {SIGINT,  SIGTERM, SIGHUP,  SIGQUIT, SIGUSR1,   SIGUSR2,
-                                      SIGALRM, SIGPIPE, SIGXCPU, SIGXFSZ, SIGVTALRM, SIGPROF,
-                                      SIGSEGV, SIGBUS,  SIGFPE,  SIGABRT, SIGILL,    SIGSYS,
-                                      SIGTSTP, SIGCONT, SIGWINCH};
-enum { N_TOUCHED = sizeof(touched_signals) / sizeof(touched_signals[0]) };
+/* Every signal whose default action ends the process (termsig.h): left at the default, each
+ * would leave the alternate screen, a hidden cursor, mouse tracking and keypad mode on. The
+ * faults restore the terminal and die of the signal; the others become a quit event, the app
+ * closes normally, and tui_quit_signal() gives the signal for the exit status. tui_open also
+ * touches SIGTSTP, SIGCONT and SIGWINCH; tui_close puts every disposition back. */
+enum { N_TOUCHED = TERMSIG_MAX + 3 };
 
 struct tui {
     SCREEN *scr;
@@ -70,6 +65,7 @@ struct tui {
     int cur_col, cur_row; /* cursor to show, col < 0 hidden */
     int signals;
     struct sigaction saved[N_TOUCHED]; /* dispositions before tui_open */
+    int touched[N_TOUCHED], n_touched; /* of these signals */
     int err_saved_fd, err_tmp_fd;      /* stderr while buffered, else -1 */
     int pipe_rd, pipe_wr;              /* self-pipe, else -1 */
     int motion;                        /* we switched on xterm any-motion tracking (1003) */
@@ -494,22 +490,30 @@ static void handler_set(int sig, void (*fn)(int), int flags)
 
 static void signals_save(tui *t)
 {
-    for (int i = 0; i < N_TOUCHED; i++) sigaction(touched_signals[i], NULL, &t->saved[i]);
+    t->n_touched = termsig_list(t->touched);
+    t->touched[t->n_touched++] = SIGTSTP;
+    t->touched[t->n_touched++] = SIGCONT;
+    t->touched[t->n_touched++] = SIGWINCH;
+    for (int i = 0; i < t->n_touched; i++) sigaction(t->touched[i], NULL, &t->saved[i]);
 }
 
 static void signals_restore(tui *t)
 {
-    for (int i = 0; i < N_TOUCHED; i++) sigaction(touched_signals[i], &t->saved[i], NULL);
+    for (int i = 0; i < t->n_touched; i++) sigaction(t->touched[i], &t->saved[i], NULL);
 }
 
 static void signals_install(void)
 {
     /* newterm() put in its own SIGWINCH handler; keep it as the first link of ours. */
     sigaction(SIGWINCH, NULL, &g_curses_winch);
-    for (size_t i = 0; i < sizeof(quit_signals) / sizeof(quit_signals[0]); i++)
-        handler_set(quit_signals[i], on_quit, 0);
-    for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++)
-        handler_set(fatal_signals[i], on_fatal, SA_RESETHAND | SA_NODEFER);
+    int sigs[TERMSIG_MAX];
+    int n = termsig_list(sigs);
+    for (int i = 0; i < n; i++) {
+        if (termsig_is_fault(sigs[i]))
+            handler_set(sigs[i], on_fatal, SA_RESETHAND | SA_NODEFER);
+        else
+            handler_set(sigs[i], on_quit, 0);
+    }
     handler_set(SIGTSTP, on_tstp, SA_RESTART);
     handler_set(SIGCONT, on_cont, SA_RESTART);
     handler_set(SIGWINCH, on_winch, SA_RESTART);

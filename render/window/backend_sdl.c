@@ -4,11 +4,14 @@
 #define SDL_MAIN_HANDLED
 #include <SDL.h>
 
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "termsig.h"
 #include "window.h"
 
 struct window {
@@ -96,6 +99,54 @@ static void fit_to_display(int *w, int *h)
     *h = SDL_max(100, (int)(*h * k));
 }
 
+/* ---- terminating signals -------------------------------------------------------------- */
+
+/* SDL's own handlers turn SIGINT and SIGTERM into SDL_QUIT, so the window exited 0 where the
+ * terminal explorer gives 130 and 143 (issue 28). Ours turn every terminating signal but the
+ * faults (termsig.h) into a quit event and remember it for the exit status; the faults keep their
+ * default action (no terminal to restore). SIGXFSZ from the file-size limit is left to the
+ * failing write (outfile.h). */
+static volatile sig_atomic_t g_sig;
+static int g_quit_sig;
+static int sig_saved[TERMSIG_MAX], n_sig_saved;
+static struct sigaction sig_old[TERMSIG_MAX];
+
+static void on_signal(int sig, siginfo_t *info, void *uc)
+{
+    (void)uc;
+    if (sig == SIGXFSZ && info && info->si_code == SI_USER && info->si_pid == getpid()) return;
+    g_sig = sig;
+}
+
+static void signals_take(void)
+{
+    int sigs[TERMSIG_MAX];
+    int n = termsig_list(sigs);
+    n_sig_saved = 0;
+    g_sig = 0;
+    g_quit_sig = 0;
+    for (int i = 0; i < n; i++) {
+        if (termsig_is_fault(sigs[i])) continue;
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = on_signal;
+        sigemptyset(&sa.sa_mask);
+        sa.sa_flags = SA_SIGINFO | SA_RESTART;
+        if (sigaction(sigs[i], &sa, &sig_old[n_sig_saved]) == 0) sig_saved[n_sig_saved++] = sigs[i];
+    }
+}
+
+static void signals_give_back(void)
+{
+    for (int i = 0; i < n_sig_saved; i++) sigaction(sig_saved[i], &sig_old[i], NULL);
+    n_sig_saved = 0;
+}
+
+int window_quit_signal(void)
+{
+    return g_quit_sig;
+}
+
 static void quit_video(void)
 {
     SDL_QuitSubSystem(SDL_INIT_VIDEO);
@@ -121,6 +172,8 @@ int window_open(window **out, const char *title, int w, int h, char *err, size_t
     }
     /* Let a click that focuses the window also act in it. */
     SDL_SetHint(SDL_HINT_MOUSE_FOCUS_CLICKTHROUGH, "1");
+    /* the signals are ours (see on_signal), not SDL's */
+    SDL_SetHint(SDL_HINT_NO_SIGNAL_HANDLERS, "1");
     if (SDL_InitSubSystem(SDL_INIT_VIDEO) != 0) {
         set_err(err, errlen, "SDL could not open a window: %s", SDL_GetError());
         if (SDL_WasInit(SDL_INIT_EVERYTHING) == 0) SDL_Quit();
@@ -148,6 +201,7 @@ int window_open(window **out, const char *title, int w, int h, char *err, size_t
         goto fail;
     }
     SDL_StartTextInput();
+    signals_take();
     *out = win;
     return 0;
 fail:
@@ -162,6 +216,7 @@ fail:
 void window_close(window *win)
 {
     if (!win) return;
+    signals_give_back();
     frame_held(win, 0);
     if (win->tex) SDL_DestroyTexture(win->tex);
     if (win->ren) SDL_DestroyRenderer(win->ren);
@@ -605,10 +660,18 @@ int window_poll(window *win, ui_event *ev, int timeout_ms)
     Uint64 deadline = timeout_ms > 0 ? SDL_GetTicks64() + (Uint64)timeout_ms : 0;
     if (queue_pop(win, ev)) return 1;
     for (;;) {
+        if (g_sig) { /* a terminating signal: quit, and say which for the exit status */
+            g_quit_sig = g_sig;
+            g_sig = 0;
+            *ev = (ui_event){.type = UI_EV_QUIT};
+            return 1;
+        }
         SDL_Event e;
         int got;
         if (timeout_ms < 0) {
-            got = SDL_WaitEvent(&e);
+            /* in steps, so a signal is seen within a quarter second whatever SDL waits in */
+            got = SDL_WaitEventTimeout(&e, 250);
+            if (!got) continue;
         } else {
             Uint64 now = SDL_GetTicks64();
             /* Past the deadline, still drain what is queued without waiting. */
@@ -616,7 +679,7 @@ int window_poll(window *win, ui_event *ev, int timeout_ms)
                       ? SDL_PollEvent(&e)
                       : SDL_WaitEventTimeout(&e, (int)(deadline - now));
         }
-        if (!got) return 0;
+        if (!got) return g_sig ? window_poll(win, ev, 0) : 0;
         if (translate(win, &e, ev)) return 1;
     }
 }

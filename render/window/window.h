@@ -18,6 +18,9 @@ typedef struct window window;
  * display, SDL error) and returns -1; never exits. */
 int window_open(window **out, const char *title, int w, int h, char *err, size_t errlen);
 void window_close(window *win); /* NULL is fine; quits SDL's video subsystem */
+/* The terminating signal that ended the last window's session (a quit event from window_poll),
+ * 0 when none: the explorer exits 128+N like the terminal one. */
+int window_quit_signal(void);
 /* Count the windows' frame buffers (the last frame and its streaming texture, 8 bytes a pixel)
  * in the caller's memory budget: hold when a size is made, release when it goes. Held, never
  * refused: a window cannot show anything without its frame, and it is bounded by the screen; the

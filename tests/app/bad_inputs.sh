@@ -73,6 +73,76 @@ printf '{"hidden_size": "\033[2J", "num_attention_heads": 32}' >esc.json
 printf '{"model_type": "chatglm", "hidden_size": 4096, "num_attention_heads": 32, "kv_channels": 128}' >glm.json
 printf 'GGUF\001\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000' >bad.gguf
 printf 'GGUF\003\000\000\000\001\000\000\000\000\000\000\000' >cut.gguf
+# issue 28: inputs that must never hang (a FIFO nobody writes), read-only outputs, folders
+# for frames (empty, through a link, a dangling link), CSV tables and lesson files
+mkfifo in.fifo
+cp keep.png ro.png && chmod 0444 ro.png
+cp keep.pelab ro.pelab && chmod 0444 ro.pelab
+mkdir -p empty && ln -s empty linkempty && ln -s nowhere linknowhere
+cp "$src/assets/models/extrapolation.csv" data.csv
+printf 'position,rope\n0,1.5\n1,abc\n' >badnum.csv
+printf 'pos,rope\n0,1\n' >badhead.csv
+printf 'position\n0\n' >nocols.csv
+printf '# only a comment\n' >norows.csv
+printf 'position,rope\n0,1\n5,2\n' >gap.csv
+: >empty.csv
+printf 'lesson: ok\n\nslide: one\nview: rope --dim 8\ncaption: fine {dim}\n' >ok.lesson
+printf '\xef\xbb\xbflesson: T\n\nslide: s\nview: rope\ncaption: c\n' >bom.lesson
+printf 'lesson: T\n\nslide: s\nview: rope\ncaption: c \xef\xbf\xbe\n' >nonchar.lesson
+printf 'lesson: T\n\nslide: s\nview: rope\ncaption: c \xef\xbf\xbf\n' >nonchar2.lesson
+printf 'lesson: T\n\nslide: s\nview: rope\ncaption: c \xef\xb7\x90\n' >fdd0.lesson
+printf 'lesson: T\n\nslide: s\nview: rope\ncaption: c \xf0\x9f\xbf\xbe\n' >plane1.lesson
+printf 'lesson: T\n\nslide: s\nview: rope\ncaption: c \xc0\xaf\n' >overlong.lesson
+printf 'lesson: T\n\nslide: s\nview: rope\ncaption: c \xe0\x80\xaf\n' >overlong3.lesson
+printf 'lesson: T\n\nslide: s\nview: rope\ncaption: c \xed\xa0\x80\n' >surrogate.lesson
+printf 'lesson: T\n\nslide: s\nview: rope\ncaption: c \xf4\x90\x80\x80\n' >past.lesson
+printf 'lesson: T\n\nslide: s\nview: rope\ncaption: c \xff\n' >ff.lesson
+printf 'lesson: T\n\nslide: s\nview: rope\ncaption: c \x1b[2J\n' >esc.lesson
+printf 'lesson: T\n\nslide: s\nview: rope\ncaption: c\x00\n' >nul.lesson
+printf 'lesson: T\n\nslide: s\nview: rope\ncaption: c \xe2\x82\n' >cut.lesson
+: >empty.lesson
+printf '\n\n   \n' >blank.lesson
+head -c 1100000 /dev/zero | tr '\0' a >huge.lesson
+printf 'slide: s\nview: rope\ncaption: c\n' >notitle.lesson
+printf 'lesson: T\n' >noslides.lesson
+printf 'lesson: T\n\nslide: s\ncaption: c\n' >noview.lesson
+printf 'lesson: T\n\nslide: s\nview: rope\n' >nocaption.lesson
+printf 'lesson: T\n\nslide: s\nview: nosuchview\ncaption: c\n' >badview.lesson
+printf 'lesson: T\n\nslide: s\nview: rope --dim 7\ncaption: c\n' >oddim.lesson
+printf 'lesson: T\n\nslide: s\nview: rope --nosuch 1\ncaption: c\n' >badopt.lesson
+printf 'lesson: T\n\nslide: s\nview: rope --dim "8\ncaption: c\n' >quote.lesson
+printf 'lesson: T\n\nslide: s\nview: attention --model /dev/zero\ncaption: c\n' >zeromodel.lesson
+printf 'lesson: T\n\nslide: s\nview: attention --model trunc.pelab\ncaption: c\n' >truncmodel.lesson
+printf 'lesson: T\n\nslide: s\nview: attention --model keep.png\ncaption: c\n' >pngmodel.lesson
+printf 'lesson: T\n\nslide: s\nview: attention --model in.fifo\ncaption: c\n' >fifomodel.lesson
+printf 'lesson: T\n\nslide: s\nview: compare --compare corrupt.pelab\ncaption: c\n' >badcompare.lesson
+printf 'lesson: T\n\nslide: s\nview: rope\ncaption: c\ndo: sweep base 100 200 300 400 500 600 700 800 900 1000 1100 1200 1300\n' >sweep13.lesson
+printf 'lesson: T\n\nslide: s\nview: rope\ncaption: c\ndo: sweep base 100 200 300 400 500 600 700 800 900 1000 1100 1200\n' >sweep12.lesson
+printf 'lesson: T\n\nslide: s\nview: rope\ncaption: c\ndo: sweep dim 8 7\n' >sweepodd.lesson
+printf 'lesson: T\n\nslide: s\nview: rope\ncaption: c\ndo: sweep base 0.5 2\n' >sweepbase.lesson
+printf 'lesson: T\n\nslide: s\nview: rope\ncaption: c\ndo: sweep nosuch 1 2\n' >sweepopt.lesson
+printf 'lesson: T\n\nslide: s\nview: rope\ncaption: c\ndo: sweep base\n' >sweepnone.lesson
+printf 'lesson: T\n\nslide: s\nview: rope\ncaption: c\ndo: sweep base "100 200\n' >sweepquote.lesson
+printf 'lesson: T\n\nslide: s\nview: rope\ncaption: c\ndo:\n' >donone.lesson
+printf 'lesson: T\n\nslide: s\nview: heatmap\ncaption: c\ndo: spin\n' >spin.lesson
+printf 'lesson: T\n\nslide: s\nview: heatmap\ncaption: c\ndo: play\n' >play.lesson
+printf 'lesson: T\n\nslide: s\nview: rope\ncaption: c\ndo: dance\n' >dance.lesson
+printf 'lesson: T\n\nslide: s\nview: rope\ncaption: c\ndo: spin\ndo: spin\n' >twodo.lesson
+printf 'lesson: T\n\nslide: s\nview: rope\ncaption: c\ntry: Left Right Left Right Left Right Left Right Left Right Left Right Left = x\n' >trylong.lesson
+printf 'lesson: T\n\nslide: s\nview: rope\ncaption: c\ntry: Lefty = x\n' >trykey.lesson
+printf 'lesson: T\n\nslide: s\nview: rope\ncaption: c\ntry: Left\n' >tryeq.lesson
+printf 'lesson: T\n\nslide: s\nview: rope\ncaption: c\ntry: :dim 7 = odd\n' >trycmd.lesson
+printf 'lesson: T\n\nslide: s\nview: rope\ncaption: c\ntry: q = quit\n' >tryreserved.lesson
+printf 'lesson: T\n\nslide: s\nview: rope\ncaption: c {nosuch}\n' >placeholder.lesson
+printf 'lesson: T\n\nslide: s\nview: rope\ncaption: c {loss rope 0-99999}\n' >loss.lesson
+printf 'lesson: T\n\nslide: s\nview: rope\ncaption: a\ncaption: b\n' >twocaption.lesson
+printf 'lesson: T\ntry: x = y\n' >tryfirst.lesson
+printf 'lesson: T\n\nslide: s\nview: rope\ncaption: c\nnosuchfield: x\n' >field.lesson
+printf 'lesson: T\n\nslide: s\nview: rope --config nosuch.json\ncaption: c\n' >lessonconfig.lesson
+printf 'lesson: T\n\nslide: s\nview: rope --config /dev/zero\ncaption: c\n' >lessonzero.lesson
+printf 'lesson: T\n\nslide: s\nview: extrapolation --data /dev/zero\ncaption: c\n' >lessondata.lesson
+printf 'lesson: T\n\nslide: s\nview: rope --title "\033]2;x\007"\ncaption: c\n' >lessontitle.lesson
+cp ok.lesson $'\e]0;pwned\a.lesson'
 cd "$work" || exit 1
 
 # ---- a read-only and a full file system -----------------------------------------------------
@@ -122,10 +192,11 @@ while IFS=$'\t' read -r status pattern exist absent cmd post || [ -n "$status" ]
     if [ "$absent" != - ]; then
         for g in $absent; do compgen -G "$g" >/dev/null && why+=("$g exists"); done
     fi
-    for f in keep.png keep.svg keep.csv keep.pelab; do
+    for f in keep.png keep.svg keep.csv keep.pelab ro.png ro.pelab data.csv ok.lesson; do
         cmp -s "$f" "$fx/$f" || why+=("$f changed")
     done
-    left=$(find "$d" "$FULL" -name '.pelab-*' 2>/dev/null | head -n 3)
+    # .pelab-* (files and frames folders) and the old frames folders' .NAME.tmp.XXXXXX
+    left=$(find "$d" "$FULL" \( -name '.pelab-*' -o -name '.*.tmp.*' \) 2>/dev/null | head -n 3)
     [ -n "$left" ] && why+=("temporaries left: $left")
     if [ -n "${post:-}" ] && ! bash -c "$post" >/dev/null 2>&1; then
         why+=("afterwards, not: $post")

@@ -102,6 +102,22 @@ int main(void)
     TAP_OK(app_option_command(&st, "--base=500000", err, sizeof err) == 0 && st.p.base == 5e5,
            "'--base=500000' form accepted");
 
+    /* issue 28: a title holding ESC ] 2 ; ... BEL (which sets a terminal's title) and bytes that
+     * are not UTF-8 go into the command as $'\xNN': the same bytes when a shell reads it back,
+     * and no raw control character on the terminal that shows it */
+    {
+        app_state t;
+        app_state_default(&t);
+        set(&t, "title", "X\x1b]2;PWNED\aY \xff it's", err, sizeof err);
+        char c[2048];
+        app_export_command(&t, "o\x1b.png", c, sizeof c);
+        int raw = 0;
+        for (const char *q = c; *q; q++) raw |= (unsigned char)*q < 0x20 || *q == 0x7f;
+        TAP_OK(!raw && strstr(c, "--title 'X'$'\\x1b'']2;PWNED'$'\\x07''Y '$'\\xff'' it'\\''s'") &&
+                   strstr(c, "-o 'o'$'\\x1b''.png'"),
+               "control characters and bad bytes quoted as $'\\xNN': %s", c);
+    }
+
     /* the export command round trip */
     app_state_default(&st);
     set(&st, "view", "alibi", err, sizeof err);

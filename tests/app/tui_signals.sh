@@ -9,7 +9,11 @@
 set -u
 pelab=$1
 command -v tmux >/dev/null || { echo "1..0 # SKIP tmux is not installed"; exit 77; }
-signals=(INT TERM HUP QUIT USR1 USR2 ALRM PIPE XCPU XFSZ)
+signals=(INT TERM HUP QUIT USR1 USR2 ALRM PIPE XCPU XFSZ VTALRM PROF TRAP IO PWR STKFLT RTMIN
+    RTMIN+3 RTMAX)
+# the export's temporaries: the classic ones and those issue 28 found missing (each run writes
+# a 100 MB file, so not all of them)
+export_signals=(INT TERM HUP QUIT USR1 USR2 ALRM PIPE XCPU XFSZ TRAP IO PWR RTMIN)
 work=$(mktemp -d "${TMPDIR:-/tmp}/pelab-signals.XXXXXX")
 runs=0
 sock="pelab-sig-$$-0"
@@ -75,9 +79,33 @@ for sig in "${signals[@]}"; do
     [ "$after" = "0 1 0 0" ]; ok $? "SIG$sig: alternate screen off, cursor shown, no mouse tracking, keypad off (was '$during', now '$after')"
 done
 
+# The lesson presenter (the same terminal front end, its own loop): the terminal restored and
+# 128+N for a few of the signals, those issue 28 found it missed among them.
+for sig in TERM TRAP IO PWR STKFLT RTMIN RTMAX; do
+    num=$(kill -l "$sig")
+    d="$work/lesson-$sig"
+    mkdir -p "$d"
+    start "ulimit -c 0; stty -g > $d/before; env TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 $pelab lesson rope; echo \$? > $d/status; stty -g > $d/after; sleep 30"
+    if ! wait_for "Pairs of dimensions"; then
+        ok 1 "lesson, SIG$sig: the presenter starts"
+        continue
+    fi
+    pid=$(pgrep -n -f "^$pelab lesson rope\$" || true)
+    [ -n "$pid" ] && kill -s "$sig" "$pid"
+    if ! wait_file "$d/after"; then
+        ok 1 "lesson, SIG$sig: the presenter exits"
+        continue
+    fi
+    after=$(modes)
+    status=$(cat "$d/status")
+    [ "$status" = $((128 + num)) ]; ok $? "lesson, SIG$sig: exits with $((128 + num)) (got $status)"
+    cmp -s "$d/before" "$d/after"; ok $? "lesson, SIG$sig: stty settings are as before"
+    [ "$after" = "0 1 0 0" ]; ok $? "lesson, SIG$sig: the terminal's modes restored ('$after')"
+done
+
 # An export killed while it writes: a numbers file of ~100 MB, so the temporary lives long enough
 # to be seen; the writer is stopped as soon as it shows, sent the signal, and let go.
-for sig in "${signals[@]}"; do
+for sig in "${export_signals[@]}"; do
     num=$(kill -l "$sig")
     d="$work/export-$sig"
     mkdir -p "$d"
@@ -108,13 +136,6 @@ for sig in "${signals[@]}"; do
     wait_file "$d/status" 60
     status=$(cat "$d/status" 2>/dev/null)
     left=$(ls -A "$d" | grep -v '^status$' | tr '\n' ' ')
-    if [ "$sig" = XFSZ ]; then
-        # outside the explorer pelab ignores SIGXFSZ, so that a file-size limit (ulimit -f) is
-        # reported by the writer as "File too large" (the bad-input table checks that)
-        [ "$status" = 0 ]; ok $? "SIG$sig: ignored by an export, which finishes (got $status)"
-        [ "$left" = "big.csv " ]; ok $? "SIG$sig: the file and no temporary ('$left')"
-        continue
-    fi
     [ "$status" = $((128 + num)) ]; ok $? "SIG$sig: the export exits with $((128 + num)) (got $status)"
     [ -z "$left" ]; ok $? "SIG$sig: no temporary and no partial file left ('$left')"
 done

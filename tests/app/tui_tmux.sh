@@ -27,7 +27,8 @@ wait_for() { # wait_for TEXT [SECONDS]: poll the screen until TEXT shows
     return 1
 }
 cleanup() { tm kill-server 2>/dev/null || true; }
-trap cleanup EXIT
+work_fifo=$(mktemp -u "${TMPDIR:-/tmp}/pelab-tmux-fifo.XXXXXX")
+trap 'cleanup; rm -f "$work_fifo"' EXIT
 
 start() { # start [TMUX-CONFIG [PELAB-ARGS...]]
     local conf=${1:-/dev/null}
@@ -89,7 +90,7 @@ screen | grep -q "icanon echo"; ok $? "the terminal is restored after SIGTERM"
 # COLORFGBG): the explorer starts in the dark theme on the terminal's own background; a key
 # typed at once is not eaten by the query and no reply shows as text
 conf=$(mktemp)
-trap 'cleanup; rm -f "$conf"' EXIT
+trap 'cleanup; rm -f "$conf" "$work_fifo"' EXIT
 echo "set -g window-style bg=black" >"$conf"
 start "$conf"
 tm send-keys -t t "3"
@@ -113,5 +114,20 @@ tm capture-pane -p -e -t t | head -n1 | grep -qF "38;5;254mRoPE"; ok $? "and the
 start
 wait_for "sinusoidal position encoding"
 tm capture-pane -p -e -t t | head -n1 | grep -qF "48;5;231"; ok $? "no OSC 11 answer: the light page"
+# issue 28: :data /dev/zero froze the explorer beyond q, Ctrl-C and SIGTERM (an endless read on
+# the worker): now refused at once with what it is, and q still quits
+start /dev/null --view extrapolation
+wait_for "extrapolation"
+tm send-keys -t t -l ":data /dev/zero"
+tm send-keys -t t Enter
+wait_for "is a character device" 10; ok $? ":data /dev/zero is refused at once"
+# a FIFO nobody writes: read as empty, never waited for
+mkfifo "$work_fifo"
+tm send-keys -t t -l ":data $work_fifo"
+tm send-keys -t t Enter
+wait_for "no rows" 10; ok $? ":data FIFO with no writer reads as empty, no hang"
+tm send-keys -t t q
+wait_for "[exit 0]" 10; ok $? "q quits after them"
+rm -f "$work_fifo"
 echo "1..$n"
 [ "$failed" -eq 0 ]

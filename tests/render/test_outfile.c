@@ -205,6 +205,96 @@ static void more(const char *dir)
            "exit() during a write leaves no temporary");
 }
 
+/* Issue 28: -o naming an input, a read-only target, a FIFO nobody reads, and a frames folder
+ * being filled when a signal comes. */
+static unsigned long long input_dev, input_ino;
+
+static int is_input(unsigned long long dev, unsigned long long ino)
+{
+    return dev == input_dev && ino == input_ino;
+}
+
+static void issue28(const char *dir)
+{
+    char a[700], b[700], err[512];
+    struct stat st;
+    /* an input of the command: refused at the check and at the open, the file intact */
+    snprintf(a, sizeof a, "%s/table.csv", dir);
+    FILE *fp = fopen(a, "w");
+    fputs("position,rope\n0,1\n", fp);
+    fclose(fp);
+    stat(a, &st);
+    input_dev = (unsigned long long)st.st_dev;
+    input_ino = (unsigned long long)st.st_ino;
+    outfile_set_input_check(is_input);
+    TAP_OK(outfile_check(a, err, sizeof err) == -1 && contains(err, "is an input of this command"),
+           "-o naming an input is refused (%s)", err);
+    outfile o;
+    TAP_OK(outfile_open(&o, a, err, sizeof err) == -1 && text_is(a, "position,rope\n0,1\n"),
+           "and at the open, the input intact");
+    snprintf(b, sizeof b, "%s/table-link.csv", dir);
+    if (symlink("table.csv", b) == 0)
+        TAP_OK(outfile_check(b, err, sizeof err) == -1 &&
+                   contains(err, "is an input of this command (where the link points)"),
+               "also through a symbolic link (%s)", err);
+    outfile_set_input_check(NULL);
+    TAP_OK(outfile_check(a, err, sizeof err) == 0, "without the check the file may be replaced");
+
+    /* a read-only file: refused unless --force */
+    snprintf(a, sizeof a, "%s/ro.png", dir);
+    fp = fopen(a, "w");
+    fputs("keep", fp);
+    fclose(fp);
+    chmod(a, 0444);
+    TAP_OK(outfile_check(a, err, sizeof err) == -1 && contains(err, "read-only") &&
+               contains(err, "0444") && contains(err, "--force"),
+           "a read-only target is refused (%s)", err);
+    TAP_OK(write_all(a, "new", err, sizeof err) == -1 && text_is(a, "keep"),
+           "and not replaced by an open");
+    outfile_set_force(1);
+    TAP_OK(write_all(a, "new", err, sizeof err) == 0 && text_is(a, "new"),
+           "--force replaces it (%s)", err);
+    outfile_set_force(0);
+
+    /* a FIFO nobody reads: refused at once (open(2) blocked until a signal) */
+    snprintf(a, sizeof a, "%s/nobody.fifo", dir);
+    if (mkfifo(a, 0600) == 0) {
+        alarm(20);
+        TAP_OK(outfile_open(&o, a, err, sizeof err) == -1 && contains(err, "nothing reading it"),
+               "-o FIFO with no reader fails after a bounded wait, never blocks (%s)", err);
+        alarm(0);
+    }
+
+    /* a frames folder being filled: a terminating signal removes its frames and the folder */
+    static const int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGPIPE, SIGTRAP, SIGIO};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        char sub[700], tmp[760];
+        snprintf(sub, sizeof sub, "%s/frames%zu", dir, i);
+        mkdir(sub, 0700);
+        snprintf(tmp, sizeof tmp, "%s/.pelab-frames-abc", sub);
+        pid_t pid = fork();
+        if (pid == 0) {
+            signal(sigs[i], SIG_DFL);
+            mkdir(tmp, 0700);
+            outfile_live_dir(tmp, 12);
+            for (int k = 1; k <= 10; k++) {
+                char f[800];
+                snprintf(f, sizeof f, "%s/frame-%04d.png", tmp, k);
+                FILE *ff = fopen(f, "w");
+                if (ff) fclose(ff);
+            }
+            raise(sigs[i]);
+            _exit(4);
+        }
+        int status = 0;
+        waitpid(pid, &status, 0);
+        TAP_OK(WIFSIGNALED(status) && WTERMSIG(status) == sigs[i] && dir_entries(sub) == 0,
+               "signal %d while a frames folder is filled: dies of it, the folder and its 10 "
+               "frames removed (%d entries left)",
+               sigs[i], dir_entries(sub));
+    }
+}
+
 int main(void)
 {
     char dir[512], path[700], err[512];
@@ -304,6 +394,7 @@ int main(void)
     }
     chmod(ro, 0755);
     more(dir);
+    issue28(dir);
     rm_tree(dir);
     return tap_done();
 }

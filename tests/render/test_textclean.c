@@ -1,5 +1,7 @@
 /* test_textclean: control characters written out, bytes that are not UTF-8 as U+FFFD, valid
- * text (every length of sequence) unchanged, truncation at whole pieces, the needed length. */
+ * text (every length of sequence) unchanged, truncation at whole pieces, the needed length;
+ * noncharacters (U+FFFE, U+FFFF, U+FDD0..U+FDEF and U+nFFFE/F of every plane) as U+FFFD, since
+ * cairo refuses a whole string holding one (issue 28). */
 #include <stdio.h>
 #include <string.h>
 
@@ -45,6 +47,24 @@ int main(void)
                text_utf8_len((const unsigned char *)"\xe2\x82\xac", 3) == 3 &&
                text_utf8_len((const unsigned char *)"\x80", 1) == 0,
            "text_utf8_len: short, whole, stray continuation");
+    /* noncharacters: each a U+FFFD, their neighbours kept */
+    TAP_OK(is("once \xef\xbf\xbe upon", 13, 0, "once \xef\xbf\xbd upon") &&
+               !text_is_clean("\xef\xbf\xbe", 3, 0),
+           "U+FFFE becomes U+FFFD");
+    TAP_OK(is("\xef\xbf\xbf", 3, 0, "\xef\xbf\xbd"), "U+FFFF becomes U+FFFD");
+    TAP_OK(is("\xef\xb7\x90\xef\xb7\xaf", 6, 0, "\xef\xbf\xbd\xef\xbf\xbd"),
+           "U+FDD0 and U+FDEF become U+FFFD");
+    TAP_OK(is("\xef\xb7\x8f\xef\xb7\xb0", 6, 0, "\xef\xb7\x8f\xef\xb7\xb0"),
+           "U+FDCF and U+FDF0 (either side of the range) pass");
+    TAP_OK(is("\xf0\x9f\xbf\xbe\xf4\x8f\xbf\xbf", 8, 0, "\xef\xbf\xbd\xef\xbf\xbd"),
+           "U+1FFFE and U+10FFFF become U+FFFD");
+    TAP_OK(is("\xef\xbf\xbd\xef\xbf\xbc", 6, 0, "\xef\xbf\xbd\xef\xbf\xbc") &&
+               text_is_clean("\xef\xbf\xbd", 3, 0),
+           "U+FFFD and U+FFFC themselves pass");
+    TAP_OK(text_is_nonchar((const unsigned char *)"\xef\xbf\xbe", 3) &&
+               !text_is_nonchar((const unsigned char *)"\xe2\x82\xac", 3) &&
+               !text_is_nonchar((const unsigned char *)"a", 1),
+           "text_is_nonchar");
     char small[6];
     size_t need = text_clean(small, sizeof small,
                              "ab\x1b"

@@ -466,6 +466,17 @@ static void run_free(app_attn *a)
     a->n = a->n_run = a->n_prompt = a->n_text = 0;
 }
 
+static int load(app_attn *a, const char *name, char *err, size_t errlen);
+
+int app_attn_check_model(const char *name, char *err, size_t errlen)
+{
+    app_attn a;
+    memset(&a, 0, sizeof a);
+    int rc = load(&a, name, err, errlen);
+    app_attn_free(&a);
+    return rc;
+}
+
 void app_attn_free(app_attn *a)
 {
     run_free(a);

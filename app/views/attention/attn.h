@@ -129,6 +129,9 @@ extern const char *const app_attn_model_names[]; /* NULL-terminated */
 int app_attn_check_name(const char *opt, const char *name, char *err, size_t errlen);
 /* The checkpoint file of name: a path as is, or assets/models/<scheme>.pelab (or the first
  * <scheme>-*.pelab there). 0, or -1 saying where pelab looked and how to train the model. */
+/* Load the model name names (a scheme or a checkpoint path) and free it again: 0, or -1 with
+ * "--model NAME: why" (lesson --check: a path that exists but is no checkpoint, issue 28). */
+int app_attn_check_model(const char *name, char *err, size_t errlen);
 int app_attn_model_path(const char *name, char *path, size_t n, char *err, size_t errlen);
 /* The text of preset `name` (assets/prompts/<name>.txt, trailing newlines dropped). 0, or -1
  * listing the presets there. */

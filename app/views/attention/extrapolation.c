@@ -11,10 +11,13 @@
 
 #include "assets.h"
 #include "attn.h"
+#include "infile.h"
 #include "views.h"
 
 #define EX_MAX_MODELS 16
 #define EX_MAX_ROWS   65536
+/* 65536 rows of 16 models at 12 bytes a number, with room for comments */
+#define EX_MAX_BYTES ((size_t)16 << 20)
 
 typedef struct ex_table {
     int models, rows;
@@ -45,10 +48,22 @@ static int ex_load(const app_state *st, ex_table *t, char *err, size_t errlen)
     memset(t, 0, sizeof *t);
     char path[1024];
     if (ex_path(st, path, sizeof path, err, errlen) < 0) return -1;
-    FILE *fp = fopen(path, "r");
+    /* infile.h: /dev/zero, a FIFO nobody writes or a folder are refused before reading, and a
+     * long read stops at q, Ctrl-C or a newer request */
+    char *text = NULL;
+    size_t len = 0;
+    int irc = pe_infile_read(path, "--data", EX_MAX_BYTES, &text, &len, err, errlen);
+    if (irc != PE_OK) {
+        if (irc == PE_EINVAL && strstr(err, "cannot open")) {
+            size_t u = strlen(err);
+            snprintf(err + u, errlen - u, " (make one with pelab eval --extrapolate -o FILE.csv)");
+        }
+        return irc == PE_ECANCELED ? irc : -1;
+    }
+    FILE *fp = fmemopen(text, len + 1, "r");
     if (!fp) {
-        snprintf(err, errlen, "--data %s: %s (make one with pelab eval --extrapolate -o FILE.csv)",
-                 path, strerror(errno));
+        free(text);
+        snprintf(err, errlen, "--data %s: %s", path, strerror(errno));
         return -1;
     }
     char line[4096];
@@ -115,6 +130,7 @@ static int ex_load(const app_state *st, ex_table *t, char *err, size_t errlen)
     rc = 0;
 out:
     fclose(fp);
+    free(text);
     if (rc < 0) ex_free(t);
     return rc;
 }

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "infile.h"
 #include "nn.h"
 
 #define MAGIC        "PELABMDL"
@@ -427,42 +428,12 @@ out:
 int model_load(const char *path, model *m, char *err, size_t errlen)
 {
     memset(m, 0, sizeof *m);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return model_fail(err, errlen, MODEL_EIO, "%s: cannot open (%s)", path, strerror(errno));
-    struct stat st;
-    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-        fclose(f);
-        return model_fail(err, errlen, MODEL_EIO, "%s: is a directory, not a pelab checkpoint",
-                          path);
-    }
-    size_t cap = 1 << 20, n = 0;
-    unsigned char *buf = malloc(cap);
-    int rc = 0;
-    while (buf) {
-        n += fread(buf + n, 1, cap - n, f);
-        /* a wrong file (/dev/zero, a 4 GB video) is told by its first bytes, not read whole */
-        if (n >= 8 && memcmp(buf, MAGIC, 8) != 0) break;
-        if (n < cap) break;
-        if (cap >= MAX_FILE) {
-            rc =
-                model_fail(err, errlen, MODEL_EFORMAT, "%s: larger than %zu bytes", path, MAX_FILE);
-            break;
-        }
-        unsigned char *q = realloc(buf, cap * 2);
-        if (!q) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = q;
-        cap *= 2;
-    }
-    if (!buf)
-        rc = model_fail(err, errlen, PE_ENOMEM, "%s: out of memory", path);
-    else if (!rc && ferror(f))
-        rc = model_fail(err, errlen, MODEL_EIO, "%s: cannot read (%s)", path, strerror(errno));
-    fclose(f);
+    /* infile.h: a FIFO nobody writes, a device or a folder are refused before reading, a file
+     * over MAX_FILE by its size, and the read asks pe_work whether to stop */
+    unsigned char *buf = NULL;
+    size_t n = 0;
+    int rc = pe_infile_read(path, "", MAX_FILE, (char **)&buf, &n, err, errlen);
+    if (rc != PE_OK) return rc == PE_ENOMEM || rc == PE_ECANCELED ? rc : MODEL_EIO;
     if (!rc) {
         char why[256];
         rc = model_load_mem(buf, n, m, why, sizeof why);

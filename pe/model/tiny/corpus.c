@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "infile.h"
 #include "model.h"
 
 #define MAX_VARS  64
@@ -85,25 +86,10 @@ static int grow(void *p, int *cap, int need, size_t sz)
 
 static int read_file(const char *path, char **out, size_t *len, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return fail(err, errlen, MODEL_EIO, "%s: cannot open (%s)", path, strerror(errno));
-    char *buf = malloc(MAX_FILE + 1);
-    if (!buf) {
-        fclose(f);
-        return fail(err, errlen, PE_ENOMEM, "%s: out of memory", path);
-    }
-    size_t n = fread(buf, 1, MAX_FILE + 1, f);
-    int bad = ferror(f);
-    fclose(f);
-    if (bad || n > MAX_FILE) {
-        free(buf);
-        return fail(err, errlen, MODEL_EFORMAT, "%s: unreadable or larger than %u bytes", path,
-                    MAX_FILE);
-    }
-    buf[n] = 0;
-    *out = buf;
-    *len = n;
-    return 0;
+    /* infile.h: the type and the size checked before reading (a FIFO nobody writes, a device) */
+    int rc = pe_infile_read(path, "", MAX_FILE, out, len, err, errlen);
+    if (rc == PE_ENOMEM || rc == PE_ECANCELED) return rc;
+    return rc == PE_OK ? 0 : MODEL_EFORMAT;
 }
 
 static int intern(model_grammar *g, const char *w, size_t l)
