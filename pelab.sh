@@ -9,8 +9,11 @@ cd "$(dirname "$0")"
 
 deps=(gcc meson ninja-build pkg-config libncurses-dev libsdl2-dev libcairo2-dev libpng-dev
       libcjson-dev libgif-dev libimagequant-dev libwebp-dev libpcre2-dev fonts-dejavu-core)
-# clang and its runtimes (libclang-rt-14-dev holds libFuzzer's) build tests/fuzz
-test_deps=(tmux xvfb clang-format poppler-utils zsh fish groff-base clang libclang-rt-14-dev)
+# clang and its runtimes (libclang-rt-14-dev holds libFuzzer's) build tests/fuzz; rsvg-convert
+# (librsvg2-bin) renders the SVGs the figure tests compare; python3-sentencepiece is the peer the
+# tokenizer tests check Llama 2's tokenizer against
+test_deps=(tmux xvfb clang-format poppler-utils librsvg2-bin zsh fish groff-base clang
+           libclang-rt-14-dev python3-sentencepiece)
 
 install_missing() {
     local missing=()
@@ -83,7 +86,7 @@ if [ "${1:-}" = "test" ]; then
     # libFuzzer harnesses (tests/fuzz) built by clang with ASan+UBSan: each replays its seed
     # corpus, then fuzzes for PELAB_FUZZ_SECONDS (30) seconds
     CC=clang PELAB_SUITE=fuzz PELAB_TARGETS="$(printf 'tests/fuzz/fuzz_%s ' checkpoint config gguf safetensors llama2c \
-        prompt command cli lesson animate)" ASAN_OPTIONS=detect_leaks=1 run_suite build-fuzz \
+        tokenizer prompt command cli lesson animate)" ASAN_OPTIONS=detect_leaks=1 run_suite build-fuzz \
         -Dbuildtype=debugoptimized -Db_sanitize=address,undefined -Db_lundef=false -Dfuzz=true
     [ "$skipped" -gt 0 ] && echo "($skipped skipped: a tool they need is missing)"
     echo "$passed passed, $failed failed"

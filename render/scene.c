@@ -100,6 +100,7 @@ void scene_reset(scene *s, double width, double height, uint32_t background)
     s->cut_example[0] = '\0';
     s->main_x = s->main_y = s->main_w = s->main_h = 0.0;
     s->main_name[0] = '\0';
+    s->n_panels = 0;
     if (s->ranges) memset(s->ranges->seen, 0, sizeof s->ranges->seen);
 }
 
@@ -166,7 +167,8 @@ static const struct {
     {"\xe2\x81\xb4", "4", 2},    {"\xe2\x81\xb5", "5", 2},    {"\xe2\x81\xb6", "6", 2},
     {"\xe2\x81\xb7", "7", 2},    {"\xe2\x81\xb8", "8", 2},    {"\xe2\x81\xb9", "9", 2},
     {"\xe1\xb5\x8f", "k", 2},    {"\xe2\x81\xbf", "n", 2},    {"\xca\xb3", "r", 2},
-    {"\xc2\xbd", "1/2", 0},      {"\xe2\x85\x92", "1/10", 0},
+    {"\xc2\xbd", "1/2", 0},      {"\xe2\x85\x92", "1/10", 0}, {"\xc2\xb1", "+-", 0},
+    {"\xe2\x88\x9e", "inf", 0},
 };
 
 char *scene_ascii(const char *utf8, char *out, size_t n)
@@ -235,6 +237,19 @@ void scene_mark_main(scene *s, double x, double y, double w, double h, const cha
     s->main_w = w > 0 ? w : 0;
     s->main_h = h > 0 ? h : 0;
     snprintf(s->main_name, sizeof s->main_name, "%s", name ? name : "main");
+}
+
+void scene_name_panel(scene *s, const char *name)
+{
+    if (!name || scene_has_panel(s, name) || s->n_panels >= SCENE_MAX_PANELS) return;
+    snprintf(s->panels[s->n_panels++], sizeof s->panels[0], "%s", name);
+}
+
+int scene_has_panel(const scene *s, const char *name)
+{
+    for (int i = 0; i < s->n_panels; i++)
+        if (strcmp(s->panels[i], name) == 0) return 1;
+    return 0;
 }
 
 void scene_note_cut(scene *s, const char *str)

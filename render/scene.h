@@ -131,6 +131,8 @@ typedef struct scene_item {
     } u;
 } scene_item;
 
+enum { SCENE_MAX_PANELS = 16 };
+
 typedef struct scene_arena_block scene_arena_block;
 
 /* Ranges an animation holds still. An animation builds every frame once recording the ranges
@@ -182,6 +184,11 @@ typedef struct scene {
      * when the view marked none; reset clears it. */
     double main_x, main_y, main_w, main_h;
     char main_name[32];
+    /* The panels drawn, by the names lesson captions use for them ("heads", "matrix", "bars",
+     * "next-token"; scene_name_panel), so `pelab lesson --check` can fail a caption that names
+     * a panel the slide does not show. reset clears them. */
+    char panels[SCENE_MAX_PANELS][24];
+    int n_panels;
     /* Kept by scene_reset (owned by the caller, NULL when unused): see scene_ranges and
      * scene_author. */
     scene_ranges *ranges;
@@ -211,6 +218,11 @@ const char *scene_fit_text(scene *s, const scene_target *t, const char *str, dou
 /* Record that str (a title, label or help text, not data) could not be shown whole, for a
  * layout that leaves text out some other way than scene_fit_text (lines that did not fit). */
 void scene_note_cut(scene *s, const char *str);
+
+/* Record that the panel called name is drawn (idempotent; names beyond SCENE_MAX_PANELS are
+ * dropped), and whether it is. */
+void scene_name_panel(scene *s, const char *name);
+int scene_has_panel(const scene *s, const char *name);
 
 /* Mark (x, y, w, h) as the scene's main panel, named for a test's message ("plot", "matrix").
  * A later mark replaces an earlier one. */

@@ -29,7 +29,10 @@ static const app_cmd_opt export_opts[] = {
      .files = ""},
     {.name = "width", .code = 'W', .arg = "N", .help = "figure width in pixels, 64..16384 (1000)"},
     {.name = "height", .code = 'H', .arg = "N", .help = "figure height in pixels, 64..16384 (600)"},
-    {.name = "dpi", .code = 'D', .arg = "N", .help = "PNG resolution metadata, 10..2400 (96)"},
+    {.name = "dpi",
+     .code = 'D',
+     .arg = "N",
+     .help = "pixels per inch, 10..2400 (96); text stays in points"},
     {.name = "config",
      .code = 'C',
      .arg = "FILE",
@@ -262,6 +265,19 @@ int app_cmd_export(int argc, char **argv)
     if (size_arg && parse_size(size_arg, &o, err, sizeof err) < 0) {
         fprintf(stderr, "pelab export: %s\n", err);
         return 2;
+    }
+    {
+        /* the figure is laid out at its physical size (app_export_layout): a few pixels at a
+         * high dpi would be a figure a few hundredths of an inch wide */
+        double lw, lh;
+        app_export_layout(&o, &lw, &lh);
+        if (lw < 63.5 || lh < 63.5) {
+            fprintf(stderr,
+                    "pelab export: --dpi %g: %d x %d pixels is %.2f x %.2f in at that dpi "
+                    "(allowed at least 0.67 in a side, 64 pixels at 96 dpi)\n",
+                    o.dpi, o.width, o.height, o.width / o.dpi, o.height / o.dpi);
+            return 2;
+        }
     }
     if (anim_only && !animate) {
         static const struct {

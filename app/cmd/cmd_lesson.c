@@ -83,6 +83,12 @@ static int cmd_check(int n, const char *const *files)
             bad++;
             continue;
         }
+        /* the panels captions name are in the slides' scenes (lesson_panels.c) */
+        if (lesson_check_panels(&l, stderr) != 0) {
+            bad++;
+            lesson_free(&l);
+            continue;
+        }
         char name[3 * 1024];
         printf("%s: ok, %d slide%s\n", shown(files[i], name, sizeof name), l.n,
                l.n == 1 ? "" : "s");

@@ -12,6 +12,7 @@
     X(train)                                                                                       \
     X(eval)                                                                                        \
     X(generate)                                                                                    \
+    X(tokenize)                                                                                    \
     X(bench)                                                                                       \
     X(list)                                                                                        \
     X(lesson)                                                                                      \

@@ -262,6 +262,10 @@ static int record_spec(app_explorer *x, char *spec, size_t n, char *err, size_t 
     }
     int frames = APP_ANIM_DEFAULT_FRAMES;
     if (o->kind == APP_OPT_INT && hi - lo + 1 < frames) frames = (int)(hi - lo + 1);
+    /* stepping token by token: a frame per token (48 frames over 57 tokens would skip some) */
+    if (o->kind == APP_OPT_INT && strcmp(o->name, "step") == 0 &&
+        hi - lo + 1 <= APP_ANIM_MAX_FRAMES)
+        frames = (int)(hi - lo + 1);
     if (frames < 2 || !(hi > lo)) {
         snprintf(err, errlen, "--%s: nothing to sweep (%g..%g)", o->name, lo, hi);
         return -1;

@@ -109,9 +109,25 @@ static int is_file(const char *p)
     return stat(p, &sb) == 0 && S_ISREG(sb.st_mode);
 }
 
+/* The shipped lessons in the order a course takes them: why position matters, the absolute
+ * tables, rotation, biases, then what happens past the training length and how it is extended.
+ * Lessons not named here (a user's, dropped into the folder) follow, alphabetically. */
+static const char *const teaching_order[] = {"why-position", "sinusoids",     "rope",
+                                             "alibi",        "extrapolation", "extension"};
+
+static int teaching_rank(const char *name)
+{
+    int n = (int)(sizeof teaching_order / sizeof teaching_order[0]);
+    for (int i = 0; i < n; i++)
+        if (strcmp(name, teaching_order[i]) == 0) return i;
+    return n;
+}
+
 static int cmp_str(const void *a, const void *b)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    const char *x = *(char *const *)a, *y = *(char *const *)b;
+    int rx = teaching_rank(x), ry = teaching_rank(y);
+    return rx != ry ? rx - ry : strcmp(x, y);
 }
 
 int lesson_names(char ***names)
@@ -677,8 +693,7 @@ static char *read_text(reader *r)
         int len = c ? text_utf8_len((const unsigned char *)buf + i, n - i) : 0;
         int ok = len > 0 && !text_is_nonchar((const unsigned char *)buf + i, (size_t)len);
         int ctl = c && (c < 0x20 || c == 0x7f) && c != '\n' && c != '\r' && c != '\t';
-        if (!ok || ctl) {
-            free(buf);
+        if (!ok || ctl) { /* buf is read to say what is wrong, then freed */
             if (ctl)
                 problem(r, line, "a control character (0x%02x at offset %zu): a lesson is text", c,
                         i);
@@ -702,6 +717,7 @@ static char *read_text(reader *r)
                 problem(r, line, "%s (byte 0x%02x at offset %zu): a lesson is UTF-8 text", kind, c,
                         i);
             }
+            free(buf);
             return NULL;
         }
         if (c == '\n') line++;
@@ -817,6 +833,41 @@ static void parse_try(reader *r, int line, lesson_slide *s, const char *v, lesso
         }
     }
     if (!bad) s->n_try++;
+}
+
+/* panels: NAME... (names of lower-case letters, digits and '-'; whether the slide shows them
+ * is lesson_check_panels' question) */
+static void parse_panels(reader *r, int line, lesson_slide *s, const char *v)
+{
+    if (s->panels_line) {
+        problem(r, line, "a second 'panels:' line in slide '%s'", s->title);
+        return;
+    }
+    s->panels_line = line;
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", v);
+    char *save = NULL;
+    int words = 0;
+    for (char *w = strtok_r(buf, " ,", &save); w; w = strtok_r(NULL, " ,", &save)) {
+        words++;
+        size_t n = strlen(w), ok = n > 0 && n < sizeof s->panels[0];
+        for (size_t i = 0; i < n; i++)
+            if (!((w[i] >= 'a' && w[i] <= 'z') || (w[i] >= '0' && w[i] <= '9') || w[i] == '-'))
+                ok = 0;
+        if (!ok) {
+            problem(r, line,
+                    "panels: '%s' is not a panel name (lower-case letters, digits and '-', at "
+                    "most %zu)",
+                    w, sizeof s->panels[0] - 1);
+            continue;
+        }
+        if (s->n_panels == LESSON_MAX_PANELS) {
+            problem(r, line, "panels: more than %d names", LESSON_MAX_PANELS);
+            return;
+        }
+        snprintf(s->panels[s->n_panels++], sizeof s->panels[0], "%s", w);
+    }
+    if (!words) problem(r, line, "panels: name the panels the caption refers to");
 }
 
 static void parse_do(reader *r, int line, lesson_slide *s, const char *v)
@@ -978,15 +1029,15 @@ int lesson_load(lesson *l, const char *path, lesson_key_fn key_bound, FILE *diag
         if (colon) *colon = '\0';
         if (val) trim(val);
         static const char *const fields[] = {"lesson",  "about", "slide", "view",
-                                             "caption", "try",   "do"};
+                                             "caption", "try",   "do",    "panels"};
         int f = -1;
-        for (int i = 0; colon && i < 7; i++)
+        for (int i = 0; colon && i < 8; i++)
             if (strcmp(key, fields[i]) == 0) f = i;
         if (f < 0) {
-            const char *sug = pe_closest(key, fields, 7);
+            const char *sug = pe_closest(key, fields, 8);
             problem(&r, line,
                     "'%s': not a lesson line%s%s%s (lines are 'field: value': lesson, "
-                    "about, slide, view, caption, try, do)",
+                    "about, slide, view, caption, try, do, panels)",
                     colon ? key : v, sug ? "; did you mean '" : "", sug ? sug : "",
                     sug ? ":'?" : "");
             last = NULL;
@@ -1082,6 +1133,9 @@ int lesson_load(lesson *l, const char *path, lesson_key_fn key_bound, FILE *diag
                 break;
             }
             parse_do(&r, line, s, val);
+            break;
+        case 7:
+            parse_panels(&r, line, s, val);
             break;
         }
     }

@@ -11,6 +11,12 @@
  *   caption: q.k is {readout}.                        a few sentences; {NAME} shows a live value
  *   try: Left Right = move the query position m       a hint: keys (or one :option value) = what
  *   do: spin                                          a scripted action on arrival (see below)
+ *   panels: heads bars                                the panels the caption names, by the
+ *                                                     names the view's scene gives them
+ *                                                     (scene_name_panel: the attention views'
+ *                                                     heads, matrix, bars, next-token); --check
+ *                                                     fails one the slide does not show in
+ *                                                     either front end at a tested size
  *
  * Actions: `spin` (the RoPE animation), `play` (the attention view steps through the tokens),
  * `sweep OPTION V1 V2 ...` (the option takes each value in turn, one a second).
@@ -34,6 +40,7 @@
 #define LESSON_MAX_TRY    6
 #define LESSON_MAX_SWEEP  12
 #define LESSON_MAX_BYTES  (1024 * 1024)
+#define LESSON_MAX_PANELS 8
 
 typedef enum { LESSON_DO_NONE = 0, LESSON_DO_SPIN, LESSON_DO_PLAY, LESSON_DO_SWEEP } lesson_do;
 
@@ -56,6 +63,8 @@ typedef struct lesson_slide {
     char sweep_opt[32];
     char sweep_val[LESSON_MAX_SWEEP][32];
     int n_sweep;
+    char panels[LESSON_MAX_PANELS][24]; /* the panels the caption names */
+    int n_panels, panels_line;
 } lesson_slide;
 
 typedef struct lesson {
@@ -80,8 +89,9 @@ void lesson_free(lesson *l);
 /* NAME (a shipped lesson: assets/lessons/NAME.lesson) or a file path, into buf. 0 or -1 with a
  * message that lists the shipped lessons. */
 int lesson_resolve(const char *name_or_file, char *buf, size_t n, char *err, size_t errlen);
-/* The shipped lessons' names, sorted; returns the count (names[i] malloc'd, free with
- * lesson_names_free). */
+/* The shipped lessons' names in teaching order (why-position, sinusoids, rope, alibi,
+ * extrapolation, extension; others after them, alphabetically); returns the count (names[i]
+ * malloc'd, free with lesson_names_free). */
 int lesson_names(char ***names);
 void lesson_names_free(char **names, int n);
 
@@ -117,6 +127,11 @@ struct app_explorer;
 struct lesson_presenter;
 struct lesson_presenter *lesson_attach(struct app_explorer *x, const lesson *l, int start);
 void lesson_detach(struct app_explorer *x, struct lesson_presenter *p);
+/* Every panel a slide's caption names (panels:) is in the slide's scene, in the terminal at
+ * 80x24 and 120x40 and in the window at 1024x768 and 1280x800 at 100, 150 and 200% zoom, as the
+ * presenter lays it out. Each miss is written to diag as "PATH:LINE: message"; returns their
+ * count. */
+int lesson_check_panels(const lesson *l, FILE *diag);
 /* The handout: one PDF page per slide (figure, title, caption, reproducing command). 0, 2 for a
  * usage problem, 1 for a runtime failure (message in err). */
 int lesson_handout(const lesson *l, const char *path, char *err, size_t errlen);

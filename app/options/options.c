@@ -264,6 +264,7 @@ static const char *const theme_names[] = {"light", "dark", NULL};
 static const char *const xpos_zeta_names[] = {"full", "rotary", NULL};
 static const char *const onoff_names[] = {"off", "on", NULL};
 static const char *const csv_names[] = {"wide", "long", NULL};
+static const char *const svg_text_names[] = {"text", "paths", NULL};
 static const char *const scale_names[] = {"per-head", "shared", "window", NULL};
 
 /* the keys' custom steps and the sliders' moving ranges */
@@ -536,6 +537,10 @@ static const app_option options[] = {
              "CSV: wide (the table, numpy.loadtxt) | long (a row per value with named index "
              "columns, pandas.read_csv(f, comment='#'))",
              csv_long, csv_names),
+     .everywhere = 1},
+    {APP_CHO("svg-text", NULL,
+             "SVG text: text (<text> elements: editable, searchable) | paths (glyph outlines)",
+             svg_paths, svg_text_names),
      .everywhere = 1},
 };
 

@@ -309,6 +309,7 @@ static int build_frame(app_view_ctx *ctx, const app_state *st, const app_anim *a
 {
     app_state fr = *st;
     fr.cursor_on = 0;
+    fr.figure = 1;
     if (app_anim_apply(&fr, a, i, err, errlen) < 0) return -1;
     value_note(a, i, note, nn);
     ctx->author.note = note;
@@ -346,10 +347,11 @@ int app_anim_export(const app_state *st, const app_anim *a, const char *path,
         pe_mem_release(fbytes * (size_t)n);
         return 1;
     }
+    double lw, lh, scale = app_export_layout(o, &lw, &lh);
     double font = app_export_font_px(st, o);
-    scene_target t = raster_target(w, h, font);
+    scene_target t = raster_target(lw, lh, font);
     scene s;
-    scene_init(&s, w, h, 0xffffff);
+    scene_init(&s, lw, lh, 0xffffff);
     s.ranges = ranges;
     app_view_ctx ctx = {0};
     char note[96], key[96];
@@ -380,8 +382,8 @@ int app_anim_export(const app_state *st, const app_anim *a, const char *path,
         if (build_frame(&ctx, st, a, i, &s, &t, note, sizeof note, key, sizeof key, err, errlen) <
             0)
             rc = 1;
-        else if (raster_draw_argb(&s, (uint32_t *)(block + fbytes * (size_t)i), w, h, (int)stride,
-                                  1) != 0) {
+        else if (raster_draw_argb_scaled(&s, (uint32_t *)(block + fbytes * (size_t)i), w, h,
+                                         (int)stride, 1, scale) != 0) {
             snprintf(err, errlen, "-o %s: drawing frame %d failed (cairo)", path, i + 1);
             rc = 1;
         }

@@ -128,14 +128,16 @@ int app_export_file_as(const app_state *st, const char *path, const char *format
     snprintf(what, sizeof what, "-o %s: the %.0f x %.0f PNG canvas", path, ceil(o->width),
              ceil(o->height));
     if (canvas && pe_mem_reserve_hint(canvas, what, size_hint, err, errlen) != PE_OK) return 1;
+    double lw, lh, scale = app_export_layout(o, &lw, &lh);
     scene s;
-    scene_init(&s, o->width, o->height, 0xffffff);
+    scene_init(&s, lw, lh, 0xffffff);
     double font = app_export_font_px(st, o);
-    scene_target t = raster_target(o->width, o->height, font);
+    scene_target t = raster_target(lw, lh, font);
     app_view_ctx ctx = {0};
     ctx.full_res = 1;
     app_state fig = *st;
     fig.cursor_on = 0; /* the cursor is an explorer's aid, not part of a figure */
+    fig.figure = 1;    /* and so are the hints naming options to try */
     int rc = 1;
     app_progress_begin(label);
     int built = app_view_build(&ctx, &fig, &s, &t, err, errlen);
@@ -151,11 +153,12 @@ int app_export_file_as(const app_state *st, const char *path, const char *format
             {"Command", command[0] ? command : params},
             {"Parameters", params},
         };
-        raster_export_opts ro = {o->dpi, meta, sizeof meta / sizeof meta[0], 1};
+        raster_export_opts ro = {o->dpi, meta,  sizeof meta / sizeof meta[0],
+                                 1,      scale, st->svg_paths};
         /* each heatmap is drawn through an image of its own, on top of the canvas; and the
          * scene holds a copy of every heatmap's values (counted here, once it is made, so the
          * drawing that would add the image is refused before it starts) */
-        size_t image = raster_export_image_bytes(&s, path, fi->ext);
+        size_t image = raster_export_image_bytes(&s, path, fi->ext, scale);
         for (size_t i = 0; i < s.n; i++)
             if (s.items[i].kind == SCENE_HEATMAP)
                 image += s.items[i].u.heat.rows * s.items[i].u.heat.cols * sizeof(float);

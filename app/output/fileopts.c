@@ -10,8 +10,18 @@ const char *app_export_title(const app_state *st)
     return app_view_at((size_t)st->view)->description;
 }
 
+double app_export_layout(const app_export_opts *o, double *w, double *h)
+{
+    double k = (o->dpi > 0 ? o->dpi : 96) / 96.0;
+    *w = o->width / k;
+    *h = o->height / k;
+    return k;
+}
+
 double app_export_font_px(const app_state *st, const app_export_opts *o)
 {
-    if (st->font_pt > 0) return st->font_pt * (o->dpi > 0 ? o->dpi : 96) / 72;
-    return raster_font_px(o->width, o->height, st->zoom > 0 ? st->zoom : 1);
+    if (st->font_pt > 0) return st->font_pt * 96.0 / 72.0;
+    double w, h;
+    app_export_layout(o, &w, &h);
+    return raster_font_px(w, h, st->zoom > 0 ? st->zoom : 1);
 }

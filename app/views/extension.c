@@ -402,15 +402,16 @@ static int ext_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     char l0s[32], ts[32];
     app_ext_len_label(L0, l0s, sizeof l0s);
     app_ext_len_label(T, ts, sizeof ts);
-    char title[200], sub[320];
+    char title[200], sub[320], fs[48];
+    fig_num(sc->factor, 3, fs, sizeof fs);
     int nm = res->nm;
     static const char *const count_word[APP_EXT_METHODS + 1] = {"", "", "",    "",
                                                                 "", "", "six", "seven"};
-    snprintf(title, sizeof title, "RoPE %s vs distance, %s extension methods at f=%g",
+    snprintf(title, sizeof title, "RoPE %s vs distance, %s extension methods at f = %s",
              kinds == 2   ? "decay bound"
              : kinds == 1 ? "all-ones score"
                           : "score and bound",
-             count_word[nm], sc->factor);
+             count_word[nm], fs);
     app_subtitle(st, NULL, APP_SUB_DIM | APP_SUB_BASE, sub, sizeof sub);
     size_t u = strlen(sub);
 #define SUB(...)                                                                                   \
@@ -418,15 +419,18 @@ static int ext_build(app_view_ctx *c, const app_state *st, scene *s, const scene
         if (u < sizeof sub) u += (size_t)snprintf(sub + u, sizeof sub - u, __VA_ARGS__);           \
     } while (0)
     if (st->p.rotary_frac < 1) SUB("  rotary %g", st->p.rotary_frac);
-    SUB("  L0=%s  T=%s", l0s, ts);
+    SUB("  " APP_L0 " = %s  T = %s", l0s, ts);
     if (kinds == 3)
         SUB("  solid: %s, dashed: %s", kind_label[0], kind_label[1]);
     else
         SUB("  %s", kind_label[kinds == 1 ? 0 : 1]);
-    if (kinds == 2) SUB(" (%scurves rope: the score)", app_opt_prefix(st));
-    if (kinds == 1) SUB(" (%scurves rope-bound: the bound)", app_opt_prefix(st));
-    SUB("  mean over r+-5%%");
-    if (sc->factor == 1) SUB("  f=1: all equal; try %sfactor 4", app_opt_prefix(st));
+    if (kinds == 2 && !st->figure) SUB(" (%scurves rope: the score)", app_opt_prefix(st));
+    if (kinds == 1 && !st->figure) SUB(" (%scurves rope-bound: the bound)", app_opt_prefix(st));
+    SUB("  mean over r " APP_PLUSMINUS "5%%");
+    if (sc->factor == 1) {
+        SUB("  f = 1: all equal");
+        if (!st->figure) SUB("; try %sfactor 4", app_opt_prefix(st));
+    }
 #undef SUB
     fig_rect area = app_frame(s, t, th, title, sub);
 
@@ -444,10 +448,39 @@ static int ext_build(app_view_ctx *c, const app_state *st, scene *s, const scene
         names[i] = app_ext_method_label(res->ms[i]);
         colors[i] = th->series[res->ms[i] % 8];
     }
+    /* Methods that run along an earlier one (none and llama3 agree up to about L0; in a braille
+     * cell the curve drawn last takes the colour, so the first vanished under the second): one
+     * that stays within 2% of the plot's height of an earlier curve over a third of the
+     * distances is drawn dashed, a third such one dotted, after the solid ones, and the legend
+     * says so. With both kinds shown the dashes already mean the score. */
+    unsigned styles[APP_EXT_METHODS] = {0};
+    char styled[APP_EXT_METHODS][64];
+    for (int i = 0; kinds != 3 && i < nm; i++) {
+        const double *yi = ys + (size_t)i * n;
+        int near_before = 0;
+        for (int j = 0; j < i; j++) {
+            const double *yj = ys + (size_t)j * n;
+            int close = 0, both = 0;
+            for (int k = 0; k < n; k++) {
+                if (!isfinite(yi[k]) || !isfinite(yj[k])) continue;
+                both++;
+                close += fabs(yi[k] - yj[k]) < (hi - lo) * 0.02;
+            }
+            near_before += both > 0 && close * 3 >= both;
+        }
+        if (!near_before) continue;
+        styles[i] = near_before == 1 ? SCENE_DASHED : SCENE_DOTTED;
+        /* a terminal's two-cell legend sample cannot show dashes from dots: the name says it */
+        if (t->cells) {
+            snprintf(styled[i], sizeof styled[i], "%s (%s)", names[i],
+                     styles[i] == SCENE_DASHED ? "dashed" : "dotted");
+            names[i] = styled[i];
+        }
+    }
     /* a plot too short for the legend inside (projector zoom) gets it above */
     fig_legend_slot slot = fig_legend_take(t, &area, names, nm);
     fig_axes a = fig_axes_draw(s, t, th, area, 1, T, lo - (lo < 0 ? pad : 0), hi + pad,
-                               "distance r = m - n (positions, log scale)",
+                               "distance r = m \xe2\x88\x92 n (positions, log scale)",
                                "score / score at r = 0" /* the subtitle says: mean over r+-5% */,
                                FIG_GRID | FIG_XLOG);
     if (lo < 0)
@@ -455,21 +488,28 @@ static int ext_build(app_view_ctx *c, const app_state *st, scene *s, const scene
                    SCENE_RULE);
     double lw = t->cells ? 0 : fmax(1.2, t->hairline * 1.5);
     /* the original underneath and widest, so a method that coincides with it still shows it */
-    for (int row = 0; row < rows; row++) {
-        int i = row % nm, kind = kinds == 3 ? row / nm : 0;
-        fig_curve(s, &a, r, ys + (size_t)row * n, (size_t)n, colors[i],
-                  t->cells ? 0 : (res->ms[i] == 0 ? lw * 2.5 : lw), kind == 1 ? SCENE_DASHED : 0);
-    }
+    for (unsigned pass = 0; pass < 3; pass++)
+        for (int row = 0; row < rows; row++) {
+            int i = row % nm, kind = kinds == 3 ? row / nm : 0;
+            unsigned want = pass == 0 ? 0u : pass == 1 ? (unsigned)SCENE_DASHED : SCENE_DOTTED;
+            if (styles[i] != want) continue;
+            double w = t->cells                    ? 0
+                       : styles[i] == SCENE_DOTTED ? lw * 3
+                       : res->ms[i] == 0           ? lw * 2.5
+                                                   : lw;
+            fig_curve(s, &a, r, ys + (size_t)row * n, (size_t)n, colors[i], w,
+                      kind == 1 ? SCENE_DASHED : styles[i]);
+        }
     char lab[48];
-    snprintf(lab, sizeof lab, "L0 = %s", l0s);
+    snprintf(lab, sizeof lab, APP_L0 " = %s", l0s);
     fig_vmark(s, t, th, &a, L0, lab);
     /* the legend ends left of the L0 mark, whose label it would cover (L0 sits in the right
      * part of a log axis that ends at f L0); the curves are low there */
     fig_axes la = a;
     double lx = fig_x(&a, L0) - (t->cells ? 1 : t->char_w);
     if (lx - a.area.x > a.area.w * 0.3) la.area.w = lx - a.area.x;
-    if (!fig_legend_in_slot(s, t, th, &slot, names, colors, NULL, nm))
-        fig_legend(s, t, th, &la, names, colors, nm, 0);
+    if (!fig_legend_in_slot(s, t, th, &slot, names, colors, styles, nm))
+        fig_legend_styled(s, t, th, &la, names, colors, styles, nm, 0);
 
     c->main = a;
     fig_mark_main(s, a.area, "plot");

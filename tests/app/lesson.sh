@@ -28,6 +28,9 @@ done
 list=$("$pelab" lesson --list)
 total=$(echo "$list" | sed -n 's/^[0-9]* lessons, \([0-9]*\) slides.*/\1/p')
 [ "${total:-0}" -ge 40 ]; ok $? "--list counts at least 40 slides in all (${total:-none})"
+order=$(echo "$list" | awk '/slides/ && NF > 2 { print $1 }' | head -6 | tr '\n' ' ')
+[ "$order" = "why-position sinusoids rope alibi extrapolation extension " ]
+ok $? "--list in teaching order ($order)"
 for name in "${names[@]}"; do
     slides=$(grep -c '^slide:' "$lessons/$name.lesson")
     echo "$list" | grep -Eq "^  $name +$slides slides"
@@ -42,7 +45,7 @@ bad() { # bad NAME EXPECTED-LINE EXPECTED-TEXT (the file is $dir/NAME.lesson)
     out=$("$pelab" lesson --check "$f" 2>&1)
     rc=$?
     [ "$rc" -eq 2 ] && echo "$out" | grep -qF -- "$f:$2: $3"
-    ok $? "$1: exit 2 and '$f:$2: $3' (got $rc: $(echo "$out" | head -c 300))"
+    ok $? "$1: exit 2 and '$f:$2: $3' (got $rc: $(echo "$out" | head -c 300 | tr '\n' '|'))"
 }
 printf '%s\nview: hetamap\ncaption: c\n' "$head" >"$dir/unknown-view.lesson"
 bad unknown-view 3 "view 'hetamap': unknown view; did you mean 'heatmap'?"
@@ -74,6 +77,15 @@ printf '%s\nview: heatmap\ncaption: c\ncolour: red\n' "$head" >"$dir/bad-field.l
 bad bad-field 5 "'colour': not a lesson line"
 printf '%s\nview: rope\ncaption: c {distnce}\n' "$head" >"$dir/misspelt-placeholder.lesson"
 bad misspelt-placeholder 4 "caption: {distnce}: unknown placeholder; did you mean {distance}?"
+# a caption that names a panel the slide's scene does not show: the terminal attention view has
+# no matrix of the heads' mean (issue 27: why-position slide 1 said "the large one their mean")
+printf '%s\nview: attention --model nope --prompt "the boy saw a bird ."\ncaption: the four heads, the large one their mean\npanels: heads matrix\n' "$head" >"$dir/missing-panel.lesson"
+bad missing-panel 5 "panels: the caption names 'matrix', which slide 1 does not show in the terminal at 80x24"
+printf '%s\nview: attention --model nope --prompt "the boy saw a bird ."\ncaption: the heads and the bars\npanels: heads bars next-token\n' "$head" >"$dir/panels-shown.lesson"
+out=$("$pelab" lesson --check "$dir/panels-shown.lesson" 2>&1)
+ok $? "panels the slide shows in both front ends pass ($(echo "$out" | head -c 300))"
+printf '%s\nview: heatmap\ncaption: c\npanels: Big_Matrix\n' "$head" >"$dir/bad-panel-name.lesson"
+bad bad-panel-name 5 "panels: 'Big_Matrix' is not a panel name"
 # problems come in line order, though a caption is checked when its slide ends
 printf '%s\nview: rope\ncaption: c {bsae}\ntry: w = nothing\n' "$head" >"$dir/order.lesson"
 out=$("$pelab" lesson --check "$dir/order.lesson" 2>&1)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "attn.h"
+#include "model/tiny/model.h"
 #include "tap.h"
 
 int main(void)

@@ -11,6 +11,7 @@
 
 #include "cellgrid.h"
 #include "cli.h"
+#include "figure.h"
 #include "options.h"
 #include "raster.h"
 #include "rope_ext.h"
@@ -195,7 +196,7 @@ static void test_config(void)
     TAP_OK(st.p.len == 256 && st.p.scaling.original_ctx == 8192 && app_ext_target(&st) == 131072,
            "config: L stays 256, L0 8192, target max_position_embeddings 131072 (%g)",
            app_ext_target(&st));
-    check_builds("frequencies from llama-3.1-8b.json", st, "L0 8192 -> T 1.31e5");
+    check_builds("frequencies from llama-3.1-8b.json", st, "L\xe2\x82\x80 8K \xe2\x86\x92 T 128K");
     app_data d = {0};
     int cnt[3] = {0, 0, 0};
     if (get_data(&st, &d) == 0)
@@ -351,6 +352,58 @@ static void test_extension(void)
     st = make("extension", big, 4);
     TAP_OK(app_state_validate(&st, err, sizeof err) < 0 && strstr(err, "--target-len"),
            "a target of 1e12 positions is refused: %s", err);
+}
+
+/* Overlapping curves stay visible in the terminal (issue 27: "none" vanished under llama3, the
+ * braille cell taking the colour drawn last): on the extension figure (the bound, and the score)
+ * at 80x24, 100x30 and 120x40 every method's colour is the colour of at least five braille
+ * cells (before: NTK had 3 at 80x24), and the legend names the dashed ones. */
+static void test_extension_overlap(void)
+{
+    static const int sizes[3][2] = {{80, 24}, {100, 30}, {120, 40}};
+    for (int curves = 0; curves < 2; curves++)
+        for (int z = 0; z < 3; z++) {
+            app_state st;
+            app_state_default(&st);
+            app_option_set(&st, app_option_find("view"), "extension", err, sizeof err);
+            if (curves) app_option_set(&st, app_option_find("curves"), "rope", err, sizeof err);
+            const fig_theme *th = fig_theme_get(st.dark);
+            int cols = sizes[z][0], rows = sizes[z][1];
+            cellgrid g;
+            cellgrid_init(&g, cols, rows, 0);
+            scene s;
+            scene_init(&s, cols, 2 * rows, 0);
+            scene_target t = cellgrid_target(cols, rows);
+            app_view_ctx c;
+            memset(&c, 0, sizeof c);
+            int rc = app_view_build(&c, &st, &s, &t, err, sizeof err);
+            cellgrid_render(&g, &s);
+            int ms[APP_EXT_METHODS], count[APP_EXT_METHODS];
+            int nm = app_ext_methods(&st, ms, NULL);
+            char counts[400] = "";
+            size_t u = 0;
+            for (int i = 0; i < nm; i++) {
+                uint32_t col = th->series[ms[i] % 8];
+                count[i] = 0;
+                for (int k = 0; k < cols * rows; k++)
+                    if (g.cells[k].ch > 0x2800 && g.cells[k].ch <= 0x28ff && g.cells[k].fg == col)
+                        count[i]++;
+                u += (size_t)snprintf(counts + u, sizeof counts - u, " %s %d",
+                                      app_ext_method_label(ms[i]), count[i]);
+            }
+            int hidden = 0, dashed_named = 0;
+            for (int i = 0; i < nm; i++) hidden += count[i] < 5;
+            for (size_t i = 0; i < s.n; i++)
+                if (s.items[i].kind == SCENE_TEXT && strstr(s.items[i].u.text.str, "(dashed)"))
+                    dashed_named++;
+            TAP_OK(rc == 0 && nm >= 6 && hidden == 0 && dashed_named > 0,
+                   "extension%s at %dx%d: each method shows in its own colour (braille cells:%s), "
+                   "the legend names %d dashed",
+                   curves ? " --curves rope" : "", cols, rows, counts, dashed_named);
+            app_view_ctx_free(&c);
+            scene_free(&s);
+            cellgrid_free(&g);
+        }
 }
 
 static void test_resolution(void)
@@ -681,6 +734,7 @@ int main(void)
     test_config();
     test_layer_kinds();
     test_extension();
+    test_extension_overlap();
     test_resolution();
     test_t5();
     test_xpos();

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cellgrid.h"
-#include "model.h"
+#include "model/tiny/model.h"
 #include "options.h"
 #include "textclean.h"
 #include "views.h"

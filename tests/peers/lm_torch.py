@@ -38,6 +38,17 @@ torch.set_num_threads(ARGS.threads)
 torch.manual_seed(0)
 
 
+def attend(q, k, v, n0):
+    """softmax(q k^T / sqrt(hd)) v over the cache, causal for the new tokens at n0.. (written
+    out: torch 1.13, Debian 12's, has no scaled_dot_product_attention)."""
+    T, n = q.shape[1], k.shape[1]
+    s = q @ k.transpose(1, 2) / math.sqrt(q.shape[-1])
+    if T > 1:
+        mask = torch.arange(n)[None, :] > (n0 + torch.arange(T))[:, None]
+        s = s.masked_fill(mask, float("-inf"))
+    return torch.softmax(s, -1) @ v
+
+
 def rnd(*shape):
     return (torch.rand(*shape) - 0.5) * 0.1
 
@@ -66,8 +77,7 @@ class GPT2:
             q, k, v = (t.view(T, s.H, s.hd).transpose(0, 1) for t in (q, k, v))
             s.k[i] = k if s.k[i] is None else torch.cat([s.k[i], k], 1)
             s.v[i] = v if s.v[i] is None else torch.cat([s.v[i], v], 1)
-            a = torch.nn.functional.scaled_dot_product_attention(
-                q, s.k[i], s.v[i], is_causal=s.n == 0 and T > 1)
+            a = attend(q, s.k[i], s.v[i], s.n)
             x = x + a.transpose(0, 1).reshape(T, s.D) @ w["pw"] + w["pb"]
             h = torch.nn.functional.layer_norm(x, (s.D,), w["l2w"], w["l2b"], 1e-5)
             x = x + torch.nn.functional.gelu(h @ w["fw"] + w["fb"], approximate="tanh") @ w["mw"] + w["mb"]
@@ -114,8 +124,7 @@ class Llama:
             s.v[i] = v if s.v[i] is None else torch.cat([s.v[i], v], 1)
             r = s.H // s.KV
             kk, vv = s.k[i].repeat_interleave(r, 0), s.v[i].repeat_interleave(r, 0)
-            a = torch.nn.functional.scaled_dot_product_attention(q, kk, vv,
-                                                                 is_causal=s.n == 0 and T > 1)
+            a = attend(q, kk, vv, s.n)
             x = x + a.transpose(0, 1).reshape(T, s.D) @ w["o"].T
             h = s.rms(x, w["n2"])
             x = x + (torch.nn.functional.silu(h @ w["g"].T) * (h @ w["u"].T)) @ w["d"].T

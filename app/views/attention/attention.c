@@ -330,7 +330,9 @@ static void bars_pixels(actx *c, const app_attn *a, fig_rect r, const float *row
     double frac = notes && probe.area.h > 0 ? fmin(0.6, room / probe.area.h) : 0;
     if (c->kind != APP_SCALE_LOG && notes) y1 = hi > 0 ? hi * fmax(1.08, 1 / (1 - frac)) : 1;
     fig_axes ax = fig_axes_draw(c->s, t, th, r, j0 - 0.5, n1 - 0.5, y0, y1, NULL, ylabel, flags);
-    double pitch = ax.area.w / (n1 - j0);
+    /* the pitch from the axes drawn: an animation holds its x range still over the sweep
+     * (scene_ranges), so an early frame of few tokens is drawn on the last frame's axes */
+    double pitch = fabs(fig_x(&ax, 1) - fig_x(&ax, 0));
     /* 80% of the pitch, never under the floor while the pitch allows it */
     double bw = fmax(pitch * 0.8, fmin(minbar, pitch));
     for (int j = j0; j < n1; j++) {
@@ -456,6 +458,7 @@ static void draw_bars(actx *c, const app_attn *a, fig_rect r, int head)
 {
     const float *row = row_of(c, a, head);
     if (!row) return;
+    scene_name_panel(c->s, "bars"); /* the attends-to bars (a list of them in the terminal) */
     if (c->t->cells)
         bars_cells(c, a, r, row, head);
     else
@@ -559,6 +562,7 @@ static void draw_multiples(actx *c, const app_attn *a, fig_rect r, int chosen)
             cell.y = 2 * floor(cell.y / 2);
         }
         if (side < 2) continue;
+        scene_name_panel(c->s, "heads"); /* the small multiples, one matrix a head */
         double x = cell.x + (cell.w - side) / 2, y = cell.y + lh;
         if (t->cells) x = floor(x);
         char lab[32];
@@ -589,6 +593,7 @@ static void draw_head_matrix(actx *c, app_view_ctx *vc, const app_attn *a, fig_r
     int n1 = c->step + 1;
     float *m = matrix_of(c, a, head);
     if (!m) return;
+    scene_name_panel(c->s, "matrix"); /* the chosen head's matrix, or the heads' mean */
     const char *lab = "query i";
     /* square cells read best: no wider than the height allows (plus the labels) */
     int bare = with_bar == 2;
@@ -640,6 +645,13 @@ static void draw_head_matrix(actx *c, app_view_ctx *vc, const app_attn *a, fig_r
 
 /* ---- top-5 ------------------------------------------------------------------------------ */
 
+/* The vocabulary's text of token id (into buf). */
+static const char *vocab_word(const app_attn *a, int id, char *buf, size_t n)
+{
+    lmi_token_text(&a->m, id, buf, n);
+    return buf;
+}
+
 static void draw_top5(actx *c, const app_attn *a, fig_rect r, int compact)
 {
     const scene_target *t = c->t;
@@ -647,15 +659,16 @@ static void draw_top5(actx *c, const app_attn *a, fig_rect r, int compact)
     const int *ids = a->top_id + (size_t)c->step * APP_ATTN_TOPK;
     const float *ps = a->top_p + (size_t)c->step * APP_ATTN_TOPK;
     double lh = line_h(t), size = t->cells ? 1 : 0.85;
-    char buf[160], cut[160];
+    char buf[160], cut[160], wb[64];
     int nxt = c->step + 1 < a->n ? a->tok[c->step + 1].id : -1;
+    scene_name_panel(c->s, "next-token");
     if (compact) { /* one line: "next: ball .41  toy .12 ..." */
         /* as many whole candidates as fit: a list loses its tail, never half a word */
         size_t u = (size_t)snprintf(buf, sizeof buf, "next:");
         for (int k = 0; k < APP_ATTN_TOPK && u < sizeof buf; k++) {
             size_t before = u;
             u += (size_t)snprintf(buf + u, sizeof buf - u, " %s %.2f",
-                                  tok_word(&a->m.vocab, ids[k]), ps[k]);
+                                  vocab_word(a, ids[k], wb, sizeof wb), ps[k]);
             if (k > 0 && (u >= sizeof buf || scene_text_width(t, buf, size) > r.w)) {
                 buf[before] = '\0';
                 break;
@@ -684,7 +697,7 @@ static void draw_top5(actx *c, const app_attn *a, fig_rect r, int compact)
         int hit = ids[k] == nxt;
         snprintf(buf, sizeof buf, "%.3f", ps[k]);
         text_at(c, r.x, y, buf, size, SCENE_LEFT | SCENE_TOP, th->fg, 0);
-        const char *w = ids[k] == TOK_EOS ? "\xc2\xb6" : tok_word(&a->m.vocab, ids[k]);
+        const char *w = ids[k] == a->m.info.eos ? "\xc2\xb6" : vocab_word(a, ids[k], wb, sizeof wb);
         text_at(c, r.x + pw, y,
                 fit(c, 1, w, size, ww - (t->cells ? 1 : t->char_w), cut, sizeof cut), size,
                 SCENE_LEFT | SCENE_TOP, hit ? th->accent : th->fg, hit ? SCENE_BOLD : 0);
@@ -724,8 +737,9 @@ static double top5_height(const scene_target *t)
 /* 1 when a's model runs with a base or slopes other than the trained ones. */
 static int experiment_on(const actx *c, const app_attn *a)
 {
-    return (a->pe == MODEL_PE_ROPE && c->st->attn.rope_base > 0 && a->base != a->trained_base) ||
-           (a->pe == MODEL_PE_ALIBI && c->st->attn.alibi_scale != 1);
+    return ((a->caps & LMI_CAN_ROPE_BASE) && c->st->attn.rope_base > 0 &&
+            a->base != a->trained_base) ||
+           ((a->caps & LMI_CAN_ALIBI_SCALE) && c->st->attn.alibi_scale != 1);
 }
 
 static double gauge_height(const scene_target *t)
@@ -742,7 +756,8 @@ static void draw_gauge(actx *c, const app_attn *a, fig_rect r)
     char buf[200], cut[200];
     double now, trained, lo, hi;
     int lg;
-    if (a->pe == MODEL_PE_ROPE) {
+    int rope = (a->caps & LMI_CAN_ROPE_BASE) != 0;
+    if (rope) {
         now = a->base;
         trained = a->trained_base;
         lo = fmin(now, trained) / 8;
@@ -774,11 +789,10 @@ static void draw_gauge(actx *c, const app_attn *a, fig_rect r)
         if (t->cells)
             snprintf(buf, sizeof buf, "%g \xe2\x97\x8f trained %g \xe2\x94\xbc", now, trained);
         else
-            snprintf(buf, sizeof buf, "%s %g, trained %g", a->pe == MODEL_PE_ROPE ? "base" : "x",
-                     now, trained);
+            snprintf(buf, sizeof buf, "%s %g, trained %g", rope ? "base" : "x", now, trained);
     }
     if (!t->cells && scene_text_width(t, buf, size) > r.w) {
-        snprintf(buf, sizeof buf, "%s %g,", a->pe == MODEL_PE_ROPE ? "base" : "x", now);
+        snprintf(buf, sizeof buf, "%s %g,", rope ? "base" : "x", now);
         snprintf(second, sizeof second, "trained %g", trained);
         size = 0.85;
         while (size > 0.6 &&
@@ -849,12 +863,12 @@ static app_attn *get_run(app_view_ctx *vc, const app_state *st, int which, const
     if (app_attn_update(a, st, name, err, errlen) < 0) return NULL;
     if (st->attn.layer >= a->layers) {
         snprintf(err, errlen, "--layer %d: the %s model has %d layers (allowed 0..%d)",
-                 st->attn.layer, a->m.cfg.pe_name, a->layers, a->layers - 1);
+                 st->attn.layer, a->pe, a->layers, a->layers - 1);
         return NULL;
     }
     if (st->head >= a->heads) {
         snprintf(err, errlen, "--head %d: the %s model has %d heads (allowed all|0..%d)", st->head,
-                 a->m.cfg.pe_name, a->heads, a->heads - 1);
+                 a->pe, a->heads, a->heads - 1);
         return NULL;
     }
     if (st->attn.step >= a->n) {
@@ -866,22 +880,18 @@ static app_attn *get_run(app_view_ctx *vc, const app_state *st, int which, const
 }
 
 /* What a shift does to a scheme, for the notice. */
-static const char *shift_why(int pe)
+static const char *shift_why(const char *pe)
 {
-    switch (pe) {
-    case MODEL_PE_ROPE:
-        return "rope: only i - j counts";
-    case MODEL_PE_ALIBI:
-        return "alibi: only i - j counts";
-    case MODEL_PE_T5:
-        return "t5: only the bucket of i - j counts";
-    case MODEL_PE_NOPE:
-        return "nope: no positions at all";
-    case MODEL_PE_LEARNED:
-        return "learned: a vector per absolute position";
-    default:
-        return "sinusoidal: absolute positions";
-    }
+    static const char *const why[][2] = {
+        {"rope", "rope: only i - j counts"},
+        {"alibi", "alibi: only i - j counts"},
+        {"t5", "t5: only the bucket of i - j counts"},
+        {"nope", "nope: no positions at all"},
+        {"learned", "learned: a vector per absolute position"},
+    };
+    for (size_t i = 0; i < sizeof why / sizeof why[0]; i++)
+        if (pe && strcmp(pe, why[i][0]) == 0) return why[i][1];
+    return "sinusoidal: absolute positions";
 }
 
 /* The experiments line of a subtitle: "shift +10  base 2500 (trained 10000)  colours log". */
@@ -898,9 +908,9 @@ static void experiments(const actx *c, const app_attn *a, char *buf, size_t n)
         }                                                                                          \
     } while (0)
     if (st->attn.shift) ADD("  shift +%d", st->attn.shift);
-    if (a->pe == MODEL_PE_ROPE)
+    if (a->caps & LMI_CAN_ROPE_BASE)
         ADD("  base %g%s", a->base, a->base == a->trained_base ? " (trained)" : "");
-    if (a->pe == MODEL_PE_ALIBI)
+    if (a->caps & LMI_CAN_ALIBI_SCALE)
         ADD("  slopes x%g%s", st->attn.alibi_scale, st->attn.alibi_scale == 1 ? " (trained)" : "");
     if (st->attn.generate > 0) ADD("  %s", st->attn.temperature > 0 ? "sampled" : "greedy");
     if (st->attn.generate > 0 && st->attn.temperature > 0)
@@ -1019,7 +1029,7 @@ static int attention_build(app_view_ctx *vc, const app_state *st, scene *s, cons
     char title[256], sub[512], ex[256], tn[64], hb[48];
     const app_attn_token *cur = &a->tok[c.step];
     snprintf(title, sizeof title, "%s model: what \"%s\" (token %d) attends to, layer %d, %s",
-             a->m.cfg.pe_name, cur->word, c.step, c.layer, head_name(&c, c.head, hb, sizeof hb));
+             a->pe, cur->word, c.step, c.layer, head_name(&c, c.head, hb, sizeof hb));
     experiments(&c, a, ex, sizeof ex);
     text_name(st, tn, sizeof tn);
     char gen[48] = "", ntok[48];
@@ -1180,7 +1190,7 @@ static int attention_data(app_view_ctx *vc, const app_state *st, app_data *out, 
     if (!a) return -1;
     int step = app_attn_step(a, st), n1 = step + 1;
     size_t cap = (size_t)a->cap;
-    if (st->attn.split && a->content) {
+    if (st->attn.split && a->split) {
         int h = st->head >= 0 ? st->head : 0;
         if (app_data_alloc(out, 2, 3, (size_t)n1, 0, err, errlen) < 0) return -1;
         const float *rows[3] = {app_attn_content(a, step, st->attn.layer, h),
@@ -1191,7 +1201,7 @@ static int attention_data(app_view_ctx *vc, const app_state *st, app_data *out, 
         snprintf(out->what, sizeof out->what,
                  "(3, key): content q.k/sqrt(d), position part, attention weight of token %d, "
                  "%s model layer %d head %d",
-                 step, a->m.cfg.pe_name, st->attn.layer, h);
+                 step, a->pe, st->attn.layer, h);
         return 0;
     }
     int h0 = st->head >= 0 ? st->head : 0, nh = st->head >= 0 ? 1 : a->heads;
@@ -1212,8 +1222,8 @@ static int attention_data(app_view_ctx *vc, const app_state *st, app_data *out, 
     snprintf(out->what, sizeof out->what,
              "%s: attention weights (rows: query token 0..%d, cols: key token; NaN = the "
              "future), %s model layer %d, %s",
-             st->head >= 0 ? "(query, key)" : "(head, query, key)", step, a->m.cfg.pe_name,
-             st->attn.layer, hb);
+             st->head >= 0 ? "(query, key)" : "(head, query, key)", step, a->pe, st->attn.layer,
+             hb);
     return 0;
 }
 
@@ -1328,21 +1338,22 @@ static int key_generate(app_view_ctx *c, app_state *st, int arg, char *msg, size
 
 /* The run a position experiment applies to: the left model, or the right one in compare when
  * only that one has the scheme. */
-static app_attn *experiment_run(app_view_ctx *c, app_state *st, int pe, char *msg, size_t n)
+static app_attn *experiment_run(app_view_ctx *c, app_state *st, unsigned cap, char *msg, size_t n)
 {
     app_attn *a = run_of(c, st, 0, msg, n);
-    if (a && a->pe != pe && is_compare(st) && st->attn.compare[0]) a = run_of(c, st, 1, msg, n);
+    if (a && !(a->caps & cap) && is_compare(st) && st->attn.compare[0])
+        a = run_of(c, st, 1, msg, n);
     return a;
 }
 
 /* b/B: the rope model's base x2 / /2, starting from the trained one. */
 static int key_base(app_view_ctx *c, app_state *st, int arg, char *msg, size_t n)
 {
-    app_attn *a = experiment_run(c, st, MODEL_PE_ROPE, msg, n);
+    app_attn *a = experiment_run(c, st, LMI_CAN_ROPE_BASE, msg, n);
     if (!a) return -1;
-    if (a->pe != MODEL_PE_ROPE) {
+    if (!(a->caps & LMI_CAN_ROPE_BASE)) {
         snprintf(msg, n, "b/B change a rope model's base; this is %s (r/R scale ALiBi slopes)",
-                 a->m.cfg.pe_name);
+                 a->pe);
         return -1;
     }
     double b = st->attn.rope_base > 0 ? st->attn.rope_base : a->trained_base;
@@ -1355,11 +1366,11 @@ static int key_base(app_view_ctx *c, app_state *st, int arg, char *msg, size_t n
 /* r/R: ALiBi slopes gentler (/1.5) / steeper (x1.5). */
 static int key_slope(app_view_ctx *c, app_state *st, int arg, char *msg, size_t n)
 {
-    app_attn *a = experiment_run(c, st, MODEL_PE_ALIBI, msg, n);
+    app_attn *a = experiment_run(c, st, LMI_CAN_ALIBI_SCALE, msg, n);
     if (!a) return -1;
-    if (a->pe != MODEL_PE_ALIBI) {
+    if (!(a->caps & LMI_CAN_ALIBI_SCALE)) {
         snprintf(msg, n, "r/R scale an alibi model's slopes; this is %s (b/B change a rope base)",
-                 a->m.cfg.pe_name);
+                 a->pe);
         return -1;
     }
     double m = st->attn.alibi_scale;
@@ -1512,7 +1523,7 @@ static int compare_build(app_view_ctx *vc, const app_state *st, scene *s, const 
     const fig_theme *th = c[0].th;
     char title[256], sub[512], tn[64], hb[48];
     snprintf(title, sizeof title, "%s vs %s: what \"%s\" (token %d) attends to, layer %d, %s",
-             a[0]->m.cfg.pe_name, a[1]->m.cfg.pe_name, a[0]->tok[step].word, step, st->attn.layer,
+             a[0]->pe, a[1]->pe, a[0]->tok[step].word, step, st->attn.layer,
              head_name(&c[0], st->head, hb, sizeof hb));
     text_name(st, tn, sizeof tn);
     snprintf(sub, sizeof sub, "%s: %d tokens  step %d  colours %s", tn, a[0]->n_prompt, step,
@@ -1545,7 +1556,7 @@ static int compare_build(app_view_ctx *vc, const app_state *st, scene *s, const 
     for (int k = 0; k < 2; k++) {
         char ex[256];
         experiments(&c[k], a[k], ex, sizeof ex);
-        snprintf(heads[k], sizeof heads[k], "%s%s", a[k]->m.cfg.pe_name, ex);
+        snprintf(heads[k], sizeof heads[k], "%s%s", a[k]->pe, ex);
         while (!t->cells && hs > 0.65 && scene_text_width_bold(t, heads[k], hs) > col[k].w)
             hs -= 0.05;
     }
@@ -1640,7 +1651,7 @@ static int compare_data(app_view_ctx *vc, const app_state *st, app_data *out, ch
     snprintf(out->what, sizeof out->what,
              "(model, query, key): attention so far of %s (0) and %s (1), layer %d, %s; NaN = "
              "the future",
-             a[0]->m.cfg.pe_name, a[1]->m.cfg.pe_name, st->attn.layer,
+             a[0]->pe, a[1]->pe, st->attn.layer,
              st->head >= 0 ? "the chosen head" : "mean of the heads");
     return 0;
 }

@@ -1,4 +1,5 @@
-/* attn.c: one model run over a prompt, kept per step for the attention views (see attn.h). */
+/* attn.c: one model run over a prompt for the attention views, its rows computed on demand
+ * from the session's cached q and k (see attn.h). */
 #include "attn.h"
 
 #include <ctype.h>
@@ -18,6 +19,15 @@
 
 const char *const app_attn_model_names[] = {"nope", "learned", "sinusoidal", "alibi",
                                             "rope", "t5",      NULL};
+#define N_BUILTIN 6 /* the names above */
+
+/* Index of a built-in model name (a scheme with a shipped checkpoint), -1 for anything else. */
+static int builtin(const char *name)
+{
+    for (int i = 0; name && i < N_BUILTIN; i++)
+        if (strcmp(name, app_attn_model_names[i]) == 0) return i;
+    return -1;
+}
 
 /* ---- the state and its options (the option table's rows of this module)
  * ------------------------------------------------ */
@@ -157,12 +167,12 @@ static void get_rope_base(const app_state *st, char *buf, size_t n)
 
 /* A position experiment applies when a model of its scheme is shown: --model, or --compare in
  * the compare view; a checkpoint path may be any scheme, so it keeps both. */
-static int shows_scheme(const app_state *st, int pe)
+static int shows_scheme(const app_state *st, const char *pe)
 {
-    int a = model_pe_from_name(st->attn.model_name), b = model_pe_from_name(st->attn.compare);
+    int a = builtin(st->attn.model_name), b = builtin(st->attn.compare), k = builtin(pe);
     int compare =
         strcmp(app_view_at((size_t)st->view)->name, "compare") == 0 && st->attn.compare[0];
-    return a == pe || a < 0 || (compare && (b == pe || b < 0));
+    return a == k || a < 0 || (compare && (b == k || b < 0));
 }
 /* the step slider's knob for "the last token": the right end (the context, 64 tokens) */
 static double last_step(const app_state *st)
@@ -172,11 +182,11 @@ static double last_step(const app_state *st)
 }
 static int rope_shown(const app_state *st)
 {
-    return shows_scheme(st, MODEL_PE_ROPE);
+    return shows_scheme(st, "rope");
 }
 static int alibi_shown(const app_state *st)
 {
-    return shows_scheme(st, MODEL_PE_ALIBI);
+    return shows_scheme(st, "alibi");
 }
 
 static const char *const scale_names[] = {"linear", "log", "nofirst", NULL};
@@ -208,7 +218,7 @@ const app_option app_attn_options[] = {
              set_prompt, get_prompt, NULL)},
     {APP_INT("step", NULL, "token shown, 0..tokens-1 (-1 = the last)", attn.step, -1, 65535),
      .at_lo = "last", .slider = {APP_SLIDER_LINEAR, 0, 63, APP_ROUND_AUTO, NULL, last_step}},
-    {APP_INT("layer", NULL, "model layer, 0..layers-1", attn.layer, 0, MODEL_MAX_LAYERS - 1),
+    {APP_INT("layer", NULL, "model layer, 0..layers-1", attn.layer, 0, APP_ATTN_MAX_LAYER),
      APP_LIN(0, 2)},
     {APP_CUS("rope-base", NULL, "rope model's frequency base, > 1 (0 = the trained one)",
              set_rope_base, get_rope_base, NULL),
@@ -217,7 +227,7 @@ const app_option app_attn_options[] = {
              attn.alibi_scale, 0, 1000, 0),
      .applies = alibi_shown, APP_LOG(0.05, 20)},
     {APP_INT("generate", "gen", "tokens generated past the prompt, 0..4096", attn.generate, 0,
-             MODEL_MAX_CTX),
+             APP_ATTN_MAX_GENERATE),
      .label = "gen"},
     {APP_DBL("temperature", NULL, "generation: 0 = greedy, else sample at this, 0..10",
              attn.temperature, 0, 10, 0),
@@ -241,7 +251,7 @@ static int is_path(const char *name)
 {
     size_t l = strlen(name);
     return strchr(name, '/') || (l > 6 && strcmp(name + l - 6, ".pelab") == 0) ||
-           (model_pe_from_name(name) < 0 && access(name, F_OK) == 0);
+           (builtin(name) < 0 && access(name, F_OK) == 0);
 }
 
 static int is_file(const char *p)
@@ -252,8 +262,8 @@ static int is_file(const char *p)
 
 int app_attn_check_name(const char *opt, const char *name, char *err, size_t errlen)
 {
-    if (is_path(name) || model_pe_from_name(name) >= 0) return 0;
-    const char *s = pe_closest(name, app_attn_model_names, MODEL_PE_COUNT);
+    if (is_path(name) || builtin(name) >= 0) return 0;
+    const char *s = pe_closest(name, app_attn_model_names, N_BUILTIN);
     snprintf(err, errlen,
              "--%s '%s': unknown model%s%s%s (allowed nope|learned|sinusoidal|alibi|rope|t5, or a "
              "checkpoint path)",
@@ -276,7 +286,7 @@ int app_attn_model_path(const char *name, char *path, size_t n, char *err, size_
         snprintf(path, n, "%s", name);
         return 0;
     }
-    if (model_pe_from_name(name) < 0) return app_attn_check_name("model", name, err, errlen);
+    if (builtin(name) < 0) return app_attn_check_name("model", name, err, errlen);
     char dir[1024];
     if (app_asset_path("models", dir, sizeof dir, err, errlen) < 0) return -1;
     snprintf(path, n, "%s/%s.pelab", dir, name);
@@ -381,77 +391,129 @@ int app_attn_text(const app_state *st, char *buf, size_t n, char *err, size_t er
 
 /* ---- splitting the text ----------------------------------------------------------------- */
 
-static int is_punct(int c)
+/* The model's tokens of text as the view shows them: the bytes each covers as typed (an unknown
+ * word keeps its spelling, not <unk>; a word longer than 24 bytes is cut with "~"), "¶" for a
+ * token of line breaks. Returns the number of tokens in the text (at most cap are written) or
+ * -1 with why in err. */
+static int split_text(const lmi_model *m, const char *text, app_attn_token *tok, int cap, char *err,
+                      size_t errlen)
 {
-    return c == '.' || c == ',' || c == '!' || c == '?' || c == ';' || c == ':' || c == '"' ||
-           c == '(' || c == ')';
+    lmi_token *tk = malloc((size_t)(cap > 0 ? cap : 1) * sizeof *tk);
+    if (!tk) {
+        snprintf(err, errlen, "out of memory for %d tokens", cap);
+        return -1;
+    }
+    char why[256];
+    int n = lmi_tokenize(m, text, strlen(text), tk, cap, why, sizeof why);
+    if (n < 0) {
+        snprintf(err, errlen, "the prompt: %s", why);
+        free(tk);
+        return -1;
+    }
+    for (int i = 0; i < n && i < cap; i++) {
+        app_attn_token *t = &tok[i];
+        memset(t, 0, sizeof *t);
+        t->id = tk[i].id;
+        t->unknown = (tk[i].flags & LMI_TOK_UNKNOWN) != 0;
+        const char *b = text + tk[i].start;
+        int l = tk[i].end - tk[i].start;
+        if (l > 0 && (*b == '\n' || *b == '\r'))
+            snprintf(t->word, sizeof t->word, "\xc2\xb6"); /* pilcrow */
+        else if (l > 24)
+            snprintf(t->word, sizeof t->word, "%.23s~", b);
+        else
+            snprintf(t->word, sizeof t->word, "%.*s", l < 39 ? l : 39, b);
+    }
+    free(tk);
+    return n;
 }
 
-/* Split text the way tok_encode does and look every piece up alone, so each token keeps the
- * spelling it was typed with (an unknown word is shown as typed, not as <unk>). Returns the
- * number of tokens in the text; at most cap are written. */
-static int split_text(const tok_vocab *v, const char *text, app_attn_token *tok, int cap)
+/* ---- the rows, computed on demand ------------------------------------------------------- */
+
+/* The rows of one layer asked for so far: rows 0..filled[h]-1 of head h are computed. */
+typedef struct app_attn_rows {
+    int layer;   /* the layer held; -1 = none */
+    float *w;    /* (heads, cap, cap) weights, NaN past the diagonal */
+    float *con;  /* the same layout, content parts; NULL without a split */
+    float *pos;  /* the same layout, position parts; NULL without a split */
+    int *filled; /* (heads) */
+} app_attn_rows;
+
+size_t app_attn_store_bytes(const lmi_info *in, int cap)
 {
-    int n = 0;
-    const char *s = text;
-    char piece[64];
-    while (*s) {
-        const char *b = s;
-        int c = (unsigned char)*s;
-        if (c == '\n' || c == '\r') {
-            while (*s == '\n' || *s == '\r' || *s == ' ' || *s == '\t') s++;
-        } else if (isspace(c)) {
-            s++;
-            continue;
-        } else if (is_punct(c)) {
-            s++;
-        } else {
-            while (*s && !isspace((unsigned char)*s) && !is_punct((unsigned char)*s)) s++;
-        }
-        if (n < cap) {
-            app_attn_token *t = &tok[n];
-            memset(t, 0, sizeof *t);
-            size_t l = (size_t)(s - b);
-            int id;
-            unsigned char unk = 0;
-            if (c == '\n' || c == '\r') {
-                id = TOK_EOS;
-                snprintf(t->word, sizeof t->word, "\xc2\xb6"); /* pilcrow */
-            } else {
-                /* a word longer than any token is unknown; look it up by a prefix-free copy */
-                size_t cl = l < sizeof piece - 1 ? l : sizeof piece - 1;
-                memcpy(piece, b, cl);
-                piece[cl] = '\0';
-                if (l > TOK_MAX_WORD) {
-                    id = TOK_UNK;
-                    unk = 1;
-                } else if (tok_encode(v, piece, &id, &unk, 1) != 1) {
-                    id = TOK_UNK;
-                    unk = 1;
-                }
-                if (l > 24)
-                    snprintf(t->word, sizeof t->word, "%.23s~", piece);
-                else
-                    snprintf(t->word, sizeof t->word, "%.39s", piece);
-            }
-            t->id = id;
-            t->unknown = unk;
-        }
-        n++;
+    size_t c = (size_t)(cap > 0 ? cap : 0), H = (size_t)(in->heads > 0 ? in->heads : 0);
+    size_t kinds = in->caps & LMI_CAN_SPLIT ? 3 : 1;
+    size_t rows = kinds * H * c * c * sizeof(float) + H * sizeof(int);
+    size_t steps = c * (sizeof(app_attn_token) + APP_ATTN_TOPK * (sizeof(int) + sizeof(float)) +
+                        sizeof(float) + sizeof(int));
+    return rows + steps;
+}
+
+static void rows_free(app_attn_rows *r)
+{
+    if (!r) return;
+    free(r->w);
+    free(r->con);
+    free(r->pos);
+    free(r->filled);
+    free(r);
+}
+
+static app_attn_rows *rows_new(int heads, int cap, int split)
+{
+    app_attn_rows *r = calloc(1, sizeof *r);
+    if (!r) return NULL;
+    size_t n = (size_t)heads * (size_t)cap * (size_t)cap;
+    r->layer = -1;
+    r->w = malloc(n * sizeof *r->w);
+    r->filled = calloc((size_t)heads, sizeof *r->filled);
+    if (split) {
+        r->con = malloc(n * sizeof *r->con);
+        r->pos = malloc(n * sizeof *r->pos);
     }
-    return n;
+    if (!r->w || !r->filled || (split && (!r->con || !r->pos))) {
+        rows_free(r);
+        return NULL;
+    }
+    return r;
+}
+
+/* Rows 0..upto of (layer, head) computed from the session's cached q and k (a cache of another
+ * layer is dropped first). 0, or -1 when the row cannot be had. */
+static int rows_fill(const app_attn *a, int layer, int head, int upto)
+{
+    app_attn_rows *r = a->rows;
+    if (!r) return -1;
+    if (r->layer != layer) {
+        for (int h = 0; h < a->heads; h++) r->filled[h] = 0;
+        r->layer = layer;
+    }
+    size_t cap = (size_t)a->cap, at = (size_t)head * cap * cap;
+    char ignore[8];
+    for (int t = r->filled[head]; t <= upto; t++) {
+        size_t o = at + (size_t)t * cap;
+        float *w = r->w + o, *c = r->con ? r->con + o : NULL, *p = r->pos ? r->pos + o : NULL;
+        if (lmi_attn_row(&a->s, layer, head, t, w, c, p, ignore, sizeof ignore) < 0) return -1;
+        for (size_t j = (size_t)t + 1; j < cap; j++) {
+            w[j] = NAN; /* the future */
+            if (c) c[j] = p[j] = NAN;
+        }
+        r->filled[head] = t + 1;
+    }
+    return 0;
 }
 
 /* ---- the run ---------------------------------------------------------------------------- */
 
 static void run_free(app_attn *a)
 {
-    model_session_free(&a->s);
-    model_session_free(&a->ref);
+    lmi_session_free(&a->s);
+    lmi_session_free(&a->ref);
+    rows_free(a->rows);
+    a->rows = NULL;
+    pe_mem_release(a->held);
+    a->held = 0;
     free(a->tok);
-    free(a->att);
-    free(a->content);
-    free(a->position);
     free(a->top_id);
     free(a->top_p);
     free(a->next_p);
@@ -459,11 +521,19 @@ static void run_free(app_attn *a)
     a->next_p = NULL;
     a->next_rank = NULL;
     a->tok = NULL;
-    a->att = a->content = a->position = NULL;
     a->top_id = NULL;
     a->top_p = NULL;
     a->valid = 0;
     a->n = a->n_run = a->n_prompt = a->n_text = 0;
+}
+
+static void model_close(app_attn *a)
+{
+    lmi_close(&a->m);
+    free(a->trained_slopes);
+    free(a->slopes);
+    a->trained_slopes = a->slopes = NULL;
+    a->pe = NULL;
 }
 
 static int load(app_attn *a, const char *name, char *err, size_t errlen);
@@ -480,7 +550,7 @@ int app_attn_check_model(const char *name, char *err, size_t errlen)
 void app_attn_free(app_attn *a)
 {
     run_free(a);
-    model_free(&a->m);
+    model_close(a);
     memset(a, 0, sizeof *a);
 }
 
@@ -490,12 +560,12 @@ static int load(app_attn *a, const char *name, char *err, size_t errlen)
     if (app_attn_model_path(name, path, sizeof path, err, errlen) < 0) return -1;
     if (a->loaded && strcmp(path, a->path) == 0) return 0;
     run_free(a);
-    model_free(&a->m);
+    model_close(a);
     a->loaded = 0;
     a->failed = 0;
     char why[512];
-    if (model_load(path, &a->m, why, sizeof why) < 0) {
-        /* model_load's message starts with the path: say it once */
+    if (lmi_open(&a->m, path, why, sizeof why) < 0) {
+        /* the loader's message starts with the path: say it once */
         size_t pl = strlen(path);
         const char *w = strncmp(why, path, pl) == 0 && why[pl] == ':' ? why + pl + 2 : why;
         if (strcmp(name, path) == 0)
@@ -504,54 +574,43 @@ static int load(app_attn *a, const char *name, char *err, size_t errlen)
             snprintf(err, errlen, "--model %.100s (%.200s): %.200s", name, path, w);
         return -1;
     }
+    const lmi_info *in = &a->m.info;
     snprintf(a->path, sizeof a->path, "%s", path);
     a->loaded = 1;
-    a->pe = model_pe_from_name(a->m.cfg.pe_name);
-    a->layers = a->m.cfg.layers;
-    a->heads = a->m.cfg.heads;
-    a->trained_base = a->m.cfg.pe.base;
-    if (a->pe == MODEL_PE_ALIBI && pe_alibi_slopes(a->heads, a->m.cfg.pe.slope_ratio,
-                                                   a->trained_slopes, why, sizeof why) < 0) {
-        snprintf(err, errlen, "--model %.200s: %.300s", name, why);
-        return -1;
+    a->pe = in->pe_name;
+    a->caps = in->caps;
+    a->layers = in->layers;
+    a->heads = in->heads;
+    a->trained_base = in->rope_base;
+    if (in->caps & LMI_CAN_ALIBI_SCALE) {
+        size_t b = (size_t)a->heads * sizeof(double);
+        a->trained_slopes = malloc(b);
+        a->slopes = malloc(b);
+        if (!a->trained_slopes || !a->slopes) {
+            model_close(a);
+            a->loaded = 0;
+            snprintf(err, errlen, "--model %.200s: out of memory", name);
+            return -1;
+        }
+        memcpy(a->trained_slopes, in->alibi_slopes, b);
     }
-    /* the run holds the training context, fewer tokens if its arrays would be too big */
-    size_t per = (size_t)a->layers * (size_t)a->heads * 3 * sizeof(float);
-    int cap = a->m.cfg.ctx;
-    while (cap > 8 && (size_t)cap * (size_t)cap > APP_ATTN_MAX_BYTES / per) cap = cap * 7 / 8;
+    /* the run holds the training context, fewer tokens if one layer's rows would be too big */
+    int cap = in->ctx;
+    while (cap > 8 && app_attn_store_bytes(in, cap) > APP_ATTN_MAX_BYTES) cap = cap * 7 / 8;
     a->cap = cap;
     return 0;
-}
-
-/* Copy the newest token's attention (and score parts) of every (layer, head) into row t. */
-static void keep_row(app_attn *a, int t)
-{
-    size_t cap = (size_t)a->cap;
-    for (int l = 0; l < a->layers; l++)
-        for (int h = 0; h < a->heads; h++) {
-            size_t at = (((size_t)l * a->heads + h) * cap + (size_t)t) * cap;
-            memcpy(a->att + at, model_session_attn(&a->s, l, h), (size_t)(t + 1) * sizeof(float));
-            if (a->content) {
-                const float *cp, *pp;
-                char ignore[8];
-                if (model_session_score_parts(&a->s, l, h, &cp, &pp, ignore, sizeof ignore) == 0) {
-                    memcpy(a->content + at, cp, (size_t)(t + 1) * sizeof(float));
-                    memcpy(a->position + at, pp, (size_t)(t + 1) * sizeof(float));
-                }
-            }
-        }
 }
 
 /* Say why a step failed, in the user's terms. */
 static void step_error(const app_attn *a, int t, const char *why, char *err, size_t errlen)
 {
-    int offset = a->s.offset;
-    if (a->pe == MODEL_PE_LEARNED && offset + t >= a->m.cfg.pos_len) {
-        int most = a->m.cfg.pos_len - a->n_prompt;
+    int offset = a->s.offset, max_pos = a->m.info.max_pos;
+    if (max_pos > 0 && offset + t >= max_pos) {
+        int most = max_pos - a->n_prompt;
         snprintf(err, errlen,
-                 "--shift %d: token %d would sit at position %d, past the learned table's %d "
+                 "--shift %d: token %d would sit at position %d, past the %s table's %d "
                  "rows (allowed shift 0..%d for %d tokens)",
-                 offset, t, offset + t, a->m.cfg.pos_len, most > 0 ? most : 0, a->n_prompt);
+                 offset, t, offset + t, a->pe, max_pos, most > 0 ? most : 0, a->n_prompt);
         return;
     }
     snprintf(err, errlen, "step %d: %s", t, why);
@@ -562,7 +621,7 @@ static int feed(app_attn *a, int t, char *err, size_t errlen)
 {
     char why[512];
     const float *logits;
-    int V = a->m.cfg.vocab;
+    int V = a->m.info.vocab;
     if (t > 0) {
         /* how the previous step rated this token (its logits are still in the session) */
         const float *lg = a->s.logits;
@@ -579,25 +638,34 @@ static int feed(app_attn *a, int t, char *err, size_t errlen)
     }
     a->next_rank[t] = -1;
     a->next_p[t] = NAN;
-    if (model_session_step(&a->s, a->tok[t].id, &logits, why, sizeof why) < 0) {
+    if (lmi_step(&a->s, a->tok[t].id, &logits, why, sizeof why) < 0) {
         step_error(a, t, why, err, errlen);
         return -1;
     }
-    keep_row(a, t);
-    model_topk(logits, V, APP_ATTN_TOPK, a->top_id + (size_t)t * APP_ATTN_TOPK,
-               a->top_p + (size_t)t * APP_ATTN_TOPK);
+    lmi_topk(logits, V, APP_ATTN_TOPK, a->top_id + (size_t)t * APP_ATTN_TOPK,
+             a->top_p + (size_t)t * APP_ATTN_TOPK);
     if (a->ref.m) {
-        if (model_session_step(&a->ref, a->tok[t].id, NULL, why, sizeof why) < 0) {
+        if (lmi_step(&a->ref, a->tok[t].id, NULL, why, sizeof why) < 0) {
             snprintf(err, errlen, "step %d (unshifted reference): %s", t, why);
+            return -1;
+        }
+        float *x = malloc(2 * (size_t)(t + 1) * sizeof *x), *y = x ? x + t + 1 : NULL;
+        if (!x) {
+            snprintf(err, errlen, "step %d: out of memory", t);
             return -1;
         }
         for (int l = 0; l < a->layers; l++)
             for (int h = 0; h < a->heads; h++) {
-                const float *x = model_session_attn(&a->s, l, h);
-                const float *y = model_session_attn(&a->ref, l, h);
+                if (lmi_attn_row(&a->s, l, h, t, x, NULL, NULL, why, sizeof why) < 0 ||
+                    lmi_attn_row(&a->ref, l, h, t, y, NULL, NULL, why, sizeof why) < 0) {
+                    snprintf(err, errlen, "step %d: %s", t, why);
+                    free(x);
+                    return -1;
+                }
                 for (int j = 0; j <= t; j++)
                     a->shift_diff = fmax(a->shift_diff, fabs((double)x[j] - (double)y[j]));
             }
+        free(x);
     }
     a->n_run = t + 1;
     return 0;
@@ -608,15 +676,15 @@ static int generate(app_attn *a, int want, char *err, size_t errlen)
 {
     while (a->n_run - a->n_prompt < want && a->n_run < a->cap) {
         int t = a->n_run;
-        int id = model_sample(a->s.logits, a->m.cfg.vocab, a->key.temperature, &a->rng);
+        int id = lmi_sample(a->s.logits, a->m.info.vocab, a->key.temperature, &a->rng);
         app_attn_token *tk = &a->tok[t];
         memset(tk, 0, sizeof *tk);
         tk->id = id;
         tk->generated = 1;
-        if (id == TOK_EOS)
+        if (id == a->m.info.eos)
             snprintf(tk->word, sizeof tk->word, "\xc2\xb6");
         else
-            snprintf(tk->word, sizeof tk->word, "%s", tok_word(&a->m.vocab, id));
+            lmi_token_text(&a->m, id, tk->word, sizeof tk->word);
         if (feed(a, t, err, errlen) < 0) return -1;
     }
     return 0;
@@ -635,6 +703,19 @@ static void make_key(app_attn_key *k, const app_state *st, const char *name)
     k->gen_seed = st->attn.gen_seed;
 }
 
+/* The experiments of st on session s (before any token: nothing to replay yet). */
+static int experiments_on(app_attn *a, lmi_session *s, const app_state *st, char *why,
+                          size_t whylen)
+{
+    if ((a->caps & LMI_CAN_ROPE_BASE) && st->attn.rope_base > 0 &&
+        lmi_set_rope_base(s, st->attn.rope_base, why, whylen) < 0)
+        return -1;
+    if ((a->caps & LMI_CAN_ALIBI_SCALE) && st->attn.alibi_scale != 1 &&
+        lmi_set_alibi_scale(s, st->attn.alibi_scale, why, whylen) < 0)
+        return -2;
+    return 0;
+}
+
 /* Allocate the arrays and run the prompt under the key's settings. */
 static int run(app_attn *a, const app_state *st, char *err, size_t errlen)
 {
@@ -650,78 +731,74 @@ static int run(app_attn *a, const app_state *st, char *err, size_t errlen)
                  "the explorer) or --preset NAME");
         rc = -1;
     }
-    size_t cap = (size_t)a->cap, LH = (size_t)a->layers * (size_t)a->heads;
-    int split = a->pe == MODEL_PE_ALIBI || a->pe == MODEL_PE_T5 || a->pe == MODEL_PE_NOPE;
+    size_t cap = (size_t)a->cap;
+    a->split = (a->caps & LMI_CAN_SPLIT) != 0;
+    if (rc == 0) {
+        size_t bytes = app_attn_store_bytes(&a->m.info, a->cap);
+        char why[512];
+        if (pe_mem_reserve_hint(bytes, "the attention rows of one layer",
+                                "a model with fewer heads or a shorter context needs less", why,
+                                sizeof why) < 0) {
+            snprintf(err, errlen, "--model %.100s: %.400s", a->key.model, why);
+            rc = -1;
+        } else {
+            a->held = bytes;
+        }
+    }
     if (rc == 0) {
         a->tok = calloc(cap, sizeof *a->tok);
-        a->att = malloc(LH * cap * cap * sizeof *a->att);
-        if (split) {
-            a->content = malloc(LH * cap * cap * sizeof *a->content);
-            a->position = malloc(LH * cap * cap * sizeof *a->position);
-        }
+        a->rows = rows_new(a->heads, a->cap, a->split);
         a->top_id = calloc(cap * APP_ATTN_TOPK, sizeof *a->top_id);
         a->top_p = calloc(cap * APP_ATTN_TOPK, sizeof *a->top_p);
         a->next_p = calloc(cap, sizeof *a->next_p);
         a->next_rank = calloc(cap, sizeof *a->next_rank);
-        if (!a->tok || !a->att || (split && (!a->content || !a->position)) || !a->top_id ||
-            !a->top_p || !a->next_p || !a->next_rank) {
+        if (!a->tok || !a->rows || !a->top_id || !a->top_p || !a->next_p || !a->next_rank) {
             snprintf(err, errlen, "out of memory for a run of %zu tokens", cap);
             rc = -1;
         }
     }
     if (rc == 0) {
-        for (size_t i = 0; i < LH * cap * cap; i++) a->att[i] = NAN;
-        if (split)
-            for (size_t i = 0; i < LH * cap * cap; i++) a->content[i] = a->position[i] = NAN;
-        if (!split)
-            snprintf(a->split_msg, sizeof a->split_msg, "%s mixes position into q and k",
-                     model_pe_name(a->pe));
+        if (!a->split)
+            snprintf(a->split_msg, sizeof a->split_msg, "%s mixes position into q and k", a->pe);
         else
             a->split_msg[0] = '\0';
-        a->n_text = split_text(&a->m.vocab, text, a->tok, a->cap);
+        a->n_text = split_text(&a->m, text, a->tok, a->cap, err, errlen);
+        if (a->n_text < 0) rc = -1;
         a->n_prompt = a->n_text < a->cap ? a->n_text : a->cap;
         a->n_unknown = 0;
         for (int i = 0; i < a->n_prompt; i++) a->n_unknown += a->tok[i].unknown;
     }
     free(text);
     char why[512];
-    if (rc == 0 && model_session_init(&a->s, &a->m, a->cap, why, sizeof why) < 0) {
+    if (rc == 0 && lmi_session_init(&a->s, &a->m, a->cap, why, sizeof why) < 0) {
         snprintf(err, errlen, "session: %.400s", why);
         rc = -1;
     }
     /* the experiments, applied before any token (nothing to replay yet) */
     a->base = a->trained_base;
-    memcpy(a->slopes, a->trained_slopes, sizeof a->slopes);
-    if (rc == 0 && a->pe == MODEL_PE_ROPE && st->attn.rope_base > 0) {
-        if (model_session_set_rope_base(&a->s, st->attn.rope_base, why, sizeof why) < 0) {
+    if (a->slopes) memcpy(a->slopes, a->trained_slopes, (size_t)a->heads * sizeof *a->slopes);
+    if (rc == 0) {
+        int e = experiments_on(a, &a->s, st, why, sizeof why);
+        if (e == -1)
             snprintf(err, errlen, "--rope-base %g: %.400s", st->attn.rope_base, why);
-            rc = -1;
-        }
-        a->base = a->s.rope_base;
-    }
-    if (rc == 0 && a->pe == MODEL_PE_ALIBI && st->attn.alibi_scale != 1) {
-        if (model_session_set_alibi_scale(&a->s, st->attn.alibi_scale, why, sizeof why) < 0) {
+        else if (e == -2)
             snprintf(err, errlen, "--alibi-scale %g: %.400s", st->attn.alibi_scale, why);
-            rc = -1;
-        }
-        memcpy(a->slopes, a->s.alibi_slopes, sizeof a->slopes);
+        if (e) rc = -1;
+        if (a->caps & LMI_CAN_ROPE_BASE) a->base = a->s.rope_base;
+        if (a->slopes && a->s.alibi_slopes)
+            memcpy(a->slopes, a->s.alibi_slopes, (size_t)a->heads * sizeof *a->slopes);
     }
     if (rc == 0 && st->attn.shift > 0) {
-        if (model_session_set_offset(&a->s, st->attn.shift, why, sizeof why) < 0) {
+        if (lmi_set_offset(&a->s, st->attn.shift, why, sizeof why) < 0) {
             snprintf(err, errlen, "--shift %d: %.400s", st->attn.shift, why);
             rc = -1;
         }
         /* the reference: the same model and settings at shift 0 */
-        if (rc == 0 && model_session_init(&a->ref, &a->m, a->cap, why, sizeof why) < 0) {
+        if (rc == 0 && lmi_session_init(&a->ref, &a->m, a->cap, why, sizeof why) < 0) {
             snprintf(err, errlen, "session: %.400s", why);
             rc = -1;
         }
-        int rr = 0;
-        if (rc == 0 && a->pe == MODEL_PE_ROPE && st->attn.rope_base > 0)
-            rr = model_session_set_rope_base(&a->ref, st->attn.rope_base, why, sizeof why);
-        if (rc == 0 && rr == 0 && a->pe == MODEL_PE_ALIBI && st->attn.alibi_scale != 1)
-            rr = model_session_set_alibi_scale(&a->ref, st->attn.alibi_scale, why, sizeof why);
-        if (rr < 0) {
+        if (rc == 0 && experiments_on(a, &a->ref, st, why, sizeof why) < 0) {
             snprintf(err, errlen, "reference session: %.400s", why);
             rc = -1;
         }
@@ -810,39 +887,43 @@ int app_attn_step(const app_attn *a, const app_state *st)
     return st->attn.step;
 }
 
-static size_t row_at(const app_attn *a, int step, int layer, int head)
-{
-    return (((size_t)layer * a->heads + head) * (size_t)a->cap + (size_t)step) * (size_t)a->cap;
-}
-
 static int in_range(const app_attn *a, int step, int layer, int head)
 {
     return a->valid && step >= 0 && step < a->n && layer >= 0 && layer < a->layers && head >= 0 &&
            head < a->heads;
 }
 
+static size_t row_at(const app_attn *a, int step, int head)
+{
+    return ((size_t)head * (size_t)a->cap + (size_t)step) * (size_t)a->cap;
+}
+
 const float *app_attn_row(const app_attn *a, int step, int layer, int head)
 {
-    return in_range(a, step, layer, head) ? a->att + row_at(a, step, layer, head) : NULL;
+    if (!in_range(a, step, layer, head) || rows_fill(a, layer, head, step) < 0) return NULL;
+    return a->rows->w + row_at(a, step, head);
 }
 
 const float *app_attn_content(const app_attn *a, int step, int layer, int head)
 {
-    return a->content && in_range(a, step, layer, head) ? a->content + row_at(a, step, layer, head)
-                                                        : NULL;
+    if (!a->split || !in_range(a, step, layer, head) || rows_fill(a, layer, head, step) < 0)
+        return NULL;
+    return a->rows->con + row_at(a, step, head);
 }
 
 const float *app_attn_position(const app_attn *a, int step, int layer, int head)
 {
-    return a->position && in_range(a, step, layer, head)
-               ? a->position + row_at(a, step, layer, head)
-               : NULL;
+    if (!a->split || !in_range(a, step, layer, head) || rows_fill(a, layer, head, step) < 0)
+        return NULL;
+    return a->rows->pos + row_at(a, step, head);
 }
 
 const float *app_attn_matrix(const app_attn *a, int layer, int head)
 {
-    if (!a->valid || layer < 0 || layer >= a->layers || head < 0 || head >= a->heads) return NULL;
-    return a->att + row_at(a, 0, layer, head);
+    if (!a->valid || a->n < 1 || !in_range(a, a->n - 1, layer, head) ||
+        rows_fill(a, layer, head, a->n - 1) < 0)
+        return NULL;
+    return a->rows->w + row_at(a, 0, head);
 }
 
 int app_attn_more(const app_attn *a, const app_state *st, char *msg, size_t msglen)

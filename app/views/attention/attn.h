@@ -1,12 +1,18 @@
-/* attn.h: a built-in model run over a prompt, kept for the attention views (issue 6).
+/* attn.h: a model run over a prompt, kept for the attention views (issue 6).
  *
- * An app_attn loads a model by scheme name (assets/models) or path, splits the prompt into
- * words, runs one model_session over the prompt and the generated tokens ONCE, and keeps, for
- * every step t, every (layer, head)'s attention row, the content and position parts of the
- * scores where the scheme has them, and the top-5 next tokens. It runs again only when what the
+ * An app_attn opens a model through the model interface (pe/model/lmi.h) by scheme name
+ * (assets/models) or path, splits the prompt with the model's tokenizer, runs one session over
+ * the prompt and the generated tokens ONCE, and keeps the session (its cached q and k of every
+ * layer and token) with the top-5 next tokens of every step. It runs again only when what the
  * run depends on changes (model, text, shift, RoPE base, ALiBi scale, sampling): a key compared
  * against the state on every update. Stepping through the tokens is then indexing, so forward
  * and back return exactly the same numbers, and a frame costs no model work.
+ *
+ * The attention rows are not stored for every (layer, head, step): a view asks for a row and
+ * the store computes the rows of that (layer, head) from the cached q and k (the very bits the
+ * step computed) into a cache that holds one layer at a time. So a run holds O(layers x tokens x
+ * width) numbers, not O(layers x heads x tokens^2): a 12-layer, 12-head model keeps 1024 tokens
+ * (tests/app/test_attention_store.c).
  *
  * Generation appends: asking for more generated tokens continues the session where it stopped
  * (the sampler's random stream continues too), asking for fewer shows fewer, so a run of N
@@ -20,22 +26,26 @@
 
 #include <stddef.h>
 
-#include "model.h"
+#include "lmi.h"
 #include "options.h"
 #include "state.h"
 
 struct app_view_ctx;
 
 #define APP_ATTN_TOPK 5
-/* The most bytes the per-step arrays of one run may take; a model whose context would need
- * more keeps fewer tokens (said in the notice). */
+/* The most bytes the attention rows of one layer may take in the store's cache (rows x keys x
+ * heads, with the score parts where the model splits its scores); a model whose context would
+ * need more keeps fewer tokens (said in the notice). */
 #define APP_ATTN_MAX_BYTES ((size_t)192 << 20)
+/* Option ranges the views check before any model is open (the model then says its own). */
+#define APP_ATTN_MAX_LAYER    1023
+#define APP_ATTN_MAX_GENERATE 4096
 
 /* One token as shown: the word as typed (unknown words keep their spelling), or the vocabulary
  * word for generated tokens. */
 typedef struct app_attn_token {
     char word[40];           /* display text; "¶" for <eos>; long words cut with "~" */
-    int id;                  /* vocabulary id; TOK_UNK for an unknown word */
+    int id;                  /* vocabulary id; the model's unknown id for an unknown word */
     unsigned char unknown;   /* the word is outside the vocabulary: the model sees <unk> */
     unsigned char generated; /* made by the model, not typed */
 } app_attn_token;
@@ -50,20 +60,24 @@ typedef struct app_attn_key {
     int gen_seed;
 } app_attn_key;
 
+struct app_attn_rows; /* the cache of one layer's rows (attn.c) */
+
 typedef struct app_attn {
     app_attn_key key;
     int valid;  /* key describes the arrays below */
     int failed; /* the run for key failed with fail_msg (not retried until key changes) */
     char fail_msg[512];
-    /* the model */
-    model m;
+    /* the model, through the interface */
+    lmi_model m;
     int loaded;
-    char path[1024]; /* checkpoint file the model came from */
-    int pe;          /* MODEL_PE_* */
+    char path[1024]; /* the file the model came from */
+    const char *pe;  /* its position scheme, pe/'s name (m.info.pe_name) */
+    unsigned caps;   /* LMI_CAN_* of the model */
     int layers, heads;
-    model_session s;   /* the run */
-    model_session ref; /* the same tokens at shift 0, when shift > 0 */
-    pe_rng rng;        /* the sampler, continued across generate requests */
+    size_t held;     /* bytes of the run reserved in the memory budget (pe_mem_*) */
+    lmi_session s;   /* the run: its cached q and k give the rows */
+    lmi_session ref; /* the same tokens at shift 0, when shift > 0 */
+    pe_rng rng;      /* the sampler, continued across generate requests */
     /* the text */
     int cap;             /* tokens a run can hold: the training context (or less, see MAX_BYTES) */
     int n_text;          /* tokens in the prompt text */
@@ -72,11 +86,7 @@ typedef struct app_attn {
     int n;               /* tokens shown: n_prompt + min(generate, made); steps are 0..n-1 */
     int n_unknown;       /* prompt words outside the vocabulary */
     app_attn_token *tok; /* (cap) */
-    /* per (layer, head) the causal matrix of the run, rows = steps:
-     * att[((l * heads + h) * cap + t) * cap + j], NaN for j > t (the future) */
-    float *att;
-    float *content;      /* same layout, q.k / sqrt(d_head); NULL without a split */
-    float *position;     /* same layout, the position part of the score; NULL without a split */
+    int split;           /* the model splits its scores into content and position parts */
     char split_msg[256]; /* why there is no split (rope, learned, sinusoidal) */
     int *top_id;         /* (cap, TOPK) next-token candidates after step t, most likely first */
     float *top_p;        /* (cap, TOPK) their probabilities */
@@ -84,11 +94,12 @@ typedef struct app_attn {
     int *next_rank;      /* (cap) its rank there, 0 = the most likely; -1 for the last token */
     double shift_diff;   /* max |attention - attention at shift 0| over the run; -1: no shift */
     /* the position experiments */
-    double trained_base;                    /* rope: the base the model was trained with */
-    double base;                            /* rope: the base in use */
-    double trained_slopes[MODEL_MAX_HEADS]; /* alibi */
-    double slopes[MODEL_MAX_HEADS];         /* alibi: in use */
-    char notice[320]; /* the text was cut / the context is full / every word is unknown */
+    double trained_base;        /* rope: the base the model was trained with */
+    double base;                /* rope: the base in use */
+    double *trained_slopes;     /* alibi: (heads) the trained slopes; NULL for other schemes */
+    double *slopes;             /* alibi: (heads) in use */
+    char notice[320];           /* the text was cut / the context is full / every word is unknown */
+    struct app_attn_rows *rows; /* internal: the rows asked for, computed from s */
 } app_attn;
 
 /* Free everything; a zeroed app_attn is valid and free accepts it. */
@@ -102,15 +113,24 @@ int app_attn_update(app_attn *a, const app_state *st, const char *name, char *er
 
 /* The step shown: st->attn.step (-1 = the last token) clamped to 0..n-1. */
 int app_attn_step(const app_attn *a, const app_state *st);
-/* Attention of token `step` over tokens 0..step in (layer, head): step + 1 weights summing to
- * 1. NULL when out of range. */
+/* The rows below are computed from the run's cached q and k when first asked for and kept in
+ * a cache of one layer: a pointer stays valid until a row of another layer is asked for or the
+ * run changes (app_attn_update, app_attn_free). An app_attn is used by one thread at a time.
+ *
+ * Attention of token `step` over tokens 0..step in (layer, head): step + 1 weights summing to
+ * 1. NULL when out of range (or out of memory). */
 const float *app_attn_row(const app_attn *a, int step, int layer, int head);
 /* The content / position parts of that row's scores (step + 1 each); NULL when the scheme has
  * no split (see split_msg) or out of range. */
 const float *app_attn_content(const app_attn *a, int step, int layer, int head);
 const float *app_attn_position(const app_attn *a, int step, int layer, int head);
-/* The causal matrix of (layer, head) with row stride a->cap: row t is step t. */
+/* The causal matrix of (layer, head) with row stride a->cap: row t is step t (t < a->n), NaN
+ * above the diagonal (the future). */
 const float *app_attn_matrix(const app_attn *a, int layer, int head);
+
+/* The bytes a run of cap tokens of a model like `in` holds beyond the session (which its
+ * architecture reserves itself): the cache of one layer's rows and the per-step arrays. */
+size_t app_attn_store_bytes(const lmi_info *in, int cap);
 
 /* Generate one more token (the explorer's key): st->attn.generate + 1 if the context has room.
  * Returns the new generate count, or -1 with a message when the context is full. */

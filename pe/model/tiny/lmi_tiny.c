@@ -9,13 +9,21 @@
 #include "model.h"
 #include "nn.h"
 
+/* The weights and a session are counted in the process's memory budget (pe_mem_*) while they
+ * are held, so a model or a context that does not fit is refused with the sizes. */
 typedef struct tiny_model {
     model m;
     double slopes[MODEL_MAX_HEADS]; /* alibi: the trained slopes */
+    size_t held;                    /* bytes reserved for the weights */
 } tiny_model;
 
+typedef struct tiny_session {
+    model_session s;
+    size_t held;
+} tiny_session;
+
 #define TINY(m)  ((tiny_model *)(m)->impl)
-#define TSESS(s) ((model_session *)(s)->impl)
+#define TSESS(s) (&((tiny_session *)(s)->impl)->s)
 
 static int tiny_probe(const char *path, const unsigned char *head, size_t n)
 {
@@ -34,9 +42,18 @@ static int tiny_open(lmi_model *lm, const char *path, char *err, size_t errlen)
         return rc;
     }
     const model_config *c = &t->m.cfg;
+    size_t bytes = t->m.n_params * sizeof(float);
+    if ((rc = pe_mem_reserve_hint(bytes, "the model's weights", "a smaller model needs less", err,
+                                  errlen))) {
+        model_free(&t->m);
+        free(t);
+        return rc;
+    }
+    t->held = bytes;
     int pe = model_pe_from_name(c->pe_name);
     if (pe == MODEL_PE_ALIBI &&
         (rc = pe_alibi_slopes(c->heads, c->pe.slope_ratio, t->slopes, err, errlen))) {
+        pe_mem_release(t->held);
         model_free(&t->m);
         free(t);
         return rc;
@@ -73,6 +90,7 @@ static void tiny_close(lmi_model *lm)
 {
     tiny_model *t = TINY(lm);
     if (!t) return;
+    pe_mem_release(t->held);
     model_free(&t->m);
     free(t);
     lm->impl = NULL;
@@ -145,20 +163,30 @@ static int tiny_token_text(const lmi_model *lm, int id, char *buf, size_t cap)
 
 static int tiny_session_init(lmi_session *s, char *err, size_t errlen)
 {
-    model_session *ms = calloc(1, sizeof *ms);
-    if (!ms) return model_fail(err, errlen, PE_ENOMEM, "session: out of memory");
-    int rc = model_session_init(ms, &TINY(s->m)->m, s->max_len, err, errlen);
+    tiny_session *ts = calloc(1, sizeof *ts);
+    if (!ts) return model_fail(err, errlen, PE_ENOMEM, "session: out of memory");
+    const model *m = &TINY(s->m)->m;
+    size_t bytes = model_session_bytes(m, s->max_len);
+    char what[96];
+    snprintf(what, sizeof what, "a session of %d tokens (keys, values and queries)", s->max_len);
+    int rc = pe_mem_reserve_hint(bytes, what, "a shorter context needs less", err, errlen);
+    if (!rc) {
+        ts->held = bytes;
+        rc = model_session_init(&ts->s, m, s->max_len, err, errlen);
+        if (rc) pe_mem_release(bytes);
+    }
     if (rc) {
-        free(ms);
+        free(ts);
         return rc;
     }
-    s->impl = ms;
+    s->impl = ts;
     return 0;
 }
 
 static void tiny_session_free(lmi_session *s)
 {
     if (!s->impl) return;
+    pe_mem_release(((tiny_session *)s->impl)->held);
     model_session_free(TSESS(s));
     free(s->impl);
     s->impl = NULL;

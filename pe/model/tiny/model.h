@@ -299,6 +299,9 @@ typedef struct model_session {
 /* Room for max_len tokens (1..PE_MAX_LEN). The session reads m, which must outlive it. */
 int model_session_init(model_session *s, const model *m, int max_len, char *err, size_t errlen);
 void model_session_free(model_session *s);
+/* Bytes a session of max_len tokens allocates (the caches and the scratch; the position tables
+ * come on top, a few per position). */
+size_t model_session_bytes(const model *m, int max_len);
 /* Forget the tokens (settings stay). */
 void model_session_reset(model_session *s);
 /* Append token (0..vocab-1) at position offset + len using the KV cache. *logits (may be NULL)

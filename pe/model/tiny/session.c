@@ -49,6 +49,15 @@ static int build_pos(model_session *s, int offset, double rope_base, const doubl
     return 0;
 }
 
+size_t model_session_bytes(const model *m, int max_len)
+{
+    const model_config *c = &m->cfg;
+    size_t L = (size_t)c->layers, C = (size_t)c->dim, H = (size_t)c->heads;
+    size_t n = (size_t)(max_len > 0 ? max_len : 0);
+    size_t floats = 3 * L * n * C + 3 * L * H * n + (size_t)c->vocab + 6 * C + (size_t)c->hidden;
+    return floats * sizeof(float) + n * sizeof(int);
+}
+
 int model_session_init(model_session *s, const model *m, int max_len, char *err, size_t errlen)
 {
     memset(s, 0, sizeof *s);
