@@ -2,14 +2,18 @@
 # pelab.sh: set up, build and run pelab on Debian/Ubuntu.
 #   ./pelab.sh [pelab arguments]   install what is missing, build, start pelab (the explorer)
 #   ./pelab.sh test                the same set-up, then every test in a normal build and in an
-#                                  ASan+UBSan build; the last line is "N passed, N failed"
+#                                  ASan+UBSan build, the threaded ones under TSan, the fuzzers;
+#                                  the last line is "N passed, N failed"
 set -euo pipefail
 cd "$(dirname "$0")"
 
 deps=(gcc meson ninja-build pkg-config libncurses-dev libsdl2-dev libcairo2-dev libpng-dev
       libcjson-dev libgif-dev libimagequant-dev libwebp-dev libpcre2-dev fonts-dejavu-core)
-# clang and its runtimes (libclang-rt-14-dev holds libFuzzer's) build tests/fuzz
-test_deps=(tmux xvfb clang-format poppler-utils zsh fish groff-base clang libclang-rt-14-dev)
+# clang and its runtimes (libclang-rt-14-dev holds libFuzzer's) build tests/fuzz; rsvg-convert
+# (librsvg2-bin) renders the SVGs the figure tests compare; python3-sentencepiece is the peer the
+# tokenizer tests check Llama 2's tokenizer against
+test_deps=(tmux xvfb clang-format poppler-utils librsvg2-bin zsh fish groff-base clang
+           libclang-rt-14-dev python3-sentencepiece)
 
 install_missing() {
     local missing=()
@@ -71,10 +75,18 @@ if [ "${1:-}" = "test" ]; then
     # the same suite under AddressSanitizer and UndefinedBehaviorSanitizer
     ASAN_OPTIONS=detect_leaks=1 run_suite build-asan -Dwerror=true -Dbuildtype=debugoptimized \
         -Db_sanitize=address,undefined -Db_lundef=false
+    # the threaded tests (the explorer's worker, the font in the render target) under
+    # ThreadSanitizer; gcc's TSan cannot load target_clones' ifunc resolvers, which the code
+    # turns off under __SANITIZE_THREAD__ (app/views/extension.c, pe/model/tiny/nn.h); not
+    # -Werror: gcc -O2 with -fsanitize=thread warns of format truncation that the release
+    # build, whose warnings are errors, does not see
+    PELAB_SUITE=threads PELAB_TARGETS="$(printf 'tests/app/test_%s ' explorer explorer_work \
+        font_thread)" TSAN_OPTIONS=halt_on_error=1 run_suite build-tsan \
+        -Dbuildtype=debugoptimized -Db_sanitize=thread -Db_lundef=false
     # libFuzzer harnesses (tests/fuzz) built by clang with ASan+UBSan: each replays its seed
     # corpus, then fuzzes for PELAB_FUZZ_SECONDS (30) seconds
     CC=clang PELAB_SUITE=fuzz PELAB_TARGETS="$(printf 'tests/fuzz/fuzz_%s ' checkpoint config gguf safetensors llama2c \
-        prompt command cli lesson animate)" ASAN_OPTIONS=detect_leaks=1 run_suite build-fuzz \
+        tokenizer prompt command cli lesson animate)" ASAN_OPTIONS=detect_leaks=1 run_suite build-fuzz \
         -Dbuildtype=debugoptimized -Db_sanitize=address,undefined -Db_lundef=false -Dfuzz=true
     [ "$skipped" -gt 0 ] && echo "($skipped skipped: a tool they need is missing)"
     echo "$passed passed, $failed failed"

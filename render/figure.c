@@ -167,7 +167,30 @@ int fig_ticks(double lo, double hi, int max_ticks, double *out)
     return ticks_with_step(lo, hi, max_ticks, out, NULL);
 }
 
-/* Turn "1.50e+06" into "1.5e6". */
+/* e in superscript digits with a superscript minus (U+207B): 10 then this reads 10⁻⁴. */
+static void superscript(int e, char *buf, size_t n)
+{
+    static const char *const digit[] = {"\u2070", "\u00b9", "\u00b2", "\u00b3", "\u2074",
+                                        "\u2075", "\u2076", "\u2077", "\u2078", "\u2079"};
+    char dec[16];
+    snprintf(dec, sizeof dec, "%d", e < 0 ? -e : e);
+    size_t k = 0;
+    if (n) buf[0] = '\0';
+    if (e < 0) k += (size_t)snprintf(buf + k, n - k, "\u207b");
+    for (const char *d = dec; *d && k < n; d++)
+        k += (size_t)snprintf(buf + k, n - k, "%s", digit[*d - '0']);
+}
+
+/* "-" at the start of buf becomes U+2212, the minus sign (a hyphen is shorter and sits lower). */
+static void minus_sign(char *buf, size_t n)
+{
+    size_t len = strlen(buf);
+    if (buf[0] != '-' || len + 3 > n) return;
+    memmove(buf + 3, buf + 1, len); /* with the terminator */
+    memcpy(buf, "\xe2\x88\x92", 3);
+}
+
+/* Turn "1.50e+06" into "1.5×10⁶" and "1e-05" into "10⁻⁵", as a person writes them. */
 static void compact_sci(char *buf, size_t n)
 {
     char *e = strchr(buf, 'e');
@@ -179,8 +202,70 @@ static void compact_sci(char *buf, size_t n)
         while (end > buf && *end == '0') *end-- = 0;
         if (*end == '.') *end = 0;
     }
-    size_t len = strlen(buf);
-    snprintf(buf + len, n - len, "e%d", ex);
+    char sup[48];
+    superscript(ex, sup, sizeof sup);
+    int neg = buf[0] == '-';
+    const char *mant = buf + neg;
+    char out[96];
+    if (strcmp(mant, "1") == 0)
+        snprintf(out, sizeof out, "%s10%s", neg ? "-" : "", sup);
+    else
+        snprintf(out, sizeof out, "%s\u00d710%s", buf, sup);
+    snprintf(buf, n, "%s", out);
+}
+
+/* digits of an integer-valued magnitude (< 1e15) with a comma every three: 1,000,000 */
+static void with_commas(double a, char *buf, size_t n)
+{
+    char d[32];
+    snprintf(d, sizeof d, "%.0f", a);
+    size_t len = strlen(d), k = 0;
+    for (size_t i = 0; i < len && k + 2 < n; i++) {
+        if (i > 0 && (len - i) % 3 == 0) buf[k++] = ',';
+        buf[k++] = d[i];
+    }
+    if (n) buf[k < n ? k : n - 1] = '\0';
+}
+
+void fig_num(double v, int sig, char *buf, size_t n)
+{
+    if (n == 0) return;
+    if (sig < 1) sig = 3;
+    if (sig > 15) sig = 15;
+    if (!isfinite(v)) {
+        snprintf(buf, n, "%s", isnan(v) ? "nan" : v > 0 ? "\u221e" : "\u2212\u221e");
+        return;
+    }
+    double a = fabs(v);
+    char body[96];
+    if (a == 0.0) {
+        snprintf(buf, n, "0");
+        return;
+    }
+    int e = (int)floor(log10(a));
+    /* round to sig digits first: 9.9996 at 3 digits is 10.0, one more decade */
+    double r = round(a / pow(10.0, e - sig + 1)) * pow(10.0, e - sig + 1);
+    if (r > 0) e = (int)floor(log10(r) + 1e-12);
+    if (r >= 1e6 && fabs(log10(r) - round(log10(r))) < 1e-12) {
+        char sup[48];
+        superscript((int)round(log10(r)), sup, sizeof sup);
+        snprintf(body, sizeof body, "10%s", sup);
+    } else if (r >= 1e4 && r < 1e9) {
+        with_commas(round(a), body, sizeof body); /* all its digits: 11,030 or 500,000 */
+    } else if (r >= 1e9 || r < 1e-3) {
+        snprintf(body, sizeof body, "%.*e", sig - 1, a);
+        compact_sci(body, sizeof body);
+    } else {
+        int dec = sig - 1 - e;
+        if (dec < 0) dec = 0;
+        snprintf(body, sizeof body, "%.*f", dec, a);
+        if (strchr(body, '.')) {
+            char *end = body + strlen(body) - 1;
+            while (end > body && *end == '0') *end-- = '\0';
+            if (*end == '.') *end = '\0';
+        }
+    }
+    snprintf(buf, n, "%s%s", v < 0 && strcmp(body, "0") != 0 ? "\u2212" : "", body);
 }
 
 void fig_tick_label(double v, double step, char *buf, size_t n)
@@ -208,6 +293,7 @@ void fig_tick_label(double v, double step, char *buf, size_t n)
         if (p > 15) p = 15;
         snprintf(buf, n, "%.*e", p, v);
         compact_sci(buf, n);
+        minus_sign(buf, n);
         return;
     }
     int d = 0;
@@ -223,6 +309,7 @@ void fig_tick_label(double v, double step, char *buf, size_t n)
             if (*p >= '1' && *p <= '9') nonzero = 1;
         if (!nonzero) memmove(buf, buf + 1, strlen(buf));
     }
+    minus_sign(buf, n);
 }
 
 /* Log axis ticks: decades, thinned to fit; with less than two decades, 1-2-5 within them. */
@@ -253,8 +340,9 @@ static int log_ticks(double lo, double hi, int max_ticks, double *out)
     return ticks_with_step(lo, hi, max_ticks, out, NULL);
 }
 
-/* Powers of ten from 1e5 (1e-5) on are written 1e5; on an axis that has such a tick, every
- * tick is (1e0 too), so one axis has one format and never reads "100" next to "1e5". */
+/* Log axes, as matplotlib writes them: an axis of decades has every tick a power of ten, 10⁻⁴
+ * .. 10⁶ (sci_from 0); an axis within a decade or two has plain numbers (0.2, 0.5, 1, 2), up to
+ * powers of ten from 10⁴ (10⁻⁴) on, which are 2×10⁵. One axis has one format. */
 static void log_label(double v, int sci_from, char *buf, size_t n)
 {
     int e = (int)floor(log10(v) + 1e-9);
@@ -287,9 +375,13 @@ static void make_ticks(tickset *ts, const scene_target *t, double lo, double hi,
     else
         ts->n = ticks_with_step(lo, hi, max_ticks, ts->v, &step);
     ts->widest = 0.0;
-    int sci_from = 5;
-    for (int i = 0; lg && i < ts->n; i++)
-        if (fabs(floor(log10(ts->v[i]) + 1e-9)) >= 5) sci_from = 0;
+    int sci_from = 4, decades = lg && ts->n >= 2;
+    for (int i = 0; lg && i < ts->n; i++) {
+        double e = log10(ts->v[i]);
+        if (fabs(floor(e + 1e-9)) >= 4) sci_from = 0;
+        if (fabs(e - round(e)) > 1e-9) decades = 0;
+    }
+    if (decades) sci_from = 0;
     for (int i = 0; i < ts->n; i++) {
         if (lg)
             log_label(ts->v[i], sci_from, ts->label[i], sizeof ts->label[i]);
@@ -765,6 +857,15 @@ fig_axes fig_axes_draw(scene *s, const scene_target *t, const fig_theme *th, fig
                  SCENE_RIGHT | SCENE_MIDDLE, th->fg, 0);
     }
     double prev_end = -1e9;
+    /* The lowest y label reaches below the frame by half its line: an x label at the corner
+     * must not run into it (a wide first label such as 10⁰ under a "0") */
+    double x_top = fb + hw + m.tickl + 0.25 * m.pad;
+    for (int i = 0; i < yts.n; i++) {
+        double fy = round(fig_y(&a, yts.v[i])) + 0.5;
+        if (fy + 0.5 * T * ts > x_top)
+            prev_end =
+                fmax(prev_end, fl - hw - m.tickl - 0.5 * m.pad - t->char_w * ts); /* its edge */
+    }
     for (int i = 0; i < xts.n; i++) {
         double fx = round(fig_x(&a, xts.v[i])) + 0.5;
         double w = xts.w[i];

@@ -40,6 +40,12 @@ int fig_ticks(double lo, double hi, int max_ticks, double *out);
 /* Tick label for v given the tick step (no needless decimals, -0 printed as 0). */
 void fig_tick_label(double v, double step, char *buf, size_t n);
 
+/* v written for people, to sig significant digits (1..15; 0 = 3): 6.1, 0.0156, 1234, 11,030,
+ * 500,000, 10⁶ (an exact power of ten from a million on), 1.5×10⁹, 2.4×10⁻⁵; negative numbers
+ * with U+2212, the minus sign. A terminal without UTF-8 gets the ASCII spelling (scene_ascii):
+ * 10^6, 2.4x10^-5. */
+void fig_num(double v, int sig, char *buf, size_t n);
+
 /* Draw a title (bold, larger) and an optional subtitle line (parameters) at the top of r;
  * returns what is left of r below them. */
 fig_rect fig_title(scene *s, const scene_target *t, const fig_theme *th, fig_rect r,

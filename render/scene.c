@@ -167,7 +167,8 @@ static const struct {
     {"\xe2\x81\xb4", "4", 2},    {"\xe2\x81\xb5", "5", 2},    {"\xe2\x81\xb6", "6", 2},
     {"\xe2\x81\xb7", "7", 2},    {"\xe2\x81\xb8", "8", 2},    {"\xe2\x81\xb9", "9", 2},
     {"\xe1\xb5\x8f", "k", 2},    {"\xe2\x81\xbf", "n", 2},    {"\xca\xb3", "r", 2},
-    {"\xc2\xbd", "1/2", 0},      {"\xe2\x85\x92", "1/10", 0},
+    {"\xc2\xbd", "1/2", 0},      {"\xe2\x85\x92", "1/10", 0}, {"\xc2\xb1", "+-", 0},
+    {"\xe2\x88\x9e", "inf", 0},
 };
 
 char *scene_ascii(const char *utf8, char *out, size_t n)

@@ -75,6 +75,17 @@ int app_explorer_apply(app_explorer *x, const char *name, const char *value)
     return rc;
 }
 
+int app_explorer_apply_value(app_explorer *x, const struct app_option *o, double v)
+{
+    int rc = app_option_numeric(o)
+                 ? app_option_apply_value(&x->st, o, v, 0, x->message, sizeof x->message)
+                 : app_option_apply_num(&x->st, o->name, v, x->message, sizeof x->message);
+    x->message_error = rc < 0;
+    if (rc == 0) settle(x);
+    x->dirty = 1;
+    return rc;
+}
+
 /* ---- the global actions ------------------------------------------------------------------ */
 
 typedef void (*action_fn)(app_explorer *x, int arg);
@@ -251,6 +262,10 @@ static int record_spec(app_explorer *x, char *spec, size_t n, char *err, size_t 
     }
     int frames = APP_ANIM_DEFAULT_FRAMES;
     if (o->kind == APP_OPT_INT && hi - lo + 1 < frames) frames = (int)(hi - lo + 1);
+    /* stepping token by token: a frame per token (48 frames over 57 tokens would skip some) */
+    if (o->kind == APP_OPT_INT && strcmp(o->name, "step") == 0 &&
+        hi - lo + 1 <= APP_ANIM_MAX_FRAMES)
+        frames = (int)(hi - lo + 1);
     if (frames < 2 || !(hi > lo)) {
         snprintf(err, errlen, "--%s: nothing to sweep (%g..%g)", o->name, lo, hi);
         return -1;
@@ -981,6 +996,7 @@ void app_explorer_frame(app_explorer *x, scene *s, const scene_target *t)
     char err[512] = "";
     int rc = 0;
     scene_reset(s, t->width, t->height, th->bg);
+    s->font = t->font; /* the status line and overlays in the target's font */
     if (too_small) {
         vc->has_main = 0;
         /* short first: a tiny terminal clips a centred line from both ends */

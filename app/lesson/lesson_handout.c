@@ -103,7 +103,7 @@ int lesson_handout(const lesson *l, const char *path, char *err, size_t errlen)
         {"Title", l->title},
         {"Command", cmd},
     };
-    raster_export_opts ro = {96, meta, sizeof meta / sizeof meta[0], 1};
+    raster_export_opts ro = {96, meta, sizeof meta / sizeof meta[0], 1, 1, 0};
     int rc = raster_export_pdf_pages(path, page_w, page_h, (size_t)l->n, handout_page, &h, &ro, err,
                                      errlen);
     app_view_ctx_free(&h.ctx);

@@ -43,10 +43,11 @@ typedef struct app_state {
     int dark;               /* theme */
     double zoom;            /* window: font and line scale (+/-), 1 = normal */
     int cursor_on;          /* a data cursor is shown */
-    int cur_r, cur_c;       /* cursor in data coordinates of the view's main plot */
-    int row0, rows;         /* heatmap position window (mouse-wheel zoom); rows 0 = all */
-    int playing;            /* RoPE animation running */
-    double target_len;      /* context-extension views: the target context (0 = factor * L0) */
+    int figure;        /* building a saved figure (export, animation, `s`): no explorer hints */
+    int cur_r, cur_c;  /* cursor in data coordinates of the view's main plot */
+    int row0, rows;    /* heatmap position window (mouse-wheel zoom); rows 0 = all */
+    int playing;       /* RoPE animation running */
+    double target_len; /* context-extension views: the target context (0 = factor * L0) */
     /* --config: the file, and which of its model's layer kinds the RoPE views show */
     char config_path[256]; /* "" = no config */
     char layer_type[32];   /* asked for with --layer-type; "" = the model's full attention */
@@ -61,6 +62,7 @@ typedef struct app_state {
     double font_pt; /* text size in points at the export's dpi; 0 = scaled to the figure */
     char font[128]; /* fontconfig family for cairo outputs; "" = DejaVu Sans */
     int csv_long;   /* CSV: one row per value with named index columns (else the wide table) */
+    int svg_paths;  /* SVG: text as cairo's glyph outlines (else <text> elements) */
     /* provenance for exports: the command line that made the figure */
     char command[2048];
 } app_state;

@@ -124,7 +124,9 @@ static void alibi_window_lines(scene *s, const scene_target *t, const fig_theme 
 static void alibi_range_text(const pe_params *p, double m, int window, char *out, size_t n)
 {
     if (!window) {
-        snprintf(out, n, "%.3g..0", alibi_lo(p, m));
+        char lo[48]; /* −128, not -128 */
+        fig_num(alibi_lo(p, m), 3, lo, sizeof lo);
+        snprintf(out, n, "%s..0", lo);
         return;
     }
     char a[16], b[16];
@@ -159,24 +161,34 @@ static int alibi_build(app_view_ctx *c, const app_state *st, scene *s, const sce
     if (st->head >= 0) {
         char pw[48];
         app_pow2_label(log2(slopes[st->head]), pw, sizeof pw);
-        if (window)
+        if (window) {
             snprintf(
                 title, sizeof title,
                 "ALiBi head %d of %d: exp(bias), m = %s: \xc2\xbd at %.3g, \xe2\x85\x92 at %.3g",
                 st->head, p->heads, pw, alibi_half(slopes[st->head]),
                 alibi_tenth(slopes[st->head]));
-        else
-            snprintf(title, sizeof title, "ALiBi bias, head %d of %d: slope m = %.6g = %s",
-                     st->head, p->heads, slopes[st->head], pw);
+        } else {
+            char ms[48];
+            fig_num(slopes[st->head], 4, ms, sizeof ms);
+            snprintf(title, sizeof title, "ALiBi bias, head %d of %d: slope m = %s = %s", st->head,
+                     p->heads, ms, pw);
+        }
     } else if (window)
         snprintf(title, sizeof title,
                  "ALiBi's %d heads as windows: exp(\xe2\x88\x92m(i\xe2\x88\x92j))", p->heads);
     else
-        snprintf(title, sizeof title, "ALiBi bias -m(i-j) for %d heads", p->heads);
+        snprintf(title, sizeof title,
+                 "ALiBi bias \xe2\x88\x92"
+                 "m(i\xe2\x88\x92"
+                 "j) for %d heads",
+                 p->heads);
     app_subtitle(st, NULL, APP_SUB_LEN | APP_SUB_HEADS, sub, sizeof sub);
     size_t u = strlen(sub);
     snprintf(sub + u, sizeof sub - u, "  %s  %s%s",
-             p->alibi_symmetric ? "symmetric -m|i-j|" : "causal",
+             p->alibi_symmetric ? "symmetric \xe2\x88\x92"
+                                  "m|i\xe2\x88\x92"
+                                  "j|"
+                                : "causal",
              p->slope_ratio > 0 ? "slopes r^(h+1)" : "the paper's slopes",
              window && !t->cells ? "  dashed: \xc2\xbd, dotted: \xe2\x85\x92 of the weight" : "");
     fig_rect r = app_frame(s, t, th, title, sub);

@@ -203,7 +203,11 @@ void app_subtitle(const app_state *st, const char *enc_name, unsigned what, char
     if (enc_name) ADD("%s", enc_name);
     if (what & APP_SUB_DIM) ADD("%sd=%d", used ? "  " : "", p->dim);
     if (what & APP_SUB_LEN) ADD("%sL=%d", used ? "  " : "", p->len);
-    if (what & APP_SUB_BASE) ADD("%sbase=%g", used ? "  " : "", p->base);
+    char num[48];
+    if (what & APP_SUB_BASE) {
+        fig_num(p->base, 6, num, sizeof num); /* 10,000 or 500,000 or 10⁶, not 1e+06 */
+        ADD("%sbase=%s", used ? "  " : "", num);
+    }
     if (what & APP_SUB_LAYOUT)
         ADD("%s%s%s", used ? "  " : "", layout_label[p->layout & 1],
             p->freq == PE_FREQ_FAIRSEQ ? ", fairseq freqs" : "");
@@ -212,9 +216,11 @@ void app_subtitle(const app_state *st, const char *enc_name, unsigned what, char
         if (p->rotary_frac < 1) ADD(", rotary %g", p->rotary_frac);
     }
     if (what & APP_SUB_HEADS) ADD("%sheads=%d", used ? "  " : "", p->heads);
-    if ((what & APP_SUB_SCALING) && p->scaling.type != PE_SCALING_NONE)
-        ADD("%s%s f=%g L0=%d", used ? "  " : "", scaling_label[p->scaling.type], p->scaling.factor,
+    if ((what & APP_SUB_SCALING) && p->scaling.type != PE_SCALING_NONE) {
+        fig_num(p->scaling.factor, 3, num, sizeof num);
+        ADD("%s%s f=%s " APP_L0 "=%d", used ? "  " : "", scaling_label[p->scaling.type], num,
             p->scaling.original_ctx);
+    }
     /* a --config model with several kinds of layer: which one the figure shows */
     if ((what & (APP_SUB_SCALING | APP_SUB_BASE)) && st->model_kinds > 1)
         ADD("%s%s layers", used ? "  " : "", st->model_layer);

@@ -402,15 +402,16 @@ static int ext_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     char l0s[32], ts[32];
     app_ext_len_label(L0, l0s, sizeof l0s);
     app_ext_len_label(T, ts, sizeof ts);
-    char title[200], sub[320];
+    char title[200], sub[320], fs[48];
+    fig_num(sc->factor, 3, fs, sizeof fs);
     int nm = res->nm;
     static const char *const count_word[APP_EXT_METHODS + 1] = {"", "", "",    "",
                                                                 "", "", "six", "seven"};
-    snprintf(title, sizeof title, "RoPE %s vs distance, %s extension methods at f=%g",
+    snprintf(title, sizeof title, "RoPE %s vs distance, %s extension methods at f = %s",
              kinds == 2   ? "decay bound"
              : kinds == 1 ? "all-ones score"
                           : "score and bound",
-             count_word[nm], sc->factor);
+             count_word[nm], fs);
     app_subtitle(st, NULL, APP_SUB_DIM | APP_SUB_BASE, sub, sizeof sub);
     size_t u = strlen(sub);
 #define SUB(...)                                                                                   \
@@ -418,15 +419,18 @@ static int ext_build(app_view_ctx *c, const app_state *st, scene *s, const scene
         if (u < sizeof sub) u += (size_t)snprintf(sub + u, sizeof sub - u, __VA_ARGS__);           \
     } while (0)
     if (st->p.rotary_frac < 1) SUB("  rotary %g", st->p.rotary_frac);
-    SUB("  L0=%s  T=%s", l0s, ts);
+    SUB("  " APP_L0 " = %s  T = %s", l0s, ts);
     if (kinds == 3)
         SUB("  solid: %s, dashed: %s", kind_label[0], kind_label[1]);
     else
         SUB("  %s", kind_label[kinds == 1 ? 0 : 1]);
-    if (kinds == 2) SUB(" (%scurves rope: the score)", app_opt_prefix(st));
-    if (kinds == 1) SUB(" (%scurves rope-bound: the bound)", app_opt_prefix(st));
-    SUB("  mean over r+-5%%");
-    if (sc->factor == 1) SUB("  f=1: all equal; try %sfactor 4", app_opt_prefix(st));
+    if (kinds == 2 && !st->figure) SUB(" (%scurves rope: the score)", app_opt_prefix(st));
+    if (kinds == 1 && !st->figure) SUB(" (%scurves rope-bound: the bound)", app_opt_prefix(st));
+    SUB("  mean over r " APP_PLUSMINUS "5%%");
+    if (sc->factor == 1) {
+        SUB("  f = 1: all equal");
+        if (!st->figure) SUB("; try %sfactor 4", app_opt_prefix(st));
+    }
 #undef SUB
     fig_rect area = app_frame(s, t, th, title, sub);
 
@@ -476,7 +480,7 @@ static int ext_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     /* a plot too short for the legend inside (projector zoom) gets it above */
     fig_legend_slot slot = fig_legend_take(t, &area, names, nm);
     fig_axes a = fig_axes_draw(s, t, th, area, 1, T, lo - (lo < 0 ? pad : 0), hi + pad,
-                               "distance r = m - n (positions, log scale)",
+                               "distance r = m \xe2\x88\x92 n (positions, log scale)",
                                "score / score at r = 0" /* the subtitle says: mean over r+-5% */,
                                FIG_GRID | FIG_XLOG);
     if (lo < 0)
@@ -497,7 +501,7 @@ static int ext_build(app_view_ctx *c, const app_state *st, scene *s, const scene
                       kind == 1 ? SCENE_DASHED : styles[i]);
         }
     char lab[48];
-    snprintf(lab, sizeof lab, "L0 = %s", l0s);
+    snprintf(lab, sizeof lab, APP_L0 " = %s", l0s);
     fig_vmark(s, t, th, &a, L0, lab);
     /* the legend ends left of the L0 mark, whose label it would cover (L0 sits in the right
      * part of a log axis that ends at f L0); the curves are low there */

@@ -159,8 +159,9 @@ static int freq_build(app_view_ctx *c, const app_state *st, scene *s, const scen
     const pe_rope_scaling *sc = &st->p.scaling;
     int type = sc->type, n = f.n;
     double L0 = sc->original_ctx, T = f.target;
-    char l0s[32], ts[32];
+    char l0s[32], ts[32], fs[48];
     app_ext_len_label(L0, l0s, sizeof l0s);
+    fig_num(sc->factor, 3, fs, sizeof fs);
     app_ext_len_label(T, ts, sizeof ts);
 
     int never_o = 0, never_e = 0;
@@ -171,11 +172,13 @@ static int freq_build(app_view_ctx *c, const app_state *st, scene *s, const scen
     char title[200], sub[320];
     if (type == PE_SCALING_NONE)
         snprintf(title, sizeof title,
-                 "RoPE frequencies " APP_THETA_K ": %d of %d pairs never turn once in L0 = %s",
+                 "RoPE frequencies " APP_THETA_K ": %d of %d pairs never turn once in " APP_L0
+                 " = %s",
                  never_o, n, l0s);
     else
-        snprintf(title, sizeof title, "RoPE frequencies: original vs %s f=%g (L0 %s -> T %s)",
-                 app_ext_method_label(type), sc->factor, l0s, ts);
+        snprintf(title, sizeof title,
+                 "RoPE frequencies: original vs %s f = %s (" APP_L0 " %s \xe2\x86\x92 T %s)",
+                 app_ext_method_label(type), fs, l0s, ts);
     app_subtitle(st, NULL, APP_SUB_DIM | APP_SUB_BASE, sub, sizeof sub);
     size_t u = strlen(sub);
 #define SUB(...)                                                                                   \
@@ -184,8 +187,9 @@ static int freq_build(app_view_ctx *c, const app_state *st, scene *s, const scen
     } while (0)
     if (st->p.rotary_frac < 1) SUB("  rotary %g", st->p.rotary_frac);
     if (type == PE_SCALING_NONE) {
-        SUB("  no scaling: compare a method with %sscaling yarn %sfactor 4", app_opt_prefix(st),
-            app_opt_prefix(st));
+        if (!st->figure)
+            SUB("  no scaling: compare a method with %sscaling yarn %sfactor 4", app_opt_prefix(st),
+                app_opt_prefix(st));
     } else {
         if (f.shaded) {
             int cnt[3] = {0, 0, 0};
@@ -195,22 +199,33 @@ static int freq_build(app_view_ctx *c, const app_state *st, scene *s, const scen
         if (type == PE_SCALING_YARN) {
             double lo, hi;
             pe_rope_yarn_range(&st->p, &lo, &hi);
-            SUB(" (ramp k %g..%g)", lo, hi);
+            char a[48], b[48];
+            fig_num(lo, 3, a, sizeof a);
+            fig_num(hi, 3, b, sizeof b);
+            SUB(" (ramp k %s\xe2\x80\x93%s)", a, b);
         }
-        if (type == PE_SCALING_NTK || type == PE_SCALING_DYNAMIC) SUB("  base -> %.6g", f.ext_base);
+        if (type == PE_SCALING_NTK || type == PE_SCALING_DYNAMIC) {
+            char b[48];
+            fig_num(f.ext_base, 4, b, sizeof b);
+            SUB("  base \xe2\x86\x92 %s", b);
+        }
         if (type == PE_SCALING_DYNAMIC) {
             if (f.seq_len <= sc->original_ctx)
-                SUB(" (seq_len %d \xe2\x89\xa4 L0: original, as HF resets)", f.seq_len);
+                SUB(" (seq_len %d \xe2\x89\xa4 " APP_L0 ": original, as HF resets)", f.seq_len);
             else
                 SUB(" (seq_len %d%s)", f.seq_len, sc->seq_len > 0 ? "" : " = T");
         }
         if (type == PE_SCALING_LONGROPE) {
             int lng = f.seq_len > sc->original_ctx;
-            SUB("  %s_factor (seq_len %d %s L0)", lng ? "long" : "short", f.seq_len,
-                lng ? ">" : "<=");
+            SUB("  %s_factor (seq_len %d %s " APP_L0 ")", lng ? "long" : "short", f.seq_len,
+                lng ? ">" : "\xe2\x89\xa4");
         }
-        if (f.attn != 1) SUB("  attn x%.4g", f.attn);
-        SUB("  never turn: %d in L0, %d in T", never_o, never_e);
+        if (f.attn != 1) {
+            char a[48];
+            fig_num(f.attn, 3, a, sizeof a);
+            SUB("  attn \xc3\x97%s", a);
+        }
+        SUB("  never turn: %d in " APP_L0 ", %d in T", never_o, never_e);
     }
 #undef SUB
     fig_rect r = app_frame(s, t, th, title, sub);
@@ -243,7 +258,7 @@ static int freq_build(app_view_ctx *c, const app_state *st, scene *s, const scen
     wlo = fmin(wlo, two ? fmin(L0, T) : L0);
     const char *names[2] = {"original", NULL};
     char ext_name[64];
-    snprintf(ext_name, sizeof ext_name, "%s f=%g", app_ext_method_label(type), sc->factor);
+    snprintf(ext_name, sizeof ext_name, "%s f = %s", app_ext_method_label(type), fs);
     names[1] = ext_name;
     uint32_t colors[2] = {th->series[0], th->series[1]};
     double lw = t->cells ? 0 : fmax(1.5, t->hairline * 2);
@@ -277,13 +292,13 @@ static int freq_build(app_view_ctx *c, const app_state *st, scene *s, const scen
     if (two && T != L0) fig_hmark(s, t, th, &b, T, NULL);
     fig_hmark(s, t, th, &b, L0, NULL);
     if (!two) {
-        snprintf(lab, sizeof lab, "context L0 = %s", l0s);
+        snprintf(lab, sizeof lab, "context " APP_L0 " = %s", l0s);
     } else if (T != L0) {
         snprintf(lab, sizeof lab, "target T = %s", ts);
         fig_hmark_label(s, t, th, &b, T, lab);
-        snprintf(lab, sizeof lab, "original L0 = %s", l0s);
+        snprintf(lab, sizeof lab, "original " APP_L0 " = %s", l0s);
     } else {
-        snprintf(lab, sizeof lab, "context L0 = T = %s", l0s);
+        snprintf(lab, sizeof lab, "context " APP_L0 " = T = %s", l0s);
     }
     fig_hmark_label(s, t, th, &b, L0, lab);
 

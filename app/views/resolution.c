@@ -136,9 +136,14 @@ static int res_build(app_view_ctx *c, const app_state *st, scene *s, const scene
         if (u < sizeof sub) u += (size_t)snprintf(sub + u, sizeof sub - u, __VA_ARGS__);           \
     } while (0)
     if (st->p.rotary_frac < 1) SUB("  rotary %g", st->p.rotary_frac);
-    SUB("  %d pairs  f=%g  L0=%s  T=%s  float32 angles  (%sprobe-d, %smin-angle)", np, sc->factor,
-        l0s, ts, app_opt_prefix(st), app_opt_prefix(st));
-    if (sc->factor == 1) SUB("  f=1: all equal; try %sfactor 4", app_opt_prefix(st));
+    char fs[48];
+    fig_num(sc->factor, 3, fs, sizeof fs);
+    SUB("  %d pairs  f = %s  " APP_L0 " = %s  T = %s  float32 angles", np, fs, l0s, ts);
+    if (!st->figure) SUB("  (%sprobe-d, %smin-angle)", app_opt_prefix(st), app_opt_prefix(st));
+    if (sc->factor == 1) {
+        SUB("  f = 1: all equal");
+        if (!st->figure) SUB("; try %sfactor 4", app_opt_prefix(st));
+    }
 #undef SUB
     fig_rect area = app_frame(s, t, th, title, sub);
 
@@ -147,8 +152,6 @@ static int res_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     for (int m = 0; m < nm; m++)
         for (int i = 0; i < n; i++) hi = fmax(hi, res->y[m][i]);
     hi = fmin(np, ceil(hi * 1.15 + 0.5));
-    fig_axes a = fig_axes_draw(s, t, th, area, 1, T, 0, hi, "position p (log scale)",
-                               "pairs that tell p from p+D", FIG_GRID | FIG_XLOG);
     char names[APP_EXT_METHODS][80];
     const char *lab_of[APP_EXT_METHODS];
     uint32_t colors[APP_EXT_METHODS];
@@ -169,7 +172,7 @@ static int res_build(app_view_ctx *c, const app_state *st, scene *s, const scene
             if (same_as < 0) same_as = j;
             equal_before++;
         }
-        int len = snprintf(names[m], sizeof names[m], "%s  %.0f -> %.0f",
+        int len = snprintf(names[m], sizeof names[m], "%s  %.0f \xe2\x86\x92 %.0f",
                            app_ext_method_label(res->ms[m]), y[n > 1 ? 1 : 0], y[n - 1]);
         if (same_as >= 0 && len > 0 && (size_t)len < sizeof names[m]) {
             styles[m] = equal_before == 1 ? SCENE_DASHED : SCENE_DOTTED;
@@ -178,6 +181,10 @@ static int res_build(app_view_ctx *c, const app_state *st, scene *s, const scene
         }
         lab_of[m] = names[m];
     }
+    /* a paper column: the legend in a strip above the plot, where it covers no curve */
+    fig_legend_slot slot = fig_legend_take(t, &area, lab_of, nm);
+    fig_axes a = fig_axes_draw(s, t, th, area, 1, T, 0, hi, "position p (log scale)",
+                               "pairs that tell p from p+D", FIG_GRID | FIG_XLOG);
     /* the solid ones first (the original widest, underneath), then the dashed, then the dotted */
     for (unsigned pass = 0; pass < 3; pass++)
         for (int m = 0; m < nm; m++) {
@@ -190,9 +197,10 @@ static int res_build(app_view_ctx *c, const app_state *st, scene *s, const scene
             fig_curve(s, &a, p, res->y[m], (size_t)n, colors[m], w, styles[m]);
         }
     char lab[48];
-    snprintf(lab, sizeof lab, "L0 = %s", l0s);
+    snprintf(lab, sizeof lab, APP_L0 " = %s", l0s);
     fig_vmark(s, t, th, &a, L0, lab);
-    fig_legend_styled(s, t, th, &a, lab_of, colors, styles, nm, 1);
+    if (!fig_legend_in_slot(s, t, th, &slot, lab_of, colors, styles, nm))
+        fig_legend_styled(s, t, th, &a, lab_of, colors, styles, nm, 1);
 
     c->main = a;
     fig_mark_main(s, a.area, "plot");

@@ -94,7 +94,9 @@ static int rope_build(app_view_ctx *c, const app_state *st, scene *s, const scen
     snprintf(widest, sizeof widest, "angle %+.2f", -3.14);
     double narrow_w = scene_text_width(t, widest, lsz);
     for (int k = 0; k < np; k++) {
-        snprintf(widest, sizeof widest, "k=%d %s=%.3g", k, theta, inv[k]);
+        char th_s[48];
+        fig_num(inv[k], 3, th_s, sizeof th_s);
+        snprintf(widest, sizeof widest, "k=%d %s=%s", k, theta, th_s);
         narrow_w = fmax(narrow_w, scene_text_width(t, widest, lsz));
     }
     narrow_w += pad;
@@ -146,8 +148,10 @@ static int rope_build(app_view_ctx *c, const app_state *st, scene *s, const scen
          * one row each: fractional positions could round two lines onto the same row. */
         double ly = t->cells ? ceil((cell.y + side) / lh) * lh : cell.y + side + lh * 0.05;
         double step = t->cells ? lh : lh * 0.95;
+        char th_s[48];
+        fig_num(inv[k], 3, th_s, sizeof th_s);
         scene_textf(s, cx, ly, 0.8, SCENE_CENTER | SCENE_TOP, th->fg, 0,
-                    lines == 2 ? "k=%d  %s=%.3g" : "k=%d %s=%.3g", k, theta, inv[k]);
+                    lines == 2 ? "k=%d  %s=%s" : "k=%d %s=%s", k, theta, th_s);
         if (lines == 2) {
             scene_textf(s, cx, ly + step, 0.8, SCENE_CENTER | SCENE_TOP, th->muted, 0,
                         "angle %+.2f  cos %+.3f", dphi, cos(dphi));

@@ -155,13 +155,13 @@ void app_ext_scaling_key(const pe_rope_scaling *s, double out[APP_EXT_KEY_FIELDS
 
 void app_ext_len_label(double v, char *buf, size_t n)
 {
-    if (v < 1e5) {
-        snprintf(buf, n, "%.0f", v);
-        return;
-    }
-    int e = (int)floor(log10(v));
-    double mant = v / pow(10, e);
-    char m[32];
-    snprintf(m, sizeof m, "%.3g", mant);
-    snprintf(buf, n, "%se%d", m, e);
+    /* a context length as people write it: 4096, 32K (a multiple of 1024 from 8192 on), 1M,
+     * else its digits with commas (131,073) */
+    double k = v / 1024.0, m = v / 1048576.0;
+    if (v >= 1048576 && m == floor(m))
+        snprintf(buf, n, "%.0fM", m);
+    else if (v >= 8192 && k == floor(k))
+        snprintf(buf, n, "%.0fK", k);
+    else
+        fig_num(round(v), 15, buf, n);
 }

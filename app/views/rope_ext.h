@@ -49,7 +49,7 @@ int app_ext_samples(double target, int max_n, double *out);
  * truncate, mscale, mscale_all_dim, the number of LongRoPE factors and a hash of them. */
 #define APP_EXT_KEY_FIELDS 14
 void app_ext_scaling_key(const pe_rope_scaling *s, double out[APP_EXT_KEY_FIELDS]);
-/* "3.3e4"-style compact length for titles and marks ("4096", "65536", "1.05e6"). */
+/* A context length for titles and marks as people write it: "4096", "64K", "1M", "131,073". */
 void app_ext_len_label(double v, char *buf, size_t n);
 
 #endif

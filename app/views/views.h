@@ -18,6 +18,11 @@ struct cmap;
 /* Labels are mathematics in Unicode (terminals without UTF-8 get the ASCII spelling through
  * scene_ascii): θₖ */
 #define APP_THETA_K "\xce\xb8\xe2\x82\x96"
+/* L₀, the training context (one spelling in every figure; L_0 in ASCII) */
+#define APP_L0 "L\xe2\x82\x80"
+/* ζ and ±, spelt so everywhere a figure writes them */
+#define APP_ZETA      "\xce\xb6"
+#define APP_PLUSMINUS "\xc2\xb1"
 
 /* The numbers behind a figure, for .csv and .npy. Row-major doubles, written as float32 unless
  * f64 is set. ndim 1..3. */

@@ -21,14 +21,25 @@
 
 static const char *const term_title[4] = {
     "(a) content q.k",
-    "(b) content-position q.W_R R(i-j)",
+    "(b) content-position q.W_R R(i"
+    "\xe2\x88\x92"
+    "j)",
     "(c) global content u.k",
-    "(d) global position v.W_R R(i-j)",
+    "(d) global position v.W_R R(i"
+    "\xe2\x88\x92"
+    "j)",
 };
 /* the same on two lines, for narrow panels: the term's name, then its formula */
 static const char *const term_name[4] = {"(a) content", "(b) content-position",
                                          "(c) global content", "(d) global position"};
-static const char *const term_formula[4] = {"q.k", "q.W_R R(i-j)", "u.k", "v.W_R R(i-j)"};
+static const char *const term_formula[4] = {"q.k",
+                                            "q.W_R R(i"
+                                            "\xe2\x88\x92"
+                                            "j)",
+                                            "u.k",
+                                            "v.W_R R(i"
+                                            "\xe2\x88\x92"
+                                            "j)"};
 
 static int xlv_validate(const app_state *st, char *err, size_t errlen)
 {
@@ -493,14 +504,19 @@ static int xlv_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     app_subtitle(st, NULL, APP_SUB_DIM | APP_SUB_LEN | APP_SUB_BASE | APP_SUB_SEED, sub,
                  sizeof sub);
     size_t u = strlen(sub);
+    char r4[4][48], lm[48], am[48];
+    for (int i = 0; i < 4; i++) fig_num(rms[i], 2, r4[i], sizeof r4[i]);
+    fig_num(lim, 2, lm, sizeof lm);
+    fig_num(amax, 2, am, sizeof am);
     u += (size_t)snprintf(sub + u, sizeof sub - u,
                           " (random q,k,u,v,W_R)  rows query i, columns key j  rms a/b/c/d "
-                          "%s%.2g/%s%.2g/%.2g/%.2g",
-                          x->lazy ? "~" : "", rms[0], x->lazy ? "~" : "", rms[1], rms[2], rms[3]);
+                          "%s%s/%s%s/%s/%s",
+                          x->lazy ? "\xe2\x89\x88" : "", r4[0], x->lazy ? "\xe2\x89\x88" : "",
+                          r4[1], r4[2], r4[3]);
     /* "~": (a) and (b) estimated from the statistics' rows (FULL_MACS), the largest |value| too */
     if (lim < amax && u < sizeof sub)
-        snprintf(sub + u, sizeof sub - u, "  colours clipped at +-%.2g (max %s%.2g)", lim,
-                 x->lazy ? "~" : "", amax);
+        snprintf(sub + u, sizeof sub - u, "  colours clipped at " APP_PLUSMINUS "%s (max %s%s)", lm,
+                 x->lazy ? "\xe2\x89\x88" : "", am);
     fig_rect r = app_frame(s, t, th, title, sub);
     fig_rect bar = fig_take_right(&r, fig_colorbar_width(t), t->char_w * 2);
     /* Two rows of two panels, or one row of four when the figure is short and wide (a projector

@@ -135,23 +135,34 @@ static int xpv_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     const pe_params *p = &st->p;
     int L = p->len, np = pe_rope_rotary_dim(p) / 2;
     double sb = p->xpos_scale_base;
-    char title[200], sub[384];
-    snprintf(title, sizeof title, "xPos: pair k of the score decays as \xce\xb6\xe2\x82\x96^(r/%g)",
-             sb);
+    char title[200], sub[384], z0[48], z1[48], sbs[48];
+    fig_num(sb, 4, sbs, sizeof sbs);
+    fig_num(pe_xpos_zeta(p, 0), 4, z0, sizeof z0);
+    fig_num(pe_xpos_zeta(p, np - 1), 4, z1, sizeof z1);
+    snprintf(title, sizeof title, "xPos: pair k of the score decays as \xce\xb6\xe2\x82\x96^(r/%s)",
+             sbs);
     app_subtitle(st, NULL, APP_SUB_DIM | APP_SUB_LEN | APP_SUB_BASE | APP_SUB_SCALING, sub,
                  sizeof sub);
     size_t u = strlen(sub);
     if (2 * np < p->dim) /* partial rotary: the reference implementations disagree on d */
+    {
+        char hint[64] = "";
+        if (!st->figure)
+            snprintf(hint, sizeof hint, "; %sxpos-zeta %s", app_opt_prefix(st),
+                     p->xpos_zeta_rotary ? "full" : "rotary");
         snprintf(sub + u, sizeof sub - u,
-                 "  zeta_k over D=%d (%s; %sxpos-zeta %s): %.4g .. %.4g  scale base %g",
+                 "  " APP_ZETA "\xe2\x82\x96 over D=%d (%s%s): %s \xe2\x80\x93 %s  scale base %s",
                  pe_xpos_zeta_dim(p),
-                 p->xpos_zeta_rotary ? "rotary dim, lucidrains" : "full d, torchscale",
-                 app_opt_prefix(st), p->xpos_zeta_rotary ? "full" : "rotary", pe_xpos_zeta(p, 0),
-                 pe_xpos_zeta(p, np - 1), sb);
-    else
+                 p->xpos_zeta_rotary ? "rotary dim, lucidrains" : "full d, torchscale", hint, z0,
+                 z1, sbs);
+    } else {
+        char hint[48] = "";
+        if (!st->figure) snprintf(hint, sizeof hint, " (%sxpos-scale)", app_opt_prefix(st));
         snprintf(sub + u, sizeof sub - u,
-                 "  zeta_k = (2k + 0.4d)/(1.4d): %.4g .. %.4g  scale base %g (%sxpos-scale)",
-                 pe_xpos_zeta(p, 0), pe_xpos_zeta(p, np - 1), sb, app_opt_prefix(st));
+                 "  " APP_ZETA
+                 "\xe2\x82\x96 = (2k + 0.4d)/(1.4d): %s \xe2\x80\x93 %s  scale base %s%s",
+                 z0, z1, sbs, hint);
+    }
     fig_rect r = app_frame(s, t, th, title, sub);
     fig_rect left = r, right = fig_take_right(&left, r.w / 2, t->cells ? 4 : t->text_h);
     /* two rows per pixel (per braille dot across a cell) of the wider plot */
@@ -174,7 +185,7 @@ static int xpv_build(app_view_ctx *c, const app_state *st, scene *s, const scene
 
     /* left: a few pairs' factors, fast to slow */
     int picks = np < PICKS ? np : PICKS;
-    fig_axes a = fig_axes_draw(s, t, th, left, 0, xmax, 0, 1.04, "distance r = m - n",
+    fig_axes a = fig_axes_draw(s, t, th, left, 0, xmax, 0, 1.04, "distance r = m \xe2\x88\x92 n",
                                "factor \xce\xb6\xe2\x82\x96^(r/scale)", FIG_GRID);
     char names[PICKS][48];
     const char *nm[PICKS];
@@ -183,12 +194,12 @@ static int xpv_build(app_view_ctx *c, const app_state *st, scene *s, const scene
         int k = xpv_pick(i, picks, np);
         for (int rr = 0; rr < nr; rr++) y[rr] = tab[(size_t)rr * nc + 1 + i];
         colors[i] = th->series[i];
-        snprintf(names[i], sizeof names[i], "k=%d  zeta=%.3f", k, pe_xpos_zeta(p, k));
+        snprintf(names[i], sizeof names[i], "k=%d  " APP_ZETA "=%.3f", k, pe_xpos_zeta(p, k));
         nm[i] = names[i];
         fig_curve(s, &a, x, y, (size_t)nr, colors[i], lw, 0);
     }
-    char lab[48];
-    snprintf(lab, sizeof lab, "r = %g", sb);
+    char lab[64];
+    snprintf(lab, sizeof lab, "r = %s", sbs);
     if (sb <= xmax) fig_vmark(s, t, th, &a, sb, lab);
     fig_legend(s, t, th, &a, nm, colors, picks, 1);
 
@@ -201,8 +212,9 @@ static int xpv_build(app_view_ctx *c, const app_state *st, scene *s, const scene
             hi = fmax(hi, v);
         }
     double pad = (hi - lo) * 0.04;
-    fig_axes b = fig_axes_draw(s, t, th, right, 0, xmax, lo - pad, hi + pad, "distance r = m - n",
-                               "score / score at r = 0 (q = k = 1)", FIG_GRID);
+    fig_axes b =
+        fig_axes_draw(s, t, th, right, 0, xmax, lo - pad, hi + pad, "distance r = m \xe2\x88\x92 n",
+                      "score / score at r = 0 (q = k = 1)", FIG_GRID);
     if (lo < 0)
         scene_line(s, b.area.x, fig_y(&b, 0), b.area.x + b.area.w, fig_y(&b, 0), th->muted, 0,
                    SCENE_RULE);

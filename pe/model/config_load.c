@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "gguf_meta.h"
 
@@ -10,7 +11,12 @@ int pe_config_load(const char *path, pe_hf_config *out, char *err, size_t errlen
 {
     /* a GGUF model (gigabytes) is read by its header alone; anything else, missing files
      * included, goes to the config.json reader and its messages */
-    FILE *f = path && *path ? fopen(path, "rb") : NULL;
+    /* Only a regular file is sniffed: opening a FIFO would wait for a writer, and reading its
+     * first bytes would take them from the config.json reader (pe_infile reads FIFOs without
+     * blocking); everything else goes to that reader and its messages. */
+    struct stat st;
+    int regular = path && *path && stat(path, &st) == 0 && S_ISREG(st.st_mode);
+    FILE *f = regular ? fopen(path, "rb") : NULL;
     char magic[4];
     int gguf = f && fread(magic, 1, 4, f) == 4 && memcmp(magic, "GGUF", 4) == 0;
     if (f) fclose(f);

@@ -129,6 +129,11 @@ static int parse_config(lm_model *m, const char *dir, char *err, size_t errlen)
                            ? archs->child->valuestring
                            : "";
     const char *type = mt && cJSON_IsString(mt) ? mt->valuestring : "";
+    /* shown in messages: control characters would break the one line */
+    for (const char *q = arch; *q; q++)
+        if ((unsigned char)*q < 0x20 || *q == 0x7f) arch = "(control characters)";
+    for (const char *q = type; *q; q++)
+        if ((unsigned char)*q < 0x20 || *q == 0x7f) type = "(control characters)";
     int llama = -1;
     for (int i = 0; i < 3; i++)
         if (strcmp(arch, llama_archs[i]) == 0 || (!*arch && strcmp(type, llama_types[i]) == 0))

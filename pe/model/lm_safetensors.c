@@ -98,6 +98,14 @@ int lm_st_parse(const unsigned char *buf, size_t len, uint64_t file_size, const 
                 rc = pe_fail(err, errlen, PE_EINVAL, "%s: __metadata__ must be an object", name);
             continue;
         }
+        for (const char *q = key; *q; q++)
+            if ((unsigned char)*q < 0x20 || *q == 0x7f) {
+                rc = pe_fail(err, errlen, PE_EINVAL,
+                             "%s: a tensor name holds the control character 0x%02x", name,
+                             (unsigned char)*q);
+                break;
+            }
+        if (rc) break;
         if (strlen(key) >= sizeof h->t[0].name) {
             rc = pe_fail(err, errlen, PE_EINVAL, "%s: a tensor name of %zu bytes is too long", name,
                          strlen(key));
@@ -117,6 +125,15 @@ int lm_st_parse(const unsigned char *buf, size_t len, uint64_t file_size, const 
         }
         size_t k = 0;
         while (k < N_DTYPES && strcmp(dtypes[k].name, dt->valuestring) != 0) k++;
+        for (const char *q = dt->valuestring; k == N_DTYPES && *q; q++)
+            if ((unsigned char)*q < 0x20 || *q == 0x7f) {
+                rc = pe_fail(err, errlen, PE_EINVAL,
+                             "%s: tensor %.60s: an unknown dtype holding control characters "
+                             "(pelab reads F32, F16, BF16)",
+                             name, key);
+                break;
+            }
+        if (rc) break;
         if (k == N_DTYPES) {
             rc = pe_fail(err, errlen, PE_EINVAL,
                          "%s: tensor %.60s: unknown dtype \"%.20s\" (pelab reads F32, F16, BF16)",

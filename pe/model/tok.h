@@ -36,8 +36,8 @@ enum {
 typedef struct pe_tok pe_tok;
 
 /* Byte range [start, end) of the input that one token covers. The spans of one encoding are in
- * order and their concatenation is the whole input; a token that covers no input (BOS, the
- * dummy prefix when it stands alone) has start == end. */
+ * order and their concatenation is the whole input (when there is a token at all); a token that
+ * covers no input (BOS, the dummy prefix when it stands alone) has start == end. */
 typedef struct pe_tok_span {
     int start, end;
 } pe_tok_span;

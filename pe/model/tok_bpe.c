@@ -433,18 +433,27 @@ int tok_regex_split(void *code, const char *text, size_t len,
 {
     pcre2_code *re = code;
     pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
-    pcre2_match_context *mc = pcre2_match_context_create(NULL);
-    /* long runs of spaces backtrack deeply in \s+(?!\S); the default 32 KiB JIT stack is small */
-    pcre2_jit_stack *js = pcre2_jit_stack_create(32 * 1024, 4 * 1024 * 1024, NULL);
+    pcre2_match_context *mc = NULL;
+    pcre2_jit_stack *js = NULL; /* made only when the default 32 KiB JIT stack runs out */
     int st = 0;
-    if (!md || !mc || !js) {
+    if (!md) {
         st = tok_fail(err, errlen, PE_ENOMEM, "out of memory");
         goto done;
     }
-    pcre2_jit_stack_assign(mc, NULL, js);
     size_t pos = 0, gap = 0;
     while (pos < len) {
         int rc = pcre2_match(re, (PCRE2_SPTR)text, len, pos, 0, md, mc);
+        if (rc == PCRE2_ERROR_JIT_STACKLIMIT && !js) {
+            /* long runs of spaces backtrack deeply in \s+(?!\S): retry on a larger stack */
+            mc = pcre2_match_context_create(NULL);
+            js = pcre2_jit_stack_create(32 * 1024, 16 * 1024 * 1024, NULL);
+            if (!mc || !js) {
+                st = tok_fail(err, errlen, PE_ENOMEM, "out of memory");
+                goto done;
+            }
+            pcre2_jit_stack_assign(mc, NULL, js);
+            continue;
+        }
         if (rc == PCRE2_ERROR_NOMATCH) break;
         if (rc < 0) {
             char msg[160];
@@ -467,7 +476,7 @@ int tok_regex_split(void *code, const char *text, size_t len,
     if (gap < len && (st = piece(ctx, gap, len)) < 0) goto done;
     st = 0;
 done:
-    pcre2_jit_stack_free(js);
+    if (js) pcre2_jit_stack_free(js);
     pcre2_match_context_free(mc);
     pcre2_match_data_free(md);
     return st;

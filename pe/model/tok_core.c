@@ -346,6 +346,15 @@ int pe_tok_encode(const pe_tok *t, const char *text, size_t len, int flags, pe_t
         }
     }
     if ((st = encode_segment(t, text, seg, len, out, err, errlen)) < 0) goto fail;
+    /* A normalizer that writes several characters for one (Replace " " -> "a b") gives them all
+     * that input byte; keep the spans in order, touching, and ending at the text's end. */
+    int at = 0;
+    for (int i = n0; i < out->n; i++) {
+        if (out->spans[i].start != at) out->spans[i].start = at;
+        if (out->spans[i].end < at) out->spans[i].end = at;
+        at = out->spans[i].end;
+    }
+    if (out->n > n0) out->spans[out->n - 1].end = (int)len;
     return out->n - n0;
 fail:
     out->n = n0;

@@ -18,6 +18,8 @@
 #include <fontconfig/fontconfig.h>
 #include <float.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +29,7 @@
 #include "outfile.h"
 #include "textclean.h"
 #include "raster.h"
+#include "raster_svg.h"
 
 /* gcc says __SANITIZE_ADDRESS__, clang (the fuzz build) __has_feature(address_sanitizer) */
 #if defined(__has_feature)
@@ -48,22 +51,46 @@ const char *__lsan_default_suppressions(void)
 #endif
 
 static const char default_family[] = "DejaVu Sans";
-static char font_family[128] = "DejaVu Sans";
+enum { FAMILY_MAX = 128 }; /* bytes of a family name, with its terminator */
 
-void raster_use_font(const char *family)
+/* The font is the target's and the scene's (scene_target.font, scene.font), not the process's:
+ * the explorer's views build on a worker thread while the window's thread measures and draws,
+ * each with the font of what it holds. The names they point to are interned here once and never
+ * change or go, so a pointer read on any thread stays valid (a short list: the fonts a user
+ * picks in a session). */
+typedef struct family_name {
+    struct family_name *next;
+    char name[FAMILY_MAX];
+} family_name;
+static family_name *families;
+static pthread_mutex_t families_lock = PTHREAD_MUTEX_INITIALIZER;
+
+const char *raster_font_name(const char *family)
 {
-    /* written only when it changes: the explorer's views build on a worker thread (and call
-     * this) while the window's thread measures and draws text with it */
-    const char *f = family && *family ? family : default_family;
-    if (strcmp(f, font_family) != 0) snprintf(font_family, sizeof font_family, "%s", f);
+    if (!family || !*family || strcmp(family, default_family) == 0) return default_family;
+    pthread_mutex_lock(&families_lock);
+    family_name *f = families;
+    while (f && strncmp(f->name, family, FAMILY_MAX - 1) != 0) f = f->next;
+    if (!f && (f = calloc(1, sizeof *f)) != NULL) {
+        snprintf(f->name, sizeof f->name, "%s", family);
+        f->next = families;
+        families = f;
+    }
+    pthread_mutex_unlock(&families_lock);
+    return f ? f->name : default_family;
+}
+
+static const char *family_of(const char *font)
+{
+    return font && *font ? font : default_family;
 }
 
 int raster_font_check(const char *family, char *err, size_t errlen)
 {
     if (!family || !*family) return 0;
-    if (strlen(family) >= sizeof font_family) {
-        snprintf(err, errlen, "--font: %zu bytes, allowed at most %zu", strlen(family),
-                 sizeof font_family - 1);
+    if (strlen(family) >= FAMILY_MAX) {
+        snprintf(err, errlen, "--font: %zu bytes, allowed at most %d", strlen(family),
+                 FAMILY_MAX - 1);
         return -1;
     }
     /* what cairo's toy API does with a family: fontconfig's best match for it. A family that
@@ -98,12 +125,13 @@ static const double line_per_px = 1.3;
 /* Measuring at a large size keeps the rounding of glyph advances out of the result. */
 static const double measure_px = 100.0;
 /* Vector outputs embed heatmaps at most this many image pixels per side (box-averaged beyond). */
-enum { VECTOR_MAX_CELLS = 2048 };
+enum { VECTOR_MAX_CELLS = RASTER_VECTOR_MAX_CELLS };
 
 typedef struct draw_opts {
     int antialias;
-    int vector;    /* 1: an SVG/PDF surface (no device-pixel downsampling) */
-    double text_h; /* the scene's line height in figure units */
+    int vector;       /* 1: an SVG/PDF surface (no device-pixel downsampling) */
+    double text_h;    /* the scene's line height in figure units */
+    const char *font; /* the scene's font family (NULL: the default) */
     /* the image surface's pixels when drawing into memory at figure unit = pixel
      * (raster_draw_argb), for the curves drawn as pixel columns; NULL otherwise */
     cairo_surface_t *surf;
@@ -138,13 +166,14 @@ static const char *cairo_safe(const char *s, char **heap)
 
 /* scene_target.measure: width in units of text_h (see scene.h). cairo caches font faces and
  * scaled fonts itself, so building them per call is cheap and keeps this function stateless. */
-static double measure_weight(const char *given, double size, cairo_font_weight_t weight)
+static double measure_weight(const char *family, const char *given, double size,
+                             cairo_font_weight_t weight)
 {
     if (!given || !*given) return 0.0;
     char *heap;
     const char *utf8 = cairo_safe(given, &heap);
     cairo_font_face_t *face =
-        cairo_toy_font_face_create(font_family, CAIRO_FONT_SLANT_NORMAL, weight);
+        cairo_toy_font_face_create(family_of(family), CAIRO_FONT_SLANT_NORMAL, weight);
     cairo_matrix_t fm, ctm;
     cairo_matrix_init_scale(&fm, measure_px, measure_px);
     cairo_matrix_init_identity(&ctm);
@@ -163,17 +192,16 @@ static double measure_weight(const char *given, double size, cairo_font_weight_t
     return w / (measure_px * line_per_px) * size;
 }
 
+/* ctx: the target's font family (raster_target_font), NULL for the default */
 static double measure_text(void *ctx, const char *utf8, double size)
 {
-    (void)ctx;
-    return measure_weight(utf8, size, CAIRO_FONT_WEIGHT_NORMAL);
+    return measure_weight(ctx, utf8, size, CAIRO_FONT_WEIGHT_NORMAL);
 }
 
 /* Bold runs up to 1.2x wider than regular ("iiii"), so titles are measured in their weight. */
 static double measure_bold(void *ctx, const char *utf8, double size)
 {
-    (void)ctx;
-    return measure_weight(utf8, size, CAIRO_FONT_WEIGHT_BOLD);
+    return measure_weight(ctx, utf8, size, CAIRO_FONT_WEIGHT_BOLD);
 }
 
 scene_target raster_target(double w, double h, double font_px)
@@ -191,7 +219,17 @@ scene_target raster_target(double w, double h, double font_px)
     t.measure = measure_text;
     t.measure_bold = measure_bold;
     t.measure_ctx = NULL;
+    t.font = NULL;
     return t;
+}
+
+void raster_target_font(scene_target *t, const char *family)
+{
+    if (t->measure != measure_text) return; /* not a cairo target */
+    t->font = raster_font_name(family);
+    t->measure_ctx = (void *)(uintptr_t)t->font; /* measure_text reads it, never writes */
+    t->char_w = measure_text(t->measure_ctx, "0123456789abcdefghijklmnopqrstuvwxyz", 1.0) *
+                t->text_h / 36.0;
 }
 
 double raster_font_px(double w, double h, double scale)
@@ -216,17 +254,55 @@ static double stroke_width(const scene_item *it)
     return it->width > 0 ? it->width : 1.0;
 }
 
-static void set_dash(cairo_t *cr, unsigned flags, double lw)
+int raster_dash(unsigned flags, double lw, double d[2])
 {
     if (flags & SCENE_DOTTED) { /* dashes about as long as the line is wide: dots */
-        double d[2] = {fmax(1.0, 0.9 * lw), fmax(4.0, 2.5 * lw)};
-        cairo_set_dash(cr, d, 2, 0.0);
-    } else if (flags & SCENE_DASHED) {
-        double d[2] = {fmax(4.0, 3.0 * lw), fmax(3.0, 2.0 * lw)};
-        cairo_set_dash(cr, d, 2, 0.0);
-    } else {
-        cairo_set_dash(cr, NULL, 0, 0.0);
+        d[0] = fmax(1.0, 0.9 * lw);
+        d[1] = fmax(4.0, 2.5 * lw);
+        return 2;
     }
+    if (flags & SCENE_DASHED) {
+        d[0] = fmax(4.0, 3.0 * lw);
+        d[1] = fmax(3.0, 2.0 * lw);
+        return 2;
+    }
+    return 0;
+}
+
+static void set_dash(cairo_t *cr, unsigned flags, double lw)
+{
+    double d[2];
+    int n = raster_dash(flags, lw, d);
+    cairo_set_dash(cr, n ? d : NULL, n, 0.0);
+}
+
+const char *raster_font_family(const scene *s)
+{
+    return family_of(s ? s->font : NULL);
+}
+
+double raster_line_per_px(void)
+{
+    return line_per_px;
+}
+
+void raster_font_metrics(const char *family, int bold, double *ascent, double *descent)
+{
+    cairo_font_face_t *face =
+        cairo_toy_font_face_create(family_of(family), CAIRO_FONT_SLANT_NORMAL,
+                                   bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
+    cairo_matrix_t fm, ctm;
+    cairo_matrix_init_scale(&fm, measure_px, measure_px);
+    cairo_matrix_init_identity(&ctm);
+    cairo_font_options_t *fo = font_options(1);
+    cairo_scaled_font_t *sf = cairo_scaled_font_create(face, &fm, &ctm, fo);
+    cairo_font_extents_t fe = {0.76 * measure_px, 0.24 * measure_px, 0, 0, 0};
+    if (cairo_scaled_font_status(sf) == CAIRO_STATUS_SUCCESS) cairo_scaled_font_extents(sf, &fe);
+    cairo_scaled_font_destroy(sf);
+    cairo_font_options_destroy(fo);
+    cairo_font_face_destroy(face);
+    *ascent = fe.ascent / measure_px;
+    *descent = fe.descent / measure_px;
 }
 
 static void draw_text(cairo_t *cr, const scene_item *it, const draw_opts *o)
@@ -237,7 +313,7 @@ static void draw_text(cairo_t *cr, const scene_item *it, const draw_opts *o)
     double size = it->u.text.size > 0 ? it->u.text.size : 1.0;
     double box_h = o->text_h * size;
     double px = box_h / line_per_px;
-    cairo_select_font_face(cr, font_family, CAIRO_FONT_SLANT_NORMAL,
+    cairo_select_font_face(cr, family_of(o->font), CAIRO_FONT_SLANT_NORMAL,
                            (it->flags & SCENE_BOLD) ? CAIRO_FONT_WEIGHT_BOLD
                                                     : CAIRO_FONT_WEIGHT_NORMAL);
     cairo_set_font_size(cr, px);
@@ -646,6 +722,44 @@ static cairo_surface_t *heat_image(const scene_item *it, size_t out_rows, size_t
     return img;
 }
 
+typedef struct pngbuf {
+    unsigned char *p;
+    size_t n, cap;
+} pngbuf;
+
+static cairo_status_t write_png_mem(void *closure, const unsigned char *data, unsigned int len)
+{
+    pngbuf *b = closure;
+    if (b->n + len > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->n + len) cap *= 2;
+        unsigned char *p = realloc(b->p, cap);
+        if (!p) return CAIRO_STATUS_NO_MEMORY;
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, data, len);
+    b->n += len;
+    return CAIRO_STATUS_SUCCESS;
+}
+
+unsigned char *raster_heat_png(const scene_item *it, size_t out_rows, size_t out_cols, size_t *n)
+{
+    *n = 0;
+    if (!out_rows || !out_cols || out_rows > 32767 || out_cols > 32767) return NULL;
+    cairo_surface_t *img = heat_image(it, out_rows, out_cols);
+    pngbuf b = {0};
+    if (cairo_surface_status(img) != CAIRO_STATUS_SUCCESS ||
+        cairo_surface_write_to_png_stream(img, write_png_mem, &b) != CAIRO_STATUS_SUCCESS) {
+        free(b.p);
+        b.p = NULL;
+    } else {
+        *n = b.n;
+    }
+    cairo_surface_destroy(img);
+    return b.p;
+}
+
 static int draw_heatmap(cairo_t *cr, const scene_item *it, const draw_opts *o)
 {
     size_t rows = it->u.heat.rows, cols = it->u.heat.cols;
@@ -798,11 +912,17 @@ static double scene_text_h(const scene *s)
     return line_per_px * raster_font_px(s->width, s->height, 1.0);
 }
 
+double raster_scene_text_h(const scene *s)
+{
+    return scene_text_h(s);
+}
+
 uint64_t raster_scene_key(const scene *s, int w, int h, int antialias)
 {
     /* FNV-1a over the font family, folded with the rest */
     uint64_t f = 1469598103934665603ull;
-    for (const char *c = font_family; *c; c++) f = (f ^ (unsigned char)*c) * 1099511628211ull;
+    for (const char *c = family_of(s->font); *c; c++)
+        f = (f ^ (unsigned char)*c) * 1099511628211ull;
     uint64_t v = (scene_hash(s) ^ f) * 0x9e3779b97f4a7c15ull;
     v ^= (uint64_t)(uint32_t)w << 32 | (uint32_t)h << 1 | (antialias != 0);
     v *= 0xc2b2ae3d27d4eb4full;
@@ -811,7 +931,14 @@ uint64_t raster_scene_key(const scene *s, int w, int h, int antialias)
 
 int raster_draw_argb(const scene *s, uint32_t *pixels, int w, int h, int stride, int antialias)
 {
+    return raster_draw_argb_scaled(s, pixels, w, h, stride, antialias, 1.0);
+}
+
+int raster_draw_argb_scaled(const scene *s, uint32_t *pixels, int w, int h, int stride,
+                            int antialias, double scale)
+{
     if (!pixels || w <= 0 || h <= 0 || stride < 4 * w || stride % 4) return -1;
+    if (!(scale > 0) || !isfinite(scale)) return -1;
     cairo_surface_t *surf = cairo_image_surface_create_for_data((unsigned char *)pixels,
                                                                 CAIRO_FORMAT_ARGB32, w, h, stride);
     if (cairo_surface_status(surf) != CAIRO_STATUS_SUCCESS) {
@@ -819,7 +946,13 @@ int raster_draw_argb(const scene *s, uint32_t *pixels, int w, int h, int stride,
         return -1;
     }
     cairo_t *cr = cairo_create(surf);
-    draw_opts o = {antialias, 0, scene_text_h(s), surf, pixels, w, h, stride / 4};
+    draw_opts o = {antialias, 0, scene_text_h(s), s->font, surf, pixels, w, h, stride / 4};
+    if (scale != 1.0) {
+        /* the curves' pixel columns work at figure unit = pixel: cairo strokes them here */
+        o.surf = NULL;
+        o.px = NULL;
+        cairo_scale(cr, scale, scale);
+    }
     int rc = draw_scene(cr, s, &o);
     cairo_destroy(cr);
     cairo_surface_flush(surf);
@@ -1067,6 +1200,11 @@ static fmt format_of(const char *path, const char *format)
     return dot ? format_named(dot) : FMT_NONE;
 }
 
+static double export_scale(const raster_export_opts *o)
+{
+    return o && o->scale > 0 && isfinite(o->scale) ? o->scale : 1.0;
+}
+
 static int export_png(const scene *s, const char *path, const raster_export_opts *o, int w, int h,
                       char *err, size_t errlen)
 {
@@ -1076,7 +1214,8 @@ static int export_png(const scene *s, const char *path, const raster_export_opts
         snprintf(err, errlen, "-o %s: out of memory for a %d x %d image", path, w, h);
         return -1;
     }
-    if (raster_draw_argb(s, px, w, h, (int)stride, o ? o->antialias : 1) != 0) {
+    if (raster_draw_argb_scaled(s, px, w, h, (int)stride, o ? o->antialias : 1, export_scale(o)) !=
+        0) {
         free(px);
         snprintf(err, errlen, "-o %s: drawing the figure failed (cairo)", path);
         return -1;
@@ -1092,10 +1231,20 @@ static int export_vector(const scene *s, const char *path, const raster_export_o
 {
     double dpi = o && o->dpi > 0 ? o->dpi : 96.0;
     /* Figure units are pixels at dpi: the physical size agrees with the PNG's pHYs. */
-    double k = (f == FMT_PDF ? 72.0 : 96.0) / dpi;
+    double k = (f == FMT_PDF ? 72.0 : 96.0) / dpi * export_scale(o);
     double w = s->width * k, h = s->height * k;
     outfile of;
     if (outfile_open(&of, path, err, errlen) != 0) return -1;
+    if (f == FMT_SVG && !(o && o->svg_paths)) {
+        /* pelab's own writer: text stays text */
+        int rc = svg_write_scene(of.fp, s, w, h, o);
+        if (rc != 0 || ferror(of.fp)) {
+            outfile_fail(&of, rc != 0 ? "out of memory for a heatmap image" : "write failed", err,
+                         errlen);
+            return -1;
+        }
+        return outfile_commit(&of, err, errlen);
+    }
     membuf raw = {0};
     cairo_surface_t *surf;
     if (f == FMT_SVG) {
@@ -1111,7 +1260,7 @@ static int export_vector(const scene *s, const char *path, const raster_export_o
     if (cairo_surface_status(surf) == CAIRO_STATUS_SUCCESS) {
         cairo_t *cr = cairo_create(surf);
         cairo_scale(cr, k, k);
-        draw_opts d = {o ? o->antialias : 1, 1, scene_text_h(s), NULL, NULL, 0, 0, 0};
+        draw_opts d = {o ? o->antialias : 1, 1, scene_text_h(s), s->font, NULL, NULL, 0, 0, 0};
         rc = draw_scene(cr, s, &d);
         drawn = cairo_status(cr); /* the context's error: the surface may say none */
         cairo_destroy(cr);
@@ -1161,13 +1310,13 @@ int raster_export_as(const scene *s, const char *path, const char *format,
         snprintf(err, errlen, "-o %s: unknown format (allowed: .png, .svg, .pdf)", path);
         return 1;
     }
-    if (!(s->width >= 1) || !(s->height >= 1) || s->width > 32767 || s->height > 32767) {
-        snprintf(err, errlen, "-o %s: figure size %g x %g is outside 1..32767", path, s->width,
-                 s->height);
+    double k = export_scale(o);
+    double pw = ceil(s->width * k - 1e-6), ph = ceil(s->height * k - 1e-6);
+    if (!(pw >= 1) || !(ph >= 1) || pw > 32767 || ph > 32767) {
+        snprintf(err, errlen, "-o %s: figure size %g x %g is outside 1..32767", path, pw, ph);
         return -1;
     }
-    if (f == FMT_PNG)
-        return export_png(s, path, o, (int)ceil(s->width), (int)ceil(s->height), err, errlen);
+    if (f == FMT_PNG) return export_png(s, path, o, (int)pw, (int)ph, err, errlen);
     return export_vector(s, path, o, f, err, errlen);
 }
 
@@ -1180,8 +1329,9 @@ size_t raster_export_canvas_bytes(double w, double h, const char *path, const ch
     return pw * ph * 4 + pw * 4; /* the ARGB canvas and libpng's row buffer */
 }
 
-size_t raster_export_image_bytes(const scene *s, const char *path, const char *format)
+size_t raster_export_image_bytes(const scene *s, const char *path, const char *format, double scale)
 {
+    if (!(scale > 0) || !isfinite(scale)) scale = 1.0;
     fmt f = format_of(path ? path : "", format);
     if (f == FMT_NONE) return 0;
     /* heatmaps are drawn one at a time, each through an image of its own that is freed after
@@ -1193,14 +1343,17 @@ size_t raster_export_image_bytes(const scene *s, const char *path, const char *f
         size_t rows = it->u.heat.rows, cols = it->u.heat.cols, out_r, out_c, b;
         if (f == FMT_PNG) {
             /* the rectangle's pixels (one more each way for the rounding of its edges) */
-            out_c = (size_t)fmin(32767, ceil(fmax(it->u.heat.w, 0)) + 1);
-            out_r = (size_t)fmin(32767, ceil(fmax(it->u.heat.h, 0)) + 1);
+            out_c = (size_t)fmin(32767, ceil(fmax(it->u.heat.w * scale, 0)) + 1);
+            out_r = (size_t)fmin(32767, ceil(fmax(it->u.heat.h * scale, 0)) + 1);
             b = out_r * out_c * 4;
         } else {
             /* at most VECTOR_MAX_CELLS a side; cairo keeps a copy and encodes it (PNG, and
              * base64 in an SVG): counted as three images */
             out_c = cols < VECTOR_MAX_CELLS ? cols : VECTOR_MAX_CELLS;
             out_r = rows < VECTOR_MAX_CELLS ? rows : VECTOR_MAX_CELLS;
+            /* pelab's SVG writer embeds the drawn pixels, which may be more than the cells */
+            out_c = (size_t)fmax((double)out_c, fmin(VECTOR_MAX_CELLS, ceil(it->u.heat.w) + 1));
+            out_r = (size_t)fmax((double)out_r, fmin(VECTOR_MAX_CELLS, ceil(it->u.heat.h) + 1));
             b = out_r * out_c * 4 * 3;
         }
         b += (out_c + out_r) * 2 * sizeof(size_t) + out_c * sizeof(double) +
@@ -1246,7 +1399,7 @@ int raster_export_pdf_pages(const char *path, double page_w, double page_h, size
             /* each scene paints its background: only inside its own rectangle */
             cairo_rectangle(cr, 0, 0, s->width, s->height);
             cairo_clip(cr);
-            draw_opts d = {o ? o->antialias : 1, 1, scene_text_h(s), NULL, NULL, 0, 0, 0};
+            draw_opts d = {o ? o->antialias : 1, 1, scene_text_h(s), s->font, NULL, NULL, 0, 0, 0};
             rc = draw_scene(cr, s, &d);
             cairo_restore(cr);
         }

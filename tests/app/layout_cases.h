@@ -1,6 +1,7 @@
 /* layout_cases.h: issue 11's reference sizes, shared by the tests that hold every view's figure
  * to them (test_layout: nothing cut, main panel present; test_figure_clash: nothing over text or
- * data): the terminal, the window at three sizes and three zooms, and the export. */
+ * data): the terminal, the window at three sizes and three zooms, and the export (default,
+ * small, and a paper's two columns). */
 #ifndef PELAB_TESTS_LAYOUT_CASES_H
 #define PELAB_TESTS_LAYOUT_CASES_H
 
@@ -14,11 +15,24 @@ typedef struct size_case {
 } size_case;
 
 static const size_case cases[] = {
-    {FE_TERMINAL, 80, 24, 1},   {FE_TERMINAL, 120, 40, 1},    {FE_TERMINAL, 200, 60, 1},
-    {FE_WINDOW, 1024, 640, 1},  {FE_WINDOW, 1024, 640, 1.5},  {FE_WINDOW, 1024, 640, 2},
-    {FE_WINDOW, 1280, 800, 1},  {FE_WINDOW, 1280, 800, 1.5},  {FE_WINDOW, 1280, 800, 2},
-    {FE_WINDOW, 1920, 1080, 1}, {FE_WINDOW, 1920, 1080, 1.5}, {FE_WINDOW, 1920, 1080, 2},
-    {FE_EXPORT, 1000, 600, 1},  {FE_EXPORT, 480, 320, 1},
+    {FE_TERMINAL, 80, 24, 1},
+    {FE_TERMINAL, 120, 40, 1},
+    {FE_TERMINAL, 200, 60, 1},
+    {FE_WINDOW, 1024, 640, 1},
+    {FE_WINDOW, 1024, 640, 1.5},
+    {FE_WINDOW, 1024, 640, 2},
+    {FE_WINDOW, 1280, 800, 1},
+    {FE_WINDOW, 1280, 800, 1.5},
+    {FE_WINDOW, 1280, 800, 2},
+    {FE_WINDOW, 1920, 1080, 1},
+    {FE_WINDOW, 1920, 1080, 1.5},
+    {FE_WINDOW, 1920, 1080, 2},
+    {FE_EXPORT, 1000, 600, 1},
+    {FE_EXPORT, 480, 320, 1},
+    /* issue 26: a two-column paper figure, 7x3in (the layout is the same at any --dpi: 96
+     * units per inch); 3.5x2.2in (336x211) and 300x200 are not clean yet (rope, t5, xpos,
+     * xl, compare, and at 300x200 extension, resolution, frequencies) */
+    {FE_EXPORT, 672, 288, 1},
 };
 
 #endif

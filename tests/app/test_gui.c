@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "colormap.h"
+#include "commands.h"
 #include "export.h"
 #include "frontend.h"
 #include "options.h"
@@ -428,7 +429,7 @@ int main(void)
     p = window_pixels(win, &w, &h);
     char path[64];
     snprintf(path, sizeof path, "/tmp/pelab-gui-%d.png", (int)getpid());
-    raster_export_opts o = {96, NULL, 0, 1};
+    raster_export_opts o = {96, NULL, 0, 1, 1, 0};
     int rc = raster_export(&s, path, &o, err, sizeof err);
     int pw = 0, ph = 0;
     uint32_t *png = rc == 0 ? read_png(path, &pw, &ph) : NULL;

@@ -171,7 +171,7 @@ static void dump_case(const scene *s, const char *dir, const char *what)
         return;
     }
     snprintf(path, sizeof path, "%s/%s.png", dir, name);
-    raster_export_opts o = {96, NULL, 0, 1};
+    raster_export_opts o = {96, NULL, 0, 1, 1, 0};
     char err[256];
     raster_export(s, path, &o, err, sizeof err);
 }

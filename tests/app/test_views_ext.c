@@ -196,7 +196,7 @@ static void test_config(void)
     TAP_OK(st.p.len == 256 && st.p.scaling.original_ctx == 8192 && app_ext_target(&st) == 131072,
            "config: L stays 256, L0 8192, target max_position_embeddings 131072 (%g)",
            app_ext_target(&st));
-    check_builds("frequencies from llama-3.1-8b.json", st, "L0 8192 -> T 1.31e5");
+    check_builds("frequencies from llama-3.1-8b.json", st, "L\xe2\x82\x80 8K \xe2\x86\x92 T 128K");
     app_data d = {0};
     int cnt[3] = {0, 0, 0};
     if (get_data(&st, &d) == 0)

@@ -77,15 +77,66 @@ static void test_ticks(void)
     TAP_OK(label_is(0.4, 0.2, "0.4"), "0.4 with step 0.2");
     TAP_OK(label_is(0.6000000000000001, 0.2, "0.6"), "0.6 (float noise) with step 0.2");
     TAP_OK(label_is(1000, 200, "1000"), "integers have no decimals");
-    TAP_OK(label_is(-0.25, 0.05, "-0.25"), "-0.25 with step 0.05");
+    TAP_OK(label_is(-0.25, 0.05,
+                    "\xe2\x88\x92"
+                    "0.25"),
+           "-0.25 with step 0.05: U+2212 minus");
     TAP_OK(label_is(2.5, 0.5, "2.5"), "2.5");
     TAP_OK(label_is(3, 0.5, "3.0"), "3.0 with step 0.5: labels share decimals");
-    TAP_OK(label_is(2e-6, 1e-6, "2e-6"), "tiny: 2e-6");
-    TAP_OK(label_is(1.5e-5, 5e-6, "1.5e-5"), "tiny: 1.5e-5");
-    TAP_OK(label_is(2e6, 1e6, "2e6"), "large: 2e6");
-    TAP_OK(label_is(1.5e6, 5e5, "1.5e6"), "large: 1.5e6");
+    TAP_OK(label_is(2e-6, 1e-6,
+                    "2\xc3\x97"
+                    "10\xe2\x81\xbb\xe2\x81\xb6"),
+           "tiny: 2e-6 is 2×10⁻⁶");
+    TAP_OK(label_is(1.5e-5, 5e-6,
+                    "1.5\xc3\x97"
+                    "10\xe2\x81\xbb\xe2\x81\xb5"),
+           "tiny: 1.5×10⁻⁵");
+    TAP_OK(label_is(2e6, 1e6,
+                    "2\xc3\x97"
+                    "10\xe2\x81\xb6"),
+           "large: 2×10⁶");
+    TAP_OK(label_is(1e6, 1e6, "10\xe2\x81\xb6"), "large: 1e6 is 10⁶");
+    TAP_OK(label_is(1.5e6, 5e5,
+                    "1.5\xc3\x97"
+                    "10\xe2\x81\xb6"),
+           "large: 1.5×10⁶");
     TAP_OK(label_is(150000, 50000, "150000"), "150000 with step 5e4");
     TAP_OK(label_is(0.001, 0.001, "0.001"), "0.001");
+}
+
+static int num_is(double v, int sig, const char *want)
+{
+    char buf[64];
+    fig_num(v, sig, buf, sizeof buf);
+    if (strcmp(buf, want) != 0) tap_diag("fig_num(%.17g, %d) = \"%s\"", v, sig, buf);
+    return strcmp(buf, want) == 0;
+}
+
+static void test_num(void)
+{
+    TAP_OK(num_is(6.09952, 2, "6.1"), "fig_num: 6.09952 to 2 digits is 6.1");
+    TAP_OK(num_is(4, 3, "4"), "fig_num: 4, no needless decimals");
+    TAP_OK(num_is(0.015625, 3, "0.0156"), "fig_num: 0.0156");
+    TAP_OK(num_is(1234.4, 3, "1234"), "fig_num: 1234 below 10,000 keeps its digits");
+    TAP_OK(num_is(10000, 6, "10,000"), "fig_num: 10,000 with a comma");
+    TAP_OK(num_is(11030.3, 4, "11,030"), "fig_num: 11,030 (not 1.103e+04)");
+    TAP_OK(num_is(500000, 6, "500,000"), "fig_num: 500,000");
+    TAP_OK(num_is(1e6, 6, "10\xe2\x81\xb6"), "fig_num: 1e6 is 10⁶");
+    TAP_OK(num_is(2.4e-5, 2,
+                  "2.4\xc3\x97"
+                  "10\xe2\x81\xbb\xe2\x81\xb5"),
+           "fig_num: 2.4×10⁻⁵");
+    TAP_OK(num_is(-127.5, 3,
+                  "\xe2\x88\x92"
+                  "128"),
+           "fig_num: U+2212 minus, rounded");
+    TAP_OK(num_is(9.9996, 3, "10"), "fig_num: 9.9996 rounds up a decade to 10");
+    TAP_OK(num_is(0, 3, "0"), "fig_num: 0");
+    char a[64];
+    fig_num(-2.4e-5, 2, a, sizeof a);
+    char asc[64];
+    scene_ascii(a, asc, sizeof asc);
+    TAP_OK(strcmp(asc, "-2.4x10^-5") == 0, "fig_num in ASCII: -2.4x10^-5 (%s)", asc);
 }
 
 static void test_mapping(void)
@@ -327,6 +378,7 @@ int main(void)
     test_cells_golden();
     test_ticks();
     test_mapping();
+    test_num();
     test_layout();
     test_note();
     return tap_done();

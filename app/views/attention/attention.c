@@ -330,7 +330,9 @@ static void bars_pixels(actx *c, const app_attn *a, fig_rect r, const float *row
     double frac = notes && probe.area.h > 0 ? fmin(0.6, room / probe.area.h) : 0;
     if (c->kind != APP_SCALE_LOG && notes) y1 = hi > 0 ? hi * fmax(1.08, 1 / (1 - frac)) : 1;
     fig_axes ax = fig_axes_draw(c->s, t, th, r, j0 - 0.5, n1 - 0.5, y0, y1, NULL, ylabel, flags);
-    double pitch = ax.area.w / (n1 - j0);
+    /* the pitch from the axes drawn: an animation holds its x range still over the sweep
+     * (scene_ranges), so an early frame of few tokens is drawn on the last frame's axes */
+    double pitch = fabs(fig_x(&ax, 1) - fig_x(&ax, 0));
     /* 80% of the pitch, never under the floor while the pitch allows it */
     double bw = fmax(pitch * 0.8, fmin(minbar, pitch));
     for (int j = j0; j < n1; j++) {

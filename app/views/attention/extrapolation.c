@@ -190,6 +190,11 @@ static int ex_build(app_view_ctx *c, const app_state *st, scene *s, const scene_
             widest = fmax(widest, scene_text_width(t, tab.names[m], 0.9));
         side = fig_take_right(&r, widest + t->text_h * 3.5, t->char_w);
     }
+    /* a paper column: the legend in a strip above the plot, where it covers no curve */
+    const char *snames[EX_MAX_MODELS];
+    for (int m = 0; m < tab.models; m++) snames[m] = tab.names[m];
+    fig_legend_slot slot = {{0, 0, 0, 0}, 0};
+    if (!beside) slot = fig_legend_take(t, &r, snames, tab.models);
     fig_axes a = fig_axes_draw(s, t, th, r, 0, tab.rows - 1, fmin(0, lo), hi * 1.05,
                                "position in the sequence", "loss (nats / token)", FIG_GRID);
     /* shade what lies past the training length */
@@ -219,7 +224,8 @@ static int ex_build(app_view_ctx *c, const app_state *st, scene *s, const scene_
     fig_vmark(s, t, th, &a, tab.ctx, "training length");
     fig_axes la = a;
     if (beside) la.area = (fig_rect){side.x, a.area.y, side.w, a.area.h};
-    fig_legend(s, t, th, &la, names, colors, tab.models, 0);
+    if (!fig_legend_in_slot(s, t, th, &slot, names, colors, NULL, tab.models))
+        fig_legend(s, t, th, &la, names, colors, tab.models, 0);
     c->main = a;
     fig_mark_main(s, a.area, "plot");
     c->has_main = 1;

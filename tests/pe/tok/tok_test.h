@@ -14,7 +14,7 @@ static char realmodels_[2048];
 
 /* ../shared/realmodels beside the source tree (PELAB_REALMODELS overrides it: a git worktree
  * elsewhere); NULL (after a failed assertion) when missing. */
-static const char *realmodels(void)
+static inline const char *realmodels(void)
 {
     const char *src = getenv("PELAB_SRC"), *over = getenv("PELAB_REALMODELS");
     if (over && *over)
@@ -27,7 +27,7 @@ static const char *realmodels(void)
     return realmodels_;
 }
 
-static char *slurp(const char *path, size_t *n)
+static inline char *slurp(const char *path, size_t *n)
 {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
@@ -58,7 +58,7 @@ typedef struct vectors {
     char *inp, *outp;
 } vectors;
 
-static int vectors_read(vectors *v, const char *dir, const char *name)
+static inline int vectors_read(vectors *v, const char *dir, const char *name)
 {
     char p[2300];
     memset(v, 0, sizeof *v);
@@ -96,7 +96,7 @@ static int vectors_read(vectors *v, const char *dir, const char *name)
     return 0;
 }
 
-static void vectors_free(vectors *v)
+static inline void vectors_free(vectors *v)
 {
     for (int i = 0; i < v->n; i++) free(v->ids[i]);
     free(v->inp);
@@ -104,7 +104,7 @@ static void vectors_free(vectors *v)
 }
 
 /* Printable form of a test string for the TAP line. */
-static const char *shown(const char *s, size_t n)
+static inline const char *shown(const char *s, size_t n)
 {
     static char buf[64];
     size_t k = 0;
@@ -128,7 +128,7 @@ static const char *shown(const char *s, size_t n)
 }
 
 /* Spans in order, contiguous, covering the whole text. */
-static int spans_cover(const pe_tok_ids *ids, size_t len)
+static inline int spans_cover(const pe_tok_ids *ids, size_t len)
 {
     int at = 0;
     for (int i = 0; i < ids->n; i++) {
@@ -139,7 +139,7 @@ static int spans_cover(const pe_tok_ids *ids, size_t len)
 }
 
 /* Every vector encodes to its ids (no BOS), its spans cover the text, and it decodes back. */
-static void check_vectors(const pe_tok *t, const vectors *v, const char *what)
+static inline void check_vectors(const pe_tok *t, const vectors *v, const char *what)
 {
     int all_ids = 0, all_dec = 0;
     for (int i = 0; i < v->n; i++) {
