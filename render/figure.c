@@ -1339,6 +1339,26 @@ int fig_legend_in_slot(scene *s, const scene_target *t, const fig_theme *th,
     return 1;
 }
 
+int fig_legend_fits(const scene_target *t, const fig_axes *a, const char *const *names, int n)
+{
+    if (n <= 0 || !names) return 1;
+    metrics m = get_metrics(t);
+    double sample = t->cells ? 2.0 : round(1.6 * m.T);
+    double gap = t->cells ? 1.0 : 0.5 * m.pad;
+    double padx = t->cells ? 1.0 : m.pad, pady = t->cells ? 0.0 : 0.5 * m.pad;
+    double inset = t->cells ? 1.0 : m.pad, colgap = t->cells ? 2.0 : m.pad;
+    double avail = a->area.h - 2.0 * (t->cells ? 0.0 : inset) - 2.0 * pady;
+    double size = min_label_size(t), natural = 0;
+    for (int i = 0; i < n; i++)
+        natural = fmax(natural, scene_text_width(t, names[i] ? names[i] : "", size));
+    for (int cols = 1; cols <= 2 && cols <= n; cols++) {
+        legend_shape l = legend_shape_for(t, a, names, n, cols, size, avail, sample, gap, padx,
+                                          pady, inset, colgap);
+        if (l.shown == n && l.textw >= natural - 1e-6) return 1;
+    }
+    return 0;
+}
+
 void fig_legend(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a,
                 const char *const *names, const uint32_t *colors, int n, int corner)
 {

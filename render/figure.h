@@ -86,6 +86,11 @@ void fig_legend_styled(scene *s, const scene_target *t, const fig_theme *th, con
                        const char *const *names, const uint32_t *colors, const unsigned *flags,
                        int n, int corner);
 
+/* 1 when a legend of these names fits a's area in one or two columns with every name whole (at
+ * the smallest label size at most): a view with shorter names for a narrow plot (a paper
+ * column) picks them with it. */
+int fig_legend_fits(const scene_target *t, const fig_axes *a, const char *const *names, int n);
+
 /* A legend outside the plot, for a plot too short to hold one inside (the projector zoom, a
  * paper column): when the names at their size would take more than about a third of the plot's
  * height, fig_legend_take takes a strip off the top of outer (before fig_axes_draw) with as

@@ -279,7 +279,11 @@ static int freq_build(app_view_ctx *c, const app_state *st, scene *s, const scen
     fig_axes la = a; /* the legend goes below the band labels */
     la.area.y += f.shaded ? strip : 0;
     la.area.h -= f.shaded ? strip : 0;
-    fig_legend(s, t, th, &la, names, colors, two ? 2 : 1, 0);
+    /* one curve, in a plot too narrow to keep a legend off it (a paper column): its y label
+     * names it, the legend would only cover it */
+    double one_w = scene_text_width(t, names[0], 0.9) + 2.5 * t->text_h;
+    if (two || t->cells || la.area.w >= 2.5 * one_w)
+        fig_legend(s, t, th, &la, names, colors, two ? 2 : 1, 0);
 
     /* right: wavelengths against L0 and T */
     log_range(wlo, whi, top, &y0, &y1);
@@ -300,6 +304,9 @@ static int freq_build(app_view_ctx *c, const app_state *st, scene *s, const scen
     } else {
         snprintf(lab, sizeof lab, "context " APP_L0 " = T = %s", l0s);
     }
+    /* a narrow plot (a paper column): the line's name alone, where the curve leaves it room */
+    if (!t->cells && scene_text_width(t, lab, 0.85) > 0.45 * b.area.w)
+        snprintf(lab, sizeof lab, APP_L0 " = %s", l0s);
     fig_hmark_label(s, t, th, &b, L0, lab);
 
     c->main = a;

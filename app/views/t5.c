@@ -132,6 +132,9 @@ static int t5v_build(app_view_ctx *c, const app_state *st, scene *s, const scene
      * title says so, as the status line's head=all does not */
     snprintf(title, sizeof title, "T5 relative buckets and the bias of head %d of %d%s", h,
              p->heads, st->head < 0 ? " (head=all: the first)" : "");
+    /* a narrow figure (a paper column) gets the short title rather than two lines of it */
+    if (!t->cells && scene_text_width_bold(t, title, 1.0) > t->width - 2 * t->text_h)
+        snprintf(title, sizeof title, "T5 buckets and head %d's bias", h);
     snprintf(sub, sizeof sub,
              "%s  %d buckets  max_distance %d  exact below |rel| = %d  L=%d  seed=%llu  (values "
              "seeded, as at init)",
@@ -144,12 +147,12 @@ static int t5v_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     fig_rect r = app_frame(s, t, th, title, sub);
     /* The matrix takes half the width, unless that leaves it under half as wide as high (a
      * paper column is short and narrow: its labels and colorbar take most of half of it): then
-     * up to 60%, what it needs to be square. */
+     * up to two thirds, what it needs to be square. */
     double want = r.w * 0.52;
     if (!t->cells) {
         double side,
             need = app_matrix_width(t, th, r.h, 0, p->len, 0, p->len, "key j", "query i", &side);
-        if (want - (need - side) < 0.5 * side) want = fmin(r.w * 0.6, need);
+        if (want - (need - side) < 0.5 * side) want = fmin(r.w * 0.66, need);
     }
     fig_rect left = r, right = fig_take_right(&left, want, t->cells ? 3 : t->text_h);
 
@@ -171,15 +174,25 @@ static int t5v_build(app_view_ctx *c, const app_state *st, scene *s, const scene
         ys[n++] = bk;
         rel = end + 1;
     }
-    fig_axes a = fig_axes_draw(s, t, th, left, -R - 0.5, R + 0.5, -0.5, nb - 0.5,
-                               "relative distance rel = j - i", "bucket", FIG_GRID);
+    const char *xlabel = "relative distance rel = j \xe2\x88\x92 i";
+    if (!t->cells && scene_text_width(t, xlabel, 1.0) > left.w) xlabel = "rel = j \xe2\x88\x92 i";
+    fig_axes a = fig_axes_draw(s, t, th, left, -R - 0.5, R + 0.5, -0.5, nb - 0.5, xlabel, "bucket",
+                               FIG_GRID);
     fig_curve(s, &a, xs, ys, n, th->series[0], t->cells ? 0 : 2, 0);
     /* both lines labelled: past either, every distance shares the last bucket of its side */
     char plus[32], minus[32];
     snprintf(plus, sizeof plus, "+%d", p->t5_max_distance);
     snprintf(minus, sizeof minus, "\xe2\x88\x92%d", p->t5_max_distance);
-    if (bidir) fig_vmark_short(s, t, th, &a, p->t5_max_distance, "+max_distance", plus);
-    fig_vmark_short(s, t, th, &a, -p->t5_max_distance, "\xe2\x88\x92max_distance", minus);
+    /* A plot too narrow for even the short label outside the lines (a paper column: inside
+     * them the curve climbs through every row) draws the lines bare; the subtitle gives
+     * max_distance. */
+    double outside = (R - p->t5_max_distance) / (2.0 * R + 1) * a.area.w;
+    int labelled = t->cells || outside >= scene_text_width(t, plus, 0.75) + t->char_w;
+    if (bidir)
+        fig_vmark_short(s, t, th, &a, p->t5_max_distance, labelled ? "+max_distance" : NULL,
+                        plus);
+    fig_vmark_short(s, t, th, &a, -p->t5_max_distance,
+                    labelled ? "\xe2\x88\x92max_distance" : NULL, minus);
     free(xy);
 
     size_t nm = (size_t)fmin(p->len, ceil(fmax(1, fmin(right.w, right.h))));

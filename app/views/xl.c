@@ -526,7 +526,12 @@ static int xlv_build(app_view_ctx *c, const app_state *st, scene *s, const scene
         double g = t->cells ? 3 : t->text_h * 0.8, lines = t->cells ? 4 : t->text_h * 2.8;
         fig_rect q = fig_grid_cell(r, 2, 2, 0, 0, g), w4 = fig_grid_cell(r, 1, 4, 0, 0, g);
         double side_q = fmin(q.w, q.h - lines), side_w = fmin(w4.w, w4.h - lines);
-        if (side_w > 1.2 * side_q) {
+        /* and only when the panels' titles fit their width, on two lines at the smallest */
+        double name_w = 0;
+        for (int i = 0; i < 4 && !t->cells; i++)
+            name_w = fmax(name_w, fmax(scene_text_width(t, term_name[i], 0.6),
+                                       scene_text_width(t, term_formula[i], 0.6)));
+        if (side_w > 1.2 * side_q && name_w <= w4.w - t->char_w) {
             grows = 1;
             gcols = 4;
         }

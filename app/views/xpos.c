@@ -187,17 +187,25 @@ static int xpv_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     int picks = np < PICKS ? np : PICKS;
     fig_axes a = fig_axes_draw(s, t, th, left, 0, xmax, 0, 1.04, "distance r = m \xe2\x88\x92 n",
                                "factor \xce\xb6\xe2\x82\x96^(r/scale)", FIG_GRID);
-    char names[PICKS][48];
-    const char *nm[PICKS];
+    char names[PICKS][80], shorts[PICKS][16];
+    const char *nm[PICKS], *sn[PICKS];
     uint32_t colors[PICKS];
     for (int i = 0; i < picks; i++) {
         int k = xpv_pick(i, picks, np);
         for (int rr = 0; rr < nr; rr++) y[rr] = tab[(size_t)rr * nc + 1 + i];
         colors[i] = th->series[i];
-        snprintf(names[i], sizeof names[i], "k=%d  " APP_ZETA "=%.3f", k, pe_xpos_zeta(p, k));
+        char z[48];
+        fig_num(pe_xpos_zeta(p, k), 3, z, sizeof z);
+        snprintf(names[i], sizeof names[i], "k=%d  " APP_ZETA "=%s", k, z);
+        snprintf(shorts[i], sizeof shorts[i], "k=%d", k);
         nm[i] = names[i];
+        sn[i] = shorts[i];
         fig_curve(s, &a, x, y, (size_t)nr, colors[i], lw, 0);
     }
+    /* a narrow plot (a paper column) names the pairs by k alone: the subtitle gives the range
+     * of their zeta */
+    if (!fig_legend_fits(t, &a, nm, picks))
+        for (int i = 0; i < picks; i++) nm[i] = sn[i];
     char lab[64];
     snprintf(lab, sizeof lab, "r = %s", sbs);
     if (sb <= xmax) fig_vmark(s, t, th, &a, sb, lab);
@@ -224,7 +232,8 @@ static int xpv_build(app_view_ctx *c, const app_state *st, scene *s, const scene
         for (int rr = 0; rr < nr; rr++) y[rr] = tab[(size_t)rr * nc + nf + 1 + j];
         fig_curve(s, &b, x, y, (size_t)nr, scol[j], lw, j == 2 ? SCENE_DASHED : 0);
     }
-    fig_legend(s, t, th, &b, snames, scol, 3, 0);
+    static const char *const sshort[3] = {"RoPE", "xPos", "mean"};
+    fig_legend(s, t, th, &b, fig_legend_fits(t, &b, snames, 3) ? snames : sshort, scol, 3, 0);
 
     c->main = b;
     fig_mark_main(s, b.area, "plot");
