@@ -1270,8 +1270,8 @@ static legend_shape column_shape(const scene_target *t, double maxw, const char 
     fake.area.w = 1e9;
     double floor_size = min_label_size(t);
     for (double sz = 0.9;; sz = fmax(floor_size, sz - 0.05)) {
-        legend_shape l = legend_shape_for(t, &fake, names, n, 1, sz, 1e9, sample, gap, padx, pady,
-                                          0.0, m.pad);
+        legend_shape l =
+            legend_shape_for(t, &fake, names, n, 1, sz, 1e9, sample, gap, padx, pady, 0.0, m.pad);
         if (l.shown == n && l.bw <= maxw) return l;
         if (sz <= floor_size + 1e-9) break;
     }

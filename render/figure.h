@@ -94,8 +94,9 @@ int fig_legend_fits(const scene_target *t, const fig_axes *a, const char *const 
 /* A legend outside the plot, for a plot too short to hold one inside (the projector zoom, a
  * paper column): when the names at their size would take more than about a third of the plot's
  * height, fig_legend_take takes a strip off the top of outer (before fig_axes_draw) with as
- * many columns as fit, or a column off its right side, and fig_legend_in_slot draws the legend there (it returns 0 and draws nothing
- * when no strip was taken: draw the usual fig_legend then). */
+ * many columns as fit, or a column off its right side, and fig_legend_in_slot draws the legend
+ * there (it returns 0 and draws nothing when no strip was taken: draw the usual fig_legend then).
+ */
 typedef struct fig_legend_slot {
     fig_rect r;
     int cols;

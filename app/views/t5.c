@@ -189,10 +189,9 @@ static int t5v_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     double outside = (R - p->t5_max_distance) / (2.0 * R + 1) * a.area.w;
     int labelled = t->cells || outside >= scene_text_width(t, plus, 0.75) + t->char_w;
     if (bidir)
-        fig_vmark_short(s, t, th, &a, p->t5_max_distance, labelled ? "+max_distance" : NULL,
-                        plus);
-    fig_vmark_short(s, t, th, &a, -p->t5_max_distance,
-                    labelled ? "\xe2\x88\x92max_distance" : NULL, minus);
+        fig_vmark_short(s, t, th, &a, p->t5_max_distance, labelled ? "+max_distance" : NULL, plus);
+    fig_vmark_short(s, t, th, &a, -p->t5_max_distance, labelled ? "\xe2\x88\x92max_distance" : NULL,
+                    minus);
     free(xy);
 
     size_t nm = (size_t)fmin(p->len, ceil(fmax(1, fmin(right.w, right.h))));

@@ -316,12 +316,24 @@ static void bars_pixels(actx *c, const app_attn *a, fig_rect r, const float *row
     scene probe_s;
     scene_init(&probe_s, c->s->width, c->s->height, 0);
     fig_axes probe = fig_axes_draw(&probe_s, t, th, r, -0.5, n1 - 0.5, y0, y1, NULL, ylabel, flags);
-    scene_free(&probe_s);
     double minbar = fig_min_bar(t);
+    /* a panel too narrow for a few bars beside its axis (a paper column under a log scale,
+     * whose tick labels are wide): the axis name goes, then the tick labels (the colourbar
+     * beside the matrix carries the scale) */
+    for (int drop = 0; drop < 2 && probe.area.w < 4 * minbar; drop++) {
+        if (drop == 0)
+            ylabel = NULL;
+        else
+            flags |= FIG_NO_YTICKS;
+        scene_reset(&probe_s, c->s->width, c->s->height, 0);
+        probe = fig_axes_draw(&probe_s, t, th, r, -0.5, n1 - 0.5, y0, y1, NULL, ylabel, flags);
+    }
+    scene_free(&probe_s);
     int j0 = 0;
     if (probe.area.w * 0.8 / n1 < minbar) {
+        /* down to the current token alone (a paper column's narrow bars panel) */
         int k = (int)floor(probe.area.w * 0.8 / minbar);
-        j0 = n1 - (k < 2 ? 2 : k);
+        j0 = n1 - (k < 1 ? 1 : k);
         if (j0 < 0) j0 = 0;
     }
     /* the notes in the plot's top-left corner get headroom above the tallest bar */
@@ -1593,7 +1605,8 @@ static int compare_build(app_view_ctx *vc, const app_state *st, scene *s, const 
             /* a square matrix; where its tick labels and axis names would leave it under
              * four lines it goes bare (query down, key across, as in the attention view) with
              * its name above it */
-            int bare = q.h - t->text_h * 2.6 < t->text_h * 4;
+            int bare = q.h - t->text_h * 2.6 < t->text_h * 4 ||
+                       q.w < t->text_h * 12; /* a paper column: no room for its labels */
             double side =
                 bare ? fmin(q.w * 0.4, q.h - line_h(t)) : fmin(q.w * 0.45, q.h + t->text_h * 1.5);
             fig_rect mr = fig_take_right(&q, side, gap * 0.5);
