@@ -29,9 +29,8 @@ static const size_case cases[] = {
     {FE_WINDOW, 1920, 1080, 2},
     {FE_EXPORT, 1000, 600, 1},
     {FE_EXPORT, 480, 320, 1},
-    /* issue 26: a two-column paper figure, 7x3in (the layout is the same at any --dpi: 96
-     * units per inch); 3.5x2.2in (336x211) and 300x200 are not clean yet (rope, t5, xpos,
-     * xl, compare, and at 300x200 extension, resolution, frequencies) */
+    /* issue 26: a paper's two columns, 7x3in, and one column, 3.5x2.2in (the layout is the
+     * same at any --dpi: 96 units per inch, fonts in points), and a small 300x200 px figure */
     {FE_EXPORT, 672, 288, 1},
     {FE_EXPORT, 336, 211, 1},
     {FE_EXPORT, 300, 200, 1},
