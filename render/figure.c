@@ -268,6 +268,23 @@ void fig_num(double v, int sig, char *buf, size_t n)
     snprintf(buf, n, "%s%s", v < 0 && strcmp(body, "0") != 0 ? "\u2212" : "", body);
 }
 
+void fig_fixed(double v, int decimals, int plus, char *buf, size_t n)
+{
+    if (n == 0) return;
+    if (!isfinite(v)) {
+        fig_num(v, 3, buf, n);
+        return;
+    }
+    if (decimals < 0) decimals = 0;
+    if (decimals > 15) decimals = 15;
+    char body[400];
+    snprintf(body, sizeof body, "%.*f", decimals, fabs(v));
+    /* a value that rounds to zero is written without a sign: "0.00", not "-0.00" */
+    int zero = strspn(body, "0.") == strlen(body);
+    const char *sign = zero ? "" : v < 0 ? "\u2212" : plus ? "+" : "";
+    snprintf(buf, n, "%s%s", sign, body);
+}
+
 void fig_tick_label(double v, double step, char *buf, size_t n)
 {
     if (n == 0) return;

@@ -46,6 +46,12 @@ void fig_tick_label(double v, double step, char *buf, size_t n);
  * 10^6, 2.4x10^-5. */
 void fig_num(double v, int sig, char *buf, size_t n);
 
+/* v with a fixed number of decimals (0..15), for numbers that line up or change in place (an
+ * angle and a cosine under each circle): U+2212 for a negative value, and with plus a "+" for a
+ * positive one; a value that rounds to zero has no sign (printf's "%+.2f" writes -0.00); the
+ * ASCII spelling through scene_ascii. */
+void fig_fixed(double v, int decimals, int plus, char *buf, size_t n);
+
 /* Draw a title (bold, larger) and an optional subtitle line (parameters) at the top of r;
  * returns what is left of r below them. */
 fig_rect fig_title(scene *s, const scene_target *t, const fig_theme *th, fig_rect r,

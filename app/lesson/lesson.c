@@ -308,10 +308,15 @@ static void readout_prose(const char *in, char *out, size_t n)
         int w;
         if (numeric) {
             *sp = '\0';
-            if (strpbrk(sp + 1, ".eE"))
-                snprintf(val, sizeof val, fabs(v) < 1e-3 && v != 0 ? "%.4g" : "%.4f", v);
-            else
-                snprintf(val, sizeof val, "%.0f", v);
+            /* written as the figures write numbers: the minus sign, 10,000, 2.4×10⁻⁵ */
+            if (strpbrk(sp + 1, ".eE")) {
+                if (fabs(v) < 1e-3 && v != 0)
+                    fig_num(v, 4, val, sizeof val);
+                else
+                    fig_fixed(v, 4, 0, val, sizeof val);
+            } else {
+                fig_num(v, 15, val, sizeof val);
+            }
             w = snprintf(out + u, n - u, "%s%s=%s", sep, field, val);
         } else {
             w = snprintf(out + u, n - u, "%s%s", sep, field);
@@ -352,10 +357,10 @@ static int placeholder(const char *name, const app_state *st, const char *readou
         double s = 0;
         for (int i = 0; i < np; i++) s += 2 * sin(m * inv[i]) * sin(k * inv[i]);
         free(inv);
-        if (name[0] == 's')
-            snprintf(out, n, "%.4f", s * attn * attn);
+        if (name[0] == 's') /* as the rope view's title writes its score */
+            fig_fixed(s * attn * attn, 4, 0, out, n);
         else
-            snprintf(out, n, "%.4g", attn);
+            fig_num(attn, 4, out, n);
         return 0;
     }
     if (strcmp(name, "slopes") == 0) {
@@ -372,8 +377,11 @@ static int placeholder(const char *name, const app_state *st, const char *readou
             double inv = 1 / sl[h];
             if (fabs(inv - round(inv)) < 1e-9)
                 u += (size_t)snprintf(out + u, n - u, "%s1/%.0f", h ? ", " : "", inv);
-            else
-                u += (size_t)snprintf(out + u, n - u, "%s%.4g", h ? ", " : "", sl[h]);
+            else {
+                char num[48];
+                fig_num(sl[h], 4, num, sizeof num);
+                u += (size_t)snprintf(out + u, n - u, "%s%s", h ? ", " : "", num);
+            }
         }
         return 0;
     }
@@ -385,7 +393,7 @@ static int placeholder(const char *name, const app_state *st, const char *readou
         return 0;
     }
     if (strcmp(name, "eff-base") == 0) {
-        snprintf(out, n, "%.0f", pe_rope_effective_base(&st->p));
+        fig_num(round(pe_rope_effective_base(&st->p)), 15, out, n);
         return 0;
     }
     if (strcmp(name, "longest") == 0 || strcmp(name, "shortest") == 0) {
@@ -402,7 +410,10 @@ static int placeholder(const char *name, const app_state *st, const char *readou
         }
         free(inv);
         double wl = 2 * APP_PI / (name[0] == 'l' ? lo : hi);
-        snprintf(out, n, wl < 100 ? "%.1f" : "%.0f", wl);
+        if (wl < 100)
+            fig_fixed(wl, 1, 0, out, n);
+        else
+            fig_num(round(wl), 15, out, n);
         return 0;
     }
     if (strncmp(name, "loss ", 5) == 0) {

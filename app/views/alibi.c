@@ -129,14 +129,14 @@ static void alibi_range_text(const pe_params *p, double m, int window, char *out
         snprintf(out, n, "%s..0", lo);
         return;
     }
-    char a[16], b[16];
+    char a[24], b[24];
     double h = alibi_half(m), te = alibi_tenth(m);
     if (h < p->len)
-        snprintf(a, sizeof a, "%.3g", h);
+        fig_num(h, 3, a, sizeof a);
     else
         snprintf(a, sizeof a, ">%d", p->len);
     if (te < p->len)
-        snprintf(b, sizeof b, "%.3g", te);
+        fig_num(te, 3, b, sizeof b);
     else
         snprintf(b, sizeof b, ">%d", p->len);
     snprintf(out, n, "\xc2\xbd %s \xe2\x85\x92 %s", a, b);
@@ -156,17 +156,18 @@ static int alibi_build(app_view_ctx *c, const app_state *st, scene *s, const sce
         free(slopes);
         return -1;
     }
-    char title[160], sub[256];
+    char title[256], sub[256];
     int window = st->scale_shared == APP_SCALE_WINDOW;
     if (st->head >= 0) {
         char pw[48];
         app_pow2_label(log2(slopes[st->head]), pw, sizeof pw);
         if (window) {
-            snprintf(
-                title, sizeof title,
-                "ALiBi head %d of %d: exp(bias), m = %s: \xc2\xbd at %.3g, \xe2\x85\x92 at %.3g",
-                st->head, p->heads, pw, alibi_half(slopes[st->head]),
-                alibi_tenth(slopes[st->head]));
+            char hs[24], ts[24];
+            fig_num(alibi_half(slopes[st->head]), 3, hs, sizeof hs);
+            fig_num(alibi_tenth(slopes[st->head]), 3, ts, sizeof ts);
+            snprintf(title, sizeof title,
+                     "ALiBi head %d of %d: exp(bias), m = %s: \xc2\xbd at %s, \xe2\x85\x92 at %s",
+                     st->head, p->heads, pw, hs, ts);
         } else {
             char ms[48];
             fig_num(slopes[st->head], 4, ms, sizeof ms);

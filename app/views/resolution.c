@@ -125,9 +125,10 @@ static int res_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     char l0s[32], ts[32];
     app_ext_len_label(L0, l0s, sizeof l0s);
     app_ext_len_label(T, ts, sizeof ts);
-    char title[200], sub[320];
+    char title[200], sub[320], ang[48];
+    fig_num(st->min_angle, 3, ang, sizeof ang);
     snprintf(title, sizeof title,
-             "Resolution: pairs that turn by more than %g rad between p and p+%d", st->min_angle,
+             "Resolution: pairs that turn by more than %s rad between p and p+%d", ang,
              st->probe_d);
     app_subtitle(st, NULL, APP_SUB_DIM | APP_SUB_BASE, sub, sizeof sub);
     size_t u = strlen(sub);

@@ -52,19 +52,24 @@ static int rope_build(app_view_ctx *c, const app_state *st, scene *s, const scen
     for (int k = 0; k < np; k++) sum += cos((m - n) * inv[k]);
     double score = sum * attn * attn;
 
-    /* with an attention factor a (YaRN, LongRoPE) the score is a^2 times the sum: both shown */
-    char title[200], sub[256];
+    /* with an attention factor a (YaRN, LongRoPE) the score is a^2 times the sum: both shown,
+     * written as every figure writes numbers (fig_fixed: the minus sign, 4 decimals as the
+     * readout and the lessons give them) */
+    char title[400], sub[256], a_s[48], sum_s[48], score_s[48];
+    fig_num(attn, 4, a_s, sizeof a_s);
+    fig_fixed(sum, 4, 0, sum_s, sizeof sum_s);
+    fig_fixed(score, 4, 0, score_s, sizeof score_s);
     if (attn != 1)
         snprintf(title, sizeof title,
                  "RoPE: q at m=%d, k at n=%d  |  q\xc2\xb7k = a\xc2\xb2\xc2\xb7\xce\xa3 "
-                 "cos((m\xe2\x88\x92n)" APP_THETA_K ") = %.4g\xc2\xb2 \xc3\x97 %.4f = %.4f",
-                 m, n, attn, sum, score);
+                 "cos((m\xe2\x88\x92n)" APP_THETA_K ") = %s\xc2\xb2 \xc3\x97 %s = %s",
+                 m, n, a_s, sum_s, score_s);
     else
         snprintf(
             title, sizeof title,
             "RoPE: q at m=%d, k at n=%d  |  q\xc2\xb7k = \xce\xa3 cos((m\xe2\x88\x92n)" APP_THETA_K
-            ") = %.4f",
-            m, n, score);
+            ") = %s",
+            m, n, score_s);
     app_subtitle(st, NULL, APP_SUB_DIM | APP_SUB_BASE | APP_SUB_PAIRING | APP_SUB_SCALING, sub,
                  sizeof sub);
     fig_rect r = app_frame(s, t, th, title, sub);
@@ -88,13 +93,16 @@ static int rope_build(app_view_ctx *c, const app_state *st, scene *s, const scen
      * or, in a narrow column, three (angle and cos apart), so that d = 8 keeps all four pairs
      * side by side in an 80-column terminal instead of dropping one. */
     const char *theta = "\xce\xb8"; /* terminals without UTF-8 read "theta" (scene_ascii) */
-    char widest[96];
-    snprintf(widest, sizeof widest, "angle %+.2f  cos %+.3f", -3.14, -0.999);
+    char widest[160];
+    char ang_s[48], cos_s[48];
+    fig_fixed(-3.14, 2, 1, ang_s, sizeof ang_s);
+    fig_fixed(-0.999, 3, 1, cos_s, sizeof cos_s);
+    snprintf(widest, sizeof widest, "angle %s  cos %s", ang_s, cos_s);
     double pad = t->cells ? 2 : t->char_w * 2;
     /* a terminal draws every size one character a cell, so measure it at full size there */
     double lsz = t->cells ? 1 : 0.8;
     double wide_w = scene_text_width(t, widest, lsz) + pad;
-    snprintf(widest, sizeof widest, "angle %+.2f", -3.14);
+    snprintf(widest, sizeof widest, "angle %s", ang_s);
     double narrow_w = scene_text_width(t, widest, lsz);
     for (int k = 0; k < np; k++) {
         char th_s[48];
@@ -155,14 +163,16 @@ static int rope_build(app_view_ctx *c, const app_state *st, scene *s, const scen
         fig_num(inv[k], 3, th_s, sizeof th_s);
         scene_textf(s, cx, ly, 0.8, SCENE_CENTER | SCENE_TOP, th->fg, 0,
                     lines == 2 ? "k=%d  %s=%s" : "k=%d %s=%s", k, theta, th_s);
+        fig_fixed(dphi, 2, 1, ang_s, sizeof ang_s);
+        fig_fixed(cos(dphi), 3, 1, cos_s, sizeof cos_s);
         if (lines == 2) {
             scene_textf(s, cx, ly + step, 0.8, SCENE_CENTER | SCENE_TOP, th->muted, 0,
-                        "angle %+.2f  cos %+.3f", dphi, cos(dphi));
+                        "angle %s  cos %s", ang_s, cos_s);
         } else {
-            scene_textf(s, cx, ly + step, 0.8, SCENE_CENTER | SCENE_TOP, th->muted, 0,
-                        "angle %+.2f", dphi);
-            scene_textf(s, cx, ly + 2 * step, 0.8, SCENE_CENTER | SCENE_TOP, th->muted, 0,
-                        "cos %+.3f", cos(dphi));
+            scene_textf(s, cx, ly + step, 0.8, SCENE_CENTER | SCENE_TOP, th->muted, 0, "angle %s",
+                        ang_s);
+            scene_textf(s, cx, ly + 2 * step, 0.8, SCENE_CENTER | SCENE_TOP, th->muted, 0, "cos %s",
+                        cos_s);
         }
     }
     /* Pairs left out are said on the figure itself (a caption may promise all of them): the

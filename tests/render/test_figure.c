@@ -112,6 +112,30 @@ static int num_is(double v, int sig, const char *want)
     return strcmp(buf, want) == 0;
 }
 
+static int fixed_is(double v, int dec, int plus, const char *want)
+{
+    char buf[64];
+    fig_fixed(v, dec, plus, buf, sizeof buf);
+    if (strcmp(buf, want) != 0) tap_diag("fig_fixed(%.17g, %d, %d) = \"%s\"", v, dec, plus, buf);
+    return strcmp(buf, want) == 0;
+}
+
+/* fig_fixed: printf's fixed decimals with the minus sign, and no sign on a rounded zero */
+static void test_fixed(void)
+{
+    TAP_OK(fixed_is(3.0, 2, 1, "+3.00"), "fig_fixed: +3.00");
+    TAP_OK(fixed_is(-0.99, 3, 1,
+                    "\xe2\x88\x92"
+                    "0.990"),
+           "fig_fixed: −0.990 with U+2212");
+    TAP_OK(fixed_is(-0.0004, 2, 1, "0.00"), "fig_fixed: a negative that rounds to zero is 0.00");
+    TAP_OK(fixed_is(52.18621, 4, 0, "52.1862"), "fig_fixed: 52.1862 as %%.4f");
+    char buf[64], ascii[64];
+    fig_fixed(-1.5, 1, 1, buf, sizeof buf);
+    scene_ascii(buf, ascii, sizeof ascii);
+    TAP_OK(strcmp(ascii, "-1.5") == 0, "fig_fixed: a non-UTF-8 terminal reads -1.5 (%s)", ascii);
+}
+
 static void test_num(void)
 {
     TAP_OK(num_is(6.09952, 2, "6.1"), "fig_num: 6.09952 to 2 digits is 6.1");
@@ -379,6 +403,7 @@ int main(void)
     test_ticks();
     test_mapping();
     test_num();
+    test_fixed();
     test_layout();
     test_note();
     return tap_done();

@@ -760,6 +760,17 @@ static double gauge_height(const scene_target *t)
     return t->cells ? 4 : t->text_h * 3.9;
 }
 
+/* A RoPE base where room is short (the gauge, the model's heading): a whole number below a
+ * million without the thousands commas fig_num puts in (10000), otherwise fig_num's 10⁶ or
+ * 1.5×10⁶, never printf's 1e+06. */
+static void base_num(double v, char *buf, size_t n)
+{
+    if (v >= 1e4 && v < 1e6 && v == floor(v))
+        snprintf(buf, n, "%.0f", v);
+    else
+        fig_num(v, 6, buf, n);
+}
+
 /* "base now / trained" and a ruler with the trained value marked and the value in use. */
 static void draw_gauge(actx *c, const app_attn *a, fig_rect r)
 {
@@ -769,16 +780,20 @@ static void draw_gauge(actx *c, const app_attn *a, fig_rect r)
     double now, trained, lo, hi;
     int lg;
     int rope = (a->caps & LMI_CAN_ROPE_BASE) != 0;
+    /* the numbers as every figure writes them (fig_num: 500,000 or 10⁶, not 1e+06) */
+    char ns[48], ts[48];
     if (rope) {
         now = a->base;
         trained = a->trained_base;
         lo = fmin(now, trained) / 8;
         hi = fmax(now, trained) * 8;
         lg = 1;
+        base_num(now, ns, sizeof ns);
+        base_num(trained, ts, sizeof ts);
         if (t->cells)
-            snprintf(buf, sizeof buf, "base %g \xe2\x97\x8f trained %g \xe2\x94\xbc", now, trained);
+            snprintf(buf, sizeof buf, "base %s \xe2\x97\x8f trained %s \xe2\x94\xbc", ns, ts);
         else
-            snprintf(buf, sizeof buf, "RoPE base %g in use; trained with %g", now, trained);
+            snprintf(buf, sizeof buf, "RoPE base %s in use; trained with %s", ns, ts);
     } else {
         now = c->st->attn.alibi_scale;
         trained = 1;
@@ -786,11 +801,19 @@ static void draw_gauge(actx *c, const app_attn *a, fig_rect r)
         hi = fmax(2, now * 1.25);
         lg = 0;
         int h = c->head >= 0 ? c->head : 0;
+        fig_num(now, 4, ns, sizeof ns);
+        fig_num(trained, 4, ts, sizeof ts);
+        char m_s[48], mt_s[48];
+        fig_num(a->slopes[h], 4, m_s, sizeof m_s);
+        fig_num(a->trained_slopes[h], 4, mt_s, sizeof mt_s);
         if (t->cells)
-            snprintf(buf, sizeof buf, "slopes x%.3g \xe2\x97\x8f trained x1 \xe2\x94\xbc", now);
+            snprintf(buf, sizeof buf,
+                     "slopes \xc3\x97%s \xe2\x97\x8f trained \xc3\x97"
+                     "1 \xe2\x94\xbc",
+                     ns);
         else
-            snprintf(buf, sizeof buf, "ALiBi slopes x%.4g (head %d: m=%.4g, trained %.4g)", now, h,
-                     a->slopes[h], a->trained_slopes[h]);
+            snprintf(buf, sizeof buf, "ALiBi slopes \xc3\x97%s (head %d: m=%s, trained %s)", ns, h,
+                     m_s, mt_s);
     }
     /* a narrow column: the size steps down, then the short form, on two lines if it must
      * (the gauge is then a line shorter: the ruler sits closer) */
@@ -799,13 +822,13 @@ static void draw_gauge(actx *c, const app_attn *a, fig_rect r)
     char second[64] = "";
     if (scene_text_width(t, buf, size) > r.w) {
         if (t->cells)
-            snprintf(buf, sizeof buf, "%g \xe2\x97\x8f trained %g \xe2\x94\xbc", now, trained);
+            snprintf(buf, sizeof buf, "%s \xe2\x97\x8f trained %s \xe2\x94\xbc", ns, ts);
         else
-            snprintf(buf, sizeof buf, "%s %g, trained %g", rope ? "base" : "x", now, trained);
+            snprintf(buf, sizeof buf, "%s %s, trained %s", rope ? "base" : "\xc3\x97", ns, ts);
     }
     if (!t->cells && scene_text_width(t, buf, size) > r.w) {
-        snprintf(buf, sizeof buf, "%s %g,", rope ? "base" : "x", now);
-        snprintf(second, sizeof second, "trained %g", trained);
+        snprintf(buf, sizeof buf, "%s %s,", rope ? "base" : "\xc3\x97", ns);
+        snprintf(second, sizeof second, "trained %s", ts);
         size = 0.85;
         while (size > 0.6 &&
                (scene_text_width(t, buf, size) > r.w || scene_text_width(t, second, size) > r.w))
@@ -919,14 +942,21 @@ static void experiments(const actx *c, const app_attn *a, char *buf, size_t n)
             if (w_ > 0) u += (size_t)w_;                                                           \
         }                                                                                          \
     } while (0)
+    char num[48]; /* numbers as every figure writes them (fig_num: 10,000, not 1e+04) */
     if (st->attn.shift) ADD("  shift +%d", st->attn.shift);
-    if (a->caps & LMI_CAN_ROPE_BASE)
-        ADD("  base %g%s", a->base, a->base == a->trained_base ? " (trained)" : "");
-    if (a->caps & LMI_CAN_ALIBI_SCALE)
-        ADD("  slopes x%g%s", st->attn.alibi_scale, st->attn.alibi_scale == 1 ? " (trained)" : "");
+    if (a->caps & LMI_CAN_ROPE_BASE) {
+        base_num(a->base, num, sizeof num);
+        ADD("  base %s%s", num, a->base == a->trained_base ? " (trained)" : "");
+    }
+    if (a->caps & LMI_CAN_ALIBI_SCALE) {
+        fig_num(st->attn.alibi_scale, 4, num, sizeof num);
+        ADD("  slopes \xc3\x97%s%s", num, st->attn.alibi_scale == 1 ? " (trained)" : "");
+    }
     if (st->attn.generate > 0) ADD("  %s", st->attn.temperature > 0 ? "sampled" : "greedy");
-    if (st->attn.generate > 0 && st->attn.temperature > 0)
-        ADD(" T=%g seed %d", st->attn.temperature, st->attn.gen_seed);
+    if (st->attn.generate > 0 && st->attn.temperature > 0) {
+        fig_num(st->attn.temperature, 3, num, sizeof num);
+        ADD(" T=%s seed %d", num, st->attn.gen_seed);
+    }
 #undef ADD
 }
 

@@ -141,10 +141,11 @@ static int sinks_build(app_view_ctx *c, const app_state *st, scene *s, const sce
     int L = r->layers, H = r->heads;
     double thr = st->attn.sink_threshold, share = sink_share(r, thr);
     int above = (int)lround(share * L * H);
-    char title[256], sub[512];
+    char title[256], sub[512], thr_s[48];
+    fig_num(thr, 2, thr_s, sizeof thr_s);
     snprintf(title, sizeof title,
-             "Attention sinks in %s: %d of %d heads (%.0f%%) pay > %.2g to token 0", r->name, above,
-             L * H, 100 * share, thr);
+             "Attention sinks in %s: %d of %d heads (%.0f%%) pay > %s to token 0", r->name, above,
+             L * H, 100 * share, thr_s);
     snprintf(sub, sizeof sub,
              "mean attention to the first token per layer and head, over %d prompt%s (%d tokens)  "
              "Gu et al. 2025",
