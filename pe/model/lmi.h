@@ -133,6 +133,13 @@ struct lmi_arch {
     int (*set_offset)(lmi_session *s, int offset, char *err, size_t errlen);
     int (*set_rope_base)(lmi_session *s, double base, char *err, size_t errlen);
     int (*set_alibi_scale)(lmi_session *s, double scale, char *err, size_t errlen);
+    /* Optional (NULL: the model's vocabulary is its own, words as typed). Use the tokenizer at
+     * path instead of the one found beside the model (--tokenizer). */
+    int (*set_tokenizer)(lmi_model *m, const char *path, char *err, size_t errlen);
+    /* Optional (NULL: token_text per id). The texts a sequence of ids shows, as
+     * pe_tok_display: texts[i] points into *pool (one malloc, the caller frees it). */
+    int (*display)(const lmi_model *m, const int *ids, int n, const char **texts, char **pool,
+                   char *err, size_t errlen);
 };
 
 /* ---- the registry ----------------------------------------------------------------------- */
@@ -160,6 +167,21 @@ int lmi_tokenize(const lmi_model *m, const char *text, size_t len, lmi_token *ou
  * Writes at most cap bytes with a NUL; returns the length needed, or -1 for an id out of range
  * (buf then holds ""). */
 int lmi_token_text(const lmi_model *m, int id, char *buf, size_t cap);
+
+/* Use the tokenizer at path (a file, or a folder to search) instead of the one found beside the
+ * model. LMI_ENOTSUP with one line for a model whose vocabulary is its own (pelab's tiny
+ * models); PE_EINVAL when the file cannot be read or has more tokens than the model. */
+int lmi_set_tokenizer(lmi_model *m, const char *path, char *err, size_t errlen);
+/* 1 when the model's tokens are subword pieces with display texts of their own (a real
+ * tokenizer: show lmi_display's texts), 0 when they are the words typed (the tiny models). */
+int lmi_has_display(const lmi_model *m);
+/* The text each of ids[0..n) shows in a token strip, a tick or an export: "▁" and "Ġ"
+ * as spaces, byte tokens that together form one UTF-8 character as that character on the
+ * first of them and "" on the rest (pe_tok_display); token_text per id for a model without
+ * the op. texts[i] points into *pool (malloc'd; free it). Control characters are left for the
+ * caller to escape. 0 or a negative status (an id out of range: PE_EINVAL). */
+int lmi_display(const lmi_model *m, const int *ids, int n, const char **texts, char **pool,
+                char *err, size_t errlen);
 
 /* ---- sessions --------------------------------------------------------------------------- */
 

@@ -124,6 +124,33 @@ const lm_model *lm_of_lmi(const lmi_model *m)
     return m->arch && (m->arch == &lmi_arch_llama2c || m->arch == &lmi_arch_hf) ? LM(m) : NULL;
 }
 
+static int lm_lmi_display(const lmi_model *m, const int *ids, int n, const char **texts,
+                          char **pool, char *err, size_t errlen)
+{
+    const lm_lmi_model *w = LMM(m);
+    int nt = w->tok ? pe_tok_vocab_size(w->tok) : 0;
+    for (int i = 0; i < n; i++)
+        if (ids[i] >= nt) {
+            /* ids past the tokenizer (padding rows of the embedding), or no tokenizer: [id] */
+            size_t total = 1;
+            for (int k = 0; k < n; k++) total += 64;
+            char *p = malloc(total);
+            if (!p) return pe_fail(err, errlen, PE_ENOMEM, "out of memory");
+            size_t at = 0;
+            for (int k = 0; k < n; k++) {
+                texts[k] = p + at;
+                if (ids[k] < nt)
+                    pe_tok_token_text(w->tok, ids[k], p + at, 64);
+                else
+                    snprintf(p + at, 64, "[%d]", ids[k]);
+                at += 64;
+            }
+            *pool = p;
+            return PE_OK;
+        }
+    return pe_tok_display(w->tok, ids, n, texts, pool, err, errlen);
+}
+
 int lm_lmi_set_tokenizer(lmi_model *m, const char *path, char *err, size_t errlen)
 {
     if (!lm_of_lmi(m))
@@ -149,8 +176,9 @@ static int lm_lmi_tokenize(const lmi_model *lm, const char *text, size_t len, lm
 {
     const lm_lmi_model *w = LMM(lm);
     if (!w->tok)
+        /* the way out first: a long path in why may be cut by the caller's buffer */
         return pe_fail(err, errlen, PE_EINVAL,
-                       "%s (--tokenizer FILE names one; --ids 1,2,3 gives ids)", w->why);
+                       "--tokenizer FILE names a tokenizer, --ids 1,2,3 gives ids: %s", w->why);
     pe_tok_ids v = {0};
     int rc = pe_tok_encode(w->tok, text, len, PE_TOK_BOS, &v, err, errlen);
     if (rc < 0) {
@@ -281,6 +309,8 @@ const lmi_arch lmi_arch_llama2c = {
     .attn_row = lm_lmi_attn_row,
     .set_offset = lm_lmi_set_offset,
     .set_rope_base = lm_lmi_set_rope_base,
+    .set_tokenizer = lm_lmi_set_tokenizer,
+    .display = lm_lmi_display,
 };
 
 const lmi_arch lmi_arch_hf = {
@@ -298,4 +328,6 @@ const lmi_arch lmi_arch_hf = {
     .attn_row = lm_lmi_attn_row,
     .set_offset = lm_lmi_set_offset,
     .set_rope_base = lm_lmi_set_rope_base,
+    .set_tokenizer = lm_lmi_set_tokenizer,
+    .display = lm_lmi_display,
 };
