@@ -175,8 +175,7 @@ static int lm_lmi_tokenize(const lmi_model *lm, const char *text, size_t len, lm
                            int cap, char *err, size_t errlen)
 {
     const lm_lmi_model *w = LMM(lm);
-    if (!w->tok)
-        /* the way out first: a long path in why may be cut by the caller's buffer */
+    if (!w->tok) /* the way out first: a long path in why may be cut by the caller's buffer */
         return pe_fail(err, errlen, PE_EINVAL,
                        "--tokenizer FILE names a tokenizer, --ids 1,2,3 gives ids: %s", w->why);
     pe_tok_ids v = {0};

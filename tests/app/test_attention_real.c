@@ -93,14 +93,14 @@ static double export_diff(app_state *st, const double *rows, int L, int H, int n
             size_t N = (size_t)n;
             if (compare ? d.shape[0] != 2 || d.shape[1] != N
                         : d.ndim != 3 || d.shape[0] != (size_t)H || d.shape[1] != N) {
-                tap_diag("layer %d: shape %zu x %zu x %zu", l, d.shape[0], d.shape[1],
-                         d.shape[2]);
+                tap_diag("layer %d: shape %zu x %zu x %zu", l, d.shape[0], d.shape[1], d.shape[2]);
                 worst = 1;
             }
             for (int h = 0; worst < 1 && h < (compare ? 1 : H); h++)
                 for (size_t t = 0; t < N; t++)
                     for (size_t j = 0; j < N; j++) {
-                        size_t at = compare ? ((size_t)side * N + t) * N + j : ((size_t)h * N + t) * N + j;
+                        size_t at =
+                            compare ? ((size_t)side * N + t) * N + j : ((size_t)h * N + t) * N + j;
                         double got = d.data[at];
                         int rh = compare ? hh : h;
                         double want = rows[(((size_t)l * H + rh) * N + t) * N + j];
@@ -166,8 +166,8 @@ static void test_stories_bin(void)
     app_state sh = state_for("attention", dir);
     size_t u = 0;
     for (int i = 0; i < n; i++)
-        u += (size_t)snprintf(sh.attn.ids + u, sizeof sh.attn.ids - u, "%s%d", i ? "," : "",
-                              ids[i]);
+        u +=
+            (size_t)snprintf(sh.attn.ids + u, sizeof sh.attn.ids - u, "%s%d", i ? "," : "", ids[i]);
     double dh = export_diff(&sh, rows, r.L, r.H, n, 0);
     TAP_OK(dh <= 1e-5, "the Hugging Face folder with --ids: the same rows (%.2g)", dh);
 

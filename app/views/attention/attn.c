@@ -163,8 +163,8 @@ static int parse_ids(const char *v, int *out, int cap, char *err, size_t errlen)
             }
         }
         if (*p && *p != ',' && *p != ' ') {
-            snprintf(err, errlen,
-                     "--ids '%.60s': '%c' after an id (allowed: token ids like 1,2,3)", v, *p);
+            snprintf(err, errlen, "--ids '%.60s': '%c' after an id (allowed: token ids like 1,2,3)",
+                     v, *p);
             return -1;
         }
         if (out && n < cap) out[n] = (int)x;
@@ -261,6 +261,22 @@ static int alibi_shown(const app_state *st)
     return shows_scheme(st, "alibi");
 }
 
+/* The status line and sliders show --tokenizer and --ids only where they mean something: set,
+ * or a checkpoint path given (a real model may need a tokenizer); pelab's own named models
+ * never do. */
+static int tokenizer_shown(const app_state *st)
+{
+    return st->attn.tokenizer[0] || builtin(st->attn.model_name) < 0;
+}
+static int compare_tokenizer_shown(const app_state *st)
+{
+    return st->attn.compare_tokenizer[0] || (st->attn.compare[0] && builtin(st->attn.compare) < 0);
+}
+static int ids_shown(const app_state *st)
+{
+    return st->attn.ids[0] != '\0';
+}
+
 static const char *const scale_names[] = {"linear", "log", "nofirst", NULL};
 static const char *const onoff_names[] = {"off", "on", NULL};
 
@@ -292,15 +308,16 @@ const app_option app_attn_options[] = {
     {APP_CUS("ids", NULL,
              "token ids 1,2,3 run instead of the prompt (a real model needs no tokenizer then), "
              "or none",
-             set_ids, get_ids, NULL)},
+             set_ids, get_ids, NULL),
+     .applies = ids_shown},
     {APP_CUS("tokenizer", NULL,
              "a real model's tokenizer (tokenizer.json, tokenizer.model, tokenizer.bin) instead "
              "of the one beside --model, or none",
              set_tokenizer, get_tokenizer, NULL),
-     .files = ""},
+     .files = "", .applies = tokenizer_shown},
     {APP_CUS("compare-tokenizer", NULL, "the same for --compare, or none", set_compare_tokenizer,
              get_compare_tokenizer, NULL),
-     .files = ""},
+     .files = "", .applies = compare_tokenizer_shown},
     {APP_INT("step", NULL, "token shown, 0..tokens-1 (-1 = the last)", attn.step, -1, 65535),
      .at_lo = "last", .slider = {APP_SLIDER_LINEAR, 0, 63, APP_ROUND_AUTO, NULL, last_step}},
     {APP_INT("layer", NULL, "model layer, 0..layers-1", attn.layer, 0, APP_ATTN_MAX_LAYER),
@@ -521,8 +538,8 @@ static int split_text(const lmi_model *m, const char *text, app_attn_token *tok,
 
 /* --ids: the tokens of an id list (every id checked against the vocabulary); their words are
  * the vocabulary's (retext). Returns the number of ids or -1. */
-static int ids_tokens(const lmi_model *m, const char *list, app_attn_token *tok, int cap,
-                      char *err, size_t errlen)
+static int ids_tokens(const lmi_model *m, const char *list, app_attn_token *tok, int cap, char *err,
+                      size_t errlen)
 {
     int n = parse_ids(list, NULL, 0, err, errlen);
     if (n < 0) return -1;
@@ -582,8 +599,7 @@ static void retext(app_attn *a, int n)
     if (ids && texts) {
         for (int i = 0; i < n; i++) ids[i] = a->tok[i].id;
         if (lmi_display(&a->m, ids, n, texts, &pool, why, sizeof why) == 0)
-            for (int i = 0; i < n; i++)
-                word_of(a->tok[i].word, sizeof a->tok[i].word, texts[i]);
+            for (int i = 0; i < n; i++) word_of(a->tok[i].word, sizeof a->tok[i].word, texts[i]);
     }
     free(pool);
     free(ids);

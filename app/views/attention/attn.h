@@ -72,12 +72,12 @@ typedef struct app_attn {
     /* the model, through the interface */
     lmi_model m;
     int loaded;
-    char path[1024]; /* the file the model came from */
+    char path[1024];    /* the file the model came from */
     char tok_path[512]; /* --tokenizer in use for it ("" = the one beside it) */
-    const char *pe;  /* its position scheme, pe/'s name (m.info.pe_name) */
-    char label[64];  /* what titles call it: the scheme for pelab's own models ("rope"), the
-                        file or folder and its scheme for a real one ("stories260K.bin, rope") */
-    unsigned caps;   /* LMI_CAN_* of the model */
+    const char *pe;     /* its position scheme, pe/'s name (m.info.pe_name) */
+    char label[64];     /* what titles call it: the scheme for pelab's own models ("rope"), the
+                           file or folder and its scheme for a real one ("stories260K.bin, rope") */
+    unsigned caps;      /* LMI_CAN_* of the model */
     int layers, heads;
     size_t held;     /* bytes of the run reserved in the memory budget (pe_mem_*) */
     lmi_session s;   /* the run: its cached q and k give the rows */

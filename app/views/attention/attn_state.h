@@ -26,7 +26,7 @@ typedef struct app_attn_state {
     char data_path[512];   /* extrapolation: a `pelab eval --extrapolate -o` CSV; "" = shipped */
     char tokenizer[512];   /* a real model's tokenizer file instead of the one beside it; "" */
     char compare_tokenizer[512]; /* the same for --compare */
-    char ids[1024];        /* token ids "1,2,3" given instead of a prompt; "" = tokenize text */
+    char ids[1024]; /* token ids "1,2,3" given instead of a prompt; "" = tokenize text */
 } app_attn_state;
 
 /* The defaults: the rope model on the "toy" preset, compared with alibi, the last token. */
