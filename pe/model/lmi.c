@@ -262,6 +262,22 @@ int lmi_set_alibi_scale(lmi_session *s, double scale, char *err, size_t errlen)
     return rc;
 }
 
+int lmi_set_rope_scaling(lmi_session *s, const pe_rope_scaling *sc, char *err, size_t errlen)
+{
+    if (!s->m) return fail(err, errlen, PE_EINVAL, "RoPE scaling: no session");
+    if (!(s->m->info.caps & LMI_CAN_ROPE_SCALING) || !s->m->arch->set_rope_scaling)
+        return fail(err, errlen, LMI_ENOTSUP,
+                    "--scaling: the %s model %s cannot rescale RoPE at inference",
+                    s->m->info.pe_name, s->m->info.name);
+    if (sc->type != PE_SCALING_NONE && !(sc->factor >= 1 && sc->factor <= 1e6))
+        return fail(err, errlen, PE_EINVAL, "--factor %g: allowed 1..1e6", sc->factor);
+    pe_rope_scaling c = *sc;
+    if (c.type != PE_SCALING_NONE && c.original_ctx <= 0) c.original_ctx = s->m->info.ctx;
+    int rc = s->m->arch->set_rope_scaling(s, &c, err, errlen);
+    if (!rc) s->scaling = c;
+    return rc;
+}
+
 /* ---- next-token choice -------------------------------------------------------------------- */
 
 int lmi_topk(const float *logits, int vocab, int k, int *ids, float *probs)

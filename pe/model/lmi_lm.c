@@ -102,7 +102,7 @@ static int lm_lmi_open(lmi_model *lm, const char *path, char *err, size_t errlen
     in->unk = -1;
     in->caps = LMI_CAN_OFFSET;
     if (c->arch == LM_ARCH_LLAMA) {
-        in->caps |= LMI_CAN_ROPE_BASE;
+        in->caps |= LMI_CAN_ROPE_BASE | LMI_CAN_ROPE_SCALING;
         in->rope_base = c->rope.base;
     }
     lm->impl = w;
@@ -293,6 +293,23 @@ static int lm_lmi_set_rope_base(lmi_session *s, double base, char *err, size_t e
     return rc;
 }
 
+/* The trained RoPE (the config's own rope_scaling included) with sc in its place, or the trained
+ * scaling back for type NONE; the base in use stays. */
+static int lm_lmi_set_rope_scaling(lmi_session *s, const pe_rope_scaling *sc, char *err,
+                                   size_t errlen)
+{
+    lm_lmi_session *ls = LS(s);
+    pe_params old = ls->s.rope, p = old;
+    p.scaling = sc->type == PE_SCALING_NONE ? LM(s->m)->c.rope.scaling : *sc;
+    int rc = lm_session_set_rope(&ls->s, &p, err, errlen);
+    if (rc == PE_OK) rc = replay(s, err, errlen);
+    if (rc) {
+        lm_session_set_rope(&ls->s, &old, NULL, 0);
+        replay(s, NULL, 0);
+    }
+    return rc;
+}
+
 const lmi_arch lmi_arch_llama2c = {
     .name = "llama2c",
     .desc = "a llama2.c checkpoint (.bin: the legacy header or the \"ak42\" version 1 export)",
@@ -308,6 +325,7 @@ const lmi_arch lmi_arch_llama2c = {
     .attn_row = lm_lmi_attn_row,
     .set_offset = lm_lmi_set_offset,
     .set_rope_base = lm_lmi_set_rope_base,
+    .set_rope_scaling = lm_lmi_set_rope_scaling,
     .set_tokenizer = lm_lmi_set_tokenizer,
     .display = lm_lmi_display,
 };
@@ -327,6 +345,7 @@ const lmi_arch lmi_arch_hf = {
     .attn_row = lm_lmi_attn_row,
     .set_offset = lm_lmi_set_offset,
     .set_rope_base = lm_lmi_set_rope_base,
+    .set_rope_scaling = lm_lmi_set_rope_scaling,
     .set_tokenizer = lm_lmi_set_tokenizer,
     .display = lm_lmi_display,
 };

@@ -201,6 +201,24 @@ static void test_stories_bin(void)
            ds, err);
     app_data_free(&dd);
     app_view_ctx_free(&vc);
+    /* --scaling linear --factor 4 through the model interface: positions / 4 in ref.h, and
+     * not the unscaled rows */
+    st.p.scaling.type = PE_SCALING_LINEAR;
+    st.p.scaling.factor = 4;
+    ref_model r4;
+    if (TAP_OK(ref_load_llama2c(&r4, model) == 0, "the reader again")) {
+        r4.pos_div = 4;
+        double *rows4 = ref_rows(&r4, ids, n);
+        double d4 = export_diff(&st, rows4, r4.L, r4.H, n, 0);
+        double moved = export_diff(&st, rows, r.L, r.H, n, 0);
+        TAP_OK(d4 <= 1e-5 && moved > 1e-3,
+               "--scaling linear --factor 4: the export = ref.h with positions / 4 (%.2g; %.2g "
+               "from the trained rows)",
+               d4, moved);
+        free(rows4);
+        ref_free(&r4);
+    }
+    st.p.scaling.type = PE_SCALING_NONE;
     free(rows);
     ref_free(&r);
 }

@@ -910,6 +910,12 @@ static void experiments(const actx *c, const app_attn *a, char *buf, size_t n)
     if (st->attn.shift) ADD("  shift +%d", st->attn.shift);
     if (a->caps & LMI_CAN_ROPE_BASE)
         ADD("  base %g%s", a->base, a->base == a->trained_base ? " (trained)" : "");
+    if (a->scaled) {
+        static const char *const names[] = {"none", "linear", "ntk",     "dynamic",
+                                            "yarn", "llama3", "longrope"};
+        int k = a->key.scaling;
+        ADD("  %s x%g", k >= 0 && k < 7 ? names[k] : "scaling", a->key.factor);
+    }
     if (a->caps & LMI_CAN_ALIBI_SCALE)
         ADD("  slopes x%g%s", st->attn.alibi_scale, st->attn.alibi_scale == 1 ? " (trained)" : "");
     if (st->attn.generate > 0) ADD("  %s", st->attn.temperature > 0 ? "sampled" : "greedy");
@@ -1461,8 +1467,8 @@ static const app_view_key attn_keys[] = {
 };
 
 #define ATTN_OPTIONS                                                                               \
-    "model tokenizer preset prompt ids step layer head shift rope-base alibi-scale attn-scale "    \
-    "split generate temperature gen-seed play-speed"
+    "model tokenizer preset prompt ids step layer head shift rope-base scaling factor "            \
+    "alibi-scale attn-scale split generate temperature gen-seed play-speed"
 
 const app_view app_view_attention = {
     .name = "attention",

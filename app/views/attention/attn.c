@@ -892,6 +892,8 @@ static void make_key(app_attn_key *k, const app_state *st, const char *name, con
     k->shift = st->attn.shift;
     k->rope_base = st->attn.rope_base;
     k->alibi_scale = st->attn.alibi_scale;
+    k->scaling = (int)st->p.scaling.type;
+    k->factor = k->scaling ? st->p.scaling.factor : 0;
     k->temperature = st->attn.temperature > 0 ? st->attn.temperature : 0;
     k->gen_seed = st->attn.gen_seed;
 }
@@ -906,6 +908,15 @@ static int experiments_on(app_attn *a, lmi_session *s, const app_state *st, char
     if ((a->caps & LMI_CAN_ALIBI_SCALE) && st->attn.alibi_scale != 1 &&
         lmi_set_alibi_scale(s, st->attn.alibi_scale, why, whylen) < 0)
         return -2;
+    /* --scaling/--factor: the figure options' RoPE scaling (its YaRN betas, llama3 bands),
+     * over the model's own trained context (--orig-ctx belongs to the rope figures) */
+    a->scaled = 0;
+    if ((a->caps & LMI_CAN_ROPE_SCALING) && st->p.scaling.type != PE_SCALING_NONE) {
+        pe_rope_scaling sc = st->p.scaling;
+        sc.original_ctx = 0;
+        if (lmi_set_rope_scaling(s, &sc, why, whylen) < 0) return -3;
+        a->scaled = 1;
+    }
     return 0;
 }
 
@@ -977,6 +988,8 @@ static int run(app_attn *a, const app_state *st, char *err, size_t errlen)
             snprintf(err, errlen, "--rope-base %g: %.400s", st->attn.rope_base, why);
         else if (e == -2)
             snprintf(err, errlen, "--alibi-scale %g: %.400s", st->attn.alibi_scale, why);
+        else if (e == -3)
+            snprintf(err, errlen, "%.500s", why);
         if (e) rc = -1;
         if (a->caps & LMI_CAN_ROPE_BASE) a->base = a->s.rope_base;
         if (a->slopes && a->s.alibi_slopes)

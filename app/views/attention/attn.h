@@ -59,6 +59,8 @@ typedef struct app_attn_key {
     char preset[64];
     int shift;
     double rope_base, alibi_scale, temperature;
+    int scaling;   /* st->p.scaling.type (real RoPE models: applied at inference) */
+    double factor; /* its factor */
     int gen_seed;
 } app_attn_key;
 
@@ -101,6 +103,7 @@ typedef struct app_attn {
     /* the position experiments */
     double trained_base;        /* rope: the base the model was trained with */
     double base;                /* rope: the base in use */
+    int scaled;                 /* a RoPE scaling (key.scaling, key.factor) is applied */
     double *trained_slopes;     /* alibi: (heads) the trained slopes; NULL for other schemes */
     double *slopes;             /* alibi: (heads) in use */
     char notice[320];           /* the text was cut / the context is full / every word is unknown */
