@@ -745,8 +745,8 @@ static void parse_do(reader *r, int line, lesson_slide *s, const char *v)
     for (size_t i = 0, u = 0; i < app_view_count() && u < sizeof acts; i++) {
         const app_view_action *a = app_view_at(i)->action;
         size_t j = 0;
-        while (a && j < i && !(app_view_at(j)->action &&
-                               strcmp(app_view_at(j)->action->name, a->name) == 0))
+        while (a && j < i &&
+               !(app_view_at(j)->action && strcmp(app_view_at(j)->action->name, a->name) == 0))
             j++;
         if (a && j == i) u += (size_t)snprintf(acts + u, sizeof acts - u, "%s, ", a->name);
     }
@@ -799,8 +799,7 @@ static void parse_do(reader *r, int line, lesson_slide *s, const char *v)
         problem(r, line, "do: sweep takes at most %d values", LESSON_MAX_SWEEP);
         return;
     }
-    problem(r, line, "do: '%s': allowed %sor sweep OPTION V1 V2 ... (at least one value)", v,
-            acts);
+    problem(r, line, "do: '%s': allowed %sor sweep OPTION V1 V2 ... (at least one value)", v, acts);
 }
 
 /* view_ok in lesson_load: 0 no usable view line yet, 1 the view line is good, or after a bad

@@ -371,8 +371,8 @@ static int value_bands(const app_state *st, const char *args, char *out, size_t 
 }
 
 /* {attn-factor}: the factor the scaling puts on the attention logits (YaRN's mscale) */
-static int value_attn_factor(const app_state *st, const char *args, char *out, size_t n,
-                             char *err, size_t errlen)
+static int value_attn_factor(const app_state *st, const char *args, char *out, size_t n, char *err,
+                             size_t errlen)
 {
     (void)args, (void)err, (void)errlen;
     int np;

@@ -47,8 +47,7 @@ int app_view_uses(const app_view *v, const char *name)
     return 0;
 }
 
-static const app_view_value *value_of(const app_view *v, const char *name, size_t len,
-                                      int has_args)
+static const app_view_value *value_of(const app_view *v, const char *name, size_t len, int has_args)
 {
     for (const app_view_value *e = v->values; e && e->name; e++)
         if (strlen(e->name) == len && strncmp(e->name, name, len) == 0 &&

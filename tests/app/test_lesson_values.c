@@ -79,8 +79,8 @@ int main(void)
             char ph[96];
             snprintf(ph, sizeof ph, "%s%s", e->name, e->args ? " x 0-1" : "");
             TAP_OK(e->get && app_view_value_find(v, ph, &args) == e,
-                   "view %s: value {%s%s%s} has a getter and its view answers it", v->name,
-                   e->name, e->args ? " " : "", e->args ? e->args : "");
+                   "view %s: value {%s%s%s} has a getter and its view answers it", v->name, e->name,
+                   e->args ? " " : "", e->args ? e->args : "");
         }
         if (v->action) {
             actions++;
@@ -94,8 +94,7 @@ int main(void)
            actions);
     TAP_OK(app_view_action_find("spin") == app_view_at((size_t)app_view_find("rope"))->action,
            "do: spin is the rope view's action");
-    TAP_OK(app_view_action_find("play") ==
-               app_view_at((size_t)app_view_find("attention"))->action,
+    TAP_OK(app_view_action_find("play") == app_view_at((size_t)app_view_find("attention"))->action,
            "do: play is the attention view's action");
     {
         app_state st = state_of("view rope;pos 5;pos-k 2;dim 8;len 64");
@@ -155,15 +154,14 @@ int main(void)
         expand(&st, "{longest}|{shortest}", out, sizeof out);
         /* theta_k = base^(-2k/d): the slowest pair k = d/2 - 1, the fastest k = 0 */
         snprintf(want, sizeof want, "%.0f|%.1f", 2 * M_PI * pow(10000, 126.0 / 128), 2 * M_PI);
-        TAP_OK(strcmp(out, want) == 0, "wavelength: {longest}|{shortest} = '%s' (want '%s')",
-               out, want);
+        TAP_OK(strcmp(out, want) == 0, "wavelength: {longest}|{shortest} = '%s' (want '%s')", out,
+               want);
     }
     {
         app_state st = state_of("view frequencies;dim 128;base 10000;scaling none");
         expand(&st, "{bands}|{eff-base}|{attn-factor}", out, sizeof out);
         TAP_OK(strcmp(out, "64 kept, 0 blended, 0 divided|10000|1") == 0,
-               "frequencies, no scaling: every pair kept, the base and factor as given: '%s'",
-               out);
+               "frequencies, no scaling: every pair kept, the base and factor as given: '%s'", out);
         /* NTK-aware: base' = base * s^(d/(d-2)) */
         st = state_of("view frequencies;dim 128;base 10000;scaling ntk;factor 4");
         expand(&st, "{eff-base}", out, sizeof out);
