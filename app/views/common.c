@@ -165,7 +165,7 @@ static pe_params table_key(const pe_encoding *enc, const pe_params *p)
     return k;
 }
 
-const pe_matrix *app_view_table(app_view_ctx *c, const pe_encoding *enc, const pe_params *p,
+const pe_matrix *app_enc_table(app_view_ctx *c, const pe_encoding *enc, const pe_params *p,
                                 char *err, size_t errlen)
 {
     if (!enc || !enc->table) {

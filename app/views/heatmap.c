@@ -67,7 +67,7 @@ static const pe_matrix *view_matrix(app_view_ctx *c, const app_state *st, char *
                  st->enc ? st->enc->name : "none");
         return NULL;
     }
-    return app_view_table(c, st->enc, &st->p, err, errlen);
+    return app_enc_table(c, st->enc, &st->p, err, errlen);
 }
 
 static int heatmap_validate(const app_state *st, char *err, size_t errlen)

@@ -24,6 +24,9 @@ typedef struct app_attn_state {
     double play_speed;     /* autoplay: tokens per second */
     double step_frac;      /* autoplay: fraction of a step accumulated */
     char data_path[512];   /* extrapolation: a `pelab eval --extrapolate -o` CSV; "" = shipped */
+    int weights_init;      /* the trained position values (0) or their seeded init (1): the table
+                              view, and --pe learned / the t5 view's biases (issue 23) */
+    int table_part;        /* table view: which part (APP_TABLE_PART_*; 0 = all) */
 } app_attn_state;
 
 /* The defaults: the rope model on the "toy" preset, compared with alibi, the last token. */
