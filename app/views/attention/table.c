@@ -157,18 +157,54 @@ static int tab_reached(const app_trained *t)
     return re > 0 && re < t->pos.rows ? re : t->pos.rows;
 }
 
+/* where the rows training never reached begin: a short label (the subtitle says the rest) */
 static void tab_mark_reached(scene *s, const scene_target *t, const fig_theme *th,
-                             const fig_axes *a, const app_trained *m, int vertical, int both)
+                             const fig_axes *a, const app_trained *m, int vertical)
 {
     int re = tab_reached(m);
     if (re >= m->pos.rows) return;
-    char lab[64];
-    snprintf(lab, sizeof lab, "ctx %d: later rows never trained", re);
-    if (vertical) {
-        fig_vmark(s, t, th, a, re, lab);
-    } else {
-        fig_hmark(s, t, th, a, re, both ? NULL : lab);
-        if (both) fig_vmark(s, t, th, a, re, lab);
+    char shrt[32];
+    snprintf(shrt, sizeof shrt, "ctx %d", re);
+    if (vertical)
+        fig_vmark(s, t, th, a, re, shrt);
+    else
+        fig_hmark(s, t, th, a, re, shrt);
+}
+
+/* A legend in a strip above a plot (the PCA panel's curves fill their plot, so a legend inside
+ * would cover them): a line sample and the name for each entry, side by side. r loses the
+ * strip. */
+static void tab_legend_strip(scene *s, const scene_target *t, const fig_theme *th, fig_rect *r,
+                             const char *const *names, const uint32_t *col, const unsigned *fl,
+                             int n)
+{
+    double h = t->cells ? 2 : t->text_h * 1.3;
+    fig_rect top = *r;
+    top.h = h;
+    r->y += h;
+    r->h -= h;
+    double sample = t->cells ? 0 : t->text_h * 1.6, gap = t->cells ? 2 : t->text_h;
+    double size = t->cells ? 1 : 0.9;
+    /* the names in full when they fit, else up to their first blank ("PC1"), else none */
+    for (int pass = 0; pass < 2; pass++) {
+        char nm[4][48];
+        double w = 0;
+        for (int i = 0; i < n && i < 4; i++) {
+            snprintf(nm[i], sizeof nm[i], "%s", names[i]);
+            if (pass) nm[i][strcspn(nm[i], " ")] = '\0';
+            w += sample + scene_text_width(t, nm[i], size) + (i ? gap : 0);
+        }
+        if (w > top.w) continue;
+        double x = top.x + (top.w - w) / 2, y = top.y + top.h / 2;
+        for (int i = 0; i < n && i < 4; i++) {
+            /* the terminal has no room for a line sample: the name in the curve's colour */
+            if (!t->cells) scene_line(s, x, y, x + sample * 0.85, y, col[i], 1.6, fl[i]);
+            x += sample;
+            scene_text(s, x, y, nm[i], size, SCENE_LEFT | SCENE_MIDDLE,
+                       t->cells ? col[i] : th->fg, 0);
+            x += scene_text_width(t, nm[i], size) + gap;
+        }
+        return;
     }
 }
 
@@ -183,7 +219,7 @@ static void tab_panel_table(scene *s, const scene_target *t, const fig_theme *th
     *out = app_draw_matrix(s, t, th, r, v, (size_t)m->pos.rows, (size_t)m->pos.cols,
                            (size_t)m->pos.cols, 0, m->pos.cols, 0, m->pos.rows, "dimension",
                            "position", map, vmin, vmax, "value", th->mask);
-    tab_mark_reached(s, t, th, out, m, 0, 0);
+    tab_mark_reached(s, t, th, out, m, 0);
     scene_name_panel(s, "table");
 }
 
@@ -195,7 +231,7 @@ static void tab_panel_cosine(scene *s, const scene_target *t, const fig_theme *t
     *out = app_draw_matrix(s, t, th, r, k->cos, (size_t)k->rows, (size_t)k->rows, (size_t)k->rows,
                            0, k->rows, 0, k->rows, "position j", "position i", map, -1, 1,
                            "cos(row i, row j)", th->mask);
-    tab_mark_reached(s, t, th, out, m, 0, 0);
+    tab_mark_reached(s, t, th, out, m, 0);
     scene_name_panel(s, "cosine");
 }
 
@@ -217,16 +253,16 @@ static void tab_panel_pca(scene *s, const scene_target *t, const fig_theme *th, 
         snprintf(names[q], sizeof names[q], "PC%d (%.0f%%)", q + 1, 100 * k->share[q]);
         nm[q] = names[q];
     }
-    fig_legend_slot slot = fig_legend_take(t, &r, nm, nk);
+    uint32_t col[3];
+    unsigned fl[3] = {0, SCENE_DASHED, SCENE_DOTTED};
+    for (int q = 0; q < nk; q++) col[q] = th->series[q];
+    tab_legend_strip(s, t, th, &r, nm, col, fl, nk);
     *out = fig_axes_draw(s, t, th, r, 0, rows - 1, lo - pad, hi + pad, "position", "score",
                          FIG_GRID);
     double *xs = malloc(sizeof *xs * (size_t)rows * 2);
     if (!xs) return;
     double *ys = xs + rows;
-    uint32_t col[3];
-    unsigned fl[3] = {0, SCENE_DASHED, SCENE_DOTTED};
     for (int q = 0; q < nk; q++) {
-        col[q] = th->series[q];
         for (int i = 0; i < rows; i++) {
             xs[i] = i;
             ys[i] = k->scores[(size_t)i * TAB_K + q];
@@ -238,9 +274,7 @@ static void tab_panel_pca(scene *s, const scene_target *t, const fig_theme *th, 
                       t->cells ? 0 : 0.7, fl[q]);
     }
     free(xs);
-    tab_mark_reached(s, t, th, out, m, 1, 0);
-    if (!fig_legend_in_slot(s, t, th, &slot, nm, col, fl, nk))
-        fig_legend_styled(s, t, th, out, nm, col, fl, nk, 0);
+    tab_mark_reached(s, t, th, out, m, 1);
     scene_name_panel(s, "pca");
 }
 
@@ -292,15 +326,19 @@ static int tab_build_table(app_view_ctx *c, const app_state *st, scene *s, const
     double gap = t->cells ? 2 : t->text_h * 1.2;
     if (part == PART_ALL) {
         /* two rows of two; a short terminal keeps the table and the components side by side */
-        int two = t->cells && r.h < 30;
+        /* under 28 rows (a cell is 2 units high): the table and its components side by side;
+         * under 22 lines of text in pixels (the projector zoom): the table alone, as large as
+         * the canvas allows (--part shows the others one at a time) */
+        int two = t->cells && r.h < 56, one = !t->cells && r.h < 22 * t->text_h;
         fig_rect cell[4];
         for (int i = 0; i < 4; i++)
             cell[i] = two ? fig_grid_cell(r, 1, 2, 0, i & 1, gap)
                           : fig_grid_cell(r, 2, 2, i / 2, i % 2, gap);
+        if (one) cell[0] = r;
         tab_panel_table(s, t, th, cell[0], st, m, v, &a[0]), has[0] = 1;
         if (two) {
             tab_panel_pca(s, t, th, cell[1], m, k, &a[2]), has[2] = 1;
-        } else {
+        } else if (!one) {
             tab_panel_cosine(s, t, th, cell[1], st, m, k, &a[1]), has[1] = 1;
             tab_panel_pca(s, t, th, cell[2], m, k, &a[2]), has[2] = 1;
             tab_panel_curve(s, t, th, cell[3], m, k, &a[3]), has[3] = 1;
@@ -440,13 +478,15 @@ static int tab_build_line(app_view_ctx *c, const app_state *st, scene *s, const 
         if (yb[i] > 0) lo = fmin(lo, yb[i]), hi = fmax(hi, yb[i]);
     }
     if (!(lo > 0) || !(hi > lo)) lo = 1e-3, hi = 1;
-    char na[64], nb2[64];
+    char na[64], nb2[80];
+    int same = 1; /* the defaults equal the model's: the legend says so (both drawn, one dashed) */
+    for (int i = 0; i < n; i++) same &= fabs(ya[i] - yb[i]) <= 1e-12 * fabs(yb[i]);
     if (rope) {
         snprintf(na, sizeof na, "model's base %.6g", m->pos.base);
-        snprintf(nb2, sizeof nb2, "default base %.6g", m->default_base);
+        snprintf(nb2, sizeof nb2, "default base %.6g%s", m->default_base, same ? " (= model's)" : "");
     } else {
         snprintf(na, sizeof na, "model's slopes");
-        snprintf(nb2, sizeof nb2, "the paper's (2^-8h/H)");
+        snprintf(nb2, sizeof nb2, "the paper's 2^(-8(h+1)/H)%s", same ? " (= model's)" : "");
     }
     const char *nm[2] = {na, nb2};
     uint32_t col[2] = {th->series[0], th->series[1]};
@@ -456,12 +496,12 @@ static int tab_build_line(app_view_ctx *c, const app_state *st, scene *s, const 
                                hi * 1.5, rope ? "rotary pair k" : "head",
                                rope ? "frequency \xce\xb8\xe2\x82\x96 (rad/position)" : "slope m",
                                FIG_GRID | FIG_YLOG);
-    fig_curve(s, &a, xs, yb, (size_t)n, col[1], t->cells ? 0 : 1.4, SCENE_DASHED);
     fig_curve(s, &a, xs, ya, (size_t)n, col[0], t->cells ? 0 : 1.8, 0);
     if (!t->cells)
         for (int i = 0; i < n; i++)
             scene_circle(s, fig_x(&a, xs[i]), fig_y(&a, ya[i]), t->text_h * 0.18, col[0], 0,
                          SCENE_FILL);
+    fig_curve(s, &a, xs, yb, (size_t)n, col[1], t->cells ? 0 : 1.4, SCENE_DASHED);
     if (rope) { /* the first pair whose wavelength 2 pi / theta exceeds the context */
         for (int i = 0; i < n; i++)
             if (2 * APP_PI / ya[i] > m->ctx) {
@@ -509,26 +549,24 @@ static int table_build(app_view_ctx *c, const app_state *st, scene *s, const sce
         if (!v) return -1;
     }
     char title[256], sub[512];
-    const char *what = init && m->pos.trained ? "at init (seeded start)"
-                       : m->pos.trained      ? "trained"
-                                             : "fixed by the formula (not trained)";
+    const char *what = init && m->pos.trained ? "at init" : m->pos.trained ? "trained" : "fixed";
     switch (kind) {
     case LMI_POS_TABLE:
-        snprintf(title, sizeof title, "The %s position table of %s", what, m->name);
-        snprintf(sub, sizeof sub,
-                 "%d positions x d=%d%s%s  PCA fitted on the first %d rows",
-                 m->pos.rows, m->pos.cols,
-                 tab_reached(m) < m->pos.rows ? "  rows past the context never got a gradient" : "",
-                 m->pos.trained && !init ? "  (init: --weights init)" : "", tab_reached(m));
+        snprintf(title, sizeof title, "%s: its %s position table", m->name,
+                 m->pos.trained ? (init ? "initial" : "trained") : "fixed (untrained)");
+        if (tab_reached(m) < m->pos.rows)
+            snprintf(sub, sizeof sub, "%d positions x d=%d; rows from %d never trained; PCA on rows 0-%d",
+                     m->pos.rows, m->pos.cols, tab_reached(m), tab_reached(m) - 1);
+        else
+            snprintf(sub, sizeof sub, "%d positions x d=%d", m->pos.rows, m->pos.cols);
         break;
     case LMI_POS_BUCKETS:
-        snprintf(title, sizeof title, "T5 bias %s of %s, each head against distance", what,
-                 m->name);
+        snprintf(title, sizeof title, "T5 biases of %s (%s), each head against distance", m->name,
+                 what);
         snprintf(sub, sizeof sub, "%d heads x %d buckets, max_distance %d, %s, shared by all %d "
-                 "layers%s",
+                 "layers",
                  m->pos.rows, m->pos.buckets, m->pos.max_distance,
-                 m->pos.bidirectional ? "bidirectional" : "causal", m->layers,
-                 init ? "" : "  (init: --weights init)");
+                 m->pos.bidirectional ? "bidirectional" : "causal", m->layers);
         break;
     case LMI_POS_SLOPES:
         snprintf(title, sizeof title, "ALiBi slopes of %s against the paper's", m->name);
