@@ -213,7 +213,8 @@ int lmi_set_alibi_scale(lmi_session *s, double scale, char *err, size_t errlen)
 
 int lmi_pos_params(const lmi_model *m, lmi_pos *out, char *err, size_t errlen)
 {
-    if (!m || !m->arch || !out) return fail(err, errlen, PE_EINVAL, "position parameters: no model");
+    if (!m || !m->arch || !out)
+        return fail(err, errlen, PE_EINVAL, "position parameters: no model");
     memset(out, 0, sizeof *out);
     if (!m->arch->pos_params)
         return fail(err, errlen, LMI_ENOTSUP,

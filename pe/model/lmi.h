@@ -74,11 +74,11 @@ typedef struct lmi_info {
 /* What a model's position scheme holds, as lmi_pos_params reports it (issue 23: the trained
  * tables, where the explorer used to show only the formulas and a random init). */
 enum {
-    LMI_POS_NONE = 0,   /* nothing: NoPE (only the causal mask orders the tokens) */
-    LMI_POS_TABLE = 1,  /* a (rows, cols) table added to the input: learned, sinusoidal */
+    LMI_POS_NONE = 0,    /* nothing: NoPE (only the causal mask orders the tokens) */
+    LMI_POS_TABLE = 1,   /* a (rows, cols) table added to the input: learned, sinusoidal */
     LMI_POS_BUCKETS = 2, /* T5: a scalar per (head, bucket of the distance j - i) */
-    LMI_POS_SLOPES = 3, /* ALiBi: a slope per head */
-    LMI_POS_ROPE = 4,   /* RoPE: the frequency base of the rotation */
+    LMI_POS_SLOPES = 3,  /* ALiBi: a slope per head */
+    LMI_POS_ROPE = 4,    /* RoPE: the frequency base of the rotation */
 };
 
 typedef struct lmi_pos {

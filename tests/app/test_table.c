@@ -231,8 +231,9 @@ static void test_learned(void)
     TAP_OK(serr < 6e-5, "variance shares of the first %d components (max error %.2g)", k, serr);
     TAP_OK(verr < 1e-5, "scores of every row on them, trained and never trained (max error %.2g)",
            verr);
-    TAP_OK(ev[0] / total > 0.5, "the first component holds most of the trained rows' variance "
-                                "(%.3f): position 0..%d is nearly a line",
+    TAP_OK(ev[0] / total > 0.5,
+           "the first component holds most of the trained rows' variance "
+           "(%.3f): position 0..%d is nearly a line",
            ev[0] / total, ctx - 1);
     free(mean), free(cov), free(ev), free(vec);
     app_data_free(&dp);
@@ -273,13 +274,15 @@ static void test_t5(void)
             if (n < exact)
                 b = n;
             else {
-                b = exact + (int)(log((double)n / exact) / log((double)maxd / exact) * (nb - exact));
+                b = exact +
+                    (int)(log((double)n / exact) / log((double)maxd / exact) * (nb - exact));
                 if (b > nb - 1) b = nb - 1;
             }
             bad += at(&d, (size_t)h * (R + 1) + (size_t)i) != (double)w[off + (size_t)h * nb + b];
         }
-    TAP_OK(bad == 0, "every head's bias at every distance 0..%d is the checkpoint's bucket value "
-                     "(%zu differ); one table for all %d layers",
+    TAP_OK(bad == 0,
+           "every head's bias at every distance 0..%d is the checkpoint's bucket value "
+           "(%zu differ); one table for all %d layers",
            R, bad, layers);
     TAP_OK(strstr(d.what, "(layers, heads, distance)") != NULL, "the header names the axes: %s",
            d.what);
@@ -301,8 +304,8 @@ static void test_lines(void)
     for (int h = 0; h < H; h++) /* the paper's slopes 2^(-8 (h+1) / H) for a power of two */
         worst = fmax(worst, fabs(at(&d, (size_t)h * 2 + 1) - pow(2, -8.0 * (h + 1) / H)) +
                                 fabs(at(&d, (size_t)h * 2) - at(&d, (size_t)h * 2 + 1)));
-    TAP_OK(rc == 0 && worst < 1e-12, "alibi.pelab keeps the paper's slopes for %d heads (%.2g)",
-           H, worst);
+    TAP_OK(rc == 0 && worst < 1e-12, "alibi.pelab keeps the paper's slopes for %d heads (%.2g)", H,
+           worst);
     app_data_free(&d);
     rc = view_data("rope", "all", "trained", &d, &c, err, sizeof err);
     TAP_OK(rc == 0 && d.ndim == 3, "rope data (%s)", err);

@@ -54,7 +54,8 @@ static void tab_cosine(const float *v, int rows, int cols, float *out)
     if (!nrm) return;
     for (int i = 0; i < rows; i++) {
         double s = 0;
-        for (int d = 0; d < cols; d++) s += (double)v[(size_t)i * cols + d] * v[(size_t)i * cols + d];
+        for (int d = 0; d < cols; d++)
+            s += (double)v[(size_t)i * cols + d] * v[(size_t)i * cols + d];
         nrm[i] = sqrt(s);
     }
     for (int i = 0; i < rows; i++)
@@ -106,7 +107,8 @@ static const tab_calc *tab_calc_get(app_view_ctx *c, const app_state *st, const 
     pe_matrix m = {.rows = (size_t)rows, .cols = (size_t)cols, .data = (float *)v};
     double var[TAB_K];
     double *s = malloc(sizeof *s * (size_t)reached * (size_t)k);
-    double *mean = calloc((size_t)cols, sizeof *mean), *load = calloc((size_t)cols * k, sizeof *load);
+    double *mean = calloc((size_t)cols, sizeof *mean),
+           *load = calloc((size_t)cols * k, sizeof *load);
     int rc = s && mean && load ? 0 : -1;
     if (rc < 0) snprintf(err, errlen, "out of memory");
     if (rc == 0 && pe_pca(&m, (size_t)reached, k, s, var, r->share, err, errlen) != PE_OK) rc = -1;
@@ -200,8 +202,8 @@ static void tab_legend_strip(scene *s, const scene_target *t, const fig_theme *t
             /* the terminal has no room for a line sample: the name in the curve's colour */
             if (!t->cells) scene_line(s, x, y, x + sample * 0.85, y, col[i], 1.6, fl[i]);
             x += sample;
-            scene_text(s, x, y, nm[i], size, SCENE_LEFT | SCENE_MIDDLE,
-                       t->cells ? col[i] : th->fg, 0);
+            scene_text(s, x, y, nm[i], size, SCENE_LEFT | SCENE_MIDDLE, t->cells ? col[i] : th->fg,
+                       0);
             x += scene_text_width(t, nm[i], size) + gap;
         }
         return;
@@ -257,8 +259,8 @@ static void tab_panel_pca(scene *s, const scene_target *t, const fig_theme *th, 
     unsigned fl[3] = {0, SCENE_DASHED, SCENE_DOTTED};
     for (int q = 0; q < nk; q++) col[q] = th->series[q];
     tab_legend_strip(s, t, th, &r, nm, col, fl, nk);
-    *out = fig_axes_draw(s, t, th, r, 0, rows - 1, lo - pad, hi + pad, "position", "score",
-                         FIG_GRID);
+    *out =
+        fig_axes_draw(s, t, th, r, 0, rows - 1, lo - pad, hi + pad, "position", "score", FIG_GRID);
     double *xs = malloc(sizeof *xs * (size_t)rows * 2);
     if (!xs) return;
     double *ys = xs + rows;
@@ -303,8 +305,7 @@ static void tab_panel_curve(scene *s, const scene_target *t, const fig_theme *th
     if (!t->cells) {
         double rad = t->text_h * 0.22;
         scene_circle(s, fig_x(out, xs[0]), fig_y(out, ys[0]), rad, th->series[0], 0, SCENE_FILL);
-        scene_circle(s, fig_x(out, xs[re - 1]), fig_y(out, ys[re - 1]), rad, th->fg, 0,
-                     SCENE_FILL);
+        scene_circle(s, fig_x(out, xs[re - 1]), fig_y(out, ys[re - 1]), rad, th->fg, 0, SCENE_FILL);
     }
     scene_textf(s, fig_x(out, xs[0]), fig_y(out, ys[0]), 0.8, SCENE_LEFT | SCENE_BOTTOM,
                 th->series[0], 0, " 0");
@@ -431,7 +432,10 @@ static int tab_build_t5(app_view_ctx *c, const app_state *st, scene *s, const sc
     snprintf(lab, sizeof lab, "\xe2\x88\x92max_distance %d", m->pos.max_distance);
     fig_vmark(s, t, th, &a, -m->pos.max_distance, lab);
     if (m->ctx != m->pos.max_distance && m->ctx <= R) {
-        snprintf(lab, sizeof lab, "\xe2\x88\x92" "ctx %d", m->ctx);
+        snprintf(lab, sizeof lab,
+                 "\xe2\x88\x92"
+                 "ctx %d",
+                 m->ctx);
         fig_vmark(s, t, th, &a, -m->ctx, lab);
     }
     if (!fig_legend_in_slot(s, t, th, &slot, nm, col, fl, shown))
@@ -483,7 +487,8 @@ static int tab_build_line(app_view_ctx *c, const app_state *st, scene *s, const 
     for (int i = 0; i < n; i++) same &= fabs(ya[i] - yb[i]) <= 1e-12 * fabs(yb[i]);
     if (rope) {
         snprintf(na, sizeof na, "model's base %.6g", m->pos.base);
-        snprintf(nb2, sizeof nb2, "default base %.6g%s", m->default_base, same ? " (= model's)" : "");
+        snprintf(nb2, sizeof nb2, "default base %.6g%s", m->default_base,
+                 same ? " (= model's)" : "");
     } else {
         snprintf(na, sizeof na, "model's slopes");
         snprintf(nb2, sizeof nb2, "the paper's 2^(-8(h+1)/H)%s", same ? " (= model's)" : "");
@@ -555,7 +560,8 @@ static int table_build(app_view_ctx *c, const app_state *st, scene *s, const sce
         snprintf(title, sizeof title, "%s: its %s position table", m->name,
                  m->pos.trained ? (init ? "initial" : "trained") : "fixed (untrained)");
         if (tab_reached(m) < m->pos.rows)
-            snprintf(sub, sizeof sub, "%d positions x d=%d; rows from %d never trained; PCA on rows 0-%d",
+            snprintf(sub, sizeof sub,
+                     "%d positions x d=%d; rows from %d never trained; PCA on rows 0-%d",
                      m->pos.rows, m->pos.cols, tab_reached(m), tab_reached(m) - 1);
         else
             snprintf(sub, sizeof sub, "%d positions x d=%d", m->pos.rows, m->pos.cols);
@@ -563,7 +569,8 @@ static int table_build(app_view_ctx *c, const app_state *st, scene *s, const sce
     case LMI_POS_BUCKETS:
         snprintf(title, sizeof title, "T5 biases of %s (%s), each head against distance", m->name,
                  what);
-        snprintf(sub, sizeof sub, "%d heads x %d buckets, max_distance %d, %s, shared by all %d "
+        snprintf(sub, sizeof sub,
+                 "%d heads x %d buckets, max_distance %d, %s, shared by all %d "
                  "layers",
                  m->pos.rows, m->pos.buckets, m->pos.max_distance,
                  m->pos.bidirectional ? "bidirectional" : "causal", m->layers);
@@ -571,7 +578,8 @@ static int table_build(app_view_ctx *c, const app_state *st, scene *s, const sce
     case LMI_POS_SLOPES:
         snprintf(title, sizeof title, "ALiBi slopes of %s against the paper's", m->name);
         snprintf(sub, sizeof sub, "%d heads; bias -m (i - j); %s", m->heads,
-                 m->pos.trained ? "trained slopes" : "ALiBi fixes its slopes: training leaves them");
+                 m->pos.trained ? "trained slopes"
+                                : "ALiBi fixes its slopes: training leaves them");
         break;
     default:
         snprintf(title, sizeof title, "RoPE frequencies of %s: base %.6g against %.6g", m->name,
@@ -589,8 +597,7 @@ static int table_build(app_view_ctx *c, const app_state *st, scene *s, const sce
 /* The numbers, one layout rule: (layers, heads, ...) where the values have layers and heads
  * (T5's biases: (1, heads, distance), shared by the layers; ALiBi: (1, heads, 2)); a table's
  * own axes otherwise; the header names every axis. */
-static int table_data(app_view_ctx *c, const app_state *st, app_data *out, char *err,
-                      size_t errlen)
+static int table_data(app_view_ctx *c, const app_state *st, app_data *out, char *err, size_t errlen)
 {
     const app_trained *m = tab_model(c, st, err, errlen);
     if (!m) return -1;
@@ -632,10 +639,11 @@ static int table_data(app_view_ctx *c, const app_state *st, app_data *out, char 
             for (int q = 0; q < nk; q++)
                 out->data[(size_t)i * nk + q] = k->scores[(size_t)i * TAB_K + q];
         out->f64 = 1;
-        int u = snprintf(out->what, sizeof out->what,
-                         "(position, component): PCA scores of the %s table of %.60s, fitted on rows "
-                         "0..%d; variance shares",
-                         src, m->name, tab_reached(m) - 1);
+        int u =
+            snprintf(out->what, sizeof out->what,
+                     "(position, component): PCA scores of the %s table of %.60s, fitted on rows "
+                     "0..%d; variance shares",
+                     src, m->name, tab_reached(m) - 1);
         for (int q = 0; q < nk && u > 0 && (size_t)u < sizeof out->what; q++)
             u += snprintf(out->what + u, sizeof out->what - (size_t)u, " %.4f", k->share[q]);
         return 0;
