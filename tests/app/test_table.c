@@ -322,9 +322,106 @@ static void test_lines(void)
     app_view_ctx_free(&c);
 }
 
+/* Where users met the init (issue 23, point 2): heatmap --pe learned, decay's learned curve and
+ * the t5 view now show the shipped models' trained values; --weights init the seeded start. */
+static int state_data(const char *const *opts, app_data *d, app_view_ctx *c, char *err,
+                      size_t errlen)
+{
+    app_state st;
+    app_state_default(&st);
+    for (int i = 0; opts[i]; i += 2)
+        if (app_option_set(&st, app_option_find(opts[i]), opts[i + 1], err, errlen) < 0) return -1;
+    return app_view_at((size_t)st.view)->data(c, &st, d, err, errlen);
+}
+
+static void test_trained_views(void)
+{
+    size_t nw = 0, nt = 0;
+    float *w = read_weights("learned", &nw), *w5 = read_weights("t5", &nt);
+    char err[512] = "";
+    /* the vocabulary's rows come first: 299 x 64 in both shipped checkpoints */
+    app_view_ctx c = {0};
+    app_data d = {0};
+    const char *hm[] = {"view", "heatmap", "pe", "learned", "len", "300", NULL};
+    int rc = state_data(hm, &d, &c, err, sizeof err);
+    size_t off = 299 * 64, bad = 0, nan_rows = 0;
+    TAP_OK(rc == 0 && d.shape[0] == 300 && d.shape[1] == 64 && w,
+           "heatmap --pe learned: (300, 64), the model's width (%s)", err);
+    for (size_t i = 0; rc == 0 && w && i < 300; i++) {
+        int all_nan = 1;
+        for (size_t j = 0; j < 64; j++) {
+            double v = at(&d, i * 64 + j);
+            if (i < 256)
+                bad += v != (double)w[off + i * 64 + j];
+            else
+                all_nan &= isnan(v);
+        }
+        nan_rows += i >= 256 && all_nan;
+    }
+    TAP_OK(rc == 0 && bad == 0 && nan_rows == 44,
+           "its rows 0..255 are the checkpoint's table (%zu differ), rows 256..299 have no vector "
+           "(%zu NaN rows)",
+           bad, nan_rows);
+    TAP_OK(strstr(d.what, "trained") != NULL, "the export says trained: %s", d.what);
+    app_data_free(&d);
+    app_view_ctx_free(&c);
+
+    /* decay's learned curve: row p0 against every row of the trained table */
+    app_view_ctx c2 = {0};
+    const char *dc[] = {"view", "decay", "curves", "learned", "pos", "20", NULL};
+    rc = state_data(dc, &d, &c2, err, sizeof err);
+    double worst = 0;
+    /* (1 + curves, L): the positions, then the curve */
+    size_t n = rc == 0 && d.ndim == 2 && d.shape[0] == 2 ? d.shape[1] : 0;
+    for (size_t i = 0; w && i < n && i < 256; i++) {
+        double s = 0, s0 = 0;
+        for (size_t k = 0; k < 64; k++) {
+            s += (double)w[off + 20 * 64 + k] * w[off + i * 64 + k];
+            s0 += (double)w[off + 20 * 64 + k] * w[off + 20 * 64 + k];
+        }
+        worst = fmax(worst, fabs(at(&d, n + i) - s / s0));
+    }
+    TAP_OK(rc == 0 && n == 256 && worst < 1e-6,
+           "decay's learned curve at p0 20 is PE(20).PE(p)/|PE(20)|^2 of the trained table "
+           "(max error %.2g; %s)",
+           worst, err);
+    app_data_free(&d);
+    app_view_ctx_free(&c2);
+
+    /* the t5 view: head 2's bias at each distance is the trained bucket value */
+    app_view_ctx c3 = {0};
+    const char *t5[] = {"view", "t5", "head", "2", NULL};
+    rc = state_data(t5, &d, &c3, err, sizeof err);
+    bad = 0;
+    size_t rows = rc == 0 ? d.shape[0] : 0;
+    for (size_t i = 0; w5 && i < rows; i++) {
+        double rel = at(&d, i * 3), bk = at(&d, i * 3 + 1), v = at(&d, i * 3 + 2);
+        if (rel > 0) {
+            bad += !(isinf(v) && v < 0); /* causal: masked */
+            continue;
+        }
+        bad += v != (double)w5[off + 2 * 32 + (size_t)bk];
+    }
+    TAP_OK(rc == 0 && rows > 0 && bad == 0,
+           "t5 view, head 2: %zu distances, each bias the checkpoint's value of its bucket (%zu "
+           "differ; %s)",
+           rows, bad, err);
+    TAP_OK(rc == 0 && strstr(d.what, "trained"), "the export says trained: %s", d.what);
+    app_data_free(&d);
+    const char *t5i[] = {"view", "t5", "head", "2", "weights", "init", NULL};
+    rc = state_data(t5i, &d, &c3, err, sizeof err);
+    TAP_OK(rc == 0 && strstr(d.what, "seeded init"), "--weights init: the seeded values (%s)",
+           rc ? err : d.what);
+    app_data_free(&d);
+    app_view_ctx_free(&c3);
+    free(w);
+    free(w5);
+}
+
 int main(void)
 {
     test_learned();
+    test_trained_views();
     test_t5();
     test_lines();
     return tap_done();

@@ -684,6 +684,16 @@ static int table_data(app_view_ctx *c, const app_state *st, app_data *out, char 
     return 0;
 }
 
+/* --weights applies where a trained model's values are drawn: this view, the t5 view, and a
+ * learned table (heatmap --pe learned, decay's learned curve) */
+static int weights_applies(const app_state *st)
+{
+    const char *v = app_view_at((size_t)st->view)->name;
+    return !strcmp(v, "table") || !strcmp(v, "t5") ||
+           (!strcmp(v, "heatmap") && st->enc && !strcmp(st->enc->name, "learned")) ||
+           (!strcmp(v, "decay") && (st->curves & APP_CURVE_LEARNED));
+}
+
 /* --weights is also read by heatmap, decay and t5 (they list it; the rows register here) */
 static const app_option table_options[] = {
     {APP_CHO("part", NULL,
@@ -693,7 +703,8 @@ static const app_option table_options[] = {
     {APP_CHO("weights", NULL,
              "position values of a trained model: trained|init (init: the seeded start, what "
              "training began from)",
-             attn.weights_init, weights_names)},
+             attn.weights_init, weights_names),
+     .applies = weights_applies},
     {.name = NULL},
 };
 
