@@ -27,6 +27,9 @@ typedef struct app_attn_state {
     int weights_init;      /* the trained position values (0) or their seeded init (1): the table
                               view, and --pe learned / the t5 view's biases (issue 23) */
     int table_part;        /* table view: which part (APP_TABLE_PART_*; 0 = all) */
+    char tokenizer[512];   /* a real model's tokenizer file instead of the one beside it; "" */
+    char compare_tokenizer[512]; /* the same for --compare */
+    char ids[1024]; /* token ids "1,2,3" given instead of a prompt; "" = tokenize text */
 } app_attn_state;
 
 /* The defaults: the rope model on the "toy" preset, compared with alibi, the last token. */
