@@ -210,7 +210,6 @@ int lmi_token_text(const lmi_model *m, int id, char *buf, size_t cap);
  * RoPE's base, or nothing (lmi_pos). Pointers stay valid while m is open. LMI_ENOTSUP when the
  * architecture cannot say. */
 int lmi_pos_params(const lmi_model *m, lmi_pos *out, char *err, size_t errlen);
-}
 
 /* Use the tokenizer at path (a file, or a folder to search) instead of the one found beside the
  * model. LMI_ENOTSUP with one line for a model whose vocabulary is its own (pelab's tiny
