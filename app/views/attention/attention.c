@@ -22,6 +22,26 @@
 #include "options.h"
 #include "views.h"
 
+/* v for people (fig_num: 0.98, 7.7×10⁻⁷, 500,000) in a buffer of the statement that uses it, so
+ * one line may hold several: messages read as the figures' numbers do, never "9.8e-01" */
+static const char *num_text(double v, int sig, char *buf)
+{
+    fig_num(v, sig, buf, 48);
+    return buf;
+}
+#define NUM(v, sig) num_text((v), (sig), (char[48]){0})
+/* the same without a thousands comma below a million (10000): a terminal column's gauge label,
+ * which has no character to spare */
+static const char *num_short(double v, int sig, char *buf)
+{
+    if (fabs(v) >= 1e-3 && fabs(v) < 1e6)
+        snprintf(buf, 48, "%.*g", sig, v);
+    else
+        fig_num(v, sig, buf, 48);
+    return buf;
+}
+#define NUMS(v, sig) num_short((v), (sig), (char[48]){0})
+
 #define LOG_FLOOR 1e-3 /* log colours: weights below 0.001 share the lowest colour */
 
 /* What one figure draws from: the run, the step and head shown, and the colour scale. */
@@ -764,9 +784,11 @@ static void draw_gauge(actx *c, const app_attn *a, fig_rect r)
         hi = fmax(now, trained) * 8;
         lg = 1;
         if (t->cells)
-            snprintf(buf, sizeof buf, "base %g \xe2\x97\x8f trained %g \xe2\x94\xbc", now, trained);
+            snprintf(buf, sizeof buf, "base %s \xe2\x97\x8f trained %s \xe2\x94\xbc", NUMS(now, 6),
+                     NUMS(trained, 6));
         else
-            snprintf(buf, sizeof buf, "RoPE base %g in use; trained with %g", now, trained);
+            snprintf(buf, sizeof buf, "RoPE base %s in use; trained with %s", NUM(now, 6),
+                     NUM(trained, 6));
     } else {
         now = c->st->attn.alibi_scale;
         trained = 1;
@@ -775,10 +797,11 @@ static void draw_gauge(actx *c, const app_attn *a, fig_rect r)
         lg = 0;
         int h = c->head >= 0 ? c->head : 0;
         if (t->cells)
-            snprintf(buf, sizeof buf, "slopes x%.3g \xe2\x97\x8f trained x1 \xe2\x94\xbc", now);
+            snprintf(buf, sizeof buf, "slopes x%s \xe2\x97\x8f trained x1 \xe2\x94\xbc",
+                     NUMS(now, 3));
         else
-            snprintf(buf, sizeof buf, "ALiBi slopes x%.4g (head %d: m=%.4g, trained %.4g)", now, h,
-                     a->slopes[h], a->trained_slopes[h]);
+            snprintf(buf, sizeof buf, "ALiBi slopes x%s (head %d: m=%s, trained %s)", NUM(now, 4),
+                     h, NUM(a->slopes[h], 4), NUM(a->trained_slopes[h], 4));
     }
     /* a narrow column: the size steps down, then the short form, on two lines if it must
      * (the gauge is then a line shorter: the ruler sits closer) */
@@ -787,13 +810,15 @@ static void draw_gauge(actx *c, const app_attn *a, fig_rect r)
     char second[64] = "";
     if (scene_text_width(t, buf, size) > r.w) {
         if (t->cells)
-            snprintf(buf, sizeof buf, "%g \xe2\x97\x8f trained %g \xe2\x94\xbc", now, trained);
+            snprintf(buf, sizeof buf, "%s \xe2\x97\x8f trained %s \xe2\x94\xbc", NUMS(now, 6),
+                     NUMS(trained, 6));
         else
-            snprintf(buf, sizeof buf, "%s %g, trained %g", rope ? "base" : "x", now, trained);
+            snprintf(buf, sizeof buf, "%s %s, trained %s", rope ? "base" : "x", NUM(now, 6),
+                     NUM(trained, 6));
     }
     if (!t->cells && scene_text_width(t, buf, size) > r.w) {
-        snprintf(buf, sizeof buf, "%s %g,", rope ? "base" : "x", now);
-        snprintf(second, sizeof second, "trained %g", trained);
+        snprintf(buf, sizeof buf, "%s %s,", rope ? "base" : "x", NUM(now, 6));
+        snprintf(second, sizeof second, "trained %s", NUM(trained, 6));
         size = 0.85;
         while (size > 0.6 &&
                (scene_text_width(t, buf, size) > r.w || scene_text_width(t, second, size) > r.w))
@@ -909,12 +934,13 @@ static void experiments(const actx *c, const app_attn *a, char *buf, size_t n)
     } while (0)
     if (st->attn.shift) ADD("  shift +%d", st->attn.shift);
     if (a->caps & LMI_CAN_ROPE_BASE)
-        ADD("  base %g%s", a->base, a->base == a->trained_base ? " (trained)" : "");
+        ADD("  base %s%s", NUM(a->base, 6), a->base == a->trained_base ? " (trained)" : "");
     if (a->caps & LMI_CAN_ALIBI_SCALE)
-        ADD("  slopes x%g%s", st->attn.alibi_scale, st->attn.alibi_scale == 1 ? " (trained)" : "");
+        ADD("  slopes x%s%s", NUM(st->attn.alibi_scale, 6),
+            st->attn.alibi_scale == 1 ? " (trained)" : "");
     if (st->attn.generate > 0) ADD("  %s", st->attn.temperature > 0 ? "sampled" : "greedy");
     if (st->attn.generate > 0 && st->attn.temperature > 0)
-        ADD(" T=%g seed %d", st->attn.temperature, st->attn.gen_seed);
+        ADD(" T=%s seed %d", NUM(st->attn.temperature, 6), st->attn.gen_seed);
 #undef ADD
 }
 
@@ -935,8 +961,8 @@ static void notice_line(const actx *c, const app_attn *a, const char *dropped, c
     buf[0] = '\0';
     if (c->st->attn.shift > 0 && a->shift_diff >= 0)
         u += (size_t)snprintf(buf, n,
-                              "shift +%d: attention moved by at most %.1e, the pattern %s (%s). ",
-                              c->st->attn.shift, a->shift_diff,
+                              "shift +%d: attention moved by at most %s, the pattern %s (%s). ",
+                              c->st->attn.shift, NUM(a->shift_diff, 2),
                               a->shift_diff < 1e-4 ? "stays" : "changes", shift_why(a->pe));
     if (a->notice[0] && u < n) u += (size_t)snprintf(buf + u, n - u, "%s ", a->notice);
     if (dropped && dropped[0] && u < n) snprintf(buf + u, n - u, "%s", dropped);
