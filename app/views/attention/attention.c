@@ -343,6 +343,7 @@ static void bars_pixels(actx *c, const app_attn *a, fig_rect r, const float *row
         int k = (int)floor(probe.area.w * 0.8 / minbar);
         j0 = n1 - (k < 2 ? 2 : k);
         if (j0 < 0) j0 = 0;
+        scene_note_squeeze(c->s); /* tokens without a bar: zoomed text gives way first */
     }
     /* the notes in the plot's top-left corner get headroom above the tallest bar */
     int notes = (c->kind == APP_SCALE_NOFIRST) + (j0 > 0);
@@ -605,6 +606,23 @@ static void draw_multiples(actx *c, const app_attn *a, fig_rect r, int chosen)
 
 /* with_bar: 1 draws the matrix with its colourbar; 2 draws it bare (no ticks, no axis names:
  * the compare view on a short canvas, where the labels would take most of a small square) */
+/* The matrix's axes, heatmap and (with_bar) colourbar in r; bare: no ticks or axis names. */
+static fig_axes matrix_axes(actx *c, fig_rect r, const float *m, int n1, int with_bar, int bare,
+                            const char *lab)
+{
+    const scene_target *t = c->t;
+    const fig_theme *th = c->th;
+    if (with_bar)
+        return app_draw_matrix(c->s, t, th, r, m, (size_t)n1, (size_t)n1, (size_t)n1, 0, n1, 0, n1,
+                               "key j", lab, c->map, c->vmin, c->vmax, c->cbar, th->mask);
+    fig_axes ax =
+        fig_axes_draw(c->s, t, th, r, 0, n1, 0, n1, bare ? NULL : "key j", bare ? NULL : lab,
+                      FIG_Y_DOWN | (bare ? FIG_NO_XTICKS | FIG_NO_YTICKS : 0));
+    scene_heatmap(c->s, ax.area.x, ax.area.y, ax.area.w, ax.area.h, m, (size_t)n1, (size_t)n1,
+                  (size_t)n1, c->vmin, c->vmax, c->map, th->mask);
+    return ax;
+}
+
 static void draw_head_matrix(actx *c, app_view_ctx *vc, const app_attn *a, fig_rect r, int head,
                              int with_bar)
 {
@@ -625,15 +643,24 @@ static void draw_head_matrix(actx *c, app_view_ctx *vc, const app_attn *a, fig_r
         r.w = wmax;
         if (t->cells) r.x = floor(r.x);
     }
-    fig_axes ax;
-    if (with_bar) {
-        ax = app_draw_matrix(c->s, t, th, r, m, (size_t)n1, (size_t)n1, (size_t)n1, 0, n1, 0, n1,
-                             "key j", lab, c->map, c->vmin, c->vmax, c->cbar, th->mask);
-    } else {
-        ax = fig_axes_draw(c->s, t, th, r, 0, n1, 0, n1, bare ? NULL : "key j", bare ? NULL : lab,
-                           FIG_Y_DOWN | (bare ? FIG_NO_XTICKS | FIG_NO_YTICKS : 0));
-        scene_heatmap(c->s, ax.area.x, ax.area.y, ax.area.w, ax.area.h, m, (size_t)n1, (size_t)n1,
-                      (size_t)n1, c->vmin, c->vmax, c->map, th->mask);
+    size_t first_item = c->s->n;
+    fig_axes ax = matrix_axes(c, r, m, n1, with_bar, bare, lab);
+    /* nor taller than wide (issue 27: a narrow column under the projector zoom drew a 70x170 px
+     * matrix): the height gives way, laid out again at the square, and the scene hears that the
+     * matrix got less than its room's height, so zoomed text steps down first (views.c) */
+    if (!t->cells && fabs(ax.area.h - ax.area.w) > 1) {
+        if (ax.area.h > ax.area.w * 1.15) scene_note_squeeze(c->s);
+        double cut = ax.area.h - ax.area.w; /* > 0: too tall; < 0: too wide (the labels took
+                                               less than the estimate above) */
+        if (cut > 0) {
+            r.y += cut / 2;
+            r.h -= cut;
+        } else {
+            r.x -= cut / 2;
+            r.w += cut;
+        }
+        c->s->n = first_item; /* the first try's items go; the arena keeps their bytes */
+        ax = matrix_axes(c, r, m, n1, with_bar, bare, lab);
     }
     if (!t->cells) { /* the current step is the last row */
         double y0 = fig_y(&ax, c->step), y1 = fig_y(&ax, c->step + 1);
