@@ -22,6 +22,26 @@
 #include "options.h"
 #include "views.h"
 
+/* v for people (fig_num: 0.98, 7.7×10⁻⁷, 500,000) in a buffer of the statement that uses it, so
+ * one line may hold several: messages read as the figures' numbers do, never "9.8e-01" */
+static const char *num_text(double v, int sig, char *buf)
+{
+    fig_num(v, sig, buf, 48);
+    return buf;
+}
+#define NUM(v, sig) num_text((v), (sig), (char[48]){0})
+/* the same without a thousands comma below a million (10000): a terminal column's gauge label,
+ * which has no character to spare */
+static const char *num_short(double v, int sig, char *buf)
+{
+    if (fabs(v) >= 1e-3 && fabs(v) < 1e6)
+        snprintf(buf, 48, "%.*g", sig, v);
+    else
+        fig_num(v, sig, buf, 48);
+    return buf;
+}
+#define NUMS(v, sig) num_short((v), (sig), (char[48]){0})
+
 #define LOG_FLOOR 1e-3 /* log colours: weights below 0.001 share the lowest colour */
 
 /* What one figure draws from: the run, the step and head shown, and the colour scale. */
@@ -335,6 +355,7 @@ static void bars_pixels(actx *c, const app_attn *a, fig_rect r, const float *row
         int k = (int)floor(probe.area.w * 0.8 / minbar);
         j0 = n1 - (k < 1 ? 1 : k);
         if (j0 < 0) j0 = 0;
+        scene_note_squeeze(c->s); /* tokens without a bar: zoomed text gives way first */
     }
     /* the notes in the plot's top-left corner get headroom above the tallest bar */
     int notes = (c->kind == APP_SCALE_NOFIRST) + (j0 > 0);
@@ -597,6 +618,23 @@ static void draw_multiples(actx *c, const app_attn *a, fig_rect r, int chosen)
 
 /* with_bar: 1 draws the matrix with its colourbar; 2 draws it bare (no ticks, no axis names:
  * the compare view on a short canvas, where the labels would take most of a small square) */
+/* The matrix's axes, heatmap and (with_bar) colourbar in r; bare: no ticks or axis names. */
+static fig_axes matrix_axes(actx *c, fig_rect r, const float *m, int n1, int with_bar, int bare,
+                            const char *lab)
+{
+    const scene_target *t = c->t;
+    const fig_theme *th = c->th;
+    if (with_bar)
+        return app_draw_matrix(c->s, t, th, r, m, (size_t)n1, (size_t)n1, (size_t)n1, 0, n1, 0, n1,
+                               "key j", lab, c->map, c->vmin, c->vmax, c->cbar, th->mask);
+    fig_axes ax =
+        fig_axes_draw(c->s, t, th, r, 0, n1, 0, n1, bare ? NULL : "key j", bare ? NULL : lab,
+                      FIG_Y_DOWN | (bare ? FIG_NO_XTICKS | FIG_NO_YTICKS : 0));
+    scene_heatmap(c->s, ax.area.x, ax.area.y, ax.area.w, ax.area.h, m, (size_t)n1, (size_t)n1,
+                  (size_t)n1, c->vmin, c->vmax, c->map, th->mask);
+    return ax;
+}
+
 static void draw_head_matrix(actx *c, app_view_ctx *vc, const app_attn *a, fig_rect r, int head,
                              int with_bar)
 {
@@ -617,15 +655,24 @@ static void draw_head_matrix(actx *c, app_view_ctx *vc, const app_attn *a, fig_r
         r.w = wmax;
         if (t->cells) r.x = floor(r.x);
     }
-    fig_axes ax;
-    if (with_bar) {
-        ax = app_draw_matrix(c->s, t, th, r, m, (size_t)n1, (size_t)n1, (size_t)n1, 0, n1, 0, n1,
-                             "key j", lab, c->map, c->vmin, c->vmax, c->cbar, th->mask);
-    } else {
-        ax = fig_axes_draw(c->s, t, th, r, 0, n1, 0, n1, bare ? NULL : "key j", bare ? NULL : lab,
-                           FIG_Y_DOWN | (bare ? FIG_NO_XTICKS | FIG_NO_YTICKS : 0));
-        scene_heatmap(c->s, ax.area.x, ax.area.y, ax.area.w, ax.area.h, m, (size_t)n1, (size_t)n1,
-                      (size_t)n1, c->vmin, c->vmax, c->map, th->mask);
+    size_t first_item = c->s->n;
+    fig_axes ax = matrix_axes(c, r, m, n1, with_bar, bare, lab);
+    /* nor taller than wide (issue 27: a narrow column under the projector zoom drew a 70x170 px
+     * matrix): the height gives way, laid out again at the square, and the scene hears that the
+     * matrix got less than its room's height, so zoomed text steps down first (views.c) */
+    if (!t->cells && fabs(ax.area.h - ax.area.w) > 1) {
+        if (ax.area.h > ax.area.w * 1.15) scene_note_squeeze(c->s);
+        double cut = ax.area.h - ax.area.w; /* > 0: too tall; < 0: too wide (the labels took
+                                               less than the estimate above) */
+        if (cut > 0) {
+            r.y += cut / 2;
+            r.h -= cut;
+        } else {
+            r.x -= cut / 2;
+            r.w += cut;
+        }
+        c->s->n = first_item; /* the first try's items go; the arena keeps their bytes */
+        ax = matrix_axes(c, r, m, n1, with_bar, bare, lab);
     }
     if (!t->cells) { /* the current step is the last row */
         double y0 = fig_y(&ax, c->step), y1 = fig_y(&ax, c->step + 1);
@@ -760,17 +807,6 @@ static double gauge_height(const scene_target *t)
     return t->cells ? 4 : t->text_h * 3.9;
 }
 
-/* A RoPE base where room is short (the gauge, the model's heading): a whole number below a
- * million without the thousands commas fig_num puts in (10000), otherwise fig_num's 10⁶ or
- * 1.5×10⁶, never printf's 1e+06. */
-static void base_num(double v, char *buf, size_t n)
-{
-    if (v >= 1e4 && v < 1e6 && v == floor(v))
-        snprintf(buf, n, "%.0f", v);
-    else
-        fig_num(v, 6, buf, n);
-}
-
 /* "base now / trained" and a ruler with the trained value marked and the value in use. */
 static void draw_gauge(actx *c, const app_attn *a, fig_rect r)
 {
@@ -780,20 +816,18 @@ static void draw_gauge(actx *c, const app_attn *a, fig_rect r)
     double now, trained, lo, hi;
     int lg;
     int rope = (a->caps & LMI_CAN_ROPE_BASE) != 0;
-    /* the numbers as every figure writes them (fig_num: 500,000 or 10⁶, not 1e+06) */
-    char ns[48], ts[48];
     if (rope) {
         now = a->base;
         trained = a->trained_base;
         lo = fmin(now, trained) / 8;
         hi = fmax(now, trained) * 8;
         lg = 1;
-        base_num(now, ns, sizeof ns);
-        base_num(trained, ts, sizeof ts);
         if (t->cells)
-            snprintf(buf, sizeof buf, "base %s \xe2\x97\x8f trained %s \xe2\x94\xbc", ns, ts);
+            snprintf(buf, sizeof buf, "base %s \xe2\x97\x8f trained %s \xe2\x94\xbc", NUMS(now, 6),
+                     NUMS(trained, 6));
         else
-            snprintf(buf, sizeof buf, "RoPE base %s in use; trained with %s", ns, ts);
+            snprintf(buf, sizeof buf, "RoPE base %s in use; trained with %s", NUM(now, 6),
+                     NUM(trained, 6));
     } else {
         now = c->st->attn.alibi_scale;
         trained = 1;
@@ -801,19 +835,12 @@ static void draw_gauge(actx *c, const app_attn *a, fig_rect r)
         hi = fmax(2, now * 1.25);
         lg = 0;
         int h = c->head >= 0 ? c->head : 0;
-        fig_num(now, 4, ns, sizeof ns);
-        fig_num(trained, 4, ts, sizeof ts);
-        char m_s[48], mt_s[48];
-        fig_num(a->slopes[h], 4, m_s, sizeof m_s);
-        fig_num(a->trained_slopes[h], 4, mt_s, sizeof mt_s);
         if (t->cells)
-            snprintf(buf, sizeof buf,
-                     "slopes \xc3\x97%s \xe2\x97\x8f trained \xc3\x97"
-                     "1 \xe2\x94\xbc",
-                     ns);
+            snprintf(buf, sizeof buf, "slopes x%s \xe2\x97\x8f trained x1 \xe2\x94\xbc",
+                     NUMS(now, 3));
         else
-            snprintf(buf, sizeof buf, "ALiBi slopes \xc3\x97%s (head %d: m=%s, trained %s)", ns, h,
-                     m_s, mt_s);
+            snprintf(buf, sizeof buf, "ALiBi slopes x%s (head %d: m=%s, trained %s)", NUM(now, 4),
+                     h, NUM(a->slopes[h], 4), NUM(a->trained_slopes[h], 4));
     }
     /* a narrow column: the size steps down, then the short form, on two lines if it must
      * (the gauge is then a line shorter: the ruler sits closer) */
@@ -822,13 +849,15 @@ static void draw_gauge(actx *c, const app_attn *a, fig_rect r)
     char second[64] = "";
     if (scene_text_width(t, buf, size) > r.w) {
         if (t->cells)
-            snprintf(buf, sizeof buf, "%s \xe2\x97\x8f trained %s \xe2\x94\xbc", ns, ts);
+            snprintf(buf, sizeof buf, "%s \xe2\x97\x8f trained %s \xe2\x94\xbc", NUMS(now, 6),
+                     NUMS(trained, 6));
         else
-            snprintf(buf, sizeof buf, "%s %s, trained %s", rope ? "base" : "\xc3\x97", ns, ts);
+            snprintf(buf, sizeof buf, "%s %s, trained %s", rope ? "base" : "x", NUM(now, 6),
+                     NUM(trained, 6));
     }
     if (!t->cells && scene_text_width(t, buf, size) > r.w) {
-        snprintf(buf, sizeof buf, "%s %s,", rope ? "base" : "\xc3\x97", ns);
-        snprintf(second, sizeof second, "trained %s", ts);
+        snprintf(buf, sizeof buf, "%s %s,", rope ? "base" : "x", NUM(now, 6));
+        snprintf(second, sizeof second, "trained %s", NUM(trained, 6));
         size = 0.85;
         while (size > 0.6 &&
                (scene_text_width(t, buf, size) > r.w || scene_text_width(t, second, size) > r.w))
@@ -942,28 +971,21 @@ static void experiments(const actx *c, const app_attn *a, char *buf, size_t n)
             if (w_ > 0) u += (size_t)w_;                                                           \
         }                                                                                          \
     } while (0)
-    char num[48]; /* numbers as every figure writes them (fig_num: 10,000, not 1e+04) */
     if (st->attn.shift) ADD("  shift +%d", st->attn.shift);
-    if (a->caps & LMI_CAN_ROPE_BASE) {
-        base_num(a->base, num, sizeof num);
-        ADD("  base %s%s", num, a->base == a->trained_base ? " (trained)" : "");
-    }
+    if (a->caps & LMI_CAN_ROPE_BASE)
+        ADD("  base %s%s", NUM(a->base, 6), a->base == a->trained_base ? " (trained)" : "");
     if (a->scaled) {
         static const char *const names[] = {"none", "linear", "ntk",     "dynamic",
                                             "yarn", "llama3", "longrope"};
         int k = a->key.scaling;
-        fig_num(a->key.factor, 4, num, sizeof num);
-        ADD("  %s \xc3\x97%s", k >= 0 && k < 7 ? names[k] : "scaling", num);
+        ADD("  %s x%s", k >= 0 && k < 7 ? names[k] : "scaling", NUM(a->key.factor, 6));
     }
-    if (a->caps & LMI_CAN_ALIBI_SCALE) {
-        fig_num(st->attn.alibi_scale, 4, num, sizeof num);
-        ADD("  slopes \xc3\x97%s%s", num, st->attn.alibi_scale == 1 ? " (trained)" : "");
-    }
+    if (a->caps & LMI_CAN_ALIBI_SCALE)
+        ADD("  slopes x%s%s", NUM(st->attn.alibi_scale, 6),
+            st->attn.alibi_scale == 1 ? " (trained)" : "");
     if (st->attn.generate > 0) ADD("  %s", st->attn.temperature > 0 ? "sampled" : "greedy");
-    if (st->attn.generate > 0 && st->attn.temperature > 0) {
-        fig_num(st->attn.temperature, 3, num, sizeof num);
-        ADD(" T=%s seed %d", num, st->attn.gen_seed);
-    }
+    if (st->attn.generate > 0 && st->attn.temperature > 0)
+        ADD(" T=%s seed %d", NUM(st->attn.temperature, 6), st->attn.gen_seed);
 #undef ADD
 }
 
@@ -984,8 +1006,8 @@ static void notice_line(const actx *c, const app_attn *a, const char *dropped, c
     buf[0] = '\0';
     if (c->st->attn.shift > 0 && a->shift_diff >= 0)
         u += (size_t)snprintf(buf, n,
-                              "shift +%d: attention moved by at most %.1e, the pattern %s (%s). ",
-                              c->st->attn.shift, a->shift_diff,
+                              "shift +%d: attention moved by at most %s, the pattern %s (%s). ",
+                              c->st->attn.shift, NUM(a->shift_diff, 2),
                               a->shift_diff < 1e-4 ? "stays" : "changes", shift_why(a->pe));
     if (a->notice[0] && u < n) u += (size_t)snprintf(buf + u, n - u, "%s ", a->notice);
     if (dropped && dropped[0] && u < n) snprintf(buf + u, n - u, "%s", dropped);
