@@ -1305,7 +1305,13 @@ fig_legend_slot fig_legend_take(const scene_target *t, fig_rect *outer, const ch
     /* the plot's height once the axes took their tick labels and x label (about 3.3 lines),
      * and its width once the y axis took its ticks and label (about 4 lines) */
     double area_h = outer->h - 3.3 * m.T, area_w = outer->w - 4.0 * m.T;
-    if (n * m.T * 0.9 <= 0.35 * area_h) return slot;
+    /* inside, unless it would take a third of the plot's height or, in a narrow plot (a paper
+     * column), more than half its width */
+    double widest = 0;
+    for (int i = 0; i < n; i++)
+        widest = fmax(widest, scene_text_width(t, names[i] ? names[i] : "", 0.9));
+    double box_w = widest + round(1.6 * m.T) + 3.0 * m.pad;
+    if (n * m.T * 0.9 <= 0.35 * area_h && box_w <= 0.5 * area_w) return slot;
     /* Above the plot in as many columns as fit, or beside it on the right in one column (as
      * matplotlib's legend outside the axes): whichever leaves the plot the larger area, each
      * side at least four lines (a paper column: a strip of six names in one column would leave

@@ -856,8 +856,8 @@ static void draw_gauge(actx *c, const app_attn *a, fig_rect r)
                      NUM(trained, 6));
     }
     if (!t->cells && scene_text_width(t, buf, size) > r.w) {
-        snprintf(buf, sizeof buf, "%s %s,", rope ? "base" : "x", NUM(now, 6));
-        snprintf(second, sizeof second, "trained %s", NUM(trained, 6));
+        snprintf(buf, sizeof buf, "%s %s,", rope ? "base" : "x", NUMS(now, 6));
+        snprintf(second, sizeof second, "trained %s", NUMS(trained, 6));
         size = 0.85;
         while (size > 0.6 &&
                (scene_text_width(t, buf, size) > r.w || scene_text_width(t, second, size) > r.w))
@@ -973,7 +973,7 @@ static void experiments(const actx *c, const app_attn *a, char *buf, size_t n)
     } while (0)
     if (st->attn.shift) ADD("  shift +%d", st->attn.shift);
     if (a->caps & LMI_CAN_ROPE_BASE)
-        ADD("  base %s%s", NUM(a->base, 6), a->base == a->trained_base ? " (trained)" : "");
+        ADD("  base %s%s", NUMS(a->base, 6), a->base == a->trained_base ? " (trained)" : "");
     if (a->scaled) {
         static const char *const names[] = {"none", "linear", "ntk",     "dynamic",
                                             "yarn", "llama3", "longrope"};
