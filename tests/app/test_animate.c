@@ -134,6 +134,82 @@ static void check_gif(const char *p, const png_image_rd *ref0, const png_image_r
     DGifCloseFile(g, &e);
 }
 
+/* Every frame of a GIF composited in turn (frames are drawn over what came before, with their
+ * transparent index left through): n frames of w x h RGBA in one malloc'd block, or NULL. */
+static uint8_t *gif_frames(const char *p, int *n, int *w, int *h)
+{
+    int e = 0;
+    GifFileType *g = DGifOpenFileName(p, &e);
+    if (!g || DGifSlurp(g) != GIF_OK || !g->SColorMap || g->ImageCount < 1) {
+        if (g) DGifCloseFile(g, &e);
+        return NULL;
+    }
+    *n = g->ImageCount;
+    *w = g->SWidth;
+    *h = g->SHeight;
+    size_t fb = (size_t)*w * (size_t)*h * 4;
+    uint8_t *all = calloc((size_t)*n, fb), *canvas = calloc(1, fb);
+    const ColorMapObject *gm = g->SColorMap;
+    for (int i = 0; all && canvas && i < *n; i++) {
+        SavedImage *si = &g->SavedImages[i];
+        const ColorMapObject *cm = si->ImageDesc.ColorMap ? si->ImageDesc.ColorMap : gm;
+        GraphicsControlBlock gcb;
+        gcb.TransparentColor = NO_TRANSPARENT_COLOR;
+        DGifSavedExtensionToGCB(g, i, &gcb);
+        GifImageDesc *d = &si->ImageDesc;
+        for (int y = 0; y < d->Height; y++)
+            for (int x = 0; x < d->Width; x++) {
+                int k = si->RasterBits[y * d->Width + x];
+                int cx = d->Left + x, cy = d->Top + y;
+                if (k == gcb.TransparentColor || k >= cm->ColorCount || cx >= *w || cy >= *h)
+                    continue;
+                uint8_t *o = canvas + ((size_t)cy * (size_t)*w + (size_t)cx) * 4;
+                o[0] = cm->Colors[k].Red;
+                o[1] = cm->Colors[k].Green;
+                o[2] = cm->Colors[k].Blue;
+                o[3] = 255;
+            }
+        memcpy(all + (size_t)i * fb, canvas, fb);
+    }
+    free(canvas);
+    DGifCloseFile(g, &e);
+    return all;
+}
+
+/* Pixels that differ between two RGBA frames of np pixels, below row `top` of rows w wide. */
+static size_t frames_differ(const uint8_t *a, const uint8_t *b, size_t np, size_t skip)
+{
+    size_t d = 0;
+    for (size_t i = skip; i < np; i++) d += memcmp(a + i * 4, b + i * 4, 3) != 0;
+    return d;
+}
+
+/* A GIF decoded frame by frame moves with its parameter: n frames of w x h, and below the title
+ * block (whose subtitle names the swept value) each frame differs from the one before by at
+ * least min_px pixels, so no step of the sweep repeats the last picture. */
+static void check_gif_moves(const char *what, const char *p, int want_n, int want_w, int want_h,
+                            size_t min_px)
+{
+    int n = 0, w = 0, h = 0;
+    uint8_t *fr = gif_frames(p, &n, &w, &h);
+    TAP_OK(fr != NULL, "%s: the GIF decodes frame by frame (giflib)", what);
+    if (!fr) return;
+    TAP_OK(n == want_n && w == want_w && h == want_h, "%s: %d frames of %dx%d (%d of %dx%d)", what,
+           want_n, want_w, want_h, n, w, h);
+    size_t np = (size_t)w * (size_t)h, skip = np / 4, fb = np * 4, least = np;
+    int still = 0;
+    for (int i = 1; i < n; i++) {
+        size_t d = frames_differ(fr + (size_t)(i - 1) * fb, fr + (size_t)i * fb, np, skip);
+        if (d < least) least = d;
+        if (d < min_px) still++;
+    }
+    TAP_OK(n > 1 && still == 0,
+           "%s: every frame differs from the one before below the title (%d of %d steps under %zu "
+           "px; the least %zu px)",
+           what, still, n - 1, min_px, least);
+    free(fr);
+}
+
 /* ---- WebP ---------------------------------------------------------------------------------- */
 
 static void check_webp(const char *p, const png_image_rd *ref0, const png_image_rd *ref1)
@@ -245,6 +321,21 @@ int main(int argc, char **argv)
                                   "--loop", "3", "--width", ws, "--height", hs, "-o", gif, NULL});
     TAP_OK(rc == 0, "export rope --animate pos=0:15:16 -o a.gif exits 0 (%s)", errtext);
     check_gif(gif, &ref0, &ref1);
+    /* q turns by theta_0 = 1 rad a frame: its arrows move in every frame */
+    check_gif_moves("rope pos=0:15:16", gif, 16, W, H, 20);
+    unlink(gif);
+
+    /* the README's attention animation at a paper column (3.5x2.2in at 96 dpi: 336x211), one
+     * frame per step: a new token's bar and matrix row appear in each */
+    gif = path_in("col.gif");
+    rc = run((const char *[]){"export", "attention", "--model", "rope", "--preset", "toy",
+                              "--animate", "step=0:20:21", "--size", "3.5x2.2in", "-o", gif, NULL});
+    if (rc == 0) {
+        check_gif_moves("attention step=0:20:21 at 3.5x2.2in", gif, 21, 336, 211, 10);
+    } else {
+        TAP_OK(strstr(errtext, "rope") != NULL, "attention animation: no shipped rope model (%s)",
+               errtext);
+    }
     unlink(gif);
 
     char *webp = path_in("a.webp");
