@@ -1,5 +1,5 @@
-/* race.c: the position race's figure, keys and log (race.h). */
-#include "race.h"
+/* race_fig.c: the position race's figure, keys and log (race_fig.h). */
+#include "race_fig.h"
 
 #include <errno.h>
 #include <math.h>
@@ -117,24 +117,21 @@ static fig_rect panel_head(scene *s, const scene_target *t, const fig_theme *th,
     return r;
 }
 
-/* log-axis range around [lo, hi] with a little room */
+/* The log axis of a loss: [lo, hi] with a little room, and always 0.5..2 at least, so the
+ * axis has its 0.5, 1, 2 (5) ticks from the first step (a loss starts near ln V, about 5.7, and
+ * falls towards 0.7) and does not rescale as the curves come down. */
 static void log_range(double lo, double hi, double *y0, double *y1)
 {
-    if (!(lo > 0) || !(hi >= lo)) lo = 1, hi = 10;
-    *y0 = lo / 1.08;
-    *y1 = hi * 1.08;
-    if (*y1 / *y0 < 1.5) {
-        double m = sqrt(*y0 * *y1);
-        *y0 = m / 1.22;
-        *y1 = m * 1.22;
-    }
+    if (!(lo > 0) || !(hi >= lo)) lo = 1, hi = 2;
+    *y0 = fmin(lo / 1.08, 0.5);
+    *y1 = fmax(hi * 1.08, 2);
 }
 
 static void train_panel(scene *s, const scene_target *t, const fig_theme *th, fig_rect r,
                         const app_race_data *d, const app_race_ui *u, int focused)
 {
     char head[160];
-    snprintf(head, sizeof head, "Training loss (EMA %.2g, debiased; raw faint)", u->smooth);
+    snprintf(head, sizeof head, "Training loss (EMA %.3g)", u->smooth);
     r = panel_head(s, t, th, r, head, focused);
     double lo = INFINITY, hi = 0;
     for (int i = 0; i < d->n; i++) {
@@ -185,8 +182,7 @@ static void held_panel(scene *s, const scene_target *t, const fig_theme *th, fig
 {
     int far = u->far == 1 ? 1 : 2;
     char head[160];
-    snprintf(head, sizeof head, "Held-out loss: at ctx (solid), %s (dashed)",
-             far == 1 ? "ctx..2 ctx" : "2..4 ctx");
+    snprintf(head, sizeof head, "Held-out: ctx solid, %s dashed", far == 1 ? "2x" : "4x");
     r = panel_head(s, t, th, r, head, focused);
     double lo = INFINITY, hi = 0;
     for (int i = 0; i < d->n; i++) {
@@ -236,7 +232,7 @@ static void held_panel(scene *s, const scene_target *t, const fig_theme *th, fig
 static void sink_panel(scene *s, const scene_target *t, const fig_theme *th, fig_rect r,
                        const app_race_data *d, const app_race_ui *u, int focused)
 {
-    r = panel_head(s, t, th, r, "Sink share: heads with attention to token 0 > 0.3", focused);
+    r = panel_head(s, t, th, r, "First-token sink share", focused);
     scene_name_panel(s, "sink");
     int idx[APP_RACE_MAX_LANES], n = 0;
     double lw = 0;

@@ -1,6 +1,6 @@
-/* race.h: the position race's figure (issue 24) and its log. The numbers come either from a live
- * race (app/cmd/cmd_race.c copies them out of the engine, pe/model/tiny/race.h) or from the log
- * a race wrote (pelab export race --from DIR); one scene builder draws them for the terminal,
+/* race_fig.h: the position race's figure (issue 24) and its log. The numbers come either from a
+ * live race (app/cmd/cmd_race.c copies them out of the engine, pe/model/tiny/race.h) or from the
+ * log a race wrote (pelab export race --from DIR); one scene builder draws them for the terminal,
  * the window and the exported files, so all three agree.
  *
  * Panels: the training loss of every scheme against tokens seen (log y; the debiased
@@ -8,8 +8,8 @@
  * held-out loss at the trained context (solid) and past it (2x or 4x ctx, dashed) at every
  * measurement, the first-token sink share of each scheme now (bars), and a status line with
  * tokens/s, elapsed time and the ETA. */
-#ifndef PELAB_APP_RACE_H
-#define PELAB_APP_RACE_H
+#ifndef PELAB_APP_RACE_FIG_H
+#define PELAB_APP_RACE_FIG_H
 
 #include <stddef.h>
 #include <stdint.h>
