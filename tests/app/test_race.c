@@ -27,7 +27,10 @@ static int run(const char *const *args, const char *out)
 {
     char errpath[600];
     snprintf(errpath, sizeof errpath, "%s/stderr.txt", dir);
-    return test_run(pelab, args, out, errpath, errtext, sizeof errtext, &errlines);
+    int rc = test_run(pelab, args, out, errpath, errtext, sizeof errtext, &errlines);
+    for (char *c = errtext; *c; c++)
+        if (*c == '\n') *c = '|'; /* a TAP description is one line */
+    return rc;
 }
 
 static char *slurp(const char *path)
@@ -224,6 +227,35 @@ int main(int argc, char **argv)
     }
     free(tt);
     free(cc);
+
+    /* pelab export race from the log: the figure in each format, the numbers, a replay */
+    static const char *const kinds[] = {"png", "svg", "pdf", "csv", "gif"};
+    for (int k = 0; k < 5; k++) {
+        snprintf(path2, sizeof path2, "%s/fig.%s", dir, kinds[k]);
+        const char *ex[] = {"export", "race", "--from", out, "-o", path2, "--frames", "4", NULL};
+        rc = run(ex, NULL);
+        char *b = slurp(path2);
+        static const char *const magic[] = {"\x89PNG", "<?xml", "%PDF", "# pelab export race",
+                                            "GIF89a"};
+        TAP_OK(rc == 0 && b && !strncmp(b, magic[k], strlen(magic[k])),
+               "export race -o fig.%s (exit %d %s)", kinds[k], rc, errtext);
+        if (k == 3 && b) {
+            /* the CSV's raw losses and held-out values are the log's */
+            char want[256];
+            snprintf(want, sizeof want, "\nrope,6,6144,%.6f,", d.lanes[0].loss[5]);
+            const app_race_eval *e = &d.lanes[0].evals[2];
+            char want2[256];
+            snprintf(want2, sizeof want2, ",%.6f,%.6f,%.6f,%.6f\n", e->held[0], e->held[1],
+                     e->held[2], e->sink);
+            TAP_OK(strstr(b, want) && strstr(strstr(b, want), want2),
+                   "export race CSV: step 6 of rope holds the log's numbers");
+        }
+        free(b);
+    }
+    const char *exbad[] = {"export", "race", "--from", dir, "-o", path2, NULL};
+    rc = run(exbad, NULL);
+    TAP_OK(rc == 2 && strstr(errtext, "--from") && errlines == 1,
+           "export race from a folder without a log: exit %d: %s", rc, errtext);
     app_race_data_free(&d);
 
     /* Ctrl-C: the race stops after the steps in flight and saves them (exit 130) */
