@@ -1441,6 +1441,16 @@ static int attn_tick(app_view_ctx *c, app_state *st, double dt, int smooth)
     return moved;
 }
 
+/* `do: play`: from the first token, play_speed tokens a second (attn_tick) */
+static void play_start(app_state *st)
+{
+    st->attn.step = 0;
+    st->playing = 1;
+    st->attn.step_frac = 0;
+}
+static const app_view_action attn_play = {"play", "steps through the attention views' tokens",
+                                          play_start};
+
 static const app_view_key attn_keys[] = {
     APP_ARROW_KEYS(
         key_arrow, "arrows, hjkl",
@@ -1475,6 +1485,7 @@ const app_view app_view_attention = {
     .tick = attn_tick,
     .settle = attn_settle,
     .own_options = app_attn_options,
+    .action = &attn_play,
 };
 
 /* ---- the compare view -------------------------------------------------------------------- */
@@ -1668,4 +1679,5 @@ const app_view app_view_compare = {
     .tick = attn_tick,
     .settle = attn_settle,
     .own_options = app_attn_options,
+    .action = &attn_play,
 };
