@@ -250,6 +250,24 @@ static int parse_config(lm_model *m, const char *dir, char *err, size_t errlen)
             goto done;
         }
         c->rope.len = c->seq_len;
+        /* sliding windows: Mistral's on every layer when sliding_window is a number (null or
+         * absent: none); Qwen2's only with use_sliding_window, from max_window_layers on */
+        int use_sw = llama == 1;
+        if (llama == 2 && (rc = get_bool(root, "use_sliding_window", &use_sw, path, err, errlen)))
+            goto done;
+        const cJSON *sw = member(root, "sliding_window");
+        if (use_sw && sw && !cJSON_IsNull(sw)) {
+            if ((rc = get_int2(root, "sliding_window", NULL, 1, LM_MAX_CTX, &c->window, 1, path,
+                               err, errlen)))
+                goto done;
+            c->window_from = 0;
+            if (llama == 2) {
+                c->window_from = 28; /* Qwen2Config's default max_window_layers */
+                if ((rc = get_int2(root, "max_window_layers", NULL, 0, LM_MAX_LAYERS,
+                                   &c->window_from, 0, path, err, errlen)))
+                    goto done;
+            }
+        }
     }
 done:
     cJSON_Delete(root);
