@@ -99,7 +99,7 @@ int main(int argc, char **argv)
 {
     if (argc < 2) return tap_skip_all("usage: test_export PELAB");
     pelab = argv[1];
-    snprintf(dir, sizeof dir, "/tmp/pelab-export-XXXXXX");
+    tap_tmp_path(dir, sizeof dir, "pelab-export-XXXXXX");
     if (!mkdtemp(dir)) return tap_skip_all("no temporary directory");
     char p1[128], p2[128];
 
