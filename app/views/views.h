@@ -106,6 +106,10 @@ void *app_cache_reuse(app_view_ctx *c, int slot, const void *key, size_t klen, s
 /* Why the last app_cache_put or app_cache_reuse of this thread returned NULL: the memory
  * budget's message, or "out of memory ...". */
 const char *app_cache_error(void);
+/* enc's checks for a view that draws from its frequencies and never builds the (L, d) table (the
+ * rope and wavelength views): the parameters at L = 1, then L's own range, so a 10M-position
+ * context is not refused for a table nobody draws (issue 25). 0, or -1 with the message. */
+int app_validate_untabled(const char *enc, const app_state *st, char *err, size_t errlen);
 /* The (L, d) table of enc under p, cached in c; NULL with err when enc has no table or fails. */
 const pe_matrix *app_view_table(app_view_ctx *c, const pe_encoding *enc, const pe_params *p,
                                 char *err, size_t errlen);
