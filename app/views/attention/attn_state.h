@@ -24,6 +24,9 @@ typedef struct app_attn_state {
     double play_speed;     /* autoplay: tokens per second */
     double step_frac;      /* autoplay: fraction of a step accumulated */
     char data_path[512];   /* extrapolation: a `pelab eval --extrapolate -o` CSV; "" = shipped */
+    char tokenizer[512];   /* a real model's tokenizer file instead of the one beside it; "" */
+    char compare_tokenizer[512]; /* the same for --compare */
+    char ids[1024]; /* token ids "1,2,3" given instead of a prompt; "" = tokenize text */
 } app_attn_state;
 
 /* The defaults: the rope model on the "toy" preset, compared with alibi, the last token. */
