@@ -100,6 +100,10 @@ int pe_check_heads(int heads, char *err, size_t errlen)
     return PE_OK;
 }
 
+/* The budget's bound on a table's cells never falls below this (64 Mi cells, 256 MiB of floats):
+ * what a small --max-memory still lets the sampled views check. */
+static const size_t min_cells = (size_t)1 << 26;
+
 int pe_check_cells(size_t rows, size_t cols, const char *what, char *err, size_t errlen)
 {
     const char *name = what ? what : "rows x cols";
@@ -110,8 +114,12 @@ int pe_check_cells(size_t rows, size_t cols, const char *what, char *err, size_t
                        "product up to %zu)",
                        name, rows, cols, cells, PE_MAX_CELLS);
     /* the whole budget: what caches hold gives way when the table is reserved (pe_mem_reserve
-     * says so if it cannot), so a state is not refused for what is merely cached */
+     * says so if it cannot), so a state is not refused for what is merely cached. Never less
+     * than 64 Mi cells: the views that draw a sample of a table (similarity, ALiBi at L 4096)
+     * keep working under a small --max-memory, and a table they do build is refused by its
+     * reservation with the budget's message. */
     size_t budget = pe_mem_budget(), room = budget / sizeof(float);
+    if (room < min_cells) room = min_cells;
     if (rows * cols > room)
         return pe_fail(err, errlen, PE_ERANGE,
                        "%s = %zu x %zu = %.0f cells need %.0f MiB of floats, more than the memory "

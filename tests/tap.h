@@ -63,7 +63,8 @@ static inline void tap_diag(const char *fmt, ...)
 }
 
 /* A temporary path $TMPDIR/NAME (TMPDIR unset or empty: /tmp) into out, for mkdtemp/mkstemp
- * (NAME ends in XXXXXX) or a plain file name: tests never hard-code a folder under /tmp. Returns out. */
+ * (NAME ends in XXXXXX) or a plain file name: tests never hard-code a folder under /tmp. Returns
+ * out. */
 static inline char *tap_tmp_path(char *out, size_t n, const char *name)
 {
     const char *base = getenv("TMPDIR");

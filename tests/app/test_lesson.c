@@ -340,8 +340,8 @@ int main(void)
     snprintf(said, sizeof said, "%s", x->message);
     for (int k = 0; k < 5; k++) app_explorer_tick(x, 0.5);
     TAP_OK(strstr(said, "cmap") && strcmp(x->message, said) == 0 && x->st.p.heads == 8,
-           "':cmap viridis' says '%s' and it stays over 2.5 s of sweep (heads went on to %d)",
-           said, x->st.p.heads);
+           "':cmap viridis' says '%s' and it stays over 2.5 s of sweep (heads went on to %d)", said,
+           x->st.p.heads);
     key(x, 'r');
     key(x, UI_KEY_ESC);
     app_explorer_tick(x, 0.5);

@@ -190,8 +190,7 @@ static void test_long_context(void)
 {
     const char *src = getenv("PELAB_SRC");
     char path[1024];
-    snprintf(path, sizeof path, "%s/tests/config/real/llama-4-scout-17b-16e.json",
-             src ? src : ".");
+    snprintf(path, sizeof path, "%s/tests/config/real/llama-4-scout-17b-16e.json", src ? src : ".");
     static const char *const views[] = {"frequencies", "extension", "rope"};
     for (size_t i = 0; i < sizeof views / sizeof views[0]; i++) {
         app_state st = make(views[i], NULL, 0);

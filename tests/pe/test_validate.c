@@ -60,8 +60,8 @@ static void test_shared_checks(void)
     pe_mem_set_budget((size_t)8 << 30);
     TAP_OK(pe_check_cells(1 << 20, 1 << 10, "--len x --dim", err, sizeof err) == PE_OK,
            "--max-memory 8192 admits L 1048576 x d 1024 (4 GiB)");
-    expect_fail(pe_check_cells(PE_MAX_LEN, PE_MAX_DIM, "--len x --dim", err, sizeof err),
-                PE_ERANGE, err, "more than one table can index", "2^40 cells: past an int index");
+    expect_fail(pe_check_cells(PE_MAX_LEN, PE_MAX_DIM, "--len x --dim", err, sizeof err), PE_ERANGE,
+                err, "more than one table can index", "2^40 cells: past an int index");
     pe_mem_set_budget(budget);
     TAP_OK(PE_MAX_LEN >= 10485760, "--len reaches Llama 4 Scout's 10485760 positions (%d)",
            PE_MAX_LEN);
