@@ -110,10 +110,11 @@ static int is_file(const char *p)
 }
 
 /* The shipped lessons in the order a course takes them: why position matters, the absolute
- * tables, rotation, biases, then what happens past the training length and how it is extended.
+ * tables, rotation, biases, then what happens past the training length and how it is extended,
+ * and last what the trained models made of their position parameters.
  * Lessons not named here (a user's, dropped into the folder) follow, alphabetically. */
-static const char *const teaching_order[] = {"why-position", "sinusoids",     "rope",
-                                             "alibi",        "extrapolation", "extension"};
+static const char *const teaching_order[] = {
+    "why-position", "sinusoids", "rope", "alibi", "extrapolation", "extension", "trained-position"};
 
 static int teaching_rank(const char *name)
 {
@@ -224,8 +225,10 @@ static void readout_prose(const char *in, char *out, size_t n)
         int w;
         if (numeric) {
             *sp = '\0';
-            if (strpbrk(sp + 1, ".eE"))
-                snprintf(val, sizeof val, fabs(v) < 1e-3 && v != 0 ? "%.4g" : "%.4f", v);
+            if (strpbrk(sp + 1, ".eE") && fabs(v) < 1e-3 && v != 0)
+                fig_num(v, 4, val, sizeof val); /* 7.7×10⁻⁷, as the figures write it */
+            else if (strpbrk(sp + 1, ".eE"))
+                snprintf(val, sizeof val, "%.4f", v);
             else
                 snprintf(val, sizeof val, "%.0f", v);
             w = snprintf(out + u, n - u, "%s%s=%s", sep, field, val);

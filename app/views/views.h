@@ -111,8 +111,8 @@ const char *app_cache_error(void);
  * context is not refused for a table nobody draws (issue 25). 0, or -1 with the message. */
 int app_validate_untabled(const char *enc, const app_state *st, char *err, size_t errlen);
 /* The (L, d) table of enc under p, cached in c; NULL with err when enc has no table or fails. */
-const pe_matrix *app_view_table(app_view_ctx *c, const pe_encoding *enc, const pe_params *p,
-                                char *err, size_t errlen);
+const pe_matrix *app_enc_table(app_view_ctx *c, const pe_encoding *enc, const pe_params *p,
+                               char *err, size_t errlen);
 
 /* The learned table's generator state at the start of every row (pe_learned_row_states), in
  * slot of c, cached under what it depends on (L, d, seed): a figure then draws only the rows it
@@ -195,6 +195,13 @@ typedef struct app_view {
      * --animate value ("pos=0:48:97"), or an option name (swept over its slider's range); NULL:
      * the first option in `options` that has a slider. */
     const char *record;
+    /* Options the recording sets first (':' syntax, "scaling yarn") when its option does not act
+     * in the state as it stands (factor with scaling none), so S and e make a figure that moves
+     * and their command says so; NULL: none. */
+    const char *record_setup;
+    /* The query position the view draws while --pos is auto (-1); NULL: the decay view's
+     * p0 = L/2 (app_state_p0). The status line and slider show it. */
+    int (*pos_auto)(const app_state *st);
     /* ---- what a lesson asks of the view (app/lesson; both optional) ---- */
     /* The caption values the view answers, ended by an entry with name NULL. */
     const app_view_value *values;
