@@ -541,11 +541,17 @@ static int cmd_race(int argc, char **argv)
             int act = app_race_live_step(live, &run.d, &ui, fin ? 0 : 200);
             shown++;
             if (act == APP_RACE_ACT_PAUSE) set_paused(&run, !run.paused);
-            if (act == APP_RACE_ACT_STOP || act == APP_RACE_ACT_QUIT ||
-                (frames && shown >= frames)) {
+            if (act == APP_RACE_ACT_STOP || act == APP_RACE_ACT_QUIT) {
                 quit_sig = app_race_live_signal(live);
                 stopped = !fin;
                 break;
+            }
+            if (frames && shown >= frames && !fin) {
+                /* --frames N (tests): the display closes, the race runs on to its end */
+                app_race_live_close(live);
+                live = NULL;
+                sigaction(SIGINT, &sa, &old);
+                want = 0;
             }
         } else {
             text_progress(&run, &last_tenth);

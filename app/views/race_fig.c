@@ -145,14 +145,29 @@ static void train_panel(scene *s, const scene_target *t, const fig_theme *th, fi
     }
     double y0, y1;
     log_range(lo, hi, &y0, &y1);
-    fig_axes a = fig_axes_draw(s, t, th, r, 0, (double)goal_tokens(d), y0, y1, "tokens seen",
-                               "loss (nats/token)", FIG_GRID | FIG_YLOG);
-    fig_mark_main(s, a.area, "training loss");
-    scene_name_panel(s, "training");
+    /* the legend (names and the smoothed loss now) above the plot when it would take much of it
+     * (figure.h's fig_legend_take); it also names the colours of the held-out panel */
     const char *names[APP_RACE_MAX_LANES];
     char named[APP_RACE_MAX_LANES][APP_RACE_LABEL + 16];
     uint32_t colors[APP_RACE_MAX_LANES];
     int nl = 0;
+    for (int i = 0; i < d->n; i++) {
+        const app_race_lane *l = &d->lanes[i];
+        if (!shown_lane(u, i)) continue;
+        double *e = l->done > 0 ? malloc(sizeof *e * (size_t)l->done) : NULL;
+        if (e) app_race_ema(l->loss, l->done, u->smooth, e);
+        char v[32] = "";
+        if (e) fig_num(e[l->done - 1], 3, v, sizeof v);
+        free(e);
+        snprintf(named[nl], sizeof named[nl], "%s%s%s", l->label, v[0] ? " " : "", v);
+        names[nl] = named[nl];
+        colors[nl++] = th->series[i % 8];
+    }
+    fig_legend_slot slot = fig_legend_take(t, &r, names, nl);
+    fig_axes a = fig_axes_draw(s, t, th, r, 0, (double)goal_tokens(d), y0, y1, "tokens seen",
+                               "loss (nats/token)", FIG_GRID | FIG_YLOG);
+    fig_mark_main(s, a.area, "training loss");
+    scene_name_panel(s, "training");
     for (int i = 0; i < d->n; i++) {
         const app_race_lane *l = &d->lanes[i];
         if (!shown_lane(u, i) || l->done < 1) continue;
@@ -167,14 +182,10 @@ static void train_panel(scene *s, const scene_target *t, const fig_theme *th, fi
         uint32_t c = th->series[i % 8];
         if (!t->cells) fig_curve(s, &a, x, y, (size_t)l->done, faint(c, th->bg, 0.3), 0, 0);
         fig_curve(s, &a, x, e, (size_t)l->done, c, t->cells ? 0 : 2 * t->hairline, 0);
-        char v[32];
-        fig_num(e[l->done - 1], 3, v, sizeof v);
-        snprintf(named[nl], sizeof named[nl], "%s %s", l->label, v);
-        names[nl] = named[nl];
-        colors[nl++] = c;
         free(x);
     }
-    if (nl) fig_legend(s, t, th, &a, names, colors, nl, 0);
+    if (nl && !fig_legend_in_slot(s, t, th, &slot, names, colors, NULL, nl))
+        fig_legend(s, t, th, &a, names, colors, nl, 0);
 }
 
 static void held_panel(scene *s, const scene_target *t, const fig_theme *th, fig_rect r,
@@ -199,10 +210,6 @@ static void held_panel(scene *s, const scene_target *t, const fig_theme *th, fig
     fig_axes a = fig_axes_draw(s, t, th, r, 0, (double)goal_tokens(d), y0, y1, "tokens seen",
                                "loss", FIG_GRID | FIG_YLOG);
     scene_name_panel(s, "held-out");
-    const char *names[APP_RACE_MAX_LANES];
-    char named[APP_RACE_MAX_LANES][APP_RACE_LABEL + 32];
-    uint32_t colors[APP_RACE_MAX_LANES];
-    int nl = 0;
     for (int i = 0; i < d->n; i++) {
         const app_race_lane *l = &d->lanes[i];
         if (!shown_lane(u, i) || l->nevals < 1) continue;
@@ -218,15 +225,10 @@ static void held_panel(scene *s, const scene_target *t, const fig_theme *th, fig
         fig_curve(s, &a, x, y, (size_t)l->nevals, c, t->cells ? 0 : 1.5 * t->hairline, 0);
         fig_curve(s, &a, x, z, (size_t)l->nevals, c, t->cells ? 0 : 1.5 * t->hairline,
                   SCENE_DASHED);
-        char v0[32], v1[32];
-        fig_num(y[l->nevals - 1], 3, v0, sizeof v0);
-        fig_num(z[l->nevals - 1], 3, v1, sizeof v1);
-        snprintf(named[nl], sizeof named[nl], "%s %s / %s", l->label, v0, v1);
-        names[nl] = named[nl];
-        colors[nl++] = c;
         free(x);
     }
-    if (nl) fig_legend(s, t, th, &a, names, colors, nl, 0);
+    /* no legend of its own: the colours are the training panel's, and the latest values are
+     * in race.csv and the summary pelab race prints */
 }
 
 static void sink_panel(scene *s, const scene_target *t, const fig_theme *th, fig_rect r,
@@ -267,7 +269,7 @@ static void sink_panel(scene *s, const scene_target *t, const fig_theme *th, fig
 }
 
 const char app_race_keys_help[] =
-    "space pause  s stop & save  1-8 show/hide  tab panel  x 2x/4x  +/- smooth  S record  q quit";
+    "space pause  s stop & save  1-8 show/hide  tab panel  x 2x/4x  +/- smooth  q quit";
 
 void app_race_build(scene *s, const scene_target *t, const app_race_data *d, const app_race_ui *u)
 {
@@ -295,10 +297,16 @@ void app_race_build(scene *s, const scene_target *t, const app_race_data *d, con
     fig_rect r = app_frame(s, t, th, title, sub);
     if (u->live) {
         double h = t->cells ? 2 : t->text_h * 1.4;
-        char buf[200];
-        const char *str = scene_fit_text(s, t, app_race_keys_help, 0.9, r.w, 0, buf, sizeof buf);
-        scene_text(s, r.x, r.y + r.h - h / 2, str, 0.9, SCENE_LEFT | SCENE_MIDDLE, th->muted, 0);
-        r.h -= h;
+        /* the keys in full, in short, or (a tiny canvas) not at all: never cut mid-word */
+        static const char short_help[] = "space pause  s stop  1-8 hide  tab panel  q quit";
+        const char *str = scene_text_width(t, app_race_keys_help, 0.9) <= r.w ? app_race_keys_help
+                          : scene_text_width(t, short_help, 0.9) <= r.w       ? short_help
+                                                                              : NULL;
+        if (str) {
+            scene_text(s, r.x, r.y + r.h - h / 2, str, 0.9, SCENE_LEFT | SCENE_MIDDLE, th->muted,
+                       0);
+            r.h -= h;
+        }
     }
     double gap = t->cells ? 2 : t->text_h;
     switch (u->focus) {
@@ -341,8 +349,6 @@ int app_race_key(app_race_ui *u, const app_race_data *d, uint32_t key)
     case 'q':
     case UI_KEY_ESC:
         return APP_RACE_ACT_QUIT;
-    case 'S':
-        return APP_RACE_ACT_SNAP;
     case UI_KEY_TAB:
         u->focus = (u->focus + 1) % APP_RACE_FOCUS_COUNT;
         return APP_RACE_ACT_REDRAW;
