@@ -21,6 +21,9 @@
     X(attention)                                                                                   \
     X(compare)                                                                                     \
     X(extrapolation)                                                                               \
-    X(sinks)
+    X(sinks)                                                                                       \
+    X(usage)                                                                                       \
+    X(distance)                                                                                    \
+    X(model_distance)
 
 #endif

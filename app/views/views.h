@@ -37,7 +37,7 @@ typedef struct app_data {
      * written without a second copy this way. */
     int lend_ok;
     const float *f32;
-    char what[256];  /* one line: what the axes are, e.g. "(len, dim): PE[position][dimension]" */
+    char what[512];  /* one line: what the axes are, e.g. "(len, dim): PE[position][dimension]" */
     size_t reserved; /* bytes held in the process's memory budget (pe_mem_reserve) */
 } app_data;
 

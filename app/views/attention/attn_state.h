@@ -24,6 +24,15 @@ typedef struct app_attn_state {
     double play_speed;     /* autoplay: tokens per second */
     double step_frac;      /* autoplay: fraction of a step accumulated */
     char data_path[512];   /* extrapolation: a `pelab eval --extrapolate -o` CSV; "" = shipped */
+    /* the measure views (usage, distance, model-distance: views/attention/measures.h) */
+    char text_path[512];   /* --text FILE: the prompts are its windows; "" = none */
+    char ids[1024];        /* --ids 1,2,3: one prompt as token ids; "" = none */
+    int per_head;          /* distance: one curve per head of --layer instead of per layer */
+    int by_position;       /* distance: attention received by key position, not by distance */
+    char reference[512];   /* model-distance: the model the others are measured against */
+    char against[1024];    /* model-distance: comma-separated models; "" = the other shipped */
+    double massive_lambda; /* usage: a dimension is massive above lambda x the mean (5) */
+    int qk_side;           /* usage: 0 = q, 1 = k */
 } app_attn_state;
 
 /* The defaults: the rope model on the "toy" preset, compared with alibi, the last token. */
