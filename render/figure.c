@@ -374,6 +374,16 @@ static void make_ticks(tickset *ts, const scene_target *t, double lo, double hi,
         ts->n = log_ticks(lo, hi, max_ticks, ts->v);
     else
         ts->n = ticks_with_step(lo, hi, max_ticks, ts->v, &step);
+    /* A range from -0.5 to n - 0.5 is a row of cells centred on whole numbers (layers, heads,
+     * rotary pairs): ticks between two cells (0.5, 1.5) would name no cell, so only the whole
+     * numbers stay. */
+    if (!lg && step < 1 && fabs(lo - floor(lo) - 0.5) < 1e-9 && fabs(hi - floor(hi) - 0.5) < 1e-9) {
+        int k = 0;
+        for (int i = 0; i < ts->n; i++)
+            if (fabs(ts->v[i] - round(ts->v[i])) < 1e-9) ts->v[k++] = ts->v[i];
+        ts->n = k;
+        step = 1;
+    }
     ts->widest = 0.0;
     int sci_from = 4, decades = lg && ts->n >= 2;
     for (int i = 0; lg && i < ts->n; i++) {
