@@ -2,7 +2,8 @@
 # pelab.sh: set up, build and run pelab on Debian/Ubuntu.
 #   ./pelab.sh [pelab arguments]   install what is missing, build, start pelab (the explorer)
 #   ./pelab.sh test                the same set-up, then every test in a normal build and in an
-#                                  ASan+UBSan build; the last line is "N passed, N failed"
+#                                  ASan+UBSan build, the threaded ones under TSan, the fuzzers;
+#                                  the last line is "N passed, N failed"
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -74,6 +75,14 @@ if [ "${1:-}" = "test" ]; then
     # the same suite under AddressSanitizer and UndefinedBehaviorSanitizer
     ASAN_OPTIONS=detect_leaks=1 run_suite build-asan -Dwerror=true -Dbuildtype=debugoptimized \
         -Db_sanitize=address,undefined -Db_lundef=false
+    # the threaded tests (the explorer's worker, the font in the render target) under
+    # ThreadSanitizer; gcc's TSan cannot load target_clones' ifunc resolvers, which the code
+    # turns off under __SANITIZE_THREAD__ (app/views/extension.c, pe/model/tiny/nn.h); not
+    # -Werror: gcc -O2 with -fsanitize=thread warns of format truncation that the release
+    # build, whose warnings are errors, does not see
+    PELAB_SUITE=threads PELAB_TARGETS="$(printf 'tests/app/test_%s ' explorer explorer_work \
+        font_thread)" TSAN_OPTIONS=halt_on_error=1 run_suite build-tsan \
+        -Dbuildtype=debugoptimized -Db_sanitize=thread -Db_lundef=false
     # libFuzzer harnesses (tests/fuzz) built by clang with ASan+UBSan: each replays its seed
     # corpus, then fuzzes for PELAB_FUZZ_SECONDS (30) seconds
     CC=clang PELAB_SUITE=fuzz PELAB_TARGETS="$(printf 'tests/fuzz/fuzz_%s ' checkpoint config gguf safetensors llama2c \

@@ -36,6 +36,10 @@ typedef struct scene_target {
     double (*measure)(void *ctx, const char *utf8, double size);
     double (*measure_bold)(void *ctx, const char *utf8, double size); /* NULL = measure */
     void *measure_ctx;
+    /* The font family its text is measured and drawn in: a name that lives as long as the
+     * process (raster_font_name); NULL: the backend's own. The target holds it, not the process,
+     * so a worker thread building for one target and a window drawing another never share it. */
+    const char *font;
 } scene_target;
 
 /* The ASCII spelling of the mathematical text the views write in Unicode, for terminals without
@@ -189,6 +193,9 @@ typedef struct scene {
      * scene_author. */
     scene_ranges *ranges;
     const scene_author *author;
+    /* The font family of its text, as the target it was built for says (scene_target.font);
+     * NULL: the backend's own. Set by whoever builds it for a target; scene_reset keeps it. */
+    const char *font;
 } scene;
 
 /* init/free; free accepts a zeroed struct. reset empties the list and recycles the arena. */

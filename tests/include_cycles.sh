@@ -10,11 +10,6 @@
 # (they do not fail the suite); each entry names who is on it. Remove the entry with the fix.
 set -u
 known=(
-    'app/cmd/commands'       # issue 21: the command table and the command files
-    'app/explorer/explorer'  # issue 21: the same circle, through output/export
-    'app/explorer/frontend'  # issue 21: the same circle, through output/export
-    'app/output/animate'     # issue 21: one format table, export and animate apart
-    'app/output/export'      # issue 21: both of the above
     'pe/model/tiny/model'    # issue 21 item 4: nn.h reads model.h's config, model.c builds nn's
     'pe/model/tiny/nn'       #   position data
 )

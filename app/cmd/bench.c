@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "explorer.h"
 #include "model.h"
+#include "commands.h"
 #include "export.h"
 #include "frontend.h"
 #include "options.h"
@@ -25,7 +26,6 @@
 #include "views.h"
 #include "window.h"
 
-int app_cmd_bench(int argc, char **argv);
 int app_bench_model(int quick, const char *part, double peak_gflops);
 int app_bench_lm(int quick);
 
@@ -659,49 +659,72 @@ static int bench_large(int runs, const char *only)
     return 0;
 }
 
-int app_cmd_bench(int argc, char **argv)
+static size_t part_names(const char **out, size_t n)
 {
+    size_t k = 0;
+    for (; k < (size_t)N_PARTS && k < n; k++) out[k] = bench_parts[k].name;
+    return k;
+}
+
+/* The views the large benchmark has cases for, once each. */
+static size_t large_views(const char **out, size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < sizeof large_cases / sizeof large_cases[0] && k < n; i++)
+        if (i == 0 || strcmp(large_cases[i].view, large_cases[i - 1].view) != 0)
+            out[k++] = large_cases[i].view;
+    return k;
+}
+
+static const app_cmd_opt bench_opts[] = {
+    {.name = "quick", .code = 'q', .help = "fewer runs"},
+    {.name = "only",
+     .code = 'O',
+     .arg = "PART",
+     .help = "one part of the bench (peak table export views window attention "
+             "train loaded eval: arithmetic, tables, exports, frames, steps)",
+     .choices_fn = part_names},
+    {.name = "large",
+     .code = 'G',
+     .help =
+         "the views at L 8192, d 4096, 64 heads, with the peak memory; a VIEW word after it: that "
+         "view alone"},
+    {.name = "help", .code = '?', .short_name = 'h', .help = "what it measures"},
+    {0},
+};
+
+static int cmd_bench(int argc, char **argv)
+{
+    app_cli_args args;
+    int prc = app_command_parse(&app_command_bench, NULL, argc, argv, &args);
+    if (prc != 0) return prc > 0 ? 0 : 2;
     int quick = 0, only = -1, large = 0;
     const char *large_view = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--quick") == 0) {
-            quick = 1;
-        } else if (strcmp(argv[i], "--large") == 0) {
-            large = 1;
-            if (i + 1 < argc && argv[i + 1][0] != '-') {
-                large_view = argv[++i];
-                int known = 0;
-                for (size_t k = 0; k < sizeof large_cases / sizeof large_cases[0]; k++)
-                    known |= strcmp(large_cases[k].view, large_view) == 0;
-                if (!known) { /* the views the large benchmark has cases for, once each */
-                    fprintf(stderr, "pelab bench: --large %s: allowed", large_view);
-                    for (size_t k = 0; k < sizeof large_cases / sizeof large_cases[0]; k++)
-                        if (k == 0 || strcmp(large_cases[k].view, large_cases[k - 1].view) != 0)
-                            fprintf(stderr, " %s", large_cases[k].view);
-                    fprintf(stderr, " (or no VIEW: all of them)\n");
-                    return 2;
-                }
-            }
-        } else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
-            if ((only = bench_part_find(argv[++i])) < 0) {
-                fprintf(stderr, "pelab bench: --only %s: allowed", argv[i]);
-                for (int k = 0; k < N_PARTS; k++) fprintf(stderr, " %s", bench_parts[k].name);
-                fprintf(stderr, "\n");
-                return 2;
-            }
-        } else if (strcmp(argv[i], "--help") == 0) {
-            printf("usage: pelab bench [--quick] [--only PART] [--large [VIEW]]   speed figures "
-                   "for this machine\n"
-                   "  --quick         fewer runs\n"
-                   "  --large [VIEW]  the views at L 8192, d 4096, 64 heads, with the peak memory\n"
-                   "  --only PART     one part:\n");
-            for (int k = 0; k < N_PARTS; k++)
-                printf("    %-10s %s\n", bench_parts[k].name, bench_parts[k].what);
-            return 0;
-        } else {
-            fprintf(stderr,
-                    "pelab bench: unknown argument '%s' (allowed: --quick, --only PART, --large)\n",
-                    argv[i]);
+    for (int i = 0; i < args.n; i++) {
+        if (args.code[i] == 'q') quick = 1;
+        if (args.code[i] == 'G') large = 1;
+        if (args.code[i] == 'O' && (only = bench_part_find(args.val[i])) < 0) {
+            fprintf(stderr, "pelab bench: --only %s: allowed", args.val[i]);
+            for (int k = 0; k < N_PARTS; k++) fprintf(stderr, " %s", bench_parts[k].name);
+            fprintf(stderr, "\n");
+            return 2;
+        }
+    }
+    if (args.n_positional > 0) {
+        if (!large || args.n_positional > 1) {
+            fprintf(stderr, "pelab bench: unexpected argument '%s' (a VIEW follows --large)\n",
+                    args.positional[large ? 1 : 0]);
+            return 2;
+        }
+        large_view = args.positional[0];
+        const char *v[64];
+        size_t nv = large_views(v, 64);
+        int known = 0;
+        for (size_t k = 0; k < nv; k++) known |= strcmp(v[k], large_view) == 0;
+        if (!known) {
+            fprintf(stderr, "pelab bench: --large %s: allowed", large_view);
+            for (size_t k = 0; k < nv; k++) fprintf(stderr, " %s", v[k]);
+            fprintf(stderr, " (or no VIEW: all of them)\n");
             return 2;
         }
     }
@@ -714,3 +737,9 @@ int app_cmd_bench(int argc, char **argv)
         if (only < 0 || only == k) rc |= bench_run_part(k, quick, runs);
     return rc ? 1 : 0;
 }
+
+const app_command app_command_bench = {.name = "bench",
+                                       .synopsis = "[--quick] [--only PART] [--large [VIEW]]",
+                                       .summary = "speed figures for this machine",
+                                       .fn = cmd_bench,
+                                       .opts = bench_opts};

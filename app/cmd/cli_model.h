@@ -1,6 +1,6 @@
-/* cli_model.h: every command's options gathered from the tables (commands.h, options.h, and the
- * --help text of the commands that parse their own), for the generators of the shell
- * completions (completion.c) and the man page (manpage.c). */
+/* cli_model.h: every command's options gathered from the tables (its rows, commands.h, and the
+ * option table, options.h), for the generators of the shell completions (completion.c) and the
+ * man page (manpage.c). */
 #ifndef PELAB_APP_CLI_MODEL_H
 #define PELAB_APP_CLI_MODEL_H
 

@@ -6,7 +6,6 @@
  * runs windows of 4x the trained context: the YaRN paper's loss-against-position figure for any
  * RoPE model. */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,29 +13,12 @@
 #include <strings.h>
 
 #include "cmd_model.h"
+#include "commands.h"
 #include "lm.h"
 #include "outfile.h"
 #include "tok.h"
 
 #define TEXT_MAX ((size_t)64 << 20) /* --text files over 64 MiB are refused */
-
-void app_eval_lm_usage(FILE *f)
-{
-    fprintf(f,
-            "usage: pelab eval --model M --text FILE [options]\n"
-            "Loss (nats) at every position of --ctx-token windows over a text, as CSV.\n"
-            "  --model M           a llama2.c .bin, a Hugging Face folder or a file inside one\n"
-            "  --tokenizer T       the tokenizer (default: the one beside the model)\n"
-            "  --text FILE         the text (UTF-8, at most 64 MiB)\n"
-            "  --ctx N             tokens per window (the model's context; 4x with --extrapolate)\n"
-            "  --extrapolate       windows of 4x the trained context\n"
-            "  --scaling NAME      RoPE scaling at inference: none linear ntk dynamic yarn llama3\n"
-            "  --factor F          its factor (>= 1)\n"
-            "  --orig-ctx N        its original context (the model's trained context)\n"
-            "  --windows N         at most N windows (all that fit)\n"
-            "  -o FILE.csv         where to write (standard output)\n"
-            "  --threads N         0 = the CPUs free now (default)\n");
-}
 
 static int ev_int(const char *opt, const char *s, long lo, long hi, long *out)
 {
@@ -126,75 +108,48 @@ static int run_window(lm_session *s, const int *w, int n, float *logits, double 
     return PE_OK;
 }
 
-int app_cmd_eval_lm(int argc, char **argv)
+int app_eval_lm_run(const app_cli_args *args, int argc, char **argv)
 {
-    enum {
-        O_MODEL = 256,
-        O_TOK,
-        O_TEXT,
-        O_CTX,
-        O_EXTRA,
-        O_SCALING,
-        O_FACTOR,
-        O_ORIG,
-        O_WINDOWS,
-        O_THREADS,
-        O_HELP
-    };
-    static const struct option opts[] = {{"model", 1, 0, O_MODEL},
-                                         {"tokenizer", 1, 0, O_TOK},
-                                         {"text", 1, 0, O_TEXT},
-                                         {"ctx", 1, 0, O_CTX},
-                                         {"extrapolate", 0, 0, O_EXTRA},
-                                         {"scaling", 1, 0, O_SCALING},
-                                         {"factor", 1, 0, O_FACTOR},
-                                         {"orig-ctx", 1, 0, O_ORIG},
-                                         {"windows", 1, 0, O_WINDOWS},
-                                         {"threads", 1, 0, O_THREADS},
-                                         {"output", 1, 0, 'o'},
-                                         {"help", 0, 0, O_HELP},
-                                         {0, 0, 0, 0}};
     const char *model_path = NULL, *tok_path = NULL, *text_path = NULL, *out_path = NULL,
                *scaling = NULL;
     long ctx = 0, orig = 0, windows = 0, threads = 0;
     double factor = 0.0;
-    int extra = 0, ch;
-    optind = 1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+    int extra = 0;
+    for (int i = 0; i < args->n; i++) {
         char *end;
-        switch (ch) {
-        case O_MODEL:
+        const char *optarg = args->val[i];
+        switch (args->code[i]) {
+        case APP_EVAL_MODEL:
             model_path = optarg;
             break;
-        case O_TOK:
+        case APP_EVAL_TOK:
             tok_path = optarg;
             break;
-        case O_TEXT:
+        case APP_EVAL_TEXT:
             text_path = optarg;
             break;
         case 'o':
             out_path = optarg;
             break;
-        case O_CTX:
+        case APP_EVAL_CTX:
             if (ev_int("ctx", optarg, 2, LM_MAX_CTX, &ctx)) return 2;
             break;
-        case O_ORIG:
+        case APP_EVAL_ORIG:
             if (ev_int("orig-ctx", optarg, 1, LM_MAX_CTX, &orig)) return 2;
             break;
-        case O_WINDOWS:
+        case APP_EVAL_WINDOWS:
             if (ev_int("windows", optarg, 1, 1L << 30, &windows)) return 2;
             break;
-        case O_THREADS:
+        case APP_EVAL_THREADS:
             if (ev_int("threads", optarg, 0, 1024, &threads)) return 2;
             break;
-        case O_EXTRA:
+        case APP_EVAL_EXTRA:
             extra = 1;
             break;
-        case O_SCALING:
+        case APP_EVAL_SCALING:
             scaling = optarg;
             break;
-        case O_FACTOR:
+        case APP_EVAL_FACTOR:
             errno = 0;
             factor = strtod(optarg, &end);
             if (errno || end == optarg || *end || !(factor >= 1 && factor <= 1e6)) {
@@ -202,22 +157,20 @@ int app_cmd_eval_lm(int argc, char **argv)
                 return 2;
             }
             break;
-        case O_HELP:
-        case 'h':
-            app_eval_lm_usage(stdout);
-            return 0;
-        case ':':
-            fprintf(stderr, "pelab eval: %s needs a value\n", argv[optind - 1]);
-            return 2;
-        default:
-            fprintf(stderr, "pelab eval: unknown option %s (pelab eval --help)\n",
-                    argv[optind - 1]);
+        case APP_EVAL_FORCE:
+            outfile_set_force(1);
+            break;
+        case APP_EVAL_TOKENS:
+        case APP_EVAL_BIN:
+        case APP_EVAL_STORY:
+            fprintf(stderr, "pelab eval: %s: for the built-in models, not with --model M\n",
+                    app_eval_row_name(args->code[i]));
             return 2;
         }
     }
-    if (optind < argc) {
+    if (args->n_positional > 0) {
         fprintf(stderr, "pelab eval: unexpected argument %s (with --model, the model is M)\n",
-                argv[optind]);
+                args->positional[0]);
         return 2;
     }
     if (!model_path || !text_path) {

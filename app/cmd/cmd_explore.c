@@ -7,33 +7,76 @@
 #include "cli.h"
 #include "commands.h"
 #include "frontend.h"
+#include "lesson.h"
 #include "options.h"
 #include "tui.h"
 
-int app_cmd_explore(int argc, char **argv, int gui)
+static const app_cmd_opt explore_opts[] = {
+    {.name = "config",
+     .code = 'C',
+     .arg = "FILE",
+     .help = "start from a Hugging Face config.json (the other options refine it)",
+     .files = "json"},
+    {.name = "frames",
+     .code = 'F',
+     .arg = "N",
+     .help = "draw N frames, the last one finished, and exit (tests, benchmarks)"},
+    {.name = "help", .code = '?', .short_name = 'h', .help = "the options"},
+    {0},
+};
+static const app_cmd_opt gui_opts[] = {
+    {.name = "config",
+     .code = 'C',
+     .arg = "FILE",
+     .help = "start from a Hugging Face config.json (the other options refine it)",
+     .files = "json"},
+    {.name = "frames",
+     .code = 'F',
+     .arg = "N",
+     .help = "draw N frames, the last one finished, and exit (tests, benchmarks)"},
+    {.name = "lesson",
+     .code = 'l',
+     .arg = "NAME|FILE",
+     .help = "present a lesson in the window (pelab lesson --list)",
+     .files = "lesson"},
+    {.name = "slide", .code = 'S', .arg = "N", .help = "with --lesson: start at slide N"},
+    {.name = "help", .code = '?', .short_name = 'h', .help = "the options"},
+    {0},
+};
+
+static int explore(int argc, char **argv, int gui)
 {
     app_state st;
     app_state_default(&st);
+    const app_command *me = gui ? &app_command_gui : &app_command_explore;
     const char *name = gui ? "pelab gui" : "pelab";
-    app_cli_extra extra[16]; /* its own options are the command table's (commands.c) */
-    size_t n_extra = app_command_extras(app_command_find(gui ? "gui" : ""), extra, 16);
     app_cli_args args;
     char err[512];
-    if (app_cli_parse(&st, argc, argv, extra, n_extra, &args, err, sizeof err) < 0) {
-        fprintf(stderr, "%s: %s\n", name, err);
-        return 2;
+    int prc = app_command_parse(me, &st, argc, argv, &args);
+    if (prc != 0) return prc > 0 ? 0 : 2;
+    /* `pelab gui --lesson NAME`: the presenter in the window, which takes no figure option */
+    const char *lesson_arg = NULL, *slide = NULL, *frames_arg = NULL;
+    for (int i = 0; i < args.n; i++) {
+        if (args.code[i] == 'l') lesson_arg = args.val[i];
+        if (args.code[i] == 'S') slide = args.val[i];
+        if (args.code[i] == 'F') frames_arg = args.val[i];
+    }
+    if (lesson_arg || slide) {
+        if (!lesson_arg) {
+            fprintf(stderr, "%s: --slide %s: only with --lesson NAME|FILE\n", name, slide);
+            return 2;
+        }
+        if (args.n_figure > 0 || args.n_positional > 0) {
+            fprintf(stderr,
+                    "%s: --lesson %s: the lesson sets the figures (no view or figure "
+                    "option with it)\n",
+                    name, lesson_arg);
+            return 2;
+        }
+        return app_lesson_run(lesson_arg, slide, frames_arg, 1);
     }
     long frames = 0;
     for (int i = 0; i < args.n; i++) {
-        if (args.code[i] == '?') {
-            printf("usage: %s [options]   (keys: ? inside)\n"
-                   "  --config FILE    start from a Hugging Face config.json\n"
-                   "  --frames N       draw N frames, the last one finished, and exit (tests, "
-                   "benchmarks)\n",
-                   name);
-            app_cli_print_options(stdout);
-            return 0;
-        }
         if (args.code[i] == 'F' &&
             app_parse_int("frames", args.val[i], 1, 1000000, &frames, err, sizeof err) < 0) {
             fprintf(stderr, "%s: %s\n", name, err);
@@ -71,3 +114,28 @@ int app_cmd_explore(int argc, char **argv, int gui)
     free(x);
     return rc;
 }
+
+static int explore_tui(int argc, char **argv)
+{
+    return explore(argc, argv, 0);
+}
+
+static int explore_gui(int argc, char **argv)
+{
+    return explore(argc, argv, 1);
+}
+
+const app_command app_command_explore = {.name = "",
+                                         .synopsis = "[VIEW] [options]",
+                                         .summary = "the terminal explorer (keys: ? inside)",
+                                         .fn = explore_tui,
+                                         .figure_options = 1,
+                                         .words = "view",
+                                         .opts = explore_opts};
+const app_command app_command_gui = {.name = "gui",
+                                     .synopsis = "[VIEW] [options], --lesson NAME|FILE",
+                                     .summary = "the same explorer in a window",
+                                     .fn = explore_gui,
+                                     .figure_options = 1,
+                                     .words = "view",
+                                     .opts = gui_opts};

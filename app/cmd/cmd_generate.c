@@ -5,7 +5,6 @@
  * The tokenizer is --tokenizer FILE or the one beside the model (pe/model/tok.h); ids in
  * (--ids) and out (--print-ids) need none. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +12,7 @@
 #include <strings.h>
 
 #include "cmd_model.h"
+#include "commands.h"
 #include "lm.h"
 #include "lmi.h"
 #include "outfile.h"
@@ -78,26 +78,6 @@ int app_parse_ids(const char *cmd, const char *s, int vocab, int **out, int *n)
     return 0;
 }
 
-void app_generate_usage(FILE *f)
-{
-    fprintf(f,
-            "usage: pelab generate --model M [--ids 1,2,3] [options]\n"
-            "Run a llama2.c .bin or a Hugging Face folder forward, greedy unless --temperature.\n"
-            "  --model M           a llama2.c .bin, a Hugging Face folder or a file inside one\n"
-            "  --tokenizer T       tokenizer.json, tokenizer.model, a llama2.c tokenizer.bin\n"
-            "                      (default: the one beside the model)\n"
-            "  --prompt TEXT       the prompt as text (encoded with BOS, as run.c does)\n"
-            "  --ids 1,2,3         the prompt as token ids (default: the model's BOS)\n"
-            "  --steps N           positions to run, the prompt included (256; at most the\n"
-            "                      model's context)\n"
-            "  --temperature T     0 = greedy (default); > 0 samples from softmax(logits / T)\n"
-            "  --seed S            the sampler's seed (0)\n"
-            "  --print-ids         print the ids of the sequence (comma-separated) instead of\n"
-            "                      its text\n"
-            "  --logits-out F.npy  float32 logits (positions, vocabulary) of every position run\n"
-            "  --threads N         0 = the CPUs free now (default)\n");
-}
-
 /* An .npy (version 1.0) of float32 rows x cols through the output module. */
 static int write_npy(const char *path, const float *data, int rows, int cols, char *err,
                      size_t errlen)
@@ -138,37 +118,77 @@ static void print_text(const pe_tok *tok, const int *ids, int n)
     printf("\n");
 }
 
-int app_cmd_generate(int argc, char **argv)
+enum {
+    O_MODEL = 256,
+    O_TOK,
+    O_PROMPT,
+    O_IDS,
+    O_STEPS,
+    O_TEMP,
+    O_SEED,
+    O_PRINT,
+    O_LOGITS,
+    O_THREADS,
+    O_HELP
+};
+
+static const app_cmd_opt generate_opts[] = {
+    {.name = "model",
+     .code = O_MODEL,
+     .arg = "M",
+     .help = "a llama2.c .bin, a Hugging Face folder or a file inside one",
+     .files = ""},
+    {.name = "tokenizer",
+     .code = O_TOK,
+     .arg = "T",
+     .help = "tokenizer.json, tokenizer.model, a llama2.c tokenizer.bin (default: the one beside "
+             "the model)",
+     .files = ""},
+    {.name = "prompt",
+     .code = O_PROMPT,
+     .arg = "TEXT",
+     .help = "the prompt as text (encoded with BOS, as run.c does)"},
+    {.name = "ids",
+     .code = O_IDS,
+     .arg = "1,2,3",
+     .help = "the prompt as token ids (default: the model's BOS)"},
+    {.name = "steps",
+     .code = O_STEPS,
+     .arg = "N",
+     .help = "positions to run, the prompt included (256; at most the model's context)"},
+    {.name = "temperature",
+     .code = O_TEMP,
+     .arg = "T",
+     .help = "0 = greedy (default); > 0 samples from softmax(logits / T)"},
+    {.name = "seed", .code = O_SEED, .arg = "S", .help = "the sampler's seed (0)"},
+    {.name = "print-ids",
+     .code = O_PRINT,
+     .help = "print the ids of the sequence (comma-separated) instead of its text"},
+    {.name = "logits-out",
+     .code = O_LOGITS,
+     .arg = "F.npy",
+     .help = "float32 logits (positions, vocabulary) of every position run",
+     .files = "npy"},
+    {.name = "threads", .code = O_THREADS, .arg = "N", .help = "0 = the CPUs free now (default)"},
+    {.name = "help", .code = O_HELP, .short_name = 'h', .help = "this usage"},
+    {0},
+};
+
+static int cmd_generate(int argc, char **argv)
 {
-    enum {
-        O_MODEL = 256,
-        O_TOK,
-        O_PROMPT,
-        O_IDS,
-        O_STEPS,
-        O_TEMP,
-        O_SEED,
-        O_PRINT,
-        O_LOGITS,
-        O_THREADS,
-        O_HELP
-    };
-    static const struct option opts[] = {
-        {"model", 1, 0, O_MODEL},     {"tokenizer", 1, 0, O_TOK},   {"prompt", 1, 0, O_PROMPT},
-        {"ids", 1, 0, O_IDS},         {"steps", 1, 0, O_STEPS},     {"temperature", 1, 0, O_TEMP},
-        {"seed", 1, 0, O_SEED},       {"print-ids", 0, 0, O_PRINT}, {"logits-out", 1, 0, O_LOGITS},
-        {"threads", 1, 0, O_THREADS}, {"help", 0, 0, O_HELP},       {0, 0, 0, 0}};
     const char *model_path = NULL, *ids_arg = NULL, *logits_path = NULL, *prompt = NULL,
                *tok_path = NULL;
     long steps = 256, threads = 0;
     double temperature = 0.0;
     unsigned long long seed = 0;
-    int print_ids = 0, ch;
-    optind = 1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    int print_ids = 0;
+    app_cli_args args;
+    int prc = app_command_parse(&app_command_generate, NULL, argc, argv, &args);
+    if (prc != 0) return prc > 0 ? 0 : 2;
+    for (int i = 0; i < args.n; i++) {
         char *end;
-        switch (ch) {
+        const char *optarg = args.val[i];
+        switch (args.code[i]) {
         case O_MODEL:
             model_path = optarg;
             break;
@@ -213,22 +233,11 @@ int app_cmd_generate(int argc, char **argv)
         case O_LOGITS:
             logits_path = optarg;
             break;
-        case O_HELP:
-        case 'h':
-            app_generate_usage(stdout);
-            return 0;
-        case ':':
-            fprintf(stderr, "pelab generate: %s needs a value\n", argv[optind - 1]);
-            return 2;
-        default:
-            fprintf(stderr, "pelab generate: unknown option %s (pelab generate --help)\n",
-                    argv[optind - 1]);
-            return 2;
         }
     }
-    if (optind < argc) {
+    if (args.n_positional > 0) {
         fprintf(stderr, "pelab generate: unexpected argument %s (the model is --model M)\n",
-                argv[optind]);
+                args.positional[0]);
         return 2;
     }
     if (!model_path) {
@@ -368,3 +377,10 @@ out:
     lm_close(m);
     return rc;
 }
+
+const app_command app_command_generate = {
+    .name = "generate",
+    .synopsis = "--model M [--ids 1,2,3 | --prompt TEXT] [--steps N] [options]",
+    .summary = "run a llama2.c or Hugging Face checkpoint forward (greedy or sampled)",
+    .fn = cmd_generate,
+    .opts = generate_opts};

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "commands.h"
 #include "explorer.h"
 #include "lesson.h"
 #include "options.h"
@@ -35,19 +36,6 @@ static int key_bound(const app_state *st, uint32_t key)
     return ok;
 }
 
-static void usage(FILE *fp)
-{
-    fprintf(fp, "usage: pelab lesson NAME|FILE                 present a lesson in the terminal\n"
-                "       pelab gui --lesson NAME|FILE           present it in the window\n"
-                "       pelab lesson NAME|FILE --handout FILE.pdf   one page per slide\n"
-                "       pelab lesson --list                    the shipped lessons\n"
-                "       pelab lesson --check FILE...           report every problem as "
-                "FILE:LINE: message\n"
-                "Keys while presenting: Space/PgDn next, PgUp/Backspace previous, 1..9 or "
-                ":slide N jump, l list, r reset the slide, q quit; every key of the view works.\n"
-                "Writing one: README.md, 'Teaching with pelab'.\n");
-}
-
 static int cmd_list(void)
 {
     char **names;
@@ -75,7 +63,7 @@ static int cmd_list(void)
     return rc;
 }
 
-static int cmd_check(int n, char **files)
+static int cmd_check(int n, const char *const *files)
 {
     if (n == 0) {
         fprintf(stderr, "pelab lesson --check: name one or more lesson files\n");
@@ -109,54 +97,107 @@ static int cmd_check(int n, char **files)
     return bad ? 2 : 0;
 }
 
-static int lesson_main(int argc, char **argv, int gui)
+static const app_cmd_opt lesson_opts[] = {
+    {.name = "list", .code = 'L', .help = "the shipped lessons"},
+    {.name = "check",
+     .code = 'K',
+     .help = "check the lesson files named after it: every problem as FILE:LINE: message"},
+    {.name = "handout",
+     .code = 'H',
+     .arg = "FILE.pdf",
+     .help = "write a handout, one page per slide",
+     .files = "pdf"},
+    {.name = "slide", .code = 'S', .arg = "N", .help = "start at slide N"},
+    {.name = "force", .code = 'f', .help = "replace a read-only handout (refused without it)"},
+    {.name = "frames", .code = 'F', .arg = "N", .help = "draw N frames and exit (for tests)"},
+    {.name = "help", .code = '?', .short_name = 'h', .help = "the usage"},
+    {0},
+};
+
+/* Present, or write the handout of, the lesson named by name (a shipped name or a file). slide
+ * and frames are the option values as typed (NULL: the first slide, run until quit). */
+static int run_lesson(const char *name, const char *slide, const char *frames_arg,
+                      const char *handout, int gui)
 {
-    const char *handout = NULL, *me = gui ? "pelab gui" : "pelab lesson";
-    int list = 0, check = 0;
-    long frames = 0, start = 1;
+    const char *me = gui ? "pelab gui" : "pelab lesson";
     char err[1024];
-    char *pos[64];
-    int np = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            usage(stdout);
-            return 0;
-        } else if (strcmp(a, "--list") == 0) {
+    long frames = 0, start = 1;
+    if (slide && app_parse_int("slide", slide, 1, LESSON_MAX_SLIDES, &start, err, sizeof err) < 0) {
+        fprintf(stderr, "%s: %s\n", me, err);
+        return 2;
+    }
+    if (frames_arg &&
+        app_parse_int("frames", frames_arg, 1, 1000000, &frames, err, sizeof err) < 0) {
+        fprintf(stderr, "%s: %s\n", me, err);
+        return 2;
+    }
+    char path[1024];
+    if (lesson_resolve(name, path, sizeof path, err, sizeof err) < 0) {
+        fprintf(stderr, "pelab lesson: %s\n", err);
+        return 2;
+    }
+    lesson l;
+    int problems = lesson_load(&l, path, key_bound, stderr);
+    if (problems != 0) {
+        /* one problem is its own line (FILE:LINE: what), as a usage error is */
+        if (problems > 1)
+            fprintf(stderr, "pelab lesson: %s has problems (listed above); nothing was started\n",
+                    name);
+        return 2;
+    }
+    snprintf(l.name, sizeof l.name, "%s", name);
+    int rc;
+    if (handout) {
+        rc = lesson_handout(&l, handout, err, sizeof err);
+        if (rc != 0)
+            fprintf(stderr, "pelab lesson: %s\n", err);
+        else
+            printf("%s: %d pages\n", shown(handout, path, sizeof path), l.n);
+    } else if (start > l.n) {
+        fprintf(stderr, "%s: --slide %ld: %s has %d slides\n", me, start, name, l.n);
+        rc = 2;
+    } else {
+        rc = lesson_present(&l, (int)start - 1, gui, (int)frames);
+    }
+    lesson_free(&l);
+    return rc;
+}
+
+int app_lesson_run(const char *name, const char *slide, const char *frames, int gui)
+{
+    return run_lesson(name, slide, frames, NULL, gui);
+}
+
+static int cmd_lesson(int argc, char **argv)
+{
+    app_cli_args args;
+    int prc = app_command_parse(&app_command_lesson, NULL, argc, argv, &args);
+    if (prc != 0) return prc > 0 ? 0 : 2;
+    const char *handout = NULL, *slide = NULL, *frames = NULL;
+    int list = 0, check = 0;
+    for (int i = 0; i < args.n; i++) {
+        switch (args.code[i]) {
+        case 'L':
             list = 1;
-        } else if (strcmp(a, "--check") == 0) {
+            break;
+        case 'K':
             check = 1;
-        } else if (strcmp(a, "--force") == 0) {
+            break;
+        case 'H':
+            handout = args.val[i];
+            break;
+        case 'S':
+            slide = args.val[i];
+            break;
+        case 'F':
+            frames = args.val[i];
+            break;
+        case 'f':
             outfile_set_force(1);
-        } else if (strcmp(a, "--frames") == 0 || strcmp(a, "--slide") == 0) {
-            if (i + 1 >= argc ||
-                app_parse_int(a + 2, argv[i + 1], 1, a[2] == 'f' ? 1000000 : LESSON_MAX_SLIDES,
-                              a[2] == 'f' ? &frames : &start, err, sizeof err) < 0) {
-                fprintf(stderr, "%s: %s\n", me, i + 1 >= argc ? "--frames/--slide need N" : err);
-                return 2;
-            }
-            i++;
-        } else if (strcmp(a, "--lesson") == 0 && i + 1 < argc && np < 64) {
-            pos[np++] = argv[++i];
-        } else if (strcmp(a, "--handout") == 0) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "pelab lesson: --handout needs a FILE.pdf\n");
-                return 2;
-            }
-            handout = argv[++i];
-        } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr,
-                    "pelab lesson: %s: unknown option (allowed --list, --check, "
-                    "--handout FILE.pdf, --force, --help)\n",
-                    a);
-            return 2;
-        } else if (np < 64) {
-            pos[np++] = argv[i];
-        } else {
-            fprintf(stderr, "pelab lesson: too many arguments\n");
-            return 2;
+            break;
         }
     }
+    int np = args.n_positional;
     if (list) {
         if (np || check || handout) {
             fprintf(stderr, "pelab lesson: --list takes nothing else\n");
@@ -169,57 +210,27 @@ static int lesson_main(int argc, char **argv, int gui)
             fprintf(stderr, "pelab lesson: --check and --handout are separate commands\n");
             return 2;
         }
-        return cmd_check(np, pos);
+        return cmd_check(np, args.positional);
     }
     if (np != 1) {
         fprintf(stderr,
                 np ? "pelab lesson: one lesson at a time ('%s' is extra)\n"
                    : "pelab lesson: name a lesson (pelab lesson --list shows them)%s\n",
-                np ? pos[1] : "");
+                np ? args.positional[1] : "");
         return 2;
     }
-    if (gui && (list || check || handout)) {
-        fprintf(stderr, "%s: --list, --check and --handout belong to pelab lesson\n", me);
-        return 2;
-    }
-    char path[1024];
-    if (lesson_resolve(pos[0], path, sizeof path, err, sizeof err) < 0) {
-        fprintf(stderr, "pelab lesson: %s\n", err);
-        return 2;
-    }
-    lesson l;
-    int problems = lesson_load(&l, path, key_bound, stderr);
-    if (problems != 0) {
-        /* one problem is its own line (FILE:LINE: what), as a usage error is */
-        if (problems > 1)
-            fprintf(stderr, "pelab lesson: %s has problems (listed above); nothing was started\n",
-                    pos[0]);
-        return 2;
-    }
-    snprintf(l.name, sizeof l.name, "%s", pos[0]);
-    int rc;
-    if (handout) {
-        rc = lesson_handout(&l, handout, err, sizeof err);
-        if (rc != 0)
-            fprintf(stderr, "pelab lesson: %s\n", err);
-        else
-            printf("%s: %d pages\n", shown(handout, path, sizeof path), l.n);
-    } else if (start > l.n) {
-        fprintf(stderr, "%s: --slide %ld: %s has %d slides\n", me, start, pos[0], l.n);
-        rc = 2;
-    } else {
-        rc = lesson_present(&l, (int)start - 1, gui, (int)frames);
-    }
-    lesson_free(&l);
-    return rc;
+    return run_lesson(args.positional[0], slide, frames, handout, 0);
 }
 
-int app_cmd_lesson(int argc, char **argv)
-{
-    return lesson_main(argc, argv, 0);
-}
-
-int app_cmd_lesson_gui(int argc, char **argv)
-{
-    return lesson_main(argc, argv, 1);
-}
+const app_command app_command_lesson = {
+    .name = "lesson",
+    .synopsis = "NAME|FILE [--handout FILE.pdf], --list, --check FILE...",
+    .summary = "a guided lesson (pelab gui --lesson NAME in the window)",
+    .fn = cmd_lesson,
+    .words = "lesson",
+    .opts = lesson_opts,
+    .notes =
+        "Keys while presenting: Space/PgDn next, PgUp/Backspace previous, 1..9 or :slide N jump, l "
+        "list, r reset the slide, q quit; every key of the view works.\n"
+        "In the window: pelab gui --lesson NAME|FILE [--slide N].\n"
+        "Writing one: README.md, 'Teaching with pelab'."};

@@ -6,7 +6,6 @@
  *        position 0..4 x ctx, printed as a table and optionally written as CSV.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,6 +17,7 @@
 
 #include "assets.h"
 #include "cmd_model.h"
+#include "commands.h"
 #include "infile.h"
 #include "model.h"
 #include "outfile.h"
@@ -212,32 +212,6 @@ static int train_progress(void *user, const model_progress *p)
     return stop_requested != 0;
 }
 
-void app_train_usage(FILE *f)
-{
-    fprintf(
-        f,
-        "usage: pelab train --pe NAME [options] -o FILE\n"
-        "Train the built-in transformer on generated stories with one position scheme.\n"
-        "  --pe NAME            nope, learned, sinusoidal, alibi, rope, t5\n"
-        "  -o, --output FILE    checkpoint (written atomically, also every --save-every steps)\n"
-        "  --steps N            AdamW steps (2000)       --batch N        windows per step (16)\n"
-        "  --ctx N              training context (64)    --layers N       blocks (3)\n"
-        "  --dim N              width (64)               --heads N        heads (4)\n"
-        "  --hidden N           MLP width (4 x dim)      --tied           tie the output layer\n"
-        "  --lr X               peak learning rate (3e-3) --min-lr X      final (3e-4)\n"
-        "  --warmup N           warmup steps (100)       --weight-decay X (0.1)\n"
-        "  --clip X             gradient norm clip (1)   --seed N         init and batches (1)\n"
-        "  --data-seed N        story corpus (1)         --tokens N       corpus size (1000000)\n"
-        "  --base X             sinusoidal/rope frequency base (10000)\n"
-        "  --pairing P          rope: interleaved or half\n"
-        "  --slope-ratio X      alibi: m_h = X^(h+1) instead of the paper's slopes\n"
-        "  --t5-buckets N       t5 buckets (32)          --t5-max-distance N (ctx)\n"
-        "  --threads N          0 = all cores (0)        --save-every N   steps (250, 0 = off)\n"
-        "  --story DIR          grammar directory (assets/story)\n"
-        "  --quiet              no progress\n"
-        "Ctrl-C stops after the current step and saves the weights of the last full step.\n");
-}
-
 static void record_command(model_config *c, int argc, char **argv)
 {
     size_t n = 0;
@@ -246,82 +220,115 @@ static void record_command(model_config *c, int argc, char **argv)
         n += (size_t)snprintf(c->command + n, sizeof c->command - n, " %s", argv[i]);
 }
 
-int app_cmd_train(int argc, char **argv)
+enum {
+    O_PE = 256,
+    O_STEPS,
+    O_BATCH,
+    O_CTX,
+    O_LAYERS,
+    O_DIM,
+    O_HEADS,
+    O_HIDDEN,
+    O_TIED,
+    O_LR,
+    O_MINLR,
+    O_WARMUP,
+    O_WD,
+    O_CLIP,
+    O_SEED,
+    O_DSEED,
+    O_TOKENS,
+    O_BASE,
+    O_PAIRING,
+    O_SLOPE,
+    O_BUCKETS,
+    O_MAXD,
+    O_THREADS,
+    O_SAVE,
+    O_STORY,
+    O_QUIET,
+    O_FORCE,
+    O_HELP
+};
+
+static size_t model_schemes(const char **out, size_t n)
 {
-    enum {
-        O_PE = 256,
-        O_STEPS,
-        O_BATCH,
-        O_CTX,
-        O_LAYERS,
-        O_DIM,
-        O_HEADS,
-        O_HIDDEN,
-        O_TIED,
-        O_LR,
-        O_MINLR,
-        O_WARMUP,
-        O_WD,
-        O_CLIP,
-        O_SEED,
-        O_DSEED,
-        O_TOKENS,
-        O_BASE,
-        O_PAIRING,
-        O_SLOPE,
-        O_BUCKETS,
-        O_MAXD,
-        O_THREADS,
-        O_SAVE,
-        O_STORY,
-        O_QUIET,
-        O_FORCE,
-        O_HELP
-    };
-    static const struct option opts[] = {{"pe", 1, 0, O_PE},
-                                         {"output", 1, 0, 'o'},
-                                         {"steps", 1, 0, O_STEPS},
-                                         {"batch", 1, 0, O_BATCH},
-                                         {"ctx", 1, 0, O_CTX},
-                                         {"layers", 1, 0, O_LAYERS},
-                                         {"dim", 1, 0, O_DIM},
-                                         {"heads", 1, 0, O_HEADS},
-                                         {"hidden", 1, 0, O_HIDDEN},
-                                         {"tied", 0, 0, O_TIED},
-                                         {"lr", 1, 0, O_LR},
-                                         {"min-lr", 1, 0, O_MINLR},
-                                         {"warmup", 1, 0, O_WARMUP},
-                                         {"weight-decay", 1, 0, O_WD},
-                                         {"clip", 1, 0, O_CLIP},
-                                         {"seed", 1, 0, O_SEED},
-                                         {"data-seed", 1, 0, O_DSEED},
-                                         {"tokens", 1, 0, O_TOKENS},
-                                         {"base", 1, 0, O_BASE},
-                                         {"pairing", 1, 0, O_PAIRING},
-                                         {"slope-ratio", 1, 0, O_SLOPE},
-                                         {"t5-buckets", 1, 0, O_BUCKETS},
-                                         {"t5-max-distance", 1, 0, O_MAXD},
-                                         {"threads", 1, 0, O_THREADS},
-                                         {"save-every", 1, 0, O_SAVE},
-                                         {"story", 1, 0, O_STORY},
-                                         {"quiet", 0, 0, O_QUIET},
-                                         {"force", 0, 0, O_FORCE},
-                                         {"help", 0, 0, O_HELP},
-                                         {0, 0, 0, 0}};
+    size_t k = 0;
+    for (int i = 0; i < MODEL_PE_COUNT && k < n; i++) out[k++] = model_pe_name(i);
+    return k;
+}
+
+static const char *const pairings[] = {"interleaved", "half", NULL};
+
+static const app_cmd_opt train_opts[] = {
+    {.name = "pe",
+     .code = O_PE,
+     .arg = "NAME",
+     .help = "the position scheme",
+     .choices_fn = model_schemes},
+    {.name = "output",
+     .code = 'o',
+     .short_name = 'o',
+     .arg = "FILE",
+     .help = "checkpoint (written atomically, also every --save-every steps)",
+     .files = "pelab"},
+    {.name = "steps", .code = O_STEPS, .arg = "N", .help = "AdamW steps (2000)"},
+    {.name = "batch", .code = O_BATCH, .arg = "N", .help = "windows per step (16)"},
+    {.name = "ctx", .code = O_CTX, .arg = "N", .help = "training context (64)"},
+    {.name = "layers", .code = O_LAYERS, .arg = "N", .help = "blocks (3)"},
+    {.name = "dim", .code = O_DIM, .arg = "N", .help = "width (64)"},
+    {.name = "heads", .code = O_HEADS, .arg = "N", .help = "heads (4)"},
+    {.name = "hidden", .code = O_HIDDEN, .arg = "N", .help = "MLP width (4 x dim)"},
+    {.name = "tied", .code = O_TIED, .help = "tie the output layer to the embedding"},
+    {.name = "lr", .code = O_LR, .arg = "X", .help = "peak learning rate (3e-3)"},
+    {.name = "min-lr", .code = O_MINLR, .arg = "X", .help = "final learning rate (3e-4)"},
+    {.name = "warmup", .code = O_WARMUP, .arg = "N", .help = "warmup steps (100)"},
+    {.name = "weight-decay", .code = O_WD, .arg = "X", .help = "AdamW weight decay (0.1)"},
+    {.name = "clip", .code = O_CLIP, .arg = "X", .help = "gradient norm clip (1)"},
+    {.name = "seed", .code = O_SEED, .arg = "N", .help = "initialisation and batches (1)"},
+    {.name = "data-seed", .code = O_DSEED, .arg = "N", .help = "story corpus (1)"},
+    {.name = "tokens", .code = O_TOKENS, .arg = "N", .help = "corpus size (1000000)"},
+    {.name = "base", .code = O_BASE, .arg = "X", .help = "sinusoidal/rope frequency base (10000)"},
+    {.name = "pairing",
+     .code = O_PAIRING,
+     .arg = "P",
+     .help = "rope: which dimensions rotate together",
+     .choices = pairings},
+    {.name = "slope-ratio",
+     .code = O_SLOPE,
+     .arg = "X",
+     .help = "alibi: m_h = X^(h+1) instead of the paper's slopes"},
+    {.name = "t5-buckets", .code = O_BUCKETS, .arg = "N", .help = "t5 buckets (32)"},
+    {.name = "t5-max-distance",
+     .code = O_MAXD,
+     .arg = "N",
+     .help = "t5 largest bucketed distance (ctx)"},
+    {.name = "threads", .code = O_THREADS, .arg = "N", .help = "0 = all cores (0)"},
+    {.name = "save-every", .code = O_SAVE, .arg = "N", .help = "save every N steps (250, 0 = off)"},
+    {.name = "story",
+     .code = O_STORY,
+     .arg = "DIR",
+     .help = "grammar directory (assets/story)",
+     .files = "/"},
+    {.name = "quiet", .code = O_QUIET, .help = "no progress"},
+    {.name = "force", .code = O_FORCE, .help = "replace an existing file that is not a checkpoint"},
+    {.name = "help", .code = O_HELP, .short_name = 'h', .help = "this usage"},
+    {0},
+};
+
+static int cmd_train(int argc, char **argv)
+{
     const char *pe = NULL, *out = NULL, *story = NULL;
     model_config c;
     model_config_default(&c, MODEL_PE_NOPE);
     int hidden = 0, threads = 0, save_every = 250, quiet = 0, tokens = 1000000;
     double dv;
-    optind = 1;
-    opterr = 0;
-    int ch;
-    /* first pass for --pe, so scheme defaults do not override later options */
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--pe") && i + 1 < argc)
-            pe = argv[i + 1];
-        else if (!strncmp(argv[i], "--pe=", 5))
-            pe = argv[i] + 5;
+    app_cli_args args;
+    int prc = app_command_parse(&app_command_train, NULL, argc, argv, &args);
+    if (prc != 0) return prc > 0 ? 0 : 2;
+    /* --pe first (the last one given), so scheme defaults do not override later options */
+    for (int i = 0; i < args.n; i++)
+        if (args.code[i] == O_PE) pe = args.val[i];
     if (pe) {
         int k = model_pe_from_name(pe);
         if (k < 0) {
@@ -336,9 +343,10 @@ int app_cmd_train(int argc, char **argv)
         }
         model_config_default(&c, k);
     }
-    while ((ch = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+    for (int i = 0; i < args.n; i++) {
         int bad = 0;
-        switch (ch) {
+        const char *optarg = args.val[i];
+        switch (args.code[i]) {
         case O_PE:
             break;
         case 'o':
@@ -431,17 +439,6 @@ int app_cmd_train(int argc, char **argv)
         case O_QUIET:
             quiet = 1;
             break;
-        case O_HELP:
-        case 'h':
-            app_train_usage(stdout);
-            return 0;
-        case ':':
-            fprintf(stderr, "pelab train: %s needs a value\n", argv[optind - 1]);
-            return 2;
-        default:
-            fprintf(stderr, "pelab train: unknown option %s (pelab train --help)\n",
-                    argv[optind - 1]);
-            return 2;
         }
         if (bad) return 2;
     }
@@ -450,8 +447,8 @@ int app_cmd_train(int argc, char **argv)
                 !pe ? "--pe NAME" : "-o FILE");
         return 2;
     }
-    if (optind < argc) {
-        fprintf(stderr, "pelab train: unexpected argument %s\n", argv[optind]);
+    if (args.n_positional > 0) {
+        fprintf(stderr, "pelab train: unexpected argument %s\n", args.positional[0]);
         return 2;
     }
     c.hidden = hidden ? hidden : 4 * c.dim;
@@ -558,20 +555,6 @@ out:
 
 /* ---- eval --------------------------------------------------------------------------------- */
 
-void app_eval_usage(FILE *f)
-{
-    fprintf(f, "usage: pelab eval [--extrapolate] [options] MODEL...\n"
-               "Held-out loss (nats per token) of each model on stories from a seed it never saw.\n"
-               "  --extrapolate     also the mean loss at every position 0..4 x ctx\n"
-               "  -o FILE.csv       write the per-position table as CSV (with --extrapolate)\n"
-               "  --tokens N        held-out tokens (32768)\n"
-               "  --bin N           positions per table row (ctx / 8; 1 = every position)\n"
-               "  --threads N       0 = all cores\n"
-               "  --story DIR       grammar directory (assets/story)\n"
-               "A real checkpoint over a text: pelab eval --model M --text FILE (pelab eval "
-               "--model M --help).\n");
-}
-
 typedef struct eval_row {
     const char *path;
     model m;
@@ -587,60 +570,134 @@ static double mean_range(const eval_row *r, int a, int b)
     return k > 0 ? s / k : NAN;
 }
 
-int app_cmd_eval(int argc, char **argv)
+static const char *const scalings[] = {"none", "linear", "ntk", "dynamic", "yarn", "llama3", NULL};
+
+static const app_cmd_opt eval_opts[] = {
+    {.name = "extrapolate",
+     .code = APP_EVAL_EXTRA,
+     .help = "also the mean loss at every position 0..4 x ctx (with --model: windows of 4x the "
+             "trained context)"},
+    {.name = "output",
+     .code = 'o',
+     .short_name = 'o',
+     .arg = "FILE.csv",
+     .help = "write the per-position table as CSV (with --extrapolate, or --model)",
+     .files = "csv"},
+    {.name = "tokens", .code = APP_EVAL_TOKENS, .arg = "N", .help = "held-out tokens (32768)"},
+    {.name = "bin",
+     .code = APP_EVAL_BIN,
+     .arg = "N",
+     .help = "positions per table row (ctx / 8; 1 = every position)"},
+    {.name = "threads", .code = APP_EVAL_THREADS, .arg = "N", .help = "0 = all cores (0)"},
+    {.name = "story",
+     .code = APP_EVAL_STORY,
+     .arg = "DIR",
+     .help = "grammar directory (assets/story)",
+     .files = "/"},
+    {.name = "model",
+     .code = APP_EVAL_MODEL,
+     .arg = "M",
+     .help = "a real checkpoint: a llama2.c .bin, a Hugging Face folder or a file inside one "
+             "(with --text)",
+     .files = ""},
+    {.name = "tokenizer",
+     .code = APP_EVAL_TOK,
+     .arg = "T",
+     .help = "with --model: the tokenizer (default: the one beside the model)",
+     .files = ""},
+    {.name = "text",
+     .code = APP_EVAL_TEXT,
+     .arg = "FILE",
+     .help = "with --model: the text (UTF-8, at most 64 MiB)",
+     .files = ""},
+    {.name = "ctx",
+     .code = APP_EVAL_CTX,
+     .arg = "N",
+     .help = "with --model: tokens per window (the model's context; 4x with --extrapolate)"},
+    {.name = "scaling",
+     .code = APP_EVAL_SCALING,
+     .arg = "NAME",
+     .help = "with --model: RoPE scaling at inference",
+     .choices = scalings},
+    {.name = "factor",
+     .code = APP_EVAL_FACTOR,
+     .arg = "F",
+     .help = "with --scaling: its factor (>= 1)"},
+    {.name = "orig-ctx",
+     .code = APP_EVAL_ORIG,
+     .arg = "N",
+     .help = "with --scaling: its original context (the model's trained context)"},
+    {.name = "windows",
+     .code = APP_EVAL_WINDOWS,
+     .arg = "N",
+     .help = "with --model: at most N windows (all that fit)"},
+    {.name = "force",
+     .code = APP_EVAL_FORCE,
+     .help = "replace an existing -o file that is not pelab's table"},
+    {.name = "help", .code = APP_EVAL_HELP, .short_name = 'h', .help = "this usage"},
+    {0},
+};
+
+const char *app_eval_row_name(int code)
 {
-    /* a real checkpoint (llama2.c, Hugging Face) over a text: cmd_eval_lm.c */
-    for (int i = 1; i < argc; i++)
-        if (!strncmp(argv[i], "--model", 7) || !strncmp(argv[i], "--text", 6))
-            return app_cmd_eval_lm(argc, argv);
-    enum { O_EXTRA = 256, O_TOKENS, O_BIN, O_THREADS, O_STORY, O_FORCE, O_HELP };
-    static const struct option opts[] = {
-        {"extrapolate", 0, 0, O_EXTRA}, {"output", 1, 0, 'o'},        {"tokens", 1, 0, O_TOKENS},
-        {"bin", 1, 0, O_BIN},           {"threads", 1, 0, O_THREADS}, {"story", 1, 0, O_STORY},
-        {"force", 0, 0, O_FORCE},       {"help", 0, 0, O_HELP},       {0, 0, 0, 0}};
-    int extra = 0, tokens = 32768, bin = 0, threads = 0, ch;
+    static char name[48];
+    for (const app_cmd_opt *o = eval_opts; o->name; o++)
+        if (o->code == code) {
+            snprintf(name, sizeof name, "--%s", o->name);
+            return name;
+        }
+    return "?";
+}
+
+static int cmd_eval(int argc, char **argv)
+{
+    int extra = 0, tokens = 32768, bin = 0, threads = 0;
     const char *csv = NULL, *story = NULL;
-    optind = 1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+    app_cli_args args;
+    int prc = app_command_parse(&app_command_eval, NULL, argc, argv, &args);
+    if (prc != 0) return prc > 0 ? 0 : 2;
+    /* a real checkpoint (llama2.c, Hugging Face) over a text: cmd_eval_lm.c */
+    for (int i = 0; i < args.n; i++)
+        if (args.code[i] == APP_EVAL_MODEL || args.code[i] == APP_EVAL_TEXT)
+            return app_eval_lm_run(&args, argc, argv);
+    for (int i = 0; i < args.n; i++) {
         int bad = 0;
-        switch (ch) {
-        case O_EXTRA:
+        const char *optarg = args.val[i];
+        switch (args.code[i]) {
+        case APP_EVAL_TOK:
+        case APP_EVAL_CTX:
+        case APP_EVAL_SCALING:
+        case APP_EVAL_FACTOR:
+        case APP_EVAL_ORIG:
+        case APP_EVAL_WINDOWS:
+            fprintf(stderr, "pelab eval: %s: with --model M --text FILE (a real checkpoint)\n",
+                    app_eval_row_name(args.code[i]));
+            return 2;
+        case APP_EVAL_EXTRA:
             extra = 1;
             break;
         case 'o':
             csv = optarg;
             break;
-        case O_TOKENS:
+        case APP_EVAL_TOKENS:
             bad = parse_int("eval", "tokens", optarg, 1000, 100000000, &tokens);
             break;
-        case O_BIN:
+        case APP_EVAL_BIN:
             bad = parse_int("eval", "bin", optarg, 1, MODEL_MAX_CTX, &bin);
             break;
-        case O_THREADS:
+        case APP_EVAL_THREADS:
             bad = parse_int("eval", "threads", optarg, 0, 1024, &threads);
             break;
-        case O_STORY:
+        case APP_EVAL_STORY:
             story = optarg;
             break;
-        case O_FORCE:
+        case APP_EVAL_FORCE:
             outfile_set_force(1);
             break;
-        case O_HELP:
-        case 'h':
-            app_eval_usage(stdout);
-            return 0;
-        case ':':
-            fprintf(stderr, "pelab eval: %s needs a value\n", argv[optind - 1]);
-            return 2;
-        default:
-            fprintf(stderr, "pelab eval: unknown option %s (pelab eval --help)\n",
-                    argv[optind - 1]);
-            return 2;
         }
         if (bad) return 2;
     }
-    int n = argc - optind;
+    int n = args.n_positional;
     if (n < 1) {
         fprintf(stderr, "pelab eval: name at least one model file (pelab eval --help)\n");
         return 2;
@@ -660,7 +717,7 @@ int app_cmd_eval(int argc, char **argv)
     }
     /* checked before the minutes of evaluation, not after; the models are inputs, which -o
      * may not name */
-    for (int i = optind; i < argc; i++) pe_infile_note(argv[i]);
+    for (int i = 0; i < args.n_positional; i++) pe_infile_note(args.positional[i]);
     if (csv && outfile_check(csv, err, sizeof err) < 0) {
         fprintf(stderr, "pelab eval: %s\n", err);
         return 2;
@@ -682,7 +739,7 @@ int app_cmd_eval(int argc, char **argv)
     }
     for (int i = 0; i < n; i++) {
         eval_row *r = &rows[i];
-        r->path = argv[optind + i];
+        r->path = args.positional[i];
         if (model_load(r->path, &r->m, err, sizeof err)) {
             fprintf(stderr, "pelab eval: %s\n", err);
             goto out;
@@ -827,3 +884,24 @@ out:
     model_grammar_free(&g);
     return rc;
 }
+
+const app_command app_command_train = {
+    .name = "train",
+    .synopsis = "--pe NAME [options] -o FILE",
+    .summary = "train the built-in model with one position scheme",
+    .fn = cmd_train,
+    .opts = train_opts,
+    .notes =
+        "Trains the built-in transformer on generated stories. Ctrl-C stops after the current step "
+        "and saves the weights of the last full step."};
+const app_command app_command_eval = {
+    .name = "eval",
+    .synopsis = "[--extrapolate] [options] MODEL..., --model M --text FILE [options]",
+    .summary = "held-out loss, and loss past the training length",
+    .fn = cmd_eval,
+    .words = "model file",
+    .opts = eval_opts,
+    .notes = "The loss is in nats per token, on stories from a seed the models never saw.\n"
+             "A real checkpoint over a text: pelab eval --model M --text FILE [--ctx N] "
+             "[--scaling NAME --factor F] [-o FILE.csv]: the loss at every position of the "
+             "text's windows, as CSV."};

@@ -1,25 +1,39 @@
-/* cmd_model.h: the model subcommands. argv[0] is "train" / "eval"; returns the exit status. */
+/* cmd_model.h: what the model commands lend others: saving a checkpoint, as `pelab train` does
+ * (cmd_model.c; tests save with it), and reading --ids (cmd_generate.c). */
 #ifndef PELAB_APP_CMD_MODEL_H
 #define PELAB_APP_CMD_MODEL_H
 
 #include <stdio.h>
 
-int app_cmd_train(int argc, char **argv);
-int app_cmd_eval(int argc, char **argv);
-/* Their --help texts (also the man page's sections for them, and what their completions read). */
-void app_train_usage(FILE *f);
-void app_eval_usage(FILE *f);
-
-/* `pelab generate` (cmd_generate.c): a real checkpoint run forward from --ids. */
-int app_cmd_generate(int argc, char **argv);
-void app_generate_usage(FILE *f);
 /* "1,2,3" into a new array of n ids, each 0..vocab-1 (vocab <= 0: no upper bound); -1 after a
- * message on stderr naming cmd and the bad entry. */
+ * message on stderr naming cmd and the bad entry (cmd_generate.c). */
 int app_parse_ids(const char *cmd, const char *s, int vocab, int **out, int *n);
 
-/* `pelab eval --model M --text FILE` (cmd_eval_lm.c): app_cmd_eval hands over to it. */
-int app_cmd_eval_lm(int argc, char **argv);
-void app_eval_lm_usage(FILE *f);
+/* `pelab eval`'s rows (cmd_model.c): the built-in models' and, with --model M --text FILE, a
+ * real checkpoint's (cmd_eval_lm.c), in one table and one parse. */
+enum {
+    APP_EVAL_EXTRA = 256, /* both */
+    APP_EVAL_THREADS,
+    APP_EVAL_TOKENS, /* the built-in models */
+    APP_EVAL_BIN,
+    APP_EVAL_STORY,
+    APP_EVAL_MODEL, /* a real checkpoint */
+    APP_EVAL_TOK,
+    APP_EVAL_TEXT,
+    APP_EVAL_CTX,
+    APP_EVAL_SCALING,
+    APP_EVAL_FACTOR,
+    APP_EVAL_ORIG,
+    APP_EVAL_WINDOWS,
+    APP_EVAL_FORCE, /* both */
+    APP_EVAL_HELP,
+};
+/* "--tokens" for a row's code. */
+const char *app_eval_row_name(int code);
+/* `pelab eval --model M --text FILE` over its parsed rows (cmd_eval_lm.c); argv is recorded in
+ * the CSV's header. Returns the exit status. */
+struct app_cli_args;
+int app_eval_lm_run(const struct app_cli_args *args, int argc, char **argv);
 
 typedef struct model model;
 /* Save a checkpoint through the output module (render/outfile.c): a unique temporary renamed

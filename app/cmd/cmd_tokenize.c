@@ -1,28 +1,12 @@
 /* cmd_tokenize.c: `pelab tokenize`, the tokens a real tokenizer cuts a text into: one line per
  * token with its id, the text it shows and the input bytes it covers; --ids prints only the ids
  * (the form --ids of generate takes), --decode turns ids back into text. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "commands.h"
 #include "tok.h"
-
-void app_tokenize_usage(FILE *f);
-int app_cmd_tokenize(int argc, char **argv);
-
-void app_tokenize_usage(FILE *f)
-{
-    fprintf(f, "usage: pelab tokenize --tokenizer FILE [--ids] [--bos] TEXT|-\n"
-               "       pelab tokenize --tokenizer FILE --decode 1,2,3\n"
-               "The tokens a real tokenizer cuts TEXT (- reads standard input) into.\n"
-               "  --tokenizer FILE  tokenizer.json, a tiktoken tokenizer.model, llama2.c's\n"
-               "                    tokenizer.bin, or a model folder (or a file in it)\n"
-               "  --ids             print only the ids, comma-separated\n"
-               "  --bos             begin with BOS where the tokenizer adds one\n"
-               "  --no-special      special tokens written in TEXT (<|eot_id|>) stay text\n"
-               "  --decode IDS      print the text of the ids instead\n");
-}
 
 /* The token's text with control characters, quotes, backslashes and invalid UTF-8 escaped. */
 static void put_escaped(FILE *f, const char *s, size_t n)
@@ -137,24 +121,35 @@ static int run_decode(const pe_tok *t, const char *arg)
     return 0;
 }
 
-int app_cmd_tokenize(int argc, char **argv)
+enum { O_TOK = 256, O_IDS, O_BOS, O_NOSPECIAL, O_DECODE, O_HELP };
+static const app_cmd_opt tokenize_opts[] = {
+    {.name = "tokenizer",
+     .code = O_TOK,
+     .arg = "FILE",
+     .help = "tokenizer.json, a tiktoken tokenizer.model, llama2.c's tokenizer.bin, or a model "
+             "folder (or a file in it)",
+     .files = ""},
+    {.name = "ids", .code = O_IDS, .help = "print only the ids, comma-separated"},
+    {.name = "bos", .code = O_BOS, .help = "begin with BOS where the tokenizer adds one"},
+    {.name = "no-special",
+     .code = O_NOSPECIAL,
+     .help = "special tokens written in TEXT (<|eot_id|>) stay text"},
+    {.name = "decode", .code = O_DECODE, .arg = "IDS", .help = "print the text of the ids instead"},
+    {.name = "help", .code = O_HELP, .short_name = 'h', .help = "this usage"},
+    {0},
+};
+
+static int cmd_tokenize(int argc, char **argv)
 {
-    enum { O_TOK = 256, O_IDS, O_BOS, O_NOSPECIAL, O_DECODE, O_HELP };
-    static const struct option opts[] = {{"tokenizer", 1, 0, O_TOK},
-                                         {"ids", 0, 0, O_IDS},
-                                         {"bos", 0, 0, O_BOS},
-                                         {"no-special", 0, 0, O_NOSPECIAL},
-                                         {"decode", 1, 0, O_DECODE},
-                                         {"help", 0, 0, O_HELP},
-                                         {0, 0, 0, 0}};
     const char *tok_path = NULL, *decode = NULL;
-    int only_ids = 0, flags = 0, ch;
-    optind = 1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (ch) {
+    int only_ids = 0, flags = 0;
+    app_cli_args args;
+    int prc = app_command_parse(&app_command_tokenize, NULL, argc, argv, &args);
+    if (prc != 0) return prc > 0 ? 0 : 2;
+    for (int i = 0; i < args.n; i++) {
+        switch (args.code[i]) {
         case O_TOK:
-            tok_path = optarg;
+            tok_path = args.val[i];
             break;
         case O_IDS:
             only_ids = 1;
@@ -166,19 +161,8 @@ int app_cmd_tokenize(int argc, char **argv)
             flags |= PE_TOK_NO_SPECIAL;
             break;
         case O_DECODE:
-            decode = optarg;
+            decode = args.val[i];
             break;
-        case O_HELP:
-        case 'h':
-            app_tokenize_usage(stdout);
-            return 0;
-        case ':':
-            fprintf(stderr, "pelab tokenize: %s needs a value\n", argv[optind - 1]);
-            return 2;
-        default:
-            fprintf(stderr, "pelab tokenize: unknown option %s (pelab tokenize --help)\n",
-                    argv[optind - 1]);
-            return 2;
         }
     }
     if (!tok_path) {
@@ -186,16 +170,16 @@ int app_cmd_tokenize(int argc, char **argv)
                         "tokenizer.model, llama2.c's tokenizer.bin, or a model folder)\n");
         return 2;
     }
-    if (decode && optind < argc) {
-        fprintf(stderr, "pelab tokenize: --decode takes no TEXT (got '%s')\n", argv[optind]);
+    if (decode && args.n_positional > 0) {
+        fprintf(stderr, "pelab tokenize: --decode takes no TEXT (got '%s')\n", args.positional[0]);
         return 2;
     }
-    if (!decode && optind != argc - 1) {
+    if (!decode && args.n_positional != 1) {
         fprintf(stderr,
-                optind < argc ? "pelab tokenize: one TEXT at a time ('%s' is extra; quote it)\n"
-                              : "pelab tokenize: give the TEXT to cut (or - for standard "
-                                "input)%s\n",
-                optind < argc ? argv[optind + 1] : "");
+                args.n_positional > 1
+                    ? "pelab tokenize: one TEXT at a time ('%s' is extra; quote it)\n"
+                    : "pelab tokenize: give the TEXT to cut (or - for standard input)%s\n",
+                args.n_positional > 1 ? args.positional[1] : "");
         return 2;
     }
     char err[1024];
@@ -209,7 +193,7 @@ int app_cmd_tokenize(int argc, char **argv)
         pe_tok_free(t);
         return rc;
     }
-    const char *arg = argv[optind];
+    const char *arg = args.positional[0];
     char *owned = NULL;
     size_t len = strlen(arg);
     if (!strcmp(arg, "-")) {
@@ -264,3 +248,10 @@ int app_cmd_tokenize(int argc, char **argv)
     pe_tok_free(t);
     return rc;
 }
+
+const app_command app_command_tokenize = {
+    .name = "tokenize",
+    .synopsis = "--tokenizer FILE [--ids] [--bos] TEXT|-, --tokenizer FILE --decode 1,2,3",
+    .summary = "the tokens a real tokenizer cuts a text into (- reads standard input), with ids",
+    .fn = cmd_tokenize,
+    .opts = tokenize_opts};

@@ -1,22 +1,29 @@
-/* commands.h: pelab's subcommands in one table. main() dispatches through it, and `pelab --help`,
- * the man page and the shell completions are generated from it and the option table
- * (options.h), so a command or an option added in one place shows up everywhere. */
+/* commands.h: pelab's subcommands. Each command is one file of app/cmd/ holding its entry (an
+ * app_command named app_command_<id>), its option rows and its run, plus one X(<id>) line in
+ * command_list.h (tmux's cmd-*.c and git's builtin table are the models). Every command parses
+ * through one parser over its rows (app_command_parse), and its --help, the man page and the
+ * shell completions are generated from the same rows, so what a command accepts, what it
+ * documents and what completes are one list. */
 #ifndef PELAB_APP_COMMANDS_H
 #define PELAB_APP_COMMANDS_H
 
-#include <getopt.h>
 #include <stddef.h>
 #include <stdio.h>
 
-/* One of a command's own options (the figure options come from the option table). */
+#include "cli.h"
+
+/* One of a command's own options (the figure options come from the option table, options.h). */
 typedef struct app_cmd_opt {
-    const char *name; /* "output" */
-    int code;         /* what app_cli_parse reports it as (cli.h); 'o' also gets -o */
-    char short_name;  /* 'o', or 0 */
-    const char *arg;  /* "FILE"; NULL: a flag */
-    const char *help;
-    const char *files; /* the value is a file with this extension ("json"), "" any; NULL none */
+    const char *name;  /* "output" */
+    int code;          /* what app_command_parse reports it as in args->code */
+    char short_name;   /* 'o' for -o, or 0 */
+    const char *arg;   /* "FILE"; NULL: a switch, no value */
+    const char *help;  /* one line, with the allowed values and the default */
+    const char *files; /* the value is a file with this extension ("json"), "" any, "/" a folder,
+                        * "lesson" a shipped lesson or a .lesson file; NULL: not a file */
     const char *const *choices; /* the values it takes (NULL-terminated), or NULL */
+    /* or the values it takes from a table of the program, written into out (at most n) */
+    size_t (*choices_fn)(const char **out, size_t n);
 } app_cmd_opt;
 
 typedef struct app_command {
@@ -25,26 +32,41 @@ typedef struct app_command {
     const char *summary;              /* one line */
     int (*fn)(int argc, char **argv); /* argv[0] is the command; returns the exit status */
     int figure_options;               /* takes every option of the option table */
-    const char *words;            /* what its other words are: "view", "model file", NULL (none) */
-    const app_cmd_opt *opts;      /* its own options, ended by name NULL; or NULL */
-    const struct option *getopts; /* or the getopt table it parses with (train, eval) */
-    void (*usage)(FILE *fp);      /* its --help text when it has its own (train, eval) */
+    const char *words;       /* what its other words are: "view", "model file", "lesson", "shell" */
+    const app_cmd_opt *opts; /* its own options, ended by a row with name NULL; NULL: none */
+    const char *notes;       /* prose that follows the options in --help and the man page */
 } app_command;
 
+/* The table (command_list.h), in the order of `pelab --help`. */
 size_t app_command_count(void);
 const app_command *app_command_at(size_t i);
 /* By name ("" for the explorer); NULL when none. */
 const app_command *app_command_find(const char *name);
 
-/* The command's own options as app_cli_parse's extras (cli.h); returns the count. */
-struct app_cli_extra;
-size_t app_command_extras(const app_command *c, struct app_cli_extra *out, size_t max);
+/* Parse argv[1..argc) of command c over its rows, and over the figure options into st when c
+ * takes them (st may be NULL otherwise). Every command takes --help (-h): its usage, generated
+ * from the rows, goes to stdout. Returns 0 (parsed: args holds the rows' codes and values in
+ * command-line order, and the other words), 1 (--help was answered: exit 0) or -1 (a usage
+ * error, printed as one line "pelab CMD: ...": exit 2). */
+int app_command_parse(const app_command *c, app_state *st, int argc, char **argv,
+                      app_cli_args *args);
+/* The usage of c as --help prints it. */
+void app_command_usage(const app_command *c, FILE *fp);
+/* The values of row o (its choices or choices_fn) into out (at most n); returns the count. */
+size_t app_command_choices(const app_cmd_opt *o, const char **out, size_t n);
+/* "pelab" or "pelab NAME": how messages name command c. */
+const char *app_command_label(const app_command *c, char *buf, size_t n);
 
 /* pelab's main: the command in argv[1], or the explorer. Returns the exit status. */
 int app_main(int argc, char **argv);
 
-/* `pelab completion bash|zsh|fish` and `pelab manpage` (completion.c, manpage.c). */
-int app_cmd_completion(int argc, char **argv);
-int app_cmd_manpage(int argc, char **argv);
+/* The entries (command_list.h): app_command_<id>. */
+#include "command_list.h"
+#define APP_COMMAND_DECLARE(id) extern const app_command app_command_##id;
+APP_COMMANDS(APP_COMMAND_DECLARE)
+#undef APP_COMMAND_DECLARE
+
+/* `pelab export`'s run, which tests drive directly (cmd_export.c). */
+int app_cmd_export(int argc, char **argv);
 
 #endif

@@ -295,18 +295,22 @@ static void fish(FILE *fp, const all_cmds *a)
     }
 }
 
-int app_cmd_completion(int argc, char **argv)
+static int cmd_completion(int argc, char **argv)
 {
     static const struct {
         const char *name;
         void (*gen)(FILE *fp, const all_cmds *a);
     } shells[] = {{"bash", bash}, {"zsh", zsh}, {"fish", fish}};
-    if (argc != 2) {
+    app_cli_args args;
+    int prc = app_command_parse(&app_command_completion, NULL, argc, argv, &args);
+    if (prc != 0) return prc > 0 ? 0 : 2;
+    if (args.n_positional != 1) {
         fprintf(stderr, "pelab completion: name a shell: bash, zsh or fish\n");
         return 2;
     }
+    const char *shell = args.positional[0];
     for (size_t i = 0; i < sizeof shells / sizeof shells[0]; i++) {
-        if (strcmp(argv[1], shells[i].name) != 0) continue;
+        if (strcmp(shell, shells[i].name) != 0) continue;
         all_cmds a;
         if (load_all(&a) < 0) {
             free_all(&a);
@@ -317,6 +321,12 @@ int app_cmd_completion(int argc, char **argv)
         free_all(&a);
         return fflush(stdout) == 0 ? 0 : 1;
     }
-    fprintf(stderr, "pelab completion: '%s': allowed bash, zsh or fish\n", argv[1]);
+    fprintf(stderr, "pelab completion: '%s': allowed bash, zsh or fish\n", shell);
     return 2;
 }
+
+const app_command app_command_completion = {.name = "completion",
+                                            .synopsis = "bash|zsh|fish",
+                                            .summary = "a completion script for the shell",
+                                            .fn = cmd_completion,
+                                            .words = "shell"};

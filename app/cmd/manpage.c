@@ -118,26 +118,35 @@ static void own_options(FILE *fp, const app_cli_cmd *m)
         const app_cli_opt *o = &m->opts[k];
         if (app_option_find(o->name) && m->cmd->figure_options) continue;
         opt_head(fp, o);
-        line(fp, o->help);
+        roff(fp, o->help);
+        fputs(".\n", fp);
+        if (o->n_choices && !o->files) {
+            fputs("Values: ", fp);
+            for (size_t c = 0; c < o->n_choices; c++) {
+                fputs(c ? ", \\fB" : "\\fB", fp);
+                roff(fp, o->choices[c]);
+                fputs("\\fR", fp);
+            }
+            fputs(".\n", fp);
+        }
     }
 }
 
-static void usage_text(FILE *fp, void (*usage)(FILE *f))
+/* A command's notes (its --help's prose after the options), one roff line each. */
+static void notes(FILE *fp, const char *text)
 {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *mf = open_memstream(&text, &len);
-    if (!mf) return;
-    usage(mf);
-    fclose(mf);
-    fputs(".PP\n.nf\n", fp);
-    for (char *s = text, *nl; s && *s; s = nl ? nl + 1 : NULL) {
-        nl = strchr(s, '\n');
-        if (nl) *nl = '\0';
-        line(fp, s);
+    fputs(".PP\n", fp);
+    for (const char *s = text; *s;) {
+        size_t n = strcspn(s, "\n");
+        char buf[1024];
+        snprintf(buf, sizeof buf, "%.*s", (int)(n < sizeof buf - 1 ? n : sizeof buf - 1), s);
+        line(fp, buf);
+        s += n;
+        if (*s) {
+            s++;
+            if (*s) fputs(".br\n", fp);
+        }
     }
-    fputs(".fi\n", fp);
-    free(text);
 }
 
 static void keys_of(FILE *fp, const app_explorer *x, int scope_lo, int scope_hi)
@@ -185,11 +194,13 @@ static void keys(FILE *fp)
     free(x);
 }
 
-int app_cmd_manpage(int argc, char **argv)
+static int cmd_manpage(int argc, char **argv)
 {
-    (void)argv;
-    if (argc > 1) {
-        fprintf(stderr, "pelab manpage: takes no arguments\n");
+    app_cli_args args;
+    int prc = app_command_parse(&app_command_manpage, NULL, argc, argv, &args);
+    if (prc != 0) return prc > 0 ? 0 : 2;
+    if (args.n_positional > 0) {
+        fprintf(stderr, "pelab manpage: takes no arguments (got '%s')\n", args.positional[0]);
         return 2;
     }
     FILE *fp = stdout;
@@ -238,18 +249,15 @@ int app_cmd_manpage(int argc, char **argv)
     if (nm > 0) figure_options(fp, models[0]);
     for (size_t i = 0; i < nm; i++) {
         const app_command *c = models[i]->cmd;
-        if (!c->opts && !c->usage) continue;
-        if (c->opts && !c->opts[0].name) continue;
+        if (!c->opts || !c->opts[0].name) continue;
         fputs(".SS pelab", fp);
         if (c->name[0]) {
             fputc(' ', fp);
             roff(fp, c->name);
         }
         fputc('\n', fp);
-        if (c->usage)
-            usage_text(fp, c->usage);
-        else
-            own_options(fp, models[i]);
+        own_options(fp, models[i]);
+        if (c->notes) notes(fp, c->notes);
     }
     for (size_t i = 0; i < nm; i++) app_cli_model_free(models[i]);
     keys(fp);
@@ -290,3 +298,8 @@ int app_cmd_manpage(int argc, char **argv)
           fp);
     return fflush(fp) == 0 ? 0 : 1;
 }
+
+const app_command app_command_manpage = {.name = "manpage",
+                                         .synopsis = "",
+                                         .summary = "this manual in roff (man -l <(pelab manpage))",
+                                         .fn = cmd_manpage};

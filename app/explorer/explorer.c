@@ -75,6 +75,17 @@ int app_explorer_apply(app_explorer *x, const char *name, const char *value)
     return rc;
 }
 
+int app_explorer_apply_value(app_explorer *x, const struct app_option *o, double v)
+{
+    int rc = app_option_numeric(o)
+                 ? app_option_apply_value(&x->st, o, v, 0, x->message, sizeof x->message)
+                 : app_option_apply_num(&x->st, o->name, v, x->message, sizeof x->message);
+    x->message_error = rc < 0;
+    if (rc == 0) settle(x);
+    x->dirty = 1;
+    return rc;
+}
+
 /* ---- the global actions ------------------------------------------------------------------ */
 
 typedef void (*action_fn)(app_explorer *x, int arg);
@@ -985,6 +996,7 @@ void app_explorer_frame(app_explorer *x, scene *s, const scene_target *t)
     char err[512] = "";
     int rc = 0;
     scene_reset(s, t->width, t->height, th->bg);
+    s->font = t->font; /* the status line and overlays in the target's font */
     if (too_small) {
         vc->has_main = 0;
         /* short first: a tiny terminal clips a centred line from both ends */

@@ -140,6 +140,8 @@ size_t app_explorer_help(const app_explorer *x, app_key_help *out, size_t max);
 /* Set an option as the ':' line does (the window's sliders), with the message and the view's
  * settling. 0 or -1 (the message says why). */
 int app_explorer_apply(app_explorer *x, const char *name, const char *value);
+/* The same for a number (a slider): set as a number, never printed and parsed back. */
+int app_explorer_apply_value(app_explorer *x, const struct app_option *o, double v);
 
 /* The status line: "[n/N view]" and label=value for exactly the options the view uses. */
 void app_explorer_status(const app_explorer *x, char *buf, size_t n);

@@ -67,9 +67,8 @@ static double slider_hi(const app_explorer *x, const app_option *o)
 /* Where the knob sits: the value, or where an automatic value (at_lo) lands. */
 static double slider_value(const app_explorer *x, const app_option *o)
 {
-    char buf[64];
-    app_option_get(&x->st, o, buf, sizeof buf);
-    double v = atof(buf);
+    double v = 0;
+    app_option_get_num(&x->st, o, &v); /* a slider's option is a number */
     if (o->at_lo && v == o->lo && o->slider.auto_fn) v = o->slider.auto_fn(&x->st);
     return v;
 }
@@ -121,14 +120,12 @@ static void slider_drag(app_explorer *x, const scene_target *t, int i, double px
     if (o->kind == APP_OPT_INT) v = floor(v + 0.5);
     if (o->slider.round == APP_ROUND_EVEN) v = 2 * floor(v / 2 + 0.5);
     if (o->slider.round == APP_ROUND_SIG3) {
-        /* three significant digits, so the value reads well */
-        double e = pow(10, floor(log10(v)) - 2);
-        v = floor(v / e + 0.5) * e;
+        v = app_round_sig(v, 3); /* three significant digits, so the value reads well */
+    } else if (o->kind != APP_OPT_INT) {
+        v = app_round_sig(v, 6); /* six significant digits: a knob's position says no more */
     }
-    char buf[64];
-    snprintf(buf, sizeof buf, o->kind == APP_OPT_INT ? "%.0f" : "%.6g", v);
-    app_explorer_apply(x, o->name, buf);
-    x->st.pos_frac = 0; /* a dragged position is a whole one */
+    app_explorer_apply_value(x, o, v); /* a number from the knob to the state, never text */
+    x->st.pos_frac = 0;                /* a dragged position is a whole one */
 }
 
 /* Which slider row the point is on (-1 none). */
@@ -149,7 +146,9 @@ static scene_target gui_target(window *win, const app_state *st)
     int w, h;
     window_size(win, &w, &h);
     /* the font follows the drawable's pixels, so HiDPI gets the same layout, sharper */
-    return raster_target(w, h, raster_font_px(w, h, st->zoom));
+    scene_target t = raster_target(w, h, raster_font_px(w, h, st->zoom));
+    raster_target_font(&t, st->font); /* the status line and the panel in the author's font */
+    return t;
 }
 
 void app_gui_frame(app_explorer *x, scene *s, const scene_target *t)

@@ -12,7 +12,4 @@ int app_run_gui(app_explorer *x, int frames); /* explorer_gui.c */
  * panel (one slider per option of the view that has a slider range). */
 void app_gui_frame(app_explorer *x, scene *s, const scene_target *t);
 
-/* `pelab [options]` and `pelab gui [options]`: parse, validate, run (cmd_explore.c). */
-int app_cmd_explore(int argc, char **argv, int gui);
-
 #endif

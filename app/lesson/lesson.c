@@ -559,7 +559,7 @@ static int parse_view(const char *lesson_path, const char *line, app_state *st, 
     }
     if (app_option_set(st, app_option_find("view"), words[1], err, errlen) < 0) return -1;
     words[1] = "export";
-    app_cli_extra extra[] = {{"config", 'C', 0}};
+    app_cli_extra extra[] = {{.name = "config", .code = 'C'}};
     app_cli_args args;
     if (app_cli_parse(st, n, words + 1, extra, 1, &args, err, errlen) < 0) return -1;
     if (args.n_positional > 0) {

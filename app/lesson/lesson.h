@@ -114,10 +114,10 @@ int lesson_key_reserved(uint32_t key, const char **what);
 int lesson_wrap(const scene_target *t, const char *text, double size, double w,
                 char (*lines)[LESSON_LINE], int max);
 
-/* `pelab lesson ...`: argv[0] is "lesson"; `pelab gui --lesson NAME|FILE ...`: argv[0] is "gui".
- * Returns the exit status. */
-int app_cmd_lesson(int argc, char **argv);
-int app_cmd_lesson_gui(int argc, char **argv);
+/* Present the lesson name (shipped name or file) from slide (text as typed, NULL: the first) in
+ * the terminal or the window, drawing frames frames (NULL: until quit); what `pelab gui --lesson`
+ * runs (cmd_lesson.c). Returns the exit status. */
+int app_lesson_run(const char *name, const char *slide, const char *frames, int gui);
 /* Present l from slide start (0-based) in the terminal or the window; frames > 0 draws that many
  * frames and returns (tests). Returns the exit status. */
 int lesson_present(const lesson *l, int start, int gui, int frames);

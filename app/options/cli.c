@@ -13,13 +13,13 @@
 static int parse_pass(app_state *st, int argc, char **argv, const app_cli_extra *extra,
                       size_t n_extra, app_cli_args *args, char *err, size_t errlen)
 {
-    size_t nopt = app_option_count();
+    size_t nopt = st ? app_option_count() : 0;
     struct option *lo = calloc(nopt + n_extra + 1, sizeof *lo);
     if (!lo) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    char shortopts[16] = ":";
+    char shortopts[64] = ":";
     for (size_t i = 0; i < nopt; i++)
         lo[i] =
             (struct option){app_option_at(i)->name, required_argument, NULL, CODE_BASE + (int)i};
@@ -30,7 +30,13 @@ static int parse_pass(app_state *st, int argc, char **argv, const app_cli_extra 
         lo[nopt + i] =
             (struct option){extra[i].name, extra[i].flag || help ? no_argument : required_argument,
                             NULL, help ? 'h' : extra[i].code};
-        if (extra[i].code == 'o') strcat(shortopts, "o:");
+        char sc = extra[i].short_name ? extra[i].short_name : extra[i].code == 'o' ? 'o' : 0;
+        if (sc && !help && strlen(shortopts) + 2 < sizeof shortopts) {
+            size_t k = strlen(shortopts);
+            shortopts[k++] = sc;
+            if (!extra[i].flag) shortopts[k++] = ':';
+            shortopts[k] = '\0';
+        }
         if (help) strcat(shortopts, "h");
     }
     memset(args, 0, sizeof *args);
@@ -41,10 +47,19 @@ static int parse_pass(app_state *st, int argc, char **argv, const app_cli_extra 
         int idx = -1;
         int c = getopt_long(argc, argv, shortopts, lo, &idx);
         if (c == -1) break;
+        /* getopt_long takes any unambiguous prefix of a name ("--head" for --heads); a command
+         * accepts exactly the names its rows declare, so a prefix is an unknown option */
+        const char *typed = NULL;
+        if (idx >= 0 && c != '?' && c != ':') {
+            typed = optarg && optind >= 2 && optarg == argv[optind - 1] ? argv[optind - 2]
+                                                                        : argv[optind - 1];
+            size_t tl = strcspn(typed + 2, "=");
+            if (strlen(lo[idx].name) != tl || strncmp(typed + 2, lo[idx].name, tl) != 0) c = '?';
+        }
         if (c == '?' || c == ':') {
-            const char *bad = argv[optind - 1];
+            const char *bad = typed ? typed : argv[optind - 1];
             if (c == ':') {
-                snprintf(err, errlen, "%s: needs a value", bad);
+                snprintf(err, errlen, "%s needs a value", bad);
             } else {
                 const char *name = bad;
                 while (*name == '-') name++;
@@ -61,17 +76,22 @@ static int parse_pass(app_state *st, int argc, char **argv, const app_cli_extra 
                 }
                 snprintf(err, errlen, "%s: unknown option%s%s%s", bad,
                          sug ? "; did you mean --" : "", sug ? sug : "", sug ? "?" : "");
+                args->unknown = bad;
+                args->suggest = sug;
             }
             rc = -1;
             break;
         }
         if (c == 'h') c = '?';
+        for (size_t i = 0; idx < 0 && i < n_extra; i++) /* -x reports its row's code */
+            if (extra[i].short_name && c == extra[i].short_name) c = extra[i].code;
         if (c >= CODE_BASE && c < CODE_BASE + (int)nopt) {
             if (app_option_set(st, app_option_at((size_t)(c - CODE_BASE)), optarg, err, errlen) <
                 0) {
                 rc = -1;
                 break;
             }
+            args->n_figure++;
             continue;
         }
         if (args->n >= APP_CLI_MAX_ARGS) {
@@ -97,6 +117,7 @@ static int parse_pass(app_state *st, int argc, char **argv, const app_cli_extra 
 int app_cli_parse(app_state *st, int argc, char **argv, const app_cli_extra *extra, size_t n_extra,
                   app_cli_args *args, char *err, size_t errlen)
 {
+    if (!st) return parse_pass(NULL, argc, argv, extra, n_extra, args, err, errlen);
     app_state start = *st;
     if (parse_pass(st, argc, argv, extra, n_extra, args, err, errlen) < 0) return -1;
     int config_code = 0;

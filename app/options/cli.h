@@ -13,11 +13,12 @@
 
 /* A command's own option: long name and the code it is reported with ('o' also gets -o).
  * "help" and the switches (flag set) take no argument; every other extra takes one. The
- * commands take theirs from the command table (commands.h: app_command_extras). */
+ * commands make theirs from their option rows (commands.h: app_command_parse). */
 typedef struct app_cli_extra {
     const char *name;
     int code;
-    int flag; /* a switch: no value */
+    int flag;        /* a switch: no value */
+    char short_name; /* also -<short_name> (reported as code); 0: none */
 } app_cli_extra;
 
 #define APP_CLI_MAX_ARGS 64
@@ -28,12 +29,16 @@ typedef struct app_cli_args {
     const char *val[APP_CLI_MAX_ARGS];
     int n_positional;
     const char *positional[APP_CLI_MAX_ARGS];
+    int n_figure;        /* figure options applied to the state */
+    const char *unknown; /* after a failure: the unknown option as written ("--nosuch"), or NULL */
+    const char *suggest; /* and the closest name the command takes ("base"), or NULL */
 } app_cli_args;
 
-/* Parse argv[1..argc) (argv[0] is the command name): figure options are applied to st in order,
- * extras are returned in args. An extra named "config" is applied here, before every figure
- * option wherever it stands (the caller has nothing to do for it). Returns 0 or -1 with a
- * message (unknown option with a suggestion, a missing value, a bad value, a bad config). */
+/* Parse argv[1..argc) (argv[0] is the command name): figure options are applied to st in order
+ * (st NULL: the command takes none), extras are returned in args. An extra named "config" is
+ * applied here, before every figure option wherever it stands (the caller has nothing to do for
+ * it). Returns 0 or -1 with a message (unknown option with a suggestion, a missing value, a bad
+ * value, a bad config). */
 int app_cli_parse(app_state *st, int argc, char **argv, const app_cli_extra *extra, size_t n_extra,
                   app_cli_args *args, char *err, size_t errlen);
 /* Print the figure options, one per line, with their help. */

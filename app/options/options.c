@@ -290,11 +290,11 @@ static double paper_ratio(const app_state *st)
 {
     return pow(2, -8.0 / st->p.heads);
 }
-static void step_slope(const app_state *st, int dir, char *val, size_t n)
+static double step_slope(const app_state *st, int dir)
 {
     double r = st->p.slope_ratio > 0 ? st->p.slope_ratio : paper_ratio(st);
     r = dir > 0 ? 1 - (1 - r) / 1.5 : 1 - (1 - r) * 1.5;
-    snprintf(val, n, "%.10g", fmin(0.999, fmax(0.01, r)));
+    return fmin(0.999, fmax(0.01, r));
 }
 static double last_pos(const app_state *st)
 {
@@ -471,7 +471,7 @@ static const app_option options[] = {
     {APP_DBL("slope-ratio", NULL, "ALiBi slope ratio r (m_h = r^(h+1)), 0 = the paper's, < 1",
              p.slope_ratio, 0, 0.999999, 0),
      .label = "slope", .at_lo = "paper", .keys = "rR", .step = APP_STEP_CUSTOM,
-     .step_fn = step_slope, .step_help = "gentler / steeper",
+     .step_num = step_slope, .step_help = "gentler / steeper",
      .slider = {APP_SLIDER_LINEAR, 0.05, 0.99, APP_ROUND_AUTO, NULL, paper_ratio}},
     {APP_CHO("alibi", NULL, "ALiBi bias: causal|symmetric", p.alibi_symmetric, alibi_names)},
     {APP_CHO("scale", NULL,
@@ -709,6 +709,129 @@ void app_option_get(const app_state *st, const app_option *o, char *buf, size_t 
     }
 }
 
+/* ---- options are numbers ------------------------------------------------------------------ */
+
+int app_option_numeric(const app_option *o)
+{
+    return o->kind == APP_OPT_INT || o->kind == APP_OPT_DOUBLE ||
+           (o->kind == APP_OPT_CUSTOM && o->get_num && o->set_num);
+}
+
+int app_option_get_num(const app_state *st, const app_option *o, double *v)
+{
+    const char *base = (const char *)st + o->off;
+    switch (o->kind) {
+    case APP_OPT_INT:
+        *v = o->off == OFF(p.seed) ? (double)st->p.seed : (double)*(const int *)base;
+        return 0;
+    case APP_OPT_DOUBLE:
+        *v = *(const double *)base;
+        return 0;
+    case APP_OPT_CUSTOM:
+        if (!o->get_num) return -1;
+        *v = o->get_num(st);
+        return 0;
+    case APP_OPT_CHOICE:
+        break;
+    }
+    return -1;
+}
+
+int app_option_set_num(app_state *st, const app_option *o, double v, char *err, size_t errlen)
+{
+    char *base = (char *)st + o->off;
+    switch (o->kind) {
+    case APP_OPT_INT: {
+        /* the checks and words of app_parse_int, on the number itself */
+        long lo = (long)o->lo, hi = (long)o->hi;
+        if (!isfinite(v) || v != floor(v)) {
+            snprintf(err, errlen, "--%s %.10g: not a whole number (allowed %ld..%ld)", o->name, v,
+                     lo, hi);
+            return -1;
+        }
+        if (v < (double)lo || v > (double)hi) {
+            snprintf(err, errlen, "--%s %.0f: out of range (allowed %ld..%ld)", o->name, v, lo, hi);
+            return -1;
+        }
+        if (o->off == OFF(p.seed))
+            st->p.seed = (uint64_t)v;
+        else
+            *(int *)base = (int)v;
+        return 0;
+    }
+    case APP_OPT_DOUBLE:
+        /* the checks and words of app_parse_double */
+        if (!isfinite(v)) {
+            snprintf(err, errlen, "--%s %g: must be a finite number", o->name, v);
+            return -1;
+        }
+        if ((o->lo_open ? v <= o->lo : v < o->lo) || v > o->hi) {
+            if (isinf(o->hi))
+                snprintf(err, errlen, "--%s %.10g: out of range (allowed %s %g)", o->name, v,
+                         o->lo_open ? ">" : ">=", o->lo);
+            else if (o->lo_open)
+                snprintf(err, errlen, "--%s %.10g: out of range (allowed above %g, up to %g)",
+                         o->name, v, o->lo, o->hi);
+            else
+                snprintf(err, errlen, "--%s %.10g: out of range (allowed %g..%g)", o->name, v,
+                         o->lo, o->hi);
+            return -1;
+        }
+        *(double *)base = v;
+        return 0;
+    case APP_OPT_CUSTOM:
+        if (o->set_num) return o->set_num(st, v, err, errlen);
+        break;
+    case APP_OPT_CHOICE:
+        break;
+    }
+    snprintf(err, errlen, "--%s: not a number", o->name);
+    return -1;
+}
+
+int app_option_add(app_state *st, const app_option *o, double dv, char *err, size_t errlen)
+{
+    double v;
+    if (app_option_get_num(st, o, &v) < 0) {
+        snprintf(err, errlen, "--%s: not a number", o->name);
+        return -1;
+    }
+    return app_option_set_num(st, o, v + dv, err, errlen);
+}
+
+int app_option_multiply(app_state *st, const app_option *o, double f, char *err, size_t errlen)
+{
+    double v;
+    if (app_option_get_num(st, o, &v) < 0) {
+        snprintf(err, errlen, "--%s: not a number", o->name);
+        return -1;
+    }
+    return app_option_set_num(st, o, v * f, err, errlen);
+}
+
+int app_option_apply_value(app_state *st, const app_option *o, double v, int keep_in_range,
+                           char *msg, size_t n)
+{
+    app_state trial = *st;
+    if (app_option_set_num(&trial, o, v, msg, n) < 0) return -1;
+    if (keep_in_range && o->clamp) o->clamp(&trial);
+    if (app_state_validate(&trial, msg, n) < 0) return -1;
+    *st = trial;
+    char cur[128];
+    app_option_show(st, o, cur, sizeof cur);
+    snprintf(msg, n, "%s = %s", o->name, cur);
+    return 0;
+}
+
+double app_round_sig(double v, int digits)
+{
+    if (v == 0 || !isfinite(v)) return v;
+    int e = (int)floor(log10(fabs(v))) - (digits - 1);
+    double p = pow(10, abs(e));
+    double r = e >= 0 ? round(v / p) * p : round(v * p) / p;
+    return isfinite(r) ? r : v;
+}
+
 size_t app_option_choices(const app_option *o, const char **out, size_t n)
 {
     if (o->kind == APP_OPT_CHOICE) {
@@ -772,6 +895,9 @@ int app_option_apply(app_state *st, const char *name, const char *value, char *m
 
 int app_option_apply_num(app_state *st, const char *name, double v, char *msg, size_t n)
 {
+    const app_option *o = app_option_find(name);
+    if (o && app_option_numeric(o)) return app_option_apply_value(st, o, v, 0, msg, n);
+    /* a custom option without numeric hooks: its own text (the attention views' rows) */
     char buf[64];
     snprintf(buf, sizeof buf, "%.10g", v);
     return app_option_apply(st, name, buf, msg, n);
@@ -795,30 +921,13 @@ static int step_next(app_state *st, const app_option *o, int dir, char *msg, siz
 
 int app_option_step(app_state *st, const app_option *o, int dir, char *msg, size_t n)
 {
-    char val[128];
     if (o->step == APP_STEP_NEXT) return step_next(st, o, dir, msg, n);
-    if (o->step == APP_STEP_CUSTOM) {
+    if (o->step == APP_STEP_CUSTOM && o->step_num)
+        return app_option_apply_value(st, o, o->step_num(st, dir), 1, msg, n);
+    if (o->step == APP_STEP_CUSTOM) { /* a value that is no number ("all" heads) */
+        char val[128];
         o->step_fn(st, dir, val, sizeof val);
-    } else if (o->step == APP_STEP_X2 || o->step == APP_STEP_ADD) {
-        app_option_get(st, o, val, sizeof val);
-        double v = atof(val), by = o->by > 0 ? o->by : 1;
-        v = o->step == APP_STEP_X2 ? (dir > 0 ? v * 2 : v / 2) : v + dir * by;
-        if (o->kind == APP_OPT_INT) v = dir > 0 ? ceil(v) : floor(v);
-        if (v > o->hi) v = o->hi;
-        if (o->lo_open ? v <= o->lo : v < o->lo) {
-            if (o->lo_open) {
-                app_option_show(st, o, val, sizeof val);
-                snprintf(msg, n, "%s = %s: the smallest a step reaches", o->name, val);
-                return -1;
-            }
-            v = o->lo;
-        }
-        snprintf(val, sizeof val, "%.10g", v);
-    } else {
-        snprintf(msg, n, "%s has no key", o->name);
-        return -1;
-    }
-    if (o->clamp) {
+        if (!o->clamp) return app_option_apply(st, o->name, val, msg, n);
         app_state trial = *st;
         if (app_option_set(&trial, o, val, msg, n) < 0) return -1;
         o->clamp(&trial);
@@ -828,7 +937,26 @@ int app_option_step(app_state *st, const app_option *o, int dir, char *msg, size
         snprintf(msg, n, "%s = %s", o->name, val);
         return 0;
     }
-    return app_option_apply(st, o->name, val, msg, n);
+    double v;
+    if ((o->step != APP_STEP_X2 && o->step != APP_STEP_ADD) || app_option_get_num(st, o, &v) < 0) {
+        snprintf(msg, n, "%s has no key", o->name);
+        return -1;
+    }
+    double by = o->by > 0 ? o->by : 1;
+    v = o->step == APP_STEP_X2 ? (dir > 0 ? v * 2 : v / 2) : v + dir * by;
+    if (o->kind == APP_OPT_INT) v = dir > 0 ? ceil(v) : floor(v);
+    if (v > o->hi) v = o->hi;
+    if (o->lo_open ? v <= o->lo : v < o->lo) {
+        if (o->lo_open) {
+            char val[128];
+            app_option_show(st, o, val, sizeof val);
+            snprintf(msg, n, "%s = %s: the smallest a step reaches", o->name, val);
+            return -1;
+        }
+        v = o->lo;
+    }
+    /* what the status line shows (%.10g) is then what the state holds */
+    return app_option_apply_value(st, o, app_round_sig(v, 10), 1, msg, n);
 }
 
 /* ---- whole-state validation -------------------------------------------------------------- */

@@ -53,6 +53,10 @@ typedef struct app_option {
     int (*set)(app_state *st, const char *value, char *err, size_t errlen);
     /* APP_OPT_CUSTOM: current value as text. */
     void (*get)(const app_state *st, char *buf, size_t n);
+    /* APP_OPT_CUSTOM with a numeric value (or NULL): read and set it as a number; set_num
+     * checks like set, 0 or -1 with the same message. */
+    double (*get_num)(const app_state *st);
+    int (*set_num)(app_state *st, double v, char *err, size_t errlen);
     /* APP_OPT_CUSTOM: completion candidates (NULL-terminated) written into out (max n). */
     size_t (*choices)(const char **out, size_t n);
     /* ---- what the surfaces make of it (status line, keys, sliders, help, man page) ---- */
@@ -61,7 +65,9 @@ typedef struct app_option {
     const char *keys;  /* the key stepping up, then the one stepping down ("bB"); NULL = none */
     app_step_rule step;
     double by; /* APP_STEP_ADD */
-    /* APP_STEP_CUSTOM: the value one step in dir (+1/-1) from the current one, as text */
+    /* APP_STEP_CUSTOM of a numeric option: the value one step in dir (+1/-1) from the current
+     * one (the key sets it as a number); step_fn: of another kind, the value as text */
+    double (*step_num)(const app_state *st, int dir);
     void (*step_fn)(const app_state *st, int dir, char *val, size_t n);
     const char *step_help; /* what a step does, for help ("gentler / steeper"); NULL: the rule's */
     /* after a key stepped this option: bring what depends on it back in range (or NULL) */
@@ -95,6 +101,25 @@ typedef struct app_option {
 int app_option_set(app_state *st, const app_option *o, const char *value, char *err, size_t errlen);
 /* Current value of o as text. */
 void app_option_get(const app_state *st, const app_option *o, char *buf, size_t n);
+/* Options are numbers: an int or double option (or a custom one with get_num/set_num) is read
+ * and set as a double, so a key step or a slider never prints a value and parses it back.
+ * app_option_numeric says whether o is one; get_num returns 0 and the value, or -1 (not a
+ * number); set_num checks the value as the text would be checked (whole, in range) and returns
+ * 0 or -1 with the message ("--dim 3.5: not a whole number (allowed 1..65536)"); add and
+ * multiply step from the current value. Only o changes: the whole state is checked by
+ * app_option_apply_value. */
+int app_option_numeric(const app_option *o);
+/* v rounded to digits significant digits as a number (the double nearest the decimal, as
+ * strtod of "%.<digits>g" would give, without the text). */
+double app_round_sig(double v, int digits);
+int app_option_get_num(const app_state *st, const app_option *o, double *v);
+int app_option_set_num(app_state *st, const app_option *o, double v, char *err, size_t errlen);
+int app_option_add(app_state *st, const app_option *o, double dv, char *err, size_t errlen);
+int app_option_multiply(app_state *st, const app_option *o, double f, char *err, size_t errlen);
+/* Set o to v when the whole state then holds (o's clamp first, when keep_in_range); msg gets
+ * "name = value" or why not. 0 or -1. */
+int app_option_apply_value(app_state *st, const app_option *o, double v, int keep_in_range,
+                           char *msg, size_t n);
 /* Completion candidates for o's value (NULL-terminated names for choices), count written. */
 size_t app_option_choices(const app_option *o, const char **out, size_t n);
 
@@ -114,15 +139,15 @@ const char *app_option_suggest(const char *name);
 /* The value as the status line shows it: the text of get, at_lo for the value lo, long text cut
  * and quoted. */
 void app_option_show(const app_state *st, const app_option *o, char *buf, size_t n);
-/* One key step of o in dir (+1/-1) through app_option_command. 0 with "name = value" in msg, or
- * -1 with why not. */
+/* One key step of o in dir (+1/-1): a number (x2, +by, step_num) set as a number, a choice by
+ * name. 0 with "name = value" in msg, or -1 with why not. */
 int app_option_step(app_state *st, const app_option *o, int dir, char *msg, size_t n);
 /* What a step does, for help: "x2 / /2", "+1 / -1", "next / previous". */
 const char *app_option_step_help(const app_option *o);
 /* Set option `name` to value through the ':' path; 0 with "name = value" in msg, or -1 with the
  * error there. */
 int app_option_apply(app_state *st, const char *name, const char *value, char *msg, size_t n);
-/* The same for a number (%.10g). */
+/* The same for a number: set as a number when the option is one (app_option_apply_value). */
 int app_option_apply_num(app_state *st, const char *name, double v, char *msg, size_t n);
 
 /* Apply "name value" from the explorer's ':' line (also "name=value"). Returns 0 or -1 with a

@@ -13,6 +13,7 @@
 
 #include "anim.h"
 #include "cli.h"
+#include "format.h"
 #include "outfile.h"
 #include "progress.h"
 #include "raster.h"
@@ -185,19 +186,6 @@ void app_anim_spec(const app_anim *a, char *buf, size_t n)
              a->log ? ":log" : "");
 }
 
-app_anim_kind app_anim_kind_of(const char *path)
-{
-    size_t n = strlen(path);
-    struct stat sb;
-    if ((n && path[n - 1] == '/') || (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)))
-        return APP_ANIM_FRAMES;
-    const char *slash = strrchr(path, '/');
-    const char *dot = strrchr(slash ? slash + 1 : path, '.');
-    if (dot && strcasecmp(dot, ".gif") == 0) return APP_ANIM_GIF;
-    if (dot && strcasecmp(dot, ".webp") == 0) return APP_ANIM_WEBP;
-    return APP_ANIM_NONE;
-}
-
 /* The value shown in the subtitle of each frame: as many decimals as the step needs, the same
  * for every frame, so the text does not change width from frame to frame more than its digits. */
 static void value_note(const app_anim *a, int i, char *buf, size_t n)
@@ -237,22 +225,23 @@ static char *dump_at(app_view_ctx *ctx, const app_state *st, const scene_target 
     return d;
 }
 
-static int check(const app_state *st, const app_anim *a, const char *path, app_anim_kind kind,
-                 const app_export_opts *o, char *err, size_t errlen)
+static int check(const app_state *st, const app_anim *a, const char *path,
+                 const app_format_info *fi, const app_export_opts *o, char *err, size_t errlen)
 {
-    if (kind == APP_ANIM_NONE) {
+    if (!fi) {
         snprintf(err, errlen,
                  "-o %s: not an animation format (allowed with --animate: .gif, .webp, or a "
                  "folder for numbered PNGs, written FOLDER/)",
                  path);
         return 2;
     }
-    if (kind == APP_ANIM_FRAMES ? anim_frames_check(path, err, errlen) < 0
-                                : outfile_check(path, err, errlen) < 0)
-        return 2;
-    if (kind == APP_ANIM_GIF && (o->width > 65535 || o->height > 65535)) {
-        snprintf(err, errlen, "--size %dx%d: a GIF is at most 65535 pixels a side", o->width,
-                 o->height);
+    if (fi->check(path, err, errlen) < 0) return 2;
+    if (fi->max_side && (o->width > fi->max_side || o->height > fi->max_side)) {
+        char up[16];
+        snprintf(up, sizeof up, "%s", fi->ext);
+        for (char *c = up; *c; c++) *c = (char)toupper((unsigned char)*c);
+        snprintf(err, errlen, "--size %dx%d: a %s is at most %d pixels a side", o->width, o->height,
+                 up, fi->max_side);
         return 2;
     }
     size_t bytes = (size_t)a->frames * (size_t)o->width * (size_t)o->height * 4;
@@ -334,8 +323,8 @@ static int build_frame(app_view_ctx *ctx, const app_state *st, const app_anim *a
 int app_anim_export(const app_state *st, const app_anim *a, const char *path,
                     const app_export_opts *o, char *err, size_t errlen)
 {
-    app_anim_kind kind = app_anim_kind_of(path);
-    int rc = check(st, a, path, kind, o, err, errlen);
+    const app_format_info *fi = app_format_info_of(app_format_of_as(path, APP_FORMAT_ANIMATION));
+    int rc = check(st, a, path, fi, o, err, errlen);
     if (rc != 0) return rc;
 
     int w = o->width, h = o->height, n = a->frames;
@@ -424,10 +413,7 @@ int app_anim_export(const app_state *st, const app_anim *a, const char *path,
         };
         size_t nm = sizeof meta / sizeof meta[0];
         anim_frames af = {px, n, w, h, (int)stride, a->fps, a->loop, a->dither, a->quality};
-        int wr = kind == APP_ANIM_GIF ? anim_write_gif(path, &af, meta, nm, err, errlen)
-                 : kind == APP_ANIM_WEBP
-                     ? anim_write_webp(path, &af, err, errlen)
-                     : anim_write_frames(path, &af, o->dpi, meta, nm, err, errlen);
+        int wr = fi->animation(path, &af, o->dpi, meta, nm, err, errlen);
         rc = wr == 0 ? 0 : 1;
     }
     free(block);

@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "export.h"
+#include "fileopts.h"
 #include "options.h"
 #include "state.h"
 
@@ -39,11 +39,9 @@ double app_anim_value(const app_anim *a, int i);
 int app_anim_apply(app_state *st, const app_anim *a, int i, char *err, size_t errlen);
 /* The --animate value that reproduces a ("pos=0:63:64"). */
 void app_anim_spec(const app_anim *a, char *buf, size_t n);
-/* The output kinds an animation can be written to. */
-typedef enum { APP_ANIM_NONE = 0, APP_ANIM_GIF, APP_ANIM_WEBP, APP_ANIM_FRAMES } app_anim_kind;
-app_anim_kind app_anim_kind_of(const char *path);
 
-/* Everything checked before any work: the output (format, folder), both ends of the sweep valid
+/* Everything checked before any work: the output (its format among the animations of the format
+ * table, format.h, and where it goes), both ends of the sweep valid
  * for the view, the view changes with the option, the frames fit the memory budget. Returns 0, or
  * 2 with a message. Then draw every frame and write path. Returns 0, 2 (usage: message), 1
  * (runtime failure: message). */

@@ -5,32 +5,10 @@
 
 #include <stddef.h>
 
+#include "datafile.h"
+#include "fileopts.h"
+#include "format.h"
 #include "state.h"
-
-typedef enum {
-    APP_FMT_UNKNOWN = 0,
-    APP_FMT_PNG,
-    APP_FMT_SVG,
-    APP_FMT_PDF,
-    APP_FMT_CSV,
-    APP_FMT_NPY,
-} app_format;
-
-/* The format named by path's extension (case-insensitive). */
-app_format app_format_of(const char *path);
-/* The format named by an extension, with or without its dot ("png", ".PNG"). */
-app_format app_format_named(const char *ext);
-
-typedef struct app_export_opts {
-    int width, height; /* pixels at dpi (the PNG's size; SVG and PDF get its physical size) */
-    double dpi;        /* pixels per inch: PNG pHYs, and the scale the figure is drawn at */
-} app_export_opts;
-
-/* A figure is laid out at its physical size, 96 figure units per inch (width / dpi inches
- * across), and drawn at dpi / 96 pixels per unit: the text is in points and a 300 dpi PNG is the
- * PDF of the same size rasterised, not a figure laid out for more pixels with smaller text.
- * Sets *w, *h to the layout size in units and returns the scale (pixels per unit). */
-double app_export_layout(const app_export_opts *o, double *w, double *h);
 
 /* Write the current view of st to path in the format of its extension. The figure is built for
  * width x height; .csv/.npy write the numbers behind it. Everything is checked before any work
@@ -42,18 +20,6 @@ int app_export_file(const app_state *st, const char *path, const app_export_opts
  * and devices, whose names say nothing. */
 int app_export_file_as(const app_state *st, const char *path, const char *format,
                        const app_export_opts *o, char *err, size_t errlen);
-
-/* The title a file's metadata carries: the author's --title, else the view's description. */
-const char *app_export_title(const app_state *st);
-/* The text size of a figure in layout units (app_export_layout; 96 per inch): --font-size
- * points, or scaled to the figure's physical size. */
-double app_export_font_px(const app_state *st, const app_export_opts *o);
-/* Write f as printf("%.9g") does (at most 16 bytes and a NUL into buf); returns the length.
- * The CSV writer's number format: 9 significant digits read back to the same float. */
-int app_format_float(char *buf, float f);
-
-/* `pelab export VIEW [options] -o FILE`: argv[0] is "export". Returns the exit status. */
-int app_cmd_export(int argc, char **argv);
 
 /* A file name in the current directory that does not exist yet: pelab-<view>-<n>.png. */
 void app_next_save_name(const app_state *st, const char *ext, char *buf, size_t n);

@@ -55,9 +55,14 @@ static int main_fits(const scene *s, const scene_target *t)
            s->main_h >= fmax(0.12 * t->height, 3 * t->text_h) - 1e-9;
 }
 
-int app_view_build(app_view_ctx *c, const app_state *st, scene *s, const scene_target *t, char *err,
-                   size_t errlen)
+int app_view_build(app_view_ctx *c, const app_state *st, scene *s, const scene_target *target,
+                   char *err, size_t errlen)
 {
+    /* the author's font: the target measures in it and the scene is drawn in it (a copy of the
+     * caller's target, so a worker thread and the window each keep their own) */
+    scene_target ft = *target;
+    raster_target_font(&ft, st->font);
+    const scene_target *t = &ft;
     const fig_theme *th = fig_theme_get(st->dark);
     scene_reset(s, t->width, t->height, th->bg);
     s->text_h = t->text_h; /* text sizes are multiples of it; the backend needs the base */
@@ -67,11 +72,11 @@ int app_view_build(app_view_ctx *c, const app_state *st, scene *s, const scene_t
     const app_view *v = app_view_at((size_t)st->view);
     if (v->validate && v->validate(st, err, errlen) < 0) return -1;
     c->notice[0] = '\0';
-    /* the author's controls: the title block (fig_title reads them) and the font cairo uses */
+    /* the author's controls: the title block (fig_title reads them) */
     c->author.title = st->title_set ? st->title : NULL;
     c->author.subtitle = st->subtitle_set ? st->subtitle : NULL;
     s->author = &c->author;
-    raster_use_font(st->font);
+    s->font = t->font;
     int rc = v->build(c, st, s, t, err, errlen);
     /* The projector zoom puts data before text: when the zoomed text made the view shorten a
      * label or squeeze its main panel below an eighth of the canvas, the text steps down (by
@@ -88,6 +93,7 @@ int app_view_build(app_view_ctx *c, const app_state *st, scene *s, const scene_t
         scene_reset(s, t->width, t->height, th->bg);
         s->text_h = z.text_h;
         s->author = &c->author;
+        s->font = t->font;
         c->has_main = 0;
         c->readout[0] = '\0';
         c->notice[0] = '\0';

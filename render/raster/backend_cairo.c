@@ -18,6 +18,8 @@
 #include <fontconfig/fontconfig.h>
 #include <float.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,22 +51,46 @@ const char *__lsan_default_suppressions(void)
 #endif
 
 static const char default_family[] = "DejaVu Sans";
-static char font_family[128] = "DejaVu Sans";
+enum { FAMILY_MAX = 128 }; /* bytes of a family name, with its terminator */
 
-void raster_use_font(const char *family)
+/* The font is the target's and the scene's (scene_target.font, scene.font), not the process's:
+ * the explorer's views build on a worker thread while the window's thread measures and draws,
+ * each with the font of what it holds. The names they point to are interned here once and never
+ * change or go, so a pointer read on any thread stays valid (a short list: the fonts a user
+ * picks in a session). */
+typedef struct family_name {
+    struct family_name *next;
+    char name[FAMILY_MAX];
+} family_name;
+static family_name *families;
+static pthread_mutex_t families_lock = PTHREAD_MUTEX_INITIALIZER;
+
+const char *raster_font_name(const char *family)
 {
-    /* written only when it changes: the explorer's views build on a worker thread (and call
-     * this) while the window's thread measures and draws text with it */
-    const char *f = family && *family ? family : default_family;
-    if (strcmp(f, font_family) != 0) snprintf(font_family, sizeof font_family, "%s", f);
+    if (!family || !*family || strcmp(family, default_family) == 0) return default_family;
+    pthread_mutex_lock(&families_lock);
+    family_name *f = families;
+    while (f && strncmp(f->name, family, FAMILY_MAX - 1) != 0) f = f->next;
+    if (!f && (f = calloc(1, sizeof *f)) != NULL) {
+        snprintf(f->name, sizeof f->name, "%s", family);
+        f->next = families;
+        families = f;
+    }
+    pthread_mutex_unlock(&families_lock);
+    return f ? f->name : default_family;
+}
+
+static const char *family_of(const char *font)
+{
+    return font && *font ? font : default_family;
 }
 
 int raster_font_check(const char *family, char *err, size_t errlen)
 {
     if (!family || !*family) return 0;
-    if (strlen(family) >= sizeof font_family) {
-        snprintf(err, errlen, "--font: %zu bytes, allowed at most %zu", strlen(family),
-                 sizeof font_family - 1);
+    if (strlen(family) >= FAMILY_MAX) {
+        snprintf(err, errlen, "--font: %zu bytes, allowed at most %d", strlen(family),
+                 FAMILY_MAX - 1);
         return -1;
     }
     /* what cairo's toy API does with a family: fontconfig's best match for it. A family that
@@ -103,8 +129,9 @@ enum { VECTOR_MAX_CELLS = RASTER_VECTOR_MAX_CELLS };
 
 typedef struct draw_opts {
     int antialias;
-    int vector;    /* 1: an SVG/PDF surface (no device-pixel downsampling) */
-    double text_h; /* the scene's line height in figure units */
+    int vector;       /* 1: an SVG/PDF surface (no device-pixel downsampling) */
+    double text_h;    /* the scene's line height in figure units */
+    const char *font; /* the scene's font family (NULL: the default) */
     /* the image surface's pixels when drawing into memory at figure unit = pixel
      * (raster_draw_argb), for the curves drawn as pixel columns; NULL otherwise */
     cairo_surface_t *surf;
@@ -139,13 +166,14 @@ static const char *cairo_safe(const char *s, char **heap)
 
 /* scene_target.measure: width in units of text_h (see scene.h). cairo caches font faces and
  * scaled fonts itself, so building them per call is cheap and keeps this function stateless. */
-static double measure_weight(const char *given, double size, cairo_font_weight_t weight)
+static double measure_weight(const char *family, const char *given, double size,
+                             cairo_font_weight_t weight)
 {
     if (!given || !*given) return 0.0;
     char *heap;
     const char *utf8 = cairo_safe(given, &heap);
     cairo_font_face_t *face =
-        cairo_toy_font_face_create(font_family, CAIRO_FONT_SLANT_NORMAL, weight);
+        cairo_toy_font_face_create(family_of(family), CAIRO_FONT_SLANT_NORMAL, weight);
     cairo_matrix_t fm, ctm;
     cairo_matrix_init_scale(&fm, measure_px, measure_px);
     cairo_matrix_init_identity(&ctm);
@@ -164,17 +192,16 @@ static double measure_weight(const char *given, double size, cairo_font_weight_t
     return w / (measure_px * line_per_px) * size;
 }
 
+/* ctx: the target's font family (raster_target_font), NULL for the default */
 static double measure_text(void *ctx, const char *utf8, double size)
 {
-    (void)ctx;
-    return measure_weight(utf8, size, CAIRO_FONT_WEIGHT_NORMAL);
+    return measure_weight(ctx, utf8, size, CAIRO_FONT_WEIGHT_NORMAL);
 }
 
 /* Bold runs up to 1.2x wider than regular ("iiii"), so titles are measured in their weight. */
 static double measure_bold(void *ctx, const char *utf8, double size)
 {
-    (void)ctx;
-    return measure_weight(utf8, size, CAIRO_FONT_WEIGHT_BOLD);
+    return measure_weight(ctx, utf8, size, CAIRO_FONT_WEIGHT_BOLD);
 }
 
 scene_target raster_target(double w, double h, double font_px)
@@ -192,7 +219,17 @@ scene_target raster_target(double w, double h, double font_px)
     t.measure = measure_text;
     t.measure_bold = measure_bold;
     t.measure_ctx = NULL;
+    t.font = NULL;
     return t;
+}
+
+void raster_target_font(scene_target *t, const char *family)
+{
+    if (t->measure != measure_text) return; /* not a cairo target */
+    t->font = raster_font_name(family);
+    t->measure_ctx = (void *)(uintptr_t)t->font; /* measure_text reads it, never writes */
+    t->char_w = measure_text(t->measure_ctx, "0123456789abcdefghijklmnopqrstuvwxyz", 1.0) *
+                t->text_h / 36.0;
 }
 
 double raster_font_px(double w, double h, double scale)
@@ -239,9 +276,9 @@ static void set_dash(cairo_t *cr, unsigned flags, double lw)
     cairo_set_dash(cr, n ? d : NULL, n, 0.0);
 }
 
-const char *raster_font_family(void)
+const char *raster_font_family(const scene *s)
 {
-    return font_family;
+    return family_of(s ? s->font : NULL);
 }
 
 double raster_line_per_px(void)
@@ -249,10 +286,10 @@ double raster_line_per_px(void)
     return line_per_px;
 }
 
-void raster_font_metrics(int bold, double *ascent, double *descent)
+void raster_font_metrics(const char *family, int bold, double *ascent, double *descent)
 {
     cairo_font_face_t *face =
-        cairo_toy_font_face_create(font_family, CAIRO_FONT_SLANT_NORMAL,
+        cairo_toy_font_face_create(family_of(family), CAIRO_FONT_SLANT_NORMAL,
                                    bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
     cairo_matrix_t fm, ctm;
     cairo_matrix_init_scale(&fm, measure_px, measure_px);
@@ -276,7 +313,7 @@ static void draw_text(cairo_t *cr, const scene_item *it, const draw_opts *o)
     double size = it->u.text.size > 0 ? it->u.text.size : 1.0;
     double box_h = o->text_h * size;
     double px = box_h / line_per_px;
-    cairo_select_font_face(cr, font_family, CAIRO_FONT_SLANT_NORMAL,
+    cairo_select_font_face(cr, family_of(o->font), CAIRO_FONT_SLANT_NORMAL,
                            (it->flags & SCENE_BOLD) ? CAIRO_FONT_WEIGHT_BOLD
                                                     : CAIRO_FONT_WEIGHT_NORMAL);
     cairo_set_font_size(cr, px);
@@ -884,7 +921,8 @@ uint64_t raster_scene_key(const scene *s, int w, int h, int antialias)
 {
     /* FNV-1a over the font family, folded with the rest */
     uint64_t f = 1469598103934665603ull;
-    for (const char *c = font_family; *c; c++) f = (f ^ (unsigned char)*c) * 1099511628211ull;
+    for (const char *c = family_of(s->font); *c; c++)
+        f = (f ^ (unsigned char)*c) * 1099511628211ull;
     uint64_t v = (scene_hash(s) ^ f) * 0x9e3779b97f4a7c15ull;
     v ^= (uint64_t)(uint32_t)w << 32 | (uint32_t)h << 1 | (antialias != 0);
     v *= 0xc2b2ae3d27d4eb4full;
@@ -908,7 +946,7 @@ int raster_draw_argb_scaled(const scene *s, uint32_t *pixels, int w, int h, int 
         return -1;
     }
     cairo_t *cr = cairo_create(surf);
-    draw_opts o = {antialias, 0, scene_text_h(s), surf, pixels, w, h, stride / 4};
+    draw_opts o = {antialias, 0, scene_text_h(s), s->font, surf, pixels, w, h, stride / 4};
     if (scale != 1.0) {
         /* the curves' pixel columns work at figure unit = pixel: cairo strokes them here */
         o.surf = NULL;
@@ -1222,7 +1260,7 @@ static int export_vector(const scene *s, const char *path, const raster_export_o
     if (cairo_surface_status(surf) == CAIRO_STATUS_SUCCESS) {
         cairo_t *cr = cairo_create(surf);
         cairo_scale(cr, k, k);
-        draw_opts d = {o ? o->antialias : 1, 1, scene_text_h(s), NULL, NULL, 0, 0, 0};
+        draw_opts d = {o ? o->antialias : 1, 1, scene_text_h(s), s->font, NULL, NULL, 0, 0, 0};
         rc = draw_scene(cr, s, &d);
         drawn = cairo_status(cr); /* the context's error: the surface may say none */
         cairo_destroy(cr);
@@ -1361,7 +1399,7 @@ int raster_export_pdf_pages(const char *path, double page_w, double page_h, size
             /* each scene paints its background: only inside its own rectangle */
             cairo_rectangle(cr, 0, 0, s->width, s->height);
             cairo_clip(cr);
-            draw_opts d = {o ? o->antialias : 1, 1, scene_text_h(s), NULL, NULL, 0, 0, 0};
+            draw_opts d = {o ? o->antialias : 1, 1, scene_text_h(s), s->font, NULL, NULL, 0, 0, 0};
             rc = draw_scene(cr, s, &d);
             cairo_restore(cr);
         }

@@ -13,9 +13,13 @@
 /* A target of w x h device pixels with text at font_px pixels (a normal line is 1.3 font_px).
  * Text widths are measured with cairo's toy font "DejaVu Sans" (sans-serif fallback). */
 scene_target raster_target(double w, double h, double font_px);
-/* The family cairo draws text in: a fontconfig family name, or NULL / "" for DejaVu Sans (the
- * default). Process-wide: every cairo figure drawn after the call uses it. */
-void raster_use_font(const char *family);
+/* Text of target t in family: a fontconfig family name, or NULL / "" for DejaVu Sans (the
+ * default). The target measures in it and t->font names it; a scene built for t carries it
+ * (scene.font) and is drawn in it. Not a cairo target: nothing changes. */
+void raster_target_font(scene_target *t, const char *family);
+/* family as a name that lives as long as the process (NULL / "": the default's), for
+ * scene_target.font and scene.font; safe on any thread. */
+const char *raster_font_name(const char *family);
 /* Whether fontconfig knows family: 0, or -1 with "--font 'NAME': ..." naming the family it would
  * fall back to. */
 int raster_font_check(const char *family, char *err, size_t errlen);
@@ -34,7 +38,7 @@ int raster_draw_argb_scaled(const scene *s, uint32_t *pixels, int w, int h, int 
                             int antialias, double scale);
 
 /* What raster_draw_argb(s, ., w, h, ., antialias) depends on: scene_hash(s), the size, the
- * antialiasing and the font family (raster_use_font). Equal keys draw equal pixels, so a
+ * antialiasing and the font family (scene.font). Equal keys draw equal pixels, so a
  * window keeps its frame while the key stays the same. */
 uint64_t raster_scene_key(const scene *s, int w, int h, int antialias);
 

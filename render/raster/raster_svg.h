@@ -10,10 +10,10 @@
 
 #include "raster.h"
 
-/* The family text is drawn in (raster_use_font). */
-const char *raster_font_family(void);
-/* Ascent and descent of the font at 1 pixel, regular (bold 0) or bold. */
-void raster_font_metrics(int bold, double *ascent, double *descent);
+/* The family s's text is drawn in (its scene's font, or the default). */
+const char *raster_font_family(const scene *s);
+/* Ascent and descent of family (NULL: the default) at 1 pixel, regular (bold 0) or bold. */
+void raster_font_metrics(const char *family, int bold, double *ascent, double *descent);
 /* A normal line of text is this many font sizes high. */
 double raster_line_per_px(void);
 /* The line height of s's normal text in figure units (s->text_h, or the default's). */

@@ -348,11 +348,11 @@ static void write_rect(FILE *fp, const scene_item *it)
 
 int svg_write_scene(FILE *fp, const scene *s, double w, double h, const raster_export_opts *o)
 {
-    const char *family = raster_font_family();
+    const char *family = raster_font_family(s);
     double text_h = raster_scene_text_h(s);
     double asc[2], desc[2];
-    raster_font_metrics(0, &asc[0], &desc[0]);
-    raster_font_metrics(1, &asc[1], &desc[1]);
+    raster_font_metrics(family, 0, &asc[0], &desc[0]);
+    raster_font_metrics(family, 1, &asc[1], &desc[1]);
     fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
           "<svg xmlns=\"http://www.w3.org/2000/svg\" "
           "xmlns:xlink=\"http://www.w3.org/1999/xlink\" version=\"1.1\" width=\"",

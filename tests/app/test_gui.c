@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "colormap.h"
+#include "commands.h"
 #include "export.h"
 #include "frontend.h"
 #include "options.h"

@@ -154,7 +154,7 @@ int main(void)
     char cfg[1024];
     snprintf(cfg, sizeof cfg, "%s/assets/configs/llama-3.1-8b.json",
              getenv("PELAB_SRC") ? getenv("PELAB_SRC") : ".");
-    const app_cli_extra cx[] = {{"config", 'C', 0}};
+    const app_cli_extra cx[] = {{.name = "config", .code = 'C'}};
     char *cfg_first[] = {"x", "--factor", "16", "--len", "300", "--config", cfg};
     char *cfg_last[] = {"x", "--config", cfg, "--factor", "16", "--len", "300"};
     char *cfg_only[] = {"x", "--config", cfg};

@@ -75,8 +75,8 @@ static const dist_result *dist_measure(app_view_ctx *c, const app_state *st, cha
     r->prompts = ps.n;
     r->tokens = ps.tokens;
     app_measure_name(st->attn.model_name, &m.info, r->name, sizeof r->name);
-    APP_FMT(r->desc, sizeof r->desc, "%s", ps.desc);
-    APP_FMT(r->brief, sizeof r->brief, "%s", ps.brief);
+    app_fmt(r->desc, sizeof r->desc, "%s", ps.desc);
+    app_fmt(r->brief, sizeof r->brief, "%s", ps.brief);
     r->dist = r->data;
     r->recv = r->dist + lht;
     r->dist_cnt = r->recv + lht;
@@ -145,12 +145,12 @@ static int dist_build(app_view_ctx *c, const app_state *st, scene *s, const scen
     const double *m = byp ? r->recv : r->dist, *unif = byp ? r->recv_unif : r->dist_unif;
     char title[256], sub[320];
     if (per_head)
-        APP_FMT(title, sizeof title, "%s in %s, layer %d: each head",
+        app_fmt(title, sizeof title, "%s in %s, layer %d: each head",
                 byp ? "Attention received by position" : "Attention by distance", r->name, layer);
     else
-        APP_FMT(title, sizeof title, "%s in %s, each layer",
+        app_fmt(title, sizeof title, "%s in %s, each layer",
                 byp ? "Attention received by position" : "Attention by distance", r->name);
-    APP_FMT(sub, sizeof sub, "%s; %s, %d tokens; dashed: uniform attention",
+    app_fmt(sub, sizeof sub, "%s; %s, %d tokens; dashed: uniform attention",
             byp ? "mean weight key j receives from the queries t >= j"
                 : "mean weight on the key r = t - j back",
             r->brief, r->tokens);
@@ -190,12 +190,12 @@ static int dist_build(app_view_ctx *c, const app_state *st, scene *s, const scen
     int shown = 0;
     for (int k = 0; k < n; k++)
         if (n <= 8 || k == 0 || k == n - 1 || k == n / 2) {
-            APP_FMT(labels[shown], sizeof labels[shown], "%s %d", per_head ? "head" : "layer", k);
+            app_fmt(labels[shown], sizeof labels[shown], "%s %d", per_head ? "head" : "layer", k);
             names[shown] = labels[shown];
             colors[shown] = n <= 8 ? th->series[k % 8] : cmap_color(seq, 0.9 * k / (n - 1));
             flags[shown++] = 0;
         }
-    APP_FMT(labels[shown], sizeof labels[shown], "uniform");
+    app_fmt(labels[shown], sizeof labels[shown], "uniform");
     names[shown] = labels[shown];
     colors[shown] = th->fg;
     flags[shown++] = SCENE_DASHED;
@@ -254,7 +254,7 @@ static int dist_data(app_view_ctx *c, const app_state *st, app_data *out, char *
     size_t lht = (size_t)r->layers * (size_t)r->heads * (size_t)r->T;
     memcpy(out->data, st->attn.by_position ? r->recv : r->dist, sizeof(double) * lht);
     out->f64 = 1;
-    APP_FMT(out->what, sizeof out->what,
+    app_fmt(out->what, sizeof out->what,
             "(layers, heads, %s): mean attention %s over %s, %d tokens; NaN: no query",
             st->attn.by_position ? "position j" : "distance r",
             st->attn.by_position ? "key j receives from queries t >= j" : "at distance r = t - j",

@@ -146,9 +146,9 @@ int app_mset_load(app_mset *ps, const lmi_model *m, const app_state *st, int cap
         rc = n < 0 ? -1 : push(ps, ids, n < cap ? n : cap, err, errlen);
         free(ids);
         if (rc == 0) {
-            APP_FMT(ps->desc, sizeof ps->desc, "one prompt of --ids%s",
+            app_fmt(ps->desc, sizeof ps->desc, "one prompt of --ids%s",
                     n > cap ? " (cut to the context)" : "");
-            APP_FMT(ps->brief, sizeof ps->brief, "given ids");
+            app_fmt(ps->brief, sizeof ps->brief, "given ids");
         }
     } else if (a->text_path[0]) {
         char *text = NULL;
@@ -179,18 +179,18 @@ int app_mset_load(app_mset *ps, const lmi_model *m, const app_state *st, int cap
         free(win);
         free(ids);
         const char *b = strrchr(a->text_path, '/');
-        APP_FMT(ps->desc, sizeof ps->desc, "--text %.60s: %d window%s of up to %d tokens",
+        app_fmt(ps->desc, sizeof ps->desc, "--text %.60s: %d window%s of up to %d tokens",
                 b ? b + 1 : a->text_path, windows, windows == 1 ? "" : "s", cap);
-        APP_FMT(ps->brief, sizeof ps->brief, "%.40s", b ? b + 1 : a->text_path);
+        app_fmt(ps->brief, sizeof ps->brief, "%.40s", b ? b + 1 : a->text_path);
     } else if (a->prompt[0]) {
         int *ids = NULL;
         int n = tokenize_all(m, "--prompt", a->prompt, &ids, err, errlen);
         if (n < 0) return -1;
         rc = push(ps, ids, n < cap ? n : cap, err, errlen);
         free(ids);
-        APP_FMT(ps->desc, sizeof ps->desc, "one --prompt%s",
+        app_fmt(ps->desc, sizeof ps->desc, "one --prompt%s",
                 n > cap ? " (cut to the context)" : "");
-        APP_FMT(ps->brief, sizeof ps->brief, "one prompt");
+        app_fmt(ps->brief, sizeof ps->brief, "one prompt");
     } else {
         char *text = malloc(65536);
         if (!text) {
@@ -204,12 +204,12 @@ int app_mset_load(app_mset *ps, const lmi_model *m, const app_state *st, int cap
                 break;
             }
             char what[64];
-            APP_FMT(what, sizeof what, "preset %s", mset_presets[i]);
+            app_fmt(what, sizeof what, "preset %s", mset_presets[i]);
             int n = tokenize_all(m, what, text, &ids, err, errlen);
             if (n < 0) {
                 size_t u = strlen(err);
                 if (strstr(err, "--ids") == NULL)
-                    APP_FMT(err + u, errlen - u, " (--ids 1,2,3 measures given token ids)");
+                    app_fmt(err + u, errlen - u, " (--ids 1,2,3 measures given token ids)");
                 rc = -1;
                 break;
             }
@@ -217,9 +217,9 @@ int app_mset_load(app_mset *ps, const lmi_model *m, const app_state *st, int cap
             free(ids);
         }
         free(text);
-        APP_FMT(ps->desc, sizeof ps->desc,
+        app_fmt(ps->desc, sizeof ps->desc,
                 "the %zu held-out presets (toy cake friend long start unknown)", N_PRESETS);
-        APP_FMT(ps->brief, sizeof ps->brief, "%zu held-out stories", N_PRESETS);
+        app_fmt(ps->brief, sizeof ps->brief, "%zu held-out stories", N_PRESETS);
     }
     if (rc == 0 && ps->tokens == 0) {
         snprintf(err, errlen, "%s: the text has no tokens to measure",
@@ -245,9 +245,9 @@ int app_mset_run(const app_mset *ps, int i, const lmi_model *m, lmi_session *s, 
 void app_mset_key_of(const app_state *st, app_mset_key *k)
 {
     memset(k, 0, sizeof *k);
-    APP_FMT(k->prompt, sizeof k->prompt, "%s", st->attn.prompt);
-    APP_FMT(k->text_path, sizeof k->text_path, "%s", st->attn.text_path);
-    APP_FMT(k->ids, sizeof k->ids, "%s", st->attn.ids);
+    app_fmt(k->prompt, sizeof k->prompt, "%s", st->attn.prompt);
+    app_fmt(k->text_path, sizeof k->text_path, "%s", st->attn.text_path);
+    app_fmt(k->ids, sizeof k->ids, "%s", st->attn.ids);
 }
 
 int app_measure_path(const char *opt, const char *name, char *path, size_t n, char *err,
@@ -275,10 +275,10 @@ void app_measure_name(const char *name, const lmi_info *in, char *buf, size_t n)
 {
     for (int i = 0; app_attn_model_names[i]; i++)
         if (!strcmp(name, app_attn_model_names[i])) {
-            APP_FMT(buf, n, "%s", name);
+            app_fmt(buf, n, "%s", name);
             return;
         }
-    APP_FMT(buf, n, "%s", in->name);
+    app_fmt(buf, n, "%s", in->name);
 }
 
 /* ---- the option rows -------------------------------------------------------------------- */
@@ -290,7 +290,7 @@ static int set_str(const char *name, char *dst, size_t cap, const char *v, char 
         snprintf(err, errlen, "--%s: %zu bytes, allowed at most %zu", name, strlen(v), cap - 1);
         return -1;
     }
-    APP_FMT(dst, cap, "%s", v);
+    app_fmt(dst, cap, "%s", v);
     return 0;
 }
 
@@ -301,7 +301,7 @@ static int set_text_path(app_state *st, const char *v, char *err, size_t errlen)
 }
 static void get_text_path(const app_state *st, char *buf, size_t n)
 {
-    APP_FMT(buf, n, "%s", st->attn.text_path);
+    app_fmt(buf, n, "%s", st->attn.text_path);
 }
 
 static int set_ids(app_state *st, const char *v, char *err, size_t errlen)
@@ -322,7 +322,7 @@ static int set_ids(app_state *st, const char *v, char *err, size_t errlen)
 }
 static void get_ids(const app_state *st, char *buf, size_t n)
 {
-    APP_FMT(buf, n, "%s", st->attn.ids);
+    app_fmt(buf, n, "%s", st->attn.ids);
 }
 
 static int set_reference(app_state *st, const char *v, char *err, size_t errlen)
@@ -332,7 +332,7 @@ static int set_reference(app_state *st, const char *v, char *err, size_t errlen)
 }
 static void get_reference(const app_state *st, char *buf, size_t n)
 {
-    APP_FMT(buf, n, "%s", st->attn.reference);
+    app_fmt(buf, n, "%s", st->attn.reference);
 }
 static size_t choices_models(const char **out, size_t n)
 {
@@ -369,7 +369,7 @@ static int set_against(app_state *st, const char *v, char *err, size_t errlen)
 }
 static void get_against(const app_state *st, char *buf, size_t n)
 {
-    APP_FMT(buf, n, "%s", st->attn.against[0] ? st->attn.against : "shipped");
+    app_fmt(buf, n, "%s", st->attn.against[0] ? st->attn.against : "shipped");
 }
 
 static const char *const by_names[] = {"distance", "position", NULL};

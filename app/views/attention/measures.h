@@ -22,7 +22,6 @@
 /* snprintf whose cutting is intended (titles, headers and messages that end where their buffer
  * does, as the names in them may be long): vsnprintf behind a function of our own. */
 __attribute__((format(printf, 3, 4))) void app_fmt(char *buf, size_t n, const char *fmt, ...);
-#define APP_FMT app_fmt
 
 /* The prompts as token ids. */
 typedef struct app_mset {

@@ -48,15 +48,15 @@ static int md_list(const app_state *st, char names[MD_MAX_MODELS][512])
     int n = 0;
     if (st->attn.against[0]) {
         char buf[sizeof st->attn.against];
-        APP_FMT(buf, sizeof buf, "%s", st->attn.against);
+        app_fmt(buf, sizeof buf, "%s", st->attn.against);
         for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok && n < MD_MAX_MODELS;
              tok = strtok_r(NULL, ",", &save))
-            APP_FMT(names[n++], 512, "%s", tok);
+            app_fmt(names[n++], 512, "%s", tok);
         return n;
     }
     for (int i = 0; app_attn_model_names[i] && n < MD_MAX_MODELS; i++)
         if (strcmp(app_attn_model_names[i], st->attn.reference) != 0)
-            APP_FMT(names[n++], 512, "%s", app_attn_model_names[i]);
+            app_fmt(names[n++], 512, "%s", app_attn_model_names[i]);
     return n;
 }
 
@@ -113,7 +113,7 @@ static const md_result *md_measure(app_view_ctx *c, const app_state *st, char *e
     if (app_measure_path("reference", st->attn.reference, key.reference, sizeof key.reference, err,
                          errlen) < 0)
         return NULL;
-    APP_FMT(key.against, sizeof key.against, "%s", st->attn.against);
+    app_fmt(key.against, sizeof key.against, "%s", st->attn.against);
     app_mset_key_of(st, &key.prompts);
     md_result *r = app_cache_get(c, 0, &key, sizeof key);
     if (r) return r;
@@ -178,20 +178,20 @@ static const md_result *md_measure(app_view_ctx *c, const app_state *st, char *e
         r->models = nm;
         r->prompts = ps.n;
         r->tokens = ps.tokens;
-        APP_FMT(r->ref_name, sizeof r->ref_name, "%s", ref.info.name);
-        APP_FMT(r->desc, sizeof r->desc, "%s", ps.desc);
-        APP_FMT(r->brief, sizeof r->brief, "%s", ps.brief);
+        app_fmt(r->ref_name, sizeof r->ref_name, "%s", ref.info.name);
+        app_fmt(r->desc, sizeof r->desc, "%s", ps.desc);
+        app_fmt(r->brief, sizeof r->brief, "%s", ps.brief);
         for (int k = 0; k < nm; k++) {
             /* a shipped model by its scheme's name; a checkpoint by its file name */
             const char *nm_k = ms[k].info.name;
             size_t ln = strlen(nm_k);
             if (ln > 6 && !strcmp(nm_k + ln - 6, ".pelab") && !strchr(list[k], '/')) nm_k = list[k];
-            APP_FMT(r->names[k], sizeof r->names[k], "%s", nm_k);
+            app_fmt(r->names[k], sizeof r->names[k], "%s", nm_k);
         }
         const char *rn = r->ref_name;
         size_t ln = strlen(rn);
         if (ln > 6 && !strcmp(rn + ln - 6, ".pelab") && !strchr(st->attn.reference, '/'))
-            APP_FMT(r->ref_name, sizeof r->ref_name, "%s", st->attn.reference);
+            app_fmt(r->ref_name, sizeof r->ref_name, "%s", st->attn.reference);
     }
     /* sums of mean JSD per (layer, model, h1, h2) over prompts, weighted by tokens */
     double *acc = NULL;
@@ -267,8 +267,8 @@ static int md_build(app_view_ctx *c, const app_state *st, scene *s, const scene_
     if (!r) return -1;
     int L = r->layers, M = r->models;
     char title[256], sub[320];
-    APP_FMT(title, sizeof title, "How alike %s and other models attend", r->ref_name);
-    APP_FMT(sub, sizeof sub,
+    app_fmt(title, sizeof title, "How alike %s and other models attend", r->ref_name);
+    app_fmt(sub, sizeof sub,
             "per layer, min over head pairs of the mean Jensen-Shannon divergence; %s, %d "
             "tokens  Kazemnejad et al. 2023",
             r->brief, r->tokens);

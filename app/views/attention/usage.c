@@ -164,8 +164,8 @@ static const usage_result *usage_measure(app_view_ctx *c, const app_state *st, c
         r->prompts = ps.n;
         r->tokens = ps.tokens;
         app_measure_name(st->attn.model_name, &m.info, r->name, sizeof r->name);
-        APP_FMT(r->desc, sizeof r->desc, "%s", ps.desc);
-        APP_FMT(r->brief, sizeof r->brief, "%s", ps.brief);
+        app_fmt(r->desc, sizeof r->desc, "%s", ps.desc);
+        app_fmt(r->brief, sizeof r->brief, "%s", ps.brief);
         for (size_t i = 0; i < 2 * lhp; i++) r->norm[i] /= ps.tokens;
         for (int side = 0; side < 2; side++)
             for (int b = 0; b < USAGE_BANDS; b++)
@@ -202,9 +202,9 @@ static int usage_build(app_view_ctx *c, const app_state *st, scene *s, const sce
     const double *norm = r->norm + (size_t)side * L * H * P;
     char title[256], sub[400], shares[128];
     share_text(r, side, shares, sizeof shares);
-    APP_FMT(title, sizeof title, "Mean norm of each rotary %s pair in %s", side ? "k" : "q",
+    app_fmt(title, sizeof title, "Mean norm of each rotary %s pair in %s", side ? "k" : "q",
             r->name);
-    APP_FMT(sub, sizeof sub,
+    app_fmt(sub, sizeof sub,
             "pair 0 turns fastest; %s, %d tokens  Barbero et al. 2024. Massive values (> %g x "
             "mean, Jin et al. 2025) by quarter of the pairs, fast to slow: %s (%ld found)",
             r->brief, r->tokens, st->attn.massive_lambda, shares, r->massive[side]);
@@ -238,7 +238,7 @@ static int usage_build(app_view_ctx *c, const app_state *st, scene *s, const sce
     else
         right = fig_take_bottom(&left, area.h / 2, t->cells ? 1 : t->text_h);
     char lab2[64];
-    APP_FMT(lab2, sizeof lab2, "head (layer %d)", layer);
+    app_fmt(lab2, sizeof lab2, "head (layer %d)", layer);
     fig_axes ax1 =
         app_draw_matrix(s, t, th, left, a1, (size_t)L, (size_t)P, (size_t)P, -0.5, P - 0.5, -0.5,
                         L - 0.5, "rotary pair", "layer", map, 0, vmax, "mean norm", th->mask);
@@ -255,7 +255,7 @@ static int usage_build(app_view_ctx *c, const app_state *st, scene *s, const sce
         int l = st->cur_r < L ? (st->cur_r < 0 ? 0 : st->cur_r) : L - 1;
         int k = st->cur_c < P ? (st->cur_c < 0 ? 0 : st->cur_c) : P - 1;
         app_draw_cell_cursor(s, t, th, &ax1, l - 0.5, k - 0.5); /* cells centred on l, k */
-        APP_FMT(c->readout, sizeof c->readout, "layer %d  pair %d  mean |%s pair| %.4f", l, k,
+        app_fmt(c->readout, sizeof c->readout, "layer %d  pair %d  mean |%s pair| %.4f", l, k,
                 side ? "k" : "q", a1[l * P + k]);
     }
     return 0;
@@ -274,7 +274,7 @@ static int usage_data(app_view_ctx *c, const app_state *st, app_data *out, char 
     out->f64 = 1;
     char shares[128];
     share_text(r, side, shares, sizeof shares);
-    APP_FMT(out->what, sizeof out->what,
+    app_fmt(out->what, sizeof out->what,
             "(layers, heads, pairs): mean norm of each rotary pair of %s over %s, %d tokens; "
             "massive (> %g x mean) by pair quarter: %s",
             side ? "k" : "q", r->desc, r->tokens, st->attn.massive_lambda, shares);
