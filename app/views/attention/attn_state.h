@@ -27,6 +27,7 @@ typedef struct app_attn_state {
     /* the measure views (usage, distance, model-distance: views/attention/measures.h) */
     char text_path[512];   /* --text FILE: the prompts are its windows; "" = none */
     char ids[1024];        /* --ids 1,2,3: one prompt as token ids; "" = none */
+    char tokenizer[512];   /* --tokenizer FILE for a real model without one beside it; "" = none */
     int per_head;          /* distance: one curve per head of --layer instead of per layer */
     int by_position;       /* distance: attention received by key position, not by distance */
     char reference[512];   /* model-distance: the model the others are measured against */

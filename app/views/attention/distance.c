@@ -53,7 +53,7 @@ static const dist_result *dist_measure(app_view_ctx *c, const app_state *st, cha
     dist_result *r = app_cache_get(c, 0, &key, sizeof key);
     if (r) return r;
     lmi_model m = {0};
-    if (lmi_open(&m, key.model, err, errlen) < 0) return NULL;
+    if (app_measure_open(st, "model", st->attn.model_name, &m, err, errlen) < 0) return NULL;
     app_mset ps;
     if (app_mset_load(&ps, &m, st, 0, err, errlen) < 0) {
         lmi_close(&m);
@@ -267,6 +267,6 @@ const app_view app_view_distance = {
     .description = "attention against distance and by position (lost in the middle)",
     .build = dist_build,
     .data = dist_data,
-    .options = "model by per-head layer ids text prompt",
+    .options = "model by per-head layer ids text prompt tokenizer",
     .own_options = app_measure_options,
 };

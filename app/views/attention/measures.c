@@ -9,6 +9,8 @@
 
 #include "attn.h"
 #include "infile.h"
+#include "lm.h"
+#include "lm.h"
 #include "views.h"
 
 /* The held-out stories measured by default: every preset of assets/prompts (as sinks.c). */
@@ -245,6 +247,7 @@ int app_mset_run(const app_mset *ps, int i, const lmi_model *m, lmi_session *s, 
 void app_mset_key_of(const app_state *st, app_mset_key *k)
 {
     memset(k, 0, sizeof *k);
+    app_fmt(k->tokenizer, sizeof k->tokenizer, "%s", st->attn.tokenizer);
     app_fmt(k->prompt, sizeof k->prompt, "%s", st->attn.prompt);
     app_fmt(k->text_path, sizeof k->text_path, "%s", st->attn.text_path);
     app_fmt(k->ids, sizeof k->ids, "%s", st->attn.ids);
@@ -260,12 +263,17 @@ int app_measure_path(const char *opt, const char *name, char *path, size_t n, ch
     return -1;
 }
 
-int app_measure_open(const char *opt, const char *name, lmi_model *m, char *err, size_t errlen)
+int app_measure_open(const app_state *st, const char *opt, const char *name, lmi_model *m,
+                     char *err, size_t errlen)
 {
     char path[1024], why[768];
     if (app_measure_path(opt, name, path, sizeof path, err, errlen) < 0) return -1;
     if (lmi_open(m, path, why, sizeof why) < 0) {
-        snprintf(err, errlen, "--%s %s: %s", opt, name, why);
+        app_fmt(err, errlen, "--%s %s: %s", opt, name, why);
+        return -1;
+    }
+    if (st->attn.tokenizer[0] && lm_lmi_set_tokenizer(m, st->attn.tokenizer, err, errlen) < 0) {
+        lmi_close(m);
         return -1;
     }
     return 0;
@@ -302,6 +310,16 @@ static int set_text_path(app_state *st, const char *v, char *err, size_t errlen)
 static void get_text_path(const app_state *st, char *buf, size_t n)
 {
     app_fmt(buf, n, "%s", st->attn.text_path);
+}
+
+static int set_tokenizer(app_state *st, const char *v, char *err, size_t errlen)
+{
+    if (strcmp(v, "none") == 0) v = "";
+    return set_str("tokenizer", st->attn.tokenizer, sizeof st->attn.tokenizer, v, err, errlen);
+}
+static void get_tokenizer(const app_state *st, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", st->attn.tokenizer);
 }
 
 static int set_ids(app_state *st, const char *v, char *err, size_t errlen)
@@ -382,6 +400,10 @@ const app_option app_measure_options[] = {
              "(none = the held-out presets)",
              set_text_path, get_text_path, NULL),
      .files = "txt"},
+    {APP_CUS("tokenizer", NULL,
+             "measure views: the tokenizer of a real model that has none beside it "
+             "(tokenizer.bin, tokenizer.json, tokenizer.model; none = beside the model)",
+             set_tokenizer, get_tokenizer, NULL)},
     {APP_CUS("ids", NULL,
              "measure views: one prompt as token ids, e.g. 1,9038,2501 (wins over --text and "
              "--prompt; none = off)",

@@ -52,15 +52,17 @@ int app_mset_run(const app_mset *ps, int i, const lmi_model *m, lmi_session *s, 
 
 /* The cache key of a state's prompts (the options above, byte for byte). */
 typedef struct app_mset_key {
+    char tokenizer[512];
     char prompt[1024];
     char text_path[512];
     char ids[1024];
 } app_mset_key;
 void app_mset_key_of(const app_state *st, app_mset_key *k);
 
-/* Open the model named name (a scheme or a path, as --model) into m; messages name --opt. 0, or
- * -1 with err. */
-int app_measure_open(const char *opt, const char *name, lmi_model *m, char *err, size_t errlen);
+/* Open the model named name (a scheme or a path, as --model) into m, with st's --tokenizer when
+ * given; messages name --opt. 0, or -1 with err. */
+int app_measure_open(const app_state *st, const char *opt, const char *name, lmi_model *m,
+                     char *err, size_t errlen);
 /* The checkpoint path of name as app_attn_model_path finds it, messages naming --opt. */
 int app_measure_path(const char *opt, const char *name, char *path, size_t n, char *err,
                      size_t errlen);

@@ -130,10 +130,10 @@ static const md_result *md_measure(app_view_ctx *c, const app_state *st, char *e
     float *b1 = NULL, *b2 = NULL;
     int rc = ms ? 0 : -1, L = 0;
     if (!ms) snprintf(err, errlen, "out of memory");
-    if (rc == 0) rc = app_measure_open("reference", st->attn.reference, &ref, err, errlen);
+    if (rc == 0) rc = app_measure_open(st, "reference", st->attn.reference, &ref, err, errlen);
     int cap = rc == 0 ? app_mset_model_cap(&ref) : 0;
     for (int k = 0; k < nm && rc == 0; k++) {
-        if (app_measure_open("against", list[k], &ms[k], err, errlen) < 0) {
+        if (app_measure_open(st, "against", list[k], &ms[k], err, errlen) < 0) {
             rc = -1;
             break;
         }
@@ -345,6 +345,6 @@ const app_view app_view_model_distance = {
     .description = "how alike two models attend: min JSD over head pairs per layer (Kazemnejad)",
     .build = md_build,
     .data = md_data,
-    .options = "reference against ids text prompt",
+    .options = "reference against ids text prompt tokenizer",
     .own_options = app_measure_options,
 };

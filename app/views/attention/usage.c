@@ -87,7 +87,7 @@ static const usage_result *usage_measure(app_view_ctx *c, const app_state *st, c
     usage_result *r = app_cache_get(c, 0, &key, sizeof key);
     if (r) return r;
     lmi_model m = {0};
-    if (lmi_open(&m, key.model, err, errlen) < 0) return NULL;
+    if (app_measure_open(st, "model", st->attn.model_name, &m, err, errlen) < 0) return NULL;
     if (m.info.rot_dim <= 0) {
         snprintf(err, errlen,
                  "--model %s: usage measures rotary pairs, and this %s model has no RoPE (allowed: "
@@ -287,6 +287,6 @@ const app_view app_view_usage = {
     .validate = usage_validate,
     .build = usage_build,
     .data = usage_data,
-    .options = "model side layer massive ids text prompt",
+    .options = "model side layer massive ids text prompt tokenizer",
     .own_options = app_measure_options,
 };
