@@ -23,8 +23,9 @@
 #include "layout_cases.h"
 
 /* the views whose figures are held to this (issue 11's rvb part) */
-static const char *const views[] = {"rope", "decay", "extension", "resolution",
-                                    "t5",   "alibi", "xl",        "frequencies"};
+static const char *const views[] = {
+    "rope",        "decay", "extension", "resolution",    "t5", "alibi", "xl",
+    "frequencies", "usage", "distance",  "model-distance"};
 
 typedef struct box {
     double x0, y0, x1, y1;

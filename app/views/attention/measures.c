@@ -272,7 +272,17 @@ int app_measure_open(const app_state *st, const char *opt, const char *name, lmi
         app_fmt(err, errlen, "--%s %s: %s", opt, name, why);
         return -1;
     }
-    if (st->attn.tokenizer[0] && lm_lmi_set_tokenizer(m, st->attn.tokenizer, err, errlen) < 0) {
+    /* model-distance's models share one --tokenizer: pelab's own models keep their vocabulary
+     * there (and must then cut the prompts as the real one does); asked of one model, a model
+     * with its own vocabulary is refused */
+    int skip = strcmp(opt, "model") != 0 && !lm_of_lmi(m);
+    if (st->attn.tokenizer[0] && !skip &&
+        lm_lmi_set_tokenizer(m, st->attn.tokenizer, why, sizeof why) < 0) {
+        /* pe_tok_open's messages start with the path; name the option too */
+        if (strncmp(why, "--tokenizer", 11) == 0)
+            app_fmt(err, errlen, "%s", why);
+        else
+            app_fmt(err, errlen, "--tokenizer %s", why);
         lmi_close(m);
         return -1;
     }

@@ -269,8 +269,8 @@ static int md_build(app_view_ctx *c, const app_state *st, scene *s, const scene_
     char title[256], sub[320];
     app_fmt(title, sizeof title, "How alike %s and other models attend", r->ref_name);
     app_fmt(sub, sizeof sub,
-            "per layer, min over head pairs of the mean Jensen-Shannon divergence; %s, %d "
-            "tokens  Kazemnejad et al. 2023",
+            "min over head pairs of the mean JSD, per layer; %s, %d tokens  Kazemnejad et al. "
+            "2023",
             r->brief, r->tokens);
     fig_rect area = app_frame(s, t, th, title, sub);
     double hi = 0;

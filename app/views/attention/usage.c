@@ -202,12 +202,10 @@ static int usage_build(app_view_ctx *c, const app_state *st, scene *s, const sce
     const double *norm = r->norm + (size_t)side * L * H * P;
     char title[256], sub[400], shares[128];
     share_text(r, side, shares, sizeof shares);
-    app_fmt(title, sizeof title, "Mean norm of each rotary %s pair in %s", side ? "k" : "q",
+    app_fmt(title, sizeof title, "Rotary %s pair norms in %s (Barbero et al.)", side ? "k" : "q",
             r->name);
-    app_fmt(sub, sizeof sub,
-            "pair 0 turns fastest; %s, %d tokens  Barbero et al. 2024. Massive values (> %g x "
-            "mean, Jin et al. 2025) by quarter of the pairs, fast to slow: %s (%ld found)",
-            r->brief, r->tokens, st->attn.massive_lambda, shares, r->massive[side]);
+    app_fmt(sub, sizeof sub, "pair 0 fastest; massive (> %gx mean) by quarter: %s; %s",
+            st->attn.massive_lambda, shares, r->brief);
     fig_rect area = app_frame(s, t, th, title, sub);
     float *a1 = scene_alloc(s, sizeof *a1 * (size_t)(L * P));
     float *a2 = scene_alloc(s, sizeof *a2 * (size_t)(H * P));
@@ -230,11 +228,12 @@ static int usage_build(app_view_ctx *c, const app_state *st, scene *s, const sce
         }
     if (!(vmax > 0)) vmax = 1;
     const cmap *map = st->map ? st->map : cmap_default_sequential();
-    /* side by side when the figure is wide enough, else one above the other */
+    /* side by side when the figure is wide enough, else one above the other; the main panel
+     * (pairs x layers) takes the larger part */
     fig_rect left = area, right;
     int wide = area.w > area.h * 1.3;
     if (wide)
-        right = fig_take_right(&left, area.w / 2, t->cells ? 1 : t->char_w * 2);
+        right = fig_take_right(&left, area.w * 0.42, t->cells ? 1 : t->char_w * 2);
     else
         right = fig_take_bottom(&left, area.h / 2, t->cells ? 1 : t->text_h);
     char lab2[64];
