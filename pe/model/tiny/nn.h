@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "model.h"
+#include "tinyutil.h"
 
 typedef struct nn_dims {
     int pe;          /* MODEL_PE_* */
@@ -76,9 +77,6 @@ void nn_posbuf_free(nn_posbuf *b);
 #endif
 
 /* Helpers shared by the files of pe/model. */
-__attribute__((format(printf, 4, 5))) int model_fail(char *err, size_t errlen, int status,
-                                                     const char *fmt, ...);
-int model_threads(int threads); /* 0 -> the CPUs free now (pool_cpus_free) */
 int model_alloc(model *m, const model_config *cfg, char *err, size_t errlen);
 void model_carve(model *m);
 int model_copy_vocab(tok_vocab *dst, const tok_vocab *src, char *err, size_t errlen);
