@@ -133,6 +133,16 @@ static const dist_result *dist_measure(app_view_ctx *c, const app_state *st, cha
 
 #define DIST_MAX_CURVES 64
 
+/* Curve k at index i of the (layers, heads, T) means m: head k of layer `layer`, or the mean of
+ * layer k over its heads. */
+static double curve_at(const double *m, int H, int T, int per_head, int layer, int k, int i)
+{
+    if (per_head) return m[((size_t)layer * H + k) * T + i];
+    double v = 0;
+    for (int h = 0; h < H; h++) v += m[((size_t)k * H + h) * T + i] / H;
+    return v;
+}
+
 static int dist_build(app_view_ctx *c, const app_state *st, scene *s, const scene_target *t,
                       char *err, size_t errlen)
 {
@@ -167,11 +177,7 @@ static int dist_build(app_view_ctx *c, const app_state *st, scene *s, const scen
     double lo = INFINITY, hi = 0;
     for (int k = 0; k < n; k++)
         for (int i = 0; i < T; i++) {
-            double v = 0;
-            if (per_head)
-                v = m[((size_t)layer * H + k) * T + i];
-            else
-                for (int h = 0; h < H; h++) v += m[((size_t)k * H + h) * T + i] / H;
+            double v = curve_at(m, H, T, per_head, layer, k, i);
             if (v > 0 && isfinite(v)) lo = fmin(lo, v), hi = fmax(hi, v);
         }
     for (int i = 0; i < T; i++)
@@ -209,11 +215,7 @@ static int dist_build(app_view_ctx *c, const app_state *st, scene *s, const scen
     fig_curve(s, &a, x, y, (size_t)T, th->fg, t->cells ? 0 : lw, SCENE_DASHED);
     for (int k = 0; k < n; k++) {
         for (int i = 0; i < T; i++) {
-            double v = 0;
-            if (per_head)
-                v = m[((size_t)layer * H + k) * T + i];
-            else
-                for (int h = 0; h < H; h++) v += m[((size_t)k * H + h) * T + i] / H;
+            double v = curve_at(m, H, T, per_head, layer, k, i);
             y[i] = v > 0 ? v : NAN;
         }
         uint32_t col = n <= 8 ? th->series[k % 8] : cmap_color(seq, 0.9 * k / (n - 1));
@@ -232,11 +234,7 @@ static int dist_build(app_view_ctx *c, const app_state *st, scene *s, const scen
         size_t u = (size_t)snprintf(c->readout, sizeof c->readout, "%s %d: uniform %.4f",
                                     byp ? "position" : "distance", i, unif[i]);
         for (int k = 0; k < n && k < 8 && u < sizeof c->readout; k++) {
-            double v = 0;
-            if (per_head)
-                v = m[((size_t)layer * H + k) * T + i];
-            else
-                for (int h = 0; h < H; h++) v += m[((size_t)k * H + h) * T + i] / H;
+            double v = curve_at(m, H, T, per_head, layer, k, i);
             u += (size_t)snprintf(c->readout + u, sizeof c->readout - u, "  %s%d %.4f",
                                   per_head ? "h" : "l", k, v);
         }
