@@ -117,7 +117,7 @@ static const md_result *md_measure(app_view_ctx *c, const app_state *st, char *e
     app_mset_key_of(st, &key.prompts);
     md_result *r = app_cache_get(c, 0, &key, sizeof key);
     if (r) return r;
-    static char list[MD_MAX_MODELS][512];
+    char list[MD_MAX_MODELS][512]; /* 8 KiB: on the stack, so two threads never share it */
     int nm = md_list(st, list);
     if (nm == 0) {
         snprintf(err, errlen, "--against: no model to compare with --reference %s",
