@@ -67,11 +67,23 @@ int app_command_parse(const app_command *c, app_state *st, int argc, char **argv
     app_command_label(c, me, sizeof me);
     if (app_cli_parse(c->figure_options ? st : NULL, argc, argv, extra, n_extra, args, err,
                       sizeof err) < 0) {
-        if (args->unknown)
-            fprintf(stderr, "%s: unknown option %s%s%s%s (%s --help)\n", me, args->unknown,
+        if (args->unknown) {
+            /* what is allowed: a short list is named in the line; a long one (the figure
+             * options) is --help's */
+            char allowed[512] = "";
+            size_t len = 0, rows = 0;
+            for (const app_cmd_opt *o = c->opts; o && o->name; o++) rows++;
+            if (!c->figure_options && rows <= 10) {
+                for (const app_cmd_opt *o = c->opts; o && o->name && len < sizeof allowed; o++)
+                    len += (size_t)snprintf(allowed + len, sizeof allowed - len, "%s--%s%s%s",
+                                            len ? ", " : "allowed ", o->name, o->arg ? " " : "",
+                                            o->arg ? o->arg : "");
+            }
+            if (!allowed[0]) snprintf(allowed, sizeof allowed, "%s --help lists them", me);
+            fprintf(stderr, "%s: unknown option %s%s%s%s (%s)\n", me, args->unknown,
                     args->suggest ? "; did you mean --" : "", args->suggest ? args->suggest : "",
-                    args->suggest ? "?" : "", me);
-        else
+                    args->suggest ? "?" : "", allowed);
+        } else
             fprintf(stderr, "%s: %s\n", me, err);
         return -1;
     }

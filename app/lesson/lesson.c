@@ -197,91 +197,7 @@ int lesson_resolve(const char *name, char *buf, size_t n, char *err, size_t errl
     return -1;
 }
 
-/* ---- the evaluation table behind {loss MODEL A-B} ------------------------------------------ */
-
-/* Mean held-out loss of column MODEL over positions a..b of a `pelab eval --extrapolate` CSV
- * (the shipped one unless data names another). Returns 0, or -1 with a message. */
-static int eval_mean(const char *data, const char *mname, int a, int b, double *out, char *err,
-                     size_t errlen)
-{
-    char path[1024];
-    if (data && data[0])
-        snprintf(path, sizeof path, "%s", data);
-    else if (app_asset_path("models/extrapolation.csv", path, sizeof path, err, errlen) < 0)
-        return -1;
-    char *text = NULL, why[1200];
-    size_t len = 0;
-    if (pe_infile_read(path, "", (size_t)16 << 20, &text, &len, why, sizeof why) != PE_OK) {
-        snprintf(err, errlen, "{loss}: %.400s", why);
-        return -1;
-    }
-    FILE *fp = fmemopen(text, len + 1, "r");
-    if (!fp) {
-        free(text);
-        snprintf(err, errlen, "{loss}: %.400s: %s", path, strerror(errno));
-        return -1;
-    }
-    char line[4096];
-    int col = -1, rows = 0, count = 0, header = 0;
-    double sum = 0;
-    char names[512] = "";
-    while (fgets(line, sizeof line, fp)) {
-        line[strcspn(line, "\r\n")] = '\0';
-        if (line[0] == '#' || !line[0]) continue;
-        char *save = NULL, *tok = strtok_r(line, ",", &save);
-        if (!header) {
-            header = 1;
-            for (int i = 0; (tok = strtok_r(NULL, ",", &save)); i++) {
-                if (strcmp(tok, mname) == 0) col = i;
-                size_t u = strlen(names);
-                snprintf(names + u, sizeof names - u, "%s%s", u ? "|" : "", tok);
-            }
-            if (col < 0) break;
-            continue;
-        }
-        int pos = tok ? atoi(tok) : -1;
-        rows++;
-        for (int i = 0; (tok = strtok_r(NULL, ",", &save)); i++) {
-            if (i != col || pos < a || pos > b) continue;
-            char *end;
-            double v = strtod(tok, &end);
-            if (end != tok && isfinite(v)) {
-                sum += v;
-                count++;
-            }
-        }
-    }
-    fclose(fp);
-    free(text);
-    if (col < 0) {
-        snprintf(err, errlen, "{loss %.40s %d-%d}: no column '%.40s' in %.200s (columns %.100s)",
-                 mname, a, b, mname, path, names);
-        return -1;
-    }
-    if (count == 0 || b >= rows) {
-        snprintf(err, errlen, "{loss %.40s %d-%d}: %.300s has positions 0..%d", mname, a, b, path,
-                 rows - 1);
-        return -1;
-    }
-    *out = sum / count;
-    return 0;
-}
-
 /* ---- placeholders ------------------------------------------------------------------------ */
-
-/* The RoPE view's pairs (q and k both (1, 0) in every pair): angles n*theta_k. */
-static int rope_freqs(const app_state *st, double **inv, int *np, double *attn)
-{
-    *np = pe_rope_rotary_dim(&st->p) / 2;
-    *inv = *np > 0 ? malloc(sizeof **inv * (size_t)*np) : NULL;
-    char err[256];
-    if (!*inv || pe_rope_inv_freq(&st->p, *inv, attn, err, sizeof err) < 0) {
-        free(*inv);
-        *inv = NULL;
-        return -1;
-    }
-    return 0;
-}
 
 /* A view's readout is laid out for the status line ("m 5  n 2  m-n 3  q.k 1.964890": fields
  * two spaces apart, six decimals so the cursor's value can be compared digit by digit). Inside
@@ -326,7 +242,6 @@ static void readout_prose(const char *in, char *out, size_t n)
 static int placeholder(const char *name, const app_state *st, const char *readout, char *out,
                        size_t n, char *err, size_t errlen)
 {
-    int m = st->pos < 0 ? 3 : st->pos, k = st->pos_k;
     if (strcmp(name, "readout") == 0) {
         if (readout && readout[0])
             readout_prose(readout, out, n);
@@ -334,110 +249,50 @@ static int placeholder(const char *name, const app_state *st, const char *readou
             snprintf(out, n, "(move the cursor to read)");
         return 0;
     }
-    if (strcmp(name, "distance") == 0) {
-        snprintf(out, n, "%d", m - k);
-        return 0;
-    }
-    if (strcmp(name, "sin-bug") == 0 || strcmp(name, "attn-factor") == 0) {
-        /* the bug of seed 000: both tables read the sin column, so pair (a, b) becomes
-         * sin(m theta) (a - b, b + a) instead of a rotation; for q = k = (1, 0) in every pair (the
-         * RoPE view's vectors) the score is sum_k 2 sin(m theta_k) sin(n theta_k)
-         * = sum_k cos((m - n) theta_k) - cos((m + n) theta_k) */
-        double *inv, attn = 1;
-        int np;
-        if (rope_freqs(st, &inv, &np, &attn) < 0) {
-            snprintf(out, n, "?");
-            return 0;
-        }
-        double s = 0;
-        for (int i = 0; i < np; i++) s += 2 * sin(m * inv[i]) * sin(k * inv[i]);
-        free(inv);
-        if (name[0] == 's')
-            snprintf(out, n, "%.4f", s * attn * attn);
-        else
-            snprintf(out, n, "%.4g", attn);
-        return 0;
-    }
-    if (strcmp(name, "slopes") == 0) {
-        double sl[PE_MAX_HEADS];
-        if (pe_alibi_slopes(st->p.heads, st->p.slope_ratio, sl, err, errlen) < 0) return -1;
-        size_t u = 0;
-        out[0] = '\0';
-        for (int h = 0; h < st->p.heads && u + 16 < n; h++) {
-            if (h == 12 && st->p.heads > 13) {
-                u += (size_t)snprintf(out + u, n - u, ", ... (%d more)", st->p.heads - h);
-                break;
-            }
-            /* powers of two read best as fractions: 1/256 rather than 0.00390625 */
-            double inv = 1 / sl[h];
-            if (fabs(inv - round(inv)) < 1e-9)
-                u += (size_t)snprintf(out + u, n - u, "%s1/%.0f", h ? ", " : "", inv);
-            else
-                u += (size_t)snprintf(out + u, n - u, "%s%.4g", h ? ", " : "", sl[h]);
-        }
-        return 0;
-    }
-    if (strcmp(name, "bands") == 0) {
-        int np = pe_rope_rotary_dim(&st->p) / 2, c[3] = {0, 0, 0};
-        for (int i = 0; i < np; i++) c[pe_rope_band(&st->p, i)]++;
-        snprintf(out, n, "%d kept, %d blended, %d divided", c[PE_BAND_KEEP], c[PE_BAND_BLEND],
-                 c[PE_BAND_INTERP]);
-        return 0;
-    }
-    if (strcmp(name, "eff-base") == 0) {
-        snprintf(out, n, "%.0f", pe_rope_effective_base(&st->p));
-        return 0;
-    }
-    if (strcmp(name, "longest") == 0 || strcmp(name, "shortest") == 0) {
-        double *inv, attn;
-        int np;
-        if (rope_freqs(st, &inv, &np, &attn) < 0) {
-            snprintf(out, n, "?");
-            return 0;
-        }
-        double lo = inv[0], hi = inv[0];
-        for (int i = 1; i < np; i++) {
-            lo = fmin(lo, inv[i]);
-            hi = fmax(hi, inv[i]);
-        }
-        free(inv);
-        double wl = 2 * APP_PI / (name[0] == 'l' ? lo : hi);
-        snprintf(out, n, wl < 100 ? "%.1f" : "%.0f", wl);
-        return 0;
-    }
-    if (strncmp(name, "loss ", 5) == 0) {
-        char mname[64];
-        int a, b, used = 0;
-        if (sscanf(name + 5, "%63s %d-%d%n", mname, &a, &b, &used) != 3 || name[5 + used] ||
-            a < 0 || b < a) {
-            snprintf(err, errlen, "{%s}: write {loss MODEL A-B}, e.g. {loss rope 64-127}", name);
-            return -1;
-        }
-        double v;
-        if (eval_mean(st->attn.data_path, mname, a, b, &v, err, errlen) < 0) return -1;
-        snprintf(out, n, "%.3f", v);
-        return 0;
-    }
+    /* a value a view answers ({slopes}, {loss rope 64-127}): the slide's view first */
+    const app_view *v = app_view_at((size_t)st->view);
+    const char *args;
+    const app_view_value *val = app_view_value_find(v, name, &args);
+    if (val) return val->get(st, args, out, n, err, errlen);
     const app_option *o = app_option_find(name);
     if (o) {
         app_option_get(st, o, out, n);
         return 0;
     }
-    /* the suggestion weighs every placeholder name, the lesson's own and the options', so a
-     * misspelt {distnce} points at {distance}, not at the nearest option {dim} */
-    static const char *const own[] = {"readout",     "distance", "sin-bug", "slopes",   "bands",
-                                      "attn-factor", "eff-base", "longest", "shortest", "loss"};
-    const char *names[APP_MAX_OPTIONS + sizeof own / sizeof own[0]];
+    /* the suggestion weighs every placeholder name, the lesson's own, the views' values (the
+     * slide's view's first) and the options', so a misspelt {distnce} points at {distance}, not
+     * at the nearest option {dim}; the list in the message is the same, options aside */
+    enum { MAX_VALUES = 64 };
+    const app_view_value *vals[MAX_VALUES];
+    size_t nv = 0;
+    for (size_t i = 0; i <= app_view_count(); i++) {
+        const app_view *w = i == 0 ? v : app_view_at(i - 1);
+        if (i > 0 && w == v) continue;
+        for (const app_view_value *e = w->values; e && e->name && nv < MAX_VALUES; e++) {
+            size_t j = 0;
+            while (j < nv && strcmp(vals[j]->name, e->name) != 0) j++;
+            if (j == nv) vals[nv++] = e;
+        }
+    }
+    const char *names[1 + MAX_VALUES + APP_MAX_OPTIONS];
     size_t nn = 0;
-    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) names[nn++] = own[i];
+    names[nn++] = "readout";
+    for (size_t i = 0; i < nv; i++) names[nn++] = vals[i]->name;
     for (size_t i = 0; i < app_option_count() && i < APP_MAX_OPTIONS; i++)
         names[nn++] = app_option_at(i)->name;
     const char *sug = pe_closest(name, names, nn);
-    if (sug && strcmp(sug, "loss") == 0) sug = "loss MODEL A-B";
-    snprintf(err, errlen,
-             "{%s}: unknown placeholder%s%s%s (an option name, readout, distance, sin-bug, "
-             "slopes, bands, attn-factor, eff-base, longest, shortest, or loss MODEL A-B)",
-             name, sug ? "; did you mean {" : "", sug ? sug : "", sug ? "}?" : "");
+    char sugbuf[96] = "", list[1024] = "readout";
+    for (size_t i = 0; sug && i < nv; i++)
+        if (strcmp(sug, vals[i]->name) == 0 && vals[i]->args) {
+            snprintf(sugbuf, sizeof sugbuf, "%s %s", sug, vals[i]->args);
+            sug = sugbuf;
+        }
+    for (size_t i = 0, u = strlen(list); i < nv && u < sizeof list; i++)
+        u += (size_t)snprintf(list + u, sizeof list - u, ", %s%s%s%s", i + 1 == nv ? "or " : "",
+                              vals[i]->name, vals[i]->args ? " " : "",
+                              vals[i]->args ? vals[i]->args : "");
+    snprintf(err, errlen, "{%s}: unknown placeholder%s%s%s (an option name, %s)", name,
+             sug ? "; did you mean {" : "", sug ? sug : "", sug ? "}?" : "", list);
     return -1;
 }
 
@@ -569,9 +424,8 @@ static int parse_view(const char *lesson_path, const char *line, app_state *st, 
     }
     if (app_state_validate(st, err, errlen) < 0) return -1;
     /* what would fail only when the slide is shown: a model or a table that is not there */
-    const char *vname = app_view_at((size_t)st->view)->name;
     char path[1024];
-    if (strcmp(vname, "attention") == 0 || strcmp(vname, "compare") == 0) {
+    if (app_view_uses(app_view_at((size_t)st->view), "model")) {
         if (app_attn_model_path(st->attn.model_name, path, sizeof path, err, errlen) < 0) return -1;
         if (st->attn.compare[0] &&
             app_attn_model_path(st->attn.compare, path, sizeof path, err, errlen) < 0) {
@@ -886,27 +740,28 @@ static void parse_do(reader *r, int line, lesson_slide *s, const char *v)
         problem(r, line, "do: a quote is not closed ('%s')", v);
         return;
     }
+    /* the actions the views name (view order, each once): "spin, play" */
+    char acts[256] = "";
+    for (size_t i = 0, u = 0; i < app_view_count() && u < sizeof acts; i++) {
+        const app_view_action *a = app_view_at(i)->action;
+        size_t j = 0;
+        while (a && j < i &&
+               !(app_view_at(j)->action && strcmp(app_view_at(j)->action->name, a->name) == 0))
+            j++;
+        if (a && j == i) u += (size_t)snprintf(acts + u, sizeof acts - u, "%s, ", a->name);
+    }
     if (n < 1) {
-        problem(r, line, "do: name an action: spin, play, or sweep OPTION V1 V2 ...");
+        problem(r, line, "do: name an action: %sor sweep OPTION V1 V2 ...", acts);
         return;
     }
-    if (strcmp(words[0], "spin") == 0 && n == 1) {
-        if (strcmp(vname, "rope") != 0) {
-            problem(r, line, "do: spin turns the RoPE view's pairs; this slide shows %s", vname);
+    const app_view_action *act = n == 1 ? app_view_action_find(words[0]) : NULL;
+    if (act) {
+        const app_view_action *own = app_view_at((size_t)s->st.view)->action;
+        if (!own || strcmp(own->name, act->name) != 0) {
+            problem(r, line, "do: %s %s; this slide shows %s", act->name, act->what, vname);
             return;
         }
-        s->action = LESSON_DO_SPIN;
-        return;
-    }
-    if (strcmp(words[0], "play") == 0 && n == 1) {
-        if (strcmp(vname, "attention") != 0 && strcmp(vname, "compare") != 0) {
-            problem(r, line,
-                    "do: play steps through the attention views' tokens; this slide "
-                    "shows %s",
-                    vname);
-            return;
-        }
-        s->action = LESSON_DO_PLAY;
+        s->action = LESSON_DO_VIEW;
         return;
     }
     if (strcmp(words[0], "sweep") == 0 && n >= 3) {
@@ -944,8 +799,7 @@ static void parse_do(reader *r, int line, lesson_slide *s, const char *v)
         problem(r, line, "do: sweep takes at most %d values", LESSON_MAX_SWEEP);
         return;
     }
-    problem(r, line, "do: '%s': allowed spin, play, or sweep OPTION V1 V2 ... (at least one value)",
-            v);
+    problem(r, line, "do: '%s': allowed %sor sweep OPTION V1 V2 ... (at least one value)", v, acts);
 }
 
 /* view_ok in lesson_load: 0 no usable view line yet, 1 the view line is good, or after a bad

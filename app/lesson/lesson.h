@@ -18,14 +18,17 @@
  *                                                     fails one the slide does not show in
  *                                                     either front end at a tested size
  *
- * Actions: `spin` (the RoPE animation), `play` (the attention view steps through the tokens),
+ * Actions: the one the slide's view names (its entry's .action: `spin`, the RoPE animation, in
+ * the rope view; `play`, stepping through the tokens, in the attention views), and
  * `sweep OPTION V1 V2 ...` (the option takes each value in turn, one a second).
  * Placeholders: any option name ({base}, {dim}, {heads}...), {readout} (the cursor readout or
- * the view's summary), {distance} (m - n), {sin-bug} (the RoPE view's q.k when sin is read in
- * place of cos), {slopes} (the ALiBi slopes), {bands} (pairs kept / blended / divided by the
- * scaling), {attn-factor}, {eff-base} (the base after NTK scaling), {longest} and {shortest}
- * (wavelengths of the slowest and fastest pair), {loss MODEL A-B} (mean held-out loss of a built-in
- * model over positions A..B in the shipped evaluation, or --data). */
+ * the view's summary), and the values the views answer (their entries' .values, the slide's
+ * view asked first): {distance} (m - n) and {sin-bug} (q.k when sin is read in place of cos) of
+ * the rope view, {slopes} of alibi, {bands} (pairs kept / blended / divided by the scaling),
+ * {attn-factor} and {eff-base} (the base after NTK scaling) of frequencies, {longest} and
+ * {shortest} (wavelengths of the slowest and fastest pair) of wavelength, {loss MODEL A-B} (mean
+ * held-out loss of a built-in model over positions A..B in the shipped evaluation, or --data) of
+ * extrapolation. The lesson code names no view. */
 #ifndef PELAB_APP_LESSON_H
 #define PELAB_APP_LESSON_H
 
@@ -42,7 +45,8 @@
 #define LESSON_MAX_BYTES  (1024 * 1024)
 #define LESSON_MAX_PANELS 8
 
-typedef enum { LESSON_DO_NONE = 0, LESSON_DO_SPIN, LESSON_DO_PLAY, LESSON_DO_SWEEP } lesson_do;
+/* LESSON_DO_VIEW: the action the slide's view names (app_view.action: spin, play) */
+typedef enum { LESSON_DO_NONE = 0, LESSON_DO_VIEW, LESSON_DO_SWEEP } lesson_do;
 
 typedef struct lesson_try {
     char keys[64];   /* as written: "Left Right", or ":base 500000" */

@@ -13,6 +13,7 @@
 #include "lesson.h"
 #include "tui.h"
 #include "options.h"
+#include "views.h"
 
 struct lesson_presenter;
 
@@ -48,14 +49,11 @@ static void arrive(presenter *p, app_explorer *x, int i)
     x->mode = APP_MODE_NORMAL;
     p->sweep_i = s->n_sweep;
     switch (s->action) {
-    case LESSON_DO_SPIN:
-        x->st.playing = 1;
+    case LESSON_DO_VIEW: { /* --check made sure the view names an action */
+        const app_view_action *a = app_view_at((size_t)x->st.view)->action;
+        if (a && a->start) a->start(&x->st);
         break;
-    case LESSON_DO_PLAY:
-        x->st.attn.step = 0;
-        x->st.playing = 1;
-        x->st.attn.step_frac = 0;
-        break;
+    }
     case LESSON_DO_SWEEP:
         p->sweep_i = 0;
         p->sweep_t = 1; /* the first value at once */

@@ -426,6 +426,35 @@ static int alibi_data(app_view_ctx *c, const app_state *st, app_data *out, char 
     return 0;
 }
 
+/* {slopes}: the heads' slopes m_h, powers of two as fractions (1/256 reads better than
+ * 0.00390625); past twelve heads the rest are counted */
+static int value_slopes(const app_state *st, const char *args, char *out, size_t n, char *err,
+                        size_t errlen)
+{
+    (void)args;
+    double sl[PE_MAX_HEADS];
+    if (pe_alibi_slopes(st->p.heads, st->p.slope_ratio, sl, err, errlen) < 0) return -1;
+    size_t u = 0;
+    out[0] = '\0';
+    for (int h = 0; h < st->p.heads && u + 16 < n; h++) {
+        if (h == 12 && st->p.heads > 13) {
+            u += (size_t)snprintf(out + u, n - u, ", ... (%d more)", st->p.heads - h);
+            break;
+        }
+        double inv = 1 / sl[h];
+        if (fabs(inv - round(inv)) < 1e-9)
+            u += (size_t)snprintf(out + u, n - u, "%s1/%.0f", h ? ", " : "", inv);
+        else
+            u += (size_t)snprintf(out + u, n - u, "%s%.4g", h ? ", " : "", sl[h]);
+    }
+    return 0;
+}
+
+static const app_view_value alibi_values[] = {
+    {"slopes", NULL, value_slopes},
+    {NULL, NULL, NULL},
+};
+
 const app_view app_view_alibi = {
     .name = "alibi",
     .description = "ALiBi bias matrices: all heads as small multiples, or one with --head",
@@ -433,4 +462,5 @@ const app_view app_view_alibi = {
     .build = alibi_build,
     .data = alibi_data,
     .options = "len heads head slope-ratio alibi scale cmap",
+    .values = alibi_values,
 };

@@ -235,6 +235,19 @@ const char *app_opt_prefix(const app_state *st)
     return st->command[0] ? "--" : ":";
 }
 
+double *app_rope_inv_freqs(const app_state *st, int *np, double *attn)
+{
+    *np = pe_rope_rotary_dim(&st->p) / 2;
+    *attn = 1;
+    double *inv = *np > 0 ? malloc(sizeof *inv * (size_t)*np) : NULL;
+    char err[256];
+    if (!inv || pe_rope_inv_freq(&st->p, inv, attn, err, sizeof err) < 0) {
+        free(inv);
+        return NULL;
+    }
+    return inv;
+}
+
 void app_finite_range(const float *v, size_t n, double *lo, double *hi)
 {
     double a = INFINITY, b = -INFINITY;

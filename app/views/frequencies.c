@@ -358,6 +358,50 @@ static int freq_data(app_view_ctx *c, const app_state *st, app_data *out, char *
     return 0;
 }
 
+/* {bands}: how many pairs the scaling keeps, blends and divides */
+static int value_bands(const app_state *st, const char *args, char *out, size_t n, char *err,
+                       size_t errlen)
+{
+    (void)args, (void)err, (void)errlen;
+    int np = pe_rope_rotary_dim(&st->p) / 2, c[3] = {0, 0, 0};
+    for (int i = 0; i < np; i++) c[pe_rope_band(&st->p, i)]++;
+    snprintf(out, n, "%d kept, %d blended, %d divided", c[PE_BAND_KEEP], c[PE_BAND_BLEND],
+             c[PE_BAND_INTERP]);
+    return 0;
+}
+
+/* {attn-factor}: the factor the scaling puts on the attention logits (YaRN's mscale) */
+static int value_attn_factor(const app_state *st, const char *args, char *out, size_t n, char *err,
+                             size_t errlen)
+{
+    (void)args, (void)err, (void)errlen;
+    int np;
+    double attn, *inv = app_rope_inv_freqs(st, &np, &attn);
+    if (!inv) {
+        snprintf(out, n, "?");
+        return 0;
+    }
+    free(inv);
+    snprintf(out, n, "%.4g", attn);
+    return 0;
+}
+
+/* {eff-base}: the frequency base after NTK scaling */
+static int value_eff_base(const app_state *st, const char *args, char *out, size_t n, char *err,
+                          size_t errlen)
+{
+    (void)args, (void)err, (void)errlen;
+    snprintf(out, n, "%.0f", pe_rope_effective_base(&st->p));
+    return 0;
+}
+
+static const app_view_value freq_values[] = {
+    {"bands", NULL, value_bands},
+    {"attn-factor", NULL, value_attn_factor},
+    {"eff-base", NULL, value_eff_base},
+    {NULL, NULL, NULL},
+};
+
 const app_view app_view_frequencies = {
     .name = "frequencies",
     .description = "RoPE theta_k and wavelengths, original vs extended (--scaling), with the bands "
@@ -369,4 +413,5 @@ const app_view app_view_frequencies = {
         "layer-type dim base rotary-frac scaling factor orig-ctx seq-len beta-fast beta-slow "
         "yarn-truncate mscale mscale-all-dim "
         "low-freq-factor high-freq-factor attn-factor target-len",
+    .values = freq_values,
 };

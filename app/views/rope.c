@@ -290,6 +290,52 @@ static int rope_tick(app_view_ctx *c, app_state *st, double dt, int smooth)
     return 1;
 }
 
+/* ---- what a lesson asks of the view -------------------------------------------------------- */
+
+/* {distance}: m - n, the only thing a true rotation's score depends on */
+static int value_distance(const app_state *st, const char *args, char *out, size_t n, char *err,
+                          size_t errlen)
+{
+    (void)args, (void)err, (void)errlen;
+    snprintf(out, n, "%d", (st->pos < 0 ? 3 : st->pos) - st->pos_k);
+    return 0;
+}
+
+/* {sin-bug}: the bug of seed 000: both tables read the sin column, so pair (a, b) becomes
+ * sin(m theta) (a - b, b + a) instead of a rotation; for q = k = (1, 0) in every pair (this
+ * view's vectors) the score is sum_k 2 sin(m theta_k) sin(n theta_k)
+ * = sum_k cos((m - n) theta_k) - cos((m + n) theta_k) */
+static int value_sin_bug(const app_state *st, const char *args, char *out, size_t n, char *err,
+                         size_t errlen)
+{
+    (void)args, (void)err, (void)errlen;
+    int m = st->pos < 0 ? 3 : st->pos, k = st->pos_k, np;
+    double attn, *inv = app_rope_inv_freqs(st, &np, &attn);
+    if (!inv) {
+        snprintf(out, n, "?");
+        return 0;
+    }
+    double sum = 0;
+    for (int i = 0; i < np; i++) sum += 2 * sin(m * inv[i]) * sin(k * inv[i]);
+    free(inv);
+    snprintf(out, n, "%.4f", sum * attn * attn);
+    return 0;
+}
+
+static const app_view_value rope_values[] = {
+    {"distance", NULL, value_distance},
+    {"sin-bug", NULL, value_sin_bug},
+    {NULL, NULL, NULL},
+};
+
+static void spin_start(app_state *st)
+{
+    st->playing = 1;
+}
+
+/* `do: spin`: m advances (rope_tick) from the slide's position */
+static const app_view_action rope_spin = {"spin", "turns the RoPE view's pairs", spin_start};
+
 static const app_view_key rope_keys[] = {
     APP_ARROW_KEYS(
         rope_key_move, "arrows, hjkl",
@@ -311,4 +357,6 @@ const app_view app_view_rope = {
     .record = "pos=0:48:97",
     .keys = rope_keys,
     .tick = rope_tick,
+    .values = rope_values,
+    .action = &rope_spin,
 };

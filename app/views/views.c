@@ -47,6 +47,35 @@ int app_view_uses(const app_view *v, const char *name)
     return 0;
 }
 
+static const app_view_value *value_of(const app_view *v, const char *name, size_t len, int has_args)
+{
+    for (const app_view_value *e = v->values; e && e->name; e++)
+        if (strlen(e->name) == len && strncmp(e->name, name, len) == 0 &&
+            (e->args != NULL) == has_args)
+            return e;
+    return NULL;
+}
+
+const app_view_value *app_view_value_find(const app_view *v, const char *placeholder,
+                                          const char **args)
+{
+    /* {NAME} or {NAME ARGS}: a value that takes words matches only when some follow */
+    size_t len = strcspn(placeholder, " ");
+    int has_args = placeholder[len] == ' ';
+    *args = placeholder + len + has_args;
+    const app_view_value *e = v ? value_of(v, placeholder, len, has_args) : NULL;
+    for (size_t i = 0; !e && i < app_view_count(); i++)
+        e = value_of(views[i], placeholder, len, has_args);
+    return e;
+}
+
+const app_view_action *app_view_action_find(const char *name)
+{
+    for (size_t i = 0; i < app_view_count(); i++)
+        if (views[i]->action && strcmp(views[i]->action->name, name) == 0) return views[i]->action;
+    return NULL;
+}
+
 /* The view's main panel has at least 12% of the canvas each way and three lines of text (what
  * the layout tests hold every view to). */
 static int main_fits(const scene *s, const scene_target *t)

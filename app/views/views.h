@@ -141,6 +141,26 @@ typedef struct app_view_key {
         UI_KEY_PGDN, fn, 5, NULL, NULL                                                             \
     }
 
+/* A value a lesson's caption names ({slopes}, {loss rope 64-127}): the view whose figure shows
+ * it answers it, from the state alone, so the lesson code computes nothing of a view's. */
+typedef struct app_view_value {
+    const char *name; /* "slopes" */
+    const char *args; /* NULL: written {NAME} alone; else what follows the name, for messages
+                         ("MODEL A-B": {loss MODEL A-B}) */
+    /* Write the value as a caption shows it into out (args: the words after the name, "" when
+     * the value takes none). 0, or -1 with a message in err that names the placeholder. */
+    int (*get)(const app_state *st, const char *args, char *out, size_t n, char *err,
+               size_t errlen);
+} app_view_value;
+
+/* The scripted action a lesson's `do: NAME` starts on arrival at a slide of the view. */
+typedef struct app_view_action {
+    const char *name; /* "spin", "play" */
+    const char *what; /* what it does, as a refusal says it: "turns the RoPE view's pairs" */
+    /* Set the state going (the explorer then runs the view's tick while st->playing). */
+    void (*start)(app_state *st);
+} app_view_action;
+
 typedef struct app_view {
     const char *name;        /* "heatmap" */
     const char *description; /* one line */
@@ -171,6 +191,11 @@ typedef struct app_view {
      * --animate value ("pos=0:48:97"), or an option name (swept over its slider's range); NULL:
      * the first option in `options` that has a slider. */
     const char *record;
+    /* ---- what a lesson asks of the view (app/lesson; both optional) ---- */
+    /* The caption values the view answers, ended by an entry with name NULL. */
+    const app_view_value *values;
+    /* The action `do: NAME` starts on the view. */
+    const app_view_action *action;
 } app_view;
 
 size_t app_view_count(void);
@@ -181,6 +206,13 @@ int app_view_find(const char *name);
 const char *app_view_suggest(const char *name);
 /* 1 when view v declares the option named name in its options list. */
 int app_view_uses(const app_view *v, const char *name);
+/* The caption value a placeholder names ("slopes", "loss rope 0-63"): view v's own first, then
+ * every view's in table order (the values depend on the state only, so a caption may name one
+ * another view's figure shows). *args gets the words after the name. NULL when no view has it. */
+const app_view_value *app_view_value_find(const app_view *v, const char *placeholder,
+                                          const char **args);
+/* The first view's action named name (for what it does), or NULL when no view has one. */
+const app_view_action *app_view_action_find(const char *name);
 
 /* Build view st->view into s for target t, including the title block. Returns 0 or -1. */
 int app_view_build(app_view_ctx *c, const app_state *st, scene *s, const scene_target *t, char *err,
@@ -207,6 +239,9 @@ const char *app_opt_prefix(const app_state *st);
  * signs, sequential otherwise. vmin and vmax receive the colour range (symmetric for diverging). */
 const struct cmap *app_pick_map(const app_state *st, double lo, double hi, double *vmin,
                                 double *vmax);
+/* The RoPE pairs' inverse frequencies theta_k under st->p (malloc, *np of them; free it) and
+ * the attention factor into *attn; NULL when the parameters give none. */
+double *app_rope_inv_freqs(const app_state *st, int *np, double *attn);
 /* Min and max of the finite values of n floats (0, 0 when none). */
 void app_finite_range(const float *v, size_t n, double *lo, double *hi);
 

@@ -132,6 +132,45 @@ static int wl_data(app_view_ctx *c, const app_state *st, app_data *out, char *er
     return 0;
 }
 
+/* {longest} and {shortest}: the wavelengths 2 pi / theta_k of the slowest and the fastest RoPE
+ * pair under the state's parameters */
+static int value_wavelength(const app_state *st, int longest, char *out, size_t n)
+{
+    int np;
+    double attn, *inv = app_rope_inv_freqs(st, &np, &attn);
+    if (!inv) {
+        snprintf(out, n, "?");
+        return 0;
+    }
+    double lo = inv[0], hi = inv[0];
+    for (int i = 1; i < np; i++) {
+        lo = fmin(lo, inv[i]);
+        hi = fmax(hi, inv[i]);
+    }
+    free(inv);
+    double wl = 2 * APP_PI / (longest ? lo : hi);
+    snprintf(out, n, wl < 100 ? "%.1f" : "%.0f", wl);
+    return 0;
+}
+static int value_longest(const app_state *st, const char *args, char *out, size_t n, char *err,
+                         size_t errlen)
+{
+    (void)args, (void)err, (void)errlen;
+    return value_wavelength(st, 1, out, n);
+}
+static int value_shortest(const app_state *st, const char *args, char *out, size_t n, char *err,
+                          size_t errlen)
+{
+    (void)args, (void)err, (void)errlen;
+    return value_wavelength(st, 0, out, n);
+}
+
+static const app_view_value wl_values[] = {
+    {"longest", NULL, value_longest},
+    {"shortest", NULL, value_shortest},
+    {NULL, NULL, NULL},
+};
+
 const app_view app_view_wavelength = {
     .name = "wavelength",
     .description = "wavelength of every frequency pair against the context length",
@@ -139,4 +178,5 @@ const app_view app_view_wavelength = {
     .build = wl_build,
     .data = wl_data,
     .options = "pe dim len base layout freq",
+    .values = wl_values,
 };

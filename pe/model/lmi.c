@@ -89,6 +89,57 @@ int lmi_token_text(const lmi_model *m, int id, char *buf, size_t cap)
     return m->arch->token_text(m, id, buf, cap);
 }
 
+int lmi_set_tokenizer(lmi_model *m, const char *path, char *err, size_t errlen)
+{
+    if (!m->arch) return fail(err, errlen, PE_EINVAL, "--tokenizer: no model");
+    if (!path || !*path) return fail(err, errlen, PE_EINVAL, "--tokenizer: no path");
+    if (!m->arch->set_tokenizer)
+        return fail(err, errlen, LMI_ENOTSUP,
+                    "--tokenizer %s: the %s model %s has a word vocabulary of its own", path,
+                    m->info.arch, m->info.name);
+    return m->arch->set_tokenizer(m, path, err, errlen);
+}
+
+int lmi_has_display(const lmi_model *m)
+{
+    return m->arch && m->arch->display;
+}
+
+int lmi_display(const lmi_model *m, const int *ids, int n, const char **texts, char **pool,
+                char *err, size_t errlen)
+{
+    *pool = NULL;
+    if (!m->arch) return fail(err, errlen, PE_EINVAL, "display: no model");
+    for (int i = 0; i < n; i++)
+        if (ids[i] < 0 || ids[i] >= m->info.vocab)
+            return fail(err, errlen, PE_EINVAL, "token %d: allowed 0..%d", ids[i],
+                        m->info.vocab - 1);
+    if (m->arch->display) return m->arch->display(m, ids, n, texts, pool, err, errlen);
+    /* token_text per id, packed into one pool */
+    size_t total = 1, *at = malloc(((size_t)n + 1) * sizeof *at);
+    if (!at) return fail(err, errlen, PE_ENOMEM, "out of memory");
+    for (int i = 0; i < n; i++) {
+        int l = m->arch->token_text(m, ids[i], NULL, 0);
+        total += (size_t)(l > 0 ? l : 0) + 1;
+    }
+    char *p = malloc(total);
+    if (!p) {
+        free(at);
+        return fail(err, errlen, PE_ENOMEM, "out of memory");
+    }
+    size_t k = 0;
+    for (int i = 0; i < n; i++) {
+        at[i] = k;
+        int l = m->arch->token_text(m, ids[i], p + k, total - k);
+        k += (size_t)(l > 0 ? l : 0) + 1;
+        p[k - 1] = '\0';
+    }
+    for (int i = 0; i < n; i++) texts[i] = p + at[i];
+    free(at);
+    *pool = p;
+    return 0;
+}
+
 /* ---- sessions ----------------------------------------------------------------------------- */
 
 void lmi_session_free(lmi_session *s)
@@ -223,6 +274,22 @@ int lmi_set_alibi_scale(lmi_session *s, double scale, char *err, size_t errlen)
         for (int h = 0; h < s->m->info.heads; h++)
             s->alibi_slopes[h] = s->m->info.alibi_slopes[h] * scale;
     }
+    return rc;
+}
+
+int lmi_set_rope_scaling(lmi_session *s, const pe_rope_scaling *sc, char *err, size_t errlen)
+{
+    if (!s->m) return fail(err, errlen, PE_EINVAL, "RoPE scaling: no session");
+    if (!(s->m->info.caps & LMI_CAN_ROPE_SCALING) || !s->m->arch->set_rope_scaling)
+        return fail(err, errlen, LMI_ENOTSUP,
+                    "--scaling: the %s model %s cannot rescale RoPE at inference",
+                    s->m->info.pe_name, s->m->info.name);
+    if (sc->type != PE_SCALING_NONE && !(sc->factor >= 1 && sc->factor <= 1e6))
+        return fail(err, errlen, PE_EINVAL, "--factor %g: allowed 1..1e6", sc->factor);
+    pe_rope_scaling c = *sc;
+    if (c.type != PE_SCALING_NONE && c.original_ctx <= 0) c.original_ctx = s->m->info.ctx;
+    int rc = s->m->arch->set_rope_scaling(s, &c, err, errlen);
+    if (!rc) s->scaling = c;
     return rc;
 }
 

@@ -38,12 +38,14 @@ enum {
 
 /* Capability bits of lmi_info.caps. */
 enum {
-    LMI_CAN_SPLIT = 1u << 0,       /* a score = content (q.k scaled) + a position part: ALiBi,
-                                      T5, NoPE (part 0). RoPE and absolute tables mix position
-                                      into q and k, so they have no split */
-    LMI_CAN_OFFSET = 1u << 1,      /* token t can sit at position offset + t */
-    LMI_CAN_ROPE_BASE = 1u << 2,   /* the RoPE frequency base can be changed */
-    LMI_CAN_ALIBI_SCALE = 1u << 3, /* the ALiBi slopes can be scaled */
+    LMI_CAN_SPLIT = 1u << 0,        /* a score = content (q.k scaled) + a position part: ALiBi,
+                                       T5, NoPE (part 0). RoPE and absolute tables mix position
+                                       into q and k, so they have no split */
+    LMI_CAN_OFFSET = 1u << 1,       /* token t can sit at position offset + t */
+    LMI_CAN_ROPE_BASE = 1u << 2,    /* the RoPE frequency base can be changed */
+    LMI_CAN_ALIBI_SCALE = 1u << 3,  /* the ALiBi slopes can be scaled */
+    LMI_CAN_ROPE_SCALING = 1u << 4, /* a RoPE context extension (linear, NTK, dynamic, YaRN,
+                                       llama3) can be applied at inference */
 };
 
 /* Token flags of lmi_token.flags. */
@@ -93,14 +95,15 @@ typedef struct lmi_token {
 /* A run over a sequence with a KV cache (and the queries, for rows on demand). */
 typedef struct lmi_session {
     const lmi_model *m;
-    int max_len;          /* tokens it can hold */
-    int len;              /* tokens fed so far */
-    int offset;           /* token t sits at position offset + t */
-    double rope_base;     /* the RoPE base in use (LMI_CAN_ROPE_BASE), else 0 */
-    double alibi_scale;   /* ALiBi slopes = trained slopes * this (1 unless changed) */
-    double *alibi_slopes; /* (heads) the slopes in use (LMI_CAN_ALIBI_SCALE), else NULL */
-    const float *logits;  /* (vocab) next-token logits after the newest token; NULL when empty */
-    void *impl;           /* the architecture's own session */
+    int max_len;             /* tokens it can hold */
+    int len;                 /* tokens fed so far */
+    int offset;              /* token t sits at position offset + t */
+    double rope_base;        /* the RoPE base in use (LMI_CAN_ROPE_BASE), else 0 */
+    double alibi_scale;      /* ALiBi slopes = trained slopes * this (1 unless changed) */
+    pe_rope_scaling scaling; /* the RoPE scaling applied at inference (type NONE: as trained) */
+    double *alibi_slopes;    /* (heads) the slopes in use (LMI_CAN_ALIBI_SCALE), else NULL */
+    const float *logits;     /* (vocab) next-token logits after the newest token; NULL when empty */
+    void *impl;              /* the architecture's own session */
 } lmi_session;
 
 /* The ops table of one architecture. Every function but probe, open and close receives a model
@@ -141,6 +144,15 @@ struct lmi_arch {
     int (*set_offset)(lmi_session *s, int offset, char *err, size_t errlen);
     int (*set_rope_base)(lmi_session *s, double base, char *err, size_t errlen);
     int (*set_alibi_scale)(lmi_session *s, double scale, char *err, size_t errlen);
+    /* Replace the trained RoPE scaling with sc (type NONE: back to the trained one). */
+    int (*set_rope_scaling)(lmi_session *s, const pe_rope_scaling *sc, char *err, size_t errlen);
+    /* Optional (NULL: the model's vocabulary is its own, words as typed). Use the tokenizer at
+     * path instead of the one found beside the model (--tokenizer). */
+    int (*set_tokenizer)(lmi_model *m, const char *path, char *err, size_t errlen);
+    /* Optional (NULL: token_text per id). The texts a sequence of ids shows, as
+     * pe_tok_display: texts[i] points into *pool (one malloc, the caller frees it). */
+    int (*display)(const lmi_model *m, const int *ids, int n, const char **texts, char **pool,
+                   char *err, size_t errlen);
 };
 
 /* ---- the registry ----------------------------------------------------------------------- */
@@ -168,6 +180,21 @@ int lmi_tokenize(const lmi_model *m, const char *text, size_t len, lmi_token *ou
  * Writes at most cap bytes with a NUL; returns the length needed, or -1 for an id out of range
  * (buf then holds ""). */
 int lmi_token_text(const lmi_model *m, int id, char *buf, size_t cap);
+
+/* Use the tokenizer at path (a file, or a folder to search) instead of the one found beside the
+ * model. LMI_ENOTSUP with one line for a model whose vocabulary is its own (pelab's tiny
+ * models); PE_EINVAL when the file cannot be read or has more tokens than the model. */
+int lmi_set_tokenizer(lmi_model *m, const char *path, char *err, size_t errlen);
+/* 1 when the model's tokens are subword pieces with display texts of their own (a real
+ * tokenizer: show lmi_display's texts), 0 when they are the words typed (the tiny models). */
+int lmi_has_display(const lmi_model *m);
+/* The text each of ids[0..n) shows in a token strip, a tick or an export: "▁" and "Ġ"
+ * as spaces, byte tokens that together form one UTF-8 character as that character on the
+ * first of them and "" on the rest (pe_tok_display); token_text per id for a model without
+ * the op. texts[i] points into *pool (malloc'd; free it). Control characters are left for the
+ * caller to escape. 0 or a negative status (an id out of range: PE_EINVAL). */
+int lmi_display(const lmi_model *m, const int *ids, int n, const char **texts, char **pool,
+                char *err, size_t errlen);
 
 /* ---- sessions --------------------------------------------------------------------------- */
 
@@ -205,6 +232,11 @@ int lmi_qk(const lmi_session *s, int layer, int head, int t, float *q, float *k,
 int lmi_set_offset(lmi_session *s, int offset, char *err, size_t errlen);        /* offset >= 0 */
 int lmi_set_rope_base(lmi_session *s, double base, char *err, size_t errlen);    /* base > 1 */
 int lmi_set_alibi_scale(lmi_session *s, double scale, char *err, size_t errlen); /* >= 0 */
+/* A RoPE context extension at inference, transformers' semantics (pe_rope_inv_freq): sc's type
+ * and factor (>= 1), its original context (0: the model's trained context) and the method's
+ * own parameters; type PE_SCALING_NONE restores what the model was trained with (its config's
+ * rope_scaling included). LMI_ENOTSUP without LMI_CAN_ROPE_SCALING. */
+int lmi_set_rope_scaling(lmi_session *s, const pe_rope_scaling *sc, char *err, size_t errlen);
 
 /* ---- next-token choice (any model's logits) -------------------------------------------- */
 

@@ -102,7 +102,7 @@ static int lm_lmi_open(lmi_model *lm, const char *path, char *err, size_t errlen
     in->unk = -1;
     in->caps = LMI_CAN_OFFSET;
     if (c->arch == LM_ARCH_LLAMA) {
-        in->caps |= LMI_CAN_ROPE_BASE;
+        in->caps |= LMI_CAN_ROPE_BASE | LMI_CAN_ROPE_SCALING;
         in->rope_base = c->rope.base;
         in->rot_dim = pe_rope_rotary_dim(&c->rope);
         in->pairing = c->rope.pairing;
@@ -124,6 +124,33 @@ static void lm_lmi_close(lmi_model *lm)
 const lm_model *lm_of_lmi(const lmi_model *m)
 {
     return m->arch && (m->arch == &lmi_arch_llama2c || m->arch == &lmi_arch_hf) ? LM(m) : NULL;
+}
+
+static int lm_lmi_display(const lmi_model *m, const int *ids, int n, const char **texts,
+                          char **pool, char *err, size_t errlen)
+{
+    const lm_lmi_model *w = LMM(m);
+    int nt = w->tok ? pe_tok_vocab_size(w->tok) : 0;
+    for (int i = 0; i < n; i++)
+        if (ids[i] >= nt) {
+            /* ids past the tokenizer (padding rows of the embedding), or no tokenizer: [id] */
+            size_t total = 1;
+            for (int k = 0; k < n; k++) total += 64;
+            char *p = malloc(total);
+            if (!p) return pe_fail(err, errlen, PE_ENOMEM, "out of memory");
+            size_t at = 0;
+            for (int k = 0; k < n; k++) {
+                texts[k] = p + at;
+                if (ids[k] < nt)
+                    pe_tok_token_text(w->tok, ids[k], p + at, 64);
+                else
+                    snprintf(p + at, 64, "[%d]", ids[k]);
+                at += 64;
+            }
+            *pool = p;
+            return PE_OK;
+        }
+    return pe_tok_display(w->tok, ids, n, texts, pool, err, errlen);
 }
 
 int lm_lmi_set_tokenizer(lmi_model *m, const char *path, char *err, size_t errlen)
@@ -150,9 +177,9 @@ static int lm_lmi_tokenize(const lmi_model *lm, const char *text, size_t len, lm
                            int cap, char *err, size_t errlen)
 {
     const lm_lmi_model *w = LMM(lm);
-    if (!w->tok)
+    if (!w->tok) /* the way out first: a long path in why may be cut by the caller's buffer */
         return pe_fail(err, errlen, PE_EINVAL,
-                       "%s (--tokenizer FILE names one; --ids 1,2,3 gives ids)", w->why);
+                       "--tokenizer FILE names a tokenizer, --ids 1,2,3 gives ids: %s", w->why);
     pe_tok_ids v = {0};
     int rc = pe_tok_encode(w->tok, text, len, PE_TOK_BOS, &v, err, errlen);
     if (rc < 0) {
@@ -274,6 +301,23 @@ static int lm_lmi_set_rope_base(lmi_session *s, double base, char *err, size_t e
     return rc;
 }
 
+/* The trained RoPE (the config's own rope_scaling included) with sc in its place, or the trained
+ * scaling back for type NONE; the base in use stays. */
+static int lm_lmi_set_rope_scaling(lmi_session *s, const pe_rope_scaling *sc, char *err,
+                                   size_t errlen)
+{
+    lm_lmi_session *ls = LS(s);
+    pe_params old = ls->s.rope, p = old;
+    p.scaling = sc->type == PE_SCALING_NONE ? LM(s->m)->c.rope.scaling : *sc;
+    int rc = lm_session_set_rope(&ls->s, &p, err, errlen);
+    if (rc == PE_OK) rc = replay(s, err, errlen);
+    if (rc) {
+        lm_session_set_rope(&ls->s, &old, NULL, 0);
+        replay(s, NULL, 0);
+    }
+    return rc;
+}
+
 const lmi_arch lmi_arch_llama2c = {
     .name = "llama2c",
     .desc = "a llama2.c checkpoint (.bin: the legacy header or the \"ak42\" version 1 export)",
@@ -290,6 +334,9 @@ const lmi_arch lmi_arch_llama2c = {
     .qk = lm_lmi_qk,
     .set_offset = lm_lmi_set_offset,
     .set_rope_base = lm_lmi_set_rope_base,
+    .set_rope_scaling = lm_lmi_set_rope_scaling,
+    .set_tokenizer = lm_lmi_set_tokenizer,
+    .display = lm_lmi_display,
 };
 
 const lmi_arch lmi_arch_hf = {
@@ -308,4 +355,7 @@ const lmi_arch lmi_arch_hf = {
     .qk = lm_lmi_qk,
     .set_offset = lm_lmi_set_offset,
     .set_rope_base = lm_lmi_set_rope_base,
+    .set_rope_scaling = lm_lmi_set_rope_scaling,
+    .set_tokenizer = lm_lmi_set_tokenizer,
+    .display = lm_lmi_display,
 };

@@ -863,12 +863,12 @@ static app_attn *get_run(app_view_ctx *vc, const app_state *st, int which, const
     if (app_attn_update(a, st, name, err, errlen) < 0) return NULL;
     if (st->attn.layer >= a->layers) {
         snprintf(err, errlen, "--layer %d: the %s model has %d layers (allowed 0..%d)",
-                 st->attn.layer, a->pe, a->layers, a->layers - 1);
+                 st->attn.layer, a->label, a->layers, a->layers - 1);
         return NULL;
     }
     if (st->head >= a->heads) {
         snprintf(err, errlen, "--head %d: the %s model has %d heads (allowed all|0..%d)", st->head,
-                 a->pe, a->heads, a->heads - 1);
+                 a->label, a->heads, a->heads - 1);
         return NULL;
     }
     if (st->attn.step >= a->n) {
@@ -910,6 +910,12 @@ static void experiments(const actx *c, const app_attn *a, char *buf, size_t n)
     if (st->attn.shift) ADD("  shift +%d", st->attn.shift);
     if (a->caps & LMI_CAN_ROPE_BASE)
         ADD("  base %g%s", a->base, a->base == a->trained_base ? " (trained)" : "");
+    if (a->scaled) {
+        static const char *const names[] = {"none", "linear", "ntk",     "dynamic",
+                                            "yarn", "llama3", "longrope"};
+        int k = a->key.scaling;
+        ADD("  %s x%g", k >= 0 && k < 7 ? names[k] : "scaling", a->key.factor);
+    }
     if (a->caps & LMI_CAN_ALIBI_SCALE)
         ADD("  slopes x%g%s", st->attn.alibi_scale, st->attn.alibi_scale == 1 ? " (trained)" : "");
     if (st->attn.generate > 0) ADD("  %s", st->attn.temperature > 0 ? "sampled" : "greedy");
@@ -1029,7 +1035,7 @@ static int attention_build(app_view_ctx *vc, const app_state *st, scene *s, cons
     char title[256], sub[512], ex[256], tn[64], hb[48];
     const app_attn_token *cur = &a->tok[c.step];
     snprintf(title, sizeof title, "%s model: what \"%s\" (token %d) attends to, layer %d, %s",
-             a->pe, cur->word, c.step, c.layer, head_name(&c, c.head, hb, sizeof hb));
+             a->label, cur->word, c.step, c.layer, head_name(&c, c.head, hb, sizeof hb));
     experiments(&c, a, ex, sizeof ex);
     text_name(st, tn, sizeof tn);
     char gen[48] = "", ntok[48];
@@ -1201,7 +1207,7 @@ static int attention_data(app_view_ctx *vc, const app_state *st, app_data *out, 
         snprintf(out->what, sizeof out->what,
                  "(3, key): content q.k/sqrt(d), position part, attention weight of token %d, "
                  "%s model layer %d head %d",
-                 step, a->pe, st->attn.layer, h);
+                 step, a->label, st->attn.layer, h);
         return 0;
     }
     int h0 = st->head >= 0 ? st->head : 0, nh = st->head >= 0 ? 1 : a->heads;
@@ -1222,7 +1228,7 @@ static int attention_data(app_view_ctx *vc, const app_state *st, app_data *out, 
     snprintf(out->what, sizeof out->what,
              "%s: attention weights (rows: query token 0..%d, cols: key token; NaN = the "
              "future), %s model layer %d, %s",
-             st->head >= 0 ? "(query, key)" : "(head, query, key)", step, a->pe, st->attn.layer,
+             st->head >= 0 ? "(query, key)" : "(head, query, key)", step, a->label, st->attn.layer,
              hb);
     return 0;
 }
@@ -1441,6 +1447,16 @@ static int attn_tick(app_view_ctx *c, app_state *st, double dt, int smooth)
     return moved;
 }
 
+/* `do: play`: from the first token, play_speed tokens a second (attn_tick) */
+static void play_start(app_state *st)
+{
+    st->attn.step = 0;
+    st->playing = 1;
+    st->attn.step_frac = 0;
+}
+static const app_view_action attn_play = {"play", "steps through the attention views' tokens",
+                                          play_start};
+
 static const app_view_key attn_keys[] = {
     APP_ARROW_KEYS(
         key_arrow, "arrows, hjkl",
@@ -1461,8 +1477,8 @@ static const app_view_key attn_keys[] = {
 };
 
 #define ATTN_OPTIONS                                                                               \
-    "model preset prompt step layer head shift rope-base alibi-scale attn-scale split generate "   \
-    "temperature gen-seed play-speed"
+    "model tokenizer preset prompt ids step layer head shift rope-base scaling factor "            \
+    "alibi-scale attn-scale split generate temperature gen-seed play-speed"
 
 const app_view app_view_attention = {
     .name = "attention",
@@ -1475,6 +1491,7 @@ const app_view app_view_attention = {
     .tick = attn_tick,
     .settle = attn_settle,
     .own_options = app_attn_options,
+    .action = &attn_play,
 };
 
 /* ---- the compare view -------------------------------------------------------------------- */
@@ -1521,9 +1538,9 @@ static int compare_build(app_view_ctx *vc, const app_state *st, scene *s, const 
     int step = c[0].step < c[1].step ? c[0].step : c[1].step;
     c[0].step = c[1].step = step;
     const fig_theme *th = c[0].th;
-    char title[256], sub[512], tn[64], hb[48];
+    char title[320], sub[512], tn[64], hb[48];
     snprintf(title, sizeof title, "%s vs %s: what \"%s\" (token %d) attends to, layer %d, %s",
-             a[0]->pe, a[1]->pe, a[0]->tok[step].word, step, st->attn.layer,
+             a[0]->label, a[1]->label, a[0]->tok[step].word, step, st->attn.layer,
              head_name(&c[0], st->head, hb, sizeof hb));
     text_name(st, tn, sizeof tn);
     snprintf(sub, sizeof sub, "%s: %d tokens  step %d  colours %s", tn, a[0]->n_prompt, step,
@@ -1556,7 +1573,7 @@ static int compare_build(app_view_ctx *vc, const app_state *st, scene *s, const 
     for (int k = 0; k < 2; k++) {
         char ex[256];
         experiments(&c[k], a[k], ex, sizeof ex);
-        snprintf(heads[k], sizeof heads[k], "%s%s", a[k]->pe, ex);
+        snprintf(heads[k], sizeof heads[k], "%s%s", a[k]->label, ex);
         while (!t->cells && hs > 0.65 && scene_text_width_bold(t, heads[k], hs) > col[k].w)
             hs -= 0.05;
     }
@@ -1651,7 +1668,7 @@ static int compare_data(app_view_ctx *vc, const app_state *st, app_data *out, ch
     snprintf(out->what, sizeof out->what,
              "(model, query, key): attention so far of %s (0) and %s (1), layer %d, %s; NaN = "
              "the future",
-             a[0]->pe, a[1]->pe, st->attn.layer,
+             a[0]->label, a[1]->label, st->attn.layer,
              st->head >= 0 ? "the chosen head" : "mean of the heads");
     return 0;
 }
@@ -1662,10 +1679,12 @@ const app_view app_view_compare = {
     .validate = compare_validate,
     .build = compare_build,
     .data = compare_data,
-    .options = "model compare preset prompt step layer head shift rope-base alibi-scale "
+    .options = "model compare tokenizer compare-tokenizer preset prompt ids step layer head shift "
+               "rope-base alibi-scale "
                "attn-scale split generate temperature gen-seed play-speed cmap",
     .keys = attn_keys,
     .tick = attn_tick,
     .settle = attn_settle,
     .own_options = app_attn_options,
+    .action = &attn_play,
 };

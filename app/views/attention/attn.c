@@ -140,6 +140,78 @@ static void get_prompt(const app_state *st, char *buf, size_t n)
     snprintf(buf, n, "%s", st->attn.prompt);
 }
 
+/* --ids 1,2,3: token ids given instead of a prompt (a real model needs no tokenizer then). The
+ * list is checked here for its form; the ids against the vocabulary when the model runs. */
+static int parse_ids(const char *v, int *out, int cap, char *err, size_t errlen)
+{
+    int n = 0;
+    const char *p = v;
+    while (*p) {
+        while (*p == ' ' || *p == ',') p++;
+        if (!*p) break;
+        if (*p < '0' || *p > '9') {
+            snprintf(err, errlen,
+                     "--ids '%.60s': '%c' is not a digit (allowed: token ids like 1,2,3)", v, *p);
+            return -1;
+        }
+        long x = 0;
+        while (*p >= '0' && *p <= '9') {
+            x = x * 10 + (*p++ - '0');
+            if (x > 16777215) {
+                snprintf(err, errlen, "--ids '%.60s': an id past 16777215", v);
+                return -1;
+            }
+        }
+        if (*p && *p != ',' && *p != ' ') {
+            snprintf(err, errlen, "--ids '%.60s': '%c' after an id (allowed: token ids like 1,2,3)",
+                     v, *p);
+            return -1;
+        }
+        if (out && n < cap) out[n] = (int)x;
+        n++;
+    }
+    return n;
+}
+
+static int set_ids(app_state *st, const char *v, char *err, size_t errlen)
+{
+    if (strcmp(v, "none") == 0 || !*v) {
+        st->attn.ids[0] = '\0';
+        return 0;
+    }
+    int n = parse_ids(v, NULL, 0, err, errlen);
+    if (n < 0) return -1;
+    if (n == 0) {
+        snprintf(err, errlen, "--ids '%.60s': no id (allowed: token ids like 1,2,3, or none)", v);
+        return -1;
+    }
+    return set_text("ids", st->attn.ids, sizeof st->attn.ids, v, err, errlen);
+}
+static void get_ids(const app_state *st, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", st->attn.ids[0] ? st->attn.ids : "none");
+}
+
+static int set_tokenizer(app_state *st, const char *v, char *err, size_t errlen)
+{
+    return set_text("tokenizer", st->attn.tokenizer, sizeof st->attn.tokenizer,
+                    strcmp(v, "none") == 0 ? "" : v, err, errlen);
+}
+static void get_tokenizer(const app_state *st, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", st->attn.tokenizer[0] ? st->attn.tokenizer : "none");
+}
+static int set_compare_tokenizer(app_state *st, const char *v, char *err, size_t errlen)
+{
+    return set_text("compare-tokenizer", st->attn.compare_tokenizer,
+                    sizeof st->attn.compare_tokenizer, strcmp(v, "none") == 0 ? "" : v, err,
+                    errlen);
+}
+static void get_compare_tokenizer(const app_state *st, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", st->attn.compare_tokenizer[0] ? st->attn.compare_tokenizer : "none");
+}
+
 static int set_data(app_state *st, const char *v, char *err, size_t errlen)
 {
     return set_text("data", st->attn.data_path, sizeof st->attn.data_path, v, err, errlen);
@@ -189,6 +261,22 @@ static int alibi_shown(const app_state *st)
     return shows_scheme(st, "alibi");
 }
 
+/* The status line and sliders show --tokenizer and --ids only where they mean something: set,
+ * or a checkpoint path given (a real model may need a tokenizer); pelab's own named models
+ * never do. */
+static int tokenizer_shown(const app_state *st)
+{
+    return st->attn.tokenizer[0] || builtin(st->attn.model_name) < 0;
+}
+static int compare_tokenizer_shown(const app_state *st)
+{
+    return st->attn.compare_tokenizer[0] || (st->attn.compare[0] && builtin(st->attn.compare) < 0);
+}
+static int ids_shown(const app_state *st)
+{
+    return st->attn.ids[0] != '\0';
+}
+
 static const char *const scale_names[] = {"linear", "log", "nofirst", NULL};
 static const char *const onoff_names[] = {"off", "on", NULL};
 
@@ -201,7 +289,8 @@ const app_option app_attn_options[] = {
     {APP_INT("shift", NULL, "shift every position by k, 0..1048576", attn.shift, 0, PE_MAX_LEN),
      .keys = "><", .step = APP_STEP_ADD, .by = 10, .step_help = "+10 / -10", APP_LIN(0, 192)},
     {APP_CUS("model", NULL,
-             "attention views' model: nope|learned|sinusoidal|alibi|rope|t5 or a checkpoint path",
+             "attention views' model: nope|learned|sinusoidal|alibi|rope|t5, a .pelab file, a "
+             "llama2.c .bin or a Hugging Face folder",
              set_model, get_model, choices_model),
      .keys = "mM", .step = APP_STEP_NEXT, .files = "pelab"},
     {APP_CUS("compare", NULL, "compare view's second model: none or a model like --model",
@@ -216,6 +305,19 @@ const app_option app_attn_options[] = {
      .files = "csv"},
     {APP_CUS("prompt", NULL, "prompt text (words and . , ! ? ; : \" ( ); wins over --preset)",
              set_prompt, get_prompt, NULL)},
+    {APP_CUS("ids", NULL,
+             "token ids 1,2,3 run instead of the prompt (a real model needs no tokenizer then), "
+             "or none",
+             set_ids, get_ids, NULL),
+     .applies = ids_shown},
+    {APP_CUS("tokenizer", NULL,
+             "a real model's tokenizer (tokenizer.json, tokenizer.model, tokenizer.bin) instead "
+             "of the one beside --model, or none",
+             set_tokenizer, get_tokenizer, NULL),
+     .files = "", .applies = tokenizer_shown},
+    {APP_CUS("compare-tokenizer", NULL, "the same for --compare, or none", set_compare_tokenizer,
+             get_compare_tokenizer, NULL),
+     .files = "", .applies = compare_tokenizer_shown},
     {APP_INT("step", NULL, "token shown, 0..tokens-1 (-1 = the last)", attn.step, -1, 65535),
      .at_lo = "last", .slider = {APP_SLIDER_LINEAR, 0, 63, APP_ROUND_AUTO, NULL, last_step}},
     {APP_INT("layer", NULL, "model layer, 0..layers-1", attn.layer, 0, APP_ATTN_MAX_LAYER),
@@ -279,8 +381,14 @@ int app_attn_model_path(const char *name, char *path, size_t n, char *err, size_
             snprintf(err, errlen, "--model %s: %s", name, strerror(errno));
             return -1;
         }
-        if (S_ISDIR(sb.st_mode)) {
-            snprintf(err, errlen, "--model %s: is a directory, not a pelab checkpoint", name);
+        /* a folder is a Hugging Face model (config.json inside); the loaders say what else */
+        char cfg[1100];
+        snprintf(cfg, sizeof cfg, "%s/config.json", name);
+        if (S_ISDIR(sb.st_mode) && !is_file(cfg)) {
+            snprintf(err, errlen,
+                     "--model %s: a folder without config.json (a Hugging Face model folder has "
+                     "config.json and model.safetensors)",
+                     name);
             return -1;
         }
         snprintf(path, n, "%s", name);
@@ -428,6 +536,76 @@ static int split_text(const lmi_model *m, const char *text, app_attn_token *tok,
     return n;
 }
 
+/* --ids: the tokens of an id list (every id checked against the vocabulary); their words are
+ * the vocabulary's (retext). Returns the number of ids or -1. */
+static int ids_tokens(const lmi_model *m, const char *list, app_attn_token *tok, int cap, char *err,
+                      size_t errlen)
+{
+    int n = parse_ids(list, NULL, 0, err, errlen);
+    if (n < 0) return -1;
+    int *ids = malloc((size_t)(n > 0 ? n : 1) * sizeof *ids);
+    if (!ids) {
+        snprintf(err, errlen, "out of memory for %d ids", n);
+        return -1;
+    }
+    parse_ids(list, ids, n, err, errlen);
+    for (int i = 0; i < n; i++)
+        if (ids[i] >= m->info.vocab) {
+            snprintf(err, errlen, "--ids: id %d is past the vocabulary of %s (allowed 0..%d)",
+                     ids[i], m->info.name, m->info.vocab - 1);
+            free(ids);
+            return -1;
+        }
+    for (int i = 0; i < n && i < cap; i++) {
+        memset(&tok[i], 0, sizeof tok[i]);
+        tok[i].id = ids[i];
+        lmi_token_text(m, ids[i], tok[i].word, sizeof tok[i].word);
+    }
+    free(ids);
+    return n;
+}
+
+/* One token's display text as a word of the strip: control characters escaped, bytes that are
+ * not UTF-8 as U+FFFD, a token of line breaks as a pilcrow, long texts cut with "~" at a
+ * character boundary. */
+static void word_of(char *w, size_t cap, const char *text)
+{
+    if (text[0] == '\n' || text[0] == '\r') {
+        snprintf(w, cap, "\xc2\xb6");
+        return;
+    }
+    char clean[256];
+    size_t need = text_clean(clean, sizeof clean, text, strlen(text), 0);
+    size_t l = strlen(clean);
+    if (need > 24 || l > 24) {
+        /* cut at 23 bytes without splitting a character */
+        size_t k = 23;
+        while (k > 0 && ((unsigned char)clean[k] & 0xC0) == 0x80) k--;
+        snprintf(w, cap, "%.*s~", (int)k, clean);
+    } else {
+        snprintf(w, cap, "%s", clean);
+    }
+}
+
+/* Real models: every token shown as its vocabulary text (lmi_display: readable pieces, byte
+ * tokens joined into the characters they form) rather than the bytes typed, so a strip shows
+ * how the tokenizer cut the text; BOS shows as "<s>". Tiny models keep the words as typed. */
+static void retext(app_attn *a, int n)
+{
+    if (n <= 0 || !lmi_has_display(&a->m)) return;
+    int *ids = malloc((size_t)n * sizeof *ids);
+    const char **texts = malloc((size_t)n * sizeof *texts);
+    char *pool = NULL, why[128];
+    if (ids && texts) {
+        for (int i = 0; i < n; i++) ids[i] = a->tok[i].id;
+        if (lmi_display(&a->m, ids, n, texts, &pool, why, sizeof why) == 0)
+            for (int i = 0; i < n; i++) word_of(a->tok[i].word, sizeof a->tok[i].word, texts[i]);
+    }
+    free(pool);
+    free(ids);
+    free(texts);
+}
+
 /* ---- the rows, computed on demand ------------------------------------------------------- */
 
 /* The rows of one layer asked for so far: rows 0..filled[h]-1 of head h are computed. */
@@ -536,13 +714,13 @@ static void model_close(app_attn *a)
     a->pe = NULL;
 }
 
-static int load(app_attn *a, const char *name, char *err, size_t errlen);
+static int load(app_attn *a, const char *name, const char *tok, char *err, size_t errlen);
 
 int app_attn_check_model(const char *name, char *err, size_t errlen)
 {
     app_attn a;
     memset(&a, 0, sizeof a);
-    int rc = load(&a, name, err, errlen);
+    int rc = load(&a, name, "", err, errlen);
     app_attn_free(&a);
     return rc;
 }
@@ -554,11 +732,11 @@ void app_attn_free(app_attn *a)
     memset(a, 0, sizeof *a);
 }
 
-static int load(app_attn *a, const char *name, char *err, size_t errlen)
+static int load(app_attn *a, const char *name, const char *tok, char *err, size_t errlen)
 {
     char path[1024];
     if (app_attn_model_path(name, path, sizeof path, err, errlen) < 0) return -1;
-    if (a->loaded && strcmp(path, a->path) == 0) return 0;
+    if (a->loaded && strcmp(path, a->path) == 0 && strcmp(tok, a->tok_path) == 0) return 0;
     run_free(a);
     model_close(a);
     a->loaded = 0;
@@ -574,10 +752,23 @@ static int load(app_attn *a, const char *name, char *err, size_t errlen)
             snprintf(err, errlen, "--model %.100s (%.200s): %.200s", name, path, w);
         return -1;
     }
+    if (*tok && lmi_set_tokenizer(&a->m, tok, why, sizeof why) < 0) {
+        lmi_close(&a->m);
+        if (strncmp(why, "--tokenizer", 11) == 0)
+            snprintf(err, errlen, "%.500s", why);
+        else
+            snprintf(err, errlen, "--tokenizer: %.500s", why);
+        return -1;
+    }
     const lmi_info *in = &a->m.info;
     snprintf(a->path, sizeof a->path, "%s", path);
+    snprintf(a->tok_path, sizeof a->tok_path, "%s", tok);
     a->loaded = 1;
     a->pe = in->pe_name;
+    if (lmi_has_display(&a->m))
+        snprintf(a->label, sizeof a->label, "%.40s, %.15s", in->name, in->pe_name);
+    else
+        snprintf(a->label, sizeof a->label, "%s", in->pe_name);
     a->caps = in->caps;
     a->layers = in->layers;
     a->heads = in->heads;
@@ -690,15 +881,19 @@ static int generate(app_attn *a, int want, char *err, size_t errlen)
     return 0;
 }
 
-static void make_key(app_attn_key *k, const app_state *st, const char *name)
+static void make_key(app_attn_key *k, const app_state *st, const char *name, const char *tok)
 {
     memset(k, 0, sizeof *k);
     snprintf(k->model, sizeof k->model, "%s", name);
     snprintf(k->prompt, sizeof k->prompt, "%s", st->attn.prompt);
+    snprintf(k->ids, sizeof k->ids, "%s", st->attn.ids);
+    snprintf(k->tokenizer, sizeof k->tokenizer, "%s", tok);
     snprintf(k->preset, sizeof k->preset, "%s", st->attn.prompt[0] ? "" : st->attn.preset);
     k->shift = st->attn.shift;
     k->rope_base = st->attn.rope_base;
     k->alibi_scale = st->attn.alibi_scale;
+    k->scaling = (int)st->p.scaling.type;
+    k->factor = k->scaling ? st->p.scaling.factor : 0;
     k->temperature = st->attn.temperature > 0 ? st->attn.temperature : 0;
     k->gen_seed = st->attn.gen_seed;
 }
@@ -713,6 +908,15 @@ static int experiments_on(app_attn *a, lmi_session *s, const app_state *st, char
     if ((a->caps & LMI_CAN_ALIBI_SCALE) && st->attn.alibi_scale != 1 &&
         lmi_set_alibi_scale(s, st->attn.alibi_scale, why, whylen) < 0)
         return -2;
+    /* --scaling/--factor: the figure options' RoPE scaling (its YaRN betas, llama3 bands),
+     * over the model's own trained context (--orig-ctx belongs to the rope figures) */
+    a->scaled = 0;
+    if ((a->caps & LMI_CAN_ROPE_SCALING) && st->p.scaling.type != PE_SCALING_NONE) {
+        pe_rope_scaling sc = st->p.scaling;
+        sc.original_ctx = 0;
+        if (lmi_set_rope_scaling(s, &sc, why, whylen) < 0) return -3;
+        a->scaled = 1;
+    }
     return 0;
 }
 
@@ -725,7 +929,7 @@ static int run(app_attn *a, const app_state *st, char *err, size_t errlen)
         return -1;
     }
     int rc = app_attn_text(st, text, sizeof st->attn.prompt + 4096, err, errlen);
-    if (rc == 0 && !text[strspn(text, " \t\r\n")]) {
+    if (rc == 0 && !st->attn.ids[0] && !text[strspn(text, " \t\r\n")]) {
         snprintf(err, errlen,
                  "the prompt is empty: give one with --prompt TEXT (:prompt once upon a time in "
                  "the explorer) or --preset NAME");
@@ -762,7 +966,8 @@ static int run(app_attn *a, const app_state *st, char *err, size_t errlen)
             snprintf(a->split_msg, sizeof a->split_msg, "%s mixes position into q and k", a->pe);
         else
             a->split_msg[0] = '\0';
-        a->n_text = split_text(&a->m, text, a->tok, a->cap, err, errlen);
+        a->n_text = st->attn.ids[0] ? ids_tokens(&a->m, st->attn.ids, a->tok, a->cap, err, errlen)
+                                    : split_text(&a->m, text, a->tok, a->cap, err, errlen);
         if (a->n_text < 0) rc = -1;
         a->n_prompt = a->n_text < a->cap ? a->n_text : a->cap;
         a->n_unknown = 0;
@@ -783,6 +988,8 @@ static int run(app_attn *a, const app_state *st, char *err, size_t errlen)
             snprintf(err, errlen, "--rope-base %g: %.400s", st->attn.rope_base, why);
         else if (e == -2)
             snprintf(err, errlen, "--alibi-scale %g: %.400s", st->attn.alibi_scale, why);
+        else if (e == -3)
+            snprintf(err, errlen, "%.500s", why);
         if (e) rc = -1;
         if (a->caps & LMI_CAN_ROPE_BASE) a->base = a->s.rope_base;
         if (a->slopes && a->s.alibi_slopes)
@@ -844,9 +1051,10 @@ int app_attn_update(app_attn *a, const app_state *st, const char *name, char *er
                  "rope|t5)");
         return -1;
     }
-    if (load(a, name, err, errlen) < 0) return -1;
+    const char *tok = name == st->attn.compare ? st->attn.compare_tokenizer : st->attn.tokenizer;
+    if (load(a, name, tok, err, errlen) < 0) return -1;
     app_attn_key k;
-    make_key(&k, st, name);
+    make_key(&k, st, name, tok);
     if (a->failed && memcmp(&k, &a->key, sizeof k) == 0) {
         snprintf(err, errlen, "%s", a->fail_msg);
         return -1;
@@ -868,12 +1076,14 @@ int app_attn_update(app_attn *a, const app_state *st, const char *name, char *er
         if (generate(a, want, err, errlen) < 0) {
             /* keep what was made: the run is still consistent up to n_run */
             a->n = a->n_run;
+            retext(a, a->n_run);
             make_notice(a);
             return -1;
         }
     }
     int made = a->n_run - a->n_prompt;
     a->n = a->n_prompt + (want < made ? want : made);
+    retext(a, a->n_run);
     make_notice(a);
     return 0;
 }

@@ -54,9 +54,13 @@ typedef struct app_attn_token {
 typedef struct app_attn_key {
     char model[512];
     char prompt[1024];
+    char ids[1024]; /* --ids: token ids instead of the prompt */
+    char tokenizer[512];
     char preset[64];
     int shift;
     double rope_base, alibi_scale, temperature;
+    int scaling;   /* st->p.scaling.type (real RoPE models: applied at inference) */
+    double factor; /* its factor */
     int gen_seed;
 } app_attn_key;
 
@@ -70,9 +74,12 @@ typedef struct app_attn {
     /* the model, through the interface */
     lmi_model m;
     int loaded;
-    char path[1024]; /* the file the model came from */
-    const char *pe;  /* its position scheme, pe/'s name (m.info.pe_name) */
-    unsigned caps;   /* LMI_CAN_* of the model */
+    char path[1024];    /* the file the model came from */
+    char tok_path[512]; /* --tokenizer in use for it ("" = the one beside it) */
+    const char *pe;     /* its position scheme, pe/'s name (m.info.pe_name) */
+    char label[64];     /* what titles call it: the scheme for pelab's own models ("rope"), the
+                           file or folder and its scheme for a real one ("stories260K.bin, rope") */
+    unsigned caps;      /* LMI_CAN_* of the model */
     int layers, heads;
     size_t held;     /* bytes of the run reserved in the memory budget (pe_mem_*) */
     lmi_session s;   /* the run: its cached q and k give the rows */
@@ -96,6 +103,7 @@ typedef struct app_attn {
     /* the position experiments */
     double trained_base;        /* rope: the base the model was trained with */
     double base;                /* rope: the base in use */
+    int scaled;                 /* a RoPE scaling (key.scaling, key.factor) is applied */
     double *trained_slopes;     /* alibi: (heads) the trained slopes; NULL for other schemes */
     double *slopes;             /* alibi: (heads) in use */
     char notice[320];           /* the text was cut / the context is full / every word is unknown */
@@ -106,7 +114,9 @@ typedef struct app_attn {
 void app_attn_free(app_attn *a);
 
 /* Bring a up to date for st with the model named `name` (st->attn.model_name, or st->attn.compare
- * for the right side of the compare view): load, split the text, run. Does nothing when nothing the
+ * for the right side of the compare view: that very pointer takes st->attn.compare_tokenizer,
+ * any other name st->attn.tokenizer): load, split the text (or take st->attn.ids), run. Real
+ * models' tokens show lmi_display's texts. Does nothing when nothing the
  * run depends on changed. Returns 0, or -1 with one line in err (a missing model says where
  * pelab looked and how to train one; an empty text says how to give one). */
 int app_attn_update(app_attn *a, const app_state *st, const char *name, char *err, size_t errlen);

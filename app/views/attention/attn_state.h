@@ -24,10 +24,11 @@ typedef struct app_attn_state {
     double play_speed;     /* autoplay: tokens per second */
     double step_frac;      /* autoplay: fraction of a step accumulated */
     char data_path[512];   /* extrapolation: a `pelab eval --extrapolate -o` CSV; "" = shipped */
+    char tokenizer[512];   /* a real model's tokenizer file instead of the one beside it; "" */
+    char compare_tokenizer[512]; /* the same for --compare */
+    char ids[1024]; /* token ids "1,2,3" given instead of a prompt; "" = tokenize text */
     /* the measure views (usage, distance, model-distance: views/attention/measures.h) */
     char text_path[512];   /* --text FILE: the prompts are its windows; "" = none */
-    char ids[1024];        /* --ids 1,2,3: one prompt as token ids; "" = none */
-    char tokenizer[512];   /* --tokenizer FILE for a real model without one beside it; "" = none */
     int per_head;          /* distance: one curve per head of --layer instead of per layer */
     int by_position;       /* distance: attention received by key position, not by distance */
     char reference[512];   /* model-distance: the model the others are measured against */

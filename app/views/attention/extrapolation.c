@@ -267,6 +267,64 @@ static int ex_data(app_view_ctx *c, const app_state *st, app_data *out, char *er
     return 0;
 }
 
+/* {loss MODEL A-B}: MODEL's mean held-out loss over positions A..B of the table this view draws
+ * (read here only: the lesson's number and the figure's curve come from the same reader) */
+static int value_loss(const app_state *st, const char *args, char *out, size_t n, char *err,
+                      size_t errlen)
+{
+    char mname[64];
+    int a, b, used = 0;
+    if (sscanf(args, "%63s %d-%d%n", mname, &a, &b, &used) != 3 || args[used] || a < 0 || b < a) {
+        snprintf(err, errlen, "{loss %s}: write {loss MODEL A-B}, e.g. {loss rope 64-127}", args);
+        return -1;
+    }
+    ex_table tab;
+    char why[900];
+    if (ex_load(st, &tab, why, sizeof why) < 0) {
+        snprintf(err, errlen, "{loss}: %.400s", why);
+        return -1;
+    }
+    char path[1024] = "";
+    ex_path(st, path, sizeof path, why, sizeof why);
+    int col = -1;
+    char names[512] = "";
+    for (int m = 0; m < tab.models; m++) {
+        if (col < 0 && strcmp(tab.names[m], mname) == 0) col = m;
+        size_t u = strlen(names);
+        snprintf(names + u, sizeof names - u, "%s%s", u ? "|" : "", tab.names[m]);
+    }
+    int rc = -1;
+    if (col < 0) {
+        snprintf(err, errlen, "{loss %.40s %d-%d}: no column '%.40s' in %.200s (columns %.100s)",
+                 mname, a, b, mname, path, names);
+        goto out;
+    }
+    double sum = 0;
+    int count = 0;
+    for (int p = a; p <= b && p < tab.rows; p++) {
+        double v = ex_at(&tab, col, p);
+        if (isfinite(v)) {
+            sum += v;
+            count++;
+        }
+    }
+    if (count == 0 || b >= tab.rows) {
+        snprintf(err, errlen, "{loss %.40s %d-%d}: %.300s has positions 0..%d", mname, a, b, path,
+                 tab.rows - 1);
+        goto out;
+    }
+    snprintf(out, n, "%.3f", sum / count);
+    rc = 0;
+out:
+    ex_free(&tab);
+    return rc;
+}
+
+static const app_view_value ex_values[] = {
+    {"loss", "MODEL A-B", value_loss},
+    {NULL, NULL, NULL},
+};
+
 const app_view app_view_extrapolation = {
     .name = "extrapolation",
     .description = "the built-in models' loss by position, out to 4x their training length",
@@ -275,4 +333,5 @@ const app_view app_view_extrapolation = {
     .data = ex_data,
     .options = "data",
     .own_options = app_attn_options, /* the attention module's rows (attn.c) */
+    .values = ex_values,
 };

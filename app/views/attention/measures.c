@@ -92,35 +92,31 @@ static int tokenize_all(const lmi_model *m, const char *what, const char *text, 
     return n;
 }
 
-/* --ids "1,2,3" into ids (at most cap); count or -1 with err. */
+/* --ids "1,2,3" into ids (at most cap): spaces and commas separate ids, as the option row that
+ * checked the value reads them (attn.c); count or -1 with err. */
 static int parse_ids(const char *v, int *ids, int cap, char *err, size_t errlen)
 {
     int n = 0;
     const char *p = v;
     while (*p) {
+        while (*p == ' ' || *p == ',') p++;
+        if (!*p) break;
         char *end;
         errno = 0;
         long x = strtol(p, &end, 10);
-        if (end == p || errno || x < 0 || x > 2147483647L || (*end && *end != ',')) {
-            snprintf(err, errlen,
-                     "--ids %.64s: not a list of token ids (allowed: integers >= 0 separated by "
-                     "commas, e.g. 1,9038,2501)",
-                     v);
+        if (end == p || errno || x < 0 || x > 16777215L || (*end && *end != ',' && *end != ' ')) {
+            app_fmt(err, errlen, "--ids '%.60s': not a list of token ids (allowed: 1,2,3)", v);
             return -1;
         }
         if (n >= cap) {
-            snprintf(err, errlen, "--ids: more than %d ids (allowed at most %d)", cap, cap);
+            app_fmt(err, errlen, "--ids: more than %d ids (allowed at most %d)", cap, cap);
             return -1;
         }
         ids[n++] = (int)x;
-        p = *end ? end + 1 : end;
-        if (*end == ',' && !*p) {
-            snprintf(err, errlen, "--ids %.64s: ends with a comma (allowed: 1,2,3)", v);
-            return -1;
-        }
+        p = end;
     }
     if (n == 0) {
-        snprintf(err, errlen, "--ids: empty (allowed: token ids separated by commas, e.g. 1,2,3)");
+        app_fmt(err, errlen, "--ids: no id (allowed: token ids like 1,2,3)");
         return -1;
     }
     return n;
@@ -322,37 +318,6 @@ static void get_text_path(const app_state *st, char *buf, size_t n)
     app_fmt(buf, n, "%s", st->attn.text_path);
 }
 
-static int set_tokenizer(app_state *st, const char *v, char *err, size_t errlen)
-{
-    if (strcmp(v, "none") == 0) v = "";
-    return set_str("tokenizer", st->attn.tokenizer, sizeof st->attn.tokenizer, v, err, errlen);
-}
-static void get_tokenizer(const app_state *st, char *buf, size_t n)
-{
-    snprintf(buf, n, "%s", st->attn.tokenizer);
-}
-
-static int set_ids(app_state *st, const char *v, char *err, size_t errlen)
-{
-    if (strcmp(v, "none") == 0 || !*v) {
-        st->attn.ids[0] = '\0';
-        return 0;
-    }
-    int *ids = malloc(sizeof *ids * MSET_MAX_IDS);
-    if (!ids) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    int n = parse_ids(v, ids, MSET_MAX_IDS, err, errlen);
-    free(ids);
-    if (n < 0) return -1;
-    return set_str("ids", st->attn.ids, sizeof st->attn.ids, v, err, errlen);
-}
-static void get_ids(const app_state *st, char *buf, size_t n)
-{
-    app_fmt(buf, n, "%s", st->attn.ids);
-}
-
 static int set_reference(app_state *st, const char *v, char *err, size_t errlen)
 {
     if (app_attn_check_name("reference", v, err, errlen) < 0) return -1;
@@ -410,14 +375,6 @@ const app_option app_measure_options[] = {
              "(none = the held-out presets)",
              set_text_path, get_text_path, NULL),
      .files = "txt"},
-    {APP_CUS("tokenizer", NULL,
-             "measure views: the tokenizer of a real model that has none beside it "
-             "(tokenizer.bin, tokenizer.json, tokenizer.model; none = beside the model)",
-             set_tokenizer, get_tokenizer, NULL)},
-    {APP_CUS("ids", NULL,
-             "measure views: one prompt as token ids, e.g. 1,9038,2501 (wins over --text and "
-             "--prompt; none = off)",
-             set_ids, get_ids, NULL)},
     {APP_CHO("per-head", NULL,
              "distance: one curve per head of --layer instead of per layer: off|on", attn.per_head,
              onoff),

@@ -26,6 +26,7 @@ static const char *const sink_presets[] = {"toy", "cake", "friend", "long", "sta
 typedef struct sink_key {
     char model[512];
     char prompt[1024];
+    char tokenizer[512]; /* --tokenizer of a real model; "" = the one beside it */
 } sink_key;
 
 /* The cached result: the model's shape, and alpha per (layer, head) after it. */
@@ -86,10 +87,15 @@ static const sink_result *sink_measure(app_view_ctx *c, const app_state *st, cha
     if (app_attn_model_path(st->attn.model_name, key.model, sizeof key.model, err, errlen) < 0)
         return NULL;
     snprintf(key.prompt, sizeof key.prompt, "%s", st->attn.prompt);
+    snprintf(key.tokenizer, sizeof key.tokenizer, "%s", st->attn.tokenizer);
     sink_result *r = app_cache_get(c, 0, &key, sizeof key);
     if (r) return r;
     lmi_model m = {0};
     if (lmi_open(&m, key.model, err, errlen) < 0) return NULL;
+    if (key.tokenizer[0] && lmi_set_tokenizer(&m, key.tokenizer, err, errlen) < 0) {
+        lmi_close(&m);
+        return NULL;
+    }
     size_t cells = (size_t)m.info.layers * (size_t)m.info.heads;
     r = app_cache_put(c, 0, &key, sizeof key, sizeof *r + cells * sizeof(double));
     if (!r) {
@@ -221,6 +227,6 @@ const app_view app_view_sinks = {
     .description = "attention sinks: each head's mean attention to the first token (Gu et al.)",
     .build = sinks_build,
     .data = sinks_data,
-    .options = "model prompt threshold cmap",
+    .options = "model tokenizer prompt threshold cmap",
     .own_options = sink_options,
 };

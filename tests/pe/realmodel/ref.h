@@ -24,6 +24,8 @@ typedef struct ref_model {
     int gpt2, half; /* half: rotate_half pairing (HF); else interleaved (run.c) */
     int D, F, L, H, KV, hd, V, P;
     double eps, base;
+    double pos_div; /* linear RoPE scaling: positions divided by this (0 or 1: none) */
+    int window;     /* sliding-window attention: query t sees keys j with t - j < window (0: all) */
     double *emb, *pos, *nf, *nfb, *cls;
     ref_layer *ly;
     int ctx, n;
@@ -294,7 +296,7 @@ static inline void ref_norm(double *y, const double *x, const double *w, const d
     for (int i = 0; i < n; i++) y[i] = (x[i] - mean) * r * w[i] + (b ? b[i] : 0.0);
 }
 
-static inline void ref_rope(double *v, int hd, int half, double base, int pos)
+static inline void ref_rope(double *v, int hd, int half, double base, double pos)
 {
     for (int k = 0; k < hd / 2; k++) {
         double th = pow(base, -2.0 * k / hd), a = pos * th;
@@ -313,6 +315,10 @@ static inline void ref_attn_row(const ref_model *r, int l, int h, int t, double 
     const double *q = r->qc + base + (size_t)t * stride + (size_t)h * (size_t)r->hd;
     double mx = -INFINITY, sum = 0.0;
     for (int j = 0; j <= t; j++) {
+        if (r->window > 0 && t - j >= r->window) {
+            p[j] = -INFINITY; /* outside the window: weight exp(-inf) = 0 */
+            continue;
+        }
         const double *k = r->kc + base + (size_t)j * stride + (size_t)kvh * (size_t)r->hd;
         double s = 0.0;
         for (int i = 0; i < r->hd; i++) s += q[i] * k[i];
@@ -347,8 +353,9 @@ static inline void ref_step(ref_model *r, int tok, double *logits)
             ref_mv(q, y->wq, y->bq, h, H * hd, D);
             ref_mv(k, y->wk, y->bk, h, KV * hd, D);
             ref_mv(v, y->wv, y->bv, h, KV * hd, D);
-            for (int hh = 0; hh < H; hh++) ref_rope(q + hh * hd, hd, r->half, r->base, t);
-            for (int hh = 0; hh < KV; hh++) ref_rope(k + hh * hd, hd, r->half, r->base, t);
+            double pos = r->pos_div > 0 ? t / r->pos_div : t;
+            for (int hh = 0; hh < H; hh++) ref_rope(q + hh * hd, hd, r->half, r->base, pos);
+            for (int hh = 0; hh < KV; hh++) ref_rope(k + hh * hd, hd, r->half, r->base, pos);
         }
         for (int hh = 0; hh < H; hh++) {
             ref_attn_row(r, l, hh, t, p);

@@ -1,0 +1,296 @@
+/* test_attention_real.c: the attention views with real checkpoints (issue 22), checked against
+ * the tests' own double-precision forward (tests/pe/realmodel/ref.h, which shares no code with
+ * pe/model):
+ *   - attention view, stories260K.bin (llama2.c) with --tokenizer tok512.bin: what the view
+ *     exports (its data: every head of every layer at the last token) equals ref.h's rows to
+ *     1e-5; the strip shows the tokenizer's readable pieces ("<s>", " Once"), never "\u2581";
+ *   - the Hugging Face folder of the same weights given with --ids (no tokenizer needed) and the
+ *     BF16 tiny-random-llama-2 folder: the same check;
+ *   - compare view, the llama2.c file against the folder (two real models) and a shipped name
+ *     against a real model: both sides of the export equal their independent rows;
+ *   - sinks view: alpha(l, h) = mean over t of A[t][0] from ref.h's rows;
+ *   - refusals in one line: --tokenizer for pelab's own model, an id past the vocabulary, a
+ *     folder without config.json, a missing tokenizer names --tokenizer and --ids.
+ * ../shared/realmodels missing is a failure, not a skip. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../pe/realmodel/ref.h"
+#include "attn.h"
+#include "options.h"
+#include "tap.h"
+#include "views.h"
+
+static char shared[4096];
+
+static int have_shared(void)
+{
+    const char *src = getenv("PELAB_SRC");
+    snprintf(shared, sizeof shared, "%s/../shared/realmodels", src ? src : ".");
+    struct stat sb;
+    return stat(shared, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+/* dst = src, cut at cap - 1 bytes (the paths here are short) */
+static void put(char *dst, size_t cap, const char *src)
+{
+    size_t l = strlen(src);
+    if (l >= cap) l = cap - 1;
+    memcpy(dst, src, l);
+    dst[l] = '\0';
+}
+
+static app_state state_for(const char *view, const char *model)
+{
+    app_state st;
+    app_state_default(&st);
+    st.view = app_view_find(view);
+    put(st.attn.model_name, sizeof st.attn.model_name, model);
+    st.attn.preset[0] = '\0';
+    st.head = -1; /* every head */
+    return st;
+}
+
+/* ref.h's rows for ids: rows[l][h][t][j] (ctx x ctx per head), after feeding every id. */
+static double *ref_rows(ref_model *r, const int *ids, int n)
+{
+    ref_begin(r, n);
+    double *lg = malloc((size_t)r->V * sizeof *lg);
+    for (int t = 0; t < n; t++) ref_step(r, ids[t], lg);
+    free(lg);
+    size_t N = (size_t)n;
+    double *rows = calloc((size_t)r->L * (size_t)r->H * N * N, sizeof *rows);
+    for (int l = 0; l < r->L; l++)
+        for (int h = 0; h < r->H; h++)
+            for (int t = 0; t < n; t++)
+                ref_attn_row(r, l, h, t, rows + (((size_t)l * r->H + h) * N + t) * N);
+    return rows;
+}
+
+/* The view's export of every layer (head all, last step) against rows: the largest difference,
+ * 1 when a shape is wrong or a future cell is not NaN. side: which model of compare's export. */
+static double export_diff(app_state *st, const double *rows, int L, int H, int n, int side)
+{
+    double worst = 0;
+    int compare = strcmp(app_view_at((size_t)st->view)->name, "compare") == 0;
+    for (int l = 0; l < L; l++) {
+        st->attn.layer = l;
+        for (int hh = 0; hh < (compare ? H : 1); hh++) {
+            if (compare) st->head = hh;
+            app_view_ctx vc = {0};
+            app_data d = {0};
+            char err[512];
+            int rc = app_view_at((size_t)st->view)->data(&vc, st, &d, err, sizeof err);
+            if (rc < 0) {
+                tap_diag("layer %d: %s", l, err);
+                app_view_ctx_free(&vc);
+                return 1;
+            }
+            size_t N = (size_t)n;
+            if (compare ? d.shape[0] != 2 || d.shape[1] != N
+                        : d.ndim != 3 || d.shape[0] != (size_t)H || d.shape[1] != N) {
+                tap_diag("layer %d: shape %zu x %zu x %zu", l, d.shape[0], d.shape[1], d.shape[2]);
+                worst = 1;
+            }
+            for (int h = 0; worst < 1 && h < (compare ? 1 : H); h++)
+                for (size_t t = 0; t < N; t++)
+                    for (size_t j = 0; j < N; j++) {
+                        size_t at =
+                            compare ? ((size_t)side * N + t) * N + j : ((size_t)h * N + t) * N + j;
+                        double got = d.data[at];
+                        int rh = compare ? hh : h;
+                        double want = rows[(((size_t)l * H + rh) * N + t) * N + j];
+                        double e = j <= t ? fabs(got - want) : (isnan(got) ? 0 : 1);
+                        if (!(e <= worst)) worst = e;
+                    }
+            app_data_free(&d);
+            app_view_ctx_free(&vc);
+        }
+    }
+    if (compare) st->head = -1;
+    st->attn.layer = 0;
+    return worst;
+}
+
+/* The ids the view ran (its run of the attention view's context). */
+static int view_ids(const app_state *st, int *ids, int cap, char *words, size_t wcap)
+{
+    app_attn a;
+    memset(&a, 0, sizeof a);
+    char err[512];
+    if (app_attn_update(&a, st, st->attn.model_name, err, sizeof err) < 0) {
+        tap_diag("%s", err);
+        return -1;
+    }
+    int n = a.n < cap ? a.n : cap;
+    size_t u = 0;
+    words[0] = '\0';
+    for (int i = 0; i < n; i++) {
+        ids[i] = a.tok[i].id;
+        u += (size_t)snprintf(words + u, u < wcap ? wcap - u : 0, "%s|", a.tok[i].word);
+        if (u >= wcap) u = wcap - 1;
+    }
+    app_attn_free(&a);
+    return n;
+}
+
+static void test_stories_bin(void)
+{
+    char model[4200], tok[4200];
+    snprintf(model, sizeof model, "%s/stories260K/stories260K.bin", shared);
+    snprintf(tok, sizeof tok, "%s/stories260K/tok512.bin", shared);
+    app_state st = state_for("attention", model);
+    put(st.attn.tokenizer, sizeof st.attn.tokenizer, tok);
+    snprintf(st.attn.prompt, sizeof st.attn.prompt, "Once upon a time, a little girl named Lily");
+    int ids[64];
+    char words[2048];
+    int n = view_ids(&st, ids, 64, words, sizeof words);
+    TAP_OK(n > 5 && ids[0] == 1, "stories260K.bin --tokenizer tok512.bin: %d tokens, BOS first", n);
+    TAP_OK(strncmp(words, "<s>| Once| upon| a| time|,| a| little|", 38) == 0 &&
+               !strstr(words, "\xe2\x96\x81"),
+           "the strip shows readable pieces, no \u2581 (%.80s)", words);
+    ref_model r;
+    if (!TAP_OK(n > 0 && ref_load_llama2c(&r, model) == 0, "the test's own reader")) return;
+    double *rows = ref_rows(&r, ids, n);
+    double d = export_diff(&st, rows, r.L, r.H, n, 0);
+    TAP_OK(d <= 1e-5, "attention export, 5 layers x 8 heads x %d tokens = ref.h's rows (%.2g)", n,
+           d);
+
+    /* the Hugging Face folder of the same weights, by ids: no tokenizer needed */
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s/stories260K-hf-derived", shared);
+    app_state sh = state_for("attention", dir);
+    size_t u = 0;
+    for (int i = 0; i < n; i++)
+        u +=
+            (size_t)snprintf(sh.attn.ids + u, sizeof sh.attn.ids - u, "%s%d", i ? "," : "", ids[i]);
+    double dh = export_diff(&sh, rows, r.L, r.H, n, 0);
+    TAP_OK(dh <= 1e-5, "the Hugging Face folder with --ids: the same rows (%.2g)", dh);
+
+    /* compare: the llama2.c file against the folder, two real models */
+    app_state sc = state_for("compare", model);
+    put(sc.attn.tokenizer, sizeof sc.attn.tokenizer, tok);
+    put(sc.attn.compare, sizeof sc.attn.compare, dir);
+    put(sc.attn.compare_tokenizer, sizeof sc.attn.compare_tokenizer, tok);
+    put(sc.attn.prompt, sizeof sc.attn.prompt, st.attn.prompt);
+    double d0 = export_diff(&sc, rows, r.L, r.H, n, 0), d1 = export_diff(&sc, rows, r.L, r.H, n, 1);
+    TAP_OK(d0 <= 1e-5 && d1 <= 1e-5,
+           "compare stories260K.bin with the folder: both sides = ref.h's rows (%.2g, %.2g)", d0,
+           d1);
+
+    /* sinks: alpha(l, h) = mean over t of A[t][0] */
+    app_state ss = state_for("sinks", model);
+    put(ss.attn.tokenizer, sizeof ss.attn.tokenizer, tok);
+    put(ss.attn.prompt, sizeof ss.attn.prompt, st.attn.prompt);
+    app_view_ctx vc = {0};
+    app_data dd = {0};
+    char err[512] = "";
+    int rc = app_view_at((size_t)ss.view)->data(&vc, &ss, &dd, err, sizeof err);
+    double ds = rc == 0 && dd.shape[0] == (size_t)r.L && dd.shape[1] == (size_t)r.H ? 0 : 1;
+    for (int l = 0; ds < 1 && l < r.L; l++)
+        for (int h = 0; h < r.H; h++) {
+            double a = 0;
+            for (int t = 0; t < n; t++) a += rows[(((size_t)l * r.H + h) * n + t) * n];
+            ds = fmax(ds, fabs(dd.data[(size_t)l * r.H + h] - a / n));
+        }
+    TAP_OK(ds <= 1e-5, "sinks: alpha of every head = ref.h's mean attention to token 0 (%.2g) %s",
+           ds, err);
+    app_data_free(&dd);
+    app_view_ctx_free(&vc);
+    /* --scaling linear --factor 4 through the model interface: positions / 4 in ref.h, and
+     * not the unscaled rows */
+    st.p.scaling.type = PE_SCALING_LINEAR;
+    st.p.scaling.factor = 4;
+    ref_model r4;
+    if (TAP_OK(ref_load_llama2c(&r4, model) == 0, "the reader again")) {
+        r4.pos_div = 4;
+        double *rows4 = ref_rows(&r4, ids, n);
+        double d4 = export_diff(&st, rows4, r4.L, r4.H, n, 0);
+        double moved = export_diff(&st, rows, r.L, r.H, n, 0);
+        TAP_OK(d4 <= 1e-5 && moved > 1e-3,
+               "--scaling linear --factor 4: the export = ref.h with positions / 4 (%.2g; %.2g "
+               "from the trained rows)",
+               d4, moved);
+        free(rows4);
+        ref_free(&r4);
+    }
+    st.p.scaling.type = PE_SCALING_NONE;
+    free(rows);
+    ref_free(&r);
+}
+
+/* BF16, untied head, a vocabulary of 3000, no tokenizer: by ids. */
+static void test_tiny_random(void)
+{
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s/tiny-random-llama-2", shared);
+    int ids[] = {1, 450, 2996, 1735, 1701, 2991, 432, 1720, 975, 278};
+    int n = (int)(sizeof ids / sizeof ids[0]);
+    app_state st = state_for("attention", dir);
+    snprintf(st.attn.ids, sizeof st.attn.ids, "1, 450,2996,1735,1701,2991,432,1720,975,278");
+    ref_model r;
+    if (!TAP_OK(ref_load_hf(&r, dir) == 0, "tiny-random-llama-2: the test's own reader")) return;
+    double *rows = ref_rows(&r, ids, n);
+    double d = export_diff(&st, rows, r.L, r.H, n, 0);
+    TAP_OK(d <= 1e-5, "tiny-random-llama-2 (BF16) by --ids: the export = ref.h's rows (%.2g)", d);
+    free(rows);
+    ref_free(&r);
+}
+
+static void test_refusals(void)
+{
+    char model[4200], tok[4200], err[600] = "";
+    snprintf(model, sizeof model, "%s/stories260K/stories260K.bin", shared);
+    snprintf(tok, sizeof tok, "%s/stories260K/tok512.bin", shared);
+    app_attn a;
+    memset(&a, 0, sizeof a);
+
+    app_state st = state_for("attention", model);
+    snprintf(st.attn.prompt, sizeof st.attn.prompt, "Once");
+    TAP_OK(app_attn_update(&a, &st, st.attn.model_name, err, sizeof err) < 0 &&
+               strstr(err, "--tokenizer") && strstr(err, "--ids") && !strchr(err, '\n'),
+           "no tokenizer beside: one line naming --tokenizer and --ids (%s)", err);
+    app_attn_free(&a);
+
+    st = state_for("attention", model);
+    snprintf(st.attn.ids, sizeof st.attn.ids, "1,512");
+    TAP_OK(app_attn_update(&a, &st, st.attn.model_name, err, sizeof err) < 0 &&
+               strstr(err, "--ids") && strstr(err, "512") && strstr(err, "0..511"),
+           "an id past the vocabulary (%s)", err);
+    app_attn_free(&a);
+
+    const app_option *o = app_option_find("ids");
+    TAP_OK(o && app_option_set(&st, o, "1,x", err, sizeof err) < 0 && strstr(err, "--ids"),
+           "--ids 1,x is refused as it is set (%s)", err);
+
+    char src[4200];
+    snprintf(src, sizeof src, "%s/..", shared); /* a folder without config.json */
+    TAP_OK(app_attn_check_name("model", src, err, sizeof err) == 0 &&
+               app_attn_model_path(src, model, sizeof model, err, sizeof err) < 0 &&
+               strstr(err, "config.json"),
+           "a folder without config.json says so (%s)", err);
+
+    st = state_for("attention", "rope");
+    put(st.attn.tokenizer, sizeof st.attn.tokenizer, tok);
+    snprintf(st.attn.prompt, sizeof st.attn.prompt, "once upon a time");
+    TAP_OK(app_attn_update(&a, &st, st.attn.model_name, err, sizeof err) < 0 &&
+               strstr(err, "--tokenizer") && strstr(err, "vocabulary of its own"),
+           "--tokenizer for pelab's own model is refused (%s)", err);
+    app_attn_free(&a);
+}
+
+int main(void)
+{
+    if (!have_shared()) {
+        TAP_OK(0, "../shared/realmodels beside the source tree (%s)", shared);
+        return tap_done();
+    }
+    test_stories_bin();
+    test_tiny_random();
+    test_refusals();
+    return tap_done();
+}
