@@ -478,6 +478,28 @@ int main(void)
     char model_opt[1100];
     snprintf(model_opt, sizeof model_opt, "model=%s", path);
     qk_model("stories260K", model_opt, path, &one, ids_opt, 1);
+    /* the same weights as a Hugging Face folder (rotate-half pairing, the q and k weights
+     * permuted by the conversion): its pairs are the .bin's (interleaved) pairs, so every mean
+     * pair norm agrees to float rounding */
+    {
+        char hf[1100];
+        snprintf(hf, sizeof hf, "model=%s/../shared/realmodels/stories260K-hf-derived",
+                 src ? src : ".");
+        const char *ob[] = {model_opt, ids_opt, NULL}, *oh[] = {hf, ids_opt, NULL};
+        app_data db = {0}, dh = {0};
+        int rb = view_data("usage", ob, &db, err, sizeof err);
+        int rh = view_data("usage", oh, &dh, err, sizeof err);
+        double w = 0;
+        int same = rb == 0 && rh == 0 && db.shape[0] == dh.shape[0] && db.shape[1] == dh.shape[1] &&
+                   db.shape[2] == dh.shape[2];
+        for (size_t i = 0; same && i < db.shape[0] * db.shape[1] * db.shape[2]; i++)
+            w = fmax(w, fabs(dh.data[i] - db.data[i]) / db.data[i]);
+        TAP_OK(same && w < 1e-5,
+               "stories260K as a Hugging Face folder (half pairing): the .bin's pair norms (rel "
+               "%.2g) (%s)",
+               w, err);
+        app_data_free(&db), app_data_free(&dh);
+    }
     /* stories260K against itself: 0 at every layer */
     char ref[1100], ag[1100];
     snprintf(ref, sizeof ref, "reference=%s", path);
