@@ -96,6 +96,7 @@ void scene_reset(scene *s, double width, double height, uint32_t background)
     s->background = background;
     s->text_h = 0.0;
     s->n_cut = s->n_cut_data = 0;
+    s->n_squeezed = 0;
     s->legend_covers = 0;
     s->cut_example[0] = '\0';
     s->main_x = s->main_y = s->main_w = s->main_h = 0.0;
@@ -256,6 +257,11 @@ void scene_note_cut(scene *s, const char *str)
 {
     if (!s->n_cut) snprintf(s->cut_example, sizeof s->cut_example, "%s", str ? str : "");
     s->n_cut++;
+}
+
+void scene_note_squeeze(scene *s)
+{
+    s->n_squeezed++;
 }
 
 const char *scene_fit_text(scene *s, const scene_target *t, const char *str, double size,

@@ -174,6 +174,10 @@ typedef struct scene {
      * data labels such as long tokens may be (n_cut_data). cut_example keeps the first of n_cut,
      * for a test's message. reset clears them. */
     unsigned n_cut, n_cut_data;
+    /* Data panels drawn below the size their data asks for (a matrix whose square cells left
+     * it narrower than its room, bars dropped for want of width: scene_note_squeeze), so a
+     * zoomed view gives its text back first (views.c). reset clears it. */
+    unsigned n_squeezed;
     /* what legends and reference-line labels had to cover (curve segments, reference lines,
      * labels: figure.c's box_covers) because no spot in the plot was free: 0 in a clean layout
      * (tests assert it) */
@@ -218,6 +222,8 @@ const char *scene_fit_text(scene *s, const scene_target *t, const char *str, dou
 /* Record that str (a title, label or help text, not data) could not be shown whole, for a
  * layout that leaves text out some other way than scene_fit_text (lines that did not fit). */
 void scene_note_cut(scene *s, const char *str);
+/* Record that a data panel got less room than its data asks for (see n_squeezed). */
+void scene_note_squeeze(scene *s);
 
 /* Record that the panel called name is drawn (idempotent; names beyond SCENE_MAX_PANELS are
  * dropped), and whether it is. */

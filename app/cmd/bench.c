@@ -527,13 +527,16 @@ static int bench_run_part(int part, int quick, int runs)
 
 /* ---- pelab bench --large: the frame targets at long contexts ------------------------------ */
 
-/* One case of the large benchmark: a view at a size. */
+/* One case of the large benchmark: a view at a size (len 0: the view's own, the built-in
+ * models' and their prompts). */
 typedef struct large_case {
     const char *view;
     int len, dim, heads;
     const char *pe; /* the encoding when not the default */
 } large_case;
 
+/* Every view, at the long contexts where it has them (issue 27: "every view within 16 ms and
+ * 2 ms, in both front ends"). */
 static const large_case large_cases[] = {
     {"heatmap", 8192, 4096, 8, NULL},
     {"similarity", 8192, 4096, 8, NULL},
@@ -546,8 +549,39 @@ static const large_case large_cases[] = {
     {"xl", 1024, 4096, 8, NULL},
     {"rope", 8192, 4096, 8, NULL},
     {"wavelength", 8192, 4096, 8, NULL},
+    {"frequencies", 8192, 4096, 8, NULL},
     {"extension", 8192, 4096, 8, NULL},
+    {"resolution", 8192, 4096, 8, NULL},
+    {"attention", 0, 0, 0, NULL},
+    {"compare", 0, 0, 0, NULL},
+    {"extrapolation", 0, 0, 0, NULL},
+    {"sinks", 0, 0, 0, NULL},
 };
+
+/* The front ends a case runs in: the terminal, the window, and the window under the projector
+ * zoom (175%, issue 27's presenting size), where the text steps down and the view is laid out
+ * again until its data panels have their room (views.c), so a frame may build the view more
+ * than once. */
+typedef struct large_front {
+    const char *name;
+    int gui;
+    double zoom;
+} large_front;
+static const large_front large_fronts[] = {
+    {"terminal", 0, 1},
+    {"window", 1, 1},
+    {"window 175%", 1, 1.75},
+};
+enum { LARGE_FRONTS = sizeof large_fronts / sizeof large_fronts[0] };
+
+/* The targets of issue 27, and what a run measured against them. */
+#define LARGE_CHANGE_MS 16.0
+#define LARGE_SAME_MS   2.0
+typedef struct large_tally {
+    int cases, over;
+    double worst;         /* the largest ratio to its target */
+    char worst_what[192]; /* which figure that was */
+} large_tally;
 
 /* Peak resident memory of this process so far, MiB (ru_maxrss is in KiB on Linux). */
 static double peak_rss_mib(void)
@@ -557,16 +591,42 @@ static double peak_rss_mib(void)
     return (double)ru.ru_maxrss / 1024.0;
 }
 
+/* The knob a view's "after a change" frame turns: one the view uses (bench_knob's, or the
+ * sinks' threshold; extrapolation has only its table, so its frame is a rebuild of the same). */
+static void large_knob(app_explorer *x, int r)
+{
+    const char *v = app_view_at((size_t)x->st.view)->name;
+    if (strcmp(v, "sinks") == 0)
+        x->st.attn.sink_threshold = r % 2 ? 0.3 : 0.35;
+    else
+        bench_knob(x, r);
+}
+
+/* A figure against its target, recorded in the tally. */
+static double large_ratio(large_tally *ty, double ms, double target, const char *what)
+{
+    double q = ms / target;
+    ty->cases++;
+    ty->over += q > 1;
+    if (q > ty->worst) {
+        ty->worst = q;
+        snprintf(ty->worst_what, sizeof ty->worst_what, "%s", what);
+    }
+    return q;
+}
+
 /* Time one front end of one case: the first frame, the frame after a parameter change, the same
  * frame again. Each frame is what the explorer does for it: the terminal builds the scene and
  * rasterises the cells (explorer_tui.c's draw, without the write to the terminal); the window
  * builds its frame with the slider panel (app_gui_frame) and draws it through window_draw, which
  * keeps the last frame and only copies it when the scene is the same. win NULL: no window could
  * open at this size, and the frame is the cairo drawing into memory. */
-static void bench_large_case(const large_case *lc, int gui, window *win, int runs)
+static void bench_large_case(const large_case *lc, const large_front *fe, window *win, int runs,
+                             large_tally *ty)
 {
     int v = app_view_find(lc->view);
     if (v < 0) return;
+    int gui = fe->gui;
     app_explorer *x = calloc(1, sizeof *x);
     int w = gui ? 1280 : 200, h = gui ? 800 : 60;
     uint32_t *px = gui && !win ? malloc((size_t)w * (size_t)h * 4) : NULL;
@@ -580,15 +640,19 @@ static void bench_large_case(const large_case *lc, int gui, window *win, int run
     }
     app_state st;
     app_state_default(&st);
-    st.p.len = lc->len;
-    st.p.dim = lc->dim;
-    st.p.heads = lc->heads;
+    if (lc->len > 0) {
+        st.p.len = lc->len;
+        st.p.dim = lc->dim;
+        st.p.heads = lc->heads;
+    }
     st.view = v;
+    st.zoom = fe->zoom;
     if (lc->pe) st.enc = pe_encoding_find(lc->pe);
     app_explorer_init(x, &st, gui);
     scene s;
     scene_init(&s, 1, 1, 0);
-    scene_target t = gui ? raster_target(w, h, raster_font_px(w, h, 1)) : cellgrid_target(200, 60);
+    scene_target t =
+        gui ? raster_target(w, h, raster_font_px(w, h, fe->zoom)) : cellgrid_target(200, 60);
 #define LARGE_FRAME()                                                                              \
     do {                                                                                           \
         if (!gui) {                                                                                \
@@ -607,7 +671,7 @@ static void bench_large_case(const large_case *lc, int gui, window *win, int run
     double first = now_ms() - t0;
     double tc[32], ts[32], cc[32], cs[32];
     for (int r = 0; r < runs; r++) {
-        bench_knob(x, r + 1); /* run 0 changes from the first frame's value */
+        large_knob(x, r + 1); /* run 0 changes from the first frame's value */
         x->dirty = 1;
         t0 = now_ms();
         double c0 = cpu_ms();
@@ -622,12 +686,24 @@ static void bench_large_case(const large_case *lc, int gui, window *win, int run
         cs[r] = cpu_ms() - c0;
     }
 #undef LARGE_FRAME
-    char size[64];
-    snprintf(size, sizeof size, "L %d d %d%s%s%s", lc->len, lc->dim,
-             lc->heads != 8 ? ", 64 heads" : "", lc->pe ? ", " : "", lc->pe ? lc->pe : "");
-    printf("  %-10s %-23s %-8s %8.2f (cpu %7.2f) %7.2f (cpu %6.2f) %9.1f%s\n", lc->view, size,
-           gui ? "window" : "terminal", median(tc, runs), median(cc, runs), median(ts, runs),
-           median(cs, runs), first, x->view_error[0] ? "  (view error!)" : "");
+    char size[64], what[160];
+    if (lc->len > 0)
+        snprintf(size, sizeof size, "L %d d %d%s%s%s", lc->len, lc->dim,
+                 lc->heads != 8 ? ", 64 heads" : "", lc->pe ? ", " : "", lc->pe ? lc->pe : "");
+    else
+        snprintf(size, sizeof size, "built-in models");
+    double mc = median(tc, runs), ms = median(ts, runs), mcc = median(cc, runs),
+           mcs = median(cs, runs);
+    /* the ratio of the smaller of wall clock and CPU time to the target: on a busy machine the
+     * wall clock counts other processes' time slices, and a frame on two threads (extension)
+     * has more CPU time than wall clock; on a quiet machine the smaller is the wall clock */
+    snprintf(what, sizeof what, "%s %s %s after a change", lc->view, size, fe->name);
+    double qc = large_ratio(ty, fmin(mc, mcc), LARGE_CHANGE_MS, what);
+    snprintf(what, sizeof what, "%s %s %s same frame", lc->view, size, fe->name);
+    double qs = large_ratio(ty, fmin(ms, mcs), LARGE_SAME_MS, what);
+    printf("  %-13s %-23s %-11s %8.2f (cpu %7.2f) %5.2fx %7.2f (cpu %6.2f) %5.2fx %9.1f%s\n",
+           lc->view, size, fe->name, mc, mcc, qc, ms, mcs, qs, first,
+           x->view_error[0] ? "  (view error!)" : "");
     app_explorer_free(x);
     free(x);
     scene_free(&s);
@@ -637,24 +713,33 @@ static void bench_large_case(const large_case *lc, int gui, window *win, int run
 
 static int bench_large(int runs, const char *only)
 {
-    printf("pelab %s bench --large (median of %d runs; targets: < 16 ms after a change, < 2 ms "
-           "for the same frame)\n",
-           PELAB_VERSION_STRING, runs);
+    printf("pelab %s bench --large (median of %d runs; targets: < %.0f ms after a change, < %.0f "
+           "ms for the same frame; beside each figure its ratio to the target, of the smaller of "
+           "wall clock and CPU time)\n",
+           PELAB_VERSION_STRING, runs, LARGE_CHANGE_MS, LARGE_SAME_MS);
     machine_line();
+    double load[3] = {0, 0, 0};
+    if (getloadavg(load, 3) == 3)
+        printf("load average at the start: %.2f %.2f %.2f (the figures need a quiet machine)\n",
+               load[0], load[1], load[2]);
     const char *how = "";
     window *win = bench_window(1280, 800, &how);
     printf("terminal 200x60 cells (scene + cells); window 1280x800 (%s, with the slider panel; no "
-           "present); times in ms, wall clock (and this process's CPU time)\n",
+           "present), at 100%% and at the projector zoom of 175%%; times in ms, wall clock (and "
+           "this process's CPU time)\n",
            how);
-    printf("  %-10s %-23s %-8s %23s %22s %9s\n", "view", "size", "front", "after a change",
+    printf("  %-13s %-23s %-11s %30s %29s %9s\n", "view", "size", "front", "after a change",
            "same frame", "first");
+    large_tally ty = {0};
     for (size_t i = 0; i < sizeof large_cases / sizeof large_cases[0]; i++)
-        for (int gui = 0; gui < 2; gui++) {
+        for (int f = 0; f < LARGE_FRONTS; f++) {
             if (only && strcmp(only, large_cases[i].view) != 0) continue;
-            bench_large_case(&large_cases[i], gui, win, runs);
+            bench_large_case(&large_cases[i], &large_fronts[f], win, runs, &ty);
             fflush(stdout);
         }
     window_close(win);
+    printf("over target: %d of %d figures; the largest ratio %.2fx (%s)\n", ty.over, ty.cases,
+           ty.worst, ty.worst_what);
     printf("peak resident memory of this process: %.0f MiB\n", peak_rss_mib());
     return 0;
 }
@@ -687,8 +772,9 @@ static const app_cmd_opt bench_opts[] = {
     {.name = "large",
      .code = 'G',
      .help =
-         "the views at L 8192, d 4096, 64 heads, with the peak memory; a VIEW word after it: that "
-         "view alone"},
+         "every view at L 8192, d 4096, 64 heads (the attention views on the built-in models), "
+         "in the terminal, the window and the window at 175%, against 16 ms after a change and "
+         "2 ms for the same frame, with the peak memory; a VIEW word after it: that view alone"},
     {.name = "help", .code = '?', .short_name = 'h', .help = "what it measures"},
     {0},
 };

@@ -221,17 +221,25 @@ static void act_save(app_explorer *x, int arg)
 }
 
 /* The --animate value of this view's animation (its `record`, or a sweep of the first option
- * it uses that has a slider, over the slider's range brought inside what the view can show).
- * 0, or -1 with a message. */
-static int record_spec(app_explorer *x, char *spec, size_t n, char *err, size_t errlen)
+ * it uses that has a slider, over the slider's range brought inside what the view can show),
+ * for the state *st: x's, with the view's record_setup applied first when the recorded option
+ * does not act as x's state stands (a scaling factor with scaling none). 0, or -1 with a
+ * message. */
+static int record_spec(app_explorer *x, app_state *st, char *spec, size_t n, char *err,
+                       size_t errlen)
 {
     const app_view *v = view_of(x);
     const char *rec = v->record;
+    *st = x->st;
+    st->playing = 0;
     if (rec && strchr(rec, '=')) {
         snprintf(spec, n, "%s", rec);
         return 0;
     }
     const app_option *o = rec ? app_option_find(rec) : NULL;
+    if (o && o->applies && !o->applies(st) && v->record_setup &&
+        app_option_command(st, v->record_setup, err, errlen) < 0)
+        return -1;
     for (const char *p = v->options; !o && p && *p;) {
         p += strspn(p, " ");
         size_t w = strcspn(p, " ");
@@ -248,10 +256,10 @@ static int record_spec(app_explorer *x, char *spec, size_t n, char *err, size_t 
                  v->name);
         return -1;
     }
-    double lo = o->slider.lo, hi = o->slider.hi_fn ? o->slider.hi_fn(&x->st) : o->slider.hi;
+    double lo = o->slider.lo, hi = o->slider.hi_fn ? o->slider.hi_fn(st) : o->slider.hi;
     /* the view brings a value past what it can show back inside (a step past the last token) */
     if (v->settle) {
-        app_state trial = x->st;
+        app_state trial = *st;
         char num[64], why[256];
         snprintf(num, sizeof num, "%.17g", hi);
         if (app_option_set(&trial, o, num, why, sizeof why) == 0) {
@@ -275,12 +283,26 @@ static int record_spec(app_explorer *x, char *spec, size_t n, char *err, size_t 
     return 0;
 }
 
+/* The size S records at, and the whole `pelab export --animate` command of the animation of st
+ * (from record_spec) into path: what S runs and what e prints, one command. */
+static const app_export_opts record_size = {800, 500, 96};
+static void record_command(const app_state *st, const char *spec, const char *path, char *buf,
+                           size_t n)
+{
+    app_export_command(st, NULL, buf, n > 400 ? n - 400 : n);
+    size_t u = strlen(buf);
+    snprintf(buf + u, n - u, " --width %d --height %d --animate %s -o %s", record_size.width,
+             record_size.height, spec, path);
+}
+
 static void remember(app_explorer *x, const char *cmd)
 {
     if (x->n_saved < 8)
         snprintf(x->saved_commands[x->n_saved++], sizeof x->saved_commands[0], "%s", cmd);
 }
 
+/* e: the whole commands of the figure s saves and of the animation S records (issue 27: the
+ * animation was a fragment, "--animate pos=0:255:48", that no shell runs). */
 static void act_print_command(app_explorer *x, int arg)
 {
     (void)arg;
@@ -291,13 +313,12 @@ static void act_print_command(app_explorer *x, int arg)
     save_command(&st, &o, path, cmd, sizeof cmd);
     remember(x, cmd);
     anim[0] = '\0';
-    if (record_spec(x, spec, sizeof spec, err, sizeof err) == 0) {
+    app_state rst;
+    if (record_spec(x, &rst, spec, sizeof spec, err, sizeof err) == 0) {
         app_next_save_name(&x->st, "gif", path, sizeof path);
-        app_export_command(&x->st, NULL, anim, sizeof anim - 400);
-        size_t u = strlen(anim);
-        snprintf(anim + u, sizeof anim - u, " --animate %s -o %s", spec, path);
+        record_command(&rst, spec, path, anim, sizeof anim);
         remember(x, anim);
-        say(x, 0, "%s   animated: --animate %s   (both printed again on exit)", cmd, spec);
+        say(x, 0, "figure: %s   animation: %s   (both printed again on exit)", cmd, anim);
     } else {
         say(x, 0, "%s   (printed again on exit)", cmd);
     }
@@ -319,19 +340,15 @@ static void act_record(app_explorer *x, int arg)
     char spec[128], err[512], path[256];
     app_anim a;
     app_anim_default(&a);
-    if (record_spec(x, spec, sizeof spec, err, sizeof err) < 0 ||
+    app_state st;
+    if (record_spec(x, &st, spec, sizeof spec, err, sizeof err) < 0 ||
         app_anim_parse(spec, &a, err, sizeof err) < 0) {
         say(x, 1, "record: %s", err);
         return;
     }
     app_next_save_name(&x->st, "gif", path, sizeof path);
-    app_export_opts o = {800, 500, 96};
-    app_state st = x->st;
-    st.playing = 0;
-    app_export_command(&x->st, NULL, st.command, sizeof st.command - 400);
-    size_t u = strlen(st.command);
-    snprintf(st.command + u, sizeof st.command - u, " --width %d --height %d --animate %s -o %s",
-             o.width, o.height, spec, path);
+    app_export_opts o = record_size;
+    record_command(&st, spec, path, st.command, sizeof st.command);
     if (app_anim_export(&st, &a, path, &o, err, sizeof err) != 0)
         say(x, 1, "record failed: %s", err);
     else
@@ -876,7 +893,9 @@ static int wrap_lines(const scene_target *t, char *buf, double w, double size, c
         char *last_space = NULL;
         char *q = p;
         for (;;) {
+            /* a parenthesis stays with the word before it: "m=3 (auto)" is one value */
             char *sp = strchr(q, ' ');
+            while (sp && sp[1] == '(') sp = strchr(sp + 1, ' ');
             char save = 0;
             if (sp) {
                 save = *sp;

@@ -224,8 +224,10 @@ static void readout_prose(const char *in, char *out, size_t n)
         int w;
         if (numeric) {
             *sp = '\0';
-            if (strpbrk(sp + 1, ".eE"))
-                snprintf(val, sizeof val, fabs(v) < 1e-3 && v != 0 ? "%.4g" : "%.4f", v);
+            if (strpbrk(sp + 1, ".eE") && fabs(v) < 1e-3 && v != 0)
+                fig_num(v, 4, val, sizeof val); /* 7.7×10⁻⁷, as the figures write it */
+            else if (strpbrk(sp + 1, ".eE"))
+                snprintf(val, sizeof val, "%.4f", v);
             else
                 snprintf(val, sizeof val, "%.0f", v);
             w = snprintf(out + u, n - u, "%s%s=%s", sep, field, val);

@@ -402,6 +402,58 @@ static int layer_type_applies(const app_state *st)
     return st->model_kinds > 1;
 }
 
+/* The scaling knobs act only with the methods that read them (pe/rope_scaling.c, as HF's rope
+ * utilities): in a view that draws the --scaling method (rope, xpos, decay, frequencies) a knob
+ * of another method, or any of them with scaling none, changes nothing and is left out of the
+ * status line and the sliders (issue 27: f and L0 showed with scaling none). A view that draws
+ * every method at once (extension, resolution) does not use --scaling, and every knob acts. */
+#define SC(t) (1u << PE_SCALING_##t)
+static int scaling_reads(const app_state *st, unsigned methods)
+{
+    const app_view *v = app_view_at((size_t)st->view);
+    return !app_view_uses(v, "scaling") || ((methods >> st->p.scaling.type) & 1u);
+}
+static int factor_applies(const app_state *st)
+{
+    return scaling_reads(st, ~SC(NONE));
+}
+/* L0: the ramps and the dynamic length; a view with a target context marks it in any case */
+static int orig_ctx_applies(const app_state *st)
+{
+    return app_view_uses(app_view_at((size_t)st->view), "target-len") ||
+           scaling_reads(st, SC(DYNAMIC) | SC(YARN) | SC(LLAMA3) | SC(LONGROPE));
+}
+static int seq_len_applies(const app_state *st)
+{
+    return scaling_reads(st, SC(DYNAMIC) | SC(LONGROPE));
+}
+static int yarn_applies(const app_state *st)
+{
+    return scaling_reads(st, SC(YARN));
+}
+static int llama3_applies(const app_state *st)
+{
+    return scaling_reads(st, SC(LLAMA3));
+}
+/* derived by YaRN and LongRoPE; an override given acts with any method */
+static int attn_factor_applies(const app_state *st)
+{
+    return st->p.scaling.attention_factor > 0 || scaling_reads(st, SC(YARN) | SC(LONGROPE));
+}
+static int target_applies(const app_state *st)
+{
+    return factor_applies(st);
+}
+#undef SC
+
+/* Where m sits when --pos is auto: the view's own choice (the RoPE view's m = 3), else the decay
+ * view's p0 = L/2; the status line and the slider say the number the figure uses. */
+static double pos_auto(const app_state *st)
+{
+    const app_view *v = app_view_at((size_t)st->view);
+    return v->pos_auto ? v->pos_auto(st) : app_state_p0(st);
+}
+
 static int set_font(app_state *st, const char *v, char *err, size_t errlen)
 {
     if (raster_font_check(v, err, errlen) < 0) return -1;
@@ -438,31 +490,36 @@ static const app_option options[] = {
              "RoPE scaling: none|linear|ntk|dynamic|yarn|llama3|longrope (--config)",
              p.scaling.type, scaling_names)},
     {APP_DBL("factor", "f", "RoPE scaling factor, >= 1", p.scaling.factor, 1, 1e6, 0), .label = "f",
-     APP_LOG(1, 64)},
+     APP_LOG(1, 64), .applies = factor_applies},
     {APP_INT("orig-ctx", NULL, "original context L0 for scaling, 1..1048576",
              p.scaling.original_ctx, 1, PE_MAX_LEN),
-     .label = "L0", APP_LOG(256, 131072)},
+     .label = "L0", APP_LOG(256, 131072), .applies = orig_ctx_applies},
     {APP_INT("seq-len", NULL, "dynamic NTK / longrope sequence length, 0..16777216 (0 = not given)",
              p.scaling.seq_len, 0, 16777216),
-     .at_lo = "auto"},
-    {APP_DBL("beta-fast", NULL, "YaRN beta_fast, > 0 (32)", p.scaling.beta_fast, 0, 1e6, 1)},
-    {APP_DBL("beta-slow", NULL, "YaRN beta_slow, > 0 (1)", p.scaling.beta_slow, 0, 1e6, 1)},
+     .at_lo = "auto", .applies = seq_len_applies},
+    {APP_DBL("beta-fast", NULL, "YaRN beta_fast, > 0 (32)", p.scaling.beta_fast, 0, 1e6, 1),
+     .applies = yarn_applies},
+    {APP_DBL("beta-slow", NULL, "YaRN beta_slow, > 0 (1)", p.scaling.beta_slow, 0, 1e6, 1),
+     .applies = yarn_applies},
     {APP_CHO("yarn-truncate", NULL, "YaRN: floor/ceil the ramp ends (HF truncate): off|on (on)",
-             p.scaling.yarn_truncate, onoff_names)},
+             p.scaling.yarn_truncate, onoff_names),
+     .applies = yarn_applies},
     {APP_DBL("mscale", NULL,
              "YaRN mscale, with --mscale-all-dim sets the attention factor (0 = unset)",
              p.scaling.mscale, 0, 1e6, 0),
-     .at_lo = "unset"},
+     .at_lo = "unset", .applies = yarn_applies},
     {APP_DBL("mscale-all-dim", NULL, "YaRN mscale_all_dim, with --mscale (0 = unset)",
              p.scaling.mscale_all_dim, 0, 1e6, 0),
-     .at_lo = "unset"},
+     .at_lo = "unset", .applies = yarn_applies},
     {APP_DBL("low-freq-factor", NULL, "llama3 low_freq_factor, > 0 (1)", p.scaling.low_freq_factor,
-             0, 1e6, 1)},
+             0, 1e6, 1),
+     .applies = llama3_applies},
     {APP_DBL("high-freq-factor", NULL, "llama3 high_freq_factor, > 0 (4)",
-             p.scaling.high_freq_factor, 0, 1e6, 1)},
+             p.scaling.high_freq_factor, 0, 1e6, 1),
+     .applies = llama3_applies},
     {APP_DBL("attn-factor", NULL, "scaling attention factor override, >= 0 (0 = derived)",
              p.scaling.attention_factor, 0, 1e6, 0),
-     .at_lo = "derived"},
+     .at_lo = "derived", .applies = attn_factor_applies},
     {APP_INT("heads", "h", "heads, 1..1024", p.heads, 1, PE_MAX_HEADS), .keys = "><",
      .step = APP_STEP_ADD, .clamp = clamp_head, APP_LIN(1, 32)},
     {APP_CUS("head", NULL, "head to enlarge: all|0..heads-1", set_head, get_head, NULL),
@@ -490,10 +547,11 @@ static const app_option options[] = {
     {APP_CUS("max-memory", NULL, "memory budget of the process in MiB, 64..1048576 (2048)",
              set_max_memory, get_max_memory, NULL),
      .everywhere = 1},
-    {APP_INT("pos", "m", "RoPE query position m / decay reference p0 (-1 = L/2)", pos, -1,
-             PE_MAX_LEN),
-     .label = "m", .at_lo = "auto",
-     .slider = {APP_SLIDER_LINEAR, 0, 255, APP_ROUND_AUTO, last_pos, NULL}},
+    {APP_INT("pos", "m",
+             "RoPE query position m / decay reference p0 (-1 = auto: 3 in rope, L/2 in decay)", pos,
+             -1, PE_MAX_LEN),
+     .label = "m", .at_lo = "auto", .auto_value = pos_auto,
+     .slider = {APP_SLIDER_LINEAR, 0, 255, APP_ROUND_AUTO, last_pos, pos_auto}},
     {APP_INT("pos-k", "n", "RoPE key position n", pos_k, 0, PE_MAX_LEN), .label = "n",
      .slider = {APP_SLIDER_LINEAR, 0, 255, APP_ROUND_AUTO, last_pos, NULL}},
     {APP_CHO("similarity", NULL, "similarity: dot|cosine", cosine, sim_names), .keys = "c",
@@ -509,7 +567,7 @@ static const app_option options[] = {
      .step = APP_STEP_NEXT, .everywhere = 1},
     {APP_DBL("target-len", NULL, "target context for extension views (0 = factor * L0)", target_len,
              0, 1e9, 0),
-     .label = "target", .at_lo = "auto",
+     .label = "target", .at_lo = "auto", .auto_value = target_auto, .applies = target_applies,
      .slider = {APP_SLIDER_LOG, 256, 1048576, APP_ROUND_AUTO, NULL, target_auto}},
     {APP_CUS("layer-type", NULL,
              "--config model's layer kind the RoPE views show: full_attention (default), "
@@ -852,7 +910,16 @@ void app_option_show(const app_state *st, const app_option *o, char *buf, size_t
     char *end;
     double x = strtod(v, &end);
     if (o->at_lo && end != v && *end == '\0' && x == o->lo) {
-        snprintf(buf, n, "%s", o->at_lo);
+        /* an automatic value the view computes reads as the number it draws, then why: the
+         * RoPE view's "m=3 (auto)", where "m=auto" beside a title saying m = 3 left a class
+         * guessing (issue 27) */
+        double a = o->auto_value ? o->auto_value(st) : NAN;
+        if (isfinite(a) && a == floor(a) && fabs(a) < 1e15)
+            snprintf(buf, n, "%.0f (%s)", a, o->at_lo);
+        else if (isfinite(a))
+            snprintf(buf, n, "%.3g (%s)", a, o->at_lo);
+        else
+            snprintf(buf, n, "%s", o->at_lo);
         return;
     }
     /* a typed text stays short and reads as one value */

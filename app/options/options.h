@@ -62,7 +62,10 @@ typedef struct app_option {
     /* ---- what the surfaces make of it (status line, keys, sliders, help, man page) ---- */
     const char *label; /* status-line label ("d" for dim); NULL = the name */
     const char *at_lo; /* the value lo means something else and reads as this ("auto") */
-    const char *keys;  /* the key stepping up, then the one stepping down ("bB"); NULL = none */
+    /* The number the figure uses while the value is lo (the RoPE view's m = 3 for --pos auto):
+     * the status line and the slider show it before at_lo, "m=3 (auto)"; NULL: at_lo alone. */
+    double (*auto_value)(const app_state *st);
+    const char *keys; /* the key stepping up, then the one stepping down ("bB"); NULL = none */
     app_step_rule step;
     double by; /* APP_STEP_ADD */
     /* APP_STEP_CUSTOM of a numeric option: the value one step in dir (+1/-1) from the current

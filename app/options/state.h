@@ -28,6 +28,9 @@ enum {
     APP_CURVE_COUNT = 9,
 };
 
+/* What the extension view draws against distance (--measure). */
+enum { APP_MEASURE_BOUND = 0, APP_MEASURE_SCORE = 1, APP_MEASURE_BOTH = 2 };
+
 typedef struct app_state {
     pe_params p;            /* every encoding parameter */
     const pe_encoding *enc; /* the encoding drawn by heatmap/similarity */
@@ -39,6 +42,7 @@ typedef struct app_state {
     int cosine;             /* similarity: cosine instead of raw dot product */
     int scale_shared;       /* ALiBi/T5 heads: APP_SCALE_PER_HEAD, _SHARED or _WINDOW */
     unsigned curves;        /* decay view: APP_CURVE_* bits */
+    int ext_measure;        /* extension view: APP_MEASURE_* (--measure) */
     const struct cmap *map; /* NULL = automatic (diverging for signed data, viridis else) */
     int dark;               /* theme */
     double zoom;            /* window: font and line scale (+/-), 1 = normal */

@@ -1,10 +1,11 @@
 /* extension.c: the RoPE score against distance r = 0 .. T for every context-extension method at
  * once (none, linear, NTK, dynamic NTK, YaRN, llama3), each with st->p.scaling's factor, L0 and
- * knobs but its own type. Two measures, chosen with the rope and rope-bound bits of --curves:
- *   rope-bound (the default)  RoFormer's long-term decay bound B(r) / B(0), section 3.4.3;
- *   rope                      <R_r 1, R_0 1> / <1, 1>: the score of all-ones q and k.
- * While --curves is left at its default (which the decay view chose), the view draws the bound
- * alone: six oscillating all-ones curves on one axis are unreadable. Both measures are divided
+ * knobs but its own type. Two measures, chosen with the view's own --measure:
+ *   bound (the default)  RoFormer's long-term decay bound B(r) / B(0), section 3.4.3;
+ *   score                <R_r 1, R_0 1> / <1, 1>: the score of all-ones q and k;
+ *   both                 the two, the score solid and the bound dashed.
+ * (It read the rope and rope-bound bits of the decay view's --curves before, so the status line
+ * listed decay's curves here: issue 27.) Both measures are divided
  * by their value at r = 0, which also removes YaRN's attention factor. The x axis is log-scaled:
  * linear interpolation then shows as the original curve shifted right by log f, and the methods
  * that keep the fast pairs (YaRN, llama3) agree with the original at short range. The original
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "options.h"
 #include "rope_ext.h"
 #include "views.h"
 
@@ -26,15 +28,12 @@ static int ext_validate(const app_state *st, char *err, size_t errlen)
     return app_ext_validate(st, mask, err, errlen);
 }
 
-/* Which measures to draw: bit 0 the all-ones score, bit 1 the bound. */
+/* Which measures to draw: bit 0 the all-ones score, bit 1 the bound (--measure). */
 static unsigned ext_kinds(const app_state *st)
 {
-    app_state def;
-    app_state_default(&def);
-    unsigned k =
-        ((st->curves & APP_CURVE_ROPE) ? 1u : 0u) | ((st->curves & APP_CURVE_ROPE_BOUND) ? 2u : 0u);
-    if (st->curves == def.curves || k == 0) k = 2u;
-    return k;
+    return st->ext_measure == APP_MEASURE_SCORE  ? 1u
+           : st->ext_measure == APP_MEASURE_BOTH ? 3u
+                                                 : 2u;
 }
 
 static const char *const kind_label[2] = {"q=k=1 score", "bound B(r)/B(0)"};
@@ -424,8 +423,8 @@ static int ext_build(app_view_ctx *c, const app_state *st, scene *s, const scene
         SUB("  solid: %s, dashed: %s", kind_label[0], kind_label[1]);
     else
         SUB("  %s", kind_label[kinds == 1 ? 0 : 1]);
-    if (kinds == 2 && !st->figure) SUB(" (%scurves rope: the score)", app_opt_prefix(st));
-    if (kinds == 1 && !st->figure) SUB(" (%scurves rope-bound: the bound)", app_opt_prefix(st));
+    if (kinds == 2 && !st->figure) SUB(" (%smeasure score: the score)", app_opt_prefix(st));
+    if (kinds == 1 && !st->figure) SUB(" (%smeasure bound: the bound)", app_opt_prefix(st));
     SUB("  mean over r " APP_PLUSMINUS "5%%");
     if (sc->factor == 1) {
         SUB("  f = 1: all equal");
@@ -563,6 +562,16 @@ static int ext_data(app_view_ctx *c, const app_state *st, app_data *out, char *e
     return 0;
 }
 
+static const char *const measure_names[] = {"bound", "score", "both", NULL};
+
+/* The view's own row: its measure is not one of the decay view's curves. */
+static const app_option ext_options[] = {
+    {APP_CHO("measure", NULL,
+             "extension: bound (RoFormer's B(r)/B(0)) | score (all-ones q and k) | both",
+             ext_measure, measure_names)},
+    {.name = NULL},
+};
+
 const app_view app_view_extension = {
     .name = "extension",
     .description =
@@ -570,8 +579,9 @@ const app_view app_view_extension = {
     .validate = ext_validate,
     .build = ext_build,
     .data = ext_data,
-    .options =
-        "layer-type dim base rotary-frac scaling factor orig-ctx seq-len beta-fast beta-slow "
-        "yarn-truncate mscale mscale-all-dim "
-        "low-freq-factor high-freq-factor attn-factor target-len curves",
+    /* every method at once: --scaling picks none of them, so it is not listed */
+    .options = "layer-type dim base rotary-frac factor orig-ctx seq-len beta-fast beta-slow "
+               "yarn-truncate mscale mscale-all-dim "
+               "low-freq-factor high-freq-factor attn-factor target-len measure",
+    .own_options = ext_options,
 };

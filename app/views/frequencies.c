@@ -413,5 +413,10 @@ const app_view app_view_frequencies = {
         "layer-type dim base rotary-frac scaling factor orig-ctx seq-len beta-fast beta-slow "
         "yarn-truncate mscale mscale-all-dim "
         "low-freq-factor high-freq-factor attn-factor target-len",
+    /* S and e: the factor stretching the long wavelengths, what a class wants to see (the first
+     * slider, d, only rescales the axis); with scaling none it would not act, so the recording
+     * takes YaRN, whose bands show all three treatments */
+    .record = "factor",
+    .record_setup = "scaling yarn",
     .values = freq_values,
 };

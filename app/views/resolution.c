@@ -243,8 +243,8 @@ const app_view app_view_resolution = {
     .validate = res_validate,
     .build = res_build,
     .data = res_data,
-    .options =
-        "layer-type dim base rotary-frac scaling factor orig-ctx seq-len beta-fast beta-slow "
-        "yarn-truncate mscale mscale-all-dim "
-        "low-freq-factor high-freq-factor attn-factor target-len min-angle probe-d",
+    /* every method at once: --scaling picks none of them, so it is not listed */
+    .options = "layer-type dim base rotary-frac factor orig-ctx seq-len beta-fast beta-slow "
+               "yarn-truncate mscale mscale-all-dim "
+               "low-freq-factor high-freq-factor attn-factor target-len min-angle probe-d",
 };

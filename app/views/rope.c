@@ -10,9 +10,17 @@
 #include "input.h"
 #include "views.h"
 
+/* m while --pos is auto: 3, so the first pairs already show a turn (the status line and the
+ * slider read this number too) */
+static int rope_m_auto(const app_state *st)
+{
+    (void)st;
+    return 3;
+}
+
 static void rope_positions(const app_state *st, int *m, int *n)
 {
-    *m = st->pos < 0 ? 3 : st->pos;
+    *m = st->pos < 0 ? rope_m_auto(st) : st->pos;
     *n = st->pos_k;
 }
 
@@ -257,7 +265,7 @@ static int rope_key_move(app_view_ctx *c, app_state *st, int arg, char *msg, siz
     (void)c;
     int dir = arg & 3, step = arg >= 4 ? 10 : 1, last = st->p.len - 1;
     st->pos_frac = 0;
-    int m = st->pos < 0 ? 3 : st->pos;
+    int m = st->pos < 0 ? rope_m_auto(st) : st->pos;
     if (dir >= 2) {
         m += dir == 3 ? step : -step;
         st->pos = m < 0 ? 0 : m > last ? last : m;
@@ -283,7 +291,7 @@ static int rope_key_play(app_view_ctx *c, app_state *st, int arg, char *msg, siz
 static int rope_tick(app_view_ctx *c, app_state *st, double dt, int smooth)
 {
     (void)c;
-    double m = (st->pos < 0 ? 3 : st->pos) + st->pos_frac + dt * 4;
+    double m = (st->pos < 0 ? rope_m_auto(st) : st->pos) + st->pos_frac + dt * 4;
     if (m >= st->p.len) m = 0;
     st->pos = (int)floor(m);
     st->pos_frac = smooth ? m - floor(m) : 0;
@@ -297,7 +305,7 @@ static int value_distance(const app_state *st, const char *args, char *out, size
                           size_t errlen)
 {
     (void)args, (void)err, (void)errlen;
-    snprintf(out, n, "%d", (st->pos < 0 ? 3 : st->pos) - st->pos_k);
+    snprintf(out, n, "%d", (st->pos < 0 ? rope_m_auto(st) : st->pos) - st->pos_k);
     return 0;
 }
 
@@ -309,7 +317,7 @@ static int value_sin_bug(const app_state *st, const char *args, char *out, size_
                          size_t errlen)
 {
     (void)args, (void)err, (void)errlen;
-    int m = st->pos < 0 ? 3 : st->pos, k = st->pos_k, np;
+    int m = st->pos < 0 ? rope_m_auto(st) : st->pos, k = st->pos_k, np;
     double attn, *inv = app_rope_inv_freqs(st, &np, &attn);
     if (!inv) {
         snprintf(out, n, "?");
@@ -355,6 +363,7 @@ const app_view app_view_rope = {
         "pos pos-k",
     /* the spin: q turns through 48 positions, two frames a position */
     .record = "pos=0:48:97",
+    .pos_auto = rope_m_auto,
     .keys = rope_keys,
     .tick = rope_tick,
     .values = rope_values,

@@ -108,14 +108,15 @@ int app_view_build(app_view_ctx *c, const app_state *st, scene *s, const scene_t
     s->font = t->font;
     int rc = v->build(c, st, s, t, err, errlen);
     /* The projector zoom puts data before text: when the zoomed text made the view shorten a
-     * label or squeeze its main panel below an eighth of the canvas, the text steps down (by
+     * label, squeeze its main panel below an eighth of the canvas or a data panel below what its
+     * data asks for (scene_note_squeeze: a matrix's square cells, bars), the text steps down (by
      * 0.87 at a time, never below its unzoomed size) and the view is laid out again, so the
      * panels get their room back before any of them shrinks. */
     c->text_k = 1;
     if (rc != 0 || t->cells || !(st->zoom > 1)) return rc;
     double floor_k = 1 / st->zoom, k = 1;
     scene_target z = *t;
-    while (k > floor_k + 1e-9 && (s->n_cut || !main_fits(s, t))) {
+    while (k > floor_k + 1e-9 && (s->n_cut || s->n_squeezed || !main_fits(s, t))) {
         k = fmax(k * 0.87, floor_k);
         z.text_h = t->text_h * k;
         z.char_w = t->char_w * k;
@@ -129,6 +130,14 @@ int app_view_build(app_view_ctx *c, const app_state *st, scene *s, const scene_t
         c->text_k = k;
         rc = v->build(c, st, s, &z, err, errlen);
         if (rc != 0) return rc;
+    }
+    /* the scene's text back in the target's units (sizes times k): what the caller adds after
+     * the view (the status band, a lesson's caption, overlays), laid out with the target, is
+     * then drawn at the size it was laid out at, not at the view's stepped-down one */
+    if (c->text_k < 1) {
+        for (size_t i = 0; i < s->n; i++)
+            if (s->items[i].kind == SCENE_TEXT) s->items[i].u.text.size *= c->text_k;
+        s->text_h = t->text_h;
     }
     return rc;
 }

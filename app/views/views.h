@@ -191,6 +191,13 @@ typedef struct app_view {
      * --animate value ("pos=0:48:97"), or an option name (swept over its slider's range); NULL:
      * the first option in `options` that has a slider. */
     const char *record;
+    /* Options the recording sets first (':' syntax, "scaling yarn") when its option does not act
+     * in the state as it stands (factor with scaling none), so S and e make a figure that moves
+     * and their command says so; NULL: none. */
+    const char *record_setup;
+    /* The query position the view draws while --pos is auto (-1); NULL: the decay view's
+     * p0 = L/2 (app_state_p0). The status line and slider show it. */
+    int (*pos_auto)(const app_state *st);
     /* ---- what a lesson asks of the view (app/lesson; both optional) ---- */
     /* The caption values the view answers, ended by an entry with name NULL. */
     const app_view_value *values;

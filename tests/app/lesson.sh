@@ -137,12 +137,15 @@ for name in "${names[@]}"; do
     while IFS=$'\t' read -r title caption view; do
         i=$((i + 1))
         text=$(pdftotext -f "$i" -l "$i" "$dir/$name.pdf" - | norm)
-        cmd="pelab export $view -o slide-$(printf %02d "$i").pdf"
+        # the figure across the page: A4 landscape less the margins, 1027 of 1123 units wide, and
+        # its command makes that very figure (issue 27: 820 wide, scaled from the export's size)
+        cmd="pelab export $view --width 1027 --height "
+        out="-o slide-$(printf %02d "$i").pdf"
         if echo "$text" | grep -qF -- "$title" && echo "$text" | grep -qF -- "$caption" &&
-            echo "$text" | grep -qF -- "$cmd"; then
+            echo "$text" | grep -qF -- "$cmd" && echo "$text" | grep -qF -- "$out"; then
             good=$((good + 1))
         else
-            echo "# page $i lacks '$title' / '$caption' / '$cmd'"
+            echo "# page $i lacks '$title' / '$caption' / '$cmd' / '$out'"
         fi
     done < <(awk '
         function flush() { if (t != "") { sub(/\{.*/, "", c); sub(/ +$/, "", c); print t "\t" c "\t" v } }
@@ -152,7 +155,7 @@ for name in "${names[@]}"; do
         /^[ \t]/ { if (field == "c") { s = $0; sub(/^[ \t]+/, "", s); c = c " " s }; next }
         { field = "" }
         END { flush() }' "$f")
-    [ "$good" -eq "$slides" ]; ok $? "$name: every page holds its title, caption and command ($good of $slides)"
+    [ "$good" -eq "$slides" ]; ok $? "$name: every page holds its title, caption and command, the figure 1027 wide ($good of $slides)"
 done
 "$pelab" lesson rope --handout "$dir/rope.pdf" >/dev/null
 cp "$dir/rope.pdf" "$dir/first.pdf"

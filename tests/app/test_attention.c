@@ -272,6 +272,19 @@ static void check_shift(int pe)
     int rc = app_view_build(&vc, &sh, &s, &t, err, sizeof err);
     TAP_OK(rc == 0 && scene_has_text(&s, relative ? "the pattern stays" : "the pattern changes"),
            "%s: the figure says the pattern %s", name, relative ? "stays" : "changes");
+    /* and says by how much as people write numbers (issue 27: "9.8e-01", "7.7e-07") */
+    char num[64], word[80];
+    fig_num(b.shift_diff, 2, num, sizeof num);
+    snprintf(word, sizeof word, "%s,", num);
+    int c_notation = 0;
+    for (size_t i = 0; i < s.n; i++)
+        if (s.items[i].kind == SCENE_TEXT && s.items[i].u.text.str)
+            for (const char *p = s.items[i].u.text.str; *p; p++)
+                c_notation += p[0] >= '0' && p[0] <= '9' && p[1] == 'e' &&
+                              (p[2] == '-' || p[2] == '+') && p[3] >= '0' && p[3] <= '9';
+    TAP_OK(rc == 0 && scene_has_text(&s, word) && c_notation == 0,
+           "%s: the shift moved attention by at most '%s' in the figure, no 1e-07 anywhere (%d)",
+           name, word, c_notation);
     app_view_ctx_free(&vc);
     scene_free(&s);
     app_attn_free(&a);

@@ -9,6 +9,7 @@
 
 #include "cellgrid.h"
 #include "explorer.h"
+#include "frontend.h"
 #include "views.h"
 #include "options.h"
 #include "raster.h"
@@ -87,8 +88,8 @@ static size_t declared(const app_view *v, const app_state *st, const app_option 
     return n;
 }
 
-/* The status line's labels: each " label=" after the "[n/N view]" prefix (quoted values
- * skipped whole). */
+/* The status line's labels: each " label=" after the "[n/N view]" prefix (quoted values and
+ * an automatic value's parenthesis skipped whole). */
 static size_t status_labels(const char *line, char labels[][32], size_t max)
 {
     size_t n = 0;
@@ -104,6 +105,11 @@ static size_t status_labels(const char *line, char labels[][32], size_t max)
             if (p) p++;
         } else {
             p += strcspn(p, " ");
+        }
+        /* an automatic value's "m=3 (auto)": the parenthesis belongs to the value */
+        if (p && p[0] == ' ' && p[1] == '(') {
+            p = strchr(p, ')');
+            if (p) p++;
         }
     }
     return n;
@@ -395,6 +401,78 @@ static void check_help_margin(scene *s)
         }
 }
 
+/* The status line holds only the options that act as the state stands, and its readouts say what
+ * the figure draws (issue 27): the scaling knobs only with a method that reads them (f and L0
+ * showed with scaling none), m's automatic value as the number the title gives, the extension
+ * view's own measure rather than the decay view's curves. */
+static void check_presenter_readouts(scene *s)
+{
+    cellgrid g;
+    cellgrid_init(&g, 200, 30, 0);
+    char line[1024];
+    static const struct {
+        const char *view, *scaling, *want, *absent;
+    } rows[] = {
+        {"rope", "none", "m=3 (auto) n=0", " f="},
+        {"rope", "none", "scaling=none", " L0="},
+        {"rope", "none", "rotary=1", "seq-len="},
+        {"rope", "none", "rotary=1", "attn-factor="},
+        {"rope", "yarn", "scaling=yarn f=4 L0=4096", "seq-len="},
+        {"rope", "dynamic", "f=4 L0=4096 seq-len=auto", "attn-factor="},
+        {"rope", "linear", "scaling=linear f=4", " L0="},
+        {"xpos", "none", "scaling=none", " f="},
+        {"decay", "none", "m=128 (auto)", " L0="},
+        {"frequencies", "none", "scaling=none L0=4096", "beta-fast="},
+        {"frequencies", "none", "L0=4096", "target="},
+        {"frequencies", "yarn", "beta-fast=32", "low-freq-factor="},
+        {"frequencies", "llama3", "low-freq-factor=1 high-freq-factor=4", "beta-fast="},
+        {"frequencies", "yarn", "target=16384 (auto)", "seq-len="},
+        {"extension", "none", "f=4 L0=4096", "curves="},
+        {"extension", "none", "measure=bound", "scaling="},
+        {"resolution", "none", "beta-fast=32", "scaling="},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        app_explorer *x = new_explorer(0);
+        x->st.view = app_view_find(rows[i].view);
+        char msg[256];
+        app_option_apply(&x->st, "scaling", rows[i].scaling, msg, sizeof msg);
+        app_explorer_status(x, line, sizeof line);
+        TAP_OK(strstr(line, rows[i].want) && !strstr(line, rows[i].absent),
+               "%s with scaling %s: the status line has '%s', not '%s': %s", rows[i].view,
+               rows[i].scaling, rows[i].want, rows[i].absent, line);
+        app_explorer_free(x);
+        free(x);
+    }
+    /* an attention factor given acts with any method, so it shows */
+    app_explorer *x = new_explorer(0);
+    x->st.view = app_view_find("rope");
+    x->st.p.scaling.attention_factor = 1.5;
+    app_explorer_status(x, line, sizeof line);
+    TAP_OK(strstr(line, "attn-factor=1.5") != NULL, "an attention factor given shows: %s", line);
+    x->st.p.scaling.attention_factor = 0;
+    /* the window's sliders follow the same rows: rope with scaling none has none for f, L0 */
+    app_explorer *w = new_explorer(1);
+    w->st.view = x->st.view;
+    scene_target pt = raster_target(1280, 800, raster_font_px(1280, 800, 1));
+    app_gui_frame(w, s, &pt);
+    int f_slider = 0, m_slider = 0;
+    for (size_t i = 0; i < s->n; i++)
+        if (s->items[i].kind == SCENE_TEXT) {
+            f_slider += strncmp(s->items[i].u.text.str, "f = ", 4) == 0 ||
+                        strncmp(s->items[i].u.text.str, "L0 = ", 5) == 0;
+            m_slider += strcmp(s->items[i].u.text.str, "m = 3 (auto)") == 0;
+        }
+    TAP_OK(f_slider == 0 && m_slider == 1,
+           "rope's sliders in the window: none for f or L0 with scaling none, and 'm = 3 (auto)' "
+           "(%d, %d)",
+           f_slider, m_slider);
+    app_explorer_free(w);
+    free(w);
+    app_explorer_free(x);
+    free(x);
+    cellgrid_free(&g);
+}
+
 int main(void)
 {
     scene s;
@@ -577,6 +655,7 @@ int main(void)
 
     check_surfaces(&s);
     check_declared_dependencies(&s);
+    check_presenter_readouts(&s);
 
     e = key('q');
     app_explorer_event(x, &e);
@@ -603,8 +682,10 @@ int main(void)
         rx->st.view = app_view_find("rope");
         rx->st.enc = pe_encoding_find("rope");
         type(rx, "e");
-        TAP_OK(strstr(rx->message, "--animate pos=0:48:97") != NULL,
-               "e in rope also shows the --animate command: %.120s", rx->message);
+        TAP_OK(strstr(rx->message,
+                      "animation: pelab export rope --pe rope --width 800 --height 500 "
+                      "--animate pos=0:48:97 -o pelab-rope-1.gif") != NULL,
+               "e in rope also shows the whole --animate command: %.300s", rx->message);
         type(rx, "S");
         FILE *fp = fopen("pelab-rope-1.gif", "rb");
         char sig[7] = "";
@@ -620,10 +701,28 @@ int main(void)
         type(rx, "S");
         TAP_OK(!rx->message_error && strstr(rx->message, "--animate pos=") != NULL,
                "S in decay records p0 walking along: %.140s", rx->message);
+        /* frequencies animates the factor (issue 27: it swept d), under YaRN while the figure
+         * has no method, and e prints the very command S runs */
+        rx->st.view = app_view_find("frequencies");
+        type(rx, "e");
+        const char *want =
+            "animation: pelab export frequencies --pe rope --scaling yarn --width 800 "
+            "--height 500 --animate factor=1:64:48:log -o pelab-frequencies-1.gif";
+        TAP_OK(strstr(rx->message, want) &&
+                   strstr(rx->message, "figure: pelab export frequencies") &&
+                   !strstr(rx->message, "animated: --animate"),
+               "e in frequencies: two whole commands, the animation sweeping factor: %.300s",
+               rx->message);
+        type(rx, "S");
+        TAP_OK(!rx->message_error && strstr(rx->message, want + strlen("animation: ")),
+               "S in frequencies records that command: %.200s", rx->message);
+        TAP_OK(rx->st.p.scaling.type == PE_SCALING_NONE,
+               "the explorer's own state keeps scaling none");
         app_explorer_free(rx);
         free(rx);
         remove("pelab-rope-1.gif");
         remove("pelab-decay-1.gif");
+        remove("pelab-frequencies-1.gif");
         if (chdir(here) != 0) TAP_OK(0, "back to the starting folder");
         rmdir(tmp);
     } else {

@@ -105,6 +105,19 @@ static void check_bars(const scene *s, const scene_target *t, char *why, size_t 
     }
 }
 
+/* An attention matrix (a square (n, n) heatmap) drawn with square cells: issue 27's projector
+ * zoom drew the compare view's as 70x170 px. */
+static void check_square(const scene *s, char *why, size_t n)
+{
+    for (size_t i = 0; i < s->n && !why[0]; i++) {
+        const scene_item *it = &s->items[i];
+        if (it->kind != SCENE_HEATMAP || it->u.heat.rows != it->u.heat.cols) continue;
+        if (fabs(it->u.heat.w - it->u.heat.h) > 2)
+            snprintf(why, n, "a %zux%zu matrix drawn %.0fx%.0f: its cells are not square",
+                     it->u.heat.rows, it->u.heat.cols, it->u.heat.w, it->u.heat.h);
+    }
+}
+
 /* The box a text item covers on t. */
 static void text_box(const scene_target *t, const scene_item *it, double *x0, double *y0, double *w,
                      double *h)
@@ -284,16 +297,29 @@ static void run_case(scene *s, size_t v, const variant *var, const size_case *c,
         snprintf(err, sizeof err, "%s", x->view_error);
     }
     char what[96];
-    snprintf(what, sizeof what, "%s%s%s %s %dx%d%s", name, var ? " " : "", var ? var->name : "",
-             fe_name[c->fe], c->w, c->h,
-             c->zoom != 1 ? (c->zoom == 1.5 ? " zoom 150%" : " zoom 200%") : "");
+    snprintf(what, sizeof what, "%s%s%s %s %dx%d", name, var ? " " : "", var ? var->name : "",
+             fe_name[c->fe], c->w, c->h);
+    if (c->zoom != 1) {
+        size_t u = strlen(what);
+        snprintf(what + u, sizeof what - u, " zoom %.0f%%", c->zoom * 100);
+    }
     char why[600];
     check_text(s, &t, 0, why, sizeof why);
     char main_why[200];
     check_main(s, &t, main_why, sizeof main_why);
     if (!why[0]) snprintf(why, sizeof why, "%s", main_why);
-    check_bars(s, &t, why, sizeof why);
+    /* bars at least the thinnest the view allows at the text size it drew at (under the
+     * projector zoom it may step its text down to give the data room, views.c) */
+    scene_target bt = t;
+    double k = x->ctx[v].text_k;
+    if (!t.cells && k > 0 && k < 1) {
+        bt.text_h *= k;
+        bt.char_w *= k;
+    }
+    check_bars(s, &bt, why, sizeof why);
     check_overlap(s, &t, why, sizeof why);
+    int attention_view = !strcmp(name, "attention") || !strcmp(name, "compare");
+    if (attention_view && c->fe != FE_TERMINAL) check_square(s, why, sizeof why);
     TAP_OK(ok && s->n_cut == 0 && !why[0], "%s: nothing shortened, main panel there%s%s%s%s%s",
            what, s->n_cut ? " (cut: " : "", s->n_cut ? s->cut_example : "", s->n_cut ? ")" : "",
            why[0] ? "; " : "", ok ? why : err);
@@ -316,9 +342,22 @@ int main(void)
     const char *dump = getenv("PELAB_LAYOUT_DUMP");
     scene s;
     scene_init(&s, 1, 1, 0);
+    const char *only = getenv("PELAB_LAYOUT_ONLY"); /* one view, when looking at dumps */
     for (size_t v = 0; v < app_view_count(); v++)
         for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
-            run_case(&s, v, NULL, &cases[k], dump);
+            if (!only || !strcmp(only, app_view_at(v)->name))
+                run_case(&s, v, NULL, &cases[k], dump);
+    /* issue 27's projector zoom, 175%, for the model views (the window sizes the lessons are
+     * held to): square matrices, every bar, the next-token list, nothing cut */
+    static const size_case projector[] = {
+        {FE_WINDOW, 1024, 768, 1.75},
+        {FE_WINDOW, 1280, 800, 1.75},
+        {FE_WINDOW, 1024, 640, 1.75},
+    };
+    for (size_t v = 0; v < app_view_count(); v++)
+        if (!strcmp(app_view_at(v)->name, "attention") || !strcmp(app_view_at(v)->name, "compare"))
+            for (size_t k = 0; k < sizeof projector / sizeof projector[0]; k++)
+                run_case(&s, v, NULL, &projector[k], dump);
     for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++)
         for (size_t v = 0; v < app_view_count(); v++)
             if (!strcmp(app_view_at(v)->name, variants[i].view))

@@ -209,12 +209,11 @@ static void test_config(void)
 }
 
 /* Extension: both measures of every method against the library where a sample is a single
- * distance, for a few settings; the rows follow --curves. */
+ * distance, for a few settings; the rows follow --measure. */
 static void check_extension(const char *label, const char *const *o, int n)
 {
     app_state st = make("extension", o, n);
-    const char *both = "rope,rope-bound";
-    app_option_set(&st, app_option_find("curves"), both, err, sizeof err);
+    app_option_set(&st, app_option_find("measure"), "both", err, sizeof err);
     app_data d = {0};
     int rc = get_data(&st, &d);
     TAP_OK(rc == 0 && d.shape[0] == 13, "%s: data has r and 12 curves (%s)", label, err);
@@ -267,7 +266,7 @@ static void check_extension(const char *label, const char *const *o, int n)
  * most 1e6 / (samples x pairs) evenly spaced distances, between 2 and 32). */
 static void check_extension_wide(const char *dim)
 {
-    const char *o[] = {"dim", dim, "curves", "rope,rope-bound"};
+    const char *o[] = {"dim", dim, "measure", "both"};
     app_state st = make("extension", o, 4);
     app_data d = {0};
     int rc = get_data(&st, &d);
@@ -332,20 +331,29 @@ static void test_extension(void)
     check_extension_wide("4096");
     check_extension_wide("64");
 
-    /* default curves: the bound alone; --curves rope: the score alone */
+    /* by default the bound alone; --measure score: the score alone */
     const char *c[] = {"scaling", "yarn", "factor", "4"};
     app_state st = make("extension", c, 4);
     check_builds("extension", st, "decay bound");
     app_data d = {0};
     TAP_OK(get_data(&st, &d) == 0 && d.shape[0] == 7 && strstr(d.what, "bound"),
-           "default curves: r and six bound rows (%s)", d.what);
+           "default measure: r and six bound rows (%s)", d.what);
     TAP_OK(d.data && d.data[d.shape[1]] == 1, "the none curve is 1 at r = 0");
     app_data_free(&d);
-    app_option_set(&st, app_option_find("curves"), "rope", err, sizeof err);
+    app_option_set(&st, app_option_find("measure"), "score", err, sizeof err);
     TAP_OK(get_data(&st, &d) == 0 && d.shape[0] == 7 && strstr(d.what, "q=k=1"),
-           "--curves rope: r and six score rows");
+           "--measure score: r and six score rows");
     app_data_free(&d);
-    check_builds("extension --curves rope", st, "all-ones score");
+    check_builds("extension --measure score", st, "all-ones score");
+    /* the decay view's curves are not the extension's: they neither change its figure nor show
+     * in its status line (issue 27) */
+    app_option_set(&st, app_option_find("curves"), "rope-bound", err, sizeof err);
+    TAP_OK(get_data(&st, &d) == 0 && d.shape[0] == 7 && strstr(d.what, "q=k=1"),
+           "--curves leaves extension's measure alone");
+    app_data_free(&d);
+    TAP_OK(!app_view_uses(app_view_at((size_t)st.view), "curves") &&
+               app_view_uses(app_view_at((size_t)st.view), "measure"),
+           "extension uses measure, not the decay view's curves");
 
     /* a target beyond the cap is refused before any work, naming the options */
     const char *big[] = {"factor", "1000000", "orig-ctx", "1048576"};
@@ -366,7 +374,7 @@ static void test_extension_overlap(void)
             app_state st;
             app_state_default(&st);
             app_option_set(&st, app_option_find("view"), "extension", err, sizeof err);
-            if (curves) app_option_set(&st, app_option_find("curves"), "rope", err, sizeof err);
+            if (curves) app_option_set(&st, app_option_find("measure"), "score", err, sizeof err);
             const fig_theme *th = fig_theme_get(st.dark);
             int cols = sizes[z][0], rows = sizes[z][1];
             cellgrid g;
@@ -399,7 +407,7 @@ static void test_extension_overlap(void)
             TAP_OK(rc == 0 && nm >= 6 && hidden == 0 && dashed_named > 0,
                    "extension%s at %dx%d: each method shows in its own colour (braille cells:%s), "
                    "the legend names %d dashed",
-                   curves ? " --curves rope" : "", cols, rows, counts, dashed_named);
+                   curves ? " --measure score" : "", cols, rows, counts, dashed_named);
             app_view_ctx_free(&c);
             scene_free(&s);
             cellgrid_free(&g);

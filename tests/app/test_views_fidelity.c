@@ -471,7 +471,7 @@ static void test_longrope_views(void)
     /* extension and resolution draw longrope as a seventh method when the lists are there */
     set(&st, "view", "extension");
     set(&st, "seq-len", "0");
-    set(&st, "curves", "rope-bound");
+    set(&st, "measure", "bound");
     int rc = get_data(&st, &d);
     TAP_OK(rc == 0 && d.shape[0] == 8 && strstr(d.what, "longrope"),
            "extension with longrope lists: r and 7 curves (%s)", rc ? err : d.what);

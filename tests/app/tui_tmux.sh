@@ -129,5 +129,24 @@ wait_for "no rows" 10; ok $? ":data FIFO with no writer reads as empty, no hang"
 tm send-keys -t t q
 wait_for "[exit 0]" 10; ok $? "q quits after them"
 rm -f "$work_fifo"
+# issue 27 at a projector's 100x30: the RoPE view's status line leaves out the scaling knobs
+# while scaling is none and says the m its title says; e in frequencies prints two whole commands
+# (the animation was a fragment, "--animate dim=2:1024:48:log"), the animation sweeping the factor
+start /dev/null --view rope
+wait_for "RoPE: q at m=3"; ok $? "rope starts with q at m=3"
+screen | grep -qF "m=3 (auto)" && ! screen | grep -qE " f=4| L0=4096"
+ok $? "its status line: m=3 (auto), no f or L0 with scaling none"
+tm send-keys -t t -l ":view frequencies"
+tm send-keys -t t Enter
+wait_for "frequencies]"
+tm send-keys -t t e
+wait_for "factor=1:64:48:log"; ok $? "e in frequencies: the animation sweeps the factor"
+joined=$(screen | tr '\n' ' ' | tr -s ' ')
+case "$joined" in
+*"figure: pelab export frequencies --width 1200 --height 750 -o pelab-frequencies-1.png"*"animation: pelab export frequencies --scaling yarn --width 800 --height 500 --animate factor=1:64:48:log -o pelab-frequencies-1.gif"*) ok 0 "and both commands are whole" ;;
+*) ok 1 "and both commands are whole: $joined" ;;
+esac
+tm send-keys -t t q
+wait_for "[exit 0]" 10; ok $? "q quits after e"
 echo "1..$n"
 [ "$failed" -eq 0 ]

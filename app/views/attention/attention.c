@@ -22,6 +22,26 @@
 #include "options.h"
 #include "views.h"
 
+/* v for people (fig_num: 0.98, 7.7×10⁻⁷, 500,000) in a buffer of the statement that uses it, so
+ * one line may hold several: messages read as the figures' numbers do, never "9.8e-01" */
+static const char *num_text(double v, int sig, char *buf)
+{
+    fig_num(v, sig, buf, 48);
+    return buf;
+}
+#define NUM(v, sig) num_text((v), (sig), (char[48]){0})
+/* the same without a thousands comma below a million (10000): a terminal column's gauge label,
+ * which has no character to spare */
+static const char *num_short(double v, int sig, char *buf)
+{
+    if (fabs(v) >= 1e-3 && fabs(v) < 1e6)
+        snprintf(buf, 48, "%.*g", sig, v);
+    else
+        fig_num(v, sig, buf, 48);
+    return buf;
+}
+#define NUMS(v, sig) num_short((v), (sig), (char[48]){0})
+
 #define LOG_FLOOR 1e-3 /* log colours: weights below 0.001 share the lowest colour */
 
 /* What one figure draws from: the run, the step and head shown, and the colour scale. */
@@ -323,6 +343,7 @@ static void bars_pixels(actx *c, const app_attn *a, fig_rect r, const float *row
         int k = (int)floor(probe.area.w * 0.8 / minbar);
         j0 = n1 - (k < 2 ? 2 : k);
         if (j0 < 0) j0 = 0;
+        scene_note_squeeze(c->s); /* tokens without a bar: zoomed text gives way first */
     }
     /* the notes in the plot's top-left corner get headroom above the tallest bar */
     int notes = (c->kind == APP_SCALE_NOFIRST) + (j0 > 0);
@@ -585,6 +606,23 @@ static void draw_multiples(actx *c, const app_attn *a, fig_rect r, int chosen)
 
 /* with_bar: 1 draws the matrix with its colourbar; 2 draws it bare (no ticks, no axis names:
  * the compare view on a short canvas, where the labels would take most of a small square) */
+/* The matrix's axes, heatmap and (with_bar) colourbar in r; bare: no ticks or axis names. */
+static fig_axes matrix_axes(actx *c, fig_rect r, const float *m, int n1, int with_bar, int bare,
+                            const char *lab)
+{
+    const scene_target *t = c->t;
+    const fig_theme *th = c->th;
+    if (with_bar)
+        return app_draw_matrix(c->s, t, th, r, m, (size_t)n1, (size_t)n1, (size_t)n1, 0, n1, 0, n1,
+                               "key j", lab, c->map, c->vmin, c->vmax, c->cbar, th->mask);
+    fig_axes ax =
+        fig_axes_draw(c->s, t, th, r, 0, n1, 0, n1, bare ? NULL : "key j", bare ? NULL : lab,
+                      FIG_Y_DOWN | (bare ? FIG_NO_XTICKS | FIG_NO_YTICKS : 0));
+    scene_heatmap(c->s, ax.area.x, ax.area.y, ax.area.w, ax.area.h, m, (size_t)n1, (size_t)n1,
+                  (size_t)n1, c->vmin, c->vmax, c->map, th->mask);
+    return ax;
+}
+
 static void draw_head_matrix(actx *c, app_view_ctx *vc, const app_attn *a, fig_rect r, int head,
                              int with_bar)
 {
@@ -605,15 +643,24 @@ static void draw_head_matrix(actx *c, app_view_ctx *vc, const app_attn *a, fig_r
         r.w = wmax;
         if (t->cells) r.x = floor(r.x);
     }
-    fig_axes ax;
-    if (with_bar) {
-        ax = app_draw_matrix(c->s, t, th, r, m, (size_t)n1, (size_t)n1, (size_t)n1, 0, n1, 0, n1,
-                             "key j", lab, c->map, c->vmin, c->vmax, c->cbar, th->mask);
-    } else {
-        ax = fig_axes_draw(c->s, t, th, r, 0, n1, 0, n1, bare ? NULL : "key j", bare ? NULL : lab,
-                           FIG_Y_DOWN | (bare ? FIG_NO_XTICKS | FIG_NO_YTICKS : 0));
-        scene_heatmap(c->s, ax.area.x, ax.area.y, ax.area.w, ax.area.h, m, (size_t)n1, (size_t)n1,
-                      (size_t)n1, c->vmin, c->vmax, c->map, th->mask);
+    size_t first_item = c->s->n;
+    fig_axes ax = matrix_axes(c, r, m, n1, with_bar, bare, lab);
+    /* nor taller than wide (issue 27: a narrow column under the projector zoom drew a 70x170 px
+     * matrix): the height gives way, laid out again at the square, and the scene hears that the
+     * matrix got less than its room's height, so zoomed text steps down first (views.c) */
+    if (!t->cells && fabs(ax.area.h - ax.area.w) > 1) {
+        if (ax.area.h > ax.area.w * 1.15) scene_note_squeeze(c->s);
+        double cut = ax.area.h - ax.area.w; /* > 0: too tall; < 0: too wide (the labels took
+                                               less than the estimate above) */
+        if (cut > 0) {
+            r.y += cut / 2;
+            r.h -= cut;
+        } else {
+            r.x -= cut / 2;
+            r.w += cut;
+        }
+        c->s->n = first_item; /* the first try's items go; the arena keeps their bytes */
+        ax = matrix_axes(c, r, m, n1, with_bar, bare, lab);
     }
     if (!t->cells) { /* the current step is the last row */
         double y0 = fig_y(&ax, c->step), y1 = fig_y(&ax, c->step + 1);
@@ -764,9 +811,11 @@ static void draw_gauge(actx *c, const app_attn *a, fig_rect r)
         hi = fmax(now, trained) * 8;
         lg = 1;
         if (t->cells)
-            snprintf(buf, sizeof buf, "base %g \xe2\x97\x8f trained %g \xe2\x94\xbc", now, trained);
+            snprintf(buf, sizeof buf, "base %s \xe2\x97\x8f trained %s \xe2\x94\xbc", NUMS(now, 6),
+                     NUMS(trained, 6));
         else
-            snprintf(buf, sizeof buf, "RoPE base %g in use; trained with %g", now, trained);
+            snprintf(buf, sizeof buf, "RoPE base %s in use; trained with %s", NUM(now, 6),
+                     NUM(trained, 6));
     } else {
         now = c->st->attn.alibi_scale;
         trained = 1;
@@ -775,10 +824,11 @@ static void draw_gauge(actx *c, const app_attn *a, fig_rect r)
         lg = 0;
         int h = c->head >= 0 ? c->head : 0;
         if (t->cells)
-            snprintf(buf, sizeof buf, "slopes x%.3g \xe2\x97\x8f trained x1 \xe2\x94\xbc", now);
+            snprintf(buf, sizeof buf, "slopes x%s \xe2\x97\x8f trained x1 \xe2\x94\xbc",
+                     NUMS(now, 3));
         else
-            snprintf(buf, sizeof buf, "ALiBi slopes x%.4g (head %d: m=%.4g, trained %.4g)", now, h,
-                     a->slopes[h], a->trained_slopes[h]);
+            snprintf(buf, sizeof buf, "ALiBi slopes x%s (head %d: m=%s, trained %s)", NUM(now, 4),
+                     h, NUM(a->slopes[h], 4), NUM(a->trained_slopes[h], 4));
     }
     /* a narrow column: the size steps down, then the short form, on two lines if it must
      * (the gauge is then a line shorter: the ruler sits closer) */
@@ -787,13 +837,15 @@ static void draw_gauge(actx *c, const app_attn *a, fig_rect r)
     char second[64] = "";
     if (scene_text_width(t, buf, size) > r.w) {
         if (t->cells)
-            snprintf(buf, sizeof buf, "%g \xe2\x97\x8f trained %g \xe2\x94\xbc", now, trained);
+            snprintf(buf, sizeof buf, "%s \xe2\x97\x8f trained %s \xe2\x94\xbc", NUMS(now, 6),
+                     NUMS(trained, 6));
         else
-            snprintf(buf, sizeof buf, "%s %g, trained %g", rope ? "base" : "x", now, trained);
+            snprintf(buf, sizeof buf, "%s %s, trained %s", rope ? "base" : "x", NUM(now, 6),
+                     NUM(trained, 6));
     }
     if (!t->cells && scene_text_width(t, buf, size) > r.w) {
-        snprintf(buf, sizeof buf, "%s %g,", rope ? "base" : "x", now);
-        snprintf(second, sizeof second, "trained %g", trained);
+        snprintf(buf, sizeof buf, "%s %s,", rope ? "base" : "x", NUM(now, 6));
+        snprintf(second, sizeof second, "trained %s", NUM(trained, 6));
         size = 0.85;
         while (size > 0.6 &&
                (scene_text_width(t, buf, size) > r.w || scene_text_width(t, second, size) > r.w))
@@ -909,18 +961,19 @@ static void experiments(const actx *c, const app_attn *a, char *buf, size_t n)
     } while (0)
     if (st->attn.shift) ADD("  shift +%d", st->attn.shift);
     if (a->caps & LMI_CAN_ROPE_BASE)
-        ADD("  base %g%s", a->base, a->base == a->trained_base ? " (trained)" : "");
+        ADD("  base %s%s", NUM(a->base, 6), a->base == a->trained_base ? " (trained)" : "");
     if (a->scaled) {
         static const char *const names[] = {"none", "linear", "ntk",     "dynamic",
                                             "yarn", "llama3", "longrope"};
         int k = a->key.scaling;
-        ADD("  %s x%g", k >= 0 && k < 7 ? names[k] : "scaling", a->key.factor);
+        ADD("  %s x%s", k >= 0 && k < 7 ? names[k] : "scaling", NUM(a->key.factor, 6));
     }
     if (a->caps & LMI_CAN_ALIBI_SCALE)
-        ADD("  slopes x%g%s", st->attn.alibi_scale, st->attn.alibi_scale == 1 ? " (trained)" : "");
+        ADD("  slopes x%s%s", NUM(st->attn.alibi_scale, 6),
+            st->attn.alibi_scale == 1 ? " (trained)" : "");
     if (st->attn.generate > 0) ADD("  %s", st->attn.temperature > 0 ? "sampled" : "greedy");
     if (st->attn.generate > 0 && st->attn.temperature > 0)
-        ADD(" T=%g seed %d", st->attn.temperature, st->attn.gen_seed);
+        ADD(" T=%s seed %d", NUM(st->attn.temperature, 6), st->attn.gen_seed);
 #undef ADD
 }
 
@@ -941,8 +994,8 @@ static void notice_line(const actx *c, const app_attn *a, const char *dropped, c
     buf[0] = '\0';
     if (c->st->attn.shift > 0 && a->shift_diff >= 0)
         u += (size_t)snprintf(buf, n,
-                              "shift +%d: attention moved by at most %.1e, the pattern %s (%s). ",
-                              c->st->attn.shift, a->shift_diff,
+                              "shift +%d: attention moved by at most %s, the pattern %s (%s). ",
+                              c->st->attn.shift, NUM(a->shift_diff, 2),
                               a->shift_diff < 1e-4 ? "stays" : "changes", shift_why(a->pe));
     if (a->notice[0] && u < n) u += (size_t)snprintf(buf + u, n - u, "%s ", a->notice);
     if (dropped && dropped[0] && u < n) snprintf(buf + u, n - u, "%s", dropped);
