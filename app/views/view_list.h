@@ -24,6 +24,7 @@
     X(sinks)                                                                                       \
     X(usage)                                                                                       \
     X(distance)                                                                                    \
-    X(model_distance)
+    X(model_distance)                                                                              \
+    X(table)
 
 #endif
