@@ -166,8 +166,8 @@ static pe_params table_key(const pe_encoding *enc, const pe_params *p)
     return k;
 }
 
-const pe_matrix *app_view_table(app_view_ctx *c, const pe_encoding *enc, const pe_params *p,
-                                char *err, size_t errlen)
+const pe_matrix *app_enc_table(app_view_ctx *c, const pe_encoding *enc, const pe_params *p,
+                               char *err, size_t errlen)
 {
     if (!enc || !enc->table) {
         snprintf(err, errlen, "--pe %s: adds nothing to the input embeddings, so it has no table",

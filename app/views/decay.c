@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "trained.h"
 #include "views.h"
 
 static const char *const curve_label[APP_CURVE_COUNT] = {
@@ -267,10 +268,42 @@ static int gauss_sweep(const app_state *st, int stride, int kb, int kf, double *
     return 0;
 }
 
+/* The learned curve from the shipped learned model's trained table (issue 23; --weights init:
+ * the seeded table as before): PE(p0).PE(p) / PE(p0).PE(p0) over the model's rows, NaN past
+ * them, and past position 63 the rows training never reached. Cached in slot APP_CURVE_COUNT+1. */
+static const double *trained_curve(app_view_ctx *c, const app_state *st, char *err, size_t errlen)
+{
+    const app_trained *t = app_trained_get(c, APP_CURVE_COUNT + 2, "learned", err, errlen);
+    if (!t) return NULL;
+    struct {
+        int len, p0;
+    } key = {st->p.len, app_state_p0(st)};
+    double *y = app_cache_get(c, APP_CURVE_COUNT + 1, &key, sizeof key);
+    if (y) return y;
+    y = app_cache_put(c, APP_CURVE_COUNT + 1, &key, sizeof key, sizeof *y * (size_t)st->p.len);
+    if (!y) {
+        snprintf(err, errlen, "%s", app_cache_error());
+        return NULL;
+    }
+    int rows = t->pos.rows, C = t->pos.cols, p0 = key.p0;
+    const float *v = t->pos.values;
+    double y0 = 0;
+    for (int k = 0; p0 < rows && k < C; k++)
+        y0 += (double)v[(size_t)p0 * C + k] * v[(size_t)p0 * C + k];
+    for (int i = 0; i < st->p.len; i++) {
+        double d = 0;
+        for (int k = 0; i < rows && p0 < rows && k < C; k++)
+            d += (double)v[(size_t)p0 * C + k] * v[(size_t)i * C + k];
+        y[i] = i < rows && p0 < rows && y0 != 0 ? d / y0 : NAN;
+    }
+    return y;
+}
+
 /* The legend of curve w; xPos with partial rotary names the dimension zeta is taken over, where
  * torchscale (the full d) and lucidrains (the rotary dimension) differ. */
 static const char *decay_label(const app_state *st, int w)
 {
+    if (w == 1) return st->attn.weights_init ? "learned (init)" : "learned (trained)";
     if (w == 7 && 2 * (pe_rope_rotary_dim(&st->p) / 2) < st->p.dim)
         return st->p.xpos_zeta_rotary ? "xPos (q=k=1, zeta over rotary dim: lucidrains)"
                                       : "xPos (q=k=1, zeta over full d: torchscale)";
@@ -350,6 +383,7 @@ static const double *decay_curve_cached(app_view_ctx *c, const app_state *st, in
         int which, p0, head, stride, full;
         pe_params p;
     } key;
+    if (which == 1 && !st->attn.weights_init) return trained_curve(c, st, err, errlen);
     if (!sweeps(which)) stride = 1;
     memset(&key, 0, sizeof key);
     key.which = which;
@@ -634,6 +668,6 @@ const app_view app_view_decay = {
     .data = decay_data,
     .options = "pe dim len base freq pairing rotary-frac scaling factor orig-ctx seq-len "
                "attn-factor heads "
-               "head slope-ratio alibi xpos-scale xpos-zeta std seed pos curves",
+               "head slope-ratio alibi xpos-scale xpos-zeta std seed weights pos curves",
     .record = "pos", /* p0 walking along the positions */
 };

@@ -7,7 +7,22 @@
 #include <string.h>
 
 #include "colormap.h"
+#include "trained.h"
 #include "views.h"
+
+/* --pe learned shows the shipped learned model's trained table (issue 23): a table of its own
+ * width (d = 64) and 4 x ctx rows, the rows past its context never trained; --weights init
+ * shows the seeded N(0, std) table the model started from, at any --len and --dim. */
+static int learned_trained(const app_state *st)
+{
+    return strcmp(st->enc->name, "learned") == 0 && !st->attn.weights_init;
+}
+
+/* The trained table (cached in slot 2), NULL with err when the model is missing. */
+static const app_trained *trained_table(app_view_ctx *c, char *err, size_t errlen)
+{
+    return app_trained_get(c, 2, "learned", err, errlen);
+}
 
 /* RoPE's angles as a (L, rotary_dim) table: cos and sin of m*theta_k in the pairing's layout. */
 static int rope_angle_table(const pe_params *p, pe_matrix *out, char *err, size_t errlen)
@@ -60,6 +75,31 @@ static const pe_matrix *view_matrix(app_view_ctx *c, const app_state *st, char *
         c->table_valid = 1;
         return &c->table;
     }
+    if (st->enc && learned_trained(st)) { /* (len, d) of the trained table, NaN past its rows */
+        const app_trained *t = trained_table(c, err, errlen);
+        if (!t) return NULL;
+        struct {
+            int len;
+            char name[128];
+        } key;
+        memset(&key, 0, sizeof key);
+        key.len = st->p.len;
+        snprintf(key.name, sizeof key.name, "%s", t->name);
+        pe_matrix *m = app_cache_get(c, 3, &key, sizeof key);
+        if (m) return m;
+        size_t L = (size_t)st->p.len, C = (size_t)t->pos.cols;
+        m = app_cache_put(c, 3, &key, sizeof key, sizeof *m + L * C * sizeof(float));
+        if (!m) {
+            snprintf(err, errlen, "%s", app_cache_error());
+            return NULL;
+        }
+        m->rows = L;
+        m->cols = C;
+        m->data = (float *)(m + 1);
+        for (size_t i = 0; i < L * C; i++)
+            m->data[i] = i / C < (size_t)t->pos.rows ? t->pos.values[i] : NAN;
+        return m;
+    }
     if (!st->enc || !st->enc->table) {
         snprintf(err, errlen,
                  "--pe %s: adds nothing to the input, so there is no table to draw (try the "
@@ -67,7 +107,7 @@ static const pe_matrix *view_matrix(app_view_ctx *c, const app_state *st, char *
                  st->enc ? st->enc->name : "none");
         return NULL;
     }
-    return app_view_table(c, st->enc, &st->p, err, errlen);
+    return app_enc_table(c, st->enc, &st->p, err, errlen);
 }
 
 static int heatmap_validate(const app_state *st, char *err, size_t errlen)
@@ -126,6 +166,14 @@ static int heat_entries(app_view_ctx *c, const app_state *st, const size_t *rows
     } else if (strcmp(st->enc->name, "sinusoidal") == 0) {
         rc = st->enc->validate(&st->p, err, errlen) < 0 ? -1 : 0;
         if (rc == 0) pe_sinusoidal_sample(&st->p, rows, nr, colv, nc, out);
+    } else if (learned_trained(st)) {
+        const app_trained *t = trained_table(c, err, errlen);
+        if (!t) rc = -1;
+        for (size_t i = 0; t && i < nr; i++)
+            for (size_t j = 0; j < nc; j++)
+                out[i * nc + j] = rows[i] < (size_t)t->pos.rows && colv[j] < (size_t)t->pos.cols
+                                      ? t->pos.values[rows[i] * (size_t)t->pos.cols + colv[j]]
+                                      : NAN;
     } else if (strcmp(st->enc->name, "learned") == 0) {
         const pe_rng *r = app_view_learned_states(c, 1, st, err, errlen);
         if (!r) rc = -1;
@@ -148,6 +196,7 @@ static const heat_sample *heat_get_sample(app_view_ctx *c, const app_state *st, 
         const pe_encoding *enc;
         pe_params p;
         size_t row0, nrows, nr, nc;
+        int trained;
     } key;
     memset(&key, 0, sizeof key);
     key.enc = st->enc;
@@ -156,6 +205,7 @@ static const heat_sample *heat_get_sample(app_view_ctx *c, const app_state *st, 
     key.nrows = nrows;
     key.nr = nr;
     key.nc = nc;
+    key.trained = learned_trained(st);
     heat_sample *h = app_cache_get(c, 0, &key, sizeof key);
     if (h) return h;
     size_t *rows = malloc((nr + nc) * sizeof *rows);
@@ -188,11 +238,16 @@ static int heatmap_build(app_view_ctx *c, const app_state *st, scene *s, const s
     const fig_theme *th = fig_theme_get(st->dark);
     if (heatmap_validate(st, err, errlen) < 0) return -1;
     if (st->enc->validate && st->enc->validate(&st->p, err, errlen) < 0) return -1;
-    int rot = is_rotary(st->enc);
-    size_t L = (size_t)st->p.len,
-           cols = rot ? (size_t)pe_rope_rotary_dim(&st->p) : (size_t)st->p.dim;
+    int rot = is_rotary(st->enc), trained = learned_trained(st);
+    const app_trained *tm = trained ? trained_table(c, err, errlen) : NULL;
+    if (trained && !tm) return -1;
+    size_t L = (size_t)st->p.len, cols = rot       ? (size_t)pe_rope_rotary_dim(&st->p)
+                                         : trained ? (size_t)tm->pos.cols
+                                                   : (size_t)st->p.dim;
     char title[128], sub[256];
-    if (rot)
+    if (trained)
+        snprintf(title, sizeof title, "learned position table, trained (%.60s)", tm->name);
+    else if (rot)
         snprintf(title, sizeof title, "%s: cos/sin of the rotation angle m\xc2\xb7" APP_THETA_K,
                  st->enc->name);
     else
@@ -204,6 +259,12 @@ static int heatmap_build(app_view_ctx *c, const app_state *st, scene *s, const s
             (rot ? APP_SUB_BASE | APP_SUB_PAIRING | APP_SUB_SCALING : 0) |
             (strcmp(st->enc->name, "learned") == 0 ? APP_SUB_SEED : 0),
         sub, sizeof sub);
+    if (trained) { /* the model's own width and rows, not --dim and --seed */
+        char none[48] = "";
+        if ((size_t)tm->pos.rows < L) snprintf(none, sizeof none, ", none past %d", tm->pos.rows);
+        snprintf(sub, sizeof sub, "d=%zu (the model's)  L=%d  rows from %d never trained%s", cols,
+                 st->p.len, tm->pos.reached, none);
+    }
     fig_rect r = app_frame(s, t, th, title, sub);
 
     /* the position window (mouse-wheel zoom in the window) */
@@ -222,6 +283,11 @@ static int heatmap_build(app_view_ctx *c, const app_state *st, scene *s, const s
     fig_axes a = app_draw_matrix(s, t, th, r, hs->v, nr, nc, nc, 0, (double)cols, (double)row0,
                                  (double)(row0 + nrows), "dimension", "position", map, vmin, vmax,
                                  "value", th->mask);
+    if (trained && tm->pos.reached >= (int)row0 && tm->pos.reached < (int)(row0 + nrows)) {
+        char lab[32];
+        snprintf(lab, sizeof lab, "ctx %d", tm->pos.reached);
+        fig_hmark(s, t, th, &a, tm->pos.reached, lab);
+    }
     c->main = a;
     fig_mark_main(s, a.area, "plot");
     c->has_main = 1;
@@ -264,10 +330,14 @@ static int heatmap_data(app_view_ctx *c, const app_state *st, app_data *out, cha
         if (app_data_alloc(out, 2, m->rows, m->cols, 0, err, errlen) < 0) return -1;
         for (size_t i = 0; i < m->rows * m->cols; i++) out->data[i] = m->data[i];
     }
-    snprintf(out->what, sizeof out->what,
-             is_rotary(st->enc) ? "(len, rotary_dim): cos/sin of m*theta_k, %s, float32"
-                                : "(len, dim): PE[position][dimension] of %s, float32",
-             st->enc->name);
+    snprintf(
+        out->what, sizeof out->what,
+        is_rotary(st->enc) ? "(len, rotary_dim): cos/sin of m*theta_k, %s, float32"
+        : learned_trained(st)
+            ? "(len, dim): PE[position][dimension] of %s, trained (assets/models/learned.pelab; "
+              "nan: no row), float32"
+            : "(len, dim): PE[position][dimension] of %s, float32",
+        st->enc->name);
     return 0;
 }
 
@@ -302,6 +372,6 @@ const app_view app_view_heatmap = {
     .validate = heatmap_validate,
     .build = heatmap_build,
     .data = heatmap_data,
-    .options = "pe dim len base layout freq std seed cmap",
+    .options = "pe dim len base layout freq std seed weights cmap",
     .wheel = heatmap_wheel,
 };

@@ -134,7 +134,7 @@ static int sim_build(app_view_ctx *c, const app_state *st, scene *s, const scene
 {
     const fig_theme *th = fig_theme_get(st->dark);
     int closed = is_sinusoidal(st), rows = is_learned(st);
-    const pe_matrix *tab = closed || rows ? NULL : app_view_table(c, st->enc, &st->p, err, errlen);
+    const pe_matrix *tab = closed || rows ? NULL : app_enc_table(c, st->enc, &st->p, err, errlen);
     const pe_rng *states = rows ? app_view_learned_states(c, 1, st, err, errlen) : NULL;
     if (!closed && !tab && !states) return -1;
     char title[128], sub[256];
@@ -257,7 +257,7 @@ static int sim_build(app_view_ctx *c, const app_state *st, scene *s, const scene
 
 static int sim_data(app_view_ctx *c, const app_state *st, app_data *out, char *err, size_t errlen)
 {
-    const pe_matrix *tab = app_view_table(c, st->enc, &st->p, err, errlen);
+    const pe_matrix *tab = app_enc_table(c, st->enc, &st->p, err, errlen);
     if (!tab) return -1;
     pe_matrix sim = {0};
     if (pe_similarity(tab, st->cosine, &sim, err, errlen) < 0) return -1;

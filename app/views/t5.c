@@ -2,19 +2,61 @@
  * as a step curve (exact buckets for |rel| below max_exact, log-spaced ones up to max_distance,
  * the last bucket beyond); bidirectional T5 gives the keys after the query their own half of
  * the buckets, causal T5 puts them all in bucket 0 (they are masked anyway). Right, the (L, L)
- * bias matrix one head gets from it: each bucket holds one learned scalar per head (seeded
- * here), so the matrix is constant along diagonals and coarsens away from the main one. */
+ * bias matrix one head gets from it: each bucket holds one learned scalar per head, so the
+ * matrix is constant along diagonals and coarsens away from the main one. The scalars are the
+ * shipped t5 model's trained ones (with its bucketing), or with --weights init pe/'s seeded
+ * values under the options, as at initialisation (issue 23). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "colormap.h"
+#include "trained.h"
 #include "views.h"
 
-static int t5_head(const app_state *st)
+/* Where the bias values come from (issue 23): by default the shipped t5 model's trained values,
+ * with its bucketing (heads, buckets, max distance, causal) in place of the options';
+ * --weights init: pe/'s seeded values under the options, as at initialisation. */
+typedef struct t5_src {
+    pe_params p;          /* the bucketing in effect */
+    const float *vals;    /* (heads, buckets) */
+    pe_matrix own;        /* the seeded values (init), freed by t5_src_free */
+    const app_trained *t; /* the model (trained), else NULL */
+} t5_src;
+
+static int t5_source(app_view_ctx *c, const app_state *st, t5_src *s, char *err, size_t errlen)
 {
-    return st->head >= 0 ? st->head : 0;
+    memset(s, 0, sizeof *s);
+    s->p = st->p;
+    if (st->attn.weights_init) {
+        if (pe_t5_values(&st->p, &s->own, err, errlen) < 0) return -1;
+        s->vals = s->own.data;
+        return 0;
+    }
+    s->t = app_trained_get(c, 2, "t5", err, errlen);
+    if (!s->t) return -1;
+    if (s->t->pos.kind != LMI_POS_BUCKETS) {
+        snprintf(err, errlen, "%s: not a T5 model", s->t->name);
+        return -1;
+    }
+    s->p.heads = s->t->pos.rows;
+    s->p.t5_buckets = s->t->pos.buckets;
+    s->p.t5_max_distance = s->t->pos.max_distance;
+    s->p.t5_bidirectional = s->t->pos.bidirectional;
+    s->vals = s->t->pos.values;
+    return 0;
+}
+
+static void t5_src_free(t5_src *s)
+{
+    pe_matrix_free(&s->own);
+}
+
+static int t5_head(const app_state *st, const pe_params *p)
+{
+    int h = st->head >= 0 ? st->head : 0;
+    return h < p->heads ? h : p->heads - 1; /* the trained model has its own head count */
 }
 
 static int t5v_validate(const app_state *st, char *err, size_t errlen)
@@ -31,16 +73,15 @@ static int t5v_validate(const app_state *st, char *err, size_t errlen)
 
 /* The rel range drawn: a half past max_distance, so the saturated last bucket shows, and at
  * least what the (L, L) matrix uses. */
-static int t5_range(const app_state *st)
+static int t5_range(const pe_params *p)
 {
-    long r = (long)ceil(1.5 * st->p.t5_max_distance);
-    if (r < st->p.len - 1) r = st->p.len - 1;
+    long r = (long)ceil(1.5 * p->t5_max_distance);
+    if (r < p->len - 1) r = p->len - 1;
     return r > PE_MAX_LEN ? PE_MAX_LEN : (int)r;
 }
 
-static int t5_bucket_of(const app_state *st, int rel)
+static int t5_bucket_of(const pe_params *p, int rel)
 {
-    const pe_params *p = &st->p;
     return pe_t5_bucket(rel, p->t5_bidirectional, p->t5_buckets, p->t5_max_distance);
 }
 
@@ -48,13 +89,15 @@ static int t5_bucket_of(const app_state *st, int rel)
  * resolution), then the finite range of the whole (L, L) matrix, found over the 2L - 1 distances
  * it holds (it is constant along diagonals); cached under the inputs it depends on. Every value
  * is pe_t5_value's, the entry the registry's t5 bias stores. NULL with err on failure. */
-static const float *t5_matrix(app_view_ctx *c, const pe_params *p, int h, size_t n, char *err,
+static const float *t5_matrix(app_view_ctx *c, const t5_src *src, int h, size_t n, char *err,
                               size_t errlen)
 {
+    const pe_params *p = &src->p;
     struct {
         int len, heads, buckets, max_distance, bidir, h;
         size_t n;
         uint64_t seed;
+        int trained;
     } key;
     memset(&key, 0, sizeof key);
     key.len = p->len;
@@ -65,17 +108,15 @@ static const float *t5_matrix(app_view_ctx *c, const pe_params *p, int h, size_t
     key.h = h;
     key.n = n;
     key.seed = p->seed;
+    key.trained = src->t != NULL;
     float *out = app_cache_get(c, 0, &key, sizeof key);
     if (out) return out;
-    pe_matrix vals = {0};
-    if (pe_t5_values(p, &vals, err, errlen) < 0) return NULL;
     out = app_cache_put(c, 0, &key, sizeof key, (n * n + 2) * sizeof *out);
     if (!out) {
-        pe_matrix_free(&vals);
         snprintf(err, errlen, "%s", app_cache_error());
         return NULL;
     }
-    const float *v = pe_matrix_row(&vals, (size_t)h);
+    const float *v = src->vals + (size_t)h * (size_t)p->t5_buckets;
     size_t L = (size_t)p->len;
     for (size_t i = 0; i < n; i++) {
         size_t pi = app_grid_pos(i, n, L);
@@ -92,51 +133,67 @@ static const float *t5_matrix(app_view_ctx *c, const pe_params *p, int h, size_t
     if (lo > hi) lo = hi = 0;
     out[n * n] = (float)lo;
     out[n * n + 1] = (float)hi;
-    pe_matrix_free(&vals);
     return out;
 }
 
 /* The range of the bias over every head and every reachable distance (--scale shared: one
  * colour scale, so stepping through the heads compares them); as t5_matrix's per-head range,
  * row L-1 holds every distance <= 0 and row 0 every distance >= 0. -1 with err on failure. */
-static int t5_shared_range(const pe_params *p, double *lo, double *hi, char *err, size_t errlen)
+static void t5_shared_range(const t5_src *src, double *lo, double *hi)
 {
-    pe_matrix vals = {0};
-    if (pe_t5_values(p, &vals, err, errlen) < 0) return -1;
+    const pe_params *p = &src->p;
     size_t L = (size_t)p->len;
     double a = INFINITY, b = -INFINITY;
     for (int h = 0; h < p->heads; h++) {
-        const float *v = pe_matrix_row(&vals, (size_t)h);
+        const float *v = src->vals + (size_t)h * (size_t)p->t5_buckets;
         for (size_t k = 0; k < L; k++) {
             float x = pe_t5_value(p, v, L - 1, k), y = pe_t5_value(p, v, 0, k);
             if (isfinite(x)) a = fmin(a, x), b = fmax(b, x);
             if (isfinite(y)) a = fmin(a, y), b = fmax(b, y);
         }
     }
-    pe_matrix_free(&vals);
     if (a > b) a = b = 0;
     *lo = a;
     *hi = b;
-    return 0;
 }
+
+static int t5v_draw(app_view_ctx *c, const app_state *st, const t5_src *src, scene *s,
+                    const scene_target *t, const fig_theme *th, char *err, size_t errlen);
 
 static int t5v_build(app_view_ctx *c, const app_state *st, scene *s, const scene_target *t,
                      char *err, size_t errlen)
 {
     const fig_theme *th = fig_theme_get(st->dark);
-    const pe_params *p = &st->p;
-    int h = t5_head(st), R = t5_range(st), bidir = p->t5_bidirectional != 0;
+    t5_src src;
+    if (t5_source(c, st, &src, err, errlen) < 0) return -1;
+    int rc = t5v_draw(c, st, &src, s, t, th, err, errlen);
+    t5_src_free(&src);
+    return rc;
+}
+
+static int t5v_draw(app_view_ctx *c, const app_state *st, const t5_src *src, scene *s,
+                    const scene_target *t, const fig_theme *th, char *err, size_t errlen)
+{
+    const pe_params *p = &src->p;
+    int h = t5_head(st, p), R = t5_range(p), bidir = p->t5_bidirectional != 0;
     int nb = p->t5_buckets, max_exact = bidir ? nb / 4 : nb / 2;
     char title[200], sub[256];
     /* one head is drawn; --head all (the default, all heads in alibi) draws the first, and the
      * title says so, as the status line's head=all does not */
     snprintf(title, sizeof title, "T5 relative buckets and the bias of head %d of %d%s", h,
              p->heads, st->head < 0 ? " (head=all: the first)" : "");
-    snprintf(sub, sizeof sub,
-             "%s  %d buckets  max_distance %d  exact below |rel| = %d  L=%d  seed=%llu  (values "
-             "seeded, as at init)",
-             bidir ? "bidirectional" : "causal", nb, p->t5_max_distance, max_exact, p->len,
-             (unsigned long long)p->seed);
+    if (src->t) /* the trained model's values and bucketing */
+        snprintf(sub, sizeof sub,
+                 "trained values of %.60s  %s  %d buckets  max_distance %d  exact below |rel| = "
+                 "%d  L=%d",
+                 src->t->name, bidir ? "bidirectional" : "causal", nb, p->t5_max_distance,
+                 max_exact, p->len);
+    else
+        snprintf(sub, sizeof sub,
+                 "%s  %d buckets  max_distance %d  exact below |rel| = %d  L=%d  seed=%llu  "
+                 "(values seeded, as at init)",
+                 bidir ? "bidirectional" : "causal", nb, p->t5_max_distance, max_exact, p->len,
+                 (unsigned long long)p->seed);
     /* which colour scaling, in the caption: the colourbar's label has no room for it at 200% */
     size_t u = strlen(sub);
     snprintf(sub + u, sizeof sub - u, "  colour: %s",
@@ -154,8 +211,8 @@ static int t5v_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     double *xs = xy, *ys = xy + cap;
     int rel = -R;
     while (rel <= R && n + 2 <= cap) {
-        int bk = t5_bucket_of(st, rel), end = rel;
-        while (end < R && t5_bucket_of(st, end + 1) == bk) end++;
+        int bk = t5_bucket_of(p, rel), end = rel;
+        while (end < R && t5_bucket_of(p, end + 1) == bk) end++;
         xs[n] = rel - 0.5;
         ys[n++] = bk;
         xs[n] = end + 0.5;
@@ -174,12 +231,11 @@ static int t5v_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     free(xy);
 
     size_t nm = (size_t)fmin(p->len, ceil(fmax(1, fmin(right.w, right.h))));
-    const float *bm = t5_matrix(c, p, h, nm, err, errlen);
+    const float *bm = t5_matrix(c, src, h, nm, err, errlen);
     if (!bm) return -1;
     double lo = bm[nm * nm], hi = bm[nm * nm + 1];
     /* window is ALiBi's reading (exp(bias) of a fixed slope); a T5 head keeps its own range */
-    if (st->scale_shared == APP_SCALE_SHARED && t5_shared_range(p, &lo, &hi, err, errlen) < 0)
-        return -1;
+    if (st->scale_shared == APP_SCALE_SHARED) t5_shared_range(src, &lo, &hi);
     double vmin, vmax;
     const cmap *map = app_pick_map(st, lo, hi, &vmin, &vmax);
     fig_axes m = app_draw_matrix(s, t, th, right, bm, nm, nm, nm, 0, p->len, 0, p->len, "key j",
@@ -196,11 +252,8 @@ static int t5v_build(app_view_ctx *c, const app_state *st, scene *s, const scene
         if (t->cells) fx = floor(fx) + 0.5;
         app_cursor_line(s, t, th, fx, a.area.y, fx, a.area.y + a.area.h);
         /* the exact value under the cursor (the figure may be sampled) */
-        pe_matrix vals = {0};
-        if (pe_t5_values(p, &vals, err, errlen) < 0) return -1;
-        int bk = t5_bucket_of(st, j - i);
-        double v = (!bidir && j > i) ? -INFINITY : pe_matrix_row(&vals, (size_t)h)[bk];
-        pe_matrix_free(&vals);
+        int bk = t5_bucket_of(p, j - i);
+        double v = (!bidir && j > i) ? -INFINITY : src->vals[(size_t)h * (size_t)nb + (size_t)bk];
         if (isfinite(v))
             snprintf(c->readout, sizeof c->readout, "i %d  j %d  rel %d  bucket %d  bias %+.6g", i,
                      j, j - i, bk, v);
@@ -213,30 +266,29 @@ static int t5v_build(app_view_ctx *c, const app_state *st, scene *s, const scene
 
 static int t5v_data(app_view_ctx *c, const app_state *st, app_data *out, char *err, size_t errlen)
 {
-    (void)c;
-    const pe_params *p = &st->p;
-    int R = t5_range(st), h = t5_head(st);
-    pe_matrix vals = {0};
-    if (pe_t5_values(p, &vals, err, errlen) < 0) return -1;
+    t5_src src;
+    if (t5_source(c, st, &src, err, errlen) < 0) return -1;
+    const pe_params *p = &src.p;
+    int R = t5_range(p), h = t5_head(st, p);
     size_t n = 2 * (size_t)R + 1;
     if (app_data_alloc(out, 2, n, 3, 0, err, errlen) < 0) {
-        pe_matrix_free(&vals);
+        t5_src_free(&src);
         return -1;
     }
-    const float *v = pe_matrix_row(&vals, (size_t)h);
+    const float *v = src.vals + (size_t)h * (size_t)p->t5_buckets;
     for (size_t i = 0; i < n; i++) {
-        int rel = (int)i - R, bk = t5_bucket_of(st, rel);
+        int rel = (int)i - R, bk = t5_bucket_of(p, rel);
         double *row = out->data + i * 3;
         row[0] = rel;
         row[1] = bk;
         row[2] = (!p->t5_bidirectional && rel > 0) ? -INFINITY : v[bk];
     }
-    pe_matrix_free(&vals);
     out->f64 = 1;
     snprintf(out->what, sizeof out->what,
              "(2R+1, 3): rel = j - i from -%d to %d, its bucket, head %d's bias bias[i][j] = "
-             "value[bucket(j - i)] (-inf: masked, causal)",
-             R, R, h);
+             "value[bucket(j - i)] (-inf: masked, causal), %s",
+             R, R, h, src.t ? "trained (assets/models/t5.pelab)" : "seeded init");
+    t5_src_free(&src);
     return 0;
 }
 
@@ -247,5 +299,5 @@ const app_view app_view_t5 = {
     .validate = t5v_validate,
     .build = t5v_build,
     .data = t5v_data,
-    .options = "len heads head buckets max-distance t5 scale seed cmap",
+    .options = "len heads head buckets max-distance t5 scale seed weights cmap",
 };

@@ -21,6 +21,7 @@
     X(attention)                                                                                   \
     X(compare)                                                                                     \
     X(extrapolation)                                                                               \
-    X(sinks)
+    X(sinks)                                                                                       \
+    X(table)
 
 #endif

@@ -109,8 +109,8 @@ void *app_cache_reuse(app_view_ctx *c, int slot, const void *key, size_t klen, s
  * budget's message, or "out of memory ...". */
 const char *app_cache_error(void);
 /* The (L, d) table of enc under p, cached in c; NULL with err when enc has no table or fails. */
-const pe_matrix *app_view_table(app_view_ctx *c, const pe_encoding *enc, const pe_params *p,
-                                char *err, size_t errlen);
+const pe_matrix *app_enc_table(app_view_ctx *c, const pe_encoding *enc, const pe_params *p,
+                               char *err, size_t errlen);
 
 /* The learned table's generator state at the start of every row (pe_learned_row_states), in
  * slot of c, cached under what it depends on (L, d, seed): a figure then draws only the rows it

@@ -262,6 +262,18 @@ int lmi_set_alibi_scale(lmi_session *s, double scale, char *err, size_t errlen)
     return rc;
 }
 
+int lmi_pos_params(const lmi_model *m, lmi_pos *out, char *err, size_t errlen)
+{
+    if (!m || !m->arch || !out)
+        return fail(err, errlen, PE_EINVAL, "position parameters: no model");
+    memset(out, 0, sizeof *out);
+    if (!m->arch->pos_params)
+        return fail(err, errlen, LMI_ENOTSUP,
+                    "%s: the %s architecture cannot report its position parameters", m->info.name,
+                    m->arch->name);
+    return m->arch->pos_params(m, out, err, errlen);
+}
+
 int lmi_set_rope_scaling(lmi_session *s, const pe_rope_scaling *sc, char *err, size_t errlen)
 {
     if (!s->m) return fail(err, errlen, PE_EINVAL, "RoPE scaling: no session");

@@ -73,6 +73,37 @@ typedef struct lmi_info {
                                    NULL */
 } lmi_info;
 
+/* What a model's position scheme holds, as lmi_pos_params reports it (issue 23: the trained
+ * tables, where the explorer used to show only the formulas and a random init). */
+enum {
+    LMI_POS_NONE = 0,    /* nothing: NoPE (only the causal mask orders the tokens) */
+    LMI_POS_TABLE = 1,   /* a (rows, cols) table added to the input: learned, sinusoidal */
+    LMI_POS_BUCKETS = 2, /* T5: a scalar per (head, bucket of the distance j - i) */
+    LMI_POS_SLOPES = 3,  /* ALiBi: a slope per head */
+    LMI_POS_ROPE = 4,    /* RoPE: the frequency base of the rotation */
+};
+
+typedef struct lmi_pos {
+    int kind;    /* LMI_POS_* */
+    int trained; /* 1: training set the values (a learned table, T5's biases); 0: the scheme fixes
+                    them (a sinusoidal table, ALiBi slopes and a RoPE base as configured) */
+    /* TABLE: row p (of rows) is added at position p; cols = the model width. BUCKETS: (heads,
+     * buckets) bias values, shared by every layer. NULL for a fixed table: pe/'s registry
+     * computes it from params. Valid while the model is open. */
+    const float *values;
+    const float *init; /* the same shape as values at initialisation, when the model knows it
+                          (pelab's own models: from their seed); else NULL */
+    int rows, cols;
+    int reached; /* TABLE: rows 0..reached-1 are positions training used (the context); later rows
+                    never got a gradient */
+    int buckets, max_distance, bidirectional; /* BUCKETS: T5's bucketing of j - i */
+    const double *slopes;                     /* SLOPES: (info.heads) the slopes in use */
+    double base;                              /* ROPE: the trained base */
+    int rot_dim;                              /* ROPE: rotated dimensions of a head */
+    pe_params params; /* the scheme's parameters as pe/ reads them (pe_name's encoding): the
+                         defaults and fixed tables are computed from these */
+} lmi_pos;
+
 typedef struct lmi_arch lmi_arch;
 
 typedef struct lmi_model {
@@ -136,6 +167,8 @@ struct lmi_arch {
     int (*set_offset)(lmi_session *s, int offset, char *err, size_t errlen);
     int (*set_rope_base)(lmi_session *s, double base, char *err, size_t errlen);
     int (*set_alibi_scale)(lmi_session *s, double scale, char *err, size_t errlen);
+    /* The model's position parameters (lmi_pos; out is zeroed by the caller). */
+    int (*pos_params)(const lmi_model *m, lmi_pos *out, char *err, size_t errlen);
     /* Replace the trained RoPE scaling with sc (type NONE: back to the trained one). */
     int (*set_rope_scaling)(lmi_session *s, const pe_rope_scaling *sc, char *err, size_t errlen);
     /* Optional (NULL: the model's vocabulary is its own, words as typed). Use the tokenizer at
@@ -172,6 +205,11 @@ int lmi_tokenize(const lmi_model *m, const char *text, size_t len, lmi_token *ou
  * Writes at most cap bytes with a NUL; returns the length needed, or -1 for an id out of range
  * (buf then holds ""). */
 int lmi_token_text(const lmi_model *m, int id, char *buf, size_t cap);
+
+/* What the model's position scheme holds: a trained table, T5's bucket biases, ALiBi's slopes,
+ * RoPE's base, or nothing (lmi_pos). Pointers stay valid while m is open. LMI_ENOTSUP when the
+ * architecture cannot say. */
+int lmi_pos_params(const lmi_model *m, lmi_pos *out, char *err, size_t errlen);
 
 /* Use the tokenizer at path (a file, or a folder to search) instead of the one found beside the
  * model. LMI_ENOTSUP with one line for a model whose vocabulary is its own (pelab's tiny

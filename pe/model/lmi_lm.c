@@ -293,6 +293,31 @@ static int lm_lmi_set_rope_base(lmi_session *s, double base, char *err, size_t e
     return rc;
 }
 
+/* GPT-2: its wpe table, every row within the trained context (n_positions); the Llama family:
+ * its RoPE base (rope_theta) and rotary dimension. */
+static int lm_lmi_pos_params(const lmi_model *lm, lmi_pos *out, char *err, size_t errlen)
+{
+    const lm_model *m = LM(lm);
+    const lm_config *c = &m->c;
+    (void)err;
+    (void)errlen;
+    out->params = c->rope;
+    if (c->arch == LM_ARCH_GPT2) {
+        out->kind = LMI_POS_TABLE;
+        out->trained = 1;
+        out->values = m->pos_emb;
+        out->rows = out->reached = c->seq_len;
+        out->cols = c->dim;
+        out->params.len = c->seq_len;
+        out->params.dim = c->dim;
+        return 0;
+    }
+    out->kind = LMI_POS_ROPE;
+    out->base = c->rope.base;
+    out->rot_dim = pe_rope_rotary_dim(&c->rope);
+    return 0;
+}
+
 /* The trained RoPE (the config's own rope_scaling included) with sc in its place, or the trained
  * scaling back for type NONE; the base in use stays. */
 static int lm_lmi_set_rope_scaling(lmi_session *s, const pe_rope_scaling *sc, char *err,
@@ -325,6 +350,7 @@ const lmi_arch lmi_arch_llama2c = {
     .attn_row = lm_lmi_attn_row,
     .set_offset = lm_lmi_set_offset,
     .set_rope_base = lm_lmi_set_rope_base,
+    .pos_params = lm_lmi_pos_params,
     .set_rope_scaling = lm_lmi_set_rope_scaling,
     .set_tokenizer = lm_lmi_set_tokenizer,
     .display = lm_lmi_display,
@@ -345,6 +371,7 @@ const lmi_arch lmi_arch_hf = {
     .attn_row = lm_lmi_attn_row,
     .set_offset = lm_lmi_set_offset,
     .set_rope_base = lm_lmi_set_rope_base,
+    .pos_params = lm_lmi_pos_params,
     .set_rope_scaling = lm_lmi_set_rope_scaling,
     .set_tokenizer = lm_lmi_set_tokenizer,
     .display = lm_lmi_display,

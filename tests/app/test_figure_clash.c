@@ -23,8 +23,10 @@
 #include "layout_cases.h"
 
 /* the views whose figures are held to this (issue 11's rvb part) */
-static const char *const views[] = {"rope", "decay", "extension", "resolution",
-                                    "t5",   "alibi", "xl",        "frequencies"};
+static const char *const views[] = {"rope",  "decay", "extension",   "resolution", "t5",
+                                    "alibi", "xl",    "frequencies", "table"};
+/* the table view once per kind of position parameters (issue 23); the other views: the default */
+static const char *const table_models[] = {"learned", "sinusoidal", "t5", "alibi", "rope"};
 
 typedef struct box {
     double x0, y0, x1, y1;
@@ -132,12 +134,13 @@ static void check_heads(const scene *s, char *why, size_t n)
                  ranges);
 }
 
-static void run_case(scene *s, size_t v, const size_case *c)
+static void run_case(scene *s, size_t v, const size_case *c, const char *model)
 {
     const char *name = app_view_at(v)->name;
     app_state st;
     app_state_default(&st);
     st.view = (int)v;
+    if (model) snprintf(st.attn.model_name, sizeof st.attn.model_name, "%s", model);
     st.zoom = c->zoom;
     app_explorer *x = calloc(1, sizeof *x);
     app_explorer_init(x, &st, c->fe == FE_WINDOW);
@@ -158,7 +161,8 @@ static void run_case(scene *s, size_t v, const size_case *c)
         snprintf(err, sizeof err, "%s", x->view_error);
     }
     char what[96];
-    snprintf(what, sizeof what, "%s %s %dx%d%s", name, fe_name[c->fe], c->w, c->h,
+    snprintf(what, sizeof what, "%s%s%s %s %dx%d%s", name, model ? " " : "", model ? model : "",
+             fe_name[c->fe], c->w, c->h,
              c->zoom != 1 ? (c->zoom == 1.5 ? " zoom 150%" : " zoom 200%") : "");
     char why[600];
     check_clash(s, &t, why, sizeof why);
@@ -184,8 +188,14 @@ int main(void)
     for (size_t k = 0; k < sizeof views / sizeof views[0]; k++)
         for (size_t v = 0; v < app_view_count(); v++)
             if (!strcmp(app_view_at(v)->name, views[k]))
-                for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
-                    run_case(&s, v, &cases[c]);
+                for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+                    if (strcmp(views[k], "table") != 0) {
+                        run_case(&s, v, &cases[c], NULL);
+                        continue;
+                    }
+                    for (size_t m = 0; m < sizeof table_models / sizeof table_models[0]; m++)
+                        run_case(&s, v, &cases[c], table_models[m]);
+                }
     scene_free(&s);
     return tap_done();
 }

@@ -265,6 +265,8 @@ typedef struct variant {
     const char *view, *name;
     int split, scale;
     double rope_base;
+    const char *model; /* NULL: the default model */
+    int part;          /* the table view's --part */
 } variant;
 
 static void run_case(scene *s, size_t v, const variant *var, const size_case *c, const char *dump)
@@ -278,6 +280,8 @@ static void run_case(scene *s, size_t v, const variant *var, const size_case *c,
         st.attn.split = var->split;
         st.attn.attn_scale = (app_attn_scale)var->scale;
         st.attn.rope_base = var->rope_base;
+        if (var->model) snprintf(st.attn.model_name, sizeof st.attn.model_name, "%s", var->model);
+        st.attn.table_part = var->part;
     }
     app_explorer *x = calloc(1, sizeof *x);
     app_explorer_init(x, &st, c->fe == FE_WINDOW);
@@ -331,10 +335,17 @@ static void run_case(scene *s, size_t v, const variant *var, const size_case *c,
 /* The attention views' other layouts: the content/position split, a base experiment (the gauge
  * panel), the log and no-first colour scales. */
 static const variant variants[] = {
-    {"attention", "split", 1, APP_SCALE_LINEAR, 0},
-    {"attention", "base-experiment", 0, APP_SCALE_LINEAR, 500},
-    {"attention", "nofirst", 0, APP_SCALE_NOFIRST, 0},
-    {"compare", "log", 0, APP_SCALE_LOG, 0},
+    {"attention", "split", 1, APP_SCALE_LINEAR, 0, NULL, 0},
+    {"attention", "base-experiment", 0, APP_SCALE_LINEAR, 500, NULL, 0},
+    {"attention", "nofirst", 0, APP_SCALE_NOFIRST, 0, NULL, 0},
+    {"compare", "log", 0, APP_SCALE_LOG, 0, NULL, 0},
+    /* the table view of every kind of position parameters (issue 23), and its single panels */
+    {"table", "learned", 0, 0, 0, "learned", 0},
+    {"table", "learned-pca", 0, 0, 0, "learned", 3},
+    {"table", "learned-curve", 0, 0, 0, "learned", 4},
+    {"table", "sinusoidal", 0, 0, 0, "sinusoidal", 0},
+    {"table", "t5", 0, 0, 0, "t5", 0},
+    {"table", "alibi", 0, 0, 0, "alibi", 0},
 };
 
 int main(void)

@@ -194,7 +194,9 @@ int main(void)
     const char *hr[] = {"view",    "heatmap", "pe",      "rope", "len",    "2048", "dim", "1536",
                         "pairing", "half",    "scaling", "yarn", "factor", "4",    NULL};
     check_matrix("heatmap rope yarn half", hr, 1, 2048, 1536, at_2d, 2e-6);
-    const char *hl[] = {"view", "heatmap", "pe", "learned", "len", "2048", "dim", "1024", NULL};
+    /* the seeded table (--weights init) at any size; the trained one: test_table.c */
+    const char *hl[] = {"view", "heatmap", "pe",      "learned", "len", "2048",
+                        "dim",  "1024",    "weights", "init",    NULL};
     check_matrix("heatmap learned", hl, 1, 2048, 1024, at_2d, 0);
     /* similarity: the sinusoid's closed form against the float32 table's dot products (the
      * data), which carry the table's rounding (float32 values and sums: a few parts in 1e7 of

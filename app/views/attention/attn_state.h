@@ -24,6 +24,9 @@ typedef struct app_attn_state {
     double play_speed;     /* autoplay: tokens per second */
     double step_frac;      /* autoplay: fraction of a step accumulated */
     char data_path[512];   /* extrapolation: a `pelab eval --extrapolate -o` CSV; "" = shipped */
+    int weights_init;      /* the trained position values (0) or their seeded init (1): the table
+                              view, and --pe learned / the t5 view's biases (issue 23) */
+    int table_part;        /* table view: which part (APP_TABLE_PART_*; 0 = all) */
     char tokenizer[512];   /* a real model's tokenizer file instead of the one beside it; "" */
     char compare_tokenizer[512]; /* the same for --compare */
     char ids[1024]; /* token ids "1,2,3" given instead of a prompt; "" = tokenize text */

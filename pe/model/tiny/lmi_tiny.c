@@ -1,6 +1,7 @@
 /* lmi_tiny.c: pelab's own transformer behind the model interface (lmi.h). A thin adapter: the
  * numbers are model.h's (model_load, model_session_*), the tokenizer is its word tokenizer. */
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,8 @@
 typedef struct tiny_model {
     model m;
     double slopes[MODEL_MAX_HEADS]; /* alibi: the trained slopes */
+    float *init;                    /* learned: wpe, t5: the bucket biases, as model_init made
+                                       them from the seed (lmi_pos.init); else NULL */
     size_t held;                    /* bytes reserved for the weights */
 } tiny_model;
 
@@ -30,6 +33,35 @@ static int tiny_probe(const char *path, const unsigned char *head, size_t n)
     size_t l = strlen(path);
     return (n >= 8 && memcmp(head, "PELABMDL", 8) == 0) ||
            (l > 6 && strcmp(path + l - 6, ".pelab") == 0);
+}
+
+/* The learned table or T5's biases as model_init drew them: the same pe/ calls on the recorded
+ * config (seed included), so a view can put the trained values beside their start. */
+static int tiny_init_values(tiny_model *t, char *err, size_t errlen)
+{
+    const model_config *c = &t->m.cfg;
+    pe_params p = c->pe;
+    pe_matrix v = {0};
+    int rc;
+    double scale = 1;
+    if (t->m.wpe) {
+        p.len = c->pos_len;
+        p.dim = c->dim;
+        rc = pe_learned_table(&p, &v, err, errlen);
+    } else {
+        rc = pe_t5_values(&p, &v, err, errlen);
+        scale = 2.0 / sqrt((double)c->dim); /* model_init's rescaling to std d^-1/2 */
+    }
+    if (rc) return rc;
+    size_t n = v.rows * v.cols;
+    t->init = malloc(n * sizeof *t->init);
+    if (!t->init) {
+        pe_matrix_free(&v);
+        return model_fail(err, errlen, PE_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++) t->init[i] = (float)(v.data[i] * scale);
+    pe_matrix_free(&v);
+    return 0;
 }
 
 static int tiny_open(lmi_model *lm, const char *path, char *err, size_t errlen)
@@ -53,6 +85,12 @@ static int tiny_open(lmi_model *lm, const char *path, char *err, size_t errlen)
     int pe = model_pe_from_name(c->pe_name);
     if (pe == MODEL_PE_ALIBI &&
         (rc = pe_alibi_slopes(c->heads, c->pe.slope_ratio, t->slopes, err, errlen))) {
+        pe_mem_release(t->held);
+        model_free(&t->m);
+        free(t);
+        return rc;
+    }
+    if ((pe == MODEL_PE_LEARNED || pe == MODEL_PE_T5) && (rc = tiny_init_values(t, err, errlen))) {
         pe_mem_release(t->held);
         model_free(&t->m);
         free(t);
@@ -92,6 +130,7 @@ static void tiny_close(lmi_model *lm)
     if (!t) return;
     pe_mem_release(t->held);
     model_free(&t->m);
+    free(t->init);
     free(t);
     lm->impl = NULL;
 }
@@ -233,6 +272,53 @@ static int tiny_set_alibi_scale(lmi_session *s, double scale, char *err, size_t 
     return rc;
 }
 
+static int tiny_pos_params(const lmi_model *lm, lmi_pos *out, char *err, size_t errlen)
+{
+    const tiny_model *t = TINY(lm);
+    const model_config *c = &t->m.cfg;
+    out->params = c->pe;
+    switch (model_pe_from_name(c->pe_name)) {
+    case MODEL_PE_LEARNED:
+        out->kind = LMI_POS_TABLE;
+        out->trained = 1;
+        out->values = t->m.wpe;
+        out->init = t->init;
+        out->rows = c->pos_len;
+        out->cols = c->dim;
+        out->reached = c->ctx;
+        break;
+    case MODEL_PE_SINUSOIDAL: /* fixed: pe/ computes it from params (len = ctx, dim = C) */
+        out->kind = LMI_POS_TABLE;
+        out->rows = out->reached = c->ctx;
+        out->cols = c->dim;
+        break;
+    case MODEL_PE_T5:
+        out->kind = LMI_POS_BUCKETS;
+        out->trained = 1;
+        out->values = t->m.t5;
+        out->init = t->init;
+        out->rows = c->heads;
+        out->cols = out->buckets = c->pe.t5_buckets;
+        out->max_distance = c->pe.t5_max_distance;
+        out->bidirectional = c->pe.t5_bidirectional;
+        break;
+    case MODEL_PE_ALIBI: /* pelab's ALiBi keeps the slopes of its ratio; training leaves them */
+        out->kind = LMI_POS_SLOPES;
+        out->slopes = t->slopes;
+        break;
+    case MODEL_PE_ROPE:
+        out->kind = LMI_POS_ROPE;
+        out->base = c->pe.base;
+        out->rot_dim = pe_rope_rotary_dim(&c->pe);
+        break;
+    default:
+        out->kind = LMI_POS_NONE;
+    }
+    (void)err;
+    (void)errlen;
+    return 0;
+}
+
 const lmi_arch lmi_arch_tiny = {
     .name = "tiny",
     .desc = "pelab's own transformer: a .pelab checkpoint from `pelab train`",
@@ -249,4 +335,5 @@ const lmi_arch lmi_arch_tiny = {
     .set_offset = tiny_set_offset,
     .set_rope_base = tiny_set_rope_base,
     .set_alibi_scale = tiny_set_alibi_scale,
+    .pos_params = tiny_pos_params,
 };
