@@ -7,7 +7,7 @@
 # TAP, one line per app file.
 set -u
 cd "${PELAB_SRC:?}" || exit 1
-allowed='^app/cmd/(cmd_model|bench_model|bench)\.c$'
+allowed='^app/cmd/(cmd_model|bench_model|bench|cmd_race)\.c$'
 tiny_headers=$(cd pe/model/tiny && ls ./*.h | sed 's|^\./||' | paste -sd'|')
 mapfile -t files < <(find app \( -name '*.c' -o -name '*.h' \) | sort)
 n=0 bad=0

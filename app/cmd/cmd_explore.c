@@ -40,6 +40,9 @@ static const app_cmd_opt gui_opts[] = {
      .help = "present a lesson in the window (pelab lesson --list)",
      .files = "lesson"},
     {.name = "slide", .code = 'S', .arg = "N", .help = "with --lesson: start at slide N"},
+    {.name = "race",
+     .code = 'R',
+     .help = "the position race in the window; race's options follow (pelab race --help)"},
     {.name = "help", .code = '?', .short_name = 'h', .help = "the options"},
     {0},
 };
@@ -122,6 +125,20 @@ static int explore_tui(int argc, char **argv)
 
 static int explore_gui(int argc, char **argv)
 {
+    /* `pelab gui --race [race options]`: the position race in the window (cmd_race.c), its
+     * options parsed by race's rows */
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--race")) {
+            char *args[256];
+            int n = 0;
+            args[n++] = "race";
+            for (int k = 1; k < argc && n < 253; k++)
+                if (k != i) args[n++] = argv[k];
+            args[n++] = "--display";
+            args[n++] = "window";
+            args[n] = NULL;
+            return app_command_race.fn(n, args);
+        }
     return explore(argc, argv, 1);
 }
 

@@ -127,6 +127,8 @@ static int parse_size(const char *v, app_export_opts *o, char *err, size_t errle
 
 int app_cmd_export(int argc, char **argv)
 {
+    /* the position race is drawn from its log, not from the figure options (cmd_export_race.c) */
+    if (argc > 1 && !strcmp(argv[1], "race")) return app_cmd_export_race(argc - 1, argv + 1);
     app_state st;
     app_state_default(&st);
     app_cli_record_command(&st, argc, argv, "export");
@@ -331,12 +333,13 @@ int app_cmd_export(int argc, char **argv)
     return 0;
 }
 
-const app_command app_command_export = {.name = "export",
-                                        .synopsis = "VIEW [options] -o FILE",
-                                        .summary =
-                                            "a figure (.png .svg .pdf) or its numbers (.csv .npy)",
-                                        .fn = app_cmd_export,
-                                        .figure_options = 1,
-                                        .words = "view",
-                                        .opts = export_opts,
-                                        .notes = "views, encodings and colormaps: pelab list"};
+const app_command app_command_export = {
+    .name = "export",
+    .synopsis = "VIEW [options] -o FILE",
+    .summary = "a figure (.png .svg .pdf) or its numbers (.csv .npy)",
+    .fn = app_cmd_export,
+    .figure_options = 1,
+    .words = "view",
+    .opts = export_opts,
+    .notes = "views, encodings and colormaps: pelab list. The position race from the folder a "
+             "race wrote: pelab export race --from DIR -o FILE (pelab export race --help)."};

@@ -905,3 +905,36 @@ const app_command app_command_eval = {
              "A real checkpoint over a text: pelab eval --model M --text FILE [--ctx N] "
              "[--scaling NAME --factor F] [-o FILE.csv]: the loss at every position of the "
              "text's windows, as CSV."};
+
+/* ---- lent to pelab race (cmd_race.c), which parses and checks as train does ---------------- */
+
+int app_model_parse_int(const char *cmd, const char *opt, const char *s, long lo, long hi, int *out)
+{
+    return parse_int(cmd, opt, s, lo, hi, out);
+}
+
+int app_model_parse_u64(const char *cmd, const char *opt, const char *s, uint64_t *out)
+{
+    return parse_u64(cmd, opt, s, out);
+}
+
+int app_model_parse_double(const char *cmd, const char *opt, const char *s, double lo, double hi,
+                           double *out)
+{
+    return parse_double(cmd, opt, s, lo, hi, out);
+}
+
+int app_model_story_dir(const char *given, char *buf, size_t n)
+{
+    return story_dir(given, buf, n);
+}
+
+int app_model_check_contents(const char *cmd, const char *path, const char *magic, const char *what)
+{
+    return check_contents(cmd, path, magic, what);
+}
+
+const char *app_model_shown(const char *s, char *buf, size_t n)
+{
+    return shown(s, buf, n);
+}

@@ -41,4 +41,20 @@ typedef struct model model;
  * "-o PATH: <reason>" in err. */
 int app_model_save(model *m, const char *path, char *err, size_t errlen);
 
+/* train's parsers and checks, lent to pelab race (cmd_race.c): the same messages, "pelab CMD:
+ * --OPT VALUE: expected ..." on stderr and -1 on a bad value. */
+#include <stdint.h>
+int app_model_parse_int(const char *cmd, const char *opt, const char *s, long lo, long hi,
+                        int *out);
+int app_model_parse_u64(const char *cmd, const char *opt, const char *s, uint64_t *out);
+int app_model_parse_double(const char *cmd, const char *opt, const char *s, double lo, double hi,
+                           double *out);
+/* The story grammar's folder: given, or the shipped assets/story. -1 after a message. */
+int app_model_story_dir(const char *given, char *buf, size_t n);
+/* An existing file at path must start with one of magic's '|'-separated beginnings. */
+int app_model_check_contents(const char *cmd, const char *path, const char *magic,
+                             const char *what);
+/* s with control characters written out, for standard output. */
+const char *app_model_shown(const char *s, char *buf, size_t n);
+
 #endif

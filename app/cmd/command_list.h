@@ -11,6 +11,7 @@
     X(export)                                                                                      \
     X(train)                                                                                       \
     X(eval)                                                                                        \
+    X(race)                                                                                        \
     X(generate)                                                                                    \
     X(tokenize)                                                                                    \
     X(bench)                                                                                       \

@@ -68,5 +68,7 @@ APP_COMMANDS(APP_COMMAND_DECLARE)
 
 /* `pelab export`'s run, which tests drive directly (cmd_export.c). */
 int app_cmd_export(int argc, char **argv);
+/* `pelab export race ...` (cmd_export_race.c); argv[0] is "race". */
+int app_cmd_export_race(int argc, char **argv);
 
 #endif

@@ -110,10 +110,11 @@ static int is_file(const char *p)
 }
 
 /* The shipped lessons in the order a course takes them: why position matters, the absolute
- * tables, rotation, biases, then what happens past the training length and how it is extended.
+ * tables, rotation, biases, then what happens past the training length and how it is extended,
+ * and last what the trained models made of their position parameters.
  * Lessons not named here (a user's, dropped into the folder) follow, alphabetically. */
-static const char *const teaching_order[] = {"why-position", "sinusoids",     "rope",
-                                             "alibi",        "extrapolation", "extension"};
+static const char *const teaching_order[] = {
+    "why-position", "sinusoids", "rope", "alibi", "extrapolation", "extension", "trained-position"};
 
 static int teaching_rank(const char *name)
 {

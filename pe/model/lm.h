@@ -48,6 +48,11 @@ typedef struct lm_config {
     int qkv_bias, o_bias; /* Llama family: biases on q/k/v (Qwen2, attention_bias) and on o */
     int mlp_bias;         /* Llama family: biases on gate/up/down (mlp_bias) */
     int bos_id, eos_id;   /* -1 when not known */
+    /* Sliding-window attention (Mistral's sliding_window; Qwen2's with use_sliding_window, on
+     * layers from max_window_layers on): query t sees keys j with t - j < window, as
+     * transformers' masks do. 0 = every earlier key. */
+    int window;
+    int window_from; /* the first layer with the window */
     /* RoPE of the Llama family: dim = head_dim, len = seq_len, base, pairing (interleaved for
      * llama2.c, half-split for Hugging Face's rotate_half), rotary fraction and the config's
      * rope_scaling; unused for GPT-2. */

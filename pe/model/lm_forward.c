@@ -181,6 +181,12 @@ static void attn_probs(const float *q, const float *k0, size_t kstride, int n, i
     for (int j = 0; j < n; j++) p[j] *= inv;
 }
 
+/* The first key token t (cache index) of layer l sees: its window's start, 0 without one. */
+static int first_key(const lm_config *c, int l, int t)
+{
+    return c->window > 0 && l >= c->window_from && t - c->window + 1 > 0 ? t - c->window + 1 : 0;
+}
+
 typedef struct attn_job {
     lm_session *s;
     int layer, n0, T;
@@ -199,15 +205,15 @@ static void attn_items(void *ctx, size_t i0, size_t i1)
     float scale = 1.0f / sqrtf((float)hd);
     for (size_t it = i0; it < i1; it++) {
         int t = (int)(it / (size_t)H), h = (int)(it % (size_t)H), kvh = h / grp;
-        int n = j->n0 + t + 1;
+        int n = j->n0 + t + 1, j0 = first_key(c, j->layer, j->n0 + t);
         float *p = s->att + it * C;
         attn_probs(ql + (size_t)(j->n0 + t) * Q + (size_t)h * (size_t)hd,
-                   kl + (size_t)kvh * (size_t)hd, KV, n, hd, scale, p);
+                   kl + (size_t)j0 * KV + (size_t)kvh * (size_t)hd, KV, n - j0, hd, scale, p);
         float *o = s->xb2 + (size_t)t * Q + (size_t)h * (size_t)hd;
         for (int i = 0; i < hd; i++) o[i] = 0.0f;
-        for (int jj = 0; jj < n; jj++) {
+        for (int jj = j0; jj < n; jj++) {
             const float *vj = vl + (size_t)jj * KV + (size_t)kvh * (size_t)hd;
-            float pj = p[jj];
+            float pj = p[jj - j0];
             for (int i = 0; i < hd; i++) o[i] += pj * vj[i];
         }
     }
@@ -357,8 +363,10 @@ int lm_attention_row(const lm_session *s, int layer, int head, int t, float *out
     size_t Q = qdim(c), KV = kvdim(c), C = (size_t)s->ctx, hd = (size_t)c->head_dim;
     int kvh = head / (c->n_heads / c->n_kv_heads);
     const float *q = s->qc + (size_t)layer * C * Q + (size_t)t * Q + (size_t)head * hd;
-    const float *k = s->kc + (size_t)layer * C * KV + (size_t)kvh * hd;
-    attn_probs(q, k, KV, t + 1, c->head_dim, 1.0f / sqrtf((float)c->head_dim), out);
+    int j0 = first_key(c, layer, t);
+    const float *k = s->kc + (size_t)layer * C * KV + (size_t)j0 * KV + (size_t)kvh * hd;
+    for (int j = 0; j < j0; j++) out[j] = 0.0f; /* outside the window */
+    attn_probs(q, k, KV, t + 1 - j0, c->head_dim, 1.0f / sqrtf((float)c->head_dim), out + j0);
     return PE_OK;
 }
 

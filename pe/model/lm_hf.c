@@ -7,8 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 
 #include "hf_config.h"
+#include "infile.h"
 #include "lm_internal.h"
 
 #define MAX_SHARDS 256
@@ -36,26 +38,20 @@ typedef struct hf_ctx {
 
 /* ---- config.json -------------------------------------------------------------------------- */
 
+/* config.json and the index through pe_infile (infile.h): a FIFO is read as it comes and never
+ * waited for, a device or a folder is refused, 4 MiB at most. */
 static int read_text(const char *path, char **out, char *err, size_t errlen)
 {
-    unsigned char *buf = malloc(PE_HF_CONFIG_MAX_BYTES + 1);
-    if (!buf) return pe_fail(err, errlen, PE_ENOMEM, "out of memory");
-    size_t got;
-    uint64_t size;
-    int rc = lm_read_head(path, buf, PE_HF_CONFIG_MAX_BYTES + 1, &got, &size, err, errlen);
-    if (rc == PE_OK && size > PE_HF_CONFIG_MAX_BYTES)
-        rc = pe_fail(err, errlen, PE_EINVAL, "%s: %llu bytes; files over 4 MiB are refused", path,
-                     (unsigned long long)size);
-    if (rc == PE_OK) {
-        buf[got] = 0;
-        if (strlen((char *)buf) != got)
-            rc = pe_fail(err, errlen, PE_EINVAL, "%s: a NUL byte in a JSON text", path);
-    }
+    char *buf = NULL;
+    size_t got = 0;
+    int rc = pe_infile_read(path, "", PE_HF_CONFIG_MAX_BYTES, &buf, &got, err, errlen);
+    if (rc == PE_OK && strlen(buf) != got)
+        rc = pe_fail(err, errlen, PE_EINVAL, "%s: a NUL byte in a JSON text", path);
     if (rc != PE_OK) {
         free(buf);
         return rc;
     }
-    *out = (char *)buf;
+    *out = buf;
     return PE_OK;
 }
 
@@ -250,6 +246,24 @@ static int parse_config(lm_model *m, const char *dir, char *err, size_t errlen)
             goto done;
         }
         c->rope.len = c->seq_len;
+        /* sliding windows: Mistral's on every layer when sliding_window is a number (null or
+         * absent: none); Qwen2's only with use_sliding_window, from max_window_layers on */
+        int use_sw = llama == 1;
+        if (llama == 2 && (rc = get_bool(root, "use_sliding_window", &use_sw, path, err, errlen)))
+            goto done;
+        const cJSON *sw = member(root, "sliding_window");
+        if (use_sw && sw && !cJSON_IsNull(sw)) {
+            if ((rc = get_int2(root, "sliding_window", NULL, 1, LM_MAX_CTX, &c->window, 1, path,
+                               err, errlen)))
+                goto done;
+            c->window_from = 0;
+            if (llama == 2) {
+                c->window_from = 28; /* Qwen2Config's default max_window_layers */
+                if ((rc = get_int2(root, "max_window_layers", NULL, 0, LM_MAX_LAYERS,
+                                   &c->window_from, 0, path, err, errlen)))
+                    goto done;
+            }
+        }
     }
 done:
     cJSON_Delete(root);
@@ -304,9 +318,8 @@ static int find_shards(hf_ctx *x)
     snprintf(path, sizeof path, "%s/model.safetensors.index.json", x->dir);
     char *text = NULL;
     int rc;
-    FILE *probe = fopen(path, "rb");
-    if (probe) {
-        fclose(probe);
+    struct stat st;
+    if (stat(path, &st) == 0) { /* there: read_text says what is wrong with it */
         if ((rc = read_text(path, &text, x->err, x->errlen))) return rc;
         cJSON *root = cJSON_Parse(text);
         const cJSON *wm = root ? cJSON_GetObjectItemCaseSensitive(root, "weight_map") : NULL;
@@ -327,13 +340,11 @@ static int find_shards(hf_ctx *x)
         if (rc) return rc;
     } else {
         snprintf(path, sizeof path, "%s/model.safetensors", x->dir);
-        FILE *f = fopen(path, "rb");
-        if (!f)
+        if (stat(path, &st) != 0)
             return pe_fail(x->err, x->errlen, PE_EINVAL,
                            "%s: no model.safetensors or model.safetensors.index.json (pelab reads "
                            "safetensors weights, not pytorch_model.bin)",
                            x->dir);
-        fclose(f);
         if ((rc = add_shard(x, "model.safetensors"))) return rc;
     }
     for (int i = 0; i < x->n_sh; i++)

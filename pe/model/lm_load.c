@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "infile.h"
 #include "lm_internal.h"
 
 const char *lm_base_name(const char *path)
@@ -21,13 +22,20 @@ const char *lm_base_name(const char *path)
 int lm_read_head(const char *path, unsigned char *buf, size_t n, size_t *got, uint64_t *file_size,
                  char *err, size_t errlen)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* pe_infile's rules (infile.h): the open never waits (a FIFO nobody writes), a device, a
+     * socket or a folder is refused before reading; only a regular file is read here, since
+     * the weights are mapped. The file is noted as an input, so no -o may replace it. */
+    int rc = pe_infile_check(path, "", err, errlen);
+    if (rc != PE_OK) return rc;
+    pe_infile_note(path);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return pe_fail(err, errlen, PE_EINVAL, "%s: cannot open: %s", path, strerror(errno));
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
-        return pe_fail(err, errlen, PE_EINVAL, "%s: not a regular file", path);
+        return pe_fail(err, errlen, PE_EINVAL,
+                       "%s: not a regular file (the weights are memory-mapped)", path);
     }
     size_t have = 0;
     while (have < n) {
@@ -64,11 +72,13 @@ int lm_map_add(lm_model *m, const char *path, uint64_t size, const void **base, 
     lm_map *nm = realloc(m->maps, (size_t)(m->n_maps + 1) * sizeof *nm);
     if (!nm) return pe_fail(err, errlen, PE_ENOMEM, "%s: out of memory", path);
     m->maps = nm;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* never waits: the file was a regular one when its head was read; if it was replaced by a
+     * FIFO since, the size check below refuses it */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return pe_fail(err, errlen, PE_EINVAL, "%s: cannot open: %s", path, strerror(errno));
     struct stat st;
-    if (fstat(fd, &st) != 0 || (uint64_t)st.st_size != size) {
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size != size) {
         close(fd);
         return pe_fail(err, errlen, PE_EINVAL, "%s: the file changed while it was being read",
                        path);

@@ -42,7 +42,8 @@ static int llama2c_probe(const char *path, const unsigned char *head, size_t n)
 {
     if (n >= 4 && memcmp(head, "24ka", 4) == 0) return 1; /* 0x616b3432 little-endian */
     if (n >= 8 && memcmp(head, "PELABMDL", 8) == 0) return 0;
-    return ends_with(path, ".bin") && n >= 28;
+    /* n == 0: empty, or not a regular file (a FIFO): the llama2.c loader says which */
+    return ends_with(path, ".bin") && (n >= 28 || n == 0);
 }
 
 static int hf_probe(const char *path, const unsigned char *head, size_t n)

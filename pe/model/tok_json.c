@@ -18,8 +18,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pe.h"
+#include "infile.h"
 #include "tok_internal.h"
 
 #define META "\xE2\x96\x81" /* "▁" U+2581 */
@@ -271,18 +273,13 @@ static cJSON *read_json_beside(const char *dir, const char *name)
     if (!dir) return NULL;
     char p[2048];
     snprintf(p, sizeof p, "%s/%s", dir, name);
-    FILE *f = fopen(p, "rb");
-    if (!f) return NULL;
+    /* through pe_infile: a FIFO or a device named tokenizer_config.json never blocks */
     char *buf = NULL;
     size_t n = 0;
-    if (fseek(f, 0, SEEK_END) == 0) {
-        long sz = ftell(f);
-        if (sz > 0 && sz < (64L << 20) && fseek(f, 0, SEEK_SET) == 0) {
-            buf = malloc((size_t)sz + 1);
-            if (buf) n = fread(buf, 1, (size_t)sz, f);
-        }
+    if (access(p, F_OK) != 0 || pe_infile_read(p, "", (size_t)64 << 20, &buf, &n, NULL, 0) != 0) {
+        free(buf);
+        return NULL;
     }
-    fclose(f);
     cJSON *j = buf ? cJSON_ParseWithLength(buf, n) : NULL;
     free(buf);
     return j;

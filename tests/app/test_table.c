@@ -418,8 +418,42 @@ static void test_trained_views(void)
     free(w5);
 }
 
+/* A real checkpoint through the same op (the hf architecture): its rope_theta and head width
+ * read from config.json here. ../shared/realmodels missing is a failure, not a skip. */
+static void test_real(void)
+{
+    const char *src = getenv("PELAB_SRC");
+    char dir[1024], cfg[1100], err[512] = "";
+    snprintf(dir, sizeof dir, "%s/../shared/realmodels/stories260K-hf-derived", src ? src : ".");
+    snprintf(cfg, sizeof cfg, "%s/config.json", dir);
+    FILE *f = fopen(cfg, "rb");
+    char text[8192] = "";
+    size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
+    if (f) fclose(f);
+    text[n] = '\0';
+    const char *th = strstr(text, "\"rope_theta\""), *hs = strstr(text, "\"hidden_size\"");
+    const char *nh = strstr(text, "\"num_attention_heads\"");
+    TAP_OK(th && hs && nh, "%s: rope_theta, hidden_size and num_attention_heads", cfg);
+    if (!th || !hs || !nh) return;
+    double base = strtod(strchr(th, ':') + 1, NULL);
+    int hd = atoi(strchr(hs, ':') + 1) / atoi(strchr(nh, ':') + 1);
+    app_view_ctx c = {0};
+    app_data d = {0};
+    int rc = view_data(dir, "all", "trained", &d, &c, err, sizeof err);
+    double worst = 0;
+    int np = rc == 0 ? (int)d.shape[1] : 0;
+    for (int k = 0; k < np; k++)
+        worst = fmax(worst, fabs(at(&d, (size_t)k * 2) - pow(base, -2.0 * k / hd)));
+    TAP_OK(rc == 0 && np == hd / 2 && worst < 1e-12,
+           "stories260K (hf): %d rotary pairs of base %g (max error %.2g; %s)", np, base, worst,
+           err);
+    app_data_free(&d);
+    app_view_ctx_free(&c);
+}
+
 int main(void)
 {
+    test_real();
     test_learned();
     test_trained_views();
     test_t5();

@@ -1419,7 +1419,8 @@ static int key_base(app_view_ctx *c, app_state *st, int arg, char *msg, size_t n
     b = arg > 0 ? b * 2 : b / 2;
     if (b <= 1.0001) b = 2;
     if (fabs(b / a->trained_base - 1) < 1e-9) b = 0; /* back at the trained value */
-    return app_option_apply_num(st, "rope-base", b, msg, n);
+    /* as a number, rounded as the status line shows it (what "%.10g" and back gave) */
+    return app_option_apply_num(st, "rope-base", app_round_sig(b, 10), msg, n);
 }
 
 /* r/R: ALiBi slopes gentler (/1.5) / steeper (x1.5). */

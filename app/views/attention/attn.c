@@ -236,6 +236,26 @@ static void get_rope_base(const app_state *st, char *buf, size_t n)
 {
     snprintf(buf, n, "%.10g", st->attn.rope_base);
 }
+/* The same checks on the number itself: the b/B keys and the window's slider set the base as a
+ * number (options are numbers), not through "%.10g" and back; and the slider's knob reads it. */
+static double get_rope_base_num(const app_state *st)
+{
+    return st->attn.rope_base;
+}
+static int set_rope_base_num(app_state *st, double x, char *err, size_t errlen)
+{
+    if (!isfinite(x) || x < 0 || x > 1e12) {
+        snprintf(err, errlen, "--rope-base %.10g: out of range (allowed 0..1e+12)", x);
+        return -1;
+    }
+    if (x > 0 && x <= 1) {
+        snprintf(err, errlen, "--rope-base %.10g: the frequency base must be > 1 (or 0 = trained)",
+                 x);
+        return -1;
+    }
+    st->attn.rope_base = x;
+    return 0;
+}
 
 /* A position experiment applies when a model of its scheme is shown: --model, or --compare in
  * the compare view; a checkpoint path may be any scheme, so it keeps both. */
@@ -324,7 +344,8 @@ const app_option app_attn_options[] = {
      APP_LIN(0, 2)},
     {APP_CUS("rope-base", NULL, "rope model's frequency base, > 1 (0 = the trained one)",
              set_rope_base, get_rope_base, NULL),
-     .lo = 0, .at_lo = "trained", .applies = rope_shown, APP_LOG(10, 1e7)},
+     .get_num = get_rope_base_num, .set_num = set_rope_base_num, .lo = 0, .at_lo = "trained",
+     .applies = rope_shown, APP_LOG(10, 1e7)},
     {APP_DBL("alibi-scale", NULL, "alibi model's slopes times this, 0..1000 (1 = trained)",
              attn.alibi_scale, 0, 1000, 0),
      .applies = alibi_shown, APP_LOG(0.05, 20)},

@@ -247,6 +247,17 @@ typedef int (*model_progress_fn)(void *user, const model_progress *p);
 int model_train(model *m, const int *ids, size_t n, int threads, model_progress_fn cb, void *user,
                 char *err, size_t errlen);
 
+/* The same, one step at a time: model_train is these in a loop (with the thread count chosen per
+ * step), so a caller that steps several models in turn (the race, race.h) gets the very weights
+ * model_train gives each alone. new checks the data and allocates the optimizer state (m and ids
+ * must outlive the trainer); step runs step number steps_done + 1 on nt threads (>= 1; the
+ * result does not depend on it) and fills *p (may be NULL). */
+typedef struct model_trainer model_trainer;
+int model_trainer_new(model *m, const int *ids, size_t n, model_trainer **out, char *err,
+                      size_t errlen);
+int model_trainer_step(model_trainer *t, int nt, model_progress *p, char *err, size_t errlen);
+void model_trainer_free(model_trainer *t);
+
 /* CPUs this process may run on, and how many of them are free now (measured over 50 ms from
  * /proc/stat): what threads = 0 uses in model_train and model_eval_positions. */
 int model_cpus(void);

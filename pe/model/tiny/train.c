@@ -75,9 +75,44 @@ MODEL_CLONES static double sum_squares(const float *restrict g, size_t n)
     return t;
 }
 
-int model_train(model *m, const int *ids, size_t n, int threads, model_progress_fn cb, void *user,
-                char *err, size_t errlen)
+/* The state of one training run between steps (model_trainer_*): what model_train's loop used
+ * to keep in locals, so the race (race.c) can step several models in turn with exactly the
+ * arithmetic of model_train, which is these functions in a loop. */
+struct model_trainer {
+    model *m;
+    const int *ids;
+    size_t n;
+    nn_dims d;
+    nn_layout l;
+    nn_pos pos;
+    nn_posbuf pb;
+    nn_acts a;
+    float *g, *am, *av;
+    unsigned char *mask;
+    int *in, *tg;
+    pe_rng r;
+    double recent[10];
+    int step; /* steps done */
+};
+
+void model_trainer_free(model_trainer *t)
 {
+    if (!t) return;
+    nn_acts_free(&t->a);
+    nn_posbuf_free(&t->pb);
+    free(t->g);
+    free(t->am);
+    free(t->av);
+    free(t->mask);
+    free(t->in);
+    free(t->tg);
+    free(t);
+}
+
+int model_trainer_new(model *m, const int *ids, size_t n, model_trainer **out, char *err,
+                      size_t errlen)
+{
+    *out = NULL;
     model_config *c = &m->cfg;
     int T = c->ctx, B = c->batch, rc = 0;
     if (n < (size_t)T + 2)
@@ -88,83 +123,101 @@ int model_train(model *m, const int *ids, size_t n, int threads, model_progress_
             return model_fail(err, errlen, PE_EINVAL,
                               "training data: token %d at %zu is outside the vocabulary (%d)",
                               ids[i], i, c->vocab);
-    nn_dims d;
-    nn_layout l;
-    nn_dims_layout(c, &d, &l);
-    nn_pos pos;
-    nn_posbuf pb;
-    if ((rc = nn_pos_build(c, T, 0, NULL, &pos, &pb, err, errlen))) return rc;
+    model_trainer *t = calloc(1, sizeof *t);
+    if (!t) return model_fail(err, errlen, PE_ENOMEM, "training: out of memory");
+    t->m = m;
+    t->ids = ids;
+    t->n = n;
+    nn_dims_layout(c, &t->d, &t->l);
+    if ((rc = nn_pos_build(c, T, 0, NULL, &t->pos, &t->pb, err, errlen))) {
+        free(t);
+        return rc;
+    }
     size_t np = m->n_params;
-    nn_acts a = {0};
-    float *g = calloc(np, sizeof *g), *am = calloc(np, sizeof *am), *av = calloc(np, sizeof *av);
-    unsigned char *mask = malloc(np);
-    int *in = malloc((size_t)B * T * sizeof *in), *tg = malloc((size_t)B * T * sizeof *tg);
-    if (!g || !am || !av || !mask || !in || !tg || nn_acts_init(&a, &d, B, T)) {
-        rc =
-            model_fail(err, errlen, PE_ENOMEM, "training: out of memory (batch %d x ctx %d)", B, T);
-        goto out;
+    t->g = calloc(np, sizeof *t->g);
+    t->am = calloc(np, sizeof *t->am);
+    t->av = calloc(np, sizeof *t->av);
+    t->mask = malloc(np);
+    t->in = malloc((size_t)B * T * sizeof *t->in);
+    t->tg = malloc((size_t)B * T * sizeof *t->tg);
+    if (!t->g || !t->am || !t->av || !t->mask || !t->in || !t->tg ||
+        nn_acts_init(&t->a, &t->d, B, T)) {
+        model_trainer_free(t);
+        return model_fail(err, errlen, PE_ENOMEM, "training: out of memory (batch %d x ctx %d)", B,
+                          T);
     }
-    decay_mask(&l, mask);
-    pool_tuner tu = {.max = model_threads(threads)};
-    pe_rng r;
-    pe_rng_seed(&r, c->seed ^ 0xB5AD4ECEDA1CE2A9ull);
-    double recent[10] = {0};
+    decay_mask(&t->l, t->mask);
+    pe_rng_seed(&t->r, c->seed ^ 0xB5AD4ECEDA1CE2A9ull);
     c->steps_done = 0;
-    for (int step = 1; step <= c->steps; step++) {
+    *out = t;
+    return 0;
+}
+
+int model_trainer_step(model_trainer *t, int nt, model_progress *pr, char *err, size_t errlen)
+{
+    model *m = t->m;
+    model_config *c = &m->cfg;
+    int T = c->ctx, B = c->batch, step = t->step + 1;
+    size_t np = m->n_params;
+    if (nt < 1) nt = 1;
+    for (int b = 0; b < B; b++) {
+        size_t off = (size_t)(pe_rng_u64(&t->r) % (uint64_t)(t->n - (size_t)T));
+        memcpy(t->in + (size_t)b * T, t->ids + off, (size_t)T * sizeof *t->in);
+        memcpy(t->tg + (size_t)b * T, t->ids + off + 1, (size_t)T * sizeof *t->tg);
+    }
+    double loss = nn_forward(&t->d, &t->l, m->params, &t->pos, 0, &t->a, t->in, t->tg, B, T, nt);
+    if (!isfinite(loss))
+        return model_fail(err, errlen, PE_ERANGE,
+                          "training diverged at step %d (loss %g): try a smaller --lr", step, loss);
+    memset(t->g, 0, np * sizeof *t->g);
+    nn_backward(&t->d, &t->l, m->params, t->g, &t->pos, 0, &t->a, t->in, t->tg, B, T, nt);
+    double norm = sqrt(sum_squares(t->g, np));
+    double scale = c->clip > 0 && norm > c->clip ? c->clip / norm : 1.0;
+    double lr = schedule(c, step);
+    double bc1 = 1 - pow(BETA1, step), bc2 = 1 - pow(BETA2, step);
+    adam_args aa = {m->params,
+                    t->am,
+                    t->av,
+                    t->g,
+                    t->mask,
+                    (float)scale,
+                    (float)lr,
+                    (float)(1 / bc1),
+                    (float)(1 / bc2),
+                    (float)c->weight_decay};
+    pool_run(np > 65536 ? nt : 1, np, 8192, adam_range, &aa);
+    t->recent[(step - 1) % 10] = loss;
+    int k = step < 10 ? step : 10;
+    double mean = 0;
+    for (int i = 0; i < k; i++) mean += t->recent[i];
+    c->train_loss = (float)(mean / k);
+    c->steps_done = step;
+    t->step = step;
+    if (pr) {
+        model_progress p = {step,      c->steps,    (float)loss,
+                            (float)lr, (float)norm, (long)step * B * T};
+        *pr = p;
+    }
+    return 0;
+}
+
+int model_train(model *m, const int *ids, size_t n, int threads, model_progress_fn cb, void *user,
+                char *err, size_t errlen)
+{
+    model_trainer *t;
+    int rc = model_trainer_new(m, ids, n, &t, err, errlen);
+    if (rc) return rc;
+    pool_tuner tu = {.max = model_threads(threads)};
+    for (int step = 1; step <= m->cfg.steps; step++) {
         int nt = pool_tuner_begin(&tu);
-        for (int b = 0; b < B; b++) {
-            size_t off = (size_t)(pe_rng_u64(&r) % (uint64_t)(n - (size_t)T));
-            memcpy(in + (size_t)b * T, ids + off, (size_t)T * sizeof *in);
-            memcpy(tg + (size_t)b * T, ids + off + 1, (size_t)T * sizeof *tg);
-        }
-        double loss = nn_forward(&d, &l, m->params, &pos, 0, &a, in, tg, B, T, nt);
-        if (!isfinite(loss)) {
-            rc = model_fail(err, errlen, PE_ERANGE,
-                            "training diverged at step %d (loss %g): try a smaller --lr", step,
-                            loss);
-            goto out;
-        }
-        memset(g, 0, np * sizeof *g);
-        nn_backward(&d, &l, m->params, g, &pos, 0, &a, in, tg, B, T, nt);
-        double norm = sqrt(sum_squares(g, np));
-        double scale = c->clip > 0 && norm > c->clip ? c->clip / norm : 1.0;
-        double lr = schedule(c, step);
-        double bc1 = 1 - pow(BETA1, step), bc2 = 1 - pow(BETA2, step);
-        adam_args aa = {m->params,
-                        am,
-                        av,
-                        g,
-                        mask,
-                        (float)scale,
-                        (float)lr,
-                        (float)(1 / bc1),
-                        (float)(1 / bc2),
-                        (float)c->weight_decay};
-        pool_run(np > 65536 ? nt : 1, np, 8192, adam_range, &aa);
+        model_progress pr;
+        if ((rc = model_trainer_step(t, nt, &pr, err, errlen))) break;
         pool_tuner_end(&tu);
-        recent[(step - 1) % 10] = loss;
-        int k = step < 10 ? step : 10;
-        double mean = 0;
-        for (int i = 0; i < k; i++) mean += recent[i];
-        c->train_loss = (float)(mean / k);
-        c->steps_done = step;
-        if (cb) {
-            model_progress pr = {step,      c->steps,    (float)loss,
-                                 (float)lr, (float)norm, (long)step * B * T};
-            if (cb(user, &pr)) {
-                rc = MODEL_ESTOPPED;
-                break;
-            }
+        if (cb && cb(user, &pr)) {
+            rc = MODEL_ESTOPPED;
+            break;
         }
     }
-out:
-    nn_acts_free(&a);
-    nn_posbuf_free(&pb);
-    free(g);
-    free(am);
-    free(av);
-    free(mask);
-    free(in);
-    free(tg);
+    model_trainer_free(t);
     return rc;
 }

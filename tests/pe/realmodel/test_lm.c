@@ -320,6 +320,97 @@ static void test_shards(void)
     check_tiny_random(p, "the sharded F32 copy");
 }
 
+/* tiny-random-llama-2's weights as a MistralForCausalLM folder (its config.json rewritten, the
+ * safetensors linked) with sliding_window w (< 0: null). */
+static int write_mistral(const char *dir, int w)
+{
+    char src[4200], p[4400];
+    mkdir(dir, 0700);
+    snprintf(src, sizeof src, "%s/tiny-random-llama-2/config.json", shared_dir);
+    cJSON *cfg = ref_read_json(src);
+    if (!cfg) return -1;
+    cJSON_ReplaceItemInObject(cfg, "architectures",
+                              cJSON_CreateStringArray((const char *[]){"MistralForCausalLM"}, 1));
+    cJSON_ReplaceItemInObject(cfg, "model_type", cJSON_CreateString("mistral"));
+    cJSON_DeleteItemFromObject(cfg, "sliding_window");
+    cJSON_AddItemToObject(cfg, "sliding_window",
+                          w < 0 ? cJSON_CreateNull() : cJSON_CreateNumber(w));
+    char *txt = cJSON_Print(cfg);
+    snprintf(p, sizeof p, "%s/config.json", dir);
+    int rc = wr_text(p, txt);
+    free(txt);
+    cJSON_Delete(cfg);
+    snprintf(src, sizeof src, "%s/tiny-random-llama-2/model.safetensors", shared_dir);
+    snprintf(p, sizeof p, "%s/model.safetensors", dir);
+    unlink(p);
+    return rc || symlink(src, p) ? -1 : 0;
+}
+
+/* Mistral's sliding window (config sliding_window 4) against ref.h's window: every position's
+ * logits and every attention row over 14 tokens; with sliding_window null the model is
+ * tiny-random-llama-2 itself (no window). */
+static void test_mistral_window(void)
+{
+    enum { N = 14, W = 4 };
+    char dir[4300], err[512] = "";
+    snprintf(dir, sizeof dir, "%s/mistral-w4", tmp_dir);
+    if (!TAP_OK(write_mistral(dir, W) == 0, "wrote a Mistral folder with sliding_window %d", W))
+        return;
+    lm_model *m = NULL;
+    ref_model r;
+    if (!TAP_OK(lm_open(dir, &m, err, sizeof err) == PE_OK && m->c.window == W &&
+                    ref_load_hf(&r, dir) == 0,
+                "it opens as MistralForCausalLM, window %d (%s)", W, err)) {
+        lm_close(m);
+        return;
+    }
+    r.window = W;
+    int ids[N] = {1, 450, 2996, 1735, 1701, 2991, 432, 1720, 975, 278, 17, 2000, 5, 999};
+    lm_session s;
+    float *lg = malloc((size_t)N * 3000 * sizeof *lg), row[N];
+    double *rl = malloc(3000 * sizeof *rl), rr[N], wl = 0, wa = 0, off = 0;
+    ref_begin(&r, N);
+    if (TAP_OK(lm_session_init(&s, m, N, 1, err, sizeof err) == PE_OK &&
+                   lm_forward(&s, ids, N, lg, err, sizeof err) == PE_OK,
+               "a %d-token prompt runs (%s)", N, err)) {
+        for (int t = 0; t < N; t++) {
+            ref_step(&r, ids[t], rl);
+            wl = fmax(wl, max_diff_fd(lg + (size_t)t * 3000, rl, 3000));
+        }
+        for (int l = 0; l < r.L; l++)
+            for (int h = 0; h < r.H; h++)
+                for (int t = 0; t < N; t++) {
+                    lm_attention_row(&s, l, h, t, row, err, sizeof err);
+                    ref_attn_row(&r, l, h, t, rr);
+                    wa = fmax(wa, max_diff_fd(row, rr, t + 1));
+                    for (int j = 0; j + W <= t; j++) off = fmax(off, fabs(row[j]));
+                }
+        lm_session_free(&s);
+    }
+    TAP_OK(wl <= 1e-4, "every position's logits = ref.h with a window of %d (max %.3g)", W, wl);
+    TAP_OK(wa <= 1e-5 && off == 0,
+           "attention rows = ref.h's (%.3g); keys %d or more back get exactly 0", wa, W);
+    /* the window matters here: without it the last logits differ */
+    ref_model r0;
+    if (ref_load_hf(&r0, dir) == 0) {
+        ref_begin(&r0, N);
+        for (int t = 0; t < N; t++) ref_step(&r0, ids[t], rl);
+        TAP_OK(max_diff_fd(lg + (size_t)(N - 1) * 3000, rl, 3000) > 1e-3,
+               "and they differ from the unwindowed model's");
+        ref_free(&r0);
+    }
+    lm_close(m);
+    ref_free(&r);
+    m = NULL;
+    snprintf(dir, sizeof dir, "%s/mistral-null", tmp_dir);
+    TAP_OK(write_mistral(dir, -1) == 0 && lm_open(dir, &m, err, sizeof err) == PE_OK &&
+               m->c.window == 0,
+           "sliding_window null: no window (%s)", err);
+    lm_close(m);
+    free(lg);
+    free(rl);
+}
+
 /* A random GPT-2 folder: D 32, 4 heads, 2 layers, vocab 61, 24 positions. */
 enum { G_D = 32, G_H = 4, G_L = 2, G_V = 61, G_P = 24, G_F = 128 };
 
@@ -639,6 +730,7 @@ int main(void)
     snprintf(p, sizeof p, "%s/tiny-random-llama-2", shared_dir);
     check_tiny_random(p, "tiny-random-llama-2 (BF16)");
     test_shards();
+    test_mistral_window();
     test_gpt2();
     test_llama2c_v1();
     test_lmi();
