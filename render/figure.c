@@ -1071,7 +1071,23 @@ static size_t box_covers(const scene *s, const scene_target *t, double bx, doubl
         const scene_item *it = &s->items[i];
         if (it->kind == SCENE_POLYLINE) {
             const double *xy = it->u.poly.xy;
-            for (size_t k = 1; k < it->u.poly.n; k++) {
+            size_t k = 1, n = it->u.poly.n;
+            /* a curve along x (most are): only the segments over [bx, bx + bw] can meet the
+             * box; the first is found by bisection (a label search tries hundreds of boxes
+             * against curves of a point per pixel column: xpos at 175% spent its frame here) */
+            if (it->u.poly.xmono && n > 16) {
+                size_t lo = 1, hi = n;
+                while (lo < hi) {
+                    size_t mid = lo + (hi - lo) / 2;
+                    if (xy[2 * mid] < bx)
+                        lo = mid + 1;
+                    else
+                        hi = mid;
+                }
+                k = lo;
+            }
+            for (; k < n; k++) {
+                if (it->u.poly.xmono && xy[2 * k - 2] > bx + bw) break; /* the rest is right */
                 if (isnan(xy[2 * k - 1]) || isnan(xy[2 * k + 1])) continue;
                 hits += (size_t)seg_hits_box(xy[2 * k - 2], xy[2 * k - 1], xy[2 * k], xy[2 * k + 1],
                                              bx, by, bw, bh);
@@ -1488,6 +1504,7 @@ void fig_curve(scene *s, const fig_axes *a, const double *x, const double *y, si
     }
     it->u.poly.xy = xy;
     it->u.poly.n = curve_decimate(xy, n, a->col_w);
+    it->u.poly.xmono = scene_xy_monotone(xy, it->u.poly.n);
 }
 
 /* Put a reference line's label at the first of n candidate boxes (left, top, width w, height h)

@@ -14,7 +14,8 @@ typedef struct app_race_live app_race_live;
 int app_race_live_open(app_race_live **out, int gui, char *err, size_t errlen);
 /* Draw d as u says, then wait up to wait_ms for keys (handled into u). Returns the
  * APP_RACE_ACT_* the race must act on: PAUSE, STOP or QUIT (Ctrl-C, the window closed), else
- * NONE. S records the race so far as an animation (app_race_animate) into race-N.gif. */
+ * NONE. (Recording the live view with S is not there yet: pelab export race --from DIR -o
+ * FILE.gif replays a race from its log.) */
 int app_race_live_step(app_race_live *lv, const app_race_data *d, app_race_ui *u, int wait_ms);
 /* The terminating signal that ended the display (128 + it is the exit status), 0 when none. */
 int app_race_live_signal(app_race_live *lv);

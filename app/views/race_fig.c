@@ -269,7 +269,7 @@ static void sink_panel(scene *s, const scene_target *t, const fig_theme *th, fig
 }
 
 const char app_race_keys_help[] =
-    "space pause  s stop & save  1-8 show/hide  tab panel  x 2x/4x  +/- smooth  S record  q quit";
+    "space pause  s stop & save  1-8 show/hide  tab panel  x 2x/4x  +/- smooth  q quit";
 
 void app_race_build(scene *s, const scene_target *t, const app_race_data *d, const app_race_ui *u)
 {
@@ -349,8 +349,6 @@ int app_race_key(app_race_ui *u, const app_race_data *d, uint32_t key)
     case 'q':
     case UI_KEY_ESC:
         return APP_RACE_ACT_QUIT;
-    case 'S':
-        return APP_RACE_ACT_SNAP;
     case UI_KEY_TAB:
         u->focus = (u->focus + 1) % APP_RACE_FOCUS_COUNT;
         return APP_RACE_ACT_REDRAW;

@@ -91,7 +91,6 @@ enum {
     APP_RACE_ACT_PAUSE, /* toggle pause */
     APP_RACE_ACT_STOP,  /* stop, save what is trained */
     APP_RACE_ACT_QUIT,  /* the same as stop, the window closed or q */
-    APP_RACE_ACT_SNAP,  /* S: record the view */
 };
 int app_race_key(app_race_ui *u, const app_race_data *d, uint32_t key);
 

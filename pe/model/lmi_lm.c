@@ -288,18 +288,26 @@ static int lm_lmi_set_offset(lmi_session *s, int offset, char *err, size_t errle
     return rc;
 }
 
-static int lm_lmi_set_rope_base(lmi_session *s, double base, char *err, size_t errlen)
+/* RoPE p in force from now on and the tokens replayed under it; on failure the old RoPE and
+ * the old replay are put back. */
+static int use_rope(lmi_session *s, const pe_params *p, char *err, size_t errlen)
 {
     lm_lmi_session *ls = LS(s);
-    pe_params old = ls->s.rope, p = old;
-    p.base = base;
-    int rc = lm_session_set_rope(&ls->s, &p, err, errlen);
+    pe_params old = ls->s.rope;
+    int rc = lm_session_set_rope(&ls->s, p, err, errlen);
     if (rc == PE_OK) rc = replay(s, err, errlen);
     if (rc) {
         lm_session_set_rope(&ls->s, &old, NULL, 0);
         replay(s, NULL, 0);
     }
     return rc;
+}
+
+static int lm_lmi_set_rope_base(lmi_session *s, double base, char *err, size_t errlen)
+{
+    pe_params p = LS(s)->s.rope;
+    p.base = base;
+    return use_rope(s, &p, err, errlen);
 }
 
 /* GPT-2: its wpe table, every row within the trained context (n_positions); the Llama family:
@@ -332,16 +340,9 @@ static int lm_lmi_pos_params(const lmi_model *lm, lmi_pos *out, char *err, size_
 static int lm_lmi_set_rope_scaling(lmi_session *s, const pe_rope_scaling *sc, char *err,
                                    size_t errlen)
 {
-    lm_lmi_session *ls = LS(s);
-    pe_params old = ls->s.rope, p = old;
+    pe_params p = LS(s)->s.rope;
     p.scaling = sc->type == PE_SCALING_NONE ? LM(s->m)->c.rope.scaling : *sc;
-    int rc = lm_session_set_rope(&ls->s, &p, err, errlen);
-    if (rc == PE_OK) rc = replay(s, err, errlen);
-    if (rc) {
-        lm_session_set_rope(&ls->s, &old, NULL, 0);
-        replay(s, NULL, 0);
-    }
-    return rc;
+    return use_rope(s, &p, err, errlen);
 }
 
 const lmi_arch lmi_arch_llama2c = {

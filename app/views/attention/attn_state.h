@@ -1,6 +1,7 @@
 /* attn_state.h: what the attention views (attention, compare, extrapolation) add to the state,
- * in one struct of their own so the rest of the state knows nothing of models. app_state embeds
- * it as st->attn; its options, keys and tick live with the views (views/attention.c). */
+ * in one struct of their own so the rest of the state knows nothing of models: an option group
+ * (options/option_groups.h), which app_state holds as st->attn and app_state_default starts with
+ * app_attn_state_default; its rows (attn.c), keys and tick live with the views. */
 #ifndef PELAB_APP_ATTN_STATE_H
 #define PELAB_APP_ATTN_STATE_H
 

@@ -42,9 +42,26 @@ typedef struct tab_calc {
     double mem[];
 } tab_calc;
 
-static const app_trained *tab_model(app_view_ctx *c, const app_state *st, char *err, size_t errlen)
+/* The model's parameters and, for a table or T5's biases, the values --weights asks for (*v);
+ * NULL with err for a model with nothing to show (NoPE) or values it lacks. */
+static const app_trained *tab_model(app_view_ctx *c, const app_state *st, const float **v,
+                                    char *err, size_t errlen)
 {
-    return app_trained_get(c, 0, st->attn.model_name, err, errlen);
+    const app_trained *m = app_trained_get(c, 0, st->attn.model_name, err, errlen);
+    if (!m) return NULL;
+    *v = NULL;
+    if (m->pos.kind == LMI_POS_NONE) {
+        snprintf(err, errlen,
+                 "--model %s: NoPE has no position parameters to show (only the causal mask "
+                 "orders its tokens); try --model learned or t5",
+                 st->attn.model_name);
+        return NULL;
+    }
+    if (m->pos.kind == LMI_POS_TABLE || m->pos.kind == LMI_POS_BUCKETS) {
+        *v = app_trained_values(m, st->attn.weights_init, err, errlen);
+        if (!*v) return NULL;
+    }
+    return m;
 }
 
 /* cos(row i, row j); 0 for a zero row */
@@ -538,21 +555,10 @@ static int table_build(app_view_ctx *c, const app_state *st, scene *s, const sce
                        char *err, size_t errlen)
 {
     const fig_theme *th = fig_theme_get(st->dark);
-    const app_trained *m = tab_model(c, st, err, errlen);
+    const float *v;
+    const app_trained *m = tab_model(c, st, &v, err, errlen);
     if (!m) return -1;
     int kind = m->pos.kind, init = st->attn.weights_init;
-    if (kind == LMI_POS_NONE) {
-        snprintf(err, errlen,
-                 "--model %s: NoPE has no position parameters to show (only the causal mask "
-                 "orders its tokens); try --model learned or t5",
-                 st->attn.model_name);
-        return -1;
-    }
-    const float *v = NULL;
-    if (kind == LMI_POS_TABLE || kind == LMI_POS_BUCKETS) {
-        v = app_trained_values(m, init, err, errlen);
-        if (!v) return -1;
-    }
     char title[256], sub[512];
     const char *what = init && m->pos.trained ? "at init" : m->pos.trained ? "trained" : "fixed";
     switch (kind) {
@@ -599,20 +605,11 @@ static int table_build(app_view_ctx *c, const app_state *st, scene *s, const sce
  * own axes otherwise; the header names every axis. */
 static int table_data(app_view_ctx *c, const app_state *st, app_data *out, char *err, size_t errlen)
 {
-    const app_trained *m = tab_model(c, st, err, errlen);
+    const float *v;
+    const app_trained *m = tab_model(c, st, &v, err, errlen);
     if (!m) return -1;
     int kind = m->pos.kind, init = st->attn.weights_init, part = st->attn.table_part;
     const char *src = init && m->pos.trained ? "init" : m->pos.trained ? "trained" : "fixed";
-    if (kind == LMI_POS_NONE) {
-        snprintf(err, errlen, "--model %s: NoPE has no position parameters to export",
-                 st->attn.model_name);
-        return -1;
-    }
-    const float *v = NULL;
-    if (kind == LMI_POS_TABLE || kind == LMI_POS_BUCKETS) {
-        v = app_trained_values(m, init, err, errlen);
-        if (!v) return -1;
-    }
     if (kind == LMI_POS_TABLE) {
         int rows = m->pos.rows, cols = m->pos.cols;
         if (part == PART_ALL || part == PART_TABLE) {
