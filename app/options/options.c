@@ -964,10 +964,10 @@ int app_option_apply_num(app_state *st, const char *name, double v, char *msg, s
 {
     const app_option *o = app_option_find(name);
     if (o && app_option_numeric(o)) return app_option_apply_value(st, o, v, 0, msg, n);
-    /* a custom option without numeric hooks: its own text (the attention views' rows) */
-    char buf[64];
-    snprintf(buf, sizeof buf, "%.10g", v);
-    return app_option_apply(st, name, buf, msg, n);
+    /* no way back through text ("%.10g" and parsed again): an option set as a number says how
+     * (get_num and set_num) */
+    snprintf(msg, n, "--%s: not a number", o ? o->name : name);
+    return -1;
 }
 
 /* NEXT: the choices after (or before) the current one, the first the whole state accepts. */
