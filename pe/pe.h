@@ -286,6 +286,11 @@ void pe_rope_rotate(const pe_params *p, const double *inv_freq, double attn, dou
  * (rot_dim/2 entries each). */
 void pe_rope_rotate_f(float *x, int dim, int rot_dim, pe_pairing pairing, const float *cos_row,
                       const float *sin_row);
+/* The inverse of pe_rope_rotate_f with the same cos and sin rows: each pair y becomes
+ * R^T y / (c^2 + s^2), in double, so an attention factor folded into cos and sin divides out too
+ * (issue 23: q and k as the projections made them, from a cache that keeps them rotated). */
+void pe_rope_unrotate_f(float *x, int dim, int rot_dim, pe_pairing pairing, const float *cos_row,
+                        const float *sin_row);
 /* cos and sin tables (len, rotary_dim/2) for pe_rope_rotate_f, attention factor folded in. */
 int pe_rope_tables(const pe_params *p, pe_matrix *cos_t, pe_matrix *sin_t, char *err,
                    size_t errlen);

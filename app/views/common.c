@@ -80,6 +80,7 @@ void app_view_ctx_free(app_view_ctx *c)
     pe_matrix_free(&c->table);
     if (c->priv_free) c->priv_free(c->priv);
     for (int i = 0; i < APP_CACHE_SLOTS; i++) cache_clear(&c->cache[i]);
+    free(c->zoom_memo);
     memset(c, 0, sizeof *c);
 }
 

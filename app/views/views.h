@@ -37,7 +37,7 @@ typedef struct app_data {
      * written without a second copy this way. */
     int lend_ok;
     const float *f32;
-    char what[256];  /* one line: what the axes are, e.g. "(len, dim): PE[position][dimension]" */
+    char what[512];  /* one line: what the axes are, e.g. "(len, dim): PE[position][dimension]" */
     size_t reserved; /* bytes held in the process's memory budget (pe_mem_reserve) */
 } app_data;
 
@@ -68,6 +68,8 @@ typedef struct app_view_ctx {
     char notice[256];  /* a note the view wants shown (e.g. "rope has no input table") */
     double text_k;     /* the last build's text size over the target's: below 1 when the
                           projector zoom's text stepped down to give the data room (views.c) */
+    void *zoom_memo;   /* the state and target text_k was found for (views.c; owned) */
+    double zoom_k;
     /* cache of the encoding table for heatmap/similarity/decay */
     pe_matrix table;
     pe_params table_key;

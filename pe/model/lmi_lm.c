@@ -105,6 +105,8 @@ static int lm_lmi_open(lmi_model *lm, const char *path, char *err, size_t errlen
     if (c->arch == LM_ARCH_LLAMA) {
         in->caps |= LMI_CAN_ROPE_BASE | LMI_CAN_ROPE_SCALING;
         in->rope_base = c->rope.base;
+        in->rot_dim = pe_rope_rotary_dim(&c->rope);
+        in->pairing = c->rope.pairing;
     }
     lm->impl = w;
     return PE_OK;
@@ -250,6 +252,12 @@ static int lm_lmi_attn_row(const lmi_session *s, int layer, int head, int t, flo
     return lm_attention_row(&LS(s)->s, layer, head, t, weights, err, errlen);
 }
 
+static int lm_lmi_qk(const lmi_session *s, int layer, int head, int t, float *q, float *k,
+                     char *err, size_t errlen)
+{
+    return lm_qk(&LS(s)->s, layer, head, t, q, k, err, errlen);
+}
+
 /* Feed the tokens again under the session's settings; on failure the old settings are put back
  * by the caller and the tokens replayed once more. */
 static int replay(lmi_session *s, char *err, size_t errlen)
@@ -350,6 +358,7 @@ const lmi_arch lmi_arch_llama2c = {
     .session_reset = lm_lmi_session_reset,
     .step = lm_lmi_step,
     .attn_row = lm_lmi_attn_row,
+    .qk = lm_lmi_qk,
     .set_offset = lm_lmi_set_offset,
     .set_rope_base = lm_lmi_set_rope_base,
     .pos_params = lm_lmi_pos_params,
@@ -371,6 +380,7 @@ const lmi_arch lmi_arch_hf = {
     .session_reset = lm_lmi_session_reset,
     .step = lm_lmi_step,
     .attn_row = lm_lmi_attn_row,
+    .qk = lm_lmi_qk,
     .set_offset = lm_lmi_set_offset,
     .set_rope_base = lm_lmi_set_rope_base,
     .pos_params = lm_lmi_pos_params,
