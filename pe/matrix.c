@@ -37,11 +37,10 @@ int pe_matrix_alloc(pe_matrix *m, size_t rows, size_t cols, int zero, char *err,
                        "matrix %zu x %zu: the cell count overflows; the cap is %zu cells", rows,
                        cols, PE_MAX_CELLS);
     size_t cells = rows * cols;
-    if (cells > PE_MAX_CELLS)
-        return pe_fail(
-            err, errlen, PE_ERANGE,
-            "matrix %zu x %zu = %zu cells: over the cap of %zu cells (256 MiB of floats)", rows,
-            cols, cells, PE_MAX_CELLS);
+    if (cells > PE_MAX_CELLS) /* the budget below is what bites first at any sane --max-memory */
+        return pe_fail(err, errlen, PE_ERANGE,
+                       "matrix %zu x %zu = %zu cells: more than one table can index (%zu)", rows,
+                       cols, cells, PE_MAX_CELLS);
     if (cells > 0) {
         char what[96];
         snprintf(what, sizeof what, "a %zu x %zu matrix", rows, cols);

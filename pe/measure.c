@@ -24,29 +24,29 @@ double pe_sink_share(const double *alpha, size_t n, double eps)
     return (double)above / (double)n;
 }
 
-void pe_attn_distance_add(const float *a, size_t ld, size_t t_len, double *dist_sum,
-                          double *dist_cnt, double *recv_sum, double *recv_cnt)
+void pe_attn_distance_add_row(const float *row, size_t t, double *dist_sum, double *dist_cnt,
+                              double *recv_sum, double *recv_cnt)
 {
-    for (size_t t = 0; t < t_len; t++) {
-        const float *row = a + t * ld;
-        for (size_t j = 0; j <= t; j++) {
-            double w = (double)row[j];
-            if (dist_sum) {
-                dist_sum[t - j] += w;
-                dist_cnt[t - j] += 1.0;
-            }
-            if (recv_sum) {
-                recv_sum[j] += w;
-                recv_cnt[j] += 1.0;
-            }
-        }
+    for (size_t j = 0; j <= t; j++) {
+        double w = (double)row[j];
+        if (dist_sum) dist_sum[t - j] += w;
+        if (dist_cnt) dist_cnt[t - j] += 1.0;
+        if (recv_sum) recv_sum[j] += w;
+        if (recv_cnt) recv_cnt[j] += 1.0;
     }
 }
 
-/* p log2(p / m) with 0 log 0 = 0. */
+void pe_attn_distance_add(const float *a, size_t ld, size_t t_len, double *dist_sum,
+                          double *dist_cnt, double *recv_sum, double *recv_cnt)
+{
+    for (size_t t = 0; t < t_len; t++)
+        pe_attn_distance_add_row(a + t * ld, t, dist_sum, dist_cnt, recv_sum, recv_cnt);
+}
+
+/* p ln(p / m) with 0 log 0 = 0. */
 static double kl_term(double p, double m)
 {
-    return p > 0.0 && m > 0.0 ? p * log2(p / m) : 0.0;
+    return p > 0.0 && m > 0.0 ? p * log(p / m) : 0.0;
 }
 
 double pe_jsd(const float *p, const float *q, size_t n)
@@ -57,8 +57,9 @@ double pe_jsd(const float *p, const float *q, size_t n)
         double m = 0.5 * (a + b);
         s += 0.5 * kl_term(a, m) + 0.5 * kl_term(b, m);
     }
-    /* rounding can leave a tiny negative or a value a hair over 1 */
-    return s < 0.0 ? 0.0 : s > 1.0 ? 1.0 : s;
+    /* rounding can leave a tiny negative or a value a hair over ln 2 */
+    const double ln2 = 0.69314718055994530942;
+    return s < 0.0 ? 0.0 : s > ln2 ? ln2 : s;
 }
 
 double pe_jsd_rows(const float *a1, size_t ld1, const float *a2, size_t ld2, size_t t_len)

@@ -9,15 +9,17 @@
  *   distance   the mean attention weight at each relative distance r = t - j over all (t, j) of
  *              every prompt, and the mean attention each key position j receives from the queries
  *              that see it (t >= j): the "lost in the middle" curve.
- *   jsd        the Jensen-Shannon divergence of two distributions in bits (log base 2: 0 for equal
- *              rows, 1 for disjoint ones); model distance per layer (Kazemnejad et al. 2023, Fig.
- * 4) is min over head pairs (h1, h2) of the mean over prompts and queries of JSD(A1[l][h1][t],
- * A2[l][h2][t]). usage      Barbero et al. 2024, "Round and Round We Go": the mean norm of each
- * rotary pair of q (and of k) over the tokens of every prompt. massive    Jin et al. 2025: per head
- * and dimension d, M[d] = ||x[:, d]||_2 over the tokens of a prompt; a dimension is massive when
- * M[d] > lambda * mean_d M[d] (lambda 5). pca        the principal components of a table's rows
- * (centred), by subspace iteration on the covariance, with the Rayleigh-Ritz step; scores per row
- * and explained variance.
+ *   jsd        the Jensen-Shannon divergence of two distributions in nats (natural log: 0 for
+ *              equal rows, ln 2 for disjoint ones); model distance per layer (Kazemnejad et al.
+ *              2023, Fig. 4) is min over head pairs (h1, h2) of the mean over prompts and
+ *              queries of JSD(A1[l][h1][t], A2[l][h2][t]).
+ *   usage      Barbero et al. 2024, "Round and Round We Go": the mean norm of each rotary pair
+ *              of q (and of k) over the tokens of every prompt.
+ *   massive    Jin et al. 2025: per head and dimension d, M[d] = ||x[:, d]||_2 over the tokens
+ *              of a prompt; a dimension is massive when M[d] > lambda * mean_d M[d] (lambda 5).
+ *   pca        the principal components of a table's rows (centred), by subspace iteration on
+ *              the covariance, with the Rayleigh-Ritz step; scores per row and explained
+ *              variance.
  *
  * Attention rows are causal: row t of a (T, T) block holds the weights of keys 0..t (entries past
  * t are ignored). Everything here is plain double-precision arithmetic with no allocation unless
@@ -40,8 +42,14 @@ double pe_sink_share(const double *alpha, size_t n, double eps);
 void pe_attn_distance_add(const float *a, size_t ld, size_t t_len, double *dist_sum,
                           double *dist_cnt, double *recv_sum, double *recv_cnt);
 
-/* Jensen-Shannon divergence in bits of two distributions of n entries each (each summing to 1;
- * zero entries allowed). */
+/* The same for one row: row t of a block (t + 1 weights over keys 0..t), so a caller that
+ * computes rows one at a time needs no (T, T) block. Any of the four arrays may be NULL (a
+ * caller measuring many heads of equal length counts once). */
+void pe_attn_distance_add_row(const float *row, size_t t, double *dist_sum, double *dist_cnt,
+                              double *recv_sum, double *recv_cnt);
+
+/* Jensen-Shannon divergence in nats (0..ln 2) of two distributions of n entries each (each summing
+ * to 1; zero entries allowed). */
 double pe_jsd(const float *p, const float *q, size_t n);
 /* Mean over the T queries of JSD(A1[t][0..t], A2[t][0..t]) for two causal blocks. */
 double pe_jsd_rows(const float *a1, size_t ld1, const float *a2, size_t ld2, size_t t_len);

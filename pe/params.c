@@ -100,14 +100,33 @@ int pe_check_heads(int heads, char *err, size_t errlen)
     return PE_OK;
 }
 
+/* The budget's bound on a table's cells never falls below this (64 Mi cells, 256 MiB of floats):
+ * what a small --max-memory still lets the sampled views check. */
+static const size_t min_cells = (size_t)1 << 26;
+
 int pe_check_cells(size_t rows, size_t cols, const char *what, char *err, size_t errlen)
 {
     const char *name = what ? what : "rows x cols";
+    double cells = (double)rows * (double)cols;
     if (cols != 0 && rows > PE_MAX_CELLS / cols)
         return pe_fail(err, errlen, PE_ERANGE,
-                       "%s = %zu x %zu = %.0f cells: more than the cap of %zu cells (256 MiB of "
-                       "floats; allowed: a product up to %zu)",
-                       name, rows, cols, (double)rows * (double)cols, PE_MAX_CELLS, PE_MAX_CELLS);
+                       "%s = %zu x %zu = %.0f cells: more than one table can index (allowed: a "
+                       "product up to %zu)",
+                       name, rows, cols, cells, PE_MAX_CELLS);
+    /* the whole budget: what caches hold gives way when the table is reserved (pe_mem_reserve
+     * says so if it cannot), so a state is not refused for what is merely cached. Never less
+     * than 64 Mi cells: the views that draw a sample of a table (similarity, ALiBi at L 4096)
+     * keep working under a small --max-memory, and a table they do build is refused by its
+     * reservation with the budget's message. */
+    size_t budget = pe_mem_budget(), room = budget / sizeof(float);
+    if (room < min_cells) room = min_cells;
+    if (rows * cols > room)
+        return pe_fail(err, errlen, PE_ERANGE,
+                       "%s = %zu x %zu = %.0f cells need %.0f MiB of floats, more than the memory "
+                       "budget of %.0f MiB (allowed: a product up to %zu; --max-memory MIB raises "
+                       "it)",
+                       name, rows, cols, cells, ceil(cells * sizeof(float) / 1048576.0),
+                       (double)budget / 1048576.0, room);
     return PE_OK;
 }
 

@@ -33,8 +33,11 @@ void pe_work_set(pe_work_fn fn, void *ctx);
 int pe_work(double frac);
 int pe_work_cancelled(char *err, size_t errlen);
 
-/* The memory cap: no matrix pelab builds has more cells than this (64 Mi floats = 256 MiB). */
-#define PE_MAX_CELLS ((size_t)1 << 26)
+/* The most cells one matrix may have, whatever the budget: cells are indexed with an int. What
+ * limits a figure in practice is the memory budget below (pe_check_cells; issue 25: a
+ * full-resolution export that does not fit is refused by the budget, with its sizes and
+ * --max-memory, not by a cap on --len). */
+#define PE_MAX_CELLS ((size_t)2147483647)
 /* The process's memory budget: every large allocation (pe_matrix, the views' caches, exported
  * data) reserves its bytes first and is refused with a message naming the sizes past it. The
  * default, 2 GiB, holds the largest figure any view allows (and its --data) at once; pelab's
@@ -60,9 +63,12 @@ void pe_mem_release(size_t bytes);
  * buffer): later reservations see less room. pe_mem_release gives them back. */
 void pe_mem_hold(size_t bytes);
 
-/* Largest d and L accepted anywhere (each alone; the product is capped by PE_MAX_CELLS). */
+/* Largest d and L accepted anywhere (each alone; the product is bounded by the memory budget).
+ * L: 2^24, the last position a float holds exactly (positions become floats in the angles), so
+ * released contexts up to 16M (Llama 4 Scout's 10485760) load; views compute at the resolution
+ * they draw. */
 #define PE_MAX_DIM   65536
-#define PE_MAX_LEN   1048576
+#define PE_MAX_LEN   16777216
 #define PE_MAX_HEADS 1024
 
 /* ---- matrix ------------------------------------------------------------------------------ */
@@ -183,7 +189,8 @@ int pe_check_dim(int dim, int need_even, char *err, size_t errlen);
 int pe_check_len(int len, char *err, size_t errlen);
 int pe_check_base(double base, char *err, size_t errlen);
 int pe_check_heads(int heads, char *err, size_t errlen);
-/* rows*cols within PE_MAX_CELLS; names the two options in the message. */
+/* rows*cols floats within the free memory budget (and PE_MAX_CELLS); the message names the two
+ * options (what, e.g. "--len x --dim"), the sizes, the budget and --max-memory. */
 int pe_check_cells(size_t rows, size_t cols, const char *what, char *err, size_t errlen);
 
 /* ---- the registry ------------------------------------------------------------------------ */
@@ -279,6 +286,11 @@ void pe_rope_rotate(const pe_params *p, const double *inv_freq, double attn, dou
  * (rot_dim/2 entries each). */
 void pe_rope_rotate_f(float *x, int dim, int rot_dim, pe_pairing pairing, const float *cos_row,
                       const float *sin_row);
+/* The inverse of pe_rope_rotate_f with the same cos and sin rows: each pair y becomes
+ * R^T y / (c^2 + s^2), in double, so an attention factor folded into cos and sin divides out too
+ * (issue 23: q and k as the projections made them, from a cache that keeps them rotated). */
+void pe_rope_unrotate_f(float *x, int dim, int rot_dim, pe_pairing pairing, const float *cos_row,
+                        const float *sin_row);
 /* cos and sin tables (len, rotary_dim/2) for pe_rope_rotate_f, attention factor folded in. */
 int pe_rope_tables(const pe_params *p, pe_matrix *cos_t, pe_matrix *sin_t, char *err,
                    size_t errlen);

@@ -73,6 +73,21 @@ void pe_rope_rotate_f(float *x, int dim, int rot_dim, pe_pairing pairing, const 
     }
 }
 
+void pe_rope_unrotate_f(float *x, int dim, int rot_dim, pe_pairing pairing, const float *cos_row,
+                        const float *sin_row)
+{
+    int npairs = (rot_dim < dim ? rot_dim : dim) / 2;
+    int stride = pairing == PE_PAIRING_HALF ? npairs : 1;
+    int step = pairing == PE_PAIRING_HALF ? 1 : 2;
+    for (int k = 0; k < npairs; k++) {
+        float *a = x + k * step, *b = a + stride;
+        double ya = *a, yb = *b, c = cos_row[k], s = sin_row[k], n = c * c + s * s;
+        if (!(n > 0)) continue; /* an attention factor of 0 leaves nothing to undo */
+        *a = (float)((ya * c + yb * s) / n);
+        *b = (float)((yb * c - ya * s) / n);
+    }
+}
+
 int pe_rope_tables(const pe_params *p, pe_matrix *cos_t, pe_matrix *sin_t, char *err, size_t errlen)
 {
     int rc = pe_rope_validate(p, err, errlen);

@@ -106,7 +106,17 @@ static void remove_live(void)
 static void on_signal(int sig)
 {
     int e = errno;
+    int writing = live_dir_on;
+    for (int i = 0; i < MAX_LIVE; i++) writing |= live[i] != NULL;
     remove_live();
+    /* Ctrl-C is a person's: say what became of the output (issue 28: an animation stopped while
+     * its frames were written ended without a word). Other signals stay silent, as a kill
+     * should. write(2) is async-signal-safe. */
+    if (sig == SIGINT && writing) {
+        static const char msg[] = "pelab: interrupted (Ctrl-C) while writing; no file written\n";
+        ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1);
+        (void)w;
+    }
     errno = e;
     /* SA_RESETHAND put the default action back: raising again ends the process with sig. */
     raise(sig);

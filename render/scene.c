@@ -405,7 +405,15 @@ scene_item *scene_polyline(scene *s, const double *xy, size_t n, double cx, doub
     it->u.poly.cy = cy;
     it->u.poly.cw = cw;
     it->u.poly.ch = ch;
+    it->u.poly.xmono = scene_xy_monotone(copy, n);
     return it;
+}
+
+int scene_xy_monotone(const double *xy, size_t n)
+{
+    for (size_t k = 1; k < n; k++)
+        if (!(xy[2 * k] >= xy[2 * k - 2])) return 0;
+    return 1;
 }
 
 scene_item *scene_heatmap(scene *s, double x, double y, double w, double h, const float *data,

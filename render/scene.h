@@ -110,6 +110,8 @@ typedef struct scene_item {
             size_t n;
             double *xy;            /* (n, 2) points, owned by the scene; NaN y breaks the curve */
             double cx, cy, cw, ch; /* clip rectangle */
+            int xmono; /* x never decreases along the points: a box's segments are found by
+                          bisection (figure.c's label placement) instead of a scan */
         } poly;
         struct {
             double x, y;
@@ -252,6 +254,9 @@ scene_item *scene_textf(scene *s, double x, double y, double size, unsigned anch
 scene_item *scene_polyline(scene *s, const double *xy, size_t n, double cx, double cy, double cw,
                            double ch, uint32_t color, double width, unsigned flags);
 /* data (rows, cols) with row stride `stride` floats is copied. */
+/* 1 when the x of n points (x, y pairs) never decreases (a polyline filled in place after
+ * scene_polyline sets u.poly.xmono from it). */
+int scene_xy_monotone(const double *xy, size_t n);
 scene_item *scene_heatmap(scene *s, double x, double y, double w, double h, const float *data,
                           size_t rows, size_t cols, size_t stride, double vmin, double vmax,
                           const struct cmap *map, uint32_t mask_color);

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int tap_n_, tap_failed_;
@@ -59,6 +60,16 @@ static inline void tap_diag(const char *fmt, ...)
         if (!nl) break;
         p = nl + 1;
     }
+}
+
+/* A temporary path $TMPDIR/NAME (TMPDIR unset or empty: /tmp) into out, for mkdtemp/mkstemp
+ * (NAME ends in XXXXXX) or a plain file name: tests never hard-code a folder under /tmp. Returns
+ * out. */
+static inline char *tap_tmp_path(char *out, size_t n, const char *name)
+{
+    const char *base = getenv("TMPDIR");
+    snprintf(out, n, "%s/%s", base && *base ? base : "/tmp", name);
+    return out;
 }
 
 static inline int tap_done(void)

@@ -137,8 +137,9 @@ static void bench_table(int runs)
 }
 
 /* A fresh folder for the bench's files under $TMPDIR (the system's temporary folder when unset);
- * NULL when it cannot be made. */
-static char *bench_tmpdir(char *buf, size_t n)
+ * NULL when it cannot be made. bench_lm.c's folder too. */
+char *app_bench_tmpdir(char *buf, size_t n);
+char *app_bench_tmpdir(char *buf, size_t n)
 {
     const char *t = getenv("TMPDIR");
     snprintf(buf, n, "%s/pelab-bench-XXXXXX", t && *t ? t : "/tmp");
@@ -153,7 +154,7 @@ static void bench_export(int runs)
     st.p.dim = 512;
     st.view = app_view_find("heatmap");
     char dir[512];
-    if (!bench_tmpdir(dir, sizeof dir)) {
+    if (!app_bench_tmpdir(dir, sizeof dir)) {
         printf("export: cannot make a temporary directory\n");
         return;
     }
@@ -182,7 +183,7 @@ static void bench_export(int runs)
 static void bench_animation(int runs)
 {
     char dir[512];
-    if (!bench_tmpdir(dir, sizeof dir)) {
+    if (!app_bench_tmpdir(dir, sizeof dir)) {
         printf("animation: cannot make a temporary directory\n");
         return;
     }

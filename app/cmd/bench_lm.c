@@ -16,6 +16,7 @@
 #include "pelab_build.h"
 
 int app_bench_lm(int quick);
+char *app_bench_tmpdir(char *buf, size_t n); /* bench.c */
 
 static double mono(void)
 {
@@ -231,12 +232,12 @@ int app_bench_lm(int quick)
         bench_one("stories260K.bin", p, file_size(p), 128, 128, runs);
     else
         printf("  stories260K.bin: not found at %s\n", p);
-    char dir[] = "/tmp/pelab-bench-lm-XXXXXX";
-    if (!mkdtemp(dir)) {
+    char dir[512];
+    if (!app_bench_tmpdir(dir, sizeof dir)) {
         printf("  cannot make a temporary folder\n");
         return 1;
     }
-    char g[64], l[64], f[1200];
+    char g[600], l[600], f[1200];
     snprintf(g, sizeof g, "%s/gpt2", dir);
     snprintf(l, sizeof l, "%s/llama", dir);
     int rc = 0;

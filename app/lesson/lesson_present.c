@@ -23,6 +23,10 @@ typedef struct presenter {
     int listing;    /* the slide list is open */
     int sweep_i;    /* next value of the sweep, n_sweep = done */
     double sweep_t; /* seconds since the last sweep step */
+    /* a message a key left (a ':' command's "applied" or error): the sweep's own progress
+     * line does not replace it until the next key (issue 28: it vanished after a second) */
+    int key_message;
+    int arrived; /* the key moved to a slide: its "slide N of M" is the presenter's own */
     app_layer layer;
 } presenter;
 
@@ -64,6 +68,7 @@ static void arrive(presenter *p, app_explorer *x, int i)
     snprintf(x->message, sizeof x->message,
              "slide %d of %d  (Space next, PgUp back, l list, r reset, q quit)", i + 1, p->l->n);
     x->message_error = 0;
+    p->arrived = 1;
     x->dirty = 1;
 }
 
@@ -86,9 +91,22 @@ static int jump_command(presenter *p, app_explorer *x)
     return 1;
 }
 
+static int present_key(presenter *p, app_explorer *x, const ui_event *ev);
+
 static int present_event(void *ctx, app_explorer *x, const ui_event *ev)
 {
     presenter *p = ctx;
+    if (ev->type != UI_EV_KEY) return present_key(p, x, ev);
+    char before[sizeof x->message];
+    memcpy(before, x->message, sizeof before);
+    p->key_message = p->arrived = 0; /* any key lets the sweep speak again */
+    int r = present_key(p, x, ev);
+    if (x->message[0] && strcmp(before, x->message) != 0 && !p->arrived) p->key_message = 1;
+    return r;
+}
+
+static int present_key(presenter *p, app_explorer *x, const ui_event *ev)
+{
     if (ev->type == UI_EV_KEY && x->mode == APP_MODE_COMMAND &&
         (ev->key == UI_KEY_ENTER || ev->key == '\n' || ev->key == '\r') && jump_command(p, x))
         return 1;
@@ -171,11 +189,14 @@ static int present_tick(void *ctx, app_explorer *x, double dt)
             p->sweep_t = 0;
             char line[128], err[512];
             snprintf(line, sizeof line, "%s %s", s->sweep_opt, s->sweep_val[p->sweep_i]);
-            if (app_option_command(&x->st, line, err, sizeof err) == 0)
+            if (app_option_command(&x->st, line, err, sizeof err) < 0) { /* lesson --check's job */
+                snprintf(x->message, sizeof x->message, "%.500s", err);
+                x->message_error = 1;
+            } else if (!p->key_message) {
                 snprintf(x->message, sizeof x->message, "%s = %s (%d of %d)", s->sweep_opt,
                          s->sweep_val[p->sweep_i], p->sweep_i + 1, s->n_sweep);
-            else
-                snprintf(x->message, sizeof x->message, "%.500s", err);
+                x->message_error = 0;
+            }
             p->sweep_i++;
             changed = 1;
         }

@@ -475,7 +475,7 @@ static const app_option options[] = {
     {APP_INT("dim", "d", "dimension d, 1..65536 (even for pairs)", p.dim, 1, PE_MAX_DIM),
      .label = "d", .keys = "dD", .step = APP_STEP_X2,
      .slider = {APP_SLIDER_LOG, 2, 1024, APP_ROUND_EVEN, NULL, NULL}},
-    {APP_INT("len", "L", "positions L, 1..1048576", p.len, 1, PE_MAX_LEN), .label = "L",
+    {APP_INT("len", "L", "positions L, 1..16777216", p.len, 1, PE_MAX_LEN), .label = "L",
      .keys = "][", .step = APP_STEP_X2, APP_LOG(8, 4096)},
     {APP_DBL("base", "b", "frequency base, > 1 (10000)", p.base, 1, INFINITY, 1), .keys = "bB",
      .step = APP_STEP_X2, .slider = {APP_SLIDER_LOG, 2, 1e7, APP_ROUND_SIG3, NULL, NULL}},
@@ -491,7 +491,7 @@ static const app_option options[] = {
              p.scaling.type, scaling_names)},
     {APP_DBL("factor", "f", "RoPE scaling factor, >= 1", p.scaling.factor, 1, 1e6, 0), .label = "f",
      APP_LOG(1, 64), .applies = factor_applies},
-    {APP_INT("orig-ctx", NULL, "original context L0 for scaling, 1..1048576",
+    {APP_INT("orig-ctx", NULL, "original context L0 for scaling, 1..16777216",
              p.scaling.original_ctx, 1, PE_MAX_LEN),
      .label = "L0", APP_LOG(256, 131072), .applies = orig_ctx_applies},
     {APP_INT("seq-len", NULL, "dynamic NTK / longrope sequence length, 0..16777216 (0 = not given)",
@@ -535,7 +535,7 @@ static const app_option options[] = {
              "ALiBi/T5 head colour scale: per-head|shared|window (ALiBi: exp(bias) on 0..1)",
              scale_shared, scale_names)},
     {APP_INT("buckets", NULL, "T5 buckets, 2..1024", p.t5_buckets, 2, 1024)},
-    {APP_INT("max-distance", NULL, "T5 max distance, 2..1048576", p.t5_max_distance, 2,
+    {APP_INT("max-distance", NULL, "T5 max distance, 2..16777216", p.t5_max_distance, 2,
              PE_MAX_LEN)},
     {APP_CHO("t5", NULL, "T5 buckets: causal|bidirectional", p.t5_bidirectional, t5_names)},
     {APP_DBL("xpos-scale", NULL, "xPos scale base, > 0 (512)", p.xpos_scale_base, 0, 1e9, 1)},
@@ -576,7 +576,7 @@ static const app_option options[] = {
      .label = "layers", .applies = layer_type_applies},
     {APP_DBL("min-angle", NULL, "resolution probe threshold in radians, (0, 3.14159]", min_angle, 0,
              3.14159266, 1)},
-    {APP_INT("probe-d", NULL, "resolution probe distance D, 1..1048576", probe_d, 1, PE_MAX_LEN),
+    {APP_INT("probe-d", NULL, "resolution probe distance D, 1..16777216", probe_d, 1, PE_MAX_LEN),
      .label = "D"},
     /* the author's controls (exports and the explorer's `s`) */
     {APP_CUS("title", NULL, "figure title over the view's (\"\" removes it)", set_title, get_title,
@@ -964,10 +964,10 @@ int app_option_apply_num(app_state *st, const char *name, double v, char *msg, s
 {
     const app_option *o = app_option_find(name);
     if (o && app_option_numeric(o)) return app_option_apply_value(st, o, v, 0, msg, n);
-    /* a custom option without numeric hooks: its own text (the attention views' rows) */
-    char buf[64];
-    snprintf(buf, sizeof buf, "%.10g", v);
-    return app_option_apply(st, name, buf, msg, n);
+    /* no way back through text ("%.10g" and parsed again): an option set as a number says how
+     * (get_num and set_num) */
+    snprintf(msg, n, "--%s: not a number", o ? o->name : name);
+    return -1;
 }
 
 /* NEXT: the choices after (or before) the current one, the first the whole state accepts. */

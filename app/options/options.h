@@ -150,7 +150,8 @@ const char *app_option_step_help(const app_option *o);
 /* Set option `name` to value through the ':' path; 0 with "name = value" in msg, or -1 with the
  * error there. */
 int app_option_apply(app_state *st, const char *name, const char *value, char *msg, size_t n);
-/* The same for a number: set as a number when the option is one (app_option_apply_value). */
+/* The same for a number (app_option_apply_value); -1 "--name: not a number" for an option that
+ * is not one (no value goes through text on its way to the state). */
 int app_option_apply_num(app_state *st, const char *name, double v, char *msg, size_t n);
 
 /* Apply "name value" from the explorer's ':' line (also "name=value"). Returns 0 or -1 with a

@@ -31,7 +31,10 @@ void app_state_default(app_state *st)
      * theta_16, and off the theta grid of d 64 and 256 and of Llama 3's base 500000 too. */
     st->min_angle = 0.09;
     st->probe_d = 1;
-    app_attn_state_default(&st->attn);
+    /* each option group gives its storage its own defaults (option_groups.h) */
+#define APP_GROUP_DEFAULTS(name, type, defaults) defaults(&st->name);
+    APP_OPTION_GROUPS(APP_GROUP_DEFAULTS)
+#undef APP_GROUP_DEFAULTS
 }
 
 int app_state_p0(const app_state *st)

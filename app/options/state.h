@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "attn_state.h"
+#include "option_groups.h"
 #include "pe.h"
 
 struct cmap;
@@ -59,7 +59,10 @@ typedef struct app_state {
     int model_kinds;       /* how many layer kinds the config has (0 = no config) */
     double min_angle;      /* resolution probe threshold, radians */
     int probe_d;           /* resolution probe distance D */
-    app_attn_state attn;   /* the attention views' own parameters (attn_state.h) */
+    /* each option group's storage (option_groups.h): st->attn, the attention views' */
+#define APP_GROUP_STORAGE(name, type, defaults) type name;
+    APP_OPTION_GROUPS(APP_GROUP_STORAGE)
+#undef APP_GROUP_STORAGE
     /* the author's controls over every figure (exports, the explorer's `s`, the window) */
     char title[256], subtitle[256]; /* used when title_set / subtitle_set; "" removes */
     int title_set, subtitle_set;

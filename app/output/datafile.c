@@ -143,7 +143,7 @@ static int write_csv_wide(FILE *fp, const app_data *d, const char *command)
  * repeats gets _2 ("(len, len)" -> len, len_2). */
 static void index_names(const app_data *d, char names[3][40])
 {
-    char buf[256];
+    char buf[sizeof d->what];
     snprintf(buf, sizeof buf, "%s", d->what);
     char *tok[3] = {0};
     if (buf[0] == '(') {

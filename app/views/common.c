@@ -80,6 +80,7 @@ void app_view_ctx_free(app_view_ctx *c)
     pe_matrix_free(&c->table);
     if (c->priv_free) c->priv_free(c->priv);
     for (int i = 0; i < APP_CACHE_SLOTS; i++) cache_clear(&c->cache[i]);
+    free(c->zoom_memo);
     memset(c, 0, sizeof *c);
 }
 
@@ -406,4 +407,12 @@ const pe_rng *app_view_learned_states(app_view_ctx *c, int slot, const app_state
         return NULL;
     }
     return r;
+}
+
+int app_validate_untabled(const char *enc, const app_state *st, char *err, size_t errlen)
+{
+    pe_params one = st->p;
+    one.len = 1;
+    if (pe_encoding_find(enc)->validate(&one, err, errlen) < 0) return -1;
+    return pe_check_len(st->p.len, err, errlen) < 0 ? -1 : 0;
 }

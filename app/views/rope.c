@@ -26,8 +26,7 @@ static void rope_positions(const app_state *st, int *m, int *n)
 
 static int rope_validate(const app_state *st, char *err, size_t errlen)
 {
-    const pe_encoding *e = pe_encoding_find("rope");
-    return e->validate(&st->p, err, errlen);
+    return app_validate_untabled("rope", st, err, errlen);
 }
 
 static double wrap_pi(double a)

@@ -22,6 +22,9 @@
     X(compare)                                                                                     \
     X(extrapolation)                                                                               \
     X(sinks)                                                                                       \
+    X(usage)                                                                                       \
+    X(distance)                                                                                    \
+    X(model_distance)                                                                              \
     X(table)
 
 #endif

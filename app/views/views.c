@@ -1,6 +1,7 @@
 /* views.c: the view table, from the list in view_list.h (one X(name) line per view). */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "raster.h"
@@ -76,6 +77,13 @@ const app_view_action *app_view_action_find(const char *name)
     return NULL;
 }
 
+/* What the projector zoom's text size was found for: the state and the target (views.h's
+ * zoom_memo). */
+typedef struct zoom_memo {
+    app_state st;
+    double w, h, text_h, char_w;
+} zoom_memo;
+
 /* The view's main panel has at least 12% of the canvas each way and three lines of text (what
  * the layout tests hold every view to). */
 static int main_fits(const scene *s, const scene_target *t)
@@ -106,17 +114,35 @@ int app_view_build(app_view_ctx *c, const app_state *st, scene *s, const scene_t
     c->author.subtitle = st->subtitle_set ? st->subtitle : NULL;
     s->author = &c->author;
     s->font = t->font;
-    int rc = v->build(c, st, s, t, err, errlen);
     /* The projector zoom puts data before text: when the zoomed text made the view shorten a
      * label, squeeze its main panel below an eighth of the canvas or a data panel below what its
      * data asks for (scene_note_squeeze: a matrix's square cells, bars), the text steps down (by
      * 0.87 at a time, never below its unzoomed size) and the view is laid out again, so the
-     * panels get their room back before any of them shrinks. */
-    c->text_k = 1;
-    if (rc != 0 || t->cells || !(st->zoom > 1)) return rc;
-    double floor_k = 1 / st->zoom, k = 1;
+     * panels get their room back before any of them shrinks. The size it settled at is kept
+     * with the inputs it was found for: a frame that changes nothing (a hover, an expose) builds
+     * once at it instead of stepping down again (issue 27: xpos's unchanged window frame took
+     * 15 ms at 175% against 2 ms at 100%). */
+    int zoomed = !t->cells && st->zoom > 1;
+    zoom_memo key;
+    if (zoomed) {
+        memset(&key, 0, sizeof key);
+        memcpy(&key.st, st, sizeof *st);
+        key.w = t->width;
+        key.h = t->height;
+        key.text_h = t->text_h;
+        key.char_w = t->char_w;
+    }
+    double floor_k = zoomed ? 1 / st->zoom : 1, k = 1;
+    if (zoomed && c->zoom_memo && memcmp(c->zoom_memo, &key, sizeof key) == 0) k = c->zoom_k;
     scene_target z = *t;
-    while (k > floor_k + 1e-9 && (s->n_cut || s->n_squeezed || !main_fits(s, t))) {
+    z.text_h = t->text_h * k;
+    z.char_w = t->char_w * k;
+    s->text_h = z.text_h;
+    c->text_k = k;
+    int rc = v->build(c, st, s, &z, err, errlen);
+    if (rc != 0 || !zoomed) return rc;
+    int known = k < 1; /* the memo's size: built at it, nothing to search */
+    while (!known && k > floor_k + 1e-9 && (s->n_cut || s->n_squeezed || !main_fits(s, t))) {
         k = fmax(k * 0.87, floor_k);
         z.text_h = t->text_h * k;
         z.char_w = t->char_w * k;
@@ -130,6 +156,11 @@ int app_view_build(app_view_ctx *c, const app_state *st, scene *s, const scene_t
         c->text_k = k;
         rc = v->build(c, st, s, &z, err, errlen);
         if (rc != 0) return rc;
+    }
+    if (!c->zoom_memo) c->zoom_memo = malloc(sizeof key);
+    if (c->zoom_memo) {
+        memcpy(c->zoom_memo, &key, sizeof key);
+        c->zoom_k = k;
     }
     /* the scene's text back in the target's units (sizes times k): what the caller adds after
      * the view (the status band, a lesson's caption, overlays), laid out with the target, is

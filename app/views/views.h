@@ -37,7 +37,7 @@ typedef struct app_data {
      * written without a second copy this way. */
     int lend_ok;
     const float *f32;
-    char what[256];  /* one line: what the axes are, e.g. "(len, dim): PE[position][dimension]" */
+    char what[512];  /* one line: what the axes are, e.g. "(len, dim): PE[position][dimension]" */
     size_t reserved; /* bytes held in the process's memory budget (pe_mem_reserve) */
 } app_data;
 
@@ -68,6 +68,8 @@ typedef struct app_view_ctx {
     char notice[256];  /* a note the view wants shown (e.g. "rope has no input table") */
     double text_k;     /* the last build's text size over the target's: below 1 when the
                           projector zoom's text stepped down to give the data room (views.c) */
+    void *zoom_memo;   /* the state and target text_k was found for (views.c; owned) */
+    double zoom_k;
     /* cache of the encoding table for heatmap/similarity/decay */
     pe_matrix table;
     pe_params table_key;
@@ -106,6 +108,10 @@ void *app_cache_reuse(app_view_ctx *c, int slot, const void *key, size_t klen, s
 /* Why the last app_cache_put or app_cache_reuse of this thread returned NULL: the memory
  * budget's message, or "out of memory ...". */
 const char *app_cache_error(void);
+/* enc's checks for a view that draws from its frequencies and never builds the (L, d) table (the
+ * rope and wavelength views): the parameters at L = 1, then L's own range, so a 10M-position
+ * context is not refused for a table nobody draws (issue 25). 0, or -1 with the message. */
+int app_validate_untabled(const char *enc, const app_state *st, char *err, size_t errlen);
 /* The (L, d) table of enc under p, cached in c; NULL with err when enc has no table or fails. */
 const pe_matrix *app_enc_table(app_view_ctx *c, const pe_encoding *enc, const pe_params *p,
                                char *err, size_t errlen);

@@ -17,8 +17,7 @@ static int use_rope(const app_state *st)
 
 static int wl_validate(const app_state *st, char *err, size_t errlen)
 {
-    if (use_rope(st)) return pe_encoding_find("rope")->validate(&st->p, err, errlen);
-    return pe_encoding_find("sinusoidal")->validate(&st->p, err, errlen);
+    return app_validate_untabled(use_rope(st) ? "rope" : "sinusoidal", st, err, errlen);
 }
 
 static int wl_compute(const app_state *st, double **out, int *np, char *err, size_t errlen)

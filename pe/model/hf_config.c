@@ -17,6 +17,10 @@
 
 #include "pe_internal.h"
 
+/* A config's context becomes the figure's L when a d-wide table of it stays this small (64 Mi
+ * cells): the app keeps the user's L anyway; pe's callers get a length they can draw whole. */
+#define HF_DRAW_CELLS ((size_t)1 << 26)
+
 /* Where messages go and what they are prefixed with. */
 typedef struct cfg_ctx {
     const char *src; /* file name as the user gave it */
@@ -485,7 +489,7 @@ static int read_kind(const cfg_ctx *c, pe_hf_config *m, const cfg_obj *model, co
     p->pairing = m->mla ? PE_PAIRING_INTERLEAVED : PE_PAIRING_HALF;
     /* the figure length: the model's context when pe can draw it whole (the app sets its own) */
     if (m->max_position > 0 && m->max_position <= PE_MAX_LEN &&
-        (size_t)m->max_position * (size_t)p->dim <= PE_MAX_CELLS)
+        (size_t)m->max_position * (size_t)p->dim <= HF_DRAW_CELLS)
         p->len = m->max_position;
     pe_rope_scaling *s = &p->scaling;
     s->type = PE_SCALING_NONE;

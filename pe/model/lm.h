@@ -160,6 +160,13 @@ int lm_forward(lm_session *s, const int *tokens, int n, float *logits, char *err
 int lm_attention_row(const lm_session *s, int layer, int head, int t, float *out, char *err,
                      size_t errlen);
 
+/* q of (layer, head) and k of the kv head it reads, for the token at cache index t (< s->n), as
+ * the projections made them (biases included, before the RoPE rotation: the cache keeps them
+ * rotated, and the rotation is undone with the very cos and sin the forward used). q and k have
+ * head_dim entries; either may be NULL. PE_EINVAL for an index out of range. */
+int lm_qk(const lm_session *s, int layer, int head, int t, float *q, float *k, char *err,
+          size_t errlen);
+
 /* Index of the largest of n logits (the first when tied). */
 int lm_argmax(const float *logits, int n);
 

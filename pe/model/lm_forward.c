@@ -370,6 +370,40 @@ int lm_attention_row(const lm_session *s, int layer, int head, int t, float *out
     return PE_OK;
 }
 
+int lm_qk(const lm_session *s, int layer, int head, int t, float *q, float *k, char *err,
+          size_t errlen)
+{
+    const lm_config *c = &s->m->c;
+    if (layer < 0 || layer >= c->n_layers || head < 0 || head >= c->n_heads || t < 0 || t >= s->n)
+        return pe_fail(err, errlen, PE_EINVAL,
+                       "q and k (layer %d, head %d, token %d): the model has %d layers, %d heads "
+                       "and %d tokens so far",
+                       layer, head, t, c->n_layers, c->n_heads, s->n);
+    size_t Q = qdim(c), KV = kvdim(c), C = (size_t)s->ctx, hd = (size_t)c->head_dim;
+    int kvh = head / (c->n_heads / c->n_kv_heads);
+    if (q)
+        memcpy(q, s->qc + (size_t)layer * C * Q + (size_t)t * Q + (size_t)head * hd,
+               hd * sizeof *q);
+    if (k)
+        memcpy(k, s->kc + (size_t)layer * C * KV + (size_t)t * KV + (size_t)kvh * hd,
+               hd * sizeof *k);
+    if (c->arch == LM_ARCH_GPT2) return PE_OK;
+    /* the forward's cos and sin at this position, bit for bit (forward_chunk) */
+    enum { MAXP = 4096 };
+    int np = s->rot_dim / 2;
+    if (np > MAXP) return pe_fail(err, errlen, PE_EINVAL, "q and k: %d rotary pairs", np);
+    float cs[2 * MAXP];
+    long long pos = (long long)s->offset + t;
+    for (int i = 0; i < np; i++) {
+        double a = (double)pos * s->inv_freq[i];
+        cs[i] = (float)(s->rope_attn * cos(a));
+        cs[MAXP + i] = (float)(s->rope_attn * sin(a));
+    }
+    if (q) pe_rope_unrotate_f(q, c->head_dim, s->rot_dim, s->rope.pairing, cs, cs + MAXP);
+    if (k) pe_rope_unrotate_f(k, c->head_dim, s->rot_dim, s->rope.pairing, cs, cs + MAXP);
+    return PE_OK;
+}
+
 int lm_argmax(const float *logits, int n)
 {
     int best = 0;

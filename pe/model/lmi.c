@@ -214,6 +214,21 @@ int lmi_attn_row(const lmi_session *s, int layer, int head, int t, float *weight
     return s->m->arch->attn_row(s, layer, head, t, weights, content, position, err, errlen);
 }
 
+int lmi_qk(const lmi_session *s, int layer, int head, int t, float *q, float *k, char *err,
+           size_t errlen)
+{
+    if (!s->m) return fail(err, errlen, PE_EINVAL, "q and k: no session");
+    const lmi_info *in = &s->m->info;
+    if (!s->m->arch->qk)
+        return fail(err, errlen, LMI_ENOTSUP, "%s: the %s architecture does not expose q and k",
+                    in->name, s->m->arch->name);
+    if (layer < 0 || layer >= in->layers || head < 0 || head >= in->heads || t < 0 || t >= s->len)
+        return fail(err, errlen, PE_EINVAL,
+                    "layer %d head %d token %d: allowed 0..%d, 0..%d and 0..%d", layer, head, t,
+                    in->layers - 1, in->heads - 1, s->len - 1);
+    return s->m->arch->qk(s, layer, head, t, q, k, err, errlen);
+}
+
 static int unsupported(const lmi_session *s, const char *what, char *err, size_t errlen)
 {
     return fail(err, errlen, LMI_ENOTSUP, "%s: the model uses %s, which has no %s",

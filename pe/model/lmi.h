@@ -71,6 +71,9 @@ typedef struct lmi_info {
     double rope_base;  /* the trained RoPE base (LMI_CAN_ROPE_BASE), else 0 */
     const double *alibi_slopes; /* (heads) the trained ALiBi slopes (LMI_CAN_ALIBI_SCALE), else
                                    NULL */
+    int rot_dim;        /* RoPE: the rotated width of a head (head_dim unless partial rotary);
+                           0 for a model without RoPE */
+    pe_pairing pairing; /* RoPE: which dimensions form a rotary pair (as pe_rope_pair) */
 } lmi_info;
 
 /* What a model's position scheme holds, as lmi_pos_params reports it (issue 23: the trained
@@ -162,6 +165,11 @@ struct lmi_arch {
      * (only asked of a model with LMI_CAN_SPLIT). Any of the three may be NULL. */
     int (*attn_row)(const lmi_session *s, int layer, int head, int t, float *weights,
                     float *content, float *position, char *err, size_t errlen);
+    /* q of (layer, head) and k of the key/value head it reads, for token t < len, as the
+     * projections made them (biases included, before any RoPE rotation): head_dim entries
+     * each, either may be NULL. */
+    int (*qk)(const lmi_session *s, int layer, int head, int t, float *q, float *k, char *err,
+              size_t errlen);
     /* Position experiments: replay the tokens fed so far under the new setting, or fail and
      * keep the old one. NULL when the model lacks the capability. */
     int (*set_offset)(lmi_session *s, int offset, char *err, size_t errlen);
@@ -245,6 +253,16 @@ int lmi_step(lmi_session *s, int token, const float **logits, char *err, size_t 
  * fails with LMI_ENOSPLIT and a message saying why. */
 int lmi_attn_row(const lmi_session *s, int layer, int head, int t, float *weights, float *content,
                  float *position, char *err, size_t errlen);
+
+/* The query of (layer, head) and the key it reads (its key/value head's) for token t
+ * (0 <= t < len), as the model's projections made them, before the position rotation: what
+ * Barbero et al. 2024 and Jin et al. 2025 measure. RoPE rotates each pair (pe_rope_pair of
+ * info.pairing, the first info.rot_dim dimensions) by the angle of its position; undone here
+ * with the cos and sin the step used, so rotating them again by the model's RoPE gives the
+ * scores of lmi_attn_row (tests/pe/realmodel and tests/app/test_measures check it). q and k
+ * (head_dim entries each) may be NULL. LMI_ENOTSUP when the architecture keeps no q and k. */
+int lmi_qk(const lmi_session *s, int layer, int head, int t, float *q, float *k, char *err,
+           size_t errlen);
 
 /* Position experiments. Each replays the tokens fed so far under the new setting and, when the
  * replay fails, keeps the old setting (and says why). LMI_ENOTSUP when the model lacks the

@@ -105,6 +105,8 @@ static int lm_lmi_open(lmi_model *lm, const char *path, char *err, size_t errlen
     if (c->arch == LM_ARCH_LLAMA) {
         in->caps |= LMI_CAN_ROPE_BASE | LMI_CAN_ROPE_SCALING;
         in->rope_base = c->rope.base;
+        in->rot_dim = pe_rope_rotary_dim(&c->rope);
+        in->pairing = c->rope.pairing;
     }
     lm->impl = w;
     return PE_OK;
@@ -250,6 +252,12 @@ static int lm_lmi_attn_row(const lmi_session *s, int layer, int head, int t, flo
     return lm_attention_row(&LS(s)->s, layer, head, t, weights, err, errlen);
 }
 
+static int lm_lmi_qk(const lmi_session *s, int layer, int head, int t, float *q, float *k,
+                     char *err, size_t errlen)
+{
+    return lm_qk(&LS(s)->s, layer, head, t, q, k, err, errlen);
+}
+
 /* Feed the tokens again under the session's settings; on failure the old settings are put back
  * by the caller and the tokens replayed once more. */
 static int replay(lmi_session *s, char *err, size_t errlen)
@@ -280,18 +288,26 @@ static int lm_lmi_set_offset(lmi_session *s, int offset, char *err, size_t errle
     return rc;
 }
 
-static int lm_lmi_set_rope_base(lmi_session *s, double base, char *err, size_t errlen)
+/* RoPE p in force from now on and the tokens replayed under it; on failure the old RoPE and
+ * the old replay are put back. */
+static int use_rope(lmi_session *s, const pe_params *p, char *err, size_t errlen)
 {
     lm_lmi_session *ls = LS(s);
-    pe_params old = ls->s.rope, p = old;
-    p.base = base;
-    int rc = lm_session_set_rope(&ls->s, &p, err, errlen);
+    pe_params old = ls->s.rope;
+    int rc = lm_session_set_rope(&ls->s, p, err, errlen);
     if (rc == PE_OK) rc = replay(s, err, errlen);
     if (rc) {
         lm_session_set_rope(&ls->s, &old, NULL, 0);
         replay(s, NULL, 0);
     }
     return rc;
+}
+
+static int lm_lmi_set_rope_base(lmi_session *s, double base, char *err, size_t errlen)
+{
+    pe_params p = LS(s)->s.rope;
+    p.base = base;
+    return use_rope(s, &p, err, errlen);
 }
 
 /* GPT-2: its wpe table, every row within the trained context (n_positions); the Llama family:
@@ -324,16 +340,9 @@ static int lm_lmi_pos_params(const lmi_model *lm, lmi_pos *out, char *err, size_
 static int lm_lmi_set_rope_scaling(lmi_session *s, const pe_rope_scaling *sc, char *err,
                                    size_t errlen)
 {
-    lm_lmi_session *ls = LS(s);
-    pe_params old = ls->s.rope, p = old;
+    pe_params p = LS(s)->s.rope;
     p.scaling = sc->type == PE_SCALING_NONE ? LM(s->m)->c.rope.scaling : *sc;
-    int rc = lm_session_set_rope(&ls->s, &p, err, errlen);
-    if (rc == PE_OK) rc = replay(s, err, errlen);
-    if (rc) {
-        lm_session_set_rope(&ls->s, &old, NULL, 0);
-        replay(s, NULL, 0);
-    }
-    return rc;
+    return use_rope(s, &p, err, errlen);
 }
 
 const lmi_arch lmi_arch_llama2c = {
@@ -349,6 +358,7 @@ const lmi_arch lmi_arch_llama2c = {
     .session_reset = lm_lmi_session_reset,
     .step = lm_lmi_step,
     .attn_row = lm_lmi_attn_row,
+    .qk = lm_lmi_qk,
     .set_offset = lm_lmi_set_offset,
     .set_rope_base = lm_lmi_set_rope_base,
     .pos_params = lm_lmi_pos_params,
@@ -370,6 +380,7 @@ const lmi_arch lmi_arch_hf = {
     .session_reset = lm_lmi_session_reset,
     .step = lm_lmi_step,
     .attn_row = lm_lmi_attn_row,
+    .qk = lm_lmi_qk,
     .set_offset = lm_lmi_set_offset,
     .set_rope_base = lm_lmi_set_rope_base,
     .pos_params = lm_lmi_pos_params,

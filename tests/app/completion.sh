@@ -74,7 +74,7 @@ done
 [ -z "$missing" ]; ok $? "the man page names every option of pelab export --help${missing:+ (missing:$missing)}"
 missing=""
 for v in $("$pelab" list | sed -n '/^views/,/^$/p' | awk 'NR > 1 && NF {print $1}'); do
-    grep -q "^\.SS $v\$" "$dir/pelab.1" || missing="$missing $v"
+    grep -qxF -- ".SS ${v//-/\\-}" "$dir/pelab.1" || missing="$missing $v" # groff spells - as \-
 done
 [ -z "$missing" ]; ok $? "the man page has the keys of every view${missing:+ (missing:$missing)}"
 # the explorer takes everything view-specific from the tables: its sources name no view (as a

@@ -44,5 +44,23 @@ done
 DISPLAY=":$d" SDL_VIDEODRIVER=x11 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
     timeout 60 "$pelab" gui --lesson rope --slide 3 --frames 3 >/dev/null 2>"$err"
 ok $? "pelab gui --lesson rope --slide 3 draws 3 frames under Xvfb $(head -c 100 "$err")"
+# issue 28: the window ends like the terminal explorer on a terminating signal, 128 + N (it gave
+# 0 on INT and TERM and ignored XFSZ); job control on, so a background job keeps SIGINT
+set -m
+for sig in INT TERM HUP XFSZ USR1 RTMIN; do
+    DISPLAY=":$d" SDL_VIDEODRIVER=x11 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+        timeout 60 "$pelab" gui rope >/dev/null 2>"$err" &
+    gpid=$!
+    sleep 3 # the window is up and drawing
+    # timeout's child is pelab; send it the signal itself
+    kid=$(pgrep -P "$gpid" | head -n 1)
+    kill -s "$sig" "${kid:-$gpid}"
+    wait "$gpid"
+    rc=$?
+    want=$((128 + $(kill -l "$sig")))
+    [ "$rc" -eq "$want" ]
+    ok $? "pelab gui ends on SIG$sig with status $want (got $rc) $(head -c 100 "$err")"
+done
+set +m
 echo "1..$n"
 [ "$failed" -eq 0 ]

@@ -40,7 +40,10 @@ for i in $(seq 1 300); do b=$(steps_shown); [ -n "$b" ] && [ "${b:-0}" -gt "${a:
 wait_for "rope 5." 30; ok $? "the training legend shows rope's loss"
 tm send-keys -t t " "
 wait_for "PAUSED"; ok $? "space pauses"
-sleep 1; p1=$(steps_shown); sleep 1.5; p2=$(steps_shown)
+# a step (and a measurement) in flight ends after the pause; a slow build (ASan) may take seconds
+p1=$(steps_shown)
+for i in $(seq 1 20); do sleep 1; q=$(steps_shown); [ "$q" = "$p1" ] && break; p1=$q; done
+sleep 1.5; p2=$(steps_shown)
 [ -n "$p1" ] && [ "$p1" = "$p2" ]; ok $? "paused: the steps hold ($p1, $p2)"
 tm send-keys -t t " "
 for i in $(seq 1 300); do p3=$(steps_shown); [ "${p3:-0}" -gt "${p2:-0}" ] && break; sleep 0.1; done

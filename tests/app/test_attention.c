@@ -31,7 +31,7 @@
 #include "raster.h"
 #include "tap.h"
 
-static char dir[] = "/tmp/pelab-attn-test-XXXXXX";
+static char dir[160]; /* $TMPDIR/pelab-attn-test-XXXXXX, made in main */
 
 /* ---- fixtures ------------------------------------------------------------------------------ */
 
@@ -724,6 +724,7 @@ static void check_window(void)
 
 int main(void)
 {
+    tap_tmp_path(dir, sizeof dir, "pelab-attn-test-XXXXXX");
     if (!mkdtemp(dir)) {
         printf("1..0 # SKIP cannot make a temporary directory\n");
         return 77;

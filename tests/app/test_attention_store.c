@@ -21,7 +21,7 @@
 
 enum { L = 12, H = 12, CTX = 1024, KL = 11, KH = 5 };
 
-static char dir[] = "/tmp/pelab-test-store-XXXXXX";
+static char dir[160]; /* $TMPDIR/pelab-test-store-XXXXXX, made in main */
 
 static int make(int pe, const char *path)
 {
@@ -148,6 +148,7 @@ static void check(int pe)
 
 int main(void)
 {
+    tap_tmp_path(dir, sizeof dir, "pelab-test-store-XXXXXX");
     if (!mkdtemp(dir)) return 1;
     /* the shape's numbers for GPT-2 small itself (768 wide, 124M weights, learned positions):
      * its session's q, k and v and one layer's rows beside the weights, in the default budget */

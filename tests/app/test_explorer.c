@@ -676,7 +676,10 @@ int main(void)
      * fresh folder */
     char tmp[4096], here[4096];
     const char *base = getenv("PELAB_BUILD");
-    snprintf(tmp, sizeof tmp, "%s/explorer-record.XXXXXX", base && *base ? base : "/tmp");
+    if (base && *base)
+        snprintf(tmp, sizeof tmp, "%s/explorer-record.XXXXXX", base);
+    else
+        tap_tmp_path(tmp, sizeof tmp, "explorer-record.XXXXXX");
     if (mkdtemp(tmp) && getcwd(here, sizeof here) && chdir(tmp) == 0) {
         app_explorer *rx = new_explorer(0);
         rx->st.view = app_view_find("rope");

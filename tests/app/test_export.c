@@ -99,7 +99,7 @@ int main(int argc, char **argv)
 {
     if (argc < 2) return tap_skip_all("usage: test_export PELAB");
     pelab = argv[1];
-    snprintf(dir, sizeof dir, "/tmp/pelab-export-XXXXXX");
+    tap_tmp_path(dir, sizeof dir, "pelab-export-XXXXXX");
     if (!mkdtemp(dir)) return tap_skip_all("no temporary directory");
     char p1[128], p2[128];
 
@@ -249,8 +249,8 @@ int main(int argc, char **argv)
         {{"export", "heatmap", "--dim", "0", "-o", p1}, 2, "--dim 0"},
         {{"export", "heatmap", "--len", "-5", "-o", p1}, 2, "--len -5"},
         {{"export", "alibi", "--heads", "0", "-o", p1}, 2, "--heads 0"},
-        {{"export", "heatmap", "--len", "100000", "--dim", "4096", "-o", p1}, 2, "cap"},
-        {{"export", "alibi", "--len", "60000", "-o", p1}, 2, "cap"},
+        {{"export", "heatmap", "--len", "200000", "--dim", "4096", "-o", p1}, 2, "memory budget"},
+        {{"export", "alibi", "--len", "60000", "-o", p1}, 2, "more than one table can index"},
         {{"export", "heatmap", "-o", missing}, 2, "does not exist"},
         {{"export", "heatmap", "-o", "x.bmp"}, 2, "unknown extension"},
         {{"export", "heatmap", "--bsae", "100", "-o", p1}, 2, "did you mean --base"},

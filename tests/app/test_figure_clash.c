@@ -23,8 +23,9 @@
 #include "layout_cases.h"
 
 /* the views whose figures are held to this (issue 11's rvb part) */
-static const char *const views[] = {"rope",  "decay", "extension",   "resolution", "t5",
-                                    "alibi", "xl",    "frequencies", "table"};
+static const char *const views[] = {"rope",  "decay", "extension", "resolution",
+                                    "t5",    "alibi", "xl",        "frequencies",
+                                    "table", "usage", "distance",  "model-distance"};
 /* the table view once per kind of position parameters (issue 23); the other views: the default */
 static const char *const table_models[] = {"learned", "sinusoidal", "t5", "alibi", "rope"};
 

@@ -195,7 +195,10 @@ static void check_save_and_command(void)
 {
     char dir[4096], here[4096];
     const char *base = getenv("PELAB_BUILD");
-    snprintf(dir, sizeof dir, "%s/gui-save.XXXXXX", base && *base ? base : "/tmp");
+    if (base && *base)
+        snprintf(dir, sizeof dir, "%s/gui-save.XXXXXX", base);
+    else
+        tap_tmp_path(dir, sizeof dir, "gui-save.XXXXXX");
     if (!mkdtemp(dir) || !getcwd(here, sizeof here) || chdir(dir) != 0) {
         TAP_OK(0, "a scratch folder for s and e");
         return;
@@ -427,8 +430,9 @@ int main(void)
     scene_circle(&s, w * 0.75, h * 0.7, 40, 0x009e73, 2, 0);
     window_present(win, &s);
     p = window_pixels(win, &w, &h);
-    char path[64];
-    snprintf(path, sizeof path, "/tmp/pelab-gui-%d.png", (int)getpid());
+    char path[512], name[64];
+    snprintf(name, sizeof name, "pelab-gui-%d.png", (int)getpid());
+    tap_tmp_path(path, sizeof path, name);
     raster_export_opts o = {96, NULL, 0, 1, 1, 0};
     int rc = raster_export(&s, path, &o, err, sizeof err);
     int pw = 0, ph = 0;

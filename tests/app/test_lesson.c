@@ -327,6 +327,27 @@ int main(void)
     }
     TAP_OK(seen4 && x->st.p.heads == 12 && !app_explorer_animating(x),
            "the sweep passed heads 4 and ended on 12 (%d)", x->st.p.heads);
+    /* a ':' command's message stays while the sweep plays on, until the next key (issue 28:
+     * the sweep's next step replaced it within a second) */
+    key(x, 'r');
+    app_explorer_tick(x, 0.5); /* the first value */
+    TAP_OK(strstr(x->message, "heads = 4 (1 of 4)") != NULL, "the sweep says its step: '%s'",
+           x->message);
+    key(x, ':');
+    for (const char *c = "cmap viridis"; *c; c++) key(x, (uint32_t)*c);
+    key(x, UI_KEY_ENTER);
+    char said[sizeof x->message];
+    snprintf(said, sizeof said, "%s", x->message);
+    for (int k = 0; k < 5; k++) app_explorer_tick(x, 0.5);
+    TAP_OK(strstr(said, "cmap") && strcmp(x->message, said) == 0 && x->st.p.heads == 8,
+           "':cmap viridis' says '%s' and it stays over 2.5 s of sweep (heads went on to %d)", said,
+           x->st.p.heads);
+    key(x, 'r');
+    key(x, UI_KEY_ESC);
+    app_explorer_tick(x, 0.5);
+    app_explorer_tick(x, 1);
+    TAP_OK(strstr(x->message, "heads = 6 (2 of 4)") != NULL,
+           "after the next key the sweep speaks again: '%s'", x->message);
     lesson_detach(x, p);
     app_explorer_free(x);
     free(x);

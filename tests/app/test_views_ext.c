@@ -182,6 +182,51 @@ static void test_layer_kinds(void)
     TAP_OK(strcmp(st.model_layer, "sliding_attention") == 0, "and leaves the state as it was");
 }
 
+/* Issue 25: Llama 4 Scout's 10485760 positions load; the views that summarise (the rotation, the
+ * frequencies, the extension's curves) draw at L = 10485760 at their own
+ * resolution, and a table that would not fit (the heatmap's 10485760 x 128 floats, 5 GiB) is
+ * refused by the memory budget with its sizes and --max-memory, not by a cap naming --len. */
+static void test_long_context(void)
+{
+    const char *src = getenv("PELAB_SRC");
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/config/real/llama-4-scout-17b-16e.json", src ? src : ".");
+    static const char *const views[] = {"frequencies", "extension", "rope"};
+    for (size_t i = 0; i < sizeof views / sizeof views[0]; i++) {
+        app_state st = make(views[i], NULL, 0);
+        int rc = app_cli_apply_config(&st, path, err, sizeof err);
+        if (rc == 0) rc = app_option_set(&st, app_option_find("len"), "10485760", err, sizeof err);
+        TAP_OK(rc == 0 && st.p.len == 10485760 && st.p.scaling.original_ctx == 8192,
+               "%s: Scout's config and --len 10485760 accepted (%s)", views[i], err);
+        if (rc != 0) continue;
+        if (i < 2) {
+            check_builds(views[i], st, "");
+            continue;
+        }
+        /* the rope view: q at the last position of the 10M context, k at 0 */
+        st.pos = 10485759;
+        app_view_ctx c;
+        memset(&c, 0, sizeof c);
+        TAP_OK(app_state_validate(&st, err, sizeof err) == 0, "rope at m 10485759: valid (%s)",
+               err);
+        char *text = cells_text(&st, 120, 40, &c, &rc);
+        TAP_OK(rc == 0 && text && strstr(text, "m=10485759"),
+               "rope at m 10485759 builds on 120x40 cells and says m (%s)", rc ? err : "");
+        free(text);
+        app_view_ctx_free(&c);
+    }
+    app_state st = make("heatmap", NULL, 0);
+    int rc = app_cli_apply_config(&st, path, err, sizeof err);
+    if (rc == 0) rc = app_option_set(&st, app_option_find("len"), "10485760", err, sizeof err);
+    TAP_OK(rc == 0 && app_state_validate(&st, err, sizeof err) < 0 &&
+               strstr(err, "--len x --dim = 10485760 x 128 = 1342177280 cells need 5120 MiB") &&
+               strstr(err, "memory budget of 2048 MiB") && strstr(err, "--max-memory"),
+           "heatmap at 10485760 x 128 is refused by the memory budget: %s", err);
+    TAP_OK(app_option_set(&st, app_option_find("len"), "16777217", err, sizeof err) < 0 &&
+               strstr(err, "allowed 1..16777216"),
+           "past 2^24 positions (a float's exact integers) --len is refused: %s", err);
+}
+
 /* Llama 3.1's config: L0 and the target come from it, the figure's L stays. */
 static void test_config(void)
 {
@@ -744,6 +789,7 @@ int main(void)
     test_frequencies();
     test_config();
     test_layer_kinds();
+    test_long_context();
     test_extension();
     test_extension_overlap();
     test_resolution();

@@ -54,17 +54,17 @@ quits() { # quits WHAT: q ends it within a couple of seconds and the terminal co
 start --view xpos --len 1048576 --dim 64
 wait_for "xpos]" 20; ok $? "xpos at L 1048576 draws"
 tm send-keys -t t Tab
-wait_for "skipped xl" 10; ok $? "Tab passes xl, saying why (--len x --len over the cap)"
+wait_for "skipped xl" 10; ok $? "Tab passes xl, saying why (4 x --len x --len past what a table can index)"
 quits "after Tab"
 
 # the same through a number key: 2 is the (L, L) similarity
 start --view xpos --len 1048576 --dim 64
 wait_for "xpos]" 20; ok $? "xpos at L 1048576 draws again"
 tm send-keys -t t 2
-wait_for "more than the cap" 10 && screen | grep -qF "xpos]"
-ok $? "key 2 (similarity) is refused with the cap's message, the view stays"
+wait_for "more than one table can index" 10 && screen | grep -qF "xpos]"
+ok $? "key 2 (similarity) is refused with the table's limit, the view stays"
 screen | grep -qF "similarity not shown: --len x --len = 1048576 x 1048576" &&
-    screen | grep -qF "a product up to 67108864)"
+    screen | grep -qF "product up to 2147483647)"
 ok $? "the refusal names the view and wraps whole to its end at 120 columns (not cut at the edge)"
 quits "after a number key"
 

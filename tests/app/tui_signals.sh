@@ -109,7 +109,7 @@ for sig in "${export_signals[@]}"; do
     num=$(kill -l "$sig")
     d="$work/export-$sig"
     mkdir -p "$d"
-    start "ulimit -c 0; cd $d && $pelab export heatmap --len 8192 --dim 1024 -o big.csv; echo \$? > $d/status; sleep 30"
+    start "ulimit -c 0; cd $d && $pelab export heatmap --len 8192 --dim 1024 -o big.csv 2>$d.err; echo \$? > $d/status; sleep 30"
     caught=
     for i in $(seq 1 3000); do
         if compgen -G "$d/.pelab-*" >/dev/null; then
@@ -138,6 +138,13 @@ for sig in "${export_signals[@]}"; do
     left=$(ls -A "$d" | grep -v '^status$' | tr '\n' ' ')
     [ "$status" = $((128 + num)) ]; ok $? "SIG$sig: the export exits with $((128 + num)) (got $status)"
     [ -z "$left" ]; ok $? "SIG$sig: no temporary and no partial file left ('$left')"
+    # Ctrl-C says what became of the file (issue 28); a kill is silent
+    if [ "$sig" = INT ]; then
+        grep -q "interrupted (Ctrl-C) while writing; no file written" "$d.err"
+        ok $? "SIGINT: one line says no file was written ('$(head -c 100 "$d.err")')"
+    else
+        [ ! -s "$d.err" ]; ok $? "SIG$sig: nothing on stderr ('$(head -c 100 "$d.err")')"
+    fi
 done
 
 echo "1..$n"

@@ -13,13 +13,15 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static char path[64];
+static char path[600];
 static FILE *diag;
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (!path[0]) {
-        snprintf(path, sizeof path, "/tmp/pelab-fuzz-lesson-%d.lesson", (int)getpid());
+        const char *tmp = getenv("TMPDIR"); /* the file is rewritten for every input */
+        snprintf(path, sizeof path, "%s/pelab-fuzz-lesson-%d.lesson", tmp && *tmp ? tmp : "/tmp",
+                 (int)getpid());
         diag = fopen("/dev/null", "w");
         if (!diag) abort();
     }

@@ -44,11 +44,27 @@ static void test_shared_checks(void)
     expect_fail(pe_check_heads(0, err, sizeof err), PE_EINVAL, err, "--heads", "0 heads");
     expect_fail(pe_check_heads(PE_MAX_HEADS + 1, err, sizeof err), PE_EINVAL, err, "--heads",
                 "too many heads");
+    /* issue 25: the memory budget bounds a table, not a fixed cap on --len */
     expect_fail(pe_check_cells(1 << 20, 1 << 10, "--len x --dim", err, sizeof err), PE_ERANGE, err,
-                "--len x --dim", "cells over the cap");
-    TAP_OK(strstr(err, "67108864") != NULL, "cells message states the cap");
-    TAP_OK(pe_check_cells(1 << 16, 1 << 10, "--len x --dim", err, sizeof err) == PE_OK,
-           "exactly the cap is fine");
+                "--len x --dim", "cells over the budget");
+    TAP_OK(strstr(err, "1048576 x 1024 = 1073741824 cells need 4096 MiB") &&
+               strstr(err, "memory budget of 2048 MiB") && strstr(err, "--max-memory") &&
+               strstr(err, "up to 536870912") && !strstr(err, "--len 1048576"),
+           "cells message: the sizes, the budget, what it allows and --max-memory: %s", err);
+    TAP_OK(pe_check_cells(1 << 19, 1 << 10, "--len x --dim", err, sizeof err) == PE_OK,
+           "a table of exactly the budget is fine");
+    size_t budget = pe_mem_budget();
+    pe_mem_set_budget((size_t)64 << 20);
+    expect_fail(pe_check_cells(1 << 20, 128, "--len x --dim", err, sizeof err), PE_ERANGE, err,
+                "budget of 64 MiB", "--max-memory 64 refuses L 1048576 x d 128 (512 MiB)");
+    pe_mem_set_budget((size_t)8 << 30);
+    TAP_OK(pe_check_cells(1 << 20, 1 << 10, "--len x --dim", err, sizeof err) == PE_OK,
+           "--max-memory 8192 admits L 1048576 x d 1024 (4 GiB)");
+    expect_fail(pe_check_cells(PE_MAX_LEN, PE_MAX_DIM, "--len x --dim", err, sizeof err), PE_ERANGE,
+                err, "more than one table can index", "2^40 cells: past an int index");
+    pe_mem_set_budget(budget);
+    TAP_OK(PE_MAX_LEN >= 10485760, "--len reaches Llama 4 Scout's 10485760 positions (%d)",
+           PE_MAX_LEN);
     /* A NULL or tiny buffer is safe. */
     TAP_OK(pe_check_len(0, NULL, 0) == PE_EINVAL, "NULL err");
     char tiny[4] = "xyz";
@@ -71,8 +87,8 @@ static void test_input_encodings(void)
         p.dim = -8;
         bad(inputs[i], p, PE_EINVAL, "--dim", "d < 0");
         p = base_params();
-        p.len = 1 << 20;
-        bad(inputs[i], p, PE_ERANGE, "--len x --dim", "L*d over the cap");
+        p.len = 1 << 23; /* x d 128: 4 GiB of floats */
+        bad(inputs[i], p, PE_ERANGE, "--len x --dim", "L*d over the memory budget");
     }
     p = base_params();
     p.dim = 7;
@@ -124,8 +140,8 @@ static void test_bias_encodings(void)
     static const char *const biased[] = {"alibi", "t5", "xl"};
     for (int i = 0; i < 3; i++) {
         p = base_params();
-        p.len = 10000;
-        bad(biased[i], p, PE_ERANGE, "--len x --len", "L*L over the cap");
+        p.len = 30000; /* 9e8 floats: 3.4 GiB */
+        bad(biased[i], p, PE_ERANGE, "--len x --len", "L*L over the memory budget");
         p = base_params();
         p.heads = 0;
         bad(biased[i], p, PE_EINVAL, "--heads", "0 heads");
@@ -211,9 +227,9 @@ static void test_rope_encodings(void)
         p.rotary_frac = NAN;
         bad(n, p, PE_EINVAL, "--rotary-frac", "rotary NaN");
         p = base_params();
-        p.len = 1 << 20;
+        p.len = 1 << 23;
         p.dim = 128;
-        bad(n, p, PE_ERANGE, "--len x --dim", "L*d over the cap");
+        bad(n, p, PE_ERANGE, "--len x --dim", "L*d over the memory budget");
         p = base_params();
         p.scaling.type = (pe_scaling_type)9;
         bad(n, p, PE_EINVAL, "--scaling", "scaling 9");

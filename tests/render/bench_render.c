@@ -66,7 +66,9 @@ int main(int argc, char **argv)
             pe[p * cols + i] = (float)sin((double)p * w);
             pe[p * cols + i + 1] = (float)cos((double)p * w);
         }
-    char dir[] = "/tmp/pelab-bench.XXXXXX", path[64], err[256];
+    char dir[512], path[600], err[256];
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, sizeof dir, "%s/pelab-bench.XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(dir)) return 1;
     snprintf(path, sizeof path, "%s/fig.png", dir);
     scene s;

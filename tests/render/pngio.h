@@ -98,10 +98,12 @@ static inline const char *png_text_get(const png_image_rd *im, const char *key)
     return NULL;
 }
 
-/* A fresh directory under $PELAB_BUILD (or /tmp); path written to out. Returns 0 or -1. */
+/* A fresh directory under $PELAB_BUILD (or $TMPDIR, or /tmp); path written to out. Returns 0 or
+ * -1. */
 static inline int test_tmpdir(char *out, size_t n, const char *tag)
 {
     const char *base = getenv("PELAB_BUILD");
+    if (!base || !*base) base = getenv("TMPDIR");
     if (!base || !*base) base = "/tmp";
     snprintf(out, n, "%s/%s.XXXXXX", base, tag);
     return mkdtemp(out) ? 0 : -1;

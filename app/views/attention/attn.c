@@ -306,7 +306,7 @@ const app_option app_attn_options[] = {
     {APP_CHO("attn-scale", NULL, "attention colours: linear|log|nofirst", attn.attn_scale,
              scale_names),
      .label = "colours", .keys = "n", .step = APP_STEP_NEXT},
-    {APP_INT("shift", NULL, "shift every position by k, 0..1048576", attn.shift, 0, PE_MAX_LEN),
+    {APP_INT("shift", NULL, "shift every position by k, 0..16777216", attn.shift, 0, PE_MAX_LEN),
      .keys = "><", .step = APP_STEP_ADD, .by = 10, .step_help = "+10 / -10", APP_LIN(0, 192)},
     {APP_CUS("model", NULL,
              "attention views' model: nope|learned|sinusoidal|alibi|rope|t5, a .pelab file, a "

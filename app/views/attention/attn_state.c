@@ -16,5 +16,7 @@ void app_attn_state_default(app_attn_state *a)
     a->step = -1;
     a->alibi_scale = 1;
     a->play_speed = 2;
-    a->sink_threshold = 0.3; /* Gu et al. 2025, Table 3 */
+    a->sink_threshold = 0.3;                             /* Gu et al. 2025, Table 3 */
+    snprintf(a->reference, sizeof a->reference, "nope"); /* Kazemnejad et al. 2023, Fig. 4 */
+    a->massive_lambda = 5;                               /* Jin et al. 2025 */
 }

@@ -1,6 +1,7 @@
 /* attn_state.h: what the attention views (attention, compare, extrapolation) add to the state,
- * in one struct of their own so the rest of the state knows nothing of models. app_state embeds
- * it as st->attn; its options, keys and tick live with the views (views/attention.c). */
+ * in one struct of their own so the rest of the state knows nothing of models: an option group
+ * (options/option_groups.h), which app_state holds as st->attn and app_state_default starts with
+ * app_attn_state_default; its rows (attn.c), keys and tick live with the views. */
 #ifndef PELAB_APP_ATTN_STATE_H
 #define PELAB_APP_ATTN_STATE_H
 
@@ -30,6 +31,14 @@ typedef struct app_attn_state {
     char tokenizer[512];   /* a real model's tokenizer file instead of the one beside it; "" */
     char compare_tokenizer[512]; /* the same for --compare */
     char ids[1024]; /* token ids "1,2,3" given instead of a prompt; "" = tokenize text */
+    /* the measure views (usage, distance, model-distance: views/attention/measures.h) */
+    char text_path[512];   /* --text FILE: the prompts are its windows; "" = none */
+    int per_head;          /* distance: one curve per head of --layer instead of per layer */
+    int by_position;       /* distance: attention received by key position, not by distance */
+    char reference[512];   /* model-distance: the model the others are measured against */
+    char against[1024];    /* model-distance: comma-separated models; "" = the other shipped */
+    double massive_lambda; /* usage: a dimension is massive above lambda x the mean (5) */
+    int qk_side;           /* usage: 0 = q, 1 = k */
 } app_attn_state;
 
 /* The defaults: the rope model on the "toy" preset, compared with alibi, the last token. */

@@ -190,7 +190,7 @@ static int sinks_build(app_view_ctx *c, const app_state *st, scene *s, const sce
     if (st->cursor_on) {
         int l = st->cur_r < L ? (st->cur_r < 0 ? 0 : st->cur_r) : L - 1;
         int h = st->cur_c < H ? (st->cur_c < 0 ? 0 : st->cur_c) : H - 1;
-        app_draw_cell_cursor(s, t, th, &a, l, h);
+        app_draw_cell_cursor(s, t, th, &a, l - 0.5, h - 0.5); /* cells centred on l, h */
         double v = r->alpha[l * H + h];
         snprintf(c->readout, sizeof c->readout, "layer %d  head %d  alpha %.3f%s", l, h, v,
                  v > thr ? "  (a sink head)" : "");

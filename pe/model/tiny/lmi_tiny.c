@@ -115,6 +115,10 @@ static int tiny_open(lmi_model *lm, const char *path, char *err, size_t errlen)
     if (pe == MODEL_PE_ROPE) {
         in->caps |= LMI_CAN_ROPE_BASE;
         in->rope_base = c->pe.base;
+        pe_params p = c->pe; /* as the position data has it (model.c: head width) */
+        p.dim = in->head_dim;
+        in->rot_dim = pe_rope_rotary_dim(&p);
+        in->pairing = p.pairing;
     }
     if (pe == MODEL_PE_ALIBI) {
         in->caps |= LMI_CAN_ALIBI_SCALE;
@@ -250,6 +254,12 @@ static int tiny_attn_row(const lmi_session *s, int layer, int head, int t, float
     return model_session_row(TSESS(s), layer, head, t, weights, content, position, err, errlen);
 }
 
+static int tiny_qk(const lmi_session *s, int layer, int head, int t, float *q, float *k, char *err,
+                   size_t errlen)
+{
+    return model_session_qk(TSESS(s), layer, head, t, q, k, err, errlen);
+}
+
 /* The settings replay the tokens; the newest token's logits are the session's again. */
 static int tiny_set_offset(lmi_session *s, int offset, char *err, size_t errlen)
 {
@@ -332,6 +342,7 @@ const lmi_arch lmi_arch_tiny = {
     .session_reset = tiny_session_reset,
     .step = tiny_step,
     .attn_row = tiny_attn_row,
+    .qk = tiny_qk,
     .set_offset = tiny_set_offset,
     .set_rope_base = tiny_set_rope_base,
     .set_alibi_scale = tiny_set_alibi_scale,

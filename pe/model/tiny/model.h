@@ -340,6 +340,11 @@ int model_session_score_parts(const model_session *s, int layer, int head, const
  * (leaving the old setting in place) when the replay would. */
 /* Token t sits at position k + t (k >= 0). */
 int model_session_set_offset(model_session *s, int k, char *err, size_t errlen);
+/* q of (layer, head) and its k for token t < len, as the projection made them (bias included,
+ * before the RoPE rotation, which is undone with the very cos and sin the step used): head-dim
+ * entries each; either may be NULL. PE_EINVAL for an index out of range. */
+int model_session_qk(const model_session *s, int layer, int head, int t, float *q, float *k,
+                     char *err, size_t errlen);
 /* rope: frequency base (> 1); other schemes: PE_EINVAL. */
 int model_session_set_rope_base(model_session *s, double base, char *err, size_t errlen);
 /* alibi: slopes = trained slopes * mult (mult >= 0); other schemes: PE_EINVAL. */

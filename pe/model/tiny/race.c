@@ -240,6 +240,15 @@ void model_race_pause(model_race *r, int on)
     pthread_mutex_unlock(&r->mu);
 }
 
+int model_race_busy(model_race *r)
+{
+    pthread_mutex_lock(&r->mu);
+    int busy = 0;
+    for (int i = 0; i < r->n; i++) busy += r->lanes[i].busy;
+    pthread_mutex_unlock(&r->mu);
+    return busy;
+}
+
 void model_race_stop(model_race *r)
 {
     pthread_mutex_lock(&r->mu);

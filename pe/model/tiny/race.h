@@ -71,6 +71,9 @@ int model_race_init(model_race *r, model *models, int n, const int *ids, size_t 
 int model_race_start(model_race *r, int threads, char *err, size_t errlen);
 /* Workers finish the step they are in and wait (1) or go on (0). */
 void model_race_pause(model_race *r, int on);
+/* How many lanes have a step or a measurement in flight (a pause takes effect at the end of
+ * those: a caller that needs nothing to move, as the tests do, waits for 0). */
+int model_race_busy(model_race *r);
 /* Ask the workers to stop after the step they are in (what is trained stays). */
 void model_race_stop(model_race *r);
 /* 1 when every lane is done or failed, or the race was stopped and no step is running. */

@@ -277,6 +277,29 @@ int model_session_row(const model_session *s, int layer, int head, int t, float 
     return 0;
 }
 
+int model_session_qk(const model_session *s, int layer, int head, int t, float *q, float *k,
+                     char *err, size_t errlen)
+{
+    const model_config *c = &s->m->cfg;
+    if (layer < 0 || layer >= c->layers || head < 0 || head >= c->heads || t < 0 || t >= s->len)
+        return model_fail(err, errlen, PE_EINVAL,
+                          "layer %d head %d token %d: allowed 0..%d, 0..%d and 0..%d", layer, head,
+                          t, c->layers - 1, c->heads - 1, s->len - 1);
+    int hd = c->dim / c->heads;
+    size_t at =
+        ((size_t)layer * (size_t)s->max_len + (size_t)t) * (size_t)c->dim + (size_t)head * hd;
+    if (q) memcpy(q, s->q_cache + at, (size_t)hd * sizeof *q);
+    if (k) memcpy(k, s->k_cache + at, (size_t)hd * sizeof *k);
+    if (scheme(s) == MODEL_PE_ROPE) {
+        const nn_pos *pos = s->pos;
+        size_t half = (size_t)(pos->rot_dim / 2), p = (size_t)(s->offset + t);
+        const float *cs = pos->rope_cos + p * half, *sn = pos->rope_sin + p * half;
+        if (q) pe_rope_unrotate_f(q, hd, pos->rot_dim, pos->rope_p.pairing, cs, sn);
+        if (k) pe_rope_unrotate_f(k, hd, pos->rot_dim, pos->rope_p.pairing, cs, sn);
+    }
+    return 0;
+}
+
 int model_session_score_parts(const model_session *s, int layer, int head, const float **content,
                               const float **position, char *err, size_t errlen)
 {

@@ -554,7 +554,8 @@ static void expect_load_error(const char *path, const char *want, const char *wh
 
 static void test_files(void)
 {
-    char dir[] = "/tmp/pelab-config-XXXXXX";
+    char dir[160];
+    tap_tmp_path(dir, sizeof dir, "pelab-config-XXXXXX");
     if (!TAP_OK(mkdtemp(dir) != NULL, "temporary directory")) return;
     char path[256], empty[256], big[256], nul[256], good[256], missing[256];
     snprintf(empty, sizeof empty, "%s/empty.json", dir);

@@ -63,7 +63,8 @@ int main(void)
     const char *w[] = {"<unk>", "<eos>", "the", "cat", "sat", ".", "Mia", "\""};
     tok_vocab v = {0};
     tok_vocab_init(&v, w, 8, NULL, 0);
-    char err[256] = "", path[] = "/tmp/pelab-ckpt-XXXXXX";
+    char err[256] = "", path[512];
+    tap_tmp_path(path, sizeof path, "pelab-ckpt-XXXXXX");
     int fd = mkstemp(path);
     if (fd >= 0) close(fd);
     for (int pe = 0; pe < MODEL_PE_COUNT; pe++) {

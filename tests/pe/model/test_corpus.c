@@ -23,7 +23,8 @@ static void write_file(const char *d, const char *name, const char *text)
 /* A grammar in a temp dir must be refused with a message containing want. */
 static void refused(const char *grammar, const char *want, const char *name)
 {
-    char tmp[] = "/tmp/pelab-grammar-XXXXXX";
+    char tmp[160];
+    tap_tmp_path(tmp, sizeof tmp, "pelab-grammar-XXXXXX");
     if (!mkdtemp(tmp)) {
         TAP_OK(0, "mkdtemp for %s", name);
         return;
@@ -187,7 +188,8 @@ int main(void)
     refused("story = @x a\n", "weight", "bad weight");
     model_grammar loop = {0};
     {
-        char tmp[] = "/tmp/pelab-grammar-XXXXXX";
+        char tmp[160];
+        tap_tmp_path(tmp, sizeof tmp, "pelab-grammar-XXXXXX");
         if (mkdtemp(tmp)) {
             write_file(tmp, "grammar.txt", "story = <story> x\n");
             rc = model_grammar_load(&loop, tmp, err, sizeof err);

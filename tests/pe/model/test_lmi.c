@@ -18,7 +18,7 @@
 enum { V = 13, N = 20 };
 
 static tok_vocab voc;
-static char dir[] = "/tmp/pelab-test-lmi-XXXXXX";
+static char dir[160]; /* $TMPDIR/pelab-test-lmi-XXXXXX, made in main */
 
 /* A random model of scheme pe (weights perturbed so the attention is not uniform), written to a
  * checkpoint at path. */
@@ -363,6 +363,7 @@ int main(void)
     const char *w[V] = {"<unk>", "<eos>", "the", "a",  "cat", "sat", ".",
                         ",",     "dog",   "ran", "on", "mat", "!"};
     tok_vocab_init(&voc, w, V, NULL, 0);
+    tap_tmp_path(dir, sizeof dir, "pelab-test-lmi-XXXXXX");
     if (!mkdtemp(dir)) return 1;
     registry();
     for (int pe = 0; pe < MODEL_PE_COUNT; pe++) check(pe);

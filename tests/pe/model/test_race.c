@@ -151,7 +151,7 @@ int main(void)
     model_race_start(&r, 2, err, sizeof err);
     while (done_of(&r, 0) < 3) sleep_ms(2);
     model_race_pause(&r, 1);
-    sleep_ms(50); /* a step in flight ends */
+    while (model_race_busy(&r)) sleep_ms(2); /* the steps in flight end (however slow) */
     int d0 = done_of(&r, 0), d1 = done_of(&r, 1);
     sleep_ms(100);
     TAP_OK(done_of(&r, 0) == d0 && done_of(&r, 1) == d1, "paused: no step (%d, %d)", d0, d1);

@@ -555,7 +555,8 @@ static void test_gguf(void)
          "qwen3-30b-a3b-yarn"},
         {{"phi2", "Phi 2", 2048, 2560, 32, 32, 0, 32, 10000.0f, NULL, 0, 0, 0}, "phi-2"},
     };
-    char dir[] = "/tmp/pelab-gguf-XXXXXX";
+    char dir[160];
+    tap_tmp_path(dir, sizeof dir, "pelab-gguf-XXXXXX");
     if (!TAP_OK(mkdtemp(dir) != NULL, "temporary directory")) return;
     for (size_t i = 0; i < sizeof eq / sizeof eq[0]; i++) {
         for (uint32_t version = 2; version <= 3; version++) {

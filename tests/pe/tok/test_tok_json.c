@@ -324,7 +324,8 @@ static int same_ids(const pe_tok *a, const pe_tok *b, const char *text, size_t l
 
 static void test_spm_json(const char *dir)
 {
-    char bin[2300], tmpl[] = "/tmp/pelab-tok-XXXXXX", path[512], err[512];
+    char bin[2300], tmpl[512], path[600], err[512];
+    tap_tmp_path(tmpl, sizeof tmpl, "pelab-tok-XXXXXX");
     snprintf(bin, sizeof bin, "%s/llama2-tokenizer/tokenizer.bin", dir);
     if (!TAP_OK(mkdtemp(tmpl), "a temporary folder")) return;
     snprintf(path, sizeof path, "%s/tokenizer.json", tmpl);

@@ -36,7 +36,8 @@ int main(void)
         snprintf(buf, sizeof buf, "%s %s%s", v.text[i], v.text[v.n - 1 - i], v.text[(i * 7) % v.n]);
         cJSON_AddItemToArray(list, cJSON_CreateString(buf));
     }
-    char tmpl[] = "/tmp/pelab-tokpeer-XXXXXX";
+    char tmpl[160];
+    tap_tmp_path(tmpl, sizeof tmpl, "pelab-tokpeer-XXXXXX");
     int fd = mkstemp(tmpl);
     char *json = cJSON_PrintUnformatted(list);
     int wrote = fd >= 0 && json && write(fd, json, strlen(json)) == (ssize_t)strlen(json);

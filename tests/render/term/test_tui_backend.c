@@ -356,7 +356,8 @@ static void test_truecolor_sgr(void)
 {
     fixture f;
     char err[256] = "";
-    char dir[] = "/tmp/pelab-noterminfo-XXXXXX";
+    char dir[160];
+    tap_tmp_path(dir, sizeof dir, "pelab-noterminfo-XXXXXX");
     if (!mkdtemp(dir)) {
         TAP_OK(0, "mkdtemp: %s", strerror(errno));
         return;
@@ -525,7 +526,8 @@ static void test_colour_modes(void)
 
     /* COLORTERM=truecolor: the family's direct-colour entry when there is one. A private one is
      * compiled with tic so the test does not depend on ncurses-term. */
-    char dir[] = "/tmp/pelab-terminfo-XXXXXX";
+    char dir[160];
+    tap_tmp_path(dir, sizeof dir, "pelab-terminfo-XXXXXX");
     if (!mkdtemp(dir)) {
         TAP_OK(0, "mkdtemp: %s", strerror(errno));
         return;

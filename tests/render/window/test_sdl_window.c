@@ -280,7 +280,8 @@ static unsigned char *read_png(const char *path, int *w, int *h)
 
 static void test_png(window *win)
 {
-    char dir[] = "/tmp/pelab-sdl-XXXXXX", path[64], err[256];
+    char dir[512], path[600], err[256];
+    tap_tmp_path(dir, sizeof dir, "pelab-sdl-XXXXXX");
     const raster_meta meta[] = {{"Software", "pelab test"}};
     int fw, fh, pw = 0, ph = 0;
     const uint32_t *px = window_pixels(win, &fw, &fh);
