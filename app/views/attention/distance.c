@@ -205,7 +205,7 @@ static int dist_build(app_view_ctx *c, const app_state *st, scene *s, const scen
     names[shown] = labels[shown];
     colors[shown] = th->fg;
     flags[shown++] = SCENE_DASHED;
-    fig_legend_slot slot = {{0, 0, 0, 0}, 0};
+    fig_legend_slot slot = {{0, 0, 0, 0}, 0, 0};
     if (!t->cells) slot = fig_legend_take(t, &area, names, shown);
     fig_axes a = fig_axes_draw(s, t, th, area, 0, T > 1 ? T - 1 : 1, lo / 1.2, hi * 1.2,
                                byp ? "key position j" : "distance r = t - j",

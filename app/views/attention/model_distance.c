@@ -280,7 +280,7 @@ static int md_build(app_view_ctx *c, const app_state *st, scene *s, const scene_
     const char *names[MD_MAX_MODELS];
     uint32_t colors[MD_MAX_MODELS];
     for (int k = 0; k < M; k++) names[k] = r->names[k], colors[k] = th->series[k % 8];
-    fig_legend_slot slot = {{0, 0, 0, 0}, 0};
+    fig_legend_slot slot = {{0, 0, 0, 0}, 0, 0};
     if (!t->cells) slot = fig_legend_take(t, &area, names, M);
     /* layers as cells centred on whole numbers: the ticks name layers, not halves */
     fig_axes a =

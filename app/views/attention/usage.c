@@ -230,9 +230,15 @@ static int usage_build(app_view_ctx *c, const app_state *st, scene *s, const sce
     const cmap *map = st->map ? st->map : cmap_default_sequential();
     /* side by side when the figure is wide enough, else one above the other; the main panel
      * (pairs x layers) takes the larger part */
-    fig_rect left = area, right;
+    fig_rect left = area, right = area;
     int wide = area.w > area.h * 1.3;
-    if (wide)
+    /* a small figure (a paper column, 300x200) keeps the main panel alone: two panels there
+     * leave each a sliver; the per-head panel is one --layer away in a larger one */
+    int both = t->cells ? area.w >= 60 && area.h >= 12
+                        : (wide ? area.w >= 50 * t->char_w : area.h >= 20 * t->text_h);
+    if (!both)
+        ;
+    else if (wide)
         right = fig_take_right(&left, area.w * 0.42, t->cells ? 1 : t->char_w * 2);
     else
         right = fig_take_bottom(&left, area.h / 2, t->cells ? 1 : t->text_h);
@@ -241,10 +247,9 @@ static int usage_build(app_view_ctx *c, const app_state *st, scene *s, const sce
     fig_axes ax1 =
         app_draw_matrix(s, t, th, left, a1, (size_t)L, (size_t)P, (size_t)P, -0.5, P - 0.5, -0.5,
                         L - 0.5, "rotary pair", "layer", map, 0, vmax, "mean norm", th->mask);
-    fig_axes ax2 =
+    if (both)
         app_draw_matrix(s, t, th, right, a2, (size_t)H, (size_t)P, (size_t)P, -0.5, P - 0.5, -0.5,
                         H - 0.5, "rotary pair", lab2, map, 0, vmax, "mean norm", th->mask);
-    (void)ax2;
     c->main = ax1;
     fig_mark_main(s, ax1.area, "plot");
     c->has_main = 1;
