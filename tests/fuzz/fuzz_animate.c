@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "animate.h"
+#include "format.h"
 #include "options.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -21,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!spec) return 0;
     memcpy(spec, data, size);
     spec[size] = 0;
-    (void)app_anim_kind_of(spec);
+    (void)app_format_of_as(spec, APP_FORMAT_ANIMATION); /* the format table (format.h) */
     app_anim a;
     app_anim_default(&a);
     char err[512];
