@@ -470,8 +470,8 @@ static int sweeps(int which)
 
 /* Fill curve `which` (bit index) at the positions p0 + (j - kb) * stride, j = 0 .. kb + kf.
  * full: the sinusoidal curve from the table itself (the data export), not the closed form. */
-static int decay_curve(app_view_ctx *c, const app_state *st, int which, int stride, int kb, int kf, int full,
-                       double *y, char *err, size_t errlen)
+static int decay_curve(app_view_ctx *c, const app_state *st, int which, int stride, int kb, int kf,
+                       int full, double *y, char *err, size_t errlen)
 {
     const pe_params *p = &st->p;
     int L = p->len, p0 = app_state_p0(st);
