@@ -60,8 +60,8 @@ static race_run one_race(const char *dir, const char *display, const char *steps
     char slave[256] = "";
     if (term) {
         master = posix_openpt(O_RDWR | O_NOCTTY);
-        const char *name = master >= 0 && !grantpt(master) && !unlockpt(master) ? ptsname(master)
-                                                                                 : NULL;
+        const char *name =
+            master >= 0 && !grantpt(master) && !unlockpt(master) ? ptsname(master) : NULL;
         if (!name) {
             printf("  (no pseudo-terminal: %s)\n", strerror(errno));
             if (master >= 0) close(master);
@@ -165,7 +165,9 @@ int app_bench_race(int quick, int nsteps)
     }
     printf("  no display       %6.1f s wall  %6.1f s racing  %8.0f tokens/s  %6.1f s CPU%s\n",
            none.wall, none.race_s, none.tokens_per_s, none.cpu,
-           steps ? "" : none.wall <= 90 ? "  (<= 90 s: met)" : "  (> 90 s: NOT met)");
+           steps             ? ""
+           : none.wall <= 90 ? "  (<= 90 s: met)"
+                             : "  (> 90 s: NOT met)");
     fflush(stdout);
     race_run term = one_race(dir, "terminal", steps);
     if (!term.ok) {

@@ -361,8 +361,7 @@ static void record_now(race_run *run, app_race_ui *ui, const char *dir, const ch
     char path[4096], err[1024];
     struct stat st;
     int k = 1;
-    do
-        snprintf(path, sizeof path, "%s/race-%d.gif", dir, k);
+    do snprintf(path, sizeof path, "%s/race-%d.gif", dir, k);
     while (stat(path, &st) == 0 && ++k < 1000);
     app_race_ui u = *ui;
     u.note[0] = 0;
@@ -718,5 +717,6 @@ const app_command app_command_race = {
              "would, bit for bit) and shows the training loss, the held-out loss at and past the "
              "trained context and the first-token sink share as they form. Keys: space pauses, s "
              "stops and saves, S records the race so far as DIR/race-N.gif, 1-8 show or hide a "
-             "scheme, tab switches the panel in focus, q quits (saving). Ctrl-C stops after the current steps and saves them. DIR gets "
+             "scheme, tab switches the panel in focus, q quits (saving). Ctrl-C stops after the "
+             "current steps and saves them. DIR gets "
              "SCHEME.pelab per scheme and race.csv (pelab export race --from DIR)."};

@@ -281,8 +281,7 @@ static double sink_cell_min(const scene_target *t, const sink_grid *g)
     return g->lw + g->gap + (t->cells ? 6 : 3 * t->text_h) + g->gap + g->vw;
 }
 
-static int sink_cols(const scene_target *t, const sink_grid *g, double w, double maxh,
-                     double *need)
+static int sink_cols(const scene_target *t, const sink_grid *g, double w, double maxh, double *need)
 {
     int best = 0;
     double colgap = 2 * g->gap;
@@ -396,7 +395,8 @@ static void race_key(scene *s, const scene_target *t, const fig_theme *th, fig_r
             scene_text(s, x, y, "━━", KEY_SIZE, SCENE_LEFT | SCENE_MIDDLE, c, 0);
         else
             scene_rect(s, x, y - t->hairline * 1.5, k->sw, t->hairline * 3, c, SCENE_FILL);
-        scene_text(s, x + k->sw + k->gap, y, l->label, KEY_SIZE, SCENE_LEFT | SCENE_MIDDLE, th->fg, 0);
+        scene_text(s, x + k->sw + k->gap, y, l->label, KEY_SIZE, SCENE_LEFT | SCENE_MIDDLE, th->fg,
+                   0);
         char v[32] = "-";
         double *e = l->done > 0 && k->nw > 0 ? malloc(sizeof *e * (size_t)l->done) : NULL;
         if (e) {
@@ -613,8 +613,8 @@ static const char *field(const char *p, const char *end, const char **f, size_t 
 }
 
 /* The log's columns, as app_race_log_header writes them. */
-static const char *const log_cols[10] = {"scheme",     "step",       "tokens",     "train_loss",
-                                         "heldout_ctx", "heldout_2x", "heldout_4x", "sink_share",
+static const char *const log_cols[10] = {"scheme",       "step",       "tokens",     "train_loss",
+                                         "heldout_ctx",  "heldout_2x", "heldout_4x", "sink_share",
                                          "tokens_per_s", "elapsed_s"};
 static const char log_header[] = "scheme,step,tokens,train_loss,heldout_ctx,heldout_2x,"
                                  "heldout_4x,sink_share,tokens_per_s,elapsed_s";
@@ -626,8 +626,7 @@ static int log_problem(char *err, size_t errlen, int line, int col, const char *
 {
     char shown[48];
     size_t k = 0;
-    for (size_t i = 0; i < n && k < 40; i++)
-        shown[k++] = v[i] >= 32 && v[i] < 127 ? v[i] : '?';
+    for (size_t i = 0; i < n && k < 40; i++) shown[k++] = v[i] >= 32 && v[i] < 127 ? v[i] : '?';
     shown[k] = 0;
     if (col > 0)
         snprintf(err, errlen, "line %d, column %d (%s): '%s%s' %s", line, col, log_cols[col - 1],
@@ -642,8 +641,7 @@ static int log_num(const char *f, size_t n, int line, int col, double lo, double
                    const char *allowed, double *v, char *err, size_t errlen)
 {
     char buf[64];
-    if (n == 0 || n >= sizeof buf)
-        return log_problem(err, errlen, line, col, f, n, allowed);
+    if (n == 0 || n >= sizeof buf) return log_problem(err, errlen, line, col, f, n, allowed);
     memcpy(buf, f, n);
     buf[n] = 0;
     char *e;
@@ -655,8 +653,7 @@ static int log_num(const char *f, size_t n, int line, int col, double lo, double
 }
 
 /* "# lane LABEL steps=N tokens_per_step=N ctx=N" into lane d->n. */
-static int log_lane(const char *q, size_t ln, int line, app_race_data *d, char *err,
-                    size_t errlen)
+static int log_lane(const char *q, size_t ln, int line, app_race_data *d, char *err, size_t errlen)
 {
     static const char form[] = "is not '# lane LABEL steps=1..10000000 "
                                "tokens_per_step=1..100000000 ctx=1..65536'";
@@ -714,8 +711,8 @@ static int log_row(const char *q, size_t ln, int line, app_race_data *d, char *e
     if (log_num(f[2], fn[2], line, 3, 0, 1e18, 1, why, &tokens, err, errlen) ||
         (long)tokens != (long)step * l->tokens_per_step)
         return log_problem(err, errlen, line, 3, f[2], fn[2], why);
-    if (log_num(f[8], fn[8], line, 9, 0, 1e15, 0, "is not a speed: a finite number >= 0", &tps,
-                err, errlen) ||
+    if (log_num(f[8], fn[8], line, 9, 0, 1e15, 0, "is not a speed: a finite number >= 0", &tps, err,
+                errlen) ||
         log_num(f[9], fn[9], line, 10, 0, 1e9, 0, "is not a time: a finite number of seconds >= 0",
                 &el, err, errlen))
         return -1;
@@ -727,8 +724,8 @@ static int log_row(const char *q, size_t ln, int line, app_race_data *d, char *e
                                    "is set on a training step's row: empty there");
         if (log_num(f[3], fn[3], line, 4, 0, 1e6, 0, loss_ok, &v[0], err, errlen)) return -1;
         if ((int)step != l->done + 1) {
-            snprintf(why, sizeof why, "is out of order: %s's next training step is %d",
-                     l->label, l->done + 1);
+            snprintf(why, sizeof why, "is out of order: %s's next training step is %d", l->label,
+                     l->done + 1);
             return log_problem(err, errlen, line, 2, f[1], fn[1], why);
         }
         l->loss[l->done++] = (float)v[0];
@@ -803,8 +800,9 @@ int app_race_log_parse(const char *buf, size_t len, app_race_data *d, char *err,
         }
     }
     if (!header || d->n == 0) {
-        snprintf(err, errlen, "not a race log: no \"# lane\" lines and header row (pelab race "
-                              "writes race.csv)");
+        snprintf(err, errlen,
+                 "not a race log: no \"# lane\" lines and header row (pelab race "
+                 "writes race.csv)");
         app_race_data_free(d);
         return -1;
     }

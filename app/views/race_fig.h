@@ -91,9 +91,9 @@ extern const char app_race_keys_help[];
 enum {
     APP_RACE_ACT_NONE = 0,
     APP_RACE_ACT_REDRAW,
-    APP_RACE_ACT_PAUSE, /* toggle pause */
-    APP_RACE_ACT_STOP,  /* stop, save what is trained */
-    APP_RACE_ACT_QUIT,  /* the same as stop, the window closed or q */
+    APP_RACE_ACT_PAUSE,  /* toggle pause */
+    APP_RACE_ACT_STOP,   /* stop, save what is trained */
+    APP_RACE_ACT_QUIT,   /* the same as stop, the window closed or q */
     APP_RACE_ACT_RECORD, /* S: the race so far as an animation (race_out.h) */
 };
 int app_race_key(app_race_ui *u, const app_race_data *d, uint32_t key);

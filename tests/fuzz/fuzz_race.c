@@ -43,8 +43,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     err[0] = 0;
     if (app_race_log_parse((const char *)data, size, &d, err, sizeof err) != 0) {
         /* refused: one line that names where (or what is missing), and nothing held */
-        if (!err[0] || strchr(err, '\n') || (strncmp(err, "line ", 5) && strncmp(err, "not a", 5) &&
-                                             strcmp(err, "out of memory")))
+        if (!err[0] || strchr(err, '\n') ||
+            (strncmp(err, "line ", 5) && strncmp(err, "not a", 5) && strcmp(err, "out of memory")))
             __builtin_trap();
         return 0;
     }
