@@ -15,7 +15,7 @@
 #include "commands.h"
 #include "lm.h"
 #include "lmi.h"
-#include "measures.h"
+#include "ids.h"
 #include "outfile.h"
 #include "tok.h"
 

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "commands.h"
-#include "measures.h"
+#include "ids.h"
 #include "tok.h"
 
 /* The token's text with control characters, quotes, backslashes and invalid UTF-8 escaped. */

@@ -126,8 +126,8 @@ static const app_trained *trained_table(app_view_ctx *c, char *err, size_t errle
 static void trained_similarity(const app_trained *t, const int *pos, size_t n, int cosine,
                                float *out)
 {
-    pe_matrix m = {.rows = (size_t)t->pos.rows, .cols = (size_t)t->pos.cols,
-                   .data = (float *)t->pos.values};
+    pe_matrix m = {
+        .rows = (size_t)t->pos.rows, .cols = (size_t)t->pos.cols, .data = (float *)t->pos.values};
     int *in = calloc(n ? n : 1, sizeof *in);
     if (!in) {
         for (size_t i = 0; i < n * n; i++) out[i] = NAN;

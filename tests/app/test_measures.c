@@ -371,7 +371,8 @@ static void qk_model(const char *what, const char *model_opt, const char *path, 
     /* (lambda, side): massive counts per (layer, head, band) */
     long *lhb[2][2];
     for (int li = 0; li < 2; li++)
-        for (int side = 0; side < 2; side++) lhb[li][side] = calloc((size_t)L * H * 5, sizeof(long));
+        for (int side = 0; side < 2; side++)
+            lhb[li][side] = calloc((size_t)L * H * 5, sizeof(long));
     double *alpha = calloc((size_t)L * H, sizeof(double)); /* sinks: sum over prompts */
     double worst = 0;
     dist_ref r;
@@ -484,10 +485,9 @@ static void qk_model(const char *what, const char *model_opt, const char *path, 
             double wm = 0, tot = 0, bsum[5] = {0};
             for (int lh = 0; rc == 0 && lh < L * H; lh++)
                 for (int b = 0; b < nb; b++) {
-                    double want_v = massive[li][side]
-                                        ? (double)lhb[li][side][(size_t)lh * 5 + b] /
-                                              massive[li][side]
-                                        : 0;
+                    double want_v = massive[li][side] ? (double)lhb[li][side][(size_t)lh * 5 + b] /
+                                                            massive[li][side]
+                                                      : 0;
                     double got = d.data[(size_t)lh * nb + b];
                     wm = fmax(wm, fabs(got - want_v));
                     tot += got;
@@ -503,7 +503,8 @@ static void qk_model(const char *what, const char *model_opt, const char *path, 
                    "(%.6f)",
                    what, opts[1], opts[2], wm, ws, massive[li][side] ? "1" : "0", tot);
             char found[64];
-            snprintf(found, sizeof found, "%ld of %ld", massive[li][side], (long)ps->n * L * H * hd);
+            snprintf(found, sizeof found, "%ld of %ld", massive[li][side],
+                     (long)ps->n * L * H * hd);
             TAP_OK(rc == 0 && strstr(d.what, "(layers, heads, band)") && strstr(d.what, want) &&
                        strstr(d.what, found),
                    "%s: the massive header names the axes, the shares %s and %s: %s", what, want,
@@ -581,6 +582,69 @@ int main(void)
            "(%s)",
            err);
     app_data_free(&d);
+    /* stories260K against the shipped rope model on the same 64 ids (both vocabularies hold
+     * them; the rope model's context): its rows made here from q and k, rope's the tiny model's
+     * own step attention, the JSD and the min over head pairs here; layers past rope's 3 NaN */
+    {
+        enum { N2 = 64 };
+        int ids2[N2];
+        static char ids2_opt[1024];
+        size_t k2 = (size_t)snprintf(ids2_opt, sizeof ids2_opt, "ids=");
+        for (int t = 0; t < N2; t++) {
+            x = x * 1103515245u + 12345u;
+            ids2[t] = t == 0 ? 1 : (int)(3 + (x >> 16) % 290);
+            k2 += (size_t)snprintf(ids2_opt + k2, sizeof ids2_opt - k2, "%s%d", t ? "," : "",
+                                   ids2[t]);
+        }
+        lmi_model sm = {0};
+        lmi_session ss = {0};
+        int ok = lmi_open(&sm, path, err, sizeof err) == 0 &&
+                 lmi_session_init(&ss, &sm, N2, err, sizeof err) == 0;
+        for (int t = 0; ok && t < N2; t++) ok = lmi_step(&ss, ids2[t], NULL, err, sizeof err) == 0;
+        int L1 = sm.info.layers, H1 = sm.info.heads, hd = sm.info.head_dim, L2 = 0, H2 = 0;
+        float *qs = malloc(sizeof *qs * (size_t)L1 * H1 * N2 * hd);
+        float *ks = malloc(sizeof *ks * (size_t)L1 * H1 * N2 * hd);
+        double w = 0;
+        double *r1 = ok ? qk_rows(&ss, N2, qs, ks, &w) : NULL;
+        float *r2 = step_rows("rope", ids2, N2, &L2, &H2);
+        float *f1 = malloc(sizeof *f1 * (size_t)N2 * N2);
+        char refm[1100];
+        snprintf(refm, sizeof refm, "reference=%s", path);
+        const char *om[] = {refm, "against=rope", ids2_opt, NULL};
+        int rc2 = view_data("model-distance", om, &d, err, sizeof err);
+        int Lc = L1 < L2 ? L1 : L2;
+        TAP_OK(r1 && r2 && rc2 == 0 && d.ndim == 2 && (int)d.shape[0] == (L1 > L2 ? L1 : L2) &&
+                   d.shape[1] == 1,
+               "model-distance stories260K against rope: (layers %d, 1 model) (%s)",
+               L1 > L2 ? L1 : L2, err);
+        double worst = 0;
+        int nan_past = 1;
+        for (int l = 0; r1 && r2 && rc2 == 0 && l < Lc; l++) {
+            double best = INFINITY;
+            for (int h1 = 0; h1 < H1; h1++) {
+                for (int i = 0; i < N2 * N2; i++)
+                    f1[i] = (float)r1[((size_t)l * H1 + h1) * N2 * N2 + (size_t)i];
+                for (int h2 = 0; h2 < H2; h2++) {
+                    double sum = 0;
+                    for (int t = 0; t < N2; t++)
+                        sum += jsd(f1 + (size_t)t * N2, r2 + (((size_t)l * H2 + h2) * N2 + t) * N2,
+                                   t + 1);
+                    best = fmin(best, sum / N2);
+                }
+            }
+            worst = fmax(worst, fabs(d.data[l] - best));
+            tap_diag("stories260K~rope layer %d: %.4f", l, d.data[l]);
+        }
+        for (int l = Lc; rc2 == 0 && l < (int)d.shape[0]; l++) nan_past &= isnan(d.data[l]);
+        TAP_OK(r1 && r2 && rc2 == 0 && worst < 1e-6 && nan_past,
+               "model-distance stories260K against rope equals the min over head pairs of the "
+               "JSD here at layers 0..%d (max %.2g), NaN past them",
+               Lc - 1, worst);
+        app_data_free(&d);
+        free(r1), free(r2), free(f1), free(qs), free(ks);
+        lmi_session_free(&ss);
+        lmi_close(&sm);
+    }
     /* refusals: a model without RoPE, a tokenizer that is missing */
     const char *nr[] = {"model=alibi", NULL};
     rc = view_data("usage", nr, &d, err, sizeof err);

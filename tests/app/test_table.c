@@ -605,8 +605,8 @@ static void test_gpt2(const char *pelab)
     int lines = 0;
     for (int i = 0; i < 5; i++) {
         snprintf(out[i], sizeof out[i], "%s/%s", dir, files[i]);
-        const char *args[] = {"export", "table", "--model", model, "--part", parts[i],
-                              "-o",     out[i],  NULL};
+        const char *args[] = {"export", "table", "--model", model, "--part",
+                              parts[i], "-o",    out[i],    NULL};
         int st = test_run(pelab, args, NULL, errpath, err, sizeof err, &lines);
         TAP_OK(st == 0, "pelab export table --model DIR --part %s -o %s (%d: %s)", parts[i],
                files[i], st, err);
@@ -658,12 +658,13 @@ static void test_similarity(void)
         char err[512] = "";
         app_view_ctx c = {0};
         app_data d = {0};
-        const char *o[] = {"view", "similarity", "pe", "learned", "len", "300",
-                           "similarity", cosine ? "cosine" : "dot", NULL};
+        const char *o[] = {"view", "similarity", "pe",         "learned",
+                           "len",  "300",        "similarity", cosine ? "cosine" : "dot",
+                           NULL};
         int rc = state_data(o, &d, &c, err, sizeof err);
         TAP_OK(rc == 0 && d.ndim == 2 && d.shape[0] == 300 && d.shape[1] == 300 && w,
-               "similarity --pe learned --len 300 (%s): (300, 300) (%s)",
-               cosine ? "cosine" : "dot", err);
+               "similarity --pe learned --len 300 (%s): (300, 300) (%s)", cosine ? "cosine" : "dot",
+               err);
         double worst = 0;
         size_t nan_bad = 0;
         for (size_t i = 0; rc == 0 && w && i < 300; i++)
@@ -692,8 +693,8 @@ static void test_similarity(void)
     char err[512] = "";
     app_view_ctx c = {0};
     app_data d = {0};
-    const char *o[] = {"view", "similarity", "pe", "learned", "len", "32", "dim", "16",
-                       "weights", "init", NULL};
+    const char *o[] = {"view", "similarity", "pe",      "learned", "len", "32",
+                       "dim",  "16",         "weights", "init",    NULL};
     int rc = state_data(o, &d, &c, err, sizeof err);
     TAP_OK(rc == 0 && d.shape[0] == 32 && !strstr(d.what, "trained"),
            "--weights init: the seeded (32, 32) similarity (%s)", rc ? err : d.what);

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "assets.h"
-#include "measures.h"
+#include "ids.h"
 #include "textclean.h"
 #include "options.h"
 #include "views.h"

@@ -140,7 +140,8 @@ static int dist_build(app_view_ctx *c, const app_state *st, scene *s, const scen
     char title[256], sub[320];
     if (per_head)
         app_fmt(title, sizeof title, "%s in %s, layer %d: each head",
-                byp ? "Attention received by position" : "Attention by distance", r->about.name, layer);
+                byp ? "Attention received by position" : "Attention by distance", r->about.name,
+                layer);
     else
         app_fmt(title, sizeof title, "%s in %s, each layer",
                 byp ? "Attention received by position" : "Attention by distance", r->about.name);

@@ -21,6 +21,7 @@
 #include "attn.h"
 #include "lmi.h"
 #include "measure.h"
+#include "ids.h"
 #include "measures.h"
 #include "views.h"
 

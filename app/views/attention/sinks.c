@@ -100,8 +100,8 @@ static int sinks_build(app_view_ctx *c, const app_state *st, scene *s, const sce
     char title[256], sub[512], thr_s[48];
     fig_num(thr, 2, thr_s, sizeof thr_s);
     snprintf(title, sizeof title,
-             "Attention sinks in %s: %d of %d heads (%.0f%%) pay > %s to token 0", r->about.name, above,
-             L * H, 100 * share, thr_s);
+             "Attention sinks in %s: %d of %d heads (%.0f%%) pay > %s to token 0", r->about.name,
+             above, L * H, 100 * share, thr_s);
     app_fmt(sub, sizeof sub,
             "mean attention to the first token per layer and head; %s, %d tokens  Gu et al. 2025",
             r->about.brief, r->about.tokens);
@@ -159,7 +159,7 @@ static int sinks_data(app_view_ctx *c, const app_state *st, app_data *out, char 
             "(layers, heads): mean attention to token 0 (alpha, Gu et al. 2025) over %s, %d "
             "tokens; share of heads above %.2g: %.4f (%d of %d)",
             r->about.desc, r->about.tokens, st->attn.sink_threshold, share,
-             (int)lround(share * r->layers * r->heads), r->layers * r->heads);
+            (int)lround(share * r->layers * r->heads), r->layers * r->heads);
     return 0;
 }
 

@@ -220,10 +220,9 @@ static double *usage_values(const usage_result *r, int side, int show, int *k)
     for (int lh = 0; lh < L * H; lh++)
         for (int i = 0; i < K; i++)
             v[(size_t)lh * K + i] =
-                show ? (r->massive[side]
-                            ? r->mass[((size_t)side * L * H + lh) * USAGE_BANDS + i] /
-                                  r->massive[side]
-                            : 0)
+                show ? (r->massive[side] ? r->mass[((size_t)side * L * H + lh) * USAGE_BANDS + i] /
+                                               r->massive[side]
+                                         : 0)
                      : r->norm[((size_t)side * L * H + lh) * r->pairs + i];
     *k = K;
     return v;
@@ -251,7 +250,8 @@ static int usage_build(app_view_ctx *c, const app_state *st, scene *s, const sce
         app_fmt(sub, sizeof sub, "> %gx mean; %ld found, by pair quarter (fastest first): %s; %s",
                 st->attn.massive_lambda, r->massive[side], shares, r->about.brief);
     } else {
-        app_fmt(title, sizeof title, "Rotary %s pair norms in %s (Barbero et al.)", qk, r->about.name);
+        app_fmt(title, sizeof title, "Rotary %s pair norms in %s (Barbero et al.)", qk,
+                r->about.name);
         app_fmt(sub, sizeof sub, "pair 0 fastest; massive (> %gx mean) by quarter: %s; %s",
                 st->attn.massive_lambda, shares, r->about.brief);
     }
@@ -296,8 +296,7 @@ static int usage_build(app_view_ctx *c, const app_state *st, scene *s, const sce
         right = fig_take_bottom(&left, area.h / 2, t->cells ? 1 : t->text_h);
     char lab2[64];
     app_fmt(lab2, sizeof lab2, "head (layer %d)", layer);
-    const char *xl = show ? (P > 4 ? "band (quarter of pairs; 4: unrotated)" : "band (quarter of pairs)")
-                          : "rotary pair",
+    const char *xl = show ? (P > 4 ? "pair quarter, 4 unrotated" : "pair quarter") : "rotary pair",
                *cl = show ? "share of massive" : "mean norm";
     fig_axes ax1 = app_draw_matrix(s, t, th, left, a1, (size_t)L, (size_t)P, (size_t)P, -0.5,
                                    P - 0.5, -0.5, L - 0.5, xl, "layer", map, 0, vmax, cl, th->mask);
@@ -314,8 +313,8 @@ static int usage_build(app_view_ctx *c, const app_state *st, scene *s, const sce
         int k = st->cur_c < P ? (st->cur_c < 0 ? 0 : st->cur_c) : P - 1;
         app_draw_cell_cursor(s, t, th, &ax1, l - 0.5, k - 0.5); /* cells centred on l, k */
         if (show)
-            app_fmt(c->readout, sizeof c->readout, "layer %d  band %d  share of massive %s %.4f",
-                    l, k, qk, a1[l * P + k]);
+            app_fmt(c->readout, sizeof c->readout, "layer %d  band %d  share of massive %s %.4f", l,
+                    k, qk, a1[l * P + k]);
         else
             app_fmt(c->readout, sizeof c->readout, "layer %d  pair %d  mean |%s pair| %.4f", l, k,
                     qk, a1[l * P + k]);

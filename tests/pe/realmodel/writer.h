@@ -127,11 +127,11 @@ static inline int wr_gpt2(const char *dir, const char *dtype, int D, int H, int 
     int n = 0;
 #define ADD(nm, d0, d1, amp, one)                                                                  \
     do {                                                                                           \
-        size_t cnt = (size_t)(d0) * (size_t)((d1) != 0 ? (d1) : 1);                                   \
+        size_t cnt = (size_t)(d0) * (size_t)((d1) != 0 ? (d1) : 1);                                \
         bufs[n] = malloc(cnt * sizeof(float));                                                     \
         for (size_t i = 0; i < cnt; i++) bufs[n][i] = (one) + wr_rand(&seed, amp);                 \
         snprintf(names[n], sizeof names[n], "%s", nm);                                             \
-        t[n] = (wr_tensor){names[n], (d1) != 0 ? 2 : 1, {(d0), (d1) != 0 ? (d1) : 1}, bufs[n]};        \
+        t[n] = (wr_tensor){names[n], (d1) != 0 ? 2 : 1, {(d0), (d1) != 0 ? (d1) : 1}, bufs[n]};    \
         n++;                                                                                       \
     } while (0)
     ADD("wte.weight", V, D, 200, 0.0f);
