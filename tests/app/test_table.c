@@ -489,26 +489,11 @@ static void test_real(void)
 
 enum { G_D = 32, G_H = 4, G_L = 2, G_V = 61, G_P = 24 };
 
-/* The bytes of a file (malloc'd, NUL after them) and their count. */
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    *len = b ? fread(b, 1, (size_t)n, f) : 0;
-    if (b) b[*len] = '\0';
-    fclose(f);
-    return b;
-}
-
 /* The tensor name of a safetensors file read back: (count) float32 values, malloc'd. */
 static float *st_tensor(const char *path, const char *name, size_t count)
 {
     size_t len = 0;
-    char *b = slurp(path, &len);
+    char *b = test_slurp(path, &len);
     float *out = NULL;
     if (b && len > 8) {
         uint64_t hl = 0;
@@ -531,7 +516,7 @@ static float *st_tensor(const char *path, const char *name, size_t count)
 static double *read_npy(const char *path, size_t *r, size_t *c)
 {
     size_t len = 0;
-    char *b = slurp(path, &len);
+    char *b = test_slurp(path, &len);
     double *v = NULL;
     if (b && len > 10 && memcmp(b, "\x93NUMPY", 6) == 0) {
         size_t hl = (unsigned char)b[8] | (size_t)(unsigned char)b[9] << 8;
@@ -561,7 +546,7 @@ static double *read_npy(const char *path, size_t *r, size_t *c)
 static double *read_csv(const char *path, size_t *n, char *what, size_t wn)
 {
     size_t len = 0;
-    char *b = slurp(path, &len);
+    char *b = test_slurp(path, &len);
     double *v = b ? malloc(sizeof *v * (len / 2 + 1)) : NULL;
     *n = 0;
     what[0] = '\0';
