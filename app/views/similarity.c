@@ -183,7 +183,7 @@ static int sim_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     else
         snprintf(title, sizeof title, "%s: %s PE(p)%sPE(q)", st->enc->name,
                  st->cosine ? "cosine similarity" : "dot product", t->cells ? "." : "\xc2\xb7");
-    app_subtitle(st, NULL, APP_SUB_DIM | APP_SUB_LEN | APP_SUB_BASE, sub, sizeof sub);
+    app_subtitle(st, sub, sizeof sub);
     if (trained) { /* the model's own width and rows, not --dim, --base and --seed */
         char none[48] = "";
         if (tm->pos.rows < st->p.len) snprintf(none, sizeof none, ", none past %d", tm->pos.rows);
@@ -363,4 +363,6 @@ const app_view app_view_similarity = {
     .build = sim_build,
     .data = sim_data,
     .options = "pe dim len base layout freq std seed weights similarity cmap",
+    /* PE(p).PE(q) sums over the dimensions: their order (--layout) does not change it */
+    .not_in_subtitle = "layout",
 };
