@@ -709,6 +709,7 @@ static int option_set_raw(app_state *st, const app_option *o, const char *value,
             st->p.seed = (uint64_t)v;
         else
             *(int *)base = (int)v;
+        if (o->off == OFF(p.scaling.original_ctx)) st->orig_ctx_set = 1;
         return 0;
     }
     case APP_OPT_DOUBLE: {
@@ -815,6 +816,7 @@ int app_option_set_num(app_state *st, const app_option *o, double v, char *err, 
             st->p.seed = (uint64_t)v;
         else
             *(int *)base = (int)v;
+        if (o->off == OFF(p.scaling.original_ctx)) st->orig_ctx_set = 1;
         return 0;
     }
     case APP_OPT_DOUBLE:
