@@ -111,7 +111,8 @@ static void test_real(const char *shared)
     st.attn.preset[0] = '\0';
     size_t u = 0;
     for (int i = 0; i < n; i++)
-        u += (size_t)snprintf(st.attn.ids + u, sizeof st.attn.ids - u, "%s%d", i ? "," : "", ids[i]);
+        u +=
+            (size_t)snprintf(st.attn.ids + u, sizeof st.attn.ids - u, "%s%d", i ? "," : "", ids[i]);
     const app_option *so = app_option_find("scaling"), *fo = app_option_find("factor"),
                      *oo = app_option_find("orig-ctx");
     TAP_OK(so && fo && oo && app_option_set(&st, so, "dynamic", err, sizeof err) == 0 &&
@@ -211,8 +212,7 @@ int main(void)
     char shared[4096];
     snprintf(shared, sizeof shared, "%s/../shared/realmodels", src ? src : ".");
     struct stat sb;
-    if (!TAP_OK(stat(shared, &sb) == 0 && S_ISDIR(sb.st_mode), "../shared/realmodels (%s)",
-                shared))
+    if (!TAP_OK(stat(shared, &sb) == 0 && S_ISDIR(sb.st_mode), "../shared/realmodels (%s)", shared))
         return tap_done();
     test_real(shared);
     test_shipped();

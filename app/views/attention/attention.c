@@ -604,8 +604,7 @@ static void draw_multiples(actx *c, const app_attn *a, fig_rect r, int chosen)
         char lab[32];
         int sel = h == chosen, g = app_attn_kv_group(a, h);
         /* grouped-query attention: the kv group the head reads ("h5 kv1"), when it fits */
-        if (g >= 0)
-            snprintf(lab, sizeof lab, sel && t->cells ? "[h%d kv%d]" : "h%d kv%d", h, g);
+        if (g >= 0) snprintf(lab, sizeof lab, sel && t->cells ? "[h%d kv%d]" : "h%d kv%d", h, g);
         if (g < 0 || scene_text_width(t, lab, t->cells ? 1 : 0.8) > cell.w)
             snprintf(lab, sizeof lab, sel && t->cells ? "[h%d]" : "h%d", h);
         text_at(c, x + side / 2, cell.y, lab, t->cells ? 1 : 0.8, SCENE_CENTER | SCENE_TOP,

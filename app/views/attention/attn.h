@@ -143,8 +143,8 @@ const float *app_attn_matrix(const app_attn *a, int layer, int head);
  * key/value head (head / (heads / kv_heads), as the forward shares them); -1 for a model
  * without grouping or a head out of range. */
 int app_attn_kv_group(const app_attn *a, int head);
-/* "; grouped-query attention, 2 kv heads: heads 0-3 kv 0, heads 4-7 kv 1" for a grouped model, "" otherwise: what an
- * export's description adds. */
+/* "; grouped-query attention, 2 kv heads: heads 0-3 kv 0, heads 4-7 kv 1" for a grouped model, ""
+ * otherwise: what an export's description adds. */
 void app_attn_kv_groups_text(const app_attn *a, char *buf, size_t n);
 
 /* The bytes a run of cap tokens of a model like `in` holds beyond the session (which its

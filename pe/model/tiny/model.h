@@ -287,10 +287,10 @@ int model_bench(const model *m, int train_steps, int session_steps, int threads,
 
 typedef struct model_session {
     const model *m;
-    int max_len;      /* capacity in tokens */
-    int len;          /* tokens so far */
-    int offset;       /* position experiment: token t sits at position offset + t */
-    double rope_base; /* rope: frequency base in use */
+    int max_len;                  /* capacity in tokens */
+    int len;                      /* tokens so far */
+    int offset;                   /* position experiment: token t sits at position offset + t */
+    double rope_base;             /* rope: frequency base in use */
     pe_rope_scaling rope_scaling; /* rope: a context extension at inference (type NONE: none) */
     double alibi_slopes[MODEL_MAX_HEADS]; /* alibi: slopes in use */
     int *tokens;    /* (max_len) the tokens fed so far (replayed when a setting changes) */
