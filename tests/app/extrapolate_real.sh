@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # extrapolate_real.sh PELAB: the extrapolation view with a real model (issue 22). `pelab eval
-# --model stories260K.bin --extrapolate` writes position,loss,windows with the trained context in
-# a "# ctx" line; the view reads one or several such tables (--data A,B): one curve per file named
+# --model stories260K.bin --extrapolate` writes position,loss,windows with the trained context at
+# the end of its description line; the view reads one or several such tables (--data A,B): one curve per file named
 # after the model and its scaling, the window counts not drawn, the training length 512 marked
 # (not rows / 4), and its export's numbers equal the eval tables' loss column. The text is the
 # model's own stories (pelab generate), so no corpus file is needed. TAP output.
@@ -32,8 +32,8 @@ ok $? "six stories of stories260K as the text ($(wc -w < "$tmp/text.txt") words)
     "$pelab" eval --model "$m" --tokenizer "$t" --text "$tmp/text.txt" --extrapolate --ctx 1024 \
         --scaling linear --factor 2 -o "$tmp/linear.csv" 2>> "$tmp/err"
 ok $? "pelab eval --extrapolate, as trained and --scaling linear --factor 2 ($(head -c 200 "$tmp/err"))"
-grep -q '^# ctx loss=512 ' "$tmp/none.csv"
-ok $? "the table says the trained context: # ctx loss=512"
+sed -n 2p "$tmp/none.csv" | grep -q ', trained context 512$'
+ok $? "the table says the trained context: ..., trained context 512"
 "$pelab" export extrapolation --data "$tmp/none.csv,$tmp/linear.csv" -o "$tmp/x.csv" 2> "$tmp/err"
 ok $? "export extrapolation --data none.csv,linear.csv ($(head -c 200 "$tmp/err"))"
 grep -q '^# (1+models, positions): row 0 = position; rows: loss of stories260K.bin stories260K.bin linear$' "$tmp/x.csv"

@@ -713,7 +713,7 @@ static void draw_head_matrix(actx *c, app_view_ctx *vc, const app_attn *a, fig_r
 /* The vocabulary's text of token id (into buf). */
 static const char *vocab_word(const app_attn *a, int id, char *buf, size_t n)
 {
-    lmi_token_text(&a->m, id, buf, n);
+    app_attn_vocab_text(a, id, buf, n); /* escaped: a byte token may be a line break */
     return buf;
 }
 
@@ -1773,7 +1773,7 @@ const app_view app_view_compare = {
     .build = compare_build,
     .data = compare_data,
     .options = "model compare tokenizer compare-tokenizer preset prompt ids step layer head shift "
-               "rope-base alibi-scale "
+               "rope-base scaling factor alibi-scale "
                "attn-scale split generate temperature gen-seed play-speed cmap",
     .keys = attn_keys,
     .tick = attn_tick,

@@ -627,6 +627,17 @@ static void retext(app_attn *a, int n)
     free(texts);
 }
 
+void app_attn_vocab_text(const app_attn *a, int id, char *buf, size_t n)
+{
+    const char *text = NULL;
+    char *pool = NULL, why[128];
+    if (lmi_has_display(&a->m) && lmi_display(&a->m, &id, 1, &text, &pool, why, sizeof why) == 0)
+        word_of(buf, n, text);
+    else
+        lmi_token_text(&a->m, id, buf, n);
+    free(pool);
+}
+
 /* ---- the rows, computed on demand ------------------------------------------------------- */
 
 /* The rows of one layer asked for so far: rows 0..filled[h]-1 of head h are computed. */

@@ -139,6 +139,9 @@ const float *app_attn_position(const app_attn *a, int step, int layer, int head)
  * above the diagonal (the future). */
 const float *app_attn_matrix(const app_attn *a, int layer, int head);
 
+/* The vocabulary's text of id as the strip shows a word (a real model's readable piece, control
+ * characters escaped, a line break as a pilcrow): the "next token" lists. */
+void app_attn_vocab_text(const app_attn *a, int id, char *buf, size_t n);
 /* Grouped-query attention (fewer key/value heads than heads): the kv group head reads, its
  * key/value head (head / (heads / kv_heads), as the forward shares them); -1 for a model
  * without grouping or a head out of range. */

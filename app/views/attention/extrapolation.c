@@ -58,7 +58,8 @@ static void eval_label(const char *line, char *label, size_t n)
     snprintf(label, n, "%.*s%s%.*s", (int)(open - b), b, keep ? " " : "", keep ? (int)sl : 0, sc);
 }
 
-/* Read the CSV: '#' comments (one may be "# ctx name=64 ..."), a header "position,a,b,...",
+/* Read the CSV: '#' comments (one may be "# ctx name=64 ...", or pelab eval's "..., trained
+ * context 512"), a header "position,a,b,...",
  * then rows "p,v,v,...". Empty cells are NaN. */
 static int ex_load_file(const char *path, ex_table *t, char *err, size_t errlen)
 {
@@ -89,6 +90,10 @@ static int ex_load_file(const char *path, ex_table *t, char *err, size_t errlen)
             char *c = strstr(line, "# ctx ");
             char *eq = c ? strchr(c, '=') : NULL;
             if (c && eq && ctx == 0) ctx = atoi(eq + 1);
+            /* pelab eval's description line of a real model ends with its trained context */
+            const char *tc =
+                strstr(line, " windows of ") ? strstr(line, ", trained context ") : NULL;
+            if (tc && ctx == 0) ctx = atoi(tc + strlen(", trained context "));
             if (!header && !label[0]) eval_label(line, label, sizeof label);
             continue;
         }
