@@ -244,6 +244,8 @@ static void test_stories_bin(void)
     ref_free(&r);
 }
 
+static int scene_says(const app_state *st, scene_target t, const char *needle);
+
 /* BF16, untied head, a vocabulary of 3000, no tokenizer: by ids. */
 static void test_tiny_random(void)
 {
@@ -258,6 +260,9 @@ static void test_tiny_random(void)
     double *rows = ref_rows(&r, ids, n);
     double d = export_diff(&st, rows, r.L, r.H, n, 0);
     TAP_OK(d <= 1e-5, "tiny-random-llama-2 (BF16) by --ids: the export = ref.h's rows (%.2g)", d);
+    TAP_OK(scene_says(&st, raster_target(1000, 600, raster_font_px(1000, 600, 1)),
+                      "token ids: 10 tokens"),
+           "the subtitle says the text is --ids (not the preset it replaced)");
     free(rows);
     ref_free(&r);
 }

@@ -998,7 +998,9 @@ static void experiments(const actx *c, const app_attn *a, char *buf, size_t n)
 
 static void text_name(const app_state *st, char *buf, size_t n)
 {
-    if (st->attn.prompt[0])
+    if (st->attn.ids[0]) /* --ids wins over the prompt and the preset (app_attn's run) */
+        snprintf(buf, n, "token ids");
+    else if (st->attn.prompt[0])
         snprintf(buf, n, "typed prompt");
     else if (st->attn.preset[0])
         snprintf(buf, n, "preset %.50s", st->attn.preset);
