@@ -112,8 +112,7 @@ int lm_session_init(lm_session *s, const lm_model *m, int ctx, int threads, char
     s->ctx = ctx;
     s->threads = threads > 0 ? threads : pool_cpus_free();
     size_t L = (size_t)c->n_layers, C = (size_t)ctx, B = (size_t)pass_tokens(ctx),
-           D = (size_t)c->dim,
-           F = (size_t)c->hidden_dim, Q = qdim(c), KV = kvdim(c);
+           D = (size_t)c->dim, F = (size_t)c->hidden_dim, Q = qdim(c), KV = kvdim(c);
     size_t wide = Q > D ? Q : D;
     size_t floats = L * C * (2 * KV + Q) + (size_t)c->vocab + B * (3 * wide + Q + 2 * KV + 2 * F) +
                     ATT_CHUNKS * C + B * (size_t)c->head_dim;
@@ -349,9 +348,9 @@ int lm_forward(lm_session *s, const int *tokens, int n, float *logits, char *err
     int B = pass_tokens(s->ctx);
     for (int i = 0; i < n; i += B) {
         int T = n - i < B ? n - i : B;
-        int rc = forward_chunk(s, tokens + i, T,
-                               logits ? logits + (size_t)i * (size_t)c->vocab : NULL, i + T == n,
-                               err, errlen);
+        int rc =
+            forward_chunk(s, tokens + i, T, logits ? logits + (size_t)i * (size_t)c->vocab : NULL,
+                          i + T == n, err, errlen);
         if (rc != PE_OK) return rc;
     }
     return PE_OK;

@@ -38,36 +38,45 @@ typedef float v8 __attribute__((vector_size(32)));
 /* Unaligned load and store (memcpy compiles to one vmovups), horizontal sum in the fixed tree.
  * Macros, not functions: a function taking or returning v8 outside the AVX clones would change
  * the ABI (gcc -Wpsabi). */
-#define LD8(p) __extension__({ v8 v_; memcpy(&v_, (p), sizeof v_); v_; })
-#define ST8(p, v) do { v8 s_ = (v); memcpy((p), &s_, sizeof s_); } while (0)
+#define LD8(p)                                                                                     \
+    __extension__({                                                                                \
+        v8 v_;                                                                                     \
+        memcpy(&v_, (p), sizeof v_);                                                               \
+        v_;                                                                                        \
+    })
+#define ST8(p, v)                                                                                  \
+    do {                                                                                           \
+        v8 s_ = (v);                                                                               \
+        memcpy((p), &s_, sizeof s_);                                                               \
+    } while (0)
 #define HSUM8(a) ((((a)[0] + (a)[4]) + ((a)[1] + (a)[5])) + (((a)[2] + (a)[6]) + ((a)[3] + (a)[7])))
 
 /* ---- W (out, in): dot products ------------------------------------------------------------- */
 
 /* out[c * ldo + r] = b[r] + w_r . x_c for r < R, c < C; w rows ldw apart, x rows ldx apart. */
-#define DOT_TILE(R, C)                                                                            \
-    LM_GEMM static void dot_##R##x##C(const float *w, size_t ldw, const float *x, size_t ldx,    \
-                                      int n, const float *b, float *out, size_t ldo)             \
-    {                                                                                             \
-        v8 acc[R][C];                                                                             \
-        for (int r = 0; r < R; r++)                                                               \
-            for (int c = 0; c < C; c++) acc[r][c] = (v8){0};                                      \
-        int i = 0;                                                                                \
-        for (; i + 8 <= n; i += 8) {                                                              \
-            v8 xv[C];                                                                             \
-            for (int c = 0; c < C; c++) xv[c] = LD8(x + (size_t)c * ldx + (size_t)i);            \
-            for (int r = 0; r < R; r++) {                                                         \
-                v8 wv = LD8(w + (size_t)r * ldw + (size_t)i);                                     \
-                for (int c = 0; c < C; c++) acc[r][c] += wv * xv[c];                              \
-            }                                                                                     \
-        }                                                                                         \
-        for (int r = 0; r < R; r++)                                                               \
-            for (int c = 0; c < C; c++) {                                                         \
-                const float *wr = w + (size_t)r * ldw, *xc = x + (size_t)c * ldx;                 \
-                float s = HSUM8(acc[r][c]);                                                       \
-                for (int k = i; k < n; k++) s += wr[k] * xc[k];                                   \
-                out[(size_t)c * ldo + (size_t)r] = s + (b ? b[r] : 0.0f);                         \
-            }                                                                                     \
+#define DOT_TILE(R, C)                                                                             \
+    LM_GEMM static void dot_##R##x##C(const float *w, size_t ldw, const float *x, size_t ldx,      \
+                                      int n, const float *b, float *out, size_t ldo)               \
+    {                                                                                              \
+        v8 acc[R][C];                                                                              \
+        for (int r = 0; r < R; r++)                                                                \
+            for (int c = 0; c < C; c++) acc[r][c] = (v8){0};                                       \
+        int i = 0;                                                                                 \
+        for (; i + 8 <= n; i += 8) {                                                               \
+            v8 xv[C];                                                                              \
+            for (int c = 0; c < C; c++) xv[c] = LD8(x + (size_t)c * ldx + (size_t)i);              \
+            for (int r = 0; r < R; r++) {                                                          \
+                v8 wv = LD8(w + (size_t)r * ldw + (size_t)i);                                      \
+                for (int c = 0; c < C; c++) acc[r][c] += wv * xv[c];                               \
+            }                                                                                      \
+        }                                                                                          \
+        for (int r = 0; r < R; r++)                                                                \
+            for (int c = 0; c < C; c++) {                                                          \
+                const float *wr = w + (size_t)r * ldw, *xc = x + (size_t)c * ldx;                  \
+                float s = HSUM8(acc[r][c]);                                                        \
+                for (int k = i; k < n; k++) s += wr[k] * xc[k];                                    \
+                out[(size_t)c * ldo + (size_t)r] = s + (b ? b[r] : 0.0f);                          \
+            }                                                                                      \
     }
 
 DOT_TILE(4, 3)
@@ -100,14 +109,18 @@ static void dot_block(const lin_job *j, size_t r0, size_t r1)
         if (r + ROWS <= r1) {
             for (; t + TOKS <= j->T; t += TOKS)
                 dot_4x3(w, L->ld, j->x + (size_t)t * in, in, n, b, o + (size_t)t * O, O);
-            if (j->T - t == 2) dot_4x2(w, L->ld, j->x + (size_t)t * in, in, n, b, o + (size_t)t * O, O);
-            if (j->T - t == 1) dot_4x1(w, L->ld, j->x + (size_t)t * in, in, n, b, o + (size_t)t * O, O);
+            if (j->T - t == 2)
+                dot_4x2(w, L->ld, j->x + (size_t)t * in, in, n, b, o + (size_t)t * O, O);
+            if (j->T - t == 1)
+                dot_4x1(w, L->ld, j->x + (size_t)t * in, in, n, b, o + (size_t)t * O, O);
             r += ROWS;
         } else {
             for (; t + TOKS <= j->T; t += TOKS)
                 dot_1x3(w, L->ld, j->x + (size_t)t * in, in, n, b, o + (size_t)t * O, O);
-            if (j->T - t == 2) dot_1x2(w, L->ld, j->x + (size_t)t * in, in, n, b, o + (size_t)t * O, O);
-            if (j->T - t == 1) dot_1x1(w, L->ld, j->x + (size_t)t * in, in, n, b, o + (size_t)t * O, O);
+            if (j->T - t == 2)
+                dot_1x2(w, L->ld, j->x + (size_t)t * in, in, n, b, o + (size_t)t * O, O);
+            if (j->T - t == 1)
+                dot_1x1(w, L->ld, j->x + (size_t)t * in, in, n, b, o + (size_t)t * O, O);
             r += 1;
         }
     }
@@ -128,39 +141,39 @@ static void lin_rows(void *ctx, size_t g0, size_t g1)
  * panel is contiguous (16 floats a row): the tiles then read it in order, and the copy reads 256
  * contiguous bytes of a weight row where one panel alone would take 64 (in the file's 4 KiB
  * pages, a row of W is a new page: reading a narrow strip costs a TLB miss per 64 bytes). */
-#define PANEL 16  /* columns of a T > 1 tile */
-#define NPANEL 4  /* panels of a T > 1 item: 64 columns */
-#define PANEL1 64 /* columns of a T = 1 item */
-#define CTOKS 6   /* tokens of a T > 1 tile */
-#define KC 128    /* inputs of a k-block: the packed panels take 32 KiB, one 8 KiB at a time */
+#define PANEL  16  /* columns of a T > 1 tile */
+#define NPANEL 4   /* panels of a T > 1 item: 64 columns */
+#define PANEL1 64  /* columns of a T = 1 item */
+#define CTOKS  6   /* tokens of a T > 1 tile */
+#define KC     128 /* inputs of a k-block: the packed panels take 32 KiB, one 8 KiB at a time */
 
 /* out[c * ldo + v * 8 + l] (+)= sum_i x_c[i] w[i * ldw + v * 8 + l] over the n inputs of a
  * k-block, for NV vectors and C tokens: the accumulators start at zero (first block) or at what
  * the previous block stored (a float stored and reloaded is the same float, so the sequence of
  * operations per output is that of one pass), and take the bias after the last block. */
-#define COL_TILE(NV, C)                                                                           \
-    LM_GEMM static void col_##NV##x##C(const float *w, size_t ldw, const float *x, size_t ldx,   \
-                                       int n, const float *b, float *out, size_t ldo, int first, \
-                                       int last)                                                 \
-    {                                                                                             \
-        v8 acc[C][NV];                                                                            \
-        for (int c = 0; c < C; c++)                                                               \
-            for (int v = 0; v < NV; v++)                                                          \
-                acc[c][v] = first ? (v8){0} : LD8(out + (size_t)c * ldo + 8 * (size_t)v);         \
-        for (int i = 0; i < n; i++) {                                                             \
-            const float *wi = w + (size_t)i * ldw;                                                \
-            v8 wv[NV];                                                                            \
-            for (int v = 0; v < NV; v++) wv[v] = LD8(wi + 8 * v);                                 \
-            for (int c = 0; c < C; c++) {                                                         \
-                float xs = x[(size_t)c * ldx + (size_t)i];                                        \
-                for (int v = 0; v < NV; v++) acc[c][v] += xs * wv[v];                             \
-            }                                                                                     \
-        }                                                                                         \
-        for (int c = 0; c < C; c++)                                                               \
-            for (int v = 0; v < NV; v++) {                                                        \
-                if (last && b) acc[c][v] += LD8(b + 8 * v);                                       \
-                ST8(out + (size_t)c * ldo + 8 * (size_t)v, acc[c][v]);                            \
-            }                                                                                     \
+#define COL_TILE(NV, C)                                                                            \
+    LM_GEMM static void col_##NV##x##C(const float *w, size_t ldw, const float *x, size_t ldx,     \
+                                       int n, const float *b, float *out, size_t ldo, int first,   \
+                                       int last)                                                   \
+    {                                                                                              \
+        v8 acc[C][NV];                                                                             \
+        for (int c = 0; c < C; c++)                                                                \
+            for (int v = 0; v < NV; v++)                                                           \
+                acc[c][v] = first ? (v8){0} : LD8(out + (size_t)c * ldo + 8 * (size_t)v);          \
+        for (int i = 0; i < n; i++) {                                                              \
+            const float *wi = w + (size_t)i * ldw;                                                 \
+            v8 wv[NV];                                                                             \
+            for (int v = 0; v < NV; v++) wv[v] = LD8(wi + 8 * v);                                  \
+            for (int c = 0; c < C; c++) {                                                          \
+                float xs = x[(size_t)c * ldx + (size_t)i];                                         \
+                for (int v = 0; v < NV; v++) acc[c][v] += xs * wv[v];                              \
+            }                                                                                      \
+        }                                                                                          \
+        for (int c = 0; c < C; c++)                                                                \
+            for (int v = 0; v < NV; v++) {                                                         \
+                if (last && b) acc[c][v] += LD8(b + 8 * v);                                        \
+                ST8(out + (size_t)c * ldo + 8 * (size_t)v, acc[c][v]);                             \
+            }                                                                                      \
     }
 
 COL_TILE(2, 6)
@@ -208,12 +221,23 @@ static void col_panels(const lin_job *j, size_t c, int np)
             const float *xt = x + (size_t)t * in;
             float *ot = o + (size_t)t * O;
             switch (T - t) {
-            case 5: col_2x5(w, PANEL, xt, in, kn, b, ot, O, first, last); break;
-            case 4: col_2x4(w, PANEL, xt, in, kn, b, ot, O, first, last); break;
-            case 3: col_2x3(w, PANEL, xt, in, kn, b, ot, O, first, last); break;
-            case 2: col_2x2(w, PANEL, xt, in, kn, b, ot, O, first, last); break;
-            case 1: col_2x1(w, PANEL, xt, in, kn, b, ot, O, first, last); break;
-            default: break;
+            case 5:
+                col_2x5(w, PANEL, xt, in, kn, b, ot, O, first, last);
+                break;
+            case 4:
+                col_2x4(w, PANEL, xt, in, kn, b, ot, O, first, last);
+                break;
+            case 3:
+                col_2x3(w, PANEL, xt, in, kn, b, ot, O, first, last);
+                break;
+            case 2:
+                col_2x2(w, PANEL, xt, in, kn, b, ot, O, first, last);
+                break;
+            case 1:
+                col_2x1(w, PANEL, xt, in, kn, b, ot, O, first, last);
+                break;
+            default:
+                break;
             }
         }
     }
@@ -274,22 +298,22 @@ void lm_linear_apply(const lm_linear *L, const float *x, int T, float *out, int 
 
 /* The dot product of the W (out, in) layout, one pair of vectors: the same sequence as a tile's
  * output (lanes, tree, tail). */
-#define ATT_DOT(R)                                                                                \
-    LM_GEMM static void att_dot##R(const float *q, const float *k, size_t ks, int hd, float scale,\
-                                   float *p)                                                      \
-    {                                                                                             \
-        v8 acc[R];                                                                                \
-        for (int r = 0; r < R; r++) acc[r] = (v8){0};                                             \
-        int i = 0;                                                                                \
-        for (; i + 8 <= hd; i += 8) {                                                             \
-            v8 qv = LD8(q + i);                                                                   \
-            for (int r = 0; r < R; r++) acc[r] += qv * LD8(k + (size_t)r * ks + (size_t)i);       \
-        }                                                                                         \
-        for (int r = 0; r < R; r++) {                                                             \
-            float s = HSUM8(acc[r]);                                                              \
-            for (int m = i; m < hd; m++) s += q[m] * k[(size_t)r * ks + (size_t)m];               \
-            p[r] = s * scale;                                                                     \
-        }                                                                                         \
+#define ATT_DOT(R)                                                                                 \
+    LM_GEMM static void att_dot##R(const float *q, const float *k, size_t ks, int hd, float scale, \
+                                   float *p)                                                       \
+    {                                                                                              \
+        v8 acc[R];                                                                                 \
+        for (int r = 0; r < R; r++) acc[r] = (v8){0};                                              \
+        int i = 0;                                                                                 \
+        for (; i + 8 <= hd; i += 8) {                                                              \
+            v8 qv = LD8(q + i);                                                                    \
+            for (int r = 0; r < R; r++) acc[r] += qv * LD8(k + (size_t)r * ks + (size_t)i);        \
+        }                                                                                          \
+        for (int r = 0; r < R; r++) {                                                              \
+            float s = HSUM8(acc[r]);                                                               \
+            for (int m = i; m < hd; m++) s += q[m] * k[(size_t)r * ks + (size_t)m];                \
+            p[r] = s * scale;                                                                      \
+        }                                                                                          \
     }
 
 ATT_DOT(4)
@@ -322,33 +346,33 @@ typedef int v8i __attribute__((vector_size(32)));
  * parts, Cody and Waite), e^r by Cephes' expf polynomial (relative error about 1e-7), times 2^n
  * put into the exponent bits. Every lane takes the same operations, so an element's value does
  * not depend on where it falls in a vector. */
-#define VEXP(out, xin)                                                                            \
-    do {                                                                                          \
-        v8 x_ = (xin);                                                                            \
-        v8i lo_ = x_ < -87.0f, hi_ = x_ > 88.0f;                                                  \
-        x_ = (v8)(((v8i)x_ & ~lo_) | ((v8i)((v8){0} - 87.0f) & lo_));                            \
-        x_ = (v8)(((v8i)x_ & ~hi_) | ((v8i)((v8){0} + 88.0f) & hi_));                            \
-        v8 n_ = (x_ * 1.44269504088896341f + 12582912.0f) - 12582912.0f; /* round to nearest */ \
-        v8 r_ = x_ - n_ * 0.693359375f;                                                           \
-        r_ = r_ + n_ * 2.12194440e-4f;                                                            \
-        v8 p_ = 1.9875691500e-4f * r_ + 1.3981999507e-3f;                                         \
-        p_ = p_ * r_ + 8.3334519073e-3f;                                                          \
-        p_ = p_ * r_ + 4.1665795894e-2f;                                                          \
-        p_ = p_ * r_ + 1.6666665459e-1f;                                                          \
-        p_ = p_ * r_ + 5.0000001201e-1f;                                                          \
-        p_ = p_ * (r_ * r_) + r_ + 1.0f;                                                          \
-        v8i b_ = (__builtin_convertvector(n_, v8i) + 127) << 23;                                  \
-        (out) = p_ * (v8)b_;                                                                      \
+#define VEXP(out, xin)                                                                             \
+    do {                                                                                           \
+        v8 x_ = (xin);                                                                             \
+        v8i lo_ = x_<-87.0f, hi_ = x_> 88.0f;                                                      \
+        x_ = (v8)(((v8i)x_ & ~lo_) | ((v8i)((v8){0} - 87.0f) & lo_));                              \
+        x_ = (v8)(((v8i)x_ & ~hi_) | ((v8i)((v8){0} + 88.0f) & hi_));                              \
+        v8 n_ = (x_ * 1.44269504088896341f + 12582912.0f) - 12582912.0f; /* round to nearest */    \
+        v8 r_ = x_ - n_ * 0.693359375f;                                                            \
+        r_ = r_ + n_ * 2.12194440e-4f;                                                             \
+        v8 p_ = 1.9875691500e-4f * r_ + 1.3981999507e-3f;                                          \
+        p_ = p_ * r_ + 8.3334519073e-3f;                                                           \
+        p_ = p_ * r_ + 4.1665795894e-2f;                                                           \
+        p_ = p_ * r_ + 1.6666665459e-1f;                                                           \
+        p_ = p_ * r_ + 5.0000001201e-1f;                                                           \
+        p_ = p_ * (r_ * r_) + r_ + 1.0f;                                                           \
+        v8i b_ = (__builtin_convertvector(n_, v8i) + 127) << 23;                                   \
+        (out) = p_ * (v8)b_;                                                                       \
     } while (0)
 
 /* GPT-2's GELU (tanh form): 0.5 x (1 + tanh(u)) = x / (1 + e^(-2u)), u = sqrt(2/pi) (x + 0.044715
  * x^3); and Llama's SwiGLU: g / (1 + e^-g) * up. The last n mod 8 elements go through the same
  * vector code, padded. */
-#define ACT_GELU(y, x)                                                                            \
-    do {                                                                                          \
-        v8 u_ = 0.7978845608028654f * ((x) + 0.044715f * (x) * (x) * (x)), e2_;                   \
-        VEXP(e2_, -2.0f * u_);                                                                    \
-        (y) = (x) / (1.0f + e2_);                                                                 \
+#define ACT_GELU(y, x)                                                                             \
+    do {                                                                                           \
+        v8 u_ = 0.7978845608028654f * ((x) + 0.044715f * (x) * (x) * (x)), e2_;                    \
+        VEXP(e2_, -2.0f * u_);                                                                     \
+        (y) = (x) / (1.0f + e2_);                                                                  \
     } while (0)
 
 LM_GEMM void lm_gelu(float *y, const float *x, size_t n)
@@ -369,11 +393,11 @@ LM_GEMM void lm_gelu(float *y, const float *x, size_t n)
     }
 }
 
-#define ACT_SILU_MUL(g, u)                                                                        \
-    do {                                                                                          \
-        v8 e_;                                                                                    \
-        VEXP(e_, -(g));                                                                           \
-        (g) = (g) / (1.0f + e_) * (u);                                                            \
+#define ACT_SILU_MUL(g, u)                                                                         \
+    do {                                                                                           \
+        v8 e_;                                                                                     \
+        VEXP(e_, -(g));                                                                            \
+        (g) = (g) / (1.0f + e_) * (u);                                                             \
     } while (0)
 
 LM_GEMM void lm_silu_mul(float *g, const float *up, size_t n)

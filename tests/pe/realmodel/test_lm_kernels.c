@@ -75,8 +75,8 @@ static double check_linear(const lm_linear *L, const float *x, int T, const floa
 static void test_linear(void)
 {
     const int Ts[] = {1, 2, 3, 17, 65};
-    const int sizes[][2] = {{1, 1}, {5, 3}, {8, 16}, {13, 21}, {37, 70}, {64, 67}, {130, 129},
-                            {300, 85}, {257, 200}};
+    const int sizes[][2] = {{1, 1},   {5, 3},     {8, 16},   {13, 21},  {37, 70},
+                            {64, 67}, {130, 129}, {300, 85}, {257, 200}};
     int cases = 0, bad_bound = 0, bad_threads = 0, bad_tokens = 0;
     double worst = 0.0;
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
@@ -89,8 +89,8 @@ static void test_linear(void)
                 float *w = malloc(rows * ld * sizeof *w), *b = malloc((size_t)out * sizeof *b);
                 fill(w, rows * ld);
                 fill(b, (size_t)out);
-                lm_linear L = {.w = w, .b = bias ? b : NULL, .in = in, .out = out, .ld = ld,
-                               .t = layout};
+                lm_linear L = {
+                    .w = w, .b = bias ? b : NULL, .in = in, .out = out, .ld = ld, .t = layout};
                 for (size_t k = 0; k < sizeof Ts / sizeof Ts[0]; k++) {
                     int T = Ts[k];
                     float *x = malloc((size_t)T * (size_t)in * sizeof *x);
@@ -201,7 +201,8 @@ static void test_activations(void)
         double r = fabs(y[i] - ref) / tol;
         if (!(r <= worst)) worst = r;
     }
-    TAP_OK(worst <= 1.0, "GELU (tanh form) of %d values in [-30, 30] and +-200 within its bound "
+    TAP_OK(worst <= 1.0,
+           "GELU (tanh form) of %d values in [-30, 30] and +-200 within its bound "
            "(worst %.3g of it)",
            N, worst);
     for (int i = 0; i < N; i++) {
@@ -216,7 +217,8 @@ static void test_activations(void)
         double r = fabs(y[i] - ref) / (1e-6 * fabs(ref) + 1e-30);
         if (!(r <= worst)) worst = r;
     }
-    TAP_OK(worst <= 1.0, "silu(g) * up of %d values of g in [-120, 120] within 1e-6 (worst %.3g "
+    TAP_OK(worst <= 1.0,
+           "silu(g) * up of %d values of g in [-120, 120] within 1e-6 (worst %.3g "
            "of it)",
            N, worst);
     /* an element's value does not depend on where it falls: the tail equals the body */
