@@ -231,6 +231,7 @@ int main(int argc, char **argv)
     /* bad input: message, exit status 2, nothing written */
     TAP_OK(dir_entries() == 0, "the directory is empty before the bad-input checks");
     snprintf(p1, sizeof p1, "%s/bad.png", dir);
+    snprintf(p2, sizeof p2, "%s/bad.csv", dir);
     char notdir[128], missing[128];
     snprintf(notdir, sizeof notdir, "%s/file.txt", dir);
     snprintf(missing, sizeof missing, "%s/no/such/dir/x.png", dir);
@@ -249,8 +250,10 @@ int main(int argc, char **argv)
         {{"export", "heatmap", "--dim", "0", "-o", p1}, 2, "--dim 0"},
         {{"export", "heatmap", "--len", "-5", "-o", p1}, 2, "--len -5"},
         {{"export", "alibi", "--heads", "0", "-o", p1}, 2, "--heads 0"},
-        {{"export", "heatmap", "--len", "200000", "--dim", "4096", "-o", p1}, 2, "memory budget"},
-        {{"export", "alibi", "--len", "60000", "-o", p1}, 2, "more than one table can index"},
+        /* issue 25: the figures draw at their resolution at any length; the full-resolution
+         * data that does not fit is refused (a runtime error: the budget, status 1) */
+        {{"export", "heatmap", "--len", "200000", "--dim", "4096", "-o", p2}, 1, "memory budget"},
+        {{"export", "alibi", "--len", "60000", "-o", p2}, 1, "beyond the cap of 2147483647"},
         {{"export", "heatmap", "-o", missing}, 2, "does not exist"},
         {{"export", "heatmap", "-o", "x.bmp"}, 2, "unknown extension"},
         {{"export", "heatmap", "--bsae", "100", "-o", p1}, 2, "did you mean --base"},
