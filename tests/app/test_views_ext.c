@@ -217,9 +217,9 @@ static void test_long_context(void)
     }
     /* every view of the encodings at --len 10000000 (Scout's config where the view reads
      * RoPE's settings): valid, and built on cells and on pixels at the drawn resolution */
-    static const char *const all[] = {"heatmap",     "similarity", "decay",     "alibi",
-                                      "rope",        "wavelength", "frequencies", "extension",
-                                      "resolution",  "t5",         "xpos"};
+    static const char *const all[] = {"heatmap",    "similarity", "decay",       "alibi",
+                                      "rope",       "wavelength", "frequencies", "extension",
+                                      "resolution", "t5",         "xpos"};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         for (int cfg = 0; cfg < 2; cfg++) {
             const char *opts[] = {"pe", "rope"};
@@ -227,15 +227,15 @@ static void test_long_context(void)
             if (cfg && (strcmp(all[i], "similarity") == 0 || strcmp(all[i], "alibi") == 0 ||
                         strcmp(all[i], "t5") == 0))
                 continue;
-            int rope_pe = cfg && (strcmp(all[i], "heatmap") == 0 ||
-                                  strcmp(all[i], "wavelength") == 0 || strcmp(all[i], "decay") == 0);
+            int rope_pe =
+                cfg && (strcmp(all[i], "heatmap") == 0 || strcmp(all[i], "wavelength") == 0 ||
+                        strcmp(all[i], "decay") == 0);
             app_state st = make(all[i], opts, rope_pe ? 2 : 0);
             int rc = cfg ? app_cli_apply_config(&st, path, err, sizeof err) : 0;
             if (rc == 0)
                 rc = app_option_set(&st, app_option_find("len"), "10000000", err, sizeof err);
             if (!TAP_OK(rc == 0 && app_state_validate(&st, err, sizeof err) == 0,
-                        "%s%s at --len 10000000: valid (%s)", all[i], cfg ? " (Scout)" : "",
-                        err))
+                        "%s%s at --len 10000000: valid (%s)", all[i], cfg ? " (Scout)" : "", err))
                 continue;
             app_view_ctx c;
             memset(&c, 0, sizeof c);

@@ -76,6 +76,16 @@ screen | grep -qF "similarity not shown: --pe nope: adds nothing to the input" &
 ok $? "the refusal names the view and wraps whole to its end at 120 columns (not cut at the edge)"
 quits "after a number key"
 
+# issue 25: a 10M-position context loads in the explorer: the wavelength view with Scout's config
+# at --len 10000000, then 2 (similarity) and 1 (heatmap) draw it at their resolution
+start --view wavelength --config "$PELAB_SRC/tests/config/real/llama-4-scout-17b-16e.json" --len 10000000
+wait_for "wavelength]" 20 && screen | grep -qF "L=10000000"
+ok $? "wavelength with Scout's config at --len 10000000 draws"
+tm send-keys -t t 1
+wait_for "heatmap]" 20 && screen | grep -qF "L=10000000"
+ok $? "then 1 draws the heatmap at L 10000000"
+quits "after the 10M context"
+
 # a long message wraps in the terminal instead of being cut at the edge: the budget's refusal
 # centred in the view, and s's message with the saved file's name
 start --view xl --len 1024 --dim 4096 --max-memory 64
