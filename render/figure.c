@@ -1829,6 +1829,63 @@ fig_rect fig_grid_cell(fig_rect r, int rows, int cols, int i, int j, double gap)
     return c;
 }
 
+int fig_grid_pick(fig_rect r, int n, double aspect, double head, double side, double gap,
+                  double min_w, int *rows, double *content)
+{
+    if (n < 1) n = 1;
+    if (!(aspect > 0)) aspect = 1;
+    int best_c = 1, pass;
+    double best = -1;
+    for (pass = 0; pass < 2 && best < 0; pass++) /* pass 1: no arrangement is min_w wide */
+        for (int cc = 1; cc <= n; cc++) {
+            int rr = (n + cc - 1) / cc;
+            if (cc > 1 && (n + cc - 2) / (cc - 1) == rr) continue; /* same rows, wider cells */
+            double cw = (r.w - (cc - 1) * gap) / cc, ch = (r.h - (rr - 1) * gap) / rr;
+            if (!pass && cw < min_w) continue;
+            double w = fmin(cw - side, (ch - head) * aspect);
+            if (w > best + 1e-9) {
+                best = w;
+                best_c = cc;
+            }
+        }
+    if (rows) *rows = (n + best_c - 1) / best_c;
+    if (content) *content = best > 0 ? best : 0;
+    return best_c;
+}
+
+fig_rect fig_axes_outer_for(const scene_target *t, const fig_theme *th, fig_rect outer, double x0,
+                            double x1, double y0, double y1, const char *xlabel, const char *ylabel,
+                            unsigned flags, double aspect, double max_w, fig_rect *area)
+{
+    if (!(aspect > 0)) aspect = 1;
+    fig_rect o = outer;
+    fig_rect aw = {0, 0, 0, 0};
+    scene tmp;
+    scene_init(&tmp, t->width, t->height, 0);
+    /* twice: a narrower plot may take fewer (narrower) tick labels */
+    for (int it = 0; it < 2; it++) {
+        scene_reset(&tmp, t->width, t->height, 0);
+        fig_axes a = fig_axes_draw(&tmp, t, th, o, x0, x1, y0, y1, xlabel, ylabel, flags);
+        double mx = o.w - a.area.w, my = o.h - a.area.h;
+        double w = fmin(outer.w - mx, (outer.h - my) * aspect);
+        if (max_w > 0 && w > max_w) w = max_w;
+        if (!(w > 0)) break;
+        double h = w / aspect, dx = a.area.x - o.x, dy = a.area.y - o.y;
+        o.w = w + mx;
+        o.h = h + my;
+        o.x = outer.x + (outer.w - o.w) / 2; /* centred across, at the top (under its head) */
+        o.y = outer.y;
+        aw = (fig_rect){o.x + dx, o.y + dy, w, h};
+        if (t->cells) {
+            o.x = floor(o.x);
+            o.y = 2 * floor(o.y / 2);
+        }
+    }
+    scene_free(&tmp);
+    if (area) *area = aw;
+    return o;
+}
+
 void fig_mark_main(scene *s, fig_rect r, const char *name)
 {
     scene_mark_main(s, r.x, r.y, r.w, r.h, name);
