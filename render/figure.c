@@ -666,7 +666,16 @@ fig_rect fig_title(scene *s, const scene_target *t, const fig_theme *th, fig_rec
         else
             y = heading(s, t, r, y, sub, ssize, th->muted, 0, WRAP_MAX, 0.8, 0.0);
     } else if (subtitle && *subtitle) {
-        y = heading(s, t, r, y, subtitle, ssize, th->muted, 0, WRAP_MAX, min_frac, 0.0);
+        /* the parameters stay readable: a subtitle takes another line rather than step below
+         * 0.8 of the smallest text a figure has (11 px at 1.3 lines: 8 pt at a paper column,
+         * where it stepped to 0.54, under the tick labels); a zoomed window's large text still
+         * steps down as far as before */
+        char lines[WRAP_MAX][WRAP_LEN];
+        double sz, floor_frac = fmin(1.0, fmax(min_frac, 0.8 * 11 * 1.3 / (t->text_h * ssize)));
+        if (t->cells ||
+            heading_fit(t, subtitle, ssize, 0, r.w, WRAP_MAX, floor_frac, lines, &sz) == 0)
+            floor_frac = min_frac; /* three lines at 0.8 do not hold it: smaller, not cut */
+        y = heading(s, t, r, y, subtitle, ssize, th->muted, 0, WRAP_MAX, floor_frac, 0.0);
     }
     if (!t->cells && y > r.y) y += m.pad;
     if (t->cells) y = 2.0 * ceil(y / 2.0);
@@ -1349,6 +1358,17 @@ fig_legend_slot fig_legend_take(const scene_target *t, fig_rect *outer, const ch
     double min_side = 4.0 * m.T;
     double top_area = top_h >= min_side && area_w >= min_side ? top_h * area_w : -1;
     double side_area = side_w >= min_side && area_h >= min_side ? side_w * area_h : -1;
+    /* a plot that small either way (300x200 px with a two-line subtitle): down to the three
+     * lines a main panel keeps, rather than a legend over the curves */
+    if (top_area < 0 && side_area < 0) {
+        min_side = 3.0 * m.T;
+        /* and beside the plot it may run down past the plot's bottom to the tick labels' line
+         * (it sits right of them) */
+        side_w =
+            side.shown == n && side.bh <= outer->h - 1.5 * m.T ? area_w - (side.bw + m.pad) : -1;
+        top_area = top_h >= min_side && area_w >= min_side ? top_h * area_w : -1;
+        side_area = side_w >= min_side && area_h >= min_side ? side_w * area_h : -1;
+    }
     if (top_area < 0 && side_area < 0) return slot;
     if (top_area >= side_area) {
         slot.cols = top.cols;
