@@ -232,39 +232,178 @@ static int rope_sweep(const app_state *st, int which, int stride, int kb, int kf
     return 0;
 }
 
-/* The Gaussian curve at the positions of rope_sweep: y[0..n) the mean over the draws, y[n..2n)
- * their standard deviation (n = kb + kf + 1). Each draw is the random q,k curve with its own
- * seed, derived from --seed, so the figure is the same on every run. */
-static int gauss_sweep(const app_state *st, int stride, int kb, int kf, double *y, char *err,
-                       size_t errlen)
+/* The seeded draws of the Gaussian curve: draw i's q and k (d doubles each) at
+ * qk + 2 d i. Its seed is splitmix64 of (--seed, i), never UINT64_MAX's all-ones meaning by
+ * accident, so the figure is the same on every run. The draws depend on d and the seed alone, so
+ * they are cached (slot GAUSS_SLOT): turning the base or a scaling knob does not draw again. */
+#define GAUSS_SLOT (APP_CURVE_COUNT + 3)
+static const double *gauss_draws(app_view_ctx *c, const app_state *st, char *err, size_t errlen)
 {
-    size_t n = (size_t)kb + (size_t)kf + 1;
-    double *one = malloc(sizeof *one * n);
-    if (!one) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
+    struct {
+        uint64_t seed;
+        int dim;
+    } key;
+    memset(&key, 0, sizeof key);
+    key.seed = st->p.seed;
+    key.dim = st->p.dim;
+    double *qk = app_cache_get(c, GAUSS_SLOT, &key, sizeof key);
+    if (qk) return qk;
+    size_t d = (size_t)st->p.dim;
+    qk = app_cache_put(c, GAUSS_SLOT, &key, sizeof key, sizeof *qk * 2 * d * DECAY_GAUSS_DRAWS);
+    if (!qk) {
+        snprintf(err, errlen, "%s", app_cache_error());
+        return NULL;
     }
-    double *mean = y, *m2 = y + n;
-    memset(y, 0, sizeof *y * 2 * n);
-    app_state draw = *st;
     for (int i = 0; i < DECAY_GAUSS_DRAWS; i++) {
-        /* splitmix64 of (seed, draw): never UINT64_MAX's all-ones meaning by accident */
         uint64_t z = st->p.seed + 0x9E3779B97F4A7C15ull * (uint64_t)(i + 1);
         z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
         z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-        draw.p.seed = (z ^ (z >> 31)) & ~(uint64_t)1;
-        if (rope_sweep(&draw, 4, stride, kb, kf, one, err, errlen) < 0) {
-            free(one);
+        pe_rope_qk(st->p.dim, (z ^ (z >> 31)) & ~(uint64_t)1, qk + 2 * d * (size_t)i,
+                   qk + 2 * d * (size_t)i + d);
+    }
+    return qk;
+}
+
+/* Pairs per block of the Gaussian sweep: their coefficients for every draw (GAUSS_BLOCK x 2 x
+ * DECAY_GAUSS_DRAWS doubles, 16 KiB) stay in the L1 cache while the block walks the positions. */
+#define GAUSS_BLOCK 32
+
+/* The gcc build of the draws' loop for AVX2 too (the loader picks; not under
+ * ThreadSanitizer, which crashes on the ifunc resolvers): it is the view's whole cost. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
+#define GAUSS_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define GAUSS_CLONES
+#endif
+
+/* One position for a block of nb pairs: out[i] += sum_k ab[k][0][i] cs_k + ab[k][1][i] sn_k for
+ * every draw i, then every pair's (cos, sin) advanced by one step's rotation in double (as
+ * score_step, with the rotation shared by the draws: it was 32 times the work when each draw swept
+ * alone). T is the type of the coefficients and of the block's sums: double for the data and the
+ * exports, float for the explorer's frames (twice the lanes; the block's sum of 32 pairs is off
+ * by ~1e-9 against values of ~0.02, far below a pixel), each block's sum added in double. */
+#define GAUSS_STEP(NAME, T)                                                                        \
+    GAUSS_CLONES static void NAME(int nb, const T *restrict ab, double *restrict cs,               \
+                                  double *restrict sn, const double *restrict c1,                  \
+                                  const double *restrict s1, double *restrict out)                 \
+    {                                                                                              \
+        T acc[DECAY_GAUSS_DRAWS];                                                                  \
+        for (int i = 0; i < DECAY_GAUSS_DRAWS; i++) acc[i] = 0;                                    \
+        for (int k = 0; k < nb; k++) {                                                             \
+            T c = (T)cs[k], s = (T)sn[k];                                                          \
+            const T *a = ab + (size_t)k * 2 * DECAY_GAUSS_DRAWS, *b = a + DECAY_GAUSS_DRAWS;       \
+            for (int i = 0; i < DECAY_GAUSS_DRAWS; i++) acc[i] += a[i] * c + b[i] * s;             \
+            double cd = cs[k], sd = sn[k];                                                         \
+            cs[k] = cd * c1[k] - sd * s1[k];                                                       \
+            sn[k] = sd * c1[k] + cd * s1[k];                                                       \
+        }                                                                                          \
+        for (int i = 0; i < DECAY_GAUSS_DRAWS; i++) out[i] += acc[i];                              \
+    }
+GAUSS_STEP(gauss_step, double)
+GAUSS_STEP(gauss_step_f, float)
+#undef GAUSS_STEP
+
+/* The Gaussian curve at the positions of rope_sweep: y[0..n) the mean over the draws, y[n..2n)
+ * their standard deviation (n = kb + kf + 1). Each draw's curve is rope_sweep's random q,k curve
+ * (<R_p0 q, R_p k> / (|q||k|), the same recurrence re-anchored every 256 steps); all draws are
+ * swept together, a block of pairs at a time, so each step's rotation is made once. f32: the
+ * frame's sums in float (gauss_step_f); the data's and the exports' stay in double. */
+static int gauss_sweep(app_view_ctx *c, const app_state *st, int stride, int kb, int kf, int f32,
+                       double *y, char *err, size_t errlen)
+{
+    const pe_params *p = &st->p;
+    const double *qk = gauss_draws(c, st, err, errlen);
+    if (!qk) return -1;
+    int d = p->dim, np = pe_rope_rotary_dim(p) / 2, nd = DECAY_GAUSS_DRAWS;
+    size_t n = (size_t)kb + (size_t)kf + 1;
+    /* ab: per pair, the draws' A then B; per position the draws' scores; the step's rotation */
+    double *ab = malloc(sizeof *ab * ((size_t)np * 2 * nd + n * nd + (size_t)np * 5 + nd));
+    unsigned char *rot = calloc((size_t)d, 1);
+    if (!ab || !rot) {
+        free(ab);
+        free(rot);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    double *sc = ab + (size_t)np * 2 * nd, *inv = sc + n * nd, *cs = inv + np, *sn = cs + np,
+           *c1 = sn + np, *s1 = c1 + np, *rest = s1 + np, attn = 1;
+    if (pe_rope_inv_freq(p, inv, &attn, err, errlen) < 0) {
+        free(ab);
+        free(rot);
+        return -1;
+    }
+    pe_params pp = *p;
+    for (int kk = 0; kk < np; kk++) {
+        int i0, i1;
+        pe_rope_pair(&pp, kk, &i0, &i1);
+        rot[i0] = rot[i1] = 1;
+    }
+    for (int i = 0; i < nd; i++) {
+        const double *q = qk + 2 * (size_t)d * (size_t)i, *k = q + d;
+        double nq = 0, nk = 0, r = 0;
+        for (int j = 0; j < d; j++) {
+            nq += q[j] * q[j];
+            nk += k[j] * k[j];
+            if (!rot[j]) r += q[j] * k[j]; /* past the rotary part: passes through */
+        }
+        double norm = sqrt(nq * nk);
+        if (!(norm > 0)) norm = 1;
+        for (int kk = 0; kk < np; kk++) {
+            int i0, i1;
+            pe_rope_pair(&pp, kk, &i0, &i1);
+            ab[(size_t)kk * 2 * nd + i] = (q[i0] * k[i0] + q[i1] * k[i1]) * attn * attn / norm;
+            ab[(size_t)kk * 2 * nd + nd + i] = (q[i0] * k[i1] - q[i1] * k[i0]) * attn * attn / norm;
+        }
+        rest[i] = r / norm;
+    }
+    free(rot);
+    float *abf = NULL;
+    if (f32) {
+        size_t nab = (size_t)np * 2 * nd;
+        if (!(abf = malloc(sizeof *abf * nab))) {
+            free(ab);
+            snprintf(err, errlen, "out of memory");
             return -1;
         }
-        for (size_t j = 0; j < n; j++) { /* Welford: mean and sum of squared deviations */
-            double dlt = one[j] - mean[j];
-            mean[j] += dlt / (i + 1);
-            m2[j] += dlt * (one[j] - mean[j]);
+        for (size_t i = 0; i < nab; i++) abf[i] = (float)ab[i];
+    }
+    memset(sc, 0, sizeof *sc * n * nd);
+    for (int dir = 1; dir >= -1; dir -= 2) {
+        /* step j from 0 away from p0: back to p0 - kb*stride, then forward to p0 + kf*stride
+         * (p0 itself once, on the way back) */
+        int jmax = dir > 0 ? kb : kf, j0 = dir > 0 ? 0 : 1;
+        double step = (double)dir * stride;
+        for (int k0 = 0; k0 < np; k0 += GAUSS_BLOCK) {
+            int nb = np - k0 < GAUSS_BLOCK ? np - k0 : GAUSS_BLOCK;
+            for (int kk = 0; kk < nb; kk++) {
+                c1[kk] = cos(step * inv[k0 + kk]); /* one step's rotation */
+                s1[kk] = sin(step * inv[k0 + kk]);
+            }
+            for (int j = j0; j <= jmax; j++) {
+                if (j == j0 || j % 256 == 0) /* exact values now and then: error stays ~1e-13 */
+                    for (int kk = 0; kk < nb; kk++) {
+                        cs[kk] = cos(step * j * inv[k0 + kk]);
+                        sn[kk] = sin(step * j * inv[k0 + kk]);
+                    }
+                double *out = sc + (size_t)(kb - dir * j) * nd;
+                if (abf)
+                    gauss_step_f(nb, abf + (size_t)k0 * 2 * nd, cs, sn, c1, s1, out);
+                else
+                    gauss_step(nb, ab + (size_t)k0 * 2 * nd, cs, sn, c1, s1, out);
+            }
         }
     }
-    for (size_t j = 0; j < n; j++) m2[j] = sqrt(m2[j] / (DECAY_GAUSS_DRAWS - 1));
-    free(one);
+    for (size_t j = 0; j < n; j++) { /* the mean and the sample standard deviation, two passes */
+        const double *v = sc + j * nd;
+        double m = 0, s2 = 0;
+        for (int i = 0; i < nd; i++) m += v[i] + rest[i];
+        m /= nd;
+        for (int i = 0; i < nd; i++) s2 += (v[i] + rest[i] - m) * (v[i] + rest[i] - m);
+        y[j] = m;
+        y[n + j] = sqrt(s2 / (nd - 1));
+    }
+    free(abf);
+    free(ab);
     return 0;
 }
 
@@ -331,13 +470,14 @@ static int sweeps(int which)
 
 /* Fill curve `which` (bit index) at the positions p0 + (j - kb) * stride, j = 0 .. kb + kf.
  * full: the sinusoidal curve from the table itself (the data export), not the closed form. */
-static int decay_curve(const app_state *st, int which, int stride, int kb, int kf, int full,
-                       double *y, char *err, size_t errlen)
+static int decay_curve(app_view_ctx *c, const app_state *st, int which, int stride, int kb, int kf,
+                       int full, double *y, char *err, size_t errlen)
 {
     const pe_params *p = &st->p;
     int L = p->len, p0 = app_state_p0(st);
     if (which == 0 && full) return table_curve("sinusoidal", st, y, err, errlen);
-    if (which == CURVE_GAUSS) return gauss_sweep(st, stride, kb, kf, y, err, errlen);
+    if (which == CURVE_GAUSS)
+        return gauss_sweep(c, st, stride, kb, kf, !full && !c->full_res, y, err, errlen);
     if (sweeps(which)) return rope_sweep(st, which, stride, kb, kf, y, err, errlen);
     switch (which) {
     case 1:
@@ -389,7 +529,7 @@ static const double *decay_curve_cached(app_view_ctx *c, const app_state *st, in
     key.which = which;
     key.p0 = app_state_p0(st);
     key.stride = stride;
-    key.full = which == 0 && full;
+    key.full = (which == 0 || which == CURVE_GAUSS) && full; /* Gaussian: in double */
     key.p.dim = st->p.dim;
     key.p.len = st->p.len;
     if (which == 1) { /* learned: its seed and spread */
@@ -404,7 +544,7 @@ static const double *decay_curve_cached(app_view_ctx *c, const app_state *st, in
         memcpy(&key.p, &st->p, sizeof key.p);
     }
     /* slot by curve, the data's full sinusoid apart so a frame and an export do not evict */
-    int slot = key.full ? APP_CURVE_COUNT : which;
+    int slot = key.full && which == 0 ? APP_CURVE_COUNT : which;
     double *y = app_cache_get(c, slot, &key, sizeof key);
     if (y) return y;
     int kb, kf;
@@ -416,7 +556,7 @@ static const double *decay_curve_cached(app_view_ctx *c, const app_state *st, in
         snprintf(err, errlen, "%s", app_cache_error());
         return NULL;
     }
-    if (decay_curve(st, which, stride, kb, kf, full, y, err, errlen) < 0) {
+    if (decay_curve(c, st, which, stride, kb, kf, full, y, err, errlen) < 0) {
         app_cache_put(c, slot, "", 0, 0); /* forget the half-made curve */
         return NULL;
     }
@@ -430,7 +570,7 @@ static int decay_build(app_view_ctx *c, const app_state *st, scene *s, const sce
     int L = st->p.len, p0 = app_state_p0(st);
     char title[128], sub[256];
     snprintf(title, sizeof title, "How position p0 = %d sees every position p", p0);
-    app_subtitle(st, NULL, APP_SUB_DIM | APP_SUB_LEN | APP_SUB_BASE, sub, sizeof sub);
+    app_subtitle(st, sub, sizeof sub);
     size_t used = strlen(sub);
     /* random and Gaussian q,k are divided by |q||k| (their value at p0 is not 1) */
     int rnd = !!(st->curves & APP_CURVE_ROPE_RANDOM), gau = !!(st->curves & APP_CURVE_ROPE_GAUSS);
@@ -442,11 +582,15 @@ static int decay_build(app_view_ctx *c, const app_state *st, scene *s, const sce
                         : "");
     fig_rect r = app_frame(s, t, th, title, sub);
 
-    /* the RoPE-family curves: one sample per pixel (per braille dot across a cell), the
-     * figure's resolution; an exported figure takes every position, up to DECAY_EXPORT_STEPS
-     * pair steps (beyond, a stride again: L 1048576 at d 65536 would take minutes) */
+    /* the RoPE-family curves: one sample per pixel (per braille dot across a cell) of the
+     * canvas, so at least one per pixel of the plot; an exported figure takes every position, up
+     * to DECAY_EXPORT_STEPS pair steps (beyond, a stride again: L 1048576 at d 65536 would take
+     * minutes). The canvas, not the plot: the projector zoom lays the view out again at smaller
+     * text sizes (views.c), and each plot width gave another stride and another 32-draw sweep
+     * (issue 27: 133 ms at 175% after a change); with the canvas's the later layouts hit the
+     * cache. */
     int np = st->p.dim / 2 > 0 ? st->p.dim / 2 : 1;
-    int stride = (int)fmax(1, ceil((L - 1) / fmax(1, ceil(r.w) * (t->cells ? 2 : 1))));
+    int stride = (int)fmax(1, ceil((L - 1) / fmax(1, ceil(t->width) * (t->cells ? 2 : 1))));
     if (c->full_res) stride = (int)fmax(1, ceil((double)L * np / DECAY_EXPORT_STEPS));
     int kb, kf;
     decay_grid(st, stride, &kb, &kf);
@@ -594,7 +738,7 @@ static int decay_build(app_view_ctx *c, const app_state *st, scene *s, const sce
                  * means first, then the spreads */
                 int gb = pc<p0, gf = pc> p0, np2 = gb + gf + 1, at = pc > p0;
                 double g[4];
-                if (gauss_sweep(st, dist > 0 ? dist : 1, gb, gf, g, err, errlen) < 0) {
+                if (gauss_sweep(c, st, dist > 0 ? dist : 1, gb, gf, 0, g, err, errlen) < 0) {
                     free(x);
                     return -1;
                 }
@@ -666,8 +810,10 @@ const app_view app_view_decay = {
     .validate = decay_validate,
     .build = decay_build,
     .data = decay_data,
-    .options = "pe dim len base freq pairing rotary-frac scaling factor orig-ctx seq-len "
+    .options = "dim len base freq pairing rotary-frac scaling factor orig-ctx seq-len "
                "attn-factor heads "
                "head slope-ratio alibi xpos-scale xpos-zeta std seed weights pos curves",
+    /* each of these acts on one curve of many (the legend names the curve) */
+    .not_in_subtitle = "pairing heads slope-ratio alibi seed",
     .record = "pos", /* p0 walking along the positions */
 };
