@@ -97,11 +97,12 @@ static int sinks_build(app_view_ctx *c, const app_state *st, scene *s, const sce
     int L = r->layers, H = r->heads;
     double thr = st->attn.sink_threshold, share = sink_share(r, thr);
     int above = (int)lround(share * L * H);
-    char title[256], sub[512], thr_s[48];
+    char title[320], sub[512], thr_s[32], pct[32];
     fig_num(thr, 2, thr_s, sizeof thr_s);
+    fig_fixed(100 * share, 0, 0, pct, sizeof pct);
     snprintf(title, sizeof title,
-             "Attention sinks in %s: %d of %d heads (%.0f%%) pay > %s to token 0", r->about.name,
-             above, L * H, 100 * share, thr_s);
+             "Attention sinks in %s: %d of %d heads (%s%%) pay > %s to token 0", r->about.name,
+             above, L * H, pct, thr_s);
     app_fmt(sub, sizeof sub,
             "mean attention to the first token per layer and head; %s, %d tokens  Gu et al. 2025",
             r->about.brief, r->about.tokens);
@@ -127,9 +128,10 @@ static int sinks_build(app_view_ctx *c, const app_state *st, scene *s, const sce
                 uint32_t col = cmap_color(map, v);
                 double lum = 0.2126 * ((col >> 16) & 255) + 0.7152 * ((col >> 8) & 255) +
                              0.0722 * (col & 255);
-                scene_textf(s, a.area.x + (h + 0.5) * cw, a.area.y + (l + 0.5) * chh, 0.8,
-                            SCENE_CENTER | SCENE_MIDDLE, lum < 128 ? 0xffffff : 0x000000, 0, "%.2f",
-                            v);
+                char vs[32];
+                fig_fixed(v, 2, 0, vs, sizeof vs);
+                scene_text(s, a.area.x + (h + 0.5) * cw, a.area.y + (l + 0.5) * chh, vs, 0.8,
+                           SCENE_CENTER | SCENE_MIDDLE, lum < 128 ? 0xffffff : 0x000000, 0);
             }
     c->main = a;
     fig_mark_main(s, a.area, "plot");
