@@ -19,7 +19,10 @@
  * 6 x 16 register block: 12 accumulators, two weight loads and six broadcasts per input); the
  * 16-column panel of W is read from memory once per chunk and from L2 for the other token
  * groups. T = 1 takes 64 outputs at once (eight independent chains). Outputs past the last full
- * vector (out not a multiple of 8) take the same sequence one scalar at a time.
+ * vector (out not a multiple of 8) take the same sequence one scalar at a time. A row of W is a
+ * new 4 KiB page for the strip an item reads, and the hardware prefetchers stop at pages: the
+ * packing asks for the next k-block's rows while this one's tiles run, and decoding for the row
+ * 16 ahead (__builtin_prefetch never faults, past the end of W included).
  *
  * FMA: built for x86-64-v3 (AVX2 + FMA) and the baseline by target_clones, dispatched once by the
  * ifunc resolver; the file asks for contraction (fp-contract=fast) so a*b+c is one FMA where the
@@ -27,6 +30,7 @@
  * CPUs in the last bits, never between thread counts or chunkings on one machine. */
 #pragma GCC optimize("fp-contract=fast")
 
+#include <stdint.h>
 #include <string.h>
 
 #include "lm_internal.h"
@@ -151,7 +155,7 @@ static void lin_rows(void *ctx, size_t g0, size_t g1)
  * k-block, for NV vectors and C tokens: the accumulators start at zero (first block) or at what
  * the previous block stored (a float stored and reloaded is the same float, so the sequence of
  * operations per output is that of one pass), and take the bias after the last block. */
-#define COL_TILE(NV, C)                                                                            \
+#define COL_TILE(NV, C, PF)                                                                        \
     LM_GEMM static void col_##NV##x##C(const float *w, size_t ldw, const float *x, size_t ldx,     \
                                        int n, const float *b, float *out, size_t ldo, int first,   \
                                        int last)                                                   \
@@ -162,6 +166,10 @@ static void lin_rows(void *ctx, size_t g0, size_t g1)
                 acc[c][v] = first ? (v8){0} : LD8(out + (size_t)c * ldo + 8 * (size_t)v);          \
         for (int i = 0; i < n; i++) {                                                              \
             const float *wi = w + (size_t)i * ldw;                                                 \
+            if (PF) /* decoding: rows PF ahead (a row is a new page: no hardware prefetch) */      \
+                for (int v = 0; v < NV; v += 2)                                                    \
+                    __builtin_prefetch(                                                            \
+                        (const void *)((uintptr_t)(wi + 8 * v) + PF * ldw * sizeof(float)), 0, 0); \
             v8 wv[NV];                                                                             \
             for (int v = 0; v < NV; v++) wv[v] = LD8(wi + 8 * v);                                  \
             for (int c = 0; c < C; c++) {                                                          \
@@ -176,14 +184,14 @@ static void lin_rows(void *ctx, size_t g0, size_t g1)
             }                                                                                      \
     }
 
-COL_TILE(2, 6)
-COL_TILE(2, 5)
-COL_TILE(2, 4)
-COL_TILE(2, 3)
-COL_TILE(2, 2)
-COL_TILE(2, 1)
-COL_TILE(1, 1)
-COL_TILE(8, 1)
+COL_TILE(2, 6, 0)
+COL_TILE(2, 5, 0)
+COL_TILE(2, 4, 0)
+COL_TILE(2, 3, 0)
+COL_TILE(2, 2, 0)
+COL_TILE(2, 1, 0)
+COL_TILE(1, 1, 0)
+COL_TILE(8, 1, 16)
 
 /* Columns past the last full vector, one at a time, the same sequence as a vector lane. */
 LM_GEMM static void col_scalar(const float *w, size_t ldw, const float *x, size_t ldx, int n,
@@ -207,6 +215,14 @@ static void col_panels(const lin_job *j, size_t c, int np)
         int kn = in - k0 < KC ? (int)(in - k0) : KC, first = k0 == 0, last = k0 + (size_t)kn == in;
         for (int i = 0; i < kn; i++) {
             const float *row = L->w + (k0 + (size_t)i) * L->ld + c;
+            /* the same row of the next k-block, asked for now so that it arrives while this
+             * block's tiles run (a row of W is a new page: the hardware prefetchers do not
+             * follow) */
+            if (k0 + KC + (size_t)i < in) {
+                uintptr_t nx = (uintptr_t)row + KC * L->ld * sizeof(float);
+                for (int p = 0; p < np * PANEL * 4; p += 64)
+                    __builtin_prefetch((const void *)(nx + (uintptr_t)p), 0, 0);
+            }
             for (int p = 0; p < np; p++)
                 memcpy(pk + ((size_t)p * KC + (size_t)i) * PANEL, row + p * PANEL,
                        PANEL * sizeof *pk);
