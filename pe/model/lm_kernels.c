@@ -100,33 +100,24 @@ typedef struct lin_job {
     float *out;
 } lin_job;
 
-/* Rows r0..r1-1 of W (R at a time) against tokens t0..t1-1 (TOKS at a time). */
+/* The tiles by rows (4 or, for the last rows of W, 1) and token count (3, fewer for the last). */
+typedef void dot_fn(const float *, size_t, const float *, size_t, int, const float *, float *,
+                    size_t);
+static dot_fn *const dot_tile[2][TOKS + 1] = {{NULL, dot_1x1, dot_1x2, dot_1x3},
+                                              {NULL, dot_4x1, dot_4x2, dot_4x3}};
+
+/* Rows r0..r1-1 of W (ROWS at a time) against every token (TOKS at a time). */
 static void dot_block(const lin_job *j, size_t r0, size_t r1)
 {
     const lm_linear *L = j->L;
     size_t in = (size_t)L->in, O = (size_t)L->out;
-    int n = L->in;
     for (size_t r = r0; r < r1;) {
+        int four = r + ROWS <= r1;
         const float *w = L->w + r * L->ld, *b = L->b ? L->b + r : NULL;
-        float *o = j->out + r;
-        int t = 0;
-        if (r + ROWS <= r1) {
-            for (; t + TOKS <= j->T; t += TOKS)
-                dot_4x3(w, L->ld, j->x + (size_t)t * in, in, n, b, o + (size_t)t * O, O);
-            if (j->T - t == 2)
-                dot_4x2(w, L->ld, j->x + (size_t)t * in, in, n, b, o + (size_t)t * O, O);
-            if (j->T - t == 1)
-                dot_4x1(w, L->ld, j->x + (size_t)t * in, in, n, b, o + (size_t)t * O, O);
-            r += ROWS;
-        } else {
-            for (; t + TOKS <= j->T; t += TOKS)
-                dot_1x3(w, L->ld, j->x + (size_t)t * in, in, n, b, o + (size_t)t * O, O);
-            if (j->T - t == 2)
-                dot_1x2(w, L->ld, j->x + (size_t)t * in, in, n, b, o + (size_t)t * O, O);
-            if (j->T - t == 1)
-                dot_1x1(w, L->ld, j->x + (size_t)t * in, in, n, b, o + (size_t)t * O, O);
-            r += 1;
-        }
+        for (int t = 0; t < j->T; t += TOKS)
+            dot_tile[four][j->T - t < TOKS ? j->T - t : TOKS](
+                w, L->ld, j->x + (size_t)t * in, in, L->in, b, j->out + (size_t)t * O + r, O);
+        r += four ? ROWS : 1;
     }
 }
 
@@ -193,6 +184,12 @@ COL_TILE(2, 1, 0)
 COL_TILE(1, 1, 0)
 COL_TILE(8, 1, 16)
 
+/* The panel tiles by token count: six for the body, fewer for the last group. */
+typedef void col_fn(const float *, size_t, const float *, size_t, int, const float *, float *,
+                    size_t, int, int);
+static col_fn *const col_panel_tile[CTOKS + 1] = {NULL,    col_2x1, col_2x2, col_2x3,
+                                                  col_2x4, col_2x5, col_2x6};
+
 /* Columns past the last full vector, one at a time, the same sequence as a vector lane. */
 LM_GEMM static void col_scalar(const float *w, size_t ldw, const float *x, size_t ldx, int n,
                                const float *b, float *out, size_t ldo, int T)
@@ -231,30 +228,9 @@ static void col_panels(const lin_job *j, size_t c, int np)
             const float *w = pk + (size_t)p * KC * PANEL, *x = j->x + k0;
             const float *b = L->b ? L->b + c + (size_t)p * PANEL : NULL;
             float *o = j->out + c + (size_t)p * PANEL;
-            int t = 0;
-            for (; t + CTOKS <= T; t += CTOKS)
-                col_2x6(w, PANEL, x + (size_t)t * in, in, kn, b, o + (size_t)t * O, O, first, last);
-            const float *xt = x + (size_t)t * in;
-            float *ot = o + (size_t)t * O;
-            switch (T - t) {
-            case 5:
-                col_2x5(w, PANEL, xt, in, kn, b, ot, O, first, last);
-                break;
-            case 4:
-                col_2x4(w, PANEL, xt, in, kn, b, ot, O, first, last);
-                break;
-            case 3:
-                col_2x3(w, PANEL, xt, in, kn, b, ot, O, first, last);
-                break;
-            case 2:
-                col_2x2(w, PANEL, xt, in, kn, b, ot, O, first, last);
-                break;
-            case 1:
-                col_2x1(w, PANEL, xt, in, kn, b, ot, O, first, last);
-                break;
-            default:
-                break;
-            }
+            for (int t = 0; t < T; t += CTOKS)
+                col_panel_tile[T - t < CTOKS ? T - t : CTOKS](w, PANEL, x + (size_t)t * in, in, kn,
+                                                              b, o + (size_t)t * O, O, first, last);
         }
     }
 }
