@@ -75,18 +75,18 @@ if [ "${1:-}" = "test" ]; then
     # the same suite under AddressSanitizer and UndefinedBehaviorSanitizer
     ASAN_OPTIONS=detect_leaks=1 run_suite build-asan -Dwerror=true -Dbuildtype=debugoptimized \
         -Db_sanitize=address,undefined -Db_lundef=false
-    # the threaded tests (the explorer's worker, the font in the render target) under
-    # ThreadSanitizer; gcc's TSan cannot load target_clones' ifunc resolvers, which the code
-    # turns off under __SANITIZE_THREAD__ (app/views/extension.c, pe/model/tiny/nn.h); not
-    # -Werror: gcc -O2 with -fsanitize=thread warns of format truncation that the release
-    # build, whose warnings are errors, does not see
+    # the threaded tests (the explorer's worker, the font in the render target, the race's
+    # workers) under ThreadSanitizer; gcc's TSan cannot load target_clones' ifunc resolvers,
+    # which the code turns off under __SANITIZE_THREAD__ (app/views/extension.c,
+    # pe/model/tiny/nn.h); not -Werror: gcc -O2 with -fsanitize=thread warns of format
+    # truncation that the release build, whose warnings are errors, does not see
     PELAB_SUITE=threads PELAB_TARGETS="$(printf 'tests/app/test_%s ' explorer explorer_work \
-        font_thread)" TSAN_OPTIONS=halt_on_error=1 run_suite build-tsan \
+        font_thread) tests/pe/model/test_race" TSAN_OPTIONS=halt_on_error=1 run_suite build-tsan \
         -Dbuildtype=debugoptimized -Db_sanitize=thread -Db_lundef=false
     # libFuzzer harnesses (tests/fuzz) built by clang with ASan+UBSan: each replays its seed
     # corpus, then fuzzes for PELAB_FUZZ_SECONDS (30) seconds
     CC=clang PELAB_SUITE=fuzz PELAB_TARGETS="$(printf 'tests/fuzz/fuzz_%s ' checkpoint config gguf safetensors llama2c \
-        tokenizer prompt command cli lesson animate)" ASAN_OPTIONS=detect_leaks=1 run_suite build-fuzz \
+        tokenizer prompt command cli lesson animate race)" ASAN_OPTIONS=detect_leaks=1 run_suite build-fuzz \
         -Dbuildtype=debugoptimized -Db_sanitize=address,undefined -Db_lundef=false -Dfuzz=true
     [ "$skipped" -gt 0 ] && echo "($skipped skipped: a tool they need is missing)"
     echo "$passed passed, $failed failed"

@@ -19,11 +19,13 @@
 
 #include "cmd_model.h"
 #include "commands.h"
+#include "format.h"
 #include "model.h"
 #include "outfile.h"
 #include "race.h"
 #include "race_fig.h"
 #include "race_live.h"
+#include "race_out.h"
 
 static volatile sig_atomic_t race_stop_requested;
 
@@ -55,6 +57,7 @@ enum {
     O_FORCE,
     O_GUI,
     O_FRAMES,
+    O_ANIMATE,
     O_HELP
 };
 
@@ -98,6 +101,12 @@ static const app_cmd_opt race_opts[] = {
      .code = O_FRAMES,
      .arg = "N",
      .help = "with a display: close it after N frames (tests)"},
+    {.name = "animate",
+     .code = O_ANIMATE,
+     .arg = "FILE",
+     .help = "also record the race's view as an animation, .gif .webp or FOLDER/ (48 frames of "
+             "the race as it unfolded; S records the race so far)",
+     .files = ""},
     {.name = "story",
      .code = O_STORY,
      .arg = "DIR",
@@ -340,10 +349,36 @@ static void text_progress(race_run *run, int *last_tenth)
     fputc('\n', stderr);
 }
 
+/* The size and pace S and --animate record at: pelab export race's defaults, so the same
+ * animation comes again from the log (pelab export race --from DIR -o FILE.gif). */
+static const app_export_opts record_size = {1000, 600, 96};
+enum { RECORD_FRAMES = 48 };
+#define RECORD_FPS 12.0
+
+/* S: the race so far as DIR/race-N.gif (the first N free); what happened goes on the key line. */
+static void record_now(race_run *run, app_race_ui *ui, const char *dir, const char *command)
+{
+    char path[4096], err[1024];
+    struct stat st;
+    int k = 1;
+    do snprintf(path, sizeof path, "%s/race-%d.gif", dir, k);
+    while (stat(path, &st) == 0 && ++k < 1000);
+    app_race_ui u = *ui;
+    u.note[0] = 0;
+    int rc = app_race_animate(&run->d, &u, path, RECORD_FRAMES, RECORD_FPS, &record_size, command,
+                              err, sizeof err);
+    ui->note_bad = rc != 0;
+    if (rc)
+        snprintf(ui->note, sizeof ui->note, "record failed: %.200s", err);
+    else
+        snprintf(ui->note, sizeof ui->note, "recorded %.180s (%d frames of the race so far)", path,
+                 RECORD_FRAMES);
+}
+
 static int cmd_race(int argc, char **argv)
 {
     const char *pe = "nope,learned,sinusoidal,alibi,rope,t5", *dir = "race", *story = NULL;
-    const char *display = "auto";
+    const char *display = "auto", *animate = NULL;
     int steps = 2000, threads = 0, tokens = 1000000, every = 0, etokens = 8192, frames = 0;
     uint64_t seed = 1, dseed = 1;
     double smooth = 0.95;
@@ -397,6 +432,24 @@ static int cmd_race(int argc, char **argv)
             break;
         case O_STORY:
             story = v;
+            break;
+        case O_ANIMATE:
+            animate = v;
+            if (app_format_of_as(v, APP_FORMAT_ANIMATION) == APP_FMT_UNKNOWN) {
+                char exts[128];
+                app_format_list(APP_FORMAT_ANIMATION, ".", exts, sizeof exts);
+                fprintf(stderr, "pelab race: --animate %s: an animation is %s or FOLDER/\n", v,
+                        exts);
+                bad = -1;
+            } else {
+                char e[1024];
+                const app_format_info *fi =
+                    app_format_info_of(app_format_of_as(v, APP_FORMAT_ANIMATION));
+                if ((fi->check ? fi->check(v, e, sizeof e) : outfile_check(v, e, sizeof e)) < 0) {
+                    fprintf(stderr, "pelab race: --animate %s\n", e);
+                    bad = -1;
+                }
+            }
             break;
         case O_FORCE:
             outfile_set_force(1);
@@ -541,6 +594,13 @@ static int cmd_race(int argc, char **argv)
             int act = app_race_live_step(live, &run.d, &ui, fin ? 0 : 200);
             shown++;
             if (act == APP_RACE_ACT_PAUSE) set_paused(&run, !run.paused);
+            if (act == APP_RACE_ACT_RECORD) {
+                /* the frames take a moment (the race goes on meanwhile): say so first */
+                snprintf(ui.note, sizeof ui.note, "recording the race so far ...");
+                ui.note_bad = 0;
+                app_race_live_draw(live, &run.d, &ui);
+                record_now(&run, &ui, dir, command);
+            }
             if (act == APP_RACE_ACT_STOP || act == APP_RACE_ACT_QUIT) {
                 quit_sig = app_race_live_signal(live);
                 stopped = !fin;
@@ -620,6 +680,18 @@ static int cmd_race(int argc, char **argv)
                l->m.cfg.train_loss, e ? e->held[0] : NAN, e ? e->held[1] : NAN,
                e ? e->held[2] : NAN, e ? 100 * e->sink : NAN);
     }
+    if (animate) {
+        app_race_ui u;
+        app_race_ui_default(&u);
+        u.smooth = smooth;
+        int ar = app_race_animate(&run.d, &u, animate, RECORD_FRAMES, RECORD_FPS, &record_size,
+                                  command, err, sizeof err);
+        if (ar) {
+            fprintf(stderr, "pelab race: --animate %s\n", err);
+            failed = 1;
+        } else
+            printf("recorded %s (%d frames)\n", animate, RECORD_FRAMES);
+    }
     if (failed) rc = 1;
 out:
     if (live) app_race_live_close(live);
@@ -644,6 +716,7 @@ const app_command app_command_race = {
     .notes = "Trains one model per scheme at once on the same stories (each exactly as pelab train "
              "would, bit for bit) and shows the training loss, the held-out loss at and past the "
              "trained context and the first-token sink share as they form. Keys: space pauses, s "
-             "stops and saves, 1-8 show or hide a scheme, tab switches the panel in focus, q "
-             "quits (saving). Ctrl-C stops after the current steps and saves them. DIR gets "
+             "stops and saves, S records the race so far as DIR/race-N.gif, 1-8 show or hide a "
+             "scheme, tab switches the panel in focus, q quits (saving). Ctrl-C stops after the "
+             "current steps and saves them. DIR gets "
              "SCHEME.pelab per scheme and race.csv (pelab export race --from DIR)."};

@@ -91,13 +91,19 @@ int app_race_live_step(app_race_live *lv, const app_race_data *d, app_race_ui *u
         }
         if (ev.type == UI_EV_KEY) a = app_race_key(u, d, ev.key);
         if (ev.type == UI_EV_RESIZE || a == APP_RACE_ACT_REDRAW) draw(lv, d, u);
-        if (a == APP_RACE_ACT_PAUSE || a == APP_RACE_ACT_STOP || a == APP_RACE_ACT_QUIT) {
+        if (a == APP_RACE_ACT_PAUSE || a == APP_RACE_ACT_RECORD || a == APP_RACE_ACT_STOP ||
+            a == APP_RACE_ACT_QUIT) {
             act = a;
-            if (a != APP_RACE_ACT_PAUSE) return act;
+            if (a != APP_RACE_ACT_PAUSE) return act; /* S records before more keys are read */
         }
         got = poll_one(lv, &ev, 0);
     }
     return act;
+}
+
+void app_race_live_draw(app_race_live *lv, const app_race_data *d, app_race_ui *u)
+{
+    draw(lv, d, u);
 }
 
 int app_race_live_signal(app_race_live *lv)

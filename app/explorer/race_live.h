@@ -13,10 +13,11 @@ typedef struct app_race_live app_race_live;
  * in err. */
 int app_race_live_open(app_race_live **out, int gui, char *err, size_t errlen);
 /* Draw d as u says, then wait up to wait_ms for keys (handled into u). Returns the
- * APP_RACE_ACT_* the race must act on: PAUSE, STOP or QUIT (Ctrl-C, the window closed), else
- * NONE. (Recording the live view with S is not there yet: pelab export race --from DIR -o
- * FILE.gif replays a race from its log.) */
+ * APP_RACE_ACT_* the race must act on: PAUSE, RECORD (S: the race writes the animation of the
+ * race so far, race_out.h), STOP or QUIT (Ctrl-C, the window closed), else NONE. */
 int app_race_live_step(app_race_live *lv, const app_race_data *d, app_race_ui *u, int wait_ms);
+/* Draw d as u says, no keys read (the note S shows while it records). */
+void app_race_live_draw(app_race_live *lv, const app_race_data *d, app_race_ui *u);
 /* The terminating signal that ended the display (128 + it is the exit status), 0 when none. */
 int app_race_live_signal(app_race_live *lv);
 void app_race_live_close(app_race_live *lv);

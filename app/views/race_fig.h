@@ -63,6 +63,9 @@ typedef struct app_race_ui {
     double smooth;   /* EMA weight a in 0..0.999 */
     int dark;
     int live; /* 1: the key help and the status line of a running race */
+    /* live: a line said in place of the key help (what S recorded, or why it failed) */
+    char note[240];
+    int note_bad;
 } app_race_ui;
 
 void app_race_ui_default(app_race_ui *u);
@@ -88,9 +91,10 @@ extern const char app_race_keys_help[];
 enum {
     APP_RACE_ACT_NONE = 0,
     APP_RACE_ACT_REDRAW,
-    APP_RACE_ACT_PAUSE, /* toggle pause */
-    APP_RACE_ACT_STOP,  /* stop, save what is trained */
-    APP_RACE_ACT_QUIT,  /* the same as stop, the window closed or q */
+    APP_RACE_ACT_PAUSE,  /* toggle pause */
+    APP_RACE_ACT_STOP,   /* stop, save what is trained */
+    APP_RACE_ACT_QUIT,   /* the same as stop, the window closed or q */
+    APP_RACE_ACT_RECORD, /* S: the race so far as an animation (race_out.h) */
 };
 int app_race_key(app_race_ui *u, const app_race_data *d, uint32_t key);
 

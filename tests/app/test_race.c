@@ -127,8 +127,9 @@ int main(int argc, char **argv)
         printf("1..0 # SKIP no temporary folder\n");
         return 77;
     }
-    char out[700], path[800], path2[1000];
+    char out[700], path[800], path2[1000], anim[700];
     snprintf(out, sizeof out, "%s/r", dir);
+    snprintf(anim, sizeof anim, "%s/race.webp", dir);
 
     /* a race of three lanes, one a variant, 6 steps on a small corpus */
     const char *race[] = {"race",
@@ -146,12 +147,23 @@ int main(int argc, char **argv)
                           "2",
                           "--display",
                           "none",
+                          "--animate",
+                          anim,
                           "-o",
                           out,
                           NULL};
     int rc = run(race, NULL);
     TAP_OK(rc == 0, "race of 3 lanes, 6 steps: exit %d (%s)", rc, errtext);
     TAP_OK(temporaries(out) == 0, "no temporary left in DIR");
+    char *webp = slurp(anim);
+    TAP_OK(webp && !memcmp(webp, "RIFF", 4) && !memcmp(webp + 8, "WEBPVP8X", 8),
+           "--animate FILE.webp: the race recorded as an animated WebP");
+    free(webp);
+    const char *badanim[] = {"race", "--steps", "2", "--animate", "x.png", "-o", out, NULL};
+    rc = run(badanim, NULL);
+    TAP_OK(rc == 2 && strstr(errtext, "--animate x.png") && strstr(errtext, ".gif") &&
+               errlines == 1,
+           "--animate x.png refused before any work (exit %d): %s", rc, errtext);
 
     /* the same schemes trained alone */
     const char *trains[3][12] = {
@@ -257,6 +269,56 @@ int main(int argc, char **argv)
     TAP_OK(rc == 2 && strstr(errtext, "--from") && errlines == 1,
            "export race from a folder without a log: exit %d: %s", rc, errtext);
     app_race_data_free(&d);
+
+    /* the log's reader: a bad value is named by its line, column and what is allowed */
+    static const char head[] = "# pelab race\n# lane rope steps=2 tokens_per_step=1024 ctx=64\n"
+                               "scheme,step,tokens,train_loss,heldout_ctx,heldout_2x,heldout_4x,"
+                               "sink_share,tokens_per_s,elapsed_s\n";
+    static const struct {
+        const char *rows, *want;
+    } badlogs[] = {
+        {"rope,0,0,,5.1,5.2,5.3,0,0,0.1\nrope,1,1024,5.0,,,,,100,0.2\n", NULL},
+        {"rope,1,1024,-0.5,,,,,100,0.2\n",
+         "line 4, column 4 (train_loss): '-0.5' is not a loss: a finite number >= 0"},
+        {"rope,0,0,,5.1,5.2,5.3,1.5,0,0.1\n",
+         "line 4, column 8 (sink_share): '1.5' is not a share: a number in [0, 1]"},
+        {"rope,0,0,,nan,5.2,5.3,0,0,0.1\n", "line 4, column 5 (heldout_ctx): 'nan' is not a loss"},
+        {"rope,0,0,,5.1,inf,5.3,0,0,0.1\n", "line 4, column 6 (heldout_2x): 'inf' is not a loss"},
+        {"rope,1,1024,5.0,,,,\n", "line 4: 'rope,1,1024,5.0,,,,' has 8 fields: a row has 10"},
+        {"t5,1,1024,5.0,,,,,100,0.2\n", "line 4, column 1 (scheme): 't5' is no '# lane' above"},
+        {"rope,3,3072,5.0,,,,,100,0.2\n",
+         "line 4, column 2 (step): '3' is not a step: a whole number 0..2"},
+        {"rope,2,2048,5.0,,,,,100,0.2\n",
+         "line 4, column 2 (step): '2' is out of order: rope's next training step is 1"},
+        {"rope,1,1000,5.0,,,,,100,0.2\n",
+         "line 4, column 3 (tokens): '1000' is not the tokens of step 1: 1024"},
+        {"rope,1,1024,5.0,,,,,-1,0.2\n", "line 4, column 9 (tokens_per_s): '-1' is not a speed"},
+        {"rope,1,1024,5.0,,,,0.5,100,0.2\n",
+         "line 4, column 8 (sink_share): '0.5' is set on a training step's row: empty there"},
+    };
+    for (size_t i = 0; i < sizeof badlogs / sizeof badlogs[0]; i++) {
+        char log[1024];
+        snprintf(log, sizeof log, "%s%s", head, badlogs[i].rows);
+        app_race_data bd;
+        char e[512] = "";
+        int r = app_race_log_parse(log, strlen(log), &bd, e, sizeof e);
+        if (!badlogs[i].want) {
+            TAP_OK(r == 0 && bd.n == 1 && bd.lanes[0].done == 1 && bd.lanes[0].nevals == 1,
+                   "a well-formed log reads (%s)", e);
+            if (r == 0) app_race_data_free(&bd);
+        } else
+            TAP_OK(r != 0 && !strncmp(e, badlogs[i].want, strlen(badlogs[i].want)),
+                   "a bad log: '%s' (want '%s')", e, badlogs[i].want);
+    }
+    const char *exneg[] = {"export", "race", "--from", path, "-o", path2, NULL};
+    snprintf(path, sizeof path, "%s/neg.csv", dir);
+    FILE *nf = fopen(path, "w");
+    fprintf(nf, "%srope,1,1024,-2,,,,,100,0.2\n", head);
+    fclose(nf);
+    snprintf(path2, sizeof path2, "%s/neg.png", dir);
+    rc = run(exneg, NULL);
+    TAP_OK(rc == 2 && errlines == 1 && strstr(errtext, "neg.csv: line 4, column 4 (train_loss)"),
+           "export race --from a log with a negative loss: exit %d: %s", rc, errtext);
 
     /* Ctrl-C: the race stops after the steps in flight and saves them (exit 130) */
     snprintf(out, sizeof out, "%s/stopped", dir);

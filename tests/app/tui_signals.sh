@@ -17,22 +17,8 @@ export_signals=(INT TERM HUP QUIT USR1 USR2 ALRM PIPE XCPU XFSZ TRAP IO PWR RTMI
 work=$(mktemp -d "${TMPDIR:-/tmp}/pelab-signals.XXXXXX")
 runs=0
 sock="pelab-sig-$$-0"
-n=0 failed=0
-ok() { # ok COND-EXIT-STATUS DESCRIPTION
-    n=$((n + 1))
-    if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=$((failed + 1)); fi
-}
-tm() { tmux -L "$sock" "$@"; }
-screen() { tm capture-pane -p -t t; }
-wait_for() { # wait_for TEXT [SECONDS]
-    local i
-    for i in $(seq 1 $(( ${2:-10} * 10 ))); do
-        screen | grep -qF -- "$1" && return 0
-        sleep 0.1
-    done
-    echo "# screen did not show '$1':"; screen | sed 's/^/#   /'
-    return 1
-}
+# ok, tm, screen, wait_for
+source "$(dirname "$0")/tmux_tap.sh"
 wait_file() { # wait_file PATH [SECONDS]
     local i
     for i in $(seq 1 $(( ${2:-10} * 10 ))); do

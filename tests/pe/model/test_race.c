@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "model/tiny/race.h"
+#include "story_fixture.h"
 #include "tap.h"
 
 static void tiny(model_config *c, int pe, int vocab, int steps)
@@ -79,18 +80,12 @@ static int done_of(model_race *r, int i)
 
 int main(void)
 {
-    const char *src = getenv("PELAB_SRC");
-    char dir[4096], err[256] = "";
-    snprintf(dir, sizeof dir, "%s/assets/story", src ? src : ".");
-    model_grammar g;
-    if (!TAP_OK(model_grammar_load(&g, dir, err, sizeof err) == 0, "grammar (%s)", err))
-        return tap_done();
-    tok_vocab v;
-    model_vocab_build(&g, 1, 20000, &v, err, sizeof err);
-    size_t n = 20000, nh = 2000;
-    int *ids = malloc(n * sizeof *ids), *held = malloc(nh * sizeof *held);
-    model_corpus(&g, &v, 1, n, ids, NULL, err, sizeof err);
-    model_corpus(&g, &v, model_heldout_seed(1), nh, held, NULL, err, sizeof err);
+    story_fixture sf;
+    if (story_fixture_make(&sf, 20000, 2000)) return tap_done();
+    char err[256] = "";
+    tok_vocab v = sf.v; /* read only: sf owns it */
+    size_t n = sf.n, nh = sf.nh;
+    int *ids = sf.ids, *held = sf.held;
 
     /* four lanes of different schemes and one rope variant, 12 steps, measured every 5 */
     int pes[4] = {MODEL_PE_LEARNED, MODEL_PE_ALIBI, MODEL_PE_ROPE, MODEL_PE_ROPE};
@@ -186,9 +181,6 @@ int main(void)
     TAP_OK(rc == PE_EINVAL && strstr(err, "held-out"), "short held-out refused: %s", err);
     model_race_free(&r);
 
-    free(ids);
-    free(held);
-    tok_vocab_free(&v);
-    model_grammar_free(&g);
+    story_fixture_free(&sf);
     return tap_done();
 }

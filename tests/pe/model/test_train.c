@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "model/tiny/model.h"
+#include "story_fixture.h"
 #include "tap.h"
 
 static float first_loss[6], last_loss[6];
@@ -62,18 +63,12 @@ static void test_lr_bound(void)
 int main(void)
 {
     test_lr_bound();
-    const char *src = getenv("PELAB_SRC");
-    char dir[4096], err[256] = "";
-    snprintf(dir, sizeof dir, "%s/assets/story", src ? src : ".");
-    model_grammar g;
-    if (!TAP_OK(model_grammar_load(&g, dir, err, sizeof err) == 0, "grammar (%s)", err))
-        return tap_done();
-    tok_vocab v;
-    model_vocab_build(&g, 1, 20000, &v, err, sizeof err);
-    size_t n = 20000, nh = 4000;
-    int *ids = malloc(n * sizeof *ids), *held = malloc(nh * sizeof *held);
-    model_corpus(&g, &v, 1, n, ids, NULL, err, sizeof err);
-    model_corpus(&g, &v, model_heldout_seed(1), nh, held, NULL, err, sizeof err);
+    story_fixture sf;
+    if (story_fixture_make(&sf, 20000, 4000)) return tap_done();
+    char err[256] = "";
+    tok_vocab v = sf.v; /* read only: sf owns it */
+    size_t n = sf.n, nh = sf.nh;
+    int *ids = sf.ids, *held = sf.held;
     for (int pe = 0; pe < MODEL_PE_COUNT; pe++) {
         err[0] = 0;
         model_config c;
@@ -154,10 +149,7 @@ int main(void)
               1e-12, 0, "FLOPs per token");
     model_free(&a);
     model_free(&b);
-    free(ids);
-    free(held);
-    tok_vocab_free(&v);
-    model_grammar_free(&g);
+    story_fixture_free(&sf);
     (void)first_loss;
     (void)last_loss;
     return tap_done();
