@@ -402,6 +402,62 @@ static int layer_type_applies(const app_state *st)
     return st->model_kinds > 1;
 }
 
+/* ---- how rows read in a figure's subtitle (app_sub) --------------------------------------- */
+
+/* A view that draws --pe's encoding (heatmap, similarity, wavelength) depends on an encoding's
+ * parameters only while that encoding is drawn; a view that draws its own scheme (rope, the
+ * extension views) lists only what acts on it. */
+static int draws_pe(const app_state *st)
+{
+    return app_view_uses(app_view_at((size_t)st->view), "pe");
+}
+static int rotary_drawn(const app_state *st)
+{
+    return !draws_pe(st) || (st->enc && (st->enc->acts & PE_ACTS_QK));
+}
+static int sinusoid_drawn(const app_state *st)
+{
+    return !draws_pe(st) || (st->enc && strcmp(st->enc->name, "sinusoidal") == 0);
+}
+static int base_drawn(const app_state *st)
+{
+    return sinusoid_drawn(st) || rotary_drawn(st);
+}
+static int learned_drawn(const app_state *st)
+{
+    return !draws_pe(st) || (st->enc && strcmp(st->enc->name, "learned") == 0);
+}
+static const char *const layout_words[] = {"interleaved", "concat", NULL};
+static const char *const freq_words[] = {"", "fairseq freqs", NULL};
+static const char *const pairing_words[] = {"interleaved pairs", "half-split pairs", NULL};
+static const char *const scaling_words[] = {"",     "linear", "NTK",      "dynamic NTK",
+                                            "YaRN", "llama3", "longrope", NULL};
+static const char *const alibi_words[] = {"causal",
+                                          "symmetric \xe2\x88\x92"
+                                          "m|i\xe2\x88\x92"
+                                          "j|",
+                                          NULL};
+/* the rotated share of d, and p-RoPE (a --config model's frequencies over all d dims) */
+static void rotary_words(const app_state *st, char *buf, size_t n)
+{
+    char f[48] = "";
+    if (st->p.rotary_frac < 1) fig_num(st->p.rotary_frac, 3, f, sizeof f);
+    snprintf(buf, n, "%s%s%s", f[0] ? "rotary " : "", f,
+             f[0] && st->p.rope_proportional ? "  " : "");
+    if (st->p.rope_proportional) {
+        size_t u = strlen(buf);
+        snprintf(buf + u, n - u, "p-RoPE (\xce\xb8 over all %d dims)", st->p.dim);
+    }
+}
+static void slope_words(const app_state *st, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", st->p.slope_ratio > 0 ? "slopes r^(h+1)" : "the paper's slopes");
+}
+static void layer_words(const app_state *st, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s layers", st->model_layer);
+}
+
 /* The scaling knobs act only with the methods that read them (pe/rope_scaling.c, as HF's rope
  * utilities): in a view that draws the --scaling method (rope, xpos, decay, frequencies) a knob
  * of another method, or any of them with scaling none, changes nothing and is left out of the
@@ -411,7 +467,8 @@ static int layer_type_applies(const app_state *st)
 static int scaling_reads(const app_state *st, unsigned methods)
 {
     const app_view *v = app_view_at((size_t)st->view);
-    return !app_view_uses(v, "scaling") || ((methods >> st->p.scaling.type) & 1u);
+    return rotary_drawn(st) &&
+           (!app_view_uses(v, "scaling") || ((methods >> st->p.scaling.type) & 1u));
 }
 static int factor_applies(const app_state *st)
 {
@@ -474,26 +531,31 @@ static const app_option options[] = {
      .everywhere = 1},
     {APP_INT("dim", "d", "dimension d, 1..65536 (even for pairs)", p.dim, 1, PE_MAX_DIM),
      .label = "d", .keys = "dD", .step = APP_STEP_X2,
-     .slider = {APP_SLIDER_LOG, 2, 1024, APP_ROUND_EVEN, NULL, NULL}},
+     .slider = {APP_SLIDER_LOG, 2, 1024, APP_ROUND_EVEN, NULL, NULL}, .sub = {.label = "d"}},
     {APP_INT("len", "L", "positions L, 1..16777216", p.len, 1, PE_MAX_LEN), .label = "L",
-     .keys = "][", .step = APP_STEP_X2, APP_LOG(8, 4096)},
+     .keys = "][", .step = APP_STEP_X2, APP_LOG(8, 4096),
+     .sub = {.label = "L", .format = APP_SUBF_LEN}},
     {APP_DBL("base", "b", "frequency base, > 1 (10000)", p.base, 1, INFINITY, 1), .keys = "bB",
-     .step = APP_STEP_X2, .slider = {APP_SLIDER_LOG, 2, 1e7, APP_ROUND_SIG3, NULL, NULL}},
+     .step = APP_STEP_X2, .slider = {APP_SLIDER_LOG, 2, 1e7, APP_ROUND_SIG3, NULL, NULL},
+     .sub = {.label = "base", .when = base_drawn}},
     {APP_CHO("layout", NULL, "sinusoid layout: interleaved|concat", p.layout, layout_names),
-     .keys = "o", .step = APP_STEP_NEXT},
-    {APP_CHO("freq", NULL, "sinusoid frequencies: paper|fairseq", p.freq, freq_names)},
+     .keys = "o", .step = APP_STEP_NEXT, .sub = {.words = layout_words, .when = sinusoid_drawn}},
+    {APP_CHO("freq", NULL, "sinusoid frequencies: paper|fairseq", p.freq, freq_names),
+     .sub = {.words = freq_words, .when = sinusoid_drawn}},
     {APP_CHO("pairing", NULL, "RoPE pairs: interleaved|half", p.pairing, pairing_names),
-     .keys = "p", .step = APP_STEP_NEXT},
+     .keys = "p", .step = APP_STEP_NEXT, .applies = rotary_drawn, .sub = {.words = pairing_words}},
     {APP_DBL("rotary-frac", NULL, "RoPE rotated fraction of d, (0,1]", p.rotary_frac, 0, 1, 1),
-     .label = "rotary"},
+     .label = "rotary", .applies = rotary_drawn, .sub = {.text = rotary_words}},
     {APP_CHO("scaling", NULL,
              "RoPE scaling: none|linear|ntk|dynamic|yarn|llama3|longrope (--config)",
-             p.scaling.type, scaling_names)},
+             p.scaling.type, scaling_names),
+     .applies = rotary_drawn, .sub = {.words = scaling_words}},
     {APP_DBL("factor", "f", "RoPE scaling factor, >= 1", p.scaling.factor, 1, 1e6, 0), .label = "f",
-     APP_LOG(1, 64), .applies = factor_applies},
+     APP_LOG(1, 64), .applies = factor_applies, .sub = {.label = "f", .digits = 3}},
     {APP_INT("orig-ctx", NULL, "original context L0 for scaling, 1..16777216",
              p.scaling.original_ctx, 1, PE_MAX_LEN),
-     .label = "L0", APP_LOG(256, 131072), .applies = orig_ctx_applies},
+     .label = "L0", APP_LOG(256, 131072), .applies = orig_ctx_applies,
+     .sub = {.label = APP_L0, .format = APP_SUBF_LEN}},
     {APP_INT("seq-len", NULL, "dynamic NTK / longrope sequence length, 0..16777216 (0 = not given)",
              p.scaling.seq_len, 0, 16777216),
      .at_lo = "auto", .applies = seq_len_applies},
@@ -521,16 +583,18 @@ static const app_option options[] = {
              p.scaling.attention_factor, 0, 1e6, 0),
      .at_lo = "derived", .applies = attn_factor_applies},
     {APP_INT("heads", "h", "heads, 1..1024", p.heads, 1, PE_MAX_HEADS), .keys = "><",
-     .step = APP_STEP_ADD, .clamp = clamp_head, APP_LIN(1, 32)},
+     .step = APP_STEP_ADD, .clamp = clamp_head, APP_LIN(1, 32), .sub = {.label = "heads"}},
     {APP_CUS("head", NULL, "head to enlarge: all|0..heads-1", set_head, get_head, NULL),
      .keys = "a", .step = APP_STEP_CUSTOM, .step_fn = step_head,
      .step_help = "all heads, or the next one enlarged"},
+    {APP_CHO("alibi", NULL, "ALiBi bias: causal|symmetric", p.alibi_symmetric, alibi_names),
+     .sub = {.words = alibi_words}},
     {APP_DBL("slope-ratio", NULL, "ALiBi slope ratio r (m_h = r^(h+1)), 0 = the paper's, < 1",
              p.slope_ratio, 0, 0.999999, 0),
      .label = "slope", .at_lo = "paper", .keys = "rR", .step = APP_STEP_CUSTOM,
      .step_num = step_slope, .step_help = "gentler / steeper",
-     .slider = {APP_SLIDER_LINEAR, 0.05, 0.99, APP_ROUND_AUTO, NULL, paper_ratio}},
-    {APP_CHO("alibi", NULL, "ALiBi bias: causal|symmetric", p.alibi_symmetric, alibi_names)},
+     .slider = {APP_SLIDER_LINEAR, 0.05, 0.99, APP_ROUND_AUTO, NULL, paper_ratio},
+     .sub = {.text = slope_words}},
     {APP_CHO("scale", NULL,
              "ALiBi/T5 head colour scale: per-head|shared|window (ALiBi: exp(bias) on 0..1)",
              scale_shared, scale_names)},
@@ -543,7 +607,8 @@ static const app_option options[] = {
              "xPos zeta_k over: full (head dim d, torchscale) | rotary (rotary dim, lucidrains)",
              p.xpos_zeta_rotary, xpos_zeta_names)},
     {APP_DBL("std", NULL, "learned table init std, > 0 (0.02)", p.learned_std, 0, 1e3, 1)},
-    {APP_INT("seed", NULL, "random seed, 0..2147483647", p.seed, 0, 2147483647)},
+    {APP_INT("seed", NULL, "random seed, 0..2147483647", p.seed, 0, 2147483647),
+     .sub = {.label = "seed", .format = APP_SUBF_ID, .when = learned_drawn}},
     {APP_CUS("max-memory", NULL, "memory budget of the process in MiB, 64..1048576 (2048)",
              set_max_memory, get_max_memory, NULL),
      .everywhere = 1},
@@ -568,12 +633,13 @@ static const app_option options[] = {
     {APP_DBL("target-len", NULL, "target context for extension views (0 = factor * L0)", target_len,
              0, 1e9, 0),
      .label = "target", .at_lo = "auto", .auto_value = target_auto, .applies = target_applies,
-     .slider = {APP_SLIDER_LOG, 256, 1048576, APP_ROUND_AUTO, NULL, target_auto}},
+     .slider = {APP_SLIDER_LOG, 256, 1048576, APP_ROUND_AUTO, NULL, target_auto},
+     .sub = {.label = "T", .format = APP_SUBF_LEN}},
     {APP_CUS("layer-type", NULL,
              "--config model's layer kind the RoPE views show: full_attention (default), "
              "sliding_attention, ...",
              set_layer_type, get_layer_type, NULL),
-     .label = "layers", .applies = layer_type_applies},
+     .label = "layers", .applies = layer_type_applies, .sub = {.text = layer_words}},
     {APP_DBL("min-angle", NULL, "resolution probe threshold in radians, (0, 3.14159]", min_angle, 0,
              3.14159266, 1)},
     {APP_INT("probe-d", NULL, "resolution probe distance D, 1..16777216", probe_d, 1, PE_MAX_LEN),

@@ -40,6 +40,28 @@ typedef struct app_slider {
     double (*auto_fn)(const app_state *st); /* where the knob sits when the value is at_lo */
 } app_slider;
 
+/* How a row reads in a figure's subtitle (app_subtitle, views/common.c): the subtitle is the rows
+ * the view's figure depends on (app_view.options) that apply as the state stands and say here
+ * how they read; nothing (all zero): the row stays out of subtitles. */
+typedef enum {
+    APP_SUBF_NUM = 0, /* label=number written for people (fig_num: 10,000, 10⁶) */
+    APP_SUBF_LEN,     /* label=context length as people write it (4096, 32K, 1M) */
+    APP_SUBF_ID,      /* label=the number as it is, no separators (a seed) */
+} app_sub_format;
+
+typedef struct app_sub {
+    const char *label; /* a number: "d" for "d=128" (the status line's label keeps its ASCII) */
+    app_sub_format format;
+    int digits; /* significant digits of APP_SUBF_NUM (0: 6) */
+    /* a choice: the words value i reads as ("half-split pairs"); "" for nothing (scaling none) */
+    const char *const *words;
+    /* or the words the state gives ("rotary 0.5"); "" for nothing */
+    void (*text)(const app_state *st, char *buf, size_t n);
+    /* and only while this holds (a rotary encoding is drawn), beyond the row's applies; NULL:
+     * whenever the row applies */
+    int (*when)(const app_state *st);
+} app_sub;
+
 typedef struct app_option {
     const char *name;  /* long option name: "base" */
     const char *alias; /* short name for the ':' line ("d" for dim), or NULL */
@@ -82,6 +104,7 @@ typedef struct app_option {
     int (*applies)(const app_state *st);
     int everywhere;    /* not a figure parameter: its keys work in every view (theme) */
     const char *files; /* completion: the value may be a file with this extension ("csv") */
+    app_sub sub;       /* how it reads in a figure's subtitle; all zero: not there */
 } app_option;
 
 /* A table row begins with one of these; the surfaces' fields follow in the row itself:

@@ -176,14 +176,9 @@ static int alibi_build(app_view_ctx *c, const app_state *st, scene *s, const sce
                  "m(i\xe2\x88\x92"
                  "j) for %d heads",
                  p->heads);
-    app_subtitle(st, NULL, APP_SUB_LEN | APP_SUB_HEADS, sub, sizeof sub);
+    app_subtitle(st, sub, sizeof sub);
     size_t u = strlen(sub);
-    snprintf(sub + u, sizeof sub - u, "  %s  %s%s",
-             p->alibi_symmetric ? "symmetric \xe2\x88\x92"
-                                  "m|i\xe2\x88\x92"
-                                  "j|"
-                                : "causal",
-             p->slope_ratio > 0 ? "slopes r^(h+1)" : "the paper's slopes",
+    snprintf(sub + u, sizeof sub - u, "%s",
              window && !t->cells ? "  dashed: \xc2\xbd, dotted: \xe2\x85\x92 of the weight" : "");
     fig_rect r = app_frame(s, t, th, title, sub);
 

@@ -7,6 +7,7 @@
 
 #include "colormap.h"
 #include "options.h"
+#include "rope_ext.h"
 #include "views.h"
 
 void app_data_free(app_data *d)
@@ -186,49 +187,60 @@ const pe_matrix *app_enc_table(app_view_ctx *c, const pe_encoding *enc, const pe
     return &c->table;
 }
 
-static const char *const layout_label[] = {"interleaved", "concat"};
-static const char *const pairing_label[] = {"interleaved pairs", "half-split pairs"};
-static const char *const scaling_label[] = {"",     "linear", "NTK",     "dynamic NTK",
-                                            "YaRN", "llama3", "longrope"};
-
-void app_subtitle(const app_state *st, const char *enc_name, unsigned what, char *buf, size_t n)
+/* The words row o gives the subtitle (app_sub): "" when it has none as the state stands. */
+static void row_words(const app_state *st, const app_option *o, char *buf, size_t n)
 {
-    const pe_params *p = &st->p;
+    const app_sub *sb = &o->sub;
+    buf[0] = '\0';
+    if (sb->when && !sb->when(st)) return;
+    if (sb->text) {
+        sb->text(st, buf, n);
+        return;
+    }
+    double v;
+    if (o->kind == APP_OPT_CHOICE) { /* the value's index, in the row's int field */
+        int i;
+        memcpy(&i, (const char *)st + o->off, sizeof i);
+        v = i;
+    } else if (app_option_get_num(st, o, &v) < 0) {
+        return;
+    }
+    if (sb->words) {
+        size_t i = 0;
+        while (sb->words[i] && (double)i != v) i++;
+        if (sb->words[i]) snprintf(buf, n, "%s", sb->words[i]);
+        return;
+    }
+    /* an automatic value reads as the number the figure uses (the target context factor x L0) */
+    if (o->at_lo && v == o->lo && o->auto_value) v = o->auto_value(st);
+    char num[48];
+    if (sb->format == APP_SUBF_LEN)
+        app_ext_len_label(v, num, sizeof num);
+    else if (sb->format == APP_SUBF_ID)
+        snprintf(num, sizeof num, "%.0f", v);
+    else
+        fig_num(v, sb->digits ? sb->digits : 6, num, sizeof num);
+    snprintf(buf, n, "%s=%s", sb->label, num);
+}
+
+void app_subtitle(const app_state *st, char *buf, size_t n)
+{
+    const app_view *v = app_view_at((size_t)st->view);
     size_t used = 0;
     buf[0] = '\0';
-#define ADD(...)                                                                                   \
-    do {                                                                                           \
-        int w_ = snprintf(buf + used, n - used, __VA_ARGS__);                                      \
-        if (w_ > 0 && (size_t)w_ < n - used) used += (size_t)w_;                                   \
-    } while (0)
-    if (enc_name) ADD("%s", enc_name);
-    if (what & APP_SUB_DIM) ADD("%sd=%d", used ? "  " : "", p->dim);
-    if (what & APP_SUB_LEN) ADD("%sL=%d", used ? "  " : "", p->len);
-    char num[48];
-    if (what & APP_SUB_BASE) {
-        fig_num(p->base, 6, num, sizeof num); /* 10,000 or 500,000 or 10⁶, not 1e+06 */
-        ADD("%sbase=%s", used ? "  " : "", num);
+    for (size_t i = 0; i < app_option_count(); i++) {
+        const app_option *o = app_option_at(i);
+        const app_sub *sb = &o->sub;
+        if (!sb->label && !sb->words && !sb->text) continue;
+        if (!app_view_uses(v, o->name) || app_word_in(v->not_in_subtitle, o->name)) continue;
+        if (o->applies && !o->applies(st)) continue;
+        char w[256];
+        row_words(st, o, w, sizeof w);
+        if (!w[0]) continue;
+        int k = snprintf(buf + used, n - used, "%s%s", used ? "  " : "", w);
+        if (k < 0 || (size_t)k >= n - used) break;
+        used += (size_t)k;
     }
-    if (what & APP_SUB_LAYOUT)
-        ADD("%s%s%s", used ? "  " : "", layout_label[p->layout & 1],
-            p->freq == PE_FREQ_FAIRSEQ ? ", fairseq freqs" : "");
-    if (what & APP_SUB_PAIRING) {
-        ADD("%s%s", used ? "  " : "", pairing_label[p->pairing & 1]);
-        if (p->rotary_frac < 1) ADD(", rotary %g", p->rotary_frac);
-    }
-    if (what & APP_SUB_HEADS) ADD("%sheads=%d", used ? "  " : "", p->heads);
-    if ((what & APP_SUB_SCALING) && p->scaling.type != PE_SCALING_NONE) {
-        fig_num(p->scaling.factor, 3, num, sizeof num);
-        ADD("%s%s f=%s " APP_L0 "=%d", used ? "  " : "", scaling_label[p->scaling.type], num,
-            p->scaling.original_ctx);
-    }
-    /* a --config model with several kinds of layer: which one the figure shows */
-    if ((what & (APP_SUB_SCALING | APP_SUB_BASE)) && st->model_kinds > 1)
-        ADD("%s%s layers", used ? "  " : "", st->model_layer);
-    if ((what & (APP_SUB_PAIRING | APP_SUB_BASE)) && p->rope_proportional)
-        ADD("%sp-RoPE (theta over all %d dims)", used ? "  " : "", p->dim);
-    if (what & APP_SUB_SEED) ADD("%sseed=%llu", used ? "  " : "", (unsigned long long)p->seed);
-#undef ADD
 }
 
 const char *app_opt_prefix(const app_state *st)

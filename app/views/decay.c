@@ -570,7 +570,7 @@ static int decay_build(app_view_ctx *c, const app_state *st, scene *s, const sce
     int L = st->p.len, p0 = app_state_p0(st);
     char title[128], sub[256];
     snprintf(title, sizeof title, "How position p0 = %d sees every position p", p0);
-    app_subtitle(st, NULL, APP_SUB_DIM | APP_SUB_LEN | APP_SUB_BASE, sub, sizeof sub);
+    app_subtitle(st, sub, sizeof sub);
     size_t used = strlen(sub);
     /* random and Gaussian q,k are divided by |q||k| (their value at p0 is not 1) */
     int rnd = !!(st->curves & APP_CURVE_ROPE_RANDOM), gau = !!(st->curves & APP_CURVE_ROPE_GAUSS);
@@ -811,8 +811,10 @@ const app_view app_view_decay = {
     .validate = decay_validate,
     .build = decay_build,
     .data = decay_data,
-    .options = "pe dim len base freq pairing rotary-frac scaling factor orig-ctx seq-len "
+    .options = "dim len base freq pairing rotary-frac scaling factor orig-ctx seq-len "
                "attn-factor heads "
                "head slope-ratio alibi xpos-scale xpos-zeta std seed weights pos curves",
+    /* each of these acts on one curve of many (the legend names the curve) */
+    .not_in_subtitle = "pairing heads slope-ratio alibi seed",
     .record = "pos", /* p0 walking along the positions */
 };

@@ -398,9 +398,8 @@ static int ext_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     const double *r = res->r;
     const pe_rope_scaling *sc = &st->p.scaling;
     double T = app_ext_target(st), L0 = sc->original_ctx;
-    char l0s[32], ts[32];
+    char l0s[32];
     app_ext_len_label(L0, l0s, sizeof l0s);
-    app_ext_len_label(T, ts, sizeof ts);
     char title[200], sub[320], fs[48];
     fig_num(sc->factor, 3, fs, sizeof fs);
     int nm = res->nm;
@@ -411,14 +410,12 @@ static int ext_build(app_view_ctx *c, const app_state *st, scene *s, const scene
              : kinds == 1 ? "all-ones score"
                           : "score and bound",
              count_word[nm], fs);
-    app_subtitle(st, NULL, APP_SUB_DIM | APP_SUB_BASE, sub, sizeof sub);
+    app_subtitle(st, sub, sizeof sub);
     size_t u = strlen(sub);
 #define SUB(...)                                                                                   \
     do {                                                                                           \
         if (u < sizeof sub) u += (size_t)snprintf(sub + u, sizeof sub - u, __VA_ARGS__);           \
     } while (0)
-    if (st->p.rotary_frac < 1) SUB("  rotary %g", st->p.rotary_frac);
-    SUB("  " APP_L0 " = %s  T = %s", l0s, ts);
     if (kinds == 3)
         SUB("  solid: %s, dashed: %s", kind_label[0], kind_label[1]);
     else
@@ -427,7 +424,7 @@ static int ext_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     if (kinds == 1 && !st->figure) SUB(" (%smeasure bound: the bound)", app_opt_prefix(st));
     SUB("  mean over r " APP_PLUSMINUS "5%%");
     if (sc->factor == 1) {
-        SUB("  f = 1: all equal");
+        SUB("  f=1: all methods equal");
         if (!st->figure) SUB("; try %sfactor 4", app_opt_prefix(st));
     }
 #undef SUB
@@ -583,5 +580,6 @@ const app_view app_view_extension = {
     .options = "layer-type dim base rotary-frac factor orig-ctx seq-len beta-fast beta-slow "
                "yarn-truncate mscale mscale-all-dim "
                "low-freq-factor high-freq-factor attn-factor target-len measure",
+    .not_in_subtitle = "factor", /* the title's "at f = 4" */
     .own_options = ext_options,
 };

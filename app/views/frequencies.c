@@ -179,13 +179,12 @@ static int freq_build(app_view_ctx *c, const app_state *st, scene *s, const scen
         snprintf(title, sizeof title,
                  "RoPE frequencies: original vs %s f = %s (" APP_L0 " %s \xe2\x86\x92 T %s)",
                  app_ext_method_label(type), fs, l0s, ts);
-    app_subtitle(st, NULL, APP_SUB_DIM | APP_SUB_BASE, sub, sizeof sub);
+    app_subtitle(st, sub, sizeof sub);
     size_t u = strlen(sub);
 #define SUB(...)                                                                                   \
     do {                                                                                           \
         if (u < sizeof sub) u += (size_t)snprintf(sub + u, sizeof sub - u, __VA_ARGS__);           \
     } while (0)
-    if (st->p.rotary_frac < 1) SUB("  rotary %g", st->p.rotary_frac);
     if (type == PE_SCALING_NONE) {
         if (!st->figure)
             SUB("  no scaling: compare a method with %sscaling yarn %sfactor 4", app_opt_prefix(st),
@@ -420,6 +419,8 @@ const app_view app_view_frequencies = {
         "layer-type dim base rotary-frac scaling factor orig-ctx seq-len beta-fast beta-slow "
         "yarn-truncate mscale mscale-all-dim "
         "low-freq-factor high-freq-factor attn-factor target-len",
+    /* the title names the method, f, L0 and T */
+    .not_in_subtitle = "scaling factor orig-ctx target-len",
     /* S and e: the factor stretching the long wavelengths, what a class wants to see (the first
      * slider, d, only rescales the axis); with scaling none it would not act, so the recording
      * takes YaRN, whose bands show all three treatments */

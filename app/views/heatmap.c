@@ -252,13 +252,7 @@ static int heatmap_build(app_view_ctx *c, const app_state *st, scene *s, const s
                  st->enc->name);
     else
         snprintf(title, sizeof title, "%s position encoding", st->enc->name);
-    app_subtitle(
-        st, NULL,
-        APP_SUB_DIM | APP_SUB_LEN |
-            (strcmp(st->enc->name, "sinusoidal") == 0 ? APP_SUB_BASE | APP_SUB_LAYOUT : 0) |
-            (rot ? APP_SUB_BASE | APP_SUB_PAIRING | APP_SUB_SCALING : 0) |
-            (strcmp(st->enc->name, "learned") == 0 ? APP_SUB_SEED : 0),
-        sub, sizeof sub);
+    app_subtitle(st, sub, sizeof sub);
     if (trained) { /* the model's own width and rows, not --dim and --seed */
         char none[48] = "";
         if ((size_t)tm->pos.rows < L) snprintf(none, sizeof none, ", none past %d", tm->pos.rows);
@@ -372,6 +366,7 @@ const app_view app_view_heatmap = {
     .validate = heatmap_validate,
     .build = heatmap_build,
     .data = heatmap_data,
-    .options = "pe dim len base layout freq std seed weights cmap",
+    .options = "pe dim len base layout freq pairing rotary-frac scaling factor orig-ctx seq-len "
+               "attn-factor std seed weights cmap",
     .wheel = heatmap_wheel,
 };

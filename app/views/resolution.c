@@ -122,27 +122,23 @@ static int res_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     const pe_rope_scaling *sc = &st->p.scaling;
     double T = app_ext_target(st), L0 = sc->original_ctx;
     int np = pe_rope_rotary_dim(&st->p) / 2;
-    char l0s[32], ts[32];
+    char l0s[32];
     app_ext_len_label(L0, l0s, sizeof l0s);
-    app_ext_len_label(T, ts, sizeof ts);
     char title[200], sub[320], ang[48];
     fig_num(st->min_angle, 3, ang, sizeof ang);
     snprintf(title, sizeof title,
              "Resolution: pairs that turn by more than %s rad between p and p+%d", ang,
              st->probe_d);
-    app_subtitle(st, NULL, APP_SUB_DIM | APP_SUB_BASE, sub, sizeof sub);
+    app_subtitle(st, sub, sizeof sub);
     size_t u = strlen(sub);
 #define SUB(...)                                                                                   \
     do {                                                                                           \
         if (u < sizeof sub) u += (size_t)snprintf(sub + u, sizeof sub - u, __VA_ARGS__);           \
     } while (0)
-    if (st->p.rotary_frac < 1) SUB("  rotary %g", st->p.rotary_frac);
-    char fs[48];
-    fig_num(sc->factor, 3, fs, sizeof fs);
-    SUB("  %d pairs  f = %s  " APP_L0 " = %s  T = %s  float32 angles", np, fs, l0s, ts);
+    SUB("  %d pairs  float32 angles", np);
     if (!st->figure) SUB("  (%sprobe-d, %smin-angle)", app_opt_prefix(st), app_opt_prefix(st));
     if (sc->factor == 1) {
-        SUB("  f = 1: all equal");
+        SUB("  f=1: all methods equal");
         if (!st->figure) SUB("; try %sfactor 4", app_opt_prefix(st));
     }
 #undef SUB

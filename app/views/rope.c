@@ -77,8 +77,7 @@ static int rope_build(app_view_ctx *c, const app_state *st, scene *s, const scen
             "RoPE: q at m=%d, k at n=%d  |  q\xc2\xb7k = \xce\xa3 cos((m\xe2\x88\x92n)" APP_THETA_K
             ") = %s",
             m, n, score_s);
-    app_subtitle(st, NULL, APP_SUB_DIM | APP_SUB_BASE | APP_SUB_PAIRING | APP_SUB_SCALING, sub,
-                 sizeof sub);
+    app_subtitle(st, sub, sizeof sub);
     fig_rect r = app_frame(s, t, th, title, sub);
 
     /* legend line */
@@ -381,6 +380,8 @@ const app_view app_view_rope = {
     .options =
         "layer-type dim len base pairing rotary-frac scaling factor orig-ctx seq-len attn-factor "
         "pos pos-k",
+    /* L bounds m and n (the title gives them); the figure is the same at any L past them */
+    .not_in_subtitle = "len",
     /* the spin: q turns through 48 positions, two frames a position */
     .record = "pos=0:48:97",
     .pos_auto = rope_m_auto,

@@ -140,7 +140,7 @@ static int sim_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     char title[128], sub[256];
     snprintf(title, sizeof title, "%s: %s PE(p)%sPE(q)", st->enc->name,
              st->cosine ? "cosine similarity" : "dot product", t->cells ? "." : "\xc2\xb7");
-    app_subtitle(st, NULL, APP_SUB_DIM | APP_SUB_LEN | APP_SUB_BASE, sub, sizeof sub);
+    app_subtitle(st, sub, sizeof sub);
     fig_rect r = app_frame(s, t, th, title, sub);
 
     /* sample at most as many positions as the figure has pixels across: cell i shows the
@@ -279,4 +279,6 @@ const app_view app_view_similarity = {
     .build = sim_build,
     .data = sim_data,
     .options = "pe dim len base layout freq std seed similarity cmap",
+    /* PE(p).PE(q) sums over the dimensions: their order (--layout) does not change it */
+    .not_in_subtitle = "layout",
 };

@@ -38,8 +38,13 @@ const char *app_view_suggest(const char *name)
 
 int app_view_uses(const app_view *v, const char *name)
 {
+    return app_word_in(v->options, name);
+}
+
+int app_word_in(const char *list, const char *name)
+{
     size_t n = strlen(name);
-    for (const char *p = v->options; p && *p;) {
+    for (const char *p = list; p && *p;) {
         p += strspn(p, " ");
         size_t w = strcspn(p, " ");
         if (w == n && strncmp(p, name, n) == 0) return 1;

@@ -181,6 +181,9 @@ typedef struct app_view {
     /* The options the figure depends on, by name, space-separated: the status line, the
      * window's sliders, ':' completion and the option keys follow this list. */
     const char *options;
+    /* Options of that list the subtitle leaves out (app_subtitle), space-separated: the title
+     * names them ("f = 4"), or they move a cursor rather than change what is drawn; NULL: none. */
+    const char *not_in_subtitle;
     /* The view's own keys, ended by an entry with fn NULL. */
     const app_view_key *keys;
     /* While st->playing: advance by dt seconds (smooth: fractions of a step may show). Returns 1
@@ -219,6 +222,8 @@ int app_view_find(const char *name);
 const char *app_view_suggest(const char *name);
 /* 1 when view v declares the option named name in its options list. */
 int app_view_uses(const app_view *v, const char *name);
+/* 1 when the space-separated list (may be NULL) holds the word name. */
+int app_word_in(const char *list, const char *name);
 /* The caption value a placeholder names ("slopes", "loss rope 0-63"): view v's own first, then
  * every view's in table order (the values depend on the state only, so a caption may name one
  * another view's figure shows). *args gets the words after the name. NULL when no view has it. */
@@ -233,18 +238,11 @@ int app_view_build(app_view_ctx *c, const app_state *st, scene *s, const scene_t
 
 /* ---- helpers shared by the views (views/common.c) ----------------------------------------- */
 
-/* The one-line parameter summary under a title, e.g. "d=128  L=256  base=10000  interleaved". */
-void app_subtitle(const app_state *st, const char *enc_name, unsigned what, char *buf, size_t n);
-enum {
-    APP_SUB_DIM = 1u << 0,
-    APP_SUB_LEN = 1u << 1,
-    APP_SUB_BASE = 1u << 2,
-    APP_SUB_LAYOUT = 1u << 3,
-    APP_SUB_PAIRING = 1u << 4,
-    APP_SUB_HEADS = 1u << 5,
-    APP_SUB_SCALING = 1u << 6,
-    APP_SUB_SEED = 1u << 7,
-};
+/* The parameters line under a title, from the option rows (app_option.sub): the rows of the
+ * view's `options` that apply as the state stands and have a subtitle form, in the table's
+ * order, two spaces apart, less those in its not_in_subtitle: "d=128  L=256  base=10,000". No
+ * explorer hints (a view adds those itself, and only when !st->figure). */
+void app_subtitle(const app_state *st, char *buf, size_t n);
 /* How a reader of the figure sets an option: "--" in an exported file (whose state records the
  * command line that made it), ":" in the explorer. */
 const char *app_opt_prefix(const app_state *st);

@@ -52,10 +52,7 @@ static int wl_build(app_view_ctx *c, const app_state *st, scene *s, const scene_
     snprintf(title, sizeof title,
              "%s wavelengths 2\xcf\x80/" APP_THETA_K ": %d of %d pairs never turn once in L=%d",
              rope ? "RoPE" : "Sinusoid", over, n, L);
-    app_subtitle(st, NULL,
-                 APP_SUB_DIM | APP_SUB_LEN | APP_SUB_BASE |
-                     (rope ? APP_SUB_PAIRING | APP_SUB_SCALING : APP_SUB_LAYOUT),
-                 sub, sizeof sub);
+    app_subtitle(st, sub, sizeof sub);
     fig_rect r = app_frame(s, t, th, title, sub);
 
     double lo = INFINITY, hi = -INFINITY;
@@ -176,6 +173,9 @@ const app_view app_view_wavelength = {
     .validate = wl_validate,
     .build = wl_build,
     .data = wl_data,
-    .options = "pe dim len base layout freq",
+    .options = "pe dim len base layout freq rotary-frac scaling factor orig-ctx seq-len beta-fast "
+               "beta-slow yarn-truncate low-freq-factor high-freq-factor",
+    /* a wavelength is one pair's: the order of the dimensions (--layout) does not change it */
+    .not_in_subtitle = "layout",
     .values = wl_values,
 };

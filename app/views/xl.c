@@ -501,8 +501,7 @@ static int xlv_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     snprintf(title, sizeof title,
              "Transformer-XL score = (a) + (b) + (c) + (d), each / \xe2\x88\x9a"
              "d");
-    app_subtitle(st, NULL, APP_SUB_DIM | APP_SUB_LEN | APP_SUB_BASE | APP_SUB_SEED, sub,
-                 sizeof sub);
+    app_subtitle(st, sub, sizeof sub);
     size_t u = strlen(sub);
     char r4[4][48], lm[48], am[48];
     for (int i = 0; i < 4; i++) fig_num(rms[i], 2, r4[i], sizeof r4[i]);

@@ -143,8 +143,7 @@ static int xpv_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     fig_num(pe_xpos_zeta(p, np - 1), 4, z1, sizeof z1);
     snprintf(title, sizeof title, "xPos: pair k of the score decays as \xce\xb6\xe2\x82\x96^(r/%s)",
              sbs);
-    app_subtitle(st, NULL, APP_SUB_DIM | APP_SUB_LEN | APP_SUB_BASE | APP_SUB_SCALING, sub,
-                 sizeof sub);
+    app_subtitle(st, sub, sizeof sub);
     size_t u = strlen(sub);
     if (2 * np < p->dim) /* partial rotary: the reference implementations disagree on d */
     {
@@ -297,4 +296,6 @@ const app_view app_view_xpos = {
     .options =
         "dim len base pairing rotary-frac scaling factor orig-ctx seq-len attn-factor xpos-scale "
         "xpos-zeta",
+    /* pair k decays by its own zeta_k whichever dimensions form it */
+    .not_in_subtitle = "pairing",
 };
