@@ -1,14 +1,23 @@
 /* bench_lm.c: `pelab bench --only real`, the real-checkpoint forward (pe/model/lm_*.c): prompt
- * processing and per-token decoding in tokens/s at 1 and 2 threads, and the resident memory a
- * model adds against its file size. The models: stories260K (../shared/realmodels, when present)
- * and two random checkpoints of about 125M parameters the bench writes itself into a temporary
- * folder (a GPT-2-small-shaped Hugging Face folder and a Llama-shaped one with grouped-query
- * attention and an untied head). tests/peers/lm_torch.py runs the same shapes in PyTorch. */
+ * processing and per-token decoding in tokens/s at 1 and 2 threads, side by side with PyTorch,
+ * and the resident memory a model adds against its file size. The models: stories260K
+ * (../shared/realmodels, when present) and two random checkpoints of about 125M parameters the
+ * bench writes itself into a temporary folder (a GPT-2-small-shaped Hugging Face folder and a
+ * Llama-shaped one with grouped-query attention and an untied head).
+ *
+ * The peer: tests/peers/lm_torch.py runs the same shapes (random weights: the speed does not
+ * depend on them) in PyTorch on the CPU with the same thread count, prompt length, decode length
+ * and token ids. It runs as a server (--serve): the bench starts one per model and thread count,
+ * and pelab's runs and torch's take turns, so that a machine whose speed drifts (other
+ * processes) slows both alike; each side's best run is shown, and the ratio pelab / torch. */
+#include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -176,8 +185,129 @@ static long file_size(const char *path)
     return stat(path, &st) == 0 ? (long)st.st_size : 0;
 }
 
-/* Prompt of P tokens, then D tokens one at a time, at 1 and 2 threads: the best of runs. */
-static void bench_one(const char *label, const char *path, long bytes, int P, int Dn, int runs)
+/* ---- the PyTorch peer ------------------------------------------------------------------ */
+
+#define PYTHON "/usr/bin/python3"
+
+typedef struct peer {
+    pid_t pid;
+    FILE *to, *from;
+    char version[64];
+} peer;
+
+static char peer_script[2048];
+
+/* Where the peer is (the source tree's tests/peers), or why it will not run: NULL when it can. */
+static const char *peer_missing(void)
+{
+    static char why[2300];
+    snprintf(peer_script, sizeof peer_script, "%s/../tests/peers/lm_torch.py", PELAB_ASSETS_SRC);
+    if (access(PYTHON, X_OK) != 0) return PYTHON " not found";
+    if (access(peer_script, R_OK) != 0) {
+        snprintf(why, sizeof why, "%s not found (the source tree's tests/peers)", peer_script);
+        return why;
+    }
+    return NULL;
+}
+
+static void peer_stop(peer *p)
+{
+    if (p->to) fclose(p->to);
+    if (p->from) fclose(p->from);
+    if (p->pid > 0) {
+        int st;
+        if (waitpid(p->pid, &st, WNOHANG) == 0) {
+            kill(p->pid, SIGTERM);
+            waitpid(p->pid, &st, 0);
+        }
+    }
+    memset(p, 0, sizeof *p);
+}
+
+/* Start `lm_torch.py --serve MODEL` at th threads and wait until it has built the model; on
+ * failure, why (its first line of output, e.g. that torch is missing). */
+static int peer_start(peer *p, const char *model, int th, int P, int Dn, char *why, size_t n)
+{
+    memset(p, 0, sizeof *p);
+    int in[2], out[2];
+    if (pipe(in) != 0) return snprintf(why, n, "pipe: %s", strerror(errno)), -1;
+    if (pipe(out) != 0) {
+        close(in[0]);
+        close(in[1]);
+        return snprintf(why, n, "pipe: %s", strerror(errno)), -1;
+    }
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(in[0], 0);
+        dup2(out[1], 1);
+        dup2(out[1], 2); /* its complaints come back as its first line */
+        close(in[0]);
+        close(in[1]);
+        close(out[0]);
+        close(out[1]);
+        char ths[16], ps[16], ds[16];
+        snprintf(ths, sizeof ths, "%d", th);
+        snprintf(ps, sizeof ps, "%d", P);
+        snprintf(ds, sizeof ds, "%d", Dn);
+        execl(PYTHON, PYTHON, peer_script, "--serve", "--threads", ths, "--prompt", ps, "--decode",
+              ds, model, (char *)NULL);
+        _exit(127);
+    }
+    close(in[0]);
+    close(out[1]);
+    if (pid < 0) {
+        close(in[1]);
+        close(out[0]);
+        return snprintf(why, n, "fork: %s", strerror(errno)), -1;
+    }
+    p->pid = pid;
+    p->to = fdopen(in[1], "w");
+    p->from = fdopen(out[0], "r");
+    char line[512] = "";
+    if (!p->to || !p->from || !fgets(line, sizeof line, p->from) ||
+        sscanf(line, "ready torch %63s", p->version) != 1) {
+        line[strcspn(line, "\n")] = 0;
+        snprintf(why, n, "%s", line[0] ? line : "it ended without a word");
+        peer_stop(p);
+        return -1;
+    }
+    return 0;
+}
+
+/* One timed run of the peer: prompt and decode seconds. */
+static int peer_run(peer *p, double *tp, double *td)
+{
+    char line[256];
+    if (fputs("run\n", p->to) == EOF || fflush(p->to) != 0 || !fgets(line, sizeof line, p->from))
+        return -1;
+    return sscanf(line, "%lf %lf", tp, td) == 2 ? 0 : -1;
+}
+
+/* ---- the bench ----------------------------------------------------------------------------- */
+
+/* One pelab run: a fresh session, the prompt of P tokens, then Dn tokens one at a time. */
+static int pelab_run(lm_model *m, const int *ids, int P, int Dn, int th, double *tp, double *td,
+                     char *err, size_t errlen)
+{
+    lm_session s;
+    if (lm_session_init(&s, m, P + Dn, th, err, errlen) != PE_OK) return -1;
+    double t0 = mono();
+    int rc = lm_forward(&s, ids, P, NULL, err, errlen);
+    double t1 = mono();
+    for (int i = 0; i < Dn && rc == PE_OK; i++)
+        rc = lm_forward(&s, &ids[P + i], 1, NULL, err, errlen);
+    double t2 = mono();
+    lm_session_free(&s);
+    *tp = t1 - t0;
+    *td = t2 - t1;
+    return rc == PE_OK ? 0 : -1;
+}
+
+/* Prompt of P tokens, then Dn tokens one at a time, at 1 and 2 threads, pelab's runs and the
+ * peer's (model name peer_model) in turn: the best of runs each. */
+static void bench_one(const char *label, const char *path, long bytes, const char *peer_model,
+                      int P, int Dn, int runs)
 {
     char err[512];
     size_t rss0 = rss_bytes();
@@ -188,27 +318,56 @@ static void bench_one(const char *label, const char *path, long bytes, int P, in
     }
     int *ids = malloc((size_t)(P + Dn) * sizeof *ids);
     for (int i = 0; i < P + Dn; i++) ids[i] = (int)((i * 7919L + 13) % m->c.vocab);
-    printf("  %s (%.1fM parameters, %s):\n", label, (double)lm_param_count(&m->c) / 1e6,
-           m->c.arch_name);
+    printf("  %s (%.1fM parameters, %s), prompt of %d tokens, then %d decoded one by one:\n", label,
+           (double)lm_param_count(&m->c) / 1e6, m->c.arch_name, P, Dn);
+    const char *missing = peer_missing();
+    printf("    %-10s %9s %9s %7s   %9s %9s %7s\n", "tokens/s", "prompt", "torch", "ratio",
+           "decode", "torch", "ratio");
     for (int th = 1; th <= 2; th++) {
-        double best_p = 1e30, best_d = 1e30;
-        for (int r = 0; r < runs; r++) {
-            lm_session s;
-            if (lm_session_init(&s, m, P + Dn, th, err, sizeof err) != PE_OK) {
+        peer pr = {0};
+        char why[600] = "";
+        int have_peer = !missing && peer_start(&pr, peer_model, th, P, Dn, why, sizeof why) == 0;
+        double bp = 1e30, bd = 1e30, tp = 1e30, td = 1e30;
+        int ok = 1;
+        /* run 0 is a warm-up on both sides, not counted: the file's pages come into memory,
+         * torch allocates its buffers */
+        for (int r = 0; r <= runs && ok; r++) {
+            double a, b;
+            if (pelab_run(m, ids, P, Dn, th, &a, &b, err, sizeof err) != 0) {
                 printf("    %s\n", err);
+                ok = 0;
                 break;
             }
-            double t0 = mono();
-            lm_forward(&s, ids, P, NULL, err, sizeof err);
-            double t1 = mono();
-            for (int i = 0; i < Dn; i++) lm_forward(&s, &ids[P + i], 1, NULL, err, sizeof err);
-            double t2 = mono();
-            lm_session_free(&s);
-            if (t1 - t0 < best_p) best_p = t1 - t0;
-            if (t2 - t1 < best_d) best_d = t2 - t1;
+            if (r > 0 && a < bp) bp = a;
+            if (r > 0 && b < bd) bd = b;
+            if (have_peer) {
+                if (peer_run(&pr, &a, &b) != 0) {
+                    snprintf(why, sizeof why, "it stopped answering");
+                    have_peer = 0;
+                    tp = td = 1e30;
+                } else {
+                    if (r > 0 && a < tp) tp = a;
+                    if (r > 0 && b < td) td = b;
+                }
+            }
         }
-        printf("    %d thread%s: prompt of %d: %.0f tokens/s; decoding %d: %.1f tokens/s\n", th,
-               th > 1 ? "s" : "", P, P / best_p, Dn, Dn / best_d);
+        if (!ok) {
+            peer_stop(&pr);
+            break;
+        }
+        char lab[32];
+        snprintf(lab, sizeof lab, "%d thread%s", th, th > 1 ? "s" : "");
+        if (have_peer)
+            printf("    %-10s %9.1f %9.1f %6.2fx   %9.1f %9.1f %6.2fx\n", lab, P / bp, P / tp,
+                   tp / bp, Dn / bd, Dn / td, td / bd);
+        else
+            printf("    %-10s %9.1f %9s %7s   %9.1f %9s %7s\n", lab, P / bp, "-", "-", Dn / bd, "-",
+                   "-");
+        if (!have_peer)
+            printf("      PyTorch not run: %s\n", missing ? missing : why);
+        else if (th == 1)
+            printf("      (torch %s, %s %s)\n", pr.version, "tests/peers/lm_torch.py", peer_model);
+        peer_stop(&pr);
     }
     size_t rss = rss_bytes();
     if (bytes > 0 && rss > rss0)
@@ -222,19 +381,25 @@ static void bench_one(const char *label, const char *path, long bytes, int P, in
 int app_bench_lm(int quick)
 {
     int runs = quick ? 1 : 3;
-    printf("real checkpoints (pe/model/lm_*.c; best of %d; tests/peers/lm_torch.py is the "
-           "PyTorch peer):\n",
-           runs);
+    /* a peer that dies must not take the bench with it when the next "run" is written */
+    void (*old_pipe)(int) = signal(SIGPIPE, SIG_IGN);
+    printf(
+        "real checkpoints (pe/model/lm_*.c) and PyTorch on the CPU (tests/peers/lm_torch.py: the "
+        "same shapes, threads, prompt and ids), runs in turn after a warm-up, best of %d; ratio = "
+        "pelab / "
+        "torch, targets >= 1 for the prompt and >= 1.5 for decoding:\n",
+        runs);
     char p[2048];
     snprintf(p, sizeof p, "%s/../../shared/realmodels/stories260K/stories260K.bin",
              PELAB_ASSETS_SRC);
     if (access(p, R_OK) == 0)
-        bench_one("stories260K.bin", p, file_size(p), 128, 128, runs);
+        bench_one("stories260K.bin", p, file_size(p), "stories", 128, 128, runs);
     else
         printf("  stories260K.bin: not found at %s\n", p);
     char dir[512];
     if (!app_bench_tmpdir(dir, sizeof dir)) {
         printf("  cannot make a temporary folder\n");
+        signal(SIGPIPE, old_pipe);
         return 1;
     }
     char g[600], l[600], f[1200];
@@ -246,14 +411,14 @@ int app_bench_lm(int quick)
         rc = 1;
     } else {
         snprintf(f, sizeof f, "%s/model.safetensors", g);
-        bench_one("random GPT-2 small shape", g, file_size(f), 128, quick ? 8 : 32, runs);
+        bench_one("random GPT-2 small shape", g, file_size(f), "gpt2", 128, quick ? 8 : 32, runs);
     }
     if (mkdir(l, 0700) || write_llama(l)) {
         printf("  could not write the Llama checkpoint in %s\n", dir);
         rc = 1;
     } else {
         snprintf(f, sizeof f, "%s/model.safetensors", l);
-        bench_one("random Llama shape", l, file_size(f), 128, quick ? 8 : 32, runs);
+        bench_one("random Llama shape", l, file_size(f), "llama", 128, quick ? 8 : 32, runs);
     }
     const char *files[] = {"gpt2/model.safetensors",
                            "gpt2/config.json",
@@ -266,5 +431,6 @@ int app_bench_lm(int quick)
         if (remove(f) != 0) rc = 1;
     }
     rmdir(dir);
+    signal(SIGPIPE, old_pipe);
     return rc;
 }

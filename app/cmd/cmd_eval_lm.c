@@ -298,9 +298,10 @@ int app_eval_lm_run(const app_cli_args *args, int argc, char **argv)
         fputc(' ', fp);
         for (const char *q = argv[i]; *q; q++) fputc(*q == '\n' || *q == '\r' ? ' ' : *q, fp);
     }
-    fprintf(fp, "\n# %s (%s), %ld windows of %ld tokens, RoPE scaling %s%s\n", model_path,
-            c->arch_name, nwin, ctx, scaling ? scaling : "as trained",
-            c->arch == LM_ARCH_GPT2 ? " (none: learned positions)" : "");
+    /* the trained context ends the line: the extrapolation view (--data) marks it */
+    fprintf(fp, "\n# %s (%s), %ld windows of %ld tokens, RoPE scaling %s%s, trained context %d\n",
+            model_path, c->arch_name, nwin, ctx, scaling ? scaling : "as trained",
+            c->arch == LM_ARCH_GPT2 ? " (none: learned positions)" : "", c->seq_len);
     fprintf(fp, "position,loss,windows\n");
     for (long p = 0; p + 1 < ctx; p++)
         if (cnt[p] > 0) fprintf(fp, "%ld,%.6f,%.0f\n", p, sum[p] / cnt[p], cnt[p]);

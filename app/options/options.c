@@ -775,6 +775,7 @@ static int option_set_raw(app_state *st, const app_option *o, const char *value,
             st->p.seed = (uint64_t)v;
         else
             *(int *)base = (int)v;
+        if (o->off == OFF(p.scaling.original_ctx)) st->orig_ctx_set = 1;
         return 0;
     }
     case APP_OPT_DOUBLE: {
@@ -877,6 +878,8 @@ int app_option_set_num(app_state *st, const app_option *o, double v, char *err, 
             snprintf(err, errlen, "--%s %.0f: out of range (allowed %ld..%ld)", o->name, v, lo, hi);
             return -1;
         }
+        /* a slider's or a key's new L0 counts as given; its own number changes nothing */
+        if (o->off == OFF(p.scaling.original_ctx) && *(int *)base != (int)v) st->orig_ctx_set = 1;
         if (o->off == OFF(p.seed))
             st->p.seed = (uint64_t)v;
         else

@@ -52,6 +52,8 @@ typedef struct app_state {
     int row0, rows;    /* heatmap position window (mouse-wheel zoom); rows 0 = all */
     int playing;       /* RoPE animation running */
     double target_len; /* context-extension views: the target context (0 = factor * L0) */
+    int orig_ctx_set;  /* --orig-ctx was given: the attention views then scale over it rather
+                          than over the model's own trained context */
     /* --config: the file, and which of its model's layer kinds the RoPE views show */
     char config_path[256]; /* "" = no config */
     char layer_type[32];   /* asked for with --layer-type; "" = the model's full attention */

@@ -93,6 +93,48 @@ static double data_at(const app_data *d, size_t i)
     return d->f32 ? (double)d->f32[i] : d->data[i];
 }
 
+/* One token text as an RFC 4180 field: always quoted, a quote doubled. The texts come escaped
+ * (no newline or control character: the token strip's spelling), so a field is one line. */
+static void put_field(FILE *fp, const char *text)
+{
+    fputc('"', fp);
+    for (const char *c = text; *c; c++) {
+        if (*c == '"') fputc('"', fp);
+        fputc(*c, fp);
+    }
+    fputc('"', fp);
+}
+
+/* Text of token i of list b (app_data.tok); "" past the end. */
+static const char *tok_text(const app_data *d, size_t b, size_t i)
+{
+    if (!d->tok || b >= d->tok_lists || i >= d->tok_n) return "";
+    return d->tok + (b * d->tok_n + i) * APP_DATA_TOK;
+}
+
+static void index_names(const app_data *d, char names[3][40]);
+
+/* The wide layout's token texts: one comment line per list, "# token texts of axes query, key
+ * (list 0 = axis 0 index 0): "<s>"," Once",...", the fields quoted as in the long layout. */
+static void write_tok_comments(FILE *fp, const app_data *d)
+{
+    if (!d->tok_axes || !d->tok) return;
+    char names[3][40];
+    index_names(d, names);
+    for (size_t b = 0; b < d->tok_lists; b++) {
+        fputs("# token texts of", fp);
+        for (int i = 0, k = 0; i < d->ndim; i++)
+            if (d->tok_axes >> i & 1u) fprintf(fp, "%s %s", k++ ? "," : "", names[i]);
+        if (d->tok_lists > 1) fprintf(fp, " where %s = %zu", names[0], b);
+        fputs(", index 0 first:", fp);
+        for (size_t i = 0; i < d->tok_n; i++) {
+            fputc(i ? ',' : ' ', fp);
+            put_field(fp, tok_text(d, b, i));
+        }
+        fputc('\n', fp);
+    }
+}
+
 /* CSV that numpy.loadtxt(path, delimiter=',') reads: '#' comment lines say what the numbers are;
  * a 3-d array is written as blocks of rows, one block per leading index. Float32 values are
  * written as printf("%.9g") would (the digits that read back to the same float), formatted by
@@ -103,6 +145,7 @@ static int write_csv_wide(FILE *fp, const app_data *d, const char *command)
     fprintf(fp, "# %s\n# shape", d->what);
     for (int i = 0; i < d->ndim; i++) fprintf(fp, "%s%zu", i ? " x " : " ", d->shape[i]);
     fprintf(fp, ", %s\n", d->f64 ? "float64" : "float32");
+    write_tok_comments(fp, d);
     size_t blocks = d->ndim == 3 ? d->shape[0] : 1;
     size_t rows = d->ndim == 1 ? d->shape[0] : d->shape[d->ndim - 2];
     size_t cols = d->ndim == 1 ? 1 : d->shape[d->ndim - 1];
@@ -184,6 +227,10 @@ static int write_csv_long(FILE *fp, const app_data *d, const char *command)
     char names[3][40];
     index_names(d, names);
     for (int i = 0; i < d->ndim; i++) fprintf(fp, "%s,", names[i]);
+    /* the token axes' texts as columns of their own, named after the axis ("key_text") */
+    unsigned tk = d->tok ? d->tok_axes : 0;
+    for (int i = 0; i < d->ndim; i++)
+        if (tk >> i & 1u) fprintf(fp, "%s_text,", names[i]);
     fputs("value\n", fp);
     size_t n = 1;
     for (int i = 0; i < d->ndim; i++) n *= d->shape[i];
@@ -194,6 +241,11 @@ static int write_csv_long(FILE *fp, const app_data *d, const char *command)
             rest /= d->shape[i];
         }
         for (int i = 0; i < d->ndim; i++) fprintf(fp, "%zu,", idx[i]);
+        for (int i = 0; i < d->ndim; i++)
+            if (tk >> i & 1u) {
+                put_field(fp, tok_text(d, d->tok_lists > 1 ? idx[0] : 0, idx[i]));
+                fputc(',', fp);
+            }
         /* the same spelling of each number as the wide layout */
         double v = data_at(d, k);
         char num[40];

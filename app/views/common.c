@@ -14,7 +14,24 @@ void app_data_free(app_data *d)
 {
     if (d->data) pe_mem_release(d->reserved);
     free(d->data);
+    free(d->tok);
     memset(d, 0, sizeof *d);
+}
+
+int app_data_tokens(app_data *d, unsigned axes, size_t lists, size_t n, char *err, size_t errlen)
+{
+    free(d->tok);
+    d->tok = lists && n && n <= PE_MAX_CELLS / lists ? calloc(lists * n, APP_DATA_TOK) : NULL;
+    if (!d->tok) {
+        d->tok_axes = 0;
+        d->tok_lists = d->tok_n = 0;
+        snprintf(err, errlen, "out of memory for %zu token texts", lists * n);
+        return -1;
+    }
+    d->tok_axes = axes;
+    d->tok_lists = lists;
+    d->tok_n = n;
+    return 0;
 }
 
 void app_data_lend(app_data *d, size_t rows, size_t cols, const float *table)

@@ -39,12 +39,25 @@ typedef struct app_data {
     const float *f32;
     char what[512];  /* one line: what the axes are, e.g. "(len, dim): PE[position][dimension]" */
     size_t reserved; /* bytes held in the process's memory budget (pe_mem_reserve) */
+    /* The token texts of the axes that index tokens (the attention views' query and key), as the
+     * token strip shows them; the CSV writers put them beside the numbers (NPY has no place for
+     * text). Bit i of tok_axes: axis i's index is a token. tok holds tok_lists lists of tok_n
+     * texts, APP_DATA_TOK bytes each; list b is used for the values whose axis-0 index is b
+     * when tok_lists > 1 (compare: one list per model), else list 0. Owned, freed with d. */
+    unsigned tok_axes;
+    size_t tok_lists, tok_n;
+    char *tok;
 } app_data;
+
+#define APP_DATA_TOK 48 /* bytes of one token text in app_data.tok, NUL included */
 
 void app_data_free(app_data *d);
 /* Allocate a zeroed ndim array; -1 (with message) when the size is beyond PE_MAX_CELLS or the
  * memory budget. */
 int app_data_alloc(app_data *d, int ndim, size_t a, size_t b, size_t c, char *err, size_t errlen);
+/* Room for lists x n token texts (zeroed) on the axes of the bitmask axes; -1 with a message
+ * when out of memory. Text i of list b is at d->tok + (b * n + i) * APP_DATA_TOK. */
+int app_data_tokens(app_data *d, unsigned axes, size_t lists, size_t n, char *err, size_t errlen);
 /* A (rows, cols) float32 table lent in f32 (see lend_ok); nothing to free but the lender. */
 void app_data_lend(app_data *d, size_t rows, size_t cols, const float *table);
 

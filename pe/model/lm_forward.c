@@ -16,6 +16,15 @@
 #include "lm_internal.h"
 #include "pool.h"
 
+/* Tokens one pass through the layers takes at once. Every weight is read from memory once a
+ * pass, so a prompt of up to FWD_T tokens reads the model once (the kernels of lm_kernels.c
+ * keep their working set in cache at any T); lm_forward splits longer inputs. The results do
+ * not depend on it (each output is the same sequence of operations at any T). */
+#define FWD_T 128
+/* The attention of a pass runs as up to ATT_CHUNKS pool chunks of (token, head) items, each with
+ * its own row of probabilities (s->att: ATT_CHUNKS rows of ctx). */
+#define ATT_CHUNKS 64
+
 static size_t qdim(const lm_config *c)
 {
     return (size_t)c->n_heads * (size_t)c->head_dim;
@@ -24,6 +33,12 @@ static size_t qdim(const lm_config *c)
 static size_t kvdim(const lm_config *c)
 {
     return (size_t)c->n_kv_heads * (size_t)c->head_dim;
+}
+
+/* Tokens per pass for a session of ctx positions. */
+static int pass_tokens(int ctx)
+{
+    return ctx < FWD_T ? ctx : FWD_T;
 }
 
 void lm_session_free(lm_session *s)
@@ -96,11 +111,11 @@ int lm_session_init(lm_session *s, const lm_model *m, int ctx, int threads, char
     s->m = m;
     s->ctx = ctx;
     s->threads = threads > 0 ? threads : pool_cpus_free();
-    size_t L = (size_t)c->n_layers, C = (size_t)ctx, B = LM_CHUNK, D = (size_t)c->dim,
-           F = (size_t)c->hidden_dim, Q = qdim(c), KV = kvdim(c), H = (size_t)c->n_heads;
+    size_t L = (size_t)c->n_layers, C = (size_t)ctx, B = (size_t)pass_tokens(ctx),
+           D = (size_t)c->dim, F = (size_t)c->hidden_dim, Q = qdim(c), KV = kvdim(c);
     size_t wide = Q > D ? Q : D;
     size_t floats = L * C * (2 * KV + Q) + (size_t)c->vocab + B * (3 * wide + Q + 2 * KV + 2 * F) +
-                    B * H * C + B * (size_t)c->head_dim;
+                    ATT_CHUNKS * C + B * (size_t)c->head_dim;
     int rc = pe_mem_reserve_hint(floats * sizeof(float), "the model's cache (--ctx positions)",
                                  "a smaller --ctx needs less", err, errlen);
     if (rc) return rc;
@@ -115,7 +130,7 @@ int lm_session_init(lm_session *s, const lm_model *m, int ctx, int threads, char
         (rc = grab(s, &s->q, B * Q, err, errlen)) || (rc = grab(s, &s->k, B * KV, err, errlen)) ||
         (rc = grab(s, &s->v, B * KV, err, errlen)) || (rc = grab(s, &s->hb, B * F, err, errlen)) ||
         (rc = grab(s, &s->hb2, B * F, err, errlen)) ||
-        (rc = grab(s, &s->att, B * H * C, err, errlen)) ||
+        (rc = grab(s, &s->att, ATT_CHUNKS * C, err, errlen)) ||
         (rc = grab(s, &s->cs, B * (size_t)c->head_dim, err, errlen)))
         goto fail;
     if (c->arch == LM_ARCH_LLAMA && (rc = lm_session_set_rope(s, &c->rope, err, errlen))) goto fail;
@@ -163,15 +178,10 @@ static void rope_rotate(float *x, int rot, pe_pairing pairing, const float *cs)
 static void attn_probs(const float *q, const float *k0, size_t kstride, int n, int hd, float scale,
                        float *p)
 {
+    lm_attn_scores(q, k0, kstride, n, hd, scale, p);
     float mx = -INFINITY;
-    for (int j = 0; j < n; j++) {
-        const float *kj = k0 + (size_t)j * kstride;
-        float s = 0.0f;
-        for (int i = 0; i < hd; i++) s += q[i] * kj[i];
-        s *= scale;
-        p[j] = s;
-        if (s > mx) mx = s;
-    }
+    for (int j = 0; j < n; j++)
+        if (p[j] > mx) mx = p[j];
     float sum = 0.0f;
     for (int j = 0; j < n; j++) {
         p[j] = expf(p[j] - mx);
@@ -190,9 +200,10 @@ static int first_key(const lm_config *c, int l, int t)
 typedef struct attn_job {
     lm_session *s;
     int layer, n0, T;
+    size_t grain;
 } attn_job;
 
-/* Items are (token, head) pairs. */
+/* Items are (token, head) pairs; chunk i0 / grain (< ATT_CHUNKS) has row i0 / grain of s->att. */
 static void attn_items(void *ctx, size_t i0, size_t i1)
 {
     const attn_job *j = ctx;
@@ -206,27 +217,17 @@ static void attn_items(void *ctx, size_t i0, size_t i1)
     for (size_t it = i0; it < i1; it++) {
         int t = (int)(it / (size_t)H), h = (int)(it % (size_t)H), kvh = h / grp;
         int n = j->n0 + t + 1, j0 = first_key(c, j->layer, j->n0 + t);
-        float *p = s->att + it * C;
+        float *p = s->att + i0 / j->grain * C;
         attn_probs(ql + (size_t)(j->n0 + t) * Q + (size_t)h * (size_t)hd,
                    kl + (size_t)j0 * KV + (size_t)kvh * (size_t)hd, KV, n - j0, hd, scale, p);
-        float *o = s->xb2 + (size_t)t * Q + (size_t)h * (size_t)hd;
-        for (int i = 0; i < hd; i++) o[i] = 0.0f;
-        for (int jj = j0; jj < n; jj++) {
-            const float *vj = vl + (size_t)jj * KV + (size_t)kvh * (size_t)hd;
-            float pj = p[jj - j0];
-            for (int i = 0; i < hd; i++) o[i] += pj * vj[i];
-        }
+        lm_attn_mix(p, vl + (size_t)j0 * KV + (size_t)kvh * (size_t)hd, KV, n - j0, hd,
+                    s->xb2 + (size_t)t * Q + (size_t)h * (size_t)hd);
     }
 }
 
-static float gelu_tanh(float x)
-{
-    const float k = 0.7978845608028654f; /* sqrt(2 / pi) */
-    return 0.5f * x * (1.0f + tanhf(k * (x + 0.044715f * x * x * x)));
-}
-
-/* One chunk of T tokens at cache indices n0.. */
-static int forward_chunk(lm_session *s, const int *tok, int T, float *logits, char *err,
+/* One pass of T tokens at cache indices n0..; the head runs for every row into logits when
+ * given, else for the last row into s->logits when last is set (the last pass of a call). */
+static int forward_chunk(lm_session *s, const int *tok, int T, float *logits, int last, char *err,
                          size_t errlen)
 {
     const lm_model *m = s->m;
@@ -284,8 +285,9 @@ static int forward_chunk(lm_session *s, const int *tok, int T, float *logits, ch
             memcpy(kl + ci * KV, k, KV * sizeof *k);
             memcpy(vl + ci * KV, s->v + (size_t)t * KV, KV * sizeof *k);
         }
-        attn_job aj = {s, l, n0, T};
-        pool_run(nt, (size_t)T * (size_t)c->n_heads, 1, attn_items, &aj);
+        size_t items = (size_t)T * (size_t)c->n_heads;
+        attn_job aj = {s, l, n0, T, (items + ATT_CHUNKS - 1) / ATT_CHUNKS};
+        pool_run(nt, items, aj.grain, attn_items, &aj);
         lm_linear_apply(&ly->o, s->xb2, T, s->xb, nt);
         for (size_t i = 0; i < (size_t)T * (size_t)D; i++) s->x[i] += s->xb[i];
         for (int t = 0; t < T; t++) {
@@ -298,18 +300,19 @@ static int forward_chunk(lm_session *s, const int *tok, int T, float *logits, ch
         }
         lm_linear_apply(&ly->up, s->xb, T, s->hb2, nt);
         if (gpt2) {
-            for (size_t i = 0; i < (size_t)T * F; i++) s->hb[i] = gelu_tanh(s->hb2[i]);
+            lm_gelu(s->hb, s->hb2, (size_t)T * F);
         } else {
             lm_linear_apply(&ly->gate, s->xb, T, s->hb, nt);
-            for (size_t i = 0; i < (size_t)T * F; i++) {
-                float g = s->hb[i];
-                s->hb[i] = g / (1.0f + expf(-g)) * s->hb2[i];
-            }
+            lm_silu_mul(s->hb, s->hb2, (size_t)T * F);
         }
         lm_linear_apply(&ly->down, s->hb, T, s->xb, nt);
         for (size_t i = 0; i < (size_t)T * (size_t)D; i++) s->x[i] += s->xb[i];
     }
-    /* The head: every row when the caller wants them, else the last only. */
+    /* The head: every row when the caller wants them, else the last only (of the last pass). */
+    if (!logits && !last) {
+        s->n += T;
+        return PE_OK;
+    }
     int first = logits ? 0 : T - 1;
     for (int t = first; t < T; t++) {
         const float *x = s->x + (size_t)t * (size_t)D;
@@ -342,10 +345,12 @@ int lm_forward(lm_session *s, const int *tokens, int n, float *logits, char *err
         if (tokens[i] < 0 || tokens[i] >= c->vocab)
             return pe_fail(err, errlen, PE_EINVAL, "token id %d: the vocabulary has ids 0..%d",
                            tokens[i], c->vocab - 1);
-    for (int i = 0; i < n; i += LM_CHUNK) {
-        int T = n - i < LM_CHUNK ? n - i : LM_CHUNK;
-        int rc = forward_chunk(s, tokens + i, T,
-                               logits ? logits + (size_t)i * (size_t)c->vocab : NULL, err, errlen);
+    int B = pass_tokens(s->ctx);
+    for (int i = 0; i < n; i += B) {
+        int T = n - i < B ? n - i : B;
+        int rc =
+            forward_chunk(s, tokens + i, T, logits ? logits + (size_t)i * (size_t)c->vocab : NULL,
+                          i + T == n, err, errlen);
         if (rc != PE_OK) return rc;
     }
     return PE_OK;

@@ -29,6 +29,13 @@ int lm_reserve(lm_model *m, size_t bytes, char *err, size_t errlen);
 #else
 #define LM_CLONES
 #endif
+/* The kernels of lm_kernels.c written with 8-wide vectors and fused multiply-adds: built for
+ * x86-64-v3 (AVX2 + FMA; AVX-512 CPUs take it too) and the baseline. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
+#define LM_GEMM __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define LM_GEMM
+#endif
 
 /* Loaders behind lm_open. */
 int lm_load_llama2c(lm_model *m, const char *path, char *err, size_t errlen);
@@ -42,5 +49,14 @@ float lm_bf16_to_f32(uint16_t h);
 
 /* Threaded kernels (lm_kernels.c): out (T, L->out) = x (T, L->in) W^T + b. */
 void lm_linear_apply(const lm_linear *L, const float *x, int T, float *out, int threads);
+/* Attention inner loops (lm_kernels.c), the same operations for the forward and for an attention
+ * row recomputed later: p[j] = scale * (q . k_j) for keys k_j = k0 + j * kstride, j < n; and
+ * o = sum_j p[j] v_j over hd components. */
+void lm_attn_scores(const float *q, const float *k0, size_t kstride, int n, int hd, float scale,
+                    float *p);
+void lm_attn_mix(const float *p, const float *v0, size_t vstride, int n, int hd, float *o);
+/* Activations over n floats (lm_kernels.c): y = GELU (tanh form) of x; g = silu(g) * up. */
+void lm_gelu(float *y, const float *x, size_t n);
+void lm_silu_mul(float *g, const float *up, size_t n);
 
 #endif

@@ -1,14 +1,93 @@
-/* lm_kernels.c: the linear maps of the real models on the thread pool.
+/* lm_kernels.c: the linear maps and the attention inner loops of the real models, on the thread
+ * pool.
  *
- * Two layouts: W (out, in) row-major (Llama, the heads) is a dot product per output, taken with
- * eight independent partial sums so that gcc vectorises it without reassociating anything the
- * source does not say; GPT-2's Conv1D W (in, out) is an axpy per input over a block of outputs.
- * Each output element is the work of one chunk in a fixed order, so results do not depend on
- * the number of threads (see pool.h). */
+ * One rule makes every result independent of the thread count AND of how many tokens are taken
+ * together (a 200-token prompt gives token-by-token's logits bit for bit; tests/pe/realmodel):
+ * an output element is always computed by the same sequence of operations, whatever tile it
+ * falls in. The tiles only decide how many of those independent sequences run side by side.
+ *
+ * W (out, in) row-major (Llama, the heads): an output is a dot product over `in` taken as eight
+ * lane sums (lane j adds the products i = j mod 8 in order, one fused multiply-add each), summed
+ * as ((l0+l4)+(l1+l5))+((l2+l6)+(l3+l7)), then the tail (in mod 8) in order, then the bias. The
+ * tile is ROWS outputs x TOKS tokens (4 x 3: 12 accumulators, 7 loads per 12 FMAs): the four
+ * weight rows stay in L1/L2 while every token of the chunk goes past them, so a weight row is
+ * read from memory once per chunk. T = 1 (decoding) is the 4 x 1 tile: four rows streamed at
+ * once keep four FMA chains and four memory streams busy.
+ *
+ * GPT-2's Conv1D W (in, out): an output is x[0] w[0] + x[1] w[1] + ... in input order, one FMA
+ * per input, then the bias. The tile is 16 outputs (two 8-wide vectors) x 6 tokens (the classic
+ * 6 x 16 register block: 12 accumulators, two weight loads and six broadcasts per input); the
+ * 16-column panel of W is read from memory once per chunk and from L2 for the other token
+ * groups. T = 1 takes 64 outputs at once (eight independent chains). Outputs past the last full
+ * vector (out not a multiple of 8) take the same sequence one scalar at a time.
+ *
+ * FMA: built for x86-64-v3 (AVX2 + FMA) and the baseline by target_clones, dispatched once by the
+ * ifunc resolver; the file asks for contraction (fp-contract=fast) so a*b+c is one FMA where the
+ * CPU has it. The baseline build (no FMA) rounds the product first: results may differ between
+ * CPUs in the last bits, never between thread counts or chunkings on one machine. */
+#pragma GCC optimize("fp-contract=fast")
+
 #include <string.h>
 
 #include "lm_internal.h"
 #include "pool.h"
+
+/* 8 floats in one AVX register (two SSE registers in the baseline build). */
+typedef float v8 __attribute__((vector_size(32)));
+
+/* Unaligned load and store (memcpy compiles to one vmovups), horizontal sum in the fixed tree.
+ * Macros, not functions: a function taking or returning v8 outside the AVX clones would change
+ * the ABI (gcc -Wpsabi). */
+#define LD8(p)                                                                                     \
+    __extension__({                                                                                \
+        v8 v_;                                                                                     \
+        memcpy(&v_, (p), sizeof v_);                                                               \
+        v_;                                                                                        \
+    })
+#define ST8(p, v)                                                                                  \
+    do {                                                                                           \
+        v8 s_ = (v);                                                                               \
+        memcpy((p), &s_, sizeof s_);                                                               \
+    } while (0)
+#define HSUM8(a) ((((a)[0] + (a)[4]) + ((a)[1] + (a)[5])) + (((a)[2] + (a)[6]) + ((a)[3] + (a)[7])))
+
+/* ---- W (out, in): dot products ------------------------------------------------------------- */
+
+/* out[c * ldo + r] = b[r] + w_r . x_c for r < R, c < C; w rows ldw apart, x rows ldx apart. */
+#define DOT_TILE(R, C)                                                                             \
+    LM_GEMM static void dot_##R##x##C(const float *w, size_t ldw, const float *x, size_t ldx,      \
+                                      int n, const float *b, float *out, size_t ldo)               \
+    {                                                                                              \
+        v8 acc[R][C];                                                                              \
+        for (int r = 0; r < R; r++)                                                                \
+            for (int c = 0; c < C; c++) acc[r][c] = (v8){0};                                       \
+        int i = 0;                                                                                 \
+        for (; i + 8 <= n; i += 8) {                                                               \
+            v8 xv[C];                                                                              \
+            for (int c = 0; c < C; c++) xv[c] = LD8(x + (size_t)c * ldx + (size_t)i);              \
+            for (int r = 0; r < R; r++) {                                                          \
+                v8 wv = LD8(w + (size_t)r * ldw + (size_t)i);                                      \
+                for (int c = 0; c < C; c++) acc[r][c] += wv * xv[c];                               \
+            }                                                                                      \
+        }                                                                                          \
+        for (int r = 0; r < R; r++)                                                                \
+            for (int c = 0; c < C; c++) {                                                          \
+                const float *wr = w + (size_t)r * ldw, *xc = x + (size_t)c * ldx;                  \
+                float s = HSUM8(acc[r][c]);                                                        \
+                for (int k = i; k < n; k++) s += wr[k] * xc[k];                                    \
+                out[(size_t)c * ldo + (size_t)r] = s + (b ? b[r] : 0.0f);                          \
+            }                                                                                      \
+    }
+
+DOT_TILE(4, 3)
+DOT_TILE(4, 2)
+DOT_TILE(4, 1)
+DOT_TILE(1, 3)
+DOT_TILE(1, 2)
+DOT_TILE(1, 1)
+
+#define ROWS 4
+#define TOKS 3
 
 typedef struct lin_job {
     const lm_linear *L;
@@ -17,74 +96,325 @@ typedef struct lin_job {
     float *out;
 } lin_job;
 
-LM_CLONES static float dot8(const float *a, const float *b, int n)
-{
-    float acc[8] = {0};
-    int i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (int j = 0; j < 8; j++) acc[j] += a[i + j] * b[i + j];
-    float s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
-    for (; i < n; i++) s += a[i] * b[i];
-    return s;
-}
-
-/* Outputs [o0, o1) of every token: the weight row is read once and used for all T tokens. */
-static void lin_rows(void *ctx, size_t o0, size_t o1)
-{
-    const lin_job *j = ctx;
-    const lm_linear *L = j->L;
-    for (size_t o = o0; o < o1; o++) {
-        const float *w = L->w + o * L->ld;
-        float b = L->b ? L->b[o] : 0.0f;
-        for (int t = 0; t < j->T; t++)
-            j->out[(size_t)t * (size_t)L->out + o] =
-                b + dot8(w, j->x + (size_t)t * (size_t)L->in, L->in);
-    }
-}
-
-#define COLS 64
-
-/* Outputs [blk * COLS, ...) of every token from the (in, out) layout: for each input row of W,
- * every token adds x[t][i] times the row's slice (vectorised over the slice). */
-LM_CLONES static void lin_cols_block(const lin_job *j, size_t c0, size_t c1)
+/* Rows r0..r1-1 of W (R at a time) against tokens t0..t1-1 (TOKS at a time). */
+static void dot_block(const lin_job *j, size_t r0, size_t r1)
 {
     const lm_linear *L = j->L;
-    float acc[LM_CHUNK][COLS];
-    int T = j->T, n = (int)(c1 - c0);
-    for (int t = 0; t < T; t++) memset(acc[t], 0, sizeof acc[t]);
-    for (int i = 0; i < L->in; i++) {
-        const float *w = L->w + (size_t)i * L->ld + c0;
-        for (int t = 0; t < T; t++) {
-            float xi = j->x[(size_t)t * (size_t)L->in + (size_t)i];
-            float *a = acc[t];
-            for (int c = 0; c < n; c++) a[c] += xi * w[c];
+    size_t in = (size_t)L->in, O = (size_t)L->out;
+    int n = L->in;
+    for (size_t r = r0; r < r1;) {
+        const float *w = L->w + r * L->ld, *b = L->b ? L->b + r : NULL;
+        float *o = j->out + r;
+        int t = 0;
+        if (r + ROWS <= r1) {
+            for (; t + TOKS <= j->T; t += TOKS)
+                dot_4x3(w, L->ld, j->x + (size_t)t * in, in, n, b, o + (size_t)t * O, O);
+            if (j->T - t == 2)
+                dot_4x2(w, L->ld, j->x + (size_t)t * in, in, n, b, o + (size_t)t * O, O);
+            if (j->T - t == 1)
+                dot_4x1(w, L->ld, j->x + (size_t)t * in, in, n, b, o + (size_t)t * O, O);
+            r += ROWS;
+        } else {
+            for (; t + TOKS <= j->T; t += TOKS)
+                dot_1x3(w, L->ld, j->x + (size_t)t * in, in, n, b, o + (size_t)t * O, O);
+            if (j->T - t == 2)
+                dot_1x2(w, L->ld, j->x + (size_t)t * in, in, n, b, o + (size_t)t * O, O);
+            if (j->T - t == 1)
+                dot_1x1(w, L->ld, j->x + (size_t)t * in, in, n, b, o + (size_t)t * O, O);
+            r += 1;
         }
     }
-    for (int t = 0; t < T; t++)
-        for (int c = 0; c < n; c++)
-            j->out[(size_t)t * (size_t)L->out + c0 + (size_t)c] =
-                acc[t][c] + (L->b ? L->b[c0 + (size_t)c] : 0.0f);
+}
+
+/* Items are groups of ROWS outputs (the last may be short). */
+static void lin_rows(void *ctx, size_t g0, size_t g1)
+{
+    const lin_job *j = ctx;
+    size_t r1 = g1 * ROWS;
+    if (r1 > (size_t)j->L->out) r1 = (size_t)j->L->out;
+    dot_block(j, g0 * ROWS, r1);
+}
+
+/* ---- W (in, out): Conv1D, sums in input order ------------------------------------------------ */
+
+/* Up to four panels of 16 columns of W (in, out), rows k0.. of one k-block, packed so that each
+ * panel is contiguous (16 floats a row): the tiles then read it in order, and the copy reads 256
+ * contiguous bytes of a weight row where one panel alone would take 64 (in the file's 4 KiB
+ * pages, a row of W is a new page: reading a narrow strip costs a TLB miss per 64 bytes). */
+#define PANEL  16  /* columns of a T > 1 tile */
+#define NPANEL 4   /* panels of a T > 1 item: 64 columns */
+#define PANEL1 64  /* columns of a T = 1 item */
+#define CTOKS  6   /* tokens of a T > 1 tile */
+#define KC     128 /* inputs of a k-block: the packed panels take 32 KiB, one 8 KiB at a time */
+
+/* out[c * ldo + v * 8 + l] (+)= sum_i x_c[i] w[i * ldw + v * 8 + l] over the n inputs of a
+ * k-block, for NV vectors and C tokens: the accumulators start at zero (first block) or at what
+ * the previous block stored (a float stored and reloaded is the same float, so the sequence of
+ * operations per output is that of one pass), and take the bias after the last block. */
+#define COL_TILE(NV, C)                                                                            \
+    LM_GEMM static void col_##NV##x##C(const float *w, size_t ldw, const float *x, size_t ldx,     \
+                                       int n, const float *b, float *out, size_t ldo, int first,   \
+                                       int last)                                                   \
+    {                                                                                              \
+        v8 acc[C][NV];                                                                             \
+        for (int c = 0; c < C; c++)                                                                \
+            for (int v = 0; v < NV; v++)                                                           \
+                acc[c][v] = first ? (v8){0} : LD8(out + (size_t)c * ldo + 8 * (size_t)v);          \
+        for (int i = 0; i < n; i++) {                                                              \
+            const float *wi = w + (size_t)i * ldw;                                                 \
+            v8 wv[NV];                                                                             \
+            for (int v = 0; v < NV; v++) wv[v] = LD8(wi + 8 * v);                                  \
+            for (int c = 0; c < C; c++) {                                                          \
+                float xs = x[(size_t)c * ldx + (size_t)i];                                         \
+                for (int v = 0; v < NV; v++) acc[c][v] += xs * wv[v];                              \
+            }                                                                                      \
+        }                                                                                          \
+        for (int c = 0; c < C; c++)                                                                \
+            for (int v = 0; v < NV; v++) {                                                         \
+                if (last && b) acc[c][v] += LD8(b + 8 * v);                                        \
+                ST8(out + (size_t)c * ldo + 8 * (size_t)v, acc[c][v]);                             \
+            }                                                                                      \
+    }
+
+COL_TILE(2, 6)
+COL_TILE(2, 5)
+COL_TILE(2, 4)
+COL_TILE(2, 3)
+COL_TILE(2, 2)
+COL_TILE(2, 1)
+COL_TILE(1, 1)
+COL_TILE(8, 1)
+
+/* Columns past the last full vector, one at a time, the same sequence as a vector lane. */
+LM_GEMM static void col_scalar(const float *w, size_t ldw, const float *x, size_t ldx, int n,
+                               const float *b, float *out, size_t ldo, int T)
+{
+    for (int c = 0; c < T; c++) {
+        float a = 0.0f;
+        for (int i = 0; i < n; i++) a += x[(size_t)c * ldx + (size_t)i] * w[(size_t)i * ldw];
+        out[(size_t)c * ldo] = a + (b ? b[0] : 0.0f);
+    }
+}
+
+/* np panels of 16 columns from c of every token (T > 1), k-block by k-block. */
+static void col_panels(const lin_job *j, size_t c, int np)
+{
+    const lm_linear *L = j->L;
+    size_t in = (size_t)L->in, O = (size_t)L->out;
+    int T = j->T;
+    float pk[NPANEL * KC * PANEL] __attribute__((aligned(64)));
+    for (size_t k0 = 0; k0 < in; k0 += KC) {
+        int kn = in - k0 < KC ? (int)(in - k0) : KC, first = k0 == 0, last = k0 + (size_t)kn == in;
+        for (int i = 0; i < kn; i++) {
+            const float *row = L->w + (k0 + (size_t)i) * L->ld + c;
+            for (int p = 0; p < np; p++)
+                memcpy(pk + ((size_t)p * KC + (size_t)i) * PANEL, row + p * PANEL,
+                       PANEL * sizeof *pk);
+        }
+        for (int p = 0; p < np; p++) {
+            const float *w = pk + (size_t)p * KC * PANEL, *x = j->x + k0;
+            const float *b = L->b ? L->b + c + (size_t)p * PANEL : NULL;
+            float *o = j->out + c + (size_t)p * PANEL;
+            int t = 0;
+            for (; t + CTOKS <= T; t += CTOKS)
+                col_2x6(w, PANEL, x + (size_t)t * in, in, kn, b, o + (size_t)t * O, O, first, last);
+            const float *xt = x + (size_t)t * in;
+            float *ot = o + (size_t)t * O;
+            switch (T - t) {
+            case 5:
+                col_2x5(w, PANEL, xt, in, kn, b, ot, O, first, last);
+                break;
+            case 4:
+                col_2x4(w, PANEL, xt, in, kn, b, ot, O, first, last);
+                break;
+            case 3:
+                col_2x3(w, PANEL, xt, in, kn, b, ot, O, first, last);
+                break;
+            case 2:
+                col_2x2(w, PANEL, xt, in, kn, b, ot, O, first, last);
+                break;
+            case 1:
+                col_2x1(w, PANEL, xt, in, kn, b, ot, O, first, last);
+                break;
+            default:
+                break;
+            }
+        }
+    }
+}
+
+/* Columns [c0, c1) of every token. */
+static void col_block(const lin_job *j, size_t c0, size_t c1)
+{
+    const lm_linear *L = j->L;
+    size_t in = (size_t)L->in, O = (size_t)L->out;
+    int n = L->in, T = j->T;
+    size_t c = c0;
+    while (c + 8 <= c1) {
+        const float *w = L->w + c, *b = L->b ? L->b + c : NULL;
+        float *o = j->out + c;
+        if (T == 1 && c + 64 <= c1) {
+            col_8x1(w, L->ld, j->x, in, n, b, o, O, 1, 1);
+            c += 64;
+        } else if (T > 1 && c + PANEL <= c1) {
+            int np = (int)((c1 - c) / PANEL);
+            if (np > NPANEL) np = NPANEL;
+            col_panels(j, c, np);
+            c += (size_t)np * PANEL;
+        } else {
+            for (int t = 0; t < T; t++)
+                col_1x1(w, L->ld, j->x + (size_t)t * in, in, n, b, o + (size_t)t * O, O, 1, 1);
+            c += 8;
+        }
+    }
+    for (; c < c1; c++)
+        col_scalar(L->w + c, L->ld, j->x, in, n, L->b ? L->b + c : NULL, j->out + c, O, T);
 }
 
 static void lin_cols(void *ctx, size_t b0, size_t b1)
 {
     const lin_job *j = ctx;
-    for (size_t b = b0; b < b1; b++) {
-        size_t c0 = b * COLS, c1 = c0 + COLS;
-        if (c1 > (size_t)j->L->out) c1 = (size_t)j->L->out;
-        lin_cols_block(j, c0, c1);
-    }
+    size_t w = j->T == 1 ? PANEL1 : NPANEL * PANEL, c1 = b1 * w;
+    if (c1 > (size_t)j->L->out) c1 = (size_t)j->L->out;
+    col_block(j, b0 * w, c1);
 }
 
 void lm_linear_apply(const lm_linear *L, const float *x, int T, float *out, int threads)
 {
     lin_job j = {L, x, T, out};
     if (L->t) {
-        size_t blocks = ((size_t)L->out + COLS - 1) / COLS;
-        pool_run(threads, blocks, 1, lin_cols, &j);
+        size_t w = T == 1 ? PANEL1 : NPANEL * PANEL, items = ((size_t)L->out + w - 1) / w;
+        pool_run(threads, items, 1, lin_cols, &j);
     } else {
-        /* chunks of ~32 KiB of weights: small enough to balance, large enough to amortise */
-        size_t grain = 8192 / ((size_t)L->in + 1) + 1;
-        pool_run(threads, (size_t)L->out, grain, lin_rows, &j);
+        /* items of ROWS rows; chunks of ~32 KiB of weights: small enough to balance, large
+         * enough to amortise the hand-out */
+        size_t items = ((size_t)L->out + ROWS - 1) / ROWS;
+        size_t grain = 8192 / (ROWS * ((size_t)L->in + 1)) + 1;
+        pool_run(threads, items, grain, lin_rows, &j);
+    }
+}
+
+/* ---- attention ------------------------------------------------------------------------------ */
+
+/* The dot product of the W (out, in) layout, one pair of vectors: the same sequence as a tile's
+ * output (lanes, tree, tail). */
+#define ATT_DOT(R)                                                                                 \
+    LM_GEMM static void att_dot##R(const float *q, const float *k, size_t ks, int hd, float scale, \
+                                   float *p)                                                       \
+    {                                                                                              \
+        v8 acc[R];                                                                                 \
+        for (int r = 0; r < R; r++) acc[r] = (v8){0};                                              \
+        int i = 0;                                                                                 \
+        for (; i + 8 <= hd; i += 8) {                                                              \
+            v8 qv = LD8(q + i);                                                                    \
+            for (int r = 0; r < R; r++) acc[r] += qv * LD8(k + (size_t)r * ks + (size_t)i);        \
+        }                                                                                          \
+        for (int r = 0; r < R; r++) {                                                              \
+            float s = HSUM8(acc[r]);                                                               \
+            for (int m = i; m < hd; m++) s += q[m] * k[(size_t)r * ks + (size_t)m];                \
+            p[r] = s * scale;                                                                      \
+        }                                                                                          \
+    }
+
+ATT_DOT(4)
+ATT_DOT(1)
+
+void lm_attn_scores(const float *q, const float *k0, size_t kstride, int n, int hd, float scale,
+                    float *p)
+{
+    int j = 0;
+    for (; j + 4 <= n; j += 4) att_dot4(q, k0 + (size_t)j * kstride, kstride, hd, scale, p + j);
+    for (; j < n; j++) att_dot1(q, k0 + (size_t)j * kstride, kstride, hd, scale, p + j);
+}
+
+LM_GEMM void lm_attn_mix(const float *p, const float *v0, size_t vstride, int n, int hd, float *o)
+{
+    for (int i = 0; i < hd; i++) o[i] = 0.0f;
+    for (int j = 0; j < n; j++) {
+        const float *vj = v0 + (size_t)j * vstride;
+        float pj = p[j];
+        for (int i = 0; i < hd; i++) o[i] += pj * vj[i];
+    }
+}
+
+/* ---- activations ---------------------------------------------------------------------------- */
+
+typedef int v8i __attribute__((vector_size(32)));
+
+/* e^x, lane by lane: x clamped to [-87, 88] (e^-87 = 1.6e-38 stands for zero in the 1 / (1 + e)
+ * forms below, and e^88 = 1.7e38 for infinity), x = n ln2 + r with |r| <= ln2 / 2 (ln2 in two
+ * parts, Cody and Waite), e^r by Cephes' expf polynomial (relative error about 1e-7), times 2^n
+ * put into the exponent bits. Every lane takes the same operations, so an element's value does
+ * not depend on where it falls in a vector. */
+#define VEXP(out, xin)                                                                             \
+    do {                                                                                           \
+        v8 x_ = (xin);                                                                             \
+        v8i lo_ = x_<-87.0f, hi_ = x_> 88.0f;                                                      \
+        x_ = (v8)(((v8i)x_ & ~lo_) | ((v8i)((v8){0} - 87.0f) & lo_));                              \
+        x_ = (v8)(((v8i)x_ & ~hi_) | ((v8i)((v8){0} + 88.0f) & hi_));                              \
+        v8 n_ = (x_ * 1.44269504088896341f + 12582912.0f) - 12582912.0f; /* round to nearest */    \
+        v8 r_ = x_ - n_ * 0.693359375f;                                                            \
+        r_ = r_ + n_ * 2.12194440e-4f;                                                             \
+        v8 p_ = 1.9875691500e-4f * r_ + 1.3981999507e-3f;                                          \
+        p_ = p_ * r_ + 8.3334519073e-3f;                                                           \
+        p_ = p_ * r_ + 4.1665795894e-2f;                                                           \
+        p_ = p_ * r_ + 1.6666665459e-1f;                                                           \
+        p_ = p_ * r_ + 5.0000001201e-1f;                                                           \
+        p_ = p_ * (r_ * r_) + r_ + 1.0f;                                                           \
+        v8i b_ = (__builtin_convertvector(n_, v8i) + 127) << 23;                                   \
+        (out) = p_ * (v8)b_;                                                                       \
+    } while (0)
+
+/* GPT-2's GELU (tanh form): 0.5 x (1 + tanh(u)) = x / (1 + e^(-2u)), u = sqrt(2/pi) (x + 0.044715
+ * x^3); and Llama's SwiGLU: g / (1 + e^-g) * up. The last n mod 8 elements go through the same
+ * vector code, padded. */
+#define ACT_GELU(y, x)                                                                             \
+    do {                                                                                           \
+        v8 u_ = 0.7978845608028654f * ((x) + 0.044715f * (x) * (x) * (x)), e2_;                    \
+        VEXP(e2_, -2.0f * u_);                                                                     \
+        (y) = (x) / (1.0f + e2_);                                                                  \
+    } while (0)
+
+LM_GEMM void lm_gelu(float *y, const float *x, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        v8 a = LD8(x + i), r;
+        ACT_GELU(r, a);
+        ST8(y + i, r);
+    }
+    if (i < n) {
+        float buf[8] = {0};
+        memcpy(buf, x + i, (n - i) * sizeof *buf);
+        v8 a = LD8(buf), r;
+        ACT_GELU(r, a);
+        ST8(buf, r);
+        memcpy(y + i, buf, (n - i) * sizeof *buf);
+    }
+}
+
+#define ACT_SILU_MUL(g, u)                                                                         \
+    do {                                                                                           \
+        v8 e_;                                                                                     \
+        VEXP(e_, -(g));                                                                            \
+        (g) = (g) / (1.0f + e_) * (u);                                                             \
+    } while (0)
+
+LM_GEMM void lm_silu_mul(float *g, const float *up, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        v8 a = LD8(g + i), b = LD8(up + i);
+        ACT_SILU_MUL(a, b);
+        ST8(g + i, a);
+    }
+    if (i < n) {
+        float ga[8] = {0}, ub[8] = {0};
+        memcpy(ga, g + i, (n - i) * sizeof *ga);
+        memcpy(ub, up + i, (n - i) * sizeof *ub);
+        v8 a = LD8(ga), b = LD8(ub);
+        ACT_SILU_MUL(a, b);
+        ST8(ga, a);
+        memcpy(g + i, ga, (n - i) * sizeof *ga);
     }
 }

@@ -182,6 +182,24 @@ void lmi_session_reset(lmi_session *s)
     s->logits = NULL;
 }
 
+/* Dynamic NTK grows with the sequence, as transformers' dynamic rope does: the base is computed
+ * from seq_len = the largest position + 1 once that passes L0, and the frequencies return to
+ * the trained ones at or below L0. The rows shown are those of one forward over the n tokens
+ * held (HF's model(input_ids) on them), so when the length crosses into a new base every token
+ * is replayed under it. Nothing to do for other scalings or while the base stays the same. */
+static int dynamic_follow(lmi_session *s, int n, char *err, size_t errlen)
+{
+    pe_rope_scaling c = s->scaling;
+    if (c.type != PE_SCALING_DYNAMIC) return 0;
+    long want = (long)s->offset + n, l0 = c.original_ctx;
+    long now = c.seq_len > l0 ? c.seq_len : l0;
+    if ((want > l0 ? want : l0) == now) return 0;
+    c.seq_len = want > l0 ? (int)want : 0;
+    int rc = s->m->arch->set_rope_scaling(s, &c, err, errlen);
+    if (!rc) s->scaling = c;
+    return rc;
+}
+
 int lmi_step(lmi_session *s, int token, const float **logits, char *err, size_t errlen)
 {
     if (!s->m) return fail(err, errlen, PE_EINVAL, "step: no session");
@@ -190,7 +208,9 @@ int lmi_step(lmi_session *s, int token, const float **logits, char *err, size_t 
         return fail(err, errlen, PE_EINVAL, "token %d: allowed 0..%d", token, in->vocab - 1);
     if (s->len >= s->max_len)
         return fail(err, errlen, PE_ERANGE, "session is full (%d tokens)", s->max_len);
-    int rc = s->m->arch->step(s, token, err, errlen);
+    int rc = dynamic_follow(s, s->len + 1, err, errlen);
+    if (rc) return rc;
+    rc = s->m->arch->step(s, token, err, errlen);
     if (rc) return rc;
     s->len++;
     if (logits) *logits = s->logits;
@@ -245,7 +265,10 @@ int lmi_set_offset(lmi_session *s, int offset, char *err, size_t errlen)
         return fail(err, errlen, PE_EINVAL, "--offset %d: allowed 0..%d", offset,
                     PE_MAX_LEN - s->max_len);
     int rc = s->m->arch->set_offset(s, offset, err, errlen);
-    if (!rc) s->offset = offset;
+    if (!rc) {
+        s->offset = offset;
+        rc = dynamic_follow(s, s->len, err, errlen); /* the largest position moved */
+    }
     return rc;
 }
 
@@ -300,6 +323,10 @@ int lmi_set_rope_scaling(lmi_session *s, const pe_rope_scaling *sc, char *err, s
         return fail(err, errlen, PE_EINVAL, "--factor %g: allowed 1..1e6", sc->factor);
     pe_rope_scaling c = *sc;
     if (c.type != PE_SCALING_NONE && c.original_ctx <= 0) c.original_ctx = s->m->info.ctx;
+    if (c.type == PE_SCALING_DYNAMIC) { /* the length of the tokens held, not sc's */
+        long n = (long)s->offset + s->len;
+        c.seq_len = n > c.original_ctx ? (int)n : 0;
+    }
     int rc = s->m->arch->set_rope_scaling(s, &c, err, errlen);
     if (!rc) s->scaling = c;
     return rc;

@@ -273,7 +273,10 @@ int lmi_set_alibi_scale(lmi_session *s, double scale, char *err, size_t errlen);
 /* A RoPE context extension at inference, transformers' semantics (pe_rope_inv_freq): sc's type
  * and factor (>= 1), its original context (0: the model's trained context) and the method's
  * own parameters; type PE_SCALING_NONE restores what the model was trained with (its config's
- * rope_scaling included). LMI_ENOTSUP without LMI_CAN_ROPE_SCALING. */
+ * rope_scaling included). LMI_ENOTSUP without LMI_CAN_ROPE_SCALING. Dynamic NTK ignores sc's
+ * seq_len: it follows the session, as transformers' dynamic rope does, with seq_len = offset +
+ * len (the largest position + 1); each lmi_step or lmi_set_offset that moves it into a new base
+ * replays the tokens held, so every row is that of one forward over them all. */
 int lmi_set_rope_scaling(lmi_session *s, const pe_rope_scaling *sc, char *err, size_t errlen);
 
 /* ---- next-token choice (any model's logits) -------------------------------------------- */

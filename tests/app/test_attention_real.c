@@ -9,6 +9,10 @@
  *   - compare view, the llama2.c file against the folder (two real models) and a shipped name
  *     against a real model: both sides of the export equal their independent rows;
  *   - sinks view: alpha(l, h) = mean over t of A[t][0] from ref.h's rows;
+ *   - grouped heads (stories260K: 8 heads over 4 kv heads): the head titles, the small multiples
+ *     of the window and the terminal, and the export's description name the kv group;
+ *   - the CSV exports carry the strip's token texts, quoted by RFC 4180 (a '"' in the prompt),
+ *     read back here by a parser of the test's own: long layout columns query_text, key_text;
  *   - refusals in one line: --tokenizer for pelab's own model, an id past the vocabulary, a
  *     folder without config.json, a missing tokenizer names --tokenizer and --ids.
  * ../shared/realmodels missing is a failure, not a skip. */
@@ -21,6 +25,9 @@
 
 #include "../pe/realmodel/ref.h"
 #include "attn.h"
+#include "cellgrid.h"
+#include "datafile.h"
+#include "raster.h"
 #include "options.h"
 #include "tap.h"
 #include "views.h"
@@ -138,6 +145,20 @@ static int view_ids(const app_state *st, int *ids, int cap, char *words, size_t 
     return n;
 }
 
+/* Word i of view_ids' "a|b|c|" list (a static copy). */
+static const char *words_at(const char *words, int i)
+{
+    static char w[64];
+    const char *p = words;
+    for (int k = 0; k < i && p; k++) {
+        p = strchr(p, '|');
+        if (p) p++;
+    }
+    size_t l = p ? strcspn(p, "|") : 0;
+    snprintf(w, sizeof w, "%.*s", (int)(l < 63 ? l : 63), p ? p : "");
+    return w;
+}
+
 static void test_stories_bin(void)
 {
     char model[4200], tok[4200];
@@ -223,6 +244,8 @@ static void test_stories_bin(void)
     ref_free(&r);
 }
 
+static int scene_says(const app_state *st, scene_target t, const char *needle);
+
 /* BF16, untied head, a vocabulary of 3000, no tokenizer: by ids. */
 static void test_tiny_random(void)
 {
@@ -237,8 +260,127 @@ static void test_tiny_random(void)
     double *rows = ref_rows(&r, ids, n);
     double d = export_diff(&st, rows, r.L, r.H, n, 0);
     TAP_OK(d <= 1e-5, "tiny-random-llama-2 (BF16) by --ids: the export = ref.h's rows (%.2g)", d);
+    TAP_OK(scene_says(&st, raster_target(1000, 600, raster_font_px(1000, 600, 1)),
+                      "token ids: 10 tokens"),
+           "the subtitle says the text is --ids (not the preset it replaced)");
     free(rows);
     ref_free(&r);
+}
+
+/* Whether a text item of the view's scene for st on target t contains needle. */
+static int scene_says(const app_state *st, scene_target t, const char *needle)
+{
+    app_view_ctx vc = {0};
+    scene s;
+    scene_init(&s, 1, 1, 0);
+    char err[512];
+    int found = 0;
+    if (app_view_build(&vc, st, &s, &t, err, sizeof err) == 0)
+        for (size_t i = 0; i < s.n && !found; i++)
+            found = s.items[i].kind == SCENE_TEXT && s.items[i].u.text.str &&
+                    strstr(s.items[i].u.text.str, needle);
+    else
+        tap_diag("%s", err);
+    scene_free(&s);
+    app_view_ctx_free(&vc);
+    return found;
+}
+
+/* One RFC 4180 record of line (no newline inside fields here): fields into f (cap each), the
+ * count returned. */
+static int csv_fields(const char *line, char f[][64], int max)
+{
+    int n = 0;
+    const char *p = line;
+    while (n < max) {
+        size_t u = 0;
+        if (*p == '"') {
+            for (p++; *p && !(*p == '"' && p[1] != '"'); p++) {
+                if (*p == '"') p++; /* "" is one quote */
+                if (u < 63) f[n][u++] = *p;
+            }
+            if (*p == '"') p++;
+        } else {
+            for (; *p && *p != ',' && *p != '\n'; p++)
+                if (u < 63) f[n][u++] = *p;
+        }
+        f[n++][u] = '\0';
+        if (*p != ',') break;
+        p++;
+    }
+    return n;
+}
+
+static void test_labels(void)
+{
+    char model[4200], tok[4200];
+    snprintf(model, sizeof model, "%s/stories260K/stories260K.bin", shared);
+    snprintf(tok, sizeof tok, "%s/stories260K/tok512.bin", shared);
+    app_state st = state_for("attention", model);
+    put(st.attn.tokenizer, sizeof st.attn.tokenizer, tok);
+    snprintf(st.attn.prompt, sizeof st.attn.prompt, "Once upon a \"time\", Lily");
+    int ids[64];
+    char words[2048];
+    int n = view_ids(&st, ids, 64, words, sizeof words);
+    st.head = 3;
+    TAP_OK(scene_says(&st, raster_target(1000, 600, raster_font_px(1000, 600, 1)),
+                      "head 3 (kv group 1 of 4)"),
+           "window: the title names head 3's kv group (heads 2-3 share kv head 1)");
+    TAP_OK(scene_says(&st, raster_target(1000, 600, raster_font_px(1000, 600, 1)), "h5 kv2"),
+           "window: the small multiples label h5 with its kv group");
+    TAP_OK(scene_says(&st, cellgrid_target(200, 60), "h5 kv2"),
+           "terminal 200x60: the small multiples label h5 with its kv group");
+    app_view_ctx vc = {0};
+    app_data d = {0};
+    char err[512] = "";
+    int rc = app_view_at((size_t)st.view)->data(&vc, &st, &d, err, sizeof err);
+    TAP_OK(rc == 0 && strstr(d.what, "head 3 (kv group 1 of 4)"),
+           "export of head 3 names its kv group (%s)", d.what);
+    /* the long CSV: header names the axes and their texts; every record 5 fields; texts are the
+     * strip's words, a quote included */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&buf, &len);
+    st.csv_long = 1;
+    int wrc = rc == 0 && fp ? app_write_csv(fp, &d, "test", 1) : -1;
+    if (fp) fclose(fp);
+    int records = 0, bad = 0, header = 0, quote = 0;
+    char f[8][64];
+    for (char *line = buf; wrc == 0 && line && *line;) {
+        char *nl = strchr(line, '\n');
+        if (nl) *nl = '\0';
+        if (line[0] != '#') {
+            int k = csv_fields(line, f, 8);
+            if (!header) {
+                header = k == 5 && strcmp(f[0], "query") == 0 && strcmp(f[1], "key") == 0 &&
+                         strcmp(f[2], "query_text") == 0 && strcmp(f[3], "key_text") == 0 &&
+                         strcmp(f[4], "value") == 0;
+            } else {
+                int q = atoi(f[0]), kk = atoi(f[1]);
+                char a[64], b[64];
+                snprintf(a, sizeof a, "%s", q < n ? words_at(words, q) : "");
+                snprintf(b, sizeof b, "%s", kk < n ? words_at(words, kk) : "");
+                if (k != 5 || strcmp(f[2], a) != 0 || strcmp(f[3], b) != 0) bad++;
+                quote += strchr(f[3], '"') != NULL;
+                records++;
+            }
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    TAP_OK(wrc == 0 && header && records == n * n && !bad && quote > 0,
+           "long CSV: header query,key,query_text,key_text,value; %d records of 5 fields carry "
+           "the strip's texts (%d wrong, %d with a quote)",
+           records, bad, quote);
+    free(buf);
+    app_data_free(&d);
+    app_view_ctx_free(&vc);
+    st.head = -1;
+    rc = app_view_at((size_t)st.view)->data(&vc, &st, &d, err, sizeof err);
+    TAP_OK(rc == 0 && strstr(d.what, "heads 0-1 kv 0, heads 2-3 kv 1") && d.tok_axes == 6u,
+           "every head: the description lists the kv groups; query and key carry texts (%s)",
+           d.what);
+    app_data_free(&d);
+    app_view_ctx_free(&vc);
 }
 
 static void test_refusals(void)
@@ -291,6 +433,7 @@ int main(void)
     }
     test_stories_bin();
     test_tiny_random();
+    test_labels();
     test_refusals();
     return tap_done();
 }

@@ -7,9 +7,17 @@ Shapes (as app/cmd/bench_lm.c writes them):
          tanh GELU MLP of 3072, tied head (124M)
   llama  width 768, 12 layers, 12 heads over 4 kv heads, SwiGLU 2048, vocab 32000, RMSNorm,
          RoPE (rotate_half, base 10000), untied head (125M)
+  stories  stories260K's shape (llama2.c): width 64, 5 layers, 8 heads over 4 kv heads, SwiGLU
+         172, vocab 512, interleaved RoPE, tied head (0.26M; random weights: the speed is the
+         same)
+The token ids are pelab's: (i * 7919 + 13) mod vocab.
 
-usage: lm_torch.py [--threads N] [--prompt 128] [--decode 32] [--runs 3] [gpt2|llama ...]
+usage: lm_torch.py [--threads N] [--prompt 128] [--decode 32] [--runs 3] [gpt2|llama|stories ...]
 prints per model: "torch <version> <model> threads N: prompt P tokens/s, decode D tokens/s"
+--serve (one model): builds it, prints "ready torch <version>", then for every line "run" on
+standard input times one prompt and its decoding and prints "<prompt seconds> <decode seconds>";
+`pelab bench --only real` drives it so that its runs and pelab's take turns (a machine whose
+speed drifts slows both alike).
 --threads N also sets OPENBLAS_NUM_THREADS, OMP_NUM_THREADS and MKL_NUM_THREADS before torch
 loads (see train_torch.py for why).
 """
@@ -24,6 +32,7 @@ ap.add_argument("--threads", type=int, default=1)
 ap.add_argument("--prompt", type=int, default=128)
 ap.add_argument("--decode", type=int, default=32)
 ap.add_argument("--runs", type=int, default=3)
+ap.add_argument("--serve", action="store_true")
 ap.add_argument("models", nargs="*", default=["gpt2", "llama"])
 ARGS = ap.parse_args()
 for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -55,7 +64,7 @@ def rnd(*shape):
 
 class GPT2:
     def __init__(s, D=768, L=12, H=12, V=50257, P=1024):
-        s.D, s.L, s.H, s.hd = D, L, H, D // H
+        s.D, s.L, s.H, s.hd, s.V = D, L, H, D // H, V
         s.wte, s.wpe = rnd(V, D), rnd(P, D)
         s.layers = [dict(l1w=torch.ones(D), l1b=rnd(D), aw=rnd(D, 3 * D), ab=rnd(3 * D),
                          pw=rnd(D, D), pb=rnd(D), l2w=torch.ones(D), l2b=rnd(D),
@@ -87,9 +96,11 @@ class GPT2:
 
 
 class Llama:
-    def __init__(s, D=768, L=12, H=12, KV=4, F=2048, V=32000):
-        s.D, s.L, s.H, s.KV, s.hd = D, L, H, KV, D // H
-        s.emb, s.head, s.nf = rnd(V, D), rnd(V, D), torch.ones(D)
+    def __init__(s, D=768, L=12, H=12, KV=4, F=2048, V=32000, tied=False, interleaved=False):
+        s.D, s.L, s.H, s.KV, s.hd, s.V = D, L, H, KV, D // H, V
+        s.emb, s.nf = rnd(V, D), torch.ones(D)
+        s.head = s.emb if tied else rnd(V, D)
+        s.interleaved = interleaved
         kv = KV * s.hd
         s.layers = [dict(n1=torch.ones(D), n2=torch.ones(D), q=rnd(D, D), k=rnd(kv, D),
                          v=rnd(kv, D), o=rnd(D, D), g=rnd(F, D), u=rnd(F, D), d=rnd(D, F))
@@ -107,6 +118,10 @@ class Llama:
 
     def rope(s, x, pos):
         f = pos[:, None].float() * s.inv[None, :]
+        if s.interleaved:  # llama2.c: pairs (0, 1), (2, 3), ...
+            c, sn = f.cos().repeat_interleave(2, -1), f.sin().repeat_interleave(2, -1)
+            x1, x2 = x[..., 0::2], x[..., 1::2]
+            return x * c + torch.stack([-x2, x1], -1).flatten(-2) * sn
         c, sn = torch.cat([f.cos(), f.cos()], -1), torch.cat([f.sin(), f.sin()], -1)
         x1, x2 = x[..., : s.hd // 2], x[..., s.hd // 2:]
         return x * c + torch.cat([-x2, x1], -1) * sn
@@ -132,22 +147,54 @@ class Llama:
         return s.rms(x[-1:], s.nf) @ s.head.T
 
 
-def bench(name, m):
-    ids = torch.arange(ARGS.prompt + ARGS.decode) * 7919 % 32000
-    bp = bd = float("inf")
+def ids_for(m):
+    return (torch.arange(ARGS.prompt + ARGS.decode) * 7919 + 13) % m.V
+
+
+def once(m, ids):
+    """One prompt, then its decoding token by token: (prompt seconds, decode seconds)."""
     with torch.no_grad():
-        for _ in range(ARGS.runs):
-            m.reset()
-            t0 = time.perf_counter()
-            m.forward(ids[: ARGS.prompt])
-            t1 = time.perf_counter()
-            for i in range(ARGS.decode):
-                m.forward(ids[ARGS.prompt + i: ARGS.prompt + i + 1])
-            t2 = time.perf_counter()
-            bp, bd = min(bp, t1 - t0), min(bd, t2 - t1)
+        m.reset()
+        t0 = time.perf_counter()
+        m.forward(ids[: ARGS.prompt])
+        t1 = time.perf_counter()
+        for i in range(ARGS.decode):
+            m.forward(ids[ARGS.prompt + i: ARGS.prompt + i + 1])
+        t2 = time.perf_counter()
+    return t1 - t0, t2 - t1
+
+
+def make(name):
+    if name == "gpt2":
+        return GPT2()
+    if name == "llama":
+        return Llama()
+    if name == "stories":
+        return Llama(D=64, L=5, H=8, KV=4, F=172, V=512, tied=True, interleaved=True)
+    sys.exit(f"lm_torch.py: unknown model {name} (gpt2, llama, stories)")
+
+
+def bench(name, m):
+    ids = ids_for(m)
+    bp = bd = float("inf")
+    for _ in range(ARGS.runs):
+        p, d = once(m, ids)
+        bp, bd = min(bp, p), min(bd, d)
     print(f"torch {torch.__version__} {name} threads {ARGS.threads}: prompt "
           f"{ARGS.prompt / bp:.0f} tokens/s, decode {ARGS.decode / bd:.1f} tokens/s", flush=True)
 
 
-for name in ARGS.models:
-    bench(name, GPT2() if name == "gpt2" else Llama())
+if ARGS.serve:
+    if len(ARGS.models) != 1:
+        sys.exit("lm_torch.py: --serve takes one model")
+    m = make(ARGS.models[0])
+    ids = ids_for(m)
+    print(f"ready torch {torch.__version__}", flush=True)
+    for line in sys.stdin:
+        if line.strip() != "run":
+            break
+        p, d = once(m, ids)
+        print(f"{p:.9f} {d:.9f}", flush=True)
+else:
+    for name in ARGS.models:
+        bench(name, make(name))

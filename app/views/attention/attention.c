@@ -293,7 +293,10 @@ static double draw_strip(actx *c, const app_attn *a, fig_rect r, const float *ro
 
 static const char *head_name(const actx *c, int head, char *buf, size_t n)
 {
-    if (head >= 0)
+    int g = app_attn_kv_group(c->a, head);
+    if (head >= 0 && g >= 0)
+        snprintf(buf, n, "head %d (kv group %d of %d)", head, g, c->a->m.info.kv_heads);
+    else if (head >= 0)
         snprintf(buf, n, "head %d", head);
     else
         snprintf(buf, n, "mean of %d heads", c->a->heads);
@@ -599,8 +602,11 @@ static void draw_multiples(actx *c, const app_attn *a, fig_rect r, int chosen)
         double x = cell.x + (cell.w - side) / 2, y = cell.y + lh;
         if (t->cells) x = floor(x);
         char lab[32];
-        int sel = h == chosen;
-        snprintf(lab, sizeof lab, sel && t->cells ? "[h%d]" : "h%d", h);
+        int sel = h == chosen, g = app_attn_kv_group(a, h);
+        /* grouped-query attention: the kv group the head reads ("h5 kv1"), when it fits */
+        if (g >= 0) snprintf(lab, sizeof lab, sel && t->cells ? "[h%d kv%d]" : "h%d kv%d", h, g);
+        if (g < 0 || scene_text_width(t, lab, t->cells ? 1 : 0.8) > cell.w)
+            snprintf(lab, sizeof lab, sel && t->cells ? "[h%d]" : "h%d", h);
         text_at(c, x + side / 2, cell.y, lab, t->cells ? 1 : 0.8, SCENE_CENTER | SCENE_TOP,
                 sel ? th->accent : th->fg, sel ? SCENE_BOLD : 0);
         float *m = matrix_of(c, a, h);
@@ -707,7 +713,7 @@ static void draw_head_matrix(actx *c, app_view_ctx *vc, const app_attn *a, fig_r
 /* The vocabulary's text of token id (into buf). */
 static const char *vocab_word(const app_attn *a, int id, char *buf, size_t n)
 {
-    lmi_token_text(&a->m, id, buf, n);
+    app_attn_vocab_text(a, id, buf, n); /* escaped: a byte token may be a line break */
     return buf;
 }
 
@@ -978,7 +984,8 @@ static void experiments(const actx *c, const app_attn *a, char *buf, size_t n)
         static const char *const names[] = {"none", "linear", "ntk",     "dynamic",
                                             "yarn", "llama3", "longrope"};
         int k = a->key.scaling;
-        ADD("  %s x%s", k >= 0 && k < 7 ? names[k] : "scaling", NUM(a->key.factor, 6));
+        ADD("  %s x%s over %d", k >= 0 && k < 7 ? names[k] : "scaling", NUM(a->key.factor, 6),
+            a->s.scaling.original_ctx); /* L0: --orig-ctx, or the model's context */
     }
     if (a->caps & LMI_CAN_ALIBI_SCALE)
         ADD("  slopes x%s%s", NUM(st->attn.alibi_scale, 6),
@@ -991,7 +998,9 @@ static void experiments(const actx *c, const app_attn *a, char *buf, size_t n)
 
 static void text_name(const app_state *st, char *buf, size_t n)
 {
-    if (st->attn.prompt[0])
+    if (st->attn.ids[0]) /* --ids wins over the prompt and the preset (app_attn's run) */
+        snprintf(buf, n, "token ids");
+    else if (st->attn.prompt[0])
         snprintf(buf, n, "typed prompt");
     else if (st->attn.preset[0])
         snprintf(buf, n, "preset %.50s", st->attn.preset);
@@ -1254,6 +1263,14 @@ static int attention_build(app_view_ctx *vc, const app_state *st, scene *s, cons
 
 /* The numbers: the matrix so far of the chosen head (heads of the layer with --head all), or
  * with --split the current token's content, position and weight rows. */
+/* Tokens 0..n1-1 of a as list b of out's token texts: the strip's words (escaped, cut). */
+static void put_tokens(app_data *out, const app_attn *a, size_t b, int n1)
+{
+    for (int i = 0; i < n1 && (size_t)i < out->tok_n; i++)
+        snprintf(out->tok + (b * out->tok_n + (size_t)i) * APP_DATA_TOK, APP_DATA_TOK, "%s",
+                 a->tok[i].word);
+}
+
 static int attention_data(app_view_ctx *vc, const app_state *st, app_data *out, char *err,
                           size_t errlen)
 {
@@ -1269,6 +1286,8 @@ static int attention_data(app_view_ctx *vc, const app_state *st, app_data *out, 
                                 app_attn_row(a, step, st->attn.layer, h)};
         for (int k = 0; k < 3; k++)
             for (int j = 0; j < n1; j++) out->data[(size_t)k * n1 + j] = rows[k][j];
+        if (app_data_tokens(out, 2u, 1, (size_t)n1, err, errlen) < 0) return -1;
+        put_tokens(out, a, 0, n1);
         snprintf(out->what, sizeof out->what,
                  "(3, key): content q.k/sqrt(d), position part, attention weight of token %d, "
                  "%s model layer %d head %d",
@@ -1279,22 +1298,27 @@ static int attention_data(app_view_ctx *vc, const app_state *st, app_data *out, 
     if (app_data_alloc(out, st->head >= 0 ? 2 : 3, st->head >= 0 ? (size_t)n1 : (size_t)nh,
                        (size_t)n1, (size_t)n1, err, errlen) < 0)
         return -1;
+    if (app_data_tokens(out, st->head >= 0 ? 3u : 6u, 1, (size_t)n1, err, errlen) < 0) return -1;
+    put_tokens(out, a, 0, n1);
     for (int h = 0; h < nh; h++) {
         const float *m = app_attn_matrix(a, st->attn.layer, h0 + h);
         for (int i = 0; i < n1; i++)
             for (int j = 0; j < n1; j++)
                 out->data[((size_t)h * n1 + i) * n1 + j] = m[(size_t)i * cap + j];
     }
-    char hb[32];
-    if (st->head >= 0)
+    char hb[160];
+    int g = app_attn_kv_group(a, st->head);
+    if (st->head >= 0 && g >= 0)
+        snprintf(hb, sizeof hb, "head %d (kv group %d of %d)", st->head, g, a->m.info.kv_heads);
+    else if (st->head >= 0)
         snprintf(hb, sizeof hb, "head %d", st->head);
     else
-        snprintf(hb, sizeof hb, "every head");
+        app_attn_kv_groups_text(a, hb, sizeof hb);
     snprintf(out->what, sizeof out->what,
              "%s: attention weights (rows: query token 0..%d, cols: key token; NaN = the "
-             "future), %s model layer %d, %s",
+             "future), %s model layer %d, %s%s",
              st->head >= 0 ? "(query, key)" : "(head, query, key)", step, a->label, st->attn.layer,
-             hb);
+             st->head >= 0 ? hb : "every head", st->head >= 0 ? "" : hb);
     return 0;
 }
 
@@ -1721,7 +1745,11 @@ static int compare_data(app_view_ctx *vc, const app_state *st, app_data *out, ch
     if (!a[1]) return -1;
     int s0 = app_attn_step(a[0], st), s1 = app_attn_step(a[1], st);
     int step = s0 < s1 ? s0 : s1, n1 = step + 1;
-    if (app_data_alloc(out, 3, 2, (size_t)n1, (size_t)n1, err, errlen) < 0) return -1;
+    if (app_data_alloc(out, 3, 2, (size_t)n1, (size_t)n1, err, errlen) < 0 ||
+        app_data_tokens(out, 6u, 2, (size_t)n1, err, errlen) < 0)
+        return -1;
+    put_tokens(out, a[0], 0, n1);
+    put_tokens(out, a[1], 1, n1);
     for (int k = 0; k < 2; k++) {
         int h0 = st->head >= 0 ? st->head : 0, h1 = st->head >= 0 ? st->head + 1 : a[k]->heads;
         for (int h = h0; h < h1; h++) {
@@ -1747,7 +1775,7 @@ const app_view app_view_compare = {
     .build = compare_build,
     .data = compare_data,
     .options = "model compare tokenizer compare-tokenizer preset prompt ids step layer head shift "
-               "rope-base alibi-scale "
+               "rope-base scaling factor alibi-scale "
                "attn-scale split generate temperature gen-seed play-speed cmap",
     .keys = attn_keys,
     .tick = attn_tick,

@@ -319,8 +319,8 @@ const app_option app_attn_options[] = {
     {APP_CUS("preset", NULL, "prompt from assets/prompts/NAME.txt, or none", set_preset, get_preset,
              NULL)},
     {APP_CUS("data", NULL,
-             "extrapolation: a `pelab eval --extrapolate -o FILE.csv` table (default: the shipped "
-             "models' measurement)",
+             "extrapolation: `pelab eval --extrapolate -o FILE.csv` tables, FILE or FILE,FILE,... "
+             "in one figure (default: the shipped models' measurement)",
              set_data, get_data, NULL),
      .files = "csv"},
     {APP_CUS("prompt", NULL, "prompt text (words and . , ! ? ; : \" ( ); wins over --preset)",
@@ -627,6 +627,17 @@ static void retext(app_attn *a, int n)
     free(texts);
 }
 
+void app_attn_vocab_text(const app_attn *a, int id, char *buf, size_t n)
+{
+    const char *text = NULL;
+    char *pool = NULL, why[128];
+    if (lmi_has_display(&a->m) && lmi_display(&a->m, &id, 1, &text, &pool, why, sizeof why) == 0)
+        word_of(buf, n, text);
+    else
+        lmi_token_text(&a->m, id, buf, n);
+    free(pool);
+}
+
 /* ---- the rows, computed on demand ------------------------------------------------------- */
 
 /* The rows of one layer asked for so far: rows 0..filled[h]-1 of head h are computed. */
@@ -915,6 +926,7 @@ static void make_key(app_attn_key *k, const app_state *st, const char *name, con
     k->alibi_scale = st->attn.alibi_scale;
     k->scaling = (int)st->p.scaling.type;
     k->factor = k->scaling ? st->p.scaling.factor : 0;
+    k->orig_ctx = k->scaling && st->orig_ctx_set ? st->p.scaling.original_ctx : 0;
     k->temperature = st->attn.temperature > 0 ? st->attn.temperature : 0;
     k->gen_seed = st->attn.gen_seed;
 }
@@ -929,12 +941,13 @@ static int experiments_on(app_attn *a, lmi_session *s, const app_state *st, char
     if ((a->caps & LMI_CAN_ALIBI_SCALE) && st->attn.alibi_scale != 1 &&
         lmi_set_alibi_scale(s, st->attn.alibi_scale, why, whylen) < 0)
         return -2;
-    /* --scaling/--factor: the figure options' RoPE scaling (its YaRN betas, llama3 bands),
-     * over the model's own trained context (--orig-ctx belongs to the rope figures) */
+    /* --scaling/--factor: the figure options' RoPE scaling (its YaRN betas, llama3 bands) over
+     * L0 = --orig-ctx when it was given, else the model's own trained context; dynamic NTK
+     * follows the tokens held (lmi_set_rope_scaling), so --seq-len does not apply here */
     a->scaled = 0;
     if ((a->caps & LMI_CAN_ROPE_SCALING) && st->p.scaling.type != PE_SCALING_NONE) {
         pe_rope_scaling sc = st->p.scaling;
-        sc.original_ctx = 0;
+        sc.original_ctx = a->key.orig_ctx;
         if (lmi_set_rope_scaling(s, &sc, why, whylen) < 0) return -3;
         a->scaled = 1;
     }
@@ -1199,4 +1212,27 @@ const app_attn *app_attn_peek(const app_view_ctx *c, int which)
     if (!c->priv || c->priv_free != pair_free) return NULL;
     const app_attn *a = &((const attn_pair *)c->priv)->a[which ? 1 : 0];
     return a->valid ? a : NULL;
+}
+
+int app_attn_kv_group(const app_attn *a, int head)
+{
+    const lmi_info *in = &a->m.info;
+    if (!a->loaded || in->kv_heads <= 0 || in->kv_heads >= in->heads || head < 0 ||
+        head >= in->heads)
+        return -1;
+    return head / (in->heads / in->kv_heads);
+}
+
+void app_attn_kv_groups_text(const app_attn *a, char *buf, size_t n)
+{
+    const lmi_info *in = &a->m.info;
+    buf[0] = '\0';
+    if (app_attn_kv_group(a, 0) < 0) return;
+    int per = in->heads / in->kv_heads;
+    size_t u = (size_t)snprintf(buf, n, "; grouped-query attention, %d kv heads:", in->kv_heads);
+    for (int g = 0; g < in->kv_heads && u < n; g++) {
+        int w = snprintf(buf + u, n - u, "%s heads %d-%d kv %d", g ? "," : "", g * per,
+                         g * per + per - 1, g);
+        if (w > 0) u += (size_t)w;
+    }
 }

@@ -61,6 +61,7 @@ typedef struct app_attn_key {
     double rope_base, alibi_scale, temperature;
     int scaling;   /* st->p.scaling.type (real RoPE models: applied at inference) */
     double factor; /* its factor */
+    int orig_ctx;  /* --orig-ctx when given (L0 of the scaling), else 0: the model's context */
     int gen_seed;
 } app_attn_key;
 
@@ -137,6 +138,17 @@ const float *app_attn_position(const app_attn *a, int step, int layer, int head)
 /* The causal matrix of (layer, head) with row stride a->cap: row t is step t (t < a->n), NaN
  * above the diagonal (the future). */
 const float *app_attn_matrix(const app_attn *a, int layer, int head);
+
+/* The vocabulary's text of id as the strip shows a word (a real model's readable piece, control
+ * characters escaped, a line break as a pilcrow): the "next token" lists. */
+void app_attn_vocab_text(const app_attn *a, int id, char *buf, size_t n);
+/* Grouped-query attention (fewer key/value heads than heads): the kv group head reads, its
+ * key/value head (head / (heads / kv_heads), as the forward shares them); -1 for a model
+ * without grouping or a head out of range. */
+int app_attn_kv_group(const app_attn *a, int head);
+/* "; grouped-query attention, 2 kv heads: heads 0-3 kv 0, heads 4-7 kv 1" for a grouped model, ""
+ * otherwise: what an export's description adds. */
+void app_attn_kv_groups_text(const app_attn *a, char *buf, size_t n);
 
 /* The bytes a run of cap tokens of a model like `in` holds beyond the session (which its
  * architecture reserves itself): the cache of one layer's rows and the per-step arrays. */

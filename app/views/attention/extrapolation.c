@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "assets.h"
 #include "attn.h"
@@ -41,13 +42,28 @@ static int ex_path(const app_state *st, char *buf, size_t n, char *err, size_t e
     return app_asset_path("models/extrapolation.csv", buf, n, err, errlen);
 }
 
-/* Read the CSV: '#' comments (one may be "# ctx name=64 ..."), a header "position,a,b,...",
- * then rows "p,v,v,...". Empty cells are NaN. */
-static int ex_load(const app_state *st, ex_table *t, char *err, size_t errlen)
+/* The curve's name from pelab eval's description line of a real model
+ * ("# DIR/stories260K.bin (llama2c), 4 windows of 2048 tokens, RoPE scaling yarn"):
+ * "stories260K.bin" or "stories260K.bin yarn"; label untouched for any other line. */
+static void eval_label(const char *line, char *label, size_t n)
 {
-    memset(t, 0, sizeof *t);
-    char path[1024];
-    if (ex_path(st, path, sizeof path, err, errlen) < 0) return -1;
+    const char *w = strstr(line, " windows of "), *open = strstr(line, " (");
+    if (!w || !open || open > w || strncmp(line, "# ", 2) != 0) return;
+    const char *b = open;
+    while (b > line + 2 && b[-1] != '/') b--;
+    const char *sc = strstr(w, "RoPE scaling ");
+    sc = sc ? sc + strlen("RoPE scaling ") : "";
+    int keep = *sc && strncmp(sc, "as trained", 10) != 0;
+    size_t sl = strcspn(sc, " ,");
+    snprintf(label, n, "%.*s%s%.*s", (int)(open - b), b, keep ? " " : "", keep ? (int)sl : 0, sc);
+}
+
+/* Read the CSV: '#' comments (one may be "# ctx name=64 ...", or pelab eval's "..., trained
+ * context 512"), a header "position,a,b,...",
+ * then rows "p,v,v,...". Empty cells are NaN. */
+static int ex_load_file(const char *path, ex_table *t, char *err, size_t errlen)
+{
+    int first = t->models, rows = 0; /* this file's columns start at first */
     /* infile.h: /dev/zero, a FIFO nobody writes or a folder are refused before reading, and a
      * long read stops at q, Ctrl-C or a newer request */
     char *text = NULL;
@@ -66,14 +82,19 @@ static int ex_load(const app_state *st, ex_table *t, char *err, size_t errlen)
         snprintf(err, errlen, "--data %s: %s", path, strerror(errno));
         return -1;
     }
-    char line[4096];
-    int header = 0, rc = -1, ctx = 0;
+    char line[4096], label[32] = "";
+    int header = 0, rc = -1, ctx = 0, skip = -1; /* skip: the column of window counts */
     while (fgets(line, sizeof line, fp)) {
         line[strcspn(line, "\r\n")] = '\0';
         if (line[0] == '#') {
-            char *c = strstr(line, "ctx");
+            char *c = strstr(line, "# ctx ");
             char *eq = c ? strchr(c, '=') : NULL;
             if (c && eq && ctx == 0) ctx = atoi(eq + 1);
+            /* pelab eval's description line of a real model ends with its trained context */
+            const char *tc =
+                strstr(line, " windows of ") ? strstr(line, ", trained context ") : NULL;
+            if (tc && ctx == 0) ctx = atoi(tc + strlen(", trained context "));
+            if (!header && !label[0]) eval_label(line, label, sizeof label);
             continue;
         }
         if (!line[0]) continue;
@@ -83,56 +104,98 @@ static int ex_load(const app_state *st, ex_table *t, char *err, size_t errlen)
                 snprintf(err, errlen, "--data %s: the header must start with 'position'", path);
                 goto out;
             }
-            while ((tok = strtok_r(NULL, ",", &save)) && t->models < EX_MAX_MODELS)
-                snprintf(t->names[t->models++], sizeof t->names[0], "%s", tok);
-            if (t->models == 0) {
+            for (int col = 0; (tok = strtok_r(NULL, ",", &save)); col++) {
+                /* a real model's table (pelab eval --model M): "position,loss,windows", the
+                 * loss named after the model and its scaling, the counts not a curve */
+                if (label[0] && strcmp(tok, "windows") == 0) {
+                    skip = col;
+                    continue;
+                }
+                if (t->models >= EX_MAX_MODELS) {
+                    snprintf(err, errlen, "--data %s: more than %d curves in all", path,
+                             EX_MAX_MODELS);
+                    goto out;
+                }
+                snprintf(t->names[t->models++], sizeof t->names[0], "%s",
+                         label[0] && strcmp(tok, "loss") == 0 ? label : tok);
+            }
+            if (t->models == first) {
                 snprintf(err, errlen, "--data %s: no model columns after 'position'", path);
                 goto out;
             }
-            t->loss = malloc(sizeof *t->loss * (size_t)t->models * EX_MAX_ROWS);
-            if (!t->loss) {
+            double *grown = realloc(t->loss, sizeof *t->loss * (size_t)t->models * EX_MAX_ROWS);
+            if (!grown) {
                 snprintf(err, errlen, "out of memory");
                 goto out;
             }
+            t->loss = grown;
+            for (size_t i = (size_t)first * EX_MAX_ROWS; i < (size_t)t->models * EX_MAX_ROWS; i++)
+                t->loss[i] = NAN; /* a shorter file's curve ends where its rows do */
             header = 1;
             continue;
         }
-        if (t->rows >= EX_MAX_ROWS) break;
+        if (rows >= EX_MAX_ROWS) break;
         char *p = line, *end;
         long pos = strtol(p, &end, 10);
-        if (end == p || pos != t->rows) {
-            snprintf(err, errlen, "--data %s: row %d: expected position %d", path, t->rows + 2,
-                     t->rows);
+        if (end == p || pos != rows) {
+            snprintf(err, errlen, "--data %s: row %d: expected position %d", path, rows + 2, rows);
             goto out;
         }
         p = end;
-        for (int m = 0; m < t->models; m++) {
+        for (int m = first, col = 0; m < t->models; m++, col++) {
             double v = NAN;
             if (*p == ',') p++;
+            if (col == skip) { /* step over the counts */
+                p += strcspn(p, ",");
+                if (*p == ',') p++;
+                col++;
+            }
             if (*p && *p != ',') {
                 v = strtod(p, &end);
                 if (end == p || !isfinite(v)) {
                     snprintf(err, errlen, "--data %s: row %d, column %s: not a number", path,
-                             t->rows + 2, t->names[m]);
+                             rows + 2, t->names[m]);
                     goto out;
                 }
                 p = end;
             }
-            t->loss[(size_t)m * EX_MAX_ROWS + (size_t)t->rows] = v;
+            t->loss[(size_t)m * EX_MAX_ROWS + (size_t)rows] = v;
         }
-        t->rows++;
+        rows++;
     }
-    if (!header || t->rows == 0) {
+    if (!header || rows == 0) {
         snprintf(err, errlen, "--data %s: no rows", path);
         goto out;
     }
-    t->ctx = ctx > 0 ? ctx : t->rows / 4;
+    if (rows > t->rows) t->rows = rows;
+    if (t->ctx == 0) t->ctx = ctx > 0 ? ctx : rows / 4; /* the first file's */
     rc = 0;
 out:
     fclose(fp);
     free(text);
-    if (rc < 0) ex_free(t);
     return rc;
+}
+
+/* --data FILE or FILE,FILE,...: each file's curves in one figure (pelab eval --model M
+ * --extrapolate with none, linear, ntk, dynamic and yarn: the YaRN paper's figure). A name
+ * that exists as it is, commas and all, is one file. */
+static int ex_load(const app_state *st, ex_table *t, char *err, size_t errlen)
+{
+    memset(t, 0, sizeof *t);
+    char path[1024];
+    if (ex_path(st, path, sizeof path, err, errlen) < 0) return -1;
+    struct stat sb;
+    int whole = stat(path, &sb) == 0 || !strchr(path, ',');
+    for (char *at = path, *next; at; at = next) {
+        next = whole ? NULL : strchr(at, ',');
+        if (next) *next++ = '\0';
+        int rc = ex_load_file(at, t, err, errlen);
+        if (rc < 0) {
+            ex_free(t);
+            return rc;
+        }
+    }
+    return 0;
 }
 
 static double ex_at(const ex_table *t, int m, int p)
@@ -327,7 +390,8 @@ static const app_view_value ex_values[] = {
 
 const app_view app_view_extrapolation = {
     .name = "extrapolation",
-    .description = "the built-in models' loss by position, out to 4x their training length",
+    .description = "loss by position out to 4x the training length: the built-in models, or "
+                   "pelab eval --extrapolate tables of any model (--data)",
     .validate = NULL,
     .build = ex_build,
     .data = ex_data,

@@ -113,7 +113,7 @@ static int tiny_open(lmi_model *lm, const char *path, char *err, size_t errlen)
     in->caps = LMI_CAN_OFFSET;
     if (pe == MODEL_PE_ALIBI || pe == MODEL_PE_T5 || pe == MODEL_PE_NOPE) in->caps |= LMI_CAN_SPLIT;
     if (pe == MODEL_PE_ROPE) {
-        in->caps |= LMI_CAN_ROPE_BASE;
+        in->caps |= LMI_CAN_ROPE_BASE | LMI_CAN_ROPE_SCALING;
         in->rope_base = c->pe.base;
         pe_params p = c->pe; /* as the position data has it (model.c: head width) */
         p.dim = in->head_dim;
@@ -275,6 +275,14 @@ static int tiny_set_rope_base(lmi_session *s, double base, char *err, size_t err
     return rc;
 }
 
+static int tiny_set_rope_scaling(lmi_session *s, const pe_rope_scaling *sc, char *err,
+                                 size_t errlen)
+{
+    int rc = model_session_set_rope_scaling(TSESS(s), sc, err, errlen);
+    if (!rc && s->len) s->logits = TSESS(s)->logits;
+    return rc;
+}
+
 static int tiny_set_alibi_scale(lmi_session *s, double scale, char *err, size_t errlen)
 {
     int rc = model_session_set_alibi_scale(TSESS(s), scale, err, errlen);
@@ -347,4 +355,5 @@ const lmi_arch lmi_arch_tiny = {
     .set_rope_base = tiny_set_rope_base,
     .set_alibi_scale = tiny_set_alibi_scale,
     .pos_params = tiny_pos_params,
+    .set_rope_scaling = tiny_set_rope_scaling,
 };

@@ -287,10 +287,11 @@ int model_bench(const model *m, int train_steps, int session_steps, int threads,
 
 typedef struct model_session {
     const model *m;
-    int max_len;      /* capacity in tokens */
-    int len;          /* tokens so far */
-    int offset;       /* position experiment: token t sits at position offset + t */
-    double rope_base; /* rope: frequency base in use */
+    int max_len;                  /* capacity in tokens */
+    int len;                      /* tokens so far */
+    int offset;                   /* position experiment: token t sits at position offset + t */
+    double rope_base;             /* rope: frequency base in use */
+    pe_rope_scaling rope_scaling; /* rope: a context extension at inference (type NONE: none) */
     double alibi_slopes[MODEL_MAX_HEADS]; /* alibi: slopes in use */
     int *tokens;    /* (max_len) the tokens fed so far (replayed when a setting changes) */
     float *mem;     /* one allocation carved below */
@@ -347,6 +348,10 @@ int model_session_qk(const model_session *s, int layer, int head, int t, float *
                      char *err, size_t errlen);
 /* rope: frequency base (> 1); other schemes: PE_EINVAL. */
 int model_session_set_rope_base(model_session *s, double base, char *err, size_t errlen);
+/* rope: a context extension applied at inference (pe_rope_inv_freq's semantics; type NONE:
+ * as trained), the tokens replayed under it; other schemes: PE_EINVAL. */
+int model_session_set_rope_scaling(model_session *s, const pe_rope_scaling *sc, char *err,
+                                   size_t errlen);
 /* alibi: slopes = trained slopes * mult (mult >= 0); other schemes: PE_EINVAL. */
 int model_session_set_alibi_scale(model_session *s, double mult, char *err, size_t errlen);
 /* alibi: explicit slopes, one per head (each >= 0). */

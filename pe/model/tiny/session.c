@@ -32,12 +32,13 @@ void model_session_reset(model_session *s)
 static int build_pos(model_session *s, int offset, double rope_base, const double *slopes,
                      char *err, size_t errlen)
 {
-    const model_config *c = &s->m->cfg;
+    model_config c = s->m->cfg; /* with the scaling in use (the trained config has none) */
+    c.pe.scaling = s->rope_scaling;
     int rows = offset + s->max_len;
-    if (scheme(s) == MODEL_PE_LEARNED && rows > c->pos_len) rows = c->pos_len;
+    if (scheme(s) == MODEL_PE_LEARNED && rows > c.pos_len) rows = c.pos_len;
     nn_pos pos;
     nn_posbuf buf;
-    int rc = nn_pos_build(c, rows, rope_base, slopes, &pos, &buf, err, errlen);
+    int rc = nn_pos_build(&c, rows, rope_base, slopes, &pos, &buf, err, errlen);
     if (rc) return rc;
     nn_posbuf_free(s->posbuf);
     *s->posbuf = buf;
@@ -91,6 +92,7 @@ int model_session_init(model_session *s, const model *m, int max_len, char *err,
     s->y = p, p += C;
     s->h = p;
     s->rope_base = c->pe.base;
+    s->rope_scaling = c->pe.scaling;
     if (scheme(s) == MODEL_PE_ALIBI) {
         int rc = pe_alibi_slopes(c->heads, c->pe.slope_ratio, s->alibi_slopes, err, errlen);
         if (rc) {
@@ -366,6 +368,23 @@ int model_session_set_rope_base(model_session *s, double base, char *err, size_t
         return model_fail(err, errlen, PE_EINVAL, "--rope-base %g: the frequency base must be > 1",
                           base);
     return replay(s, s->offset, base, s->alibi_slopes, err, errlen);
+}
+
+int model_session_set_rope_scaling(model_session *s, const pe_rope_scaling *sc, char *err,
+                                   size_t errlen)
+{
+    if (scheme(s) != MODEL_PE_ROPE)
+        return model_fail(err, errlen, PE_EINVAL, "--scaling: the model uses %s, not rope",
+                          s->m->cfg.pe_name);
+    pe_rope_scaling old = s->rope_scaling;
+    s->rope_scaling = sc->type == PE_SCALING_NONE ? s->m->cfg.pe.scaling : *sc;
+    int rc = replay(s, s->offset, s->rope_base, s->alibi_slopes, err, errlen);
+    if (rc) { /* replay put the old tables back under the new scaling: build them once more */
+        s->rope_scaling = old;
+        char ignore[8];
+        replay(s, s->offset, s->rope_base, s->alibi_slopes, ignore, sizeof ignore);
+    }
+    return rc;
 }
 
 int model_session_set_alibi_slopes(model_session *s, const double *slopes, char *err, size_t errlen)
