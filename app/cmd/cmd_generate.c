@@ -15,6 +15,7 @@
 #include "commands.h"
 #include "lm.h"
 #include "lmi.h"
+#include "ids.h"
 #include "outfile.h"
 #include "tok.h"
 
@@ -29,52 +30,6 @@ static int gen_int(const char *opt, const char *s, long lo, long hi, long *out)
         return -1;
     }
     *out = v;
-    return 0;
-}
-
-/* "1,2,3" (spaces allowed) into a new array; -1 with a message naming the bad entry. */
-int app_parse_ids(const char *cmd, const char *s, int vocab, int **out, int *n)
-{
-    int cap = 16, k = 0;
-    int *v = malloc((size_t)cap * sizeof *v);
-    if (!v) return -1;
-    const char *p = s;
-    while (*p) {
-        while (*p == ' ' || *p == ',') p++;
-        if (!*p) break;
-        char *end;
-        errno = 0;
-        long x = strtol(p, &end, 10);
-        if (errno || end == p || x < 0 || (vocab > 0 && x >= vocab) || x > 1L << 30 ||
-            (*end && *end != ',' && *end != ' ')) {
-            int len = 0;
-            while (p[len] && p[len] != ',' && len < 20) len++;
-            if (vocab > 0)
-                fprintf(stderr, "pelab %s: --ids: \"%.*s\" is not a token id 0..%d\n", cmd, len, p,
-                        vocab - 1);
-            else
-                fprintf(stderr, "pelab %s: --ids: \"%.*s\" is not a token id\n", cmd, len, p);
-            free(v);
-            return -1;
-        }
-        if (k == cap) {
-            int *nv = realloc(v, (size_t)(cap *= 2) * sizeof *v);
-            if (!nv) {
-                free(v);
-                return -1;
-            }
-            v = nv;
-        }
-        v[k++] = (int)x;
-        p = end;
-    }
-    if (k == 0) {
-        fprintf(stderr, "pelab %s: --ids \"%s\": no ids (give them as 1,2,3)\n", cmd, s);
-        free(v);
-        return -1;
-    }
-    *out = v;
-    *n = k;
     return 0;
 }
 
@@ -296,7 +251,8 @@ static int cmd_generate(int argc, char **argv)
         n_prompt = ti.n;
         free(ti.spans);
     } else if (ids_arg) {
-        if (app_parse_ids("generate", ids_arg, V, &ids, &n_prompt)) {
+        if (app_ids_parse("ids", ids_arg, V, NULL, &ids, &n_prompt, err, sizeof err) < 0) {
+            fprintf(stderr, "pelab generate: %s\n", err);
             rc = 2;
             goto out;
         }

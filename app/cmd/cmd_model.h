@@ -1,13 +1,9 @@
 /* cmd_model.h: what the model commands lend others: saving a checkpoint, as `pelab train` does
- * (cmd_model.c; tests save with it), and reading --ids (cmd_generate.c). */
+ * (cmd_model.c; tests save with it). --ids is read by app_ids_parse (measures.h). */
 #ifndef PELAB_APP_CMD_MODEL_H
 #define PELAB_APP_CMD_MODEL_H
 
 #include <stdio.h>
-
-/* "1,2,3" into a new array of n ids, each 0..vocab-1 (vocab <= 0: no upper bound); -1 after a
- * message on stderr naming cmd and the bad entry (cmd_generate.c). */
-int app_parse_ids(const char *cmd, const char *s, int vocab, int **out, int *n);
 
 /* `pelab eval`'s rows (cmd_model.c): the built-in models' and, with --model M --text FILE, a
  * real checkpoint's (cmd_eval_lm.c), in one table and one parse. */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "ids.h"
 #include "tok.h"
 
 /* The token's text with control characters, quotes, backslashes and invalid UTF-8 escaped. */
@@ -66,48 +67,14 @@ static char *read_stdin(size_t *n)
     return buf;
 }
 
-/* "1,2,3" into ids (a new array); -1 with a message naming --decode and the bad entry. */
-static int parse_ids(const char *s, int vocab, int **out, int *n)
-{
-    int cap = 16, k = 0;
-    int *v = malloc((size_t)cap * sizeof *v);
-    for (const char *p = s; v && *p;) {
-        while (*p == ' ' || *p == ',') p++;
-        if (!*p) break;
-        char *end;
-        long x = strtol(p, &end, 10);
-        if (end == p || x < 0 || x >= vocab || (*end && *end != ',' && *end != ' ')) {
-            int len = 0;
-            while (p[len] && p[len] != ',' && len < 20) len++;
-            fprintf(stderr, "pelab tokenize: --decode: \"%.*s\" is not a token id 0..%d\n", len, p,
-                    vocab - 1);
-            free(v);
-            return -1;
-        }
-        if (k == cap) {
-            int *nv = realloc(v, (size_t)(cap *= 2) * sizeof *v);
-            if (!nv) free(v);
-            v = nv;
-            if (!v) break;
-        }
-        v[k++] = (int)x;
-        p = end;
-    }
-    if (!v || k == 0) {
-        fprintf(stderr, "pelab tokenize: --decode \"%s\": no ids (give them as 1,2,3)\n", s);
-        free(v);
-        return -1;
-    }
-    *out = v;
-    *n = k;
-    return 0;
-}
-
 static int run_decode(const pe_tok *t, const char *arg)
 {
     int *ids = NULL, n = 0;
-    if (parse_ids(arg, pe_tok_vocab_size(t), &ids, &n) < 0) return 2;
     char *text = NULL, err[512];
+    if (app_ids_parse("decode", arg, pe_tok_vocab_size(t), NULL, &ids, &n, err, sizeof err) < 0) {
+        fprintf(stderr, "pelab tokenize: %s\n", err);
+        return 2;
+    }
     size_t len = 0;
     int rc = pe_tok_decode(t, ids, n, &text, &len, err, sizeof err);
     free(ids);

@@ -1,13 +1,18 @@
 /* similarity.c: PE(p).PE(q) over all pairs of positions, raw or cosine. For large L the
  * interactive figure is computed at the resolution it is drawn at (one position per cell, the
  * one at its centre), which is what the eye can see anyway; exports of the numbers are always
- * full. */
+ * full.
+ *
+ * --pe learned shows the shipped learned model's trained table (issue 23), as the heatmap does:
+ * its own width (d = 64) and rows, the rows past its context never trained and positions past
+ * its rows without a vector (NaN); --weights init the seeded N(0, std) start at --len, --dim. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "colormap.h"
+#include "trained.h"
 #include "views.h"
 
 static int sim_validate(const app_state *st, char *err, size_t errlen)
@@ -106,6 +111,36 @@ static int is_learned(const app_state *st)
     return strcmp(st->enc->name, "learned") == 0;
 }
 
+/* The trained table instead of the seeded one (cached in slot 2; NULL when not asked for). */
+static int learned_trained(const app_state *st)
+{
+    return is_learned(st) && !st->attn.weights_init;
+}
+static const app_trained *trained_table(app_view_ctx *c, char *err, size_t errlen)
+{
+    return app_trained_get(c, 2, "learned", err, errlen);
+}
+
+/* The similarity of the trained table's rows at positions pos[0..n) into out (n, n): NaN where
+ * a position has no row. */
+static void trained_similarity(const app_trained *t, const int *pos, size_t n, int cosine,
+                               float *out)
+{
+    pe_matrix m = {
+        .rows = (size_t)t->pos.rows, .cols = (size_t)t->pos.cols, .data = (float *)t->pos.values};
+    int *in = calloc(n ? n : 1, sizeof *in);
+    if (!in) {
+        for (size_t i = 0; i < n * n; i++) out[i] = NAN;
+        return;
+    }
+    for (size_t i = 0; i < n; i++) in[i] = pos[i] < t->pos.rows ? pos[i] : 0;
+    sampled_similarity(&m, in, n, cosine, out);
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n; j++)
+            if (pos[i] >= t->pos.rows || pos[j] >= t->pos.rows) out[i * n + j] = NAN;
+    free(in);
+}
+
 /* The learned rows pos[0..n) as a (n, d) matrix (its data malloc'd), for sampled_similarity. */
 static int learned_rows(const app_state *st, const pe_rng *states, const int *pos, size_t n,
                         pe_matrix *out, char *err, size_t errlen)
@@ -133,14 +168,28 @@ static int sim_build(app_view_ctx *c, const app_state *st, scene *s, const scene
                      char *err, size_t errlen)
 {
     const fig_theme *th = fig_theme_get(st->dark);
-    int closed = is_sinusoidal(st), rows = is_learned(st);
-    const pe_matrix *tab = closed || rows ? NULL : app_enc_table(c, st->enc, &st->p, err, errlen);
+    int trained = learned_trained(st);
+    int closed = is_sinusoidal(st), rows = is_learned(st) && !trained;
+    const app_trained *tm = trained ? trained_table(c, err, errlen) : NULL;
+    if (trained && !tm) return -1;
+    const pe_matrix *tab =
+        closed || rows || trained ? NULL : app_enc_table(c, st->enc, &st->p, err, errlen);
     const pe_rng *states = rows ? app_view_learned_states(c, 1, st, err, errlen) : NULL;
-    if (!closed && !tab && !states) return -1;
+    if (!closed && !tab && !states && !tm) return -1;
     char title[128], sub[256];
-    snprintf(title, sizeof title, "%s: %s PE(p)%sPE(q)", st->enc->name,
-             st->cosine ? "cosine similarity" : "dot product", t->cells ? "." : "\xc2\xb7");
+    if (trained)
+        snprintf(title, sizeof title, "learned, trained: %s PE(p)%sPE(q)",
+                 st->cosine ? "cosine similarity" : "dot product", t->cells ? "." : "\xc2\xb7");
+    else
+        snprintf(title, sizeof title, "%s: %s PE(p)%sPE(q)", st->enc->name,
+                 st->cosine ? "cosine similarity" : "dot product", t->cells ? "." : "\xc2\xb7");
     app_subtitle(st, sub, sizeof sub);
+    if (trained) { /* the model's own width and rows, not --dim, --base and --seed */
+        char none[48] = "";
+        if (tm->pos.rows < st->p.len) snprintf(none, sizeof none, ", none past %d", tm->pos.rows);
+        snprintf(sub, sizeof sub, "%.40s  d=%d (the model's)  L=%d  rows from %d never trained%s",
+                 tm->name, tm->pos.cols, st->p.len, tm->pos.reached, none);
+    }
     fig_rect r = app_frame(s, t, th, title, sub);
 
     /* sample at most as many positions as the figure has pixels across: cell i shows the
@@ -162,11 +211,14 @@ static int sim_build(app_view_ctx *c, const app_state *st, scene *s, const scene
         const pe_encoding *enc;
         pe_params p;
         size_t n;
-        int cosine;
+        int cosine, trained;
     } key;
     memset(&key, 0, sizeof key);
     key.enc = st->enc;
-    if (rows) {
+    key.trained = trained;
+    if (trained) {
+        key.p.len = st->p.len;
+    } else if (rows) {
         key.p.len = st->p.len;
         key.p.dim = st->p.dim;
         key.p.seed = st->p.seed;
@@ -190,6 +242,8 @@ static int sim_build(app_view_ctx *c, const app_state *st, scene *s, const scene
                 free(pos);
                 return -1;
             }
+        } else if (trained) {
+            trained_similarity(tm, pos, n, st->cosine, sim);
         } else if (rows) {
             pe_matrix m = {0};
             int *ids = malloc(n * sizeof *ids);
@@ -215,6 +269,11 @@ static int sim_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     fig_axes a = app_draw_matrix(s, t, th, r, sim, n, n, n, 0, (double)L, 0, (double)L,
                                  "position q", "position p", map, vmin, vmax,
                                  st->cosine ? "cosine" : "dot product", th->mask);
+    if (trained && tm->pos.reached < st->p.len) { /* where the rows training reached end */
+        char lab[32];
+        snprintf(lab, sizeof lab, "ctx %d", tm->pos.reached);
+        fig_hmark(s, t, th, &a, tm->pos.reached, lab);
+    }
     c->main = a;
     fig_mark_main(s, a.area, "plot");
     c->has_main = 1;
@@ -234,6 +293,9 @@ static int sim_build(app_view_ctx *c, const app_state *st, scene *s, const scene
                 return -1;
             }
             if (st->cosine) v /= st->p.dim / 2;
+        } else if (trained) {
+            trained_similarity(tm, pp, 2, st->cosine, v2);
+            v = v2[1];
         } else if (rows) {
             pe_matrix m = {0};
             if (learned_rows(st, states, pp, 2, &m, err, errlen) < 0) {
@@ -257,6 +319,28 @@ static int sim_build(app_view_ctx *c, const app_state *st, scene *s, const scene
 
 static int sim_data(app_view_ctx *c, const app_state *st, app_data *out, char *err, size_t errlen)
 {
+    if (learned_trained(st)) { /* (len, len) of the trained rows, NaN past them */
+        const app_trained *tm = trained_table(c, err, errlen);
+        if (!tm) return -1;
+        size_t L = (size_t)st->p.len, R = L < (size_t)tm->pos.rows ? L : (size_t)tm->pos.rows;
+        pe_matrix m = {.rows = R, .cols = (size_t)tm->pos.cols, .data = (float *)tm->pos.values},
+                  sim = {0};
+        if (pe_similarity(&m, st->cosine, &sim, err, errlen) < 0) return -1;
+        if (app_data_alloc(out, 2, L, L, 0, err, errlen) < 0) {
+            pe_matrix_free(&sim);
+            return -1;
+        }
+        for (size_t i = 0; i < L; i++)
+            for (size_t j = 0; j < L; j++)
+                out->data[i * L + j] = i < R && j < R ? sim.data[i * R + j] : NAN;
+        pe_matrix_free(&sim);
+        snprintf(out->what, sizeof out->what,
+                 "(len, len): %s of PE(p) and PE(q), learned, trained (%.60s: d %d, rows from %d "
+                 "never trained; nan: no row), float32",
+                 st->cosine ? "cosine similarity" : "dot product", tm->name, tm->pos.cols,
+                 tm->pos.reached);
+        return 0;
+    }
     const pe_matrix *tab = app_enc_table(c, st->enc, &st->p, err, errlen);
     if (!tab) return -1;
     pe_matrix sim = {0};
@@ -278,7 +362,7 @@ const app_view app_view_similarity = {
     .validate = sim_validate,
     .build = sim_build,
     .data = sim_data,
-    .options = "pe dim len base layout freq std seed similarity cmap",
+    .options = "pe dim len base layout freq std seed weights similarity cmap",
     /* PE(p).PE(q) sums over the dimensions: their order (--layout) does not change it */
     .not_in_subtitle = "layout",
 };

@@ -5,6 +5,7 @@
 
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -40,6 +41,22 @@ static inline int test_run(const char *prog, const char *const *args, const char
     if (k > 0 && err[k - 1] == '\n') err[k - 1] = '\0';
     unlink(errpath);
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+/* The bytes of the file at path (malloc'd, a NUL after them) and their count in *len; NULL when
+ * it cannot be read. For reading back what a run wrote. */
+static inline char *test_slurp(const char *path, size_t *len)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return NULL;
+    fseek(fp, 0, SEEK_END);
+    long n = ftell(fp);
+    fseek(fp, 0, SEEK_SET);
+    char *b = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    *len = b ? fread(b, 1, (size_t)n, fp) : 0;
+    if (b) b[*len] = '\0';
+    fclose(fp);
+    return b;
 }
 
 #endif

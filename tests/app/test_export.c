@@ -42,20 +42,6 @@ static int dir_entries(void)
     return n;
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return NULL;
-    fseek(fp, 0, SEEK_END);
-    long n = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    *len = fread(b, 1, (size_t)n, fp);
-    b[*len] = '\0';
-    fclose(fp);
-    return b;
-}
-
 static void check_png(const char *path)
 {
     FILE *fp = fopen(path, "rb");
@@ -134,7 +120,7 @@ int main(int argc, char **argv)
         rename(p1, p2);
         run((const char *[]){"export", "decay", "-o", p1, NULL});
         size_t n1 = 0, n2 = 0;
-        char *a = slurp(p1, &n1), *b = slurp(p2, &n2);
+        char *a = test_slurp(p1, &n1), *b = test_slurp(p2, &n2);
         TAP_OK(a && b && n1 == n2 && memcmp(a, b, n1) == 0, ".%s identical on two runs (%zu, %zu)",
                exts[e], n1, n2);
         TAP_OK(a && (e == 1 ? strstr(a, "<svg") != NULL : strncmp(a, "%PDF", 4) == 0),
@@ -197,7 +183,7 @@ int main(int argc, char **argv)
     rc = run((const char *[]){"export", "heatmap", "--dim", "8", "--len", "16", "--base", "100",
                               "-o", p1, NULL});
     size_t n = 0;
-    char *npy = slurp(p1, &n);
+    char *npy = test_slurp(p1, &n);
     TAP_OK(rc == 0 && npy && memcmp(npy, "\x93NUMPY", 6) == 0, "NPY magic");
     if (npy && n > 10) {
         size_t hl = (unsigned char)npy[8] | (size_t)(unsigned char)npy[9] << 8;
@@ -214,7 +200,7 @@ int main(int argc, char **argv)
     /* ALiBi numbers: (heads, L, L) with -inf above the diagonal */
     snprintf(p1, sizeof p1, "%s/a.npy", dir);
     rc = run((const char *[]){"export", "alibi", "--len", "5", "-o", p1, NULL});
-    npy = slurp(p1, &n);
+    npy = test_slurp(p1, &n);
     if (rc == 0 && npy) {
         size_t hl = (unsigned char)npy[8] | (size_t)(unsigned char)npy[9] << 8;
         const float *f = (const float *)(npy + 10 + hl);
@@ -278,17 +264,17 @@ int main(int argc, char **argv)
     TAP_OK(rc == 2 && strstr(errtext, "-o "), "an output under a regular file is refused: %s",
            errtext);
     size_t kn = 0;
-    char *keep = slurp(notdir, &kn);
+    char *keep = test_slurp(notdir, &kn);
     TAP_OK(keep && strcmp(keep, "keep me\n") == 0, "and the file is untouched");
     free(keep);
     /* an existing output is replaced whole, and a refused export leaves it as it was */
     snprintf(p1, sizeof p1, "%s/keep.csv", dir);
     run((const char *[]){"export", "decay", "-o", p1, NULL});
     size_t before = 0;
-    char *b1 = slurp(p1, &before);
+    char *b1 = test_slurp(p1, &before);
     rc = run((const char *[]){"export", "decay", "--dim", "7", "-o", p1, NULL});
     size_t after = 0;
-    char *b2 = slurp(p1, &after);
+    char *b2 = test_slurp(p1, &after);
     TAP_OK(rc == 2 && b1 && b2 && before == after && memcmp(b1, b2, before) == 0,
            "a refused export leaves the existing file as it was");
     free(b1);

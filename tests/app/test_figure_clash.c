@@ -17,17 +17,41 @@
 #include "explorer.h"
 #include "figure.h"
 #include "frontend.h"
+#include "options.h"
 #include "raster.h"
 #include "tap.h"
 
 #include "layout_cases.h"
 
-/* the views whose figures are held to this (issue 11's rvb part) */
-static const char *const views[] = {"rope",  "decay", "extension", "resolution",
-                                    "t5",    "alibi", "xl",        "frequencies",
-                                    "table", "usage", "distance",  "model-distance"};
-/* the table view once per kind of position parameters (issue 23); the other views: the default */
-static const char *const table_models[] = {"learned", "sinusoidal", "t5", "alibi", "rope"};
+/* the views whose figures are held to this (issue 11's rvb part), each under a setting
+ * ("option=value"; NULL: the defaults): the table view once per kind of position parameters and
+ * the measure views in each of their layouts (issue 23) */
+static const struct {
+    const char *view, *set;
+} runs[] = {
+    {"rope", NULL},
+    {"decay", NULL},
+    {"extension", NULL},
+    {"resolution", NULL},
+    {"t5", NULL},
+    {"alibi", NULL},
+    {"xl", NULL},
+    {"frequencies", NULL},
+    {"table", "model=learned"},
+    {"table", "model=sinusoidal"},
+    {"table", "model=t5"},
+    {"table", "model=alibi"},
+    {"table", "model=rope"},
+    {"usage", NULL},
+    {"usage", "show=massive"},
+    {"distance", NULL},
+    {"distance", "per-head=on"},
+    {"distance", "by=position"},
+    {"model-distance", NULL},
+    {"sinks", NULL},
+    {"similarity", NULL},
+    {"similarity", "pe=learned"},
+};
 
 typedef struct box {
     double x0, y0, x1, y1;
@@ -135,20 +159,27 @@ static void check_heads(const scene *s, char *why, size_t n)
                  ranges);
 }
 
-static void run_case(scene *s, size_t v, const size_case *c, const char *model)
+static void run_case(scene *s, size_t v, const size_case *c, const char *set)
 {
     const char *name = app_view_at(v)->name;
     app_state st;
     app_state_default(&st);
     st.view = (int)v;
-    if (model) snprintf(st.attn.model_name, sizeof st.attn.model_name, "%s", model);
+    char err[512] = "";
+    if (set) { /* "option=value" */
+        char opt[64];
+        const char *eq = strchr(set, '=');
+        snprintf(opt, sizeof opt, "%.*s", (int)(eq - set), set);
+        const app_option *o = app_option_find(opt);
+        if (!o || app_option_set(&st, o, eq + 1, err, sizeof err) < 0)
+            TAP_OK(0, "%s: --%s (%s)", name, set, err);
+    }
     st.zoom = c->zoom;
     app_explorer *x = calloc(1, sizeof *x);
     app_explorer_init(x, &st, c->fe == FE_WINDOW);
     scene_target t = c->fe == FE_TERMINAL
                          ? cellgrid_target(c->w, c->h)
                          : raster_target(c->w, c->h, raster_font_px(c->w, c->h, c->zoom));
-    char err[512] = "";
     int ok;
     if (c->fe == FE_EXPORT) {
         /* as pelab export builds it: no cursor, no hints naming options to try */
@@ -164,8 +195,8 @@ static void run_case(scene *s, size_t v, const size_case *c, const char *model)
         ok = x->view_error[0] == '\0';
         snprintf(err, sizeof err, "%s", x->view_error);
     }
-    char what[96];
-    snprintf(what, sizeof what, "%s%s%s %s %dx%d%s", name, model ? " " : "", model ? model : "",
+    char what[128];
+    snprintf(what, sizeof what, "%s%s%s %s %dx%d%s", name, set ? " " : "", set ? set : "",
              fe_name[c->fe], c->w, c->h,
              c->zoom != 1 ? (c->zoom == 1.5 ? " zoom 150%" : " zoom 200%") : "");
     char why[600];
@@ -189,17 +220,11 @@ int main(void)
 {
     scene s;
     scene_init(&s, 1, 1, 0);
-    for (size_t k = 0; k < sizeof views / sizeof views[0]; k++)
+    for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++)
         for (size_t v = 0; v < app_view_count(); v++)
-            if (!strcmp(app_view_at(v)->name, views[k]))
-                for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-                    if (strcmp(views[k], "table") != 0) {
-                        run_case(&s, v, &cases[c], NULL);
-                        continue;
-                    }
-                    for (size_t m = 0; m < sizeof table_models / sizeof table_models[0]; m++)
-                        run_case(&s, v, &cases[c], table_models[m]);
-                }
+            if (!strcmp(app_view_at(v)->name, runs[k].view))
+                for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+                    run_case(&s, v, &cases[c], runs[k].set);
     scene_free(&s);
     return tap_done();
 }

@@ -14,6 +14,7 @@
 #include "explorer.h"
 #include "figure.h"
 #include "frontend.h"
+#include "options.h"
 #include "raster.h"
 #include "tap.h"
 
@@ -267,6 +268,7 @@ typedef struct variant {
     double rope_base;
     const char *model; /* NULL: the default model */
     int part;          /* the table view's --part */
+    const char *set;   /* "option=value" besides, or NULL */
 } variant;
 
 static void run_case(scene *s, size_t v, const variant *var, const size_case *c, const char *dump)
@@ -282,6 +284,15 @@ static void run_case(scene *s, size_t v, const variant *var, const size_case *c,
         st.attn.rope_base = var->rope_base;
         if (var->model) snprintf(st.attn.model_name, sizeof st.attn.model_name, "%s", var->model);
         st.attn.table_part = var->part;
+        char serr[256] = "";
+        if (var->set) {
+            char opt[64];
+            const char *eq = strchr(var->set, '=');
+            snprintf(opt, sizeof opt, "%.*s", (int)(eq - var->set), var->set);
+            const app_option *o = app_option_find(opt);
+            if (!o || app_option_set(&st, o, eq + 1, serr, sizeof serr) < 0)
+                TAP_OK(0, "%s: --%s (%s)", name, var->set, serr);
+        }
     }
     app_explorer *x = calloc(1, sizeof *x);
     app_explorer_init(x, &st, c->fe == FE_WINDOW);
@@ -338,17 +349,23 @@ static void run_case(scene *s, size_t v, const variant *var, const size_case *c,
 /* The attention views' other layouts: the content/position split, a base experiment (the gauge
  * panel), the log and no-first colour scales. */
 static const variant variants[] = {
-    {"attention", "split", 1, APP_SCALE_LINEAR, 0, NULL, 0},
-    {"attention", "base-experiment", 0, APP_SCALE_LINEAR, 500, NULL, 0},
-    {"attention", "nofirst", 0, APP_SCALE_NOFIRST, 0, NULL, 0},
-    {"compare", "log", 0, APP_SCALE_LOG, 0, NULL, 0},
+    {"attention", "split", 1, APP_SCALE_LINEAR, 0, NULL, 0, NULL},
+    {"attention", "base-experiment", 0, APP_SCALE_LINEAR, 500, NULL, 0, NULL},
+    {"attention", "nofirst", 0, APP_SCALE_NOFIRST, 0, NULL, 0, NULL},
+    {"compare", "log", 0, APP_SCALE_LOG, 0, NULL, 0, NULL},
     /* the table view of every kind of position parameters (issue 23), and its single panels */
-    {"table", "learned", 0, 0, 0, "learned", 0},
-    {"table", "learned-pca", 0, 0, 0, "learned", 3},
-    {"table", "learned-curve", 0, 0, 0, "learned", 4},
-    {"table", "sinusoidal", 0, 0, 0, "sinusoidal", 0},
-    {"table", "t5", 0, 0, 0, "t5", 0},
-    {"table", "alibi", 0, 0, 0, "alibi", 0},
+    {"table", "learned", 0, 0, 0, "learned", 0, NULL},
+    {"table", "learned-pca", 0, 0, 0, "learned", 3, NULL},
+    {"table", "learned-curve", 0, 0, 0, "learned", 4, NULL},
+    {"table", "sinusoidal", 0, 0, 0, "sinusoidal", 0, NULL},
+    {"table", "t5", 0, 0, 0, "t5", 0, NULL},
+    {"table", "alibi", 0, 0, 0, "alibi", 0, NULL},
+    /* the measure views' other layouts, and similarity of the trained learned table */
+    {"usage", "massive", 0, 0, 0, NULL, 0, "show=massive"},
+    {"distance", "per-head", 0, 0, 0, NULL, 0, "per-head=on"},
+    {"distance", "by-position", 0, 0, 0, NULL, 0, "by=position"},
+    {"similarity", "learned", 0, 0, 0, NULL, 0, "pe=learned"},
+    {"heatmap", "learned", 0, 0, 0, NULL, 0, "pe=learned"},
 };
 
 int main(void)

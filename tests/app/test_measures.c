@@ -8,8 +8,9 @@
  * - q and k (lmi_qk, before the rotation) are checked by rotating them here with RoPE's formula
  *   in double (theta_k = base^(-2k/d)) and recomputing every attention row of the rope model
  *   and of stories260K (../shared/realmodels) from them: softmax(q.k / sqrt(d)) equals
- *   lmi_attn_row. stories260K's distance numbers are then summed from those rows, and the usage
- *   view's pair norms and massive-value shares from those q and k.
+ *   lmi_attn_row. stories260K's distance and sink numbers are then summed from those rows, and
+ *   the usage view's pair norms and massive values (the (layers, heads, band) shares of
+ *   --show massive, and the header's per-band shares) from those q and k.
  * - Analytic properties: a model against itself is at distance 0, the distance is symmetric and
  *   at most ln 2; the weights by distance and by position each add up to one per query. */
 #include <math.h>
@@ -367,6 +368,12 @@ static void qk_model(const char *what, const char *model_opt, const char *path, 
                        calloc((size_t)L * H * np, sizeof(double))};
     static const double lams[2] = {5, 1.5}; /* the paper's, and one that finds some */
     long band[2][2][5] = {{{0}}}, massive[2][2] = {{0}};
+    /* (lambda, side): massive counts per (layer, head, band) */
+    long *lhb[2][2];
+    for (int li = 0; li < 2; li++)
+        for (int side = 0; side < 2; side++)
+            lhb[li][side] = calloc((size_t)L * H * 5, sizeof(long));
+    double *alpha = calloc((size_t)L * H, sizeof(double)); /* sinks: sum over prompts */
     double worst = 0;
     dist_ref r;
     dist_ref_init(&r, L, H, T);
@@ -383,6 +390,9 @@ static void qk_model(const char *what, const char *model_opt, const char *path, 
         for (int l = 0; l < L; l++)
             for (int h = 0; h < H; h++) {
                 dist_add(&r, l, h, n, rows + ((size_t)l * H + h) * n * n, l == 0 && h == 0);
+                double a0 = 0; /* alpha: the mean over the queries of their weight on token 0 */
+                for (int t = 0; t < n; t++) a0 += rows[(((size_t)l * H + h) * n + t) * n] / n;
+                alpha[l * H + h] += a0 / ps->n;
                 for (int side = 0; side < 2; side++) {
                     const float *x = (side ? ks : qs) + ((size_t)l * H + h) * n * hd;
                     double *acc = norm[side] + ((size_t)l * H + h) * np;
@@ -408,6 +418,7 @@ static void qk_model(const char *what, const char *model_opt, const char *path, 
                                         : in->pairing == PE_PAIRING_HALF ? (i < np ? i : i - np)
                                                                          : i / 2;
                                 band[li][side][k < 0 ? 4 : k * 4 / np]++;
+                                lhb[li][side][((size_t)l * H + h) * 5 + (k < 0 ? 4 : k * 4 / np)]++;
                                 massive[li][side]++;
                             }
                 }
@@ -420,6 +431,25 @@ static void qk_model(const char *what, const char *model_opt, const char *path, 
     if (check_dist) {
         const char *extra[] = {model_opt, ids_opt, NULL};
         dist_check(what, &r, tokens, extra);
+    }
+    {
+        /* sinks: alpha(l, h) from the rows made here from q and k */
+        const char *opts[] = {model_opt, ids_opt, NULL};
+        app_data d = {0};
+        int rc = view_data("sinks", opts, &d, err, sizeof err);
+        double wa = 0;
+        int above = 0;
+        for (int i = 0; rc == 0 && i < L * H; i++)
+            wa = fmax(wa, fabs(d.data[i] - alpha[i])), above += alpha[i] > 0.3;
+        TAP_OK(rc == 0 && d.ndim == 2 && (int)d.shape[0] == L && (int)d.shape[1] == H && wa < 2e-6,
+               "%s: sinks alpha (%d, %d) equals the rows' weight on token 0 here (max %.2g; %s)",
+               what, L, H, wa, err);
+        char want[64];
+        snprintf(want, sizeof want, "(%d of %d)", above, L * H);
+        TAP_OK(rc == 0 && strstr(d.what, want) && strstr(d.what, "(layers, heads)") &&
+                   strstr(d.what, ids_opt ? "--ids" : "held-out presets"),
+               "%s: the sinks header names the axes, the prompts and %s: %s", what, want, d.what);
+        app_data_free(&d);
     }
     for (int li = 0; li < 2; li++)
         for (int side = 0; side < 2; side++) {
@@ -444,8 +474,46 @@ static void qk_model(const char *what, const char *model_opt, const char *path, 
                    "%s: usage %s %s massive shares %s (%ld found): %s", what, opts[1], opts[2],
                    want, massive[li][side], d.what);
             app_data_free(&d);
+            /* --show massive: (layers, heads, band), each entry its count over all massive */
+            const char *om[] = {model_opt, opts[1], opts[2], "show=massive", ids_opt, NULL};
+            rc = view_data("usage", om, &d, err, sizeof err);
+            int nb = in->rot_dim < hd ? 5 : 4;
+            TAP_OK(rc == 0 && d.ndim == 3 && (int)d.shape[0] == L && (int)d.shape[1] == H &&
+                       (int)d.shape[2] == nb,
+                   "%s: usage --show massive %s %s is (layers %d, heads %d, bands %d) (%s)", what,
+                   opts[1], opts[2], L, H, nb, err);
+            double wm = 0, tot = 0, bsum[5] = {0};
+            for (int lh = 0; rc == 0 && lh < L * H; lh++)
+                for (int b = 0; b < nb; b++) {
+                    double want_v = massive[li][side] ? (double)lhb[li][side][(size_t)lh * 5 + b] /
+                                                            massive[li][side]
+                                                      : 0;
+                    double got = d.data[(size_t)lh * nb + b];
+                    wm = fmax(wm, fabs(got - want_v));
+                    tot += got;
+                    bsum[b] += got;
+                }
+            double ws = 0;
+            for (int b = 0; b < nb && massive[li][side]; b++)
+                ws = fmax(ws, fabs(bsum[b] - (double)band[li][side][b] / massive[li][side]));
+            TAP_OK(rc == 0 && wm < 1e-12 && ws < 1e-12 &&
+                       (massive[li][side] ? fabs(tot - 1) < 1e-9 : tot == 0),
+                   "%s: usage %s %s massive shares per (layer, head, band) equal the counts here "
+                   "(max %.2g), sum over layers and heads to the band shares (%.2g), in all to %s "
+                   "(%.6f)",
+                   what, opts[1], opts[2], wm, ws, massive[li][side] ? "1" : "0", tot);
+            char found[64];
+            snprintf(found, sizeof found, "%ld of %ld", massive[li][side],
+                     (long)ps->n * L * H * hd);
+            TAP_OK(rc == 0 && strstr(d.what, "(layers, heads, band)") && strstr(d.what, want) &&
+                       strstr(d.what, found),
+                   "%s: the massive header names the axes, the shares %s and %s: %s", what, want,
+                   found, d.what);
+            app_data_free(&d);
         }
     free(norm[0]), free(norm[1]);
+    for (int li = 0; li < 2; li++) free(lhb[li][0]), free(lhb[li][1]);
+    free(alpha);
     dist_ref_free(&r);
     lmi_close(&m);
 }
@@ -514,6 +582,69 @@ int main(void)
            "(%s)",
            err);
     app_data_free(&d);
+    /* stories260K against the shipped rope model on the same 64 ids (both vocabularies hold
+     * them; the rope model's context): its rows made here from q and k, rope's the tiny model's
+     * own step attention, the JSD and the min over head pairs here; layers past rope's 3 NaN */
+    {
+        enum { N2 = 64 };
+        int ids2[N2];
+        static char ids2_opt[1024];
+        size_t k2 = (size_t)snprintf(ids2_opt, sizeof ids2_opt, "ids=");
+        for (int t = 0; t < N2; t++) {
+            x = x * 1103515245u + 12345u;
+            ids2[t] = t == 0 ? 1 : (int)(3 + (x >> 16) % 290);
+            k2 += (size_t)snprintf(ids2_opt + k2, sizeof ids2_opt - k2, "%s%d", t ? "," : "",
+                                   ids2[t]);
+        }
+        lmi_model sm = {0};
+        lmi_session ss = {0};
+        int ok = lmi_open(&sm, path, err, sizeof err) == 0 &&
+                 lmi_session_init(&ss, &sm, N2, err, sizeof err) == 0;
+        for (int t = 0; ok && t < N2; t++) ok = lmi_step(&ss, ids2[t], NULL, err, sizeof err) == 0;
+        int L1 = sm.info.layers, H1 = sm.info.heads, hd = sm.info.head_dim, L2 = 0, H2 = 0;
+        float *qs = malloc(sizeof *qs * (size_t)L1 * H1 * N2 * hd);
+        float *ks = malloc(sizeof *ks * (size_t)L1 * H1 * N2 * hd);
+        double w = 0;
+        double *r1 = ok ? qk_rows(&ss, N2, qs, ks, &w) : NULL;
+        float *r2 = step_rows("rope", ids2, N2, &L2, &H2);
+        float *f1 = malloc(sizeof *f1 * (size_t)N2 * N2);
+        char refm[1100];
+        snprintf(refm, sizeof refm, "reference=%s", path);
+        const char *om[] = {refm, "against=rope", ids2_opt, NULL};
+        int rc2 = view_data("model-distance", om, &d, err, sizeof err);
+        int Lc = L1 < L2 ? L1 : L2;
+        TAP_OK(r1 && r2 && rc2 == 0 && d.ndim == 2 && (int)d.shape[0] == (L1 > L2 ? L1 : L2) &&
+                   d.shape[1] == 1,
+               "model-distance stories260K against rope: (layers %d, 1 model) (%s)",
+               L1 > L2 ? L1 : L2, err);
+        double worst = 0;
+        int nan_past = 1;
+        for (int l = 0; r1 && r2 && rc2 == 0 && l < Lc; l++) {
+            double best = INFINITY;
+            for (int h1 = 0; h1 < H1; h1++) {
+                for (int i = 0; i < N2 * N2; i++)
+                    f1[i] = (float)r1[((size_t)l * H1 + h1) * N2 * N2 + (size_t)i];
+                for (int h2 = 0; h2 < H2; h2++) {
+                    double sum = 0;
+                    for (int t = 0; t < N2; t++)
+                        sum += jsd(f1 + (size_t)t * N2, r2 + (((size_t)l * H2 + h2) * N2 + t) * N2,
+                                   t + 1);
+                    best = fmin(best, sum / N2);
+                }
+            }
+            worst = fmax(worst, fabs(d.data[l] - best));
+            tap_diag("stories260K~rope layer %d: %.4f", l, d.data[l]);
+        }
+        for (int l = Lc; rc2 == 0 && l < (int)d.shape[0]; l++) nan_past &= isnan(d.data[l]);
+        TAP_OK(r1 && r2 && rc2 == 0 && worst < 1e-6 && nan_past,
+               "model-distance stories260K against rope equals the min over head pairs of the "
+               "JSD here at layers 0..%d (max %.2g), NaN past them",
+               Lc - 1, worst);
+        app_data_free(&d);
+        free(r1), free(r2), free(f1), free(qs), free(ks);
+        lmi_session_free(&ss);
+        lmi_close(&sm);
+    }
     /* refusals: a model without RoPE, a tokenizer that is missing */
     const char *nr[] = {"model=alibi", NULL};
     rc = view_data("usage", nr, &d, err, sizeof err);

@@ -11,15 +11,23 @@
  *   - the principal components: the covariance of the trained rows diagonalised here by Jacobi
  *     rotations (not the view's subspace iteration), its variance shares and the scores up to
  *     each component's sign, the never-trained rows projected onto the same axes;
- *   - T5: each head's bias at every distance is the stored value of the distance's bucket. */
+ *   - T5: each head's bias at every distance is the stored value of the distance's bucket;
+ *   - a Hugging Face GPT-2 (a small random folder written here): `pelab export table --model DIR`
+ *     through the real binary (argv[1]), its CSV and NPY equal to the wpe read back from the
+ *     safetensors bytes, its cosines and PCA to the computations here;
+ *   - similarity --pe learned: the trained table's dot products and cosines, NaN past its rows. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include "attn.h"
 #include "options.h"
+#include "pe/realmodel/writer.h"
+#include "runproc.h"
 #include "tap.h"
 #include "views.h"
 
@@ -123,6 +131,79 @@ static void jacobi(double *a, int n, double *ev, double *v)
             }
 }
 
+/* A view's numbers as doubles (malloc'd). */
+static double *as_double(const app_data *d)
+{
+    size_t n = d->shape[0] * (d->ndim > 1 ? d->shape[1] : 1) * (d->ndim > 2 ? d->shape[2] : 1);
+    double *v = malloc(sizeof *v * (n ? n : 1));
+    for (size_t i = 0; v && i < n; i++) v[i] = at(d, i);
+    return v;
+}
+
+/* got (rows, rows) against the cosine of every pair of rows of tab, here. */
+static void check_cosine(const char *what, const float *tab, size_t rows, size_t cols,
+                         const double *got)
+{
+    double worst = got ? 0 : INFINITY;
+    for (size_t i = 0; got && i < rows; i++)
+        for (size_t j = 0; j < rows; j++) {
+            double s = 0, a = 0, b = 0;
+            for (size_t k = 0; k < cols; k++) {
+                s += (double)tab[i * cols + k] * tab[j * cols + k];
+                a += (double)tab[i * cols + k] * tab[i * cols + k];
+                b += (double)tab[j * cols + k] * tab[j * cols + k];
+            }
+            worst = fmax(worst, fabs(got[i * rows + j] - s / sqrt(a * b)));
+        }
+    TAP_OK(worst < 1e-6, "%s: cosine similarity of every row pair (max error %.2g)", what, worst);
+}
+
+/* got (rows, k) PCA scores and the header's "variance shares" against the covariance of rows
+ * 0..reached-1 of tab diagonalised here by Jacobi; every row projected (trained or not). Returns
+ * the first component's share. */
+static double check_pca(const char *what, const float *tab, size_t rows, size_t cols, int reached,
+                        const double *got, int k, const char *header)
+{
+    int n = (int)cols;
+    double *mean = calloc(cols, sizeof *mean), *cov = calloc(cols * cols, sizeof *cov);
+    double *ev = calloc(cols, sizeof *ev), *vec = calloc(cols * cols, sizeof *vec);
+    for (int i = 0; i < reached; i++)
+        for (int a = 0; a < n; a++) mean[a] += tab[(size_t)i * cols + a] / (double)reached;
+    for (int i = 0; i < reached; i++)
+        for (int a = 0; a < n; a++)
+            for (int b = 0; b < n; b++)
+                cov[a * n + b] += (tab[(size_t)i * cols + a] - mean[a]) *
+                                  (tab[(size_t)i * cols + b] - mean[b]) / (reached - 1);
+    double total = 0;
+    for (int a = 0; a < n; a++) total += cov[a * n + a];
+    jacobi(cov, n, ev, vec);
+    double serr = got ? 0 : INFINITY, verr = got ? 0 : INFINITY;
+    for (int q = 0; q < k && got; q++) {
+        /* the share in the header ("variance shares 0.8142 ...") to 4 decimals */
+        const char *sh = strstr(header, "variance shares");
+        double share = NAN;
+        if (sh) {
+            sh += strlen("variance shares");
+            for (int j = 0; j <= q; j++) share = strtod(sh, (char **)&sh);
+        }
+        serr = fmax(serr, fabs(share - ev[q] / total));
+        /* the scores against (x - mean) . v_q, up to the sign, every row */
+        double sg = 0;
+        for (size_t i = 0; i < rows; i++) {
+            double s = 0;
+            for (int a = 0; a < n; a++) s += (tab[i * cols + (size_t)a] - mean[a]) * vec[a * n + q];
+            if (i == 0) sg = got[i * (size_t)k + (size_t)q] * s < 0 ? -1 : 1;
+            verr = fmax(verr, fabs(got[i * (size_t)k + (size_t)q] - sg * s));
+        }
+    }
+    TAP_OK(serr < 6e-5, "%s: variance shares of the first %d components (max error %.2g)", what, k,
+           serr);
+    TAP_OK(verr < 1e-5, "%s: scores of every row on them (max error %.2g)", what, verr);
+    double first = total > 0 ? ev[0] / total : 0;
+    free(mean), free(cov), free(ev), free(vec);
+    return first;
+}
+
 static void test_learned(void)
 {
     size_t nw = 0;
@@ -173,70 +254,23 @@ static void test_learned(void)
     TAP_OK(dtrained > 0.05, "the trained rows moved from their init (max change %.3f)", dtrained);
     app_data_free(&di);
 
-    /* cosine of rows, here */
-    app_data dc = {0};
+    /* cosine of rows and the PCA, here */
+    app_data dc = {0}, dp = {0};
     rc = view_data("learned", "cosine", "trained", &dc, &c, err, sizeof err);
     TAP_OK(rc == 0 && dc.shape[0] == rows && dc.shape[1] == rows, "cosine data (%s)", err);
-    double worst = 0;
-    for (size_t i = 0; rc == 0 && i < rows; i++)
-        for (size_t j = 0; j < rows; j++) {
-            double s = 0, a = 0, b = 0;
-            for (size_t k = 0; k < cols; k++) {
-                s += (double)tab[i * cols + k] * tab[j * cols + k];
-                a += (double)tab[i * cols + k] * tab[i * cols + k];
-                b += (double)tab[j * cols + k] * tab[j * cols + k];
-            }
-            worst = fmax(worst, fabs(at(&dc, i * rows + j) - s / sqrt(a * b)));
-        }
-    TAP_OK(rc == 0 && worst < 1e-6, "cosine similarity of every row pair (max error %.2g)", worst);
-    app_data_free(&dc);
-
-    /* PCA: the covariance of rows 0..ctx-1 by Jacobi */
-    app_data dp = {0};
+    double *cosv = rc == 0 ? as_double(&dc) : NULL;
+    check_cosine("learned", tab, rows, cols, cosv);
     rc = view_data("learned", "pca", "trained", &dp, &c, err, sizeof err);
     int k = rc == 0 ? (int)dp.shape[1] : 0;
     TAP_OK(rc == 0 && dp.shape[0] == rows && k >= 3, "pca data, %d components (%s)", k, err);
-    int n = (int)cols;
-    double *mean = calloc(cols, sizeof *mean), *cov = calloc(cols * cols, sizeof *cov);
-    double *ev = calloc(cols, sizeof *ev), *vec = calloc(cols * cols, sizeof *vec);
-    for (int i = 0; i < ctx; i++)
-        for (int a = 0; a < n; a++) mean[a] += tab[(size_t)i * cols + a] / (double)ctx;
-    for (int i = 0; i < ctx; i++)
-        for (int a = 0; a < n; a++)
-            for (int b = 0; b < n; b++)
-                cov[a * n + b] += (tab[(size_t)i * cols + a] - mean[a]) *
-                                  (tab[(size_t)i * cols + b] - mean[b]) / (ctx - 1);
-    double total = 0;
-    for (int a = 0; a < n; a++) total += cov[a * n + a];
-    jacobi(cov, n, ev, vec);
-    double serr = 0, verr = 0;
-    for (int q = 0; q < k && rc == 0; q++) {
-        /* the share in the header ("variance shares 0.8142 ...") to 4 decimals */
-        const char *sh = strstr(dp.what, "variance shares");
-        double share = NAN;
-        if (sh) {
-            sh += strlen("variance shares");
-            for (int j = 0; j <= q; j++) share = strtod(sh, (char **)&sh);
-        }
-        serr = fmax(serr, fabs(share - ev[q] / total));
-        /* the scores against (x - mean) . v_q, up to the sign, every row */
-        double sg = 0;
-        for (size_t i = 0; i < rows; i++) {
-            double s = 0;
-            for (int a = 0; a < n; a++) s += (tab[i * cols + (size_t)a] - mean[a]) * vec[a * n + q];
-            if (i == 0) sg = at(&dp, i * (size_t)k + (size_t)q) * s < 0 ? -1 : 1;
-            verr = fmax(verr, fabs(at(&dp, i * (size_t)k + (size_t)q) - sg * s));
-        }
-    }
-    TAP_OK(serr < 6e-5, "variance shares of the first %d components (max error %.2g)", k, serr);
-    TAP_OK(verr < 1e-5, "scores of every row on them, trained and never trained (max error %.2g)",
-           verr);
-    TAP_OK(ev[0] / total > 0.5,
+    double *pcav = rc == 0 ? as_double(&dp) : NULL;
+    double first = check_pca("learned", tab, rows, cols, ctx, pcav, k, rc == 0 ? dp.what : "");
+    TAP_OK(first > 0.5,
            "the first component holds most of the trained rows' variance "
            "(%.3f): position 0..%d is nearly a line",
-           ev[0] / total, ctx - 1);
-    free(mean), free(cov), free(ev), free(vec);
-    app_data_free(&dp);
+           first, ctx - 1);
+    free(cosv), free(pcav);
+    app_data_free(&dc), app_data_free(&dp);
     app_data_free(&d);
     app_view_ctx_free(&c);
     free(w);
@@ -451,12 +485,217 @@ static void test_real(void)
     app_view_ctx_free(&c);
 }
 
-int main(void)
+/* ---- a GPT-2's wpe through `pelab export table` ---------------------------------------- */
+
+enum { G_D = 32, G_H = 4, G_L = 2, G_V = 61, G_P = 24 };
+
+/* The tensor name of a safetensors file read back: (count) float32 values, malloc'd. */
+static float *st_tensor(const char *path, const char *name, size_t count)
+{
+    size_t len = 0;
+    char *b = test_slurp(path, &len);
+    float *out = NULL;
+    if (b && len > 8) {
+        uint64_t hl = 0;
+        for (int i = 7; i >= 0; i--) hl = hl << 8 | (unsigned char)b[i];
+        char key[80];
+        snprintf(key, sizeof key, "\"%s\"", name);
+        char *at = hl < len ? strstr(b + 8, key) : NULL;
+        char *off = at ? strstr(at, "\"data_offsets\":[") : NULL;
+        if (off) {
+            size_t o = strtoull(off + strlen("\"data_offsets\":["), NULL, 10);
+            if (8 + hl + o + 4 * count <= len && (out = malloc(4 * count)))
+                memcpy(out, b + 8 + hl + o, 4 * count); /* little-endian float32, as here */
+        }
+    }
+    free(b);
+    return out;
+}
+
+/* An .npy (float32 or float64, 2-D) as doubles; shape into r, c. */
+static double *read_npy(const char *path, size_t *r, size_t *c)
+{
+    size_t len = 0;
+    char *b = test_slurp(path, &len);
+    double *v = NULL;
+    if (b && len > 10 && memcmp(b, "\x93NUMPY", 6) == 0) {
+        size_t hl = (unsigned char)b[8] | (size_t)(unsigned char)b[9] << 8;
+        int f8 = strstr(b + 10, "'<f8'") != NULL;
+        char *sh = strstr(b + 10, "'shape': (");
+        if (sh && sscanf(sh, "'shape': (%zu, %zu)", r, c) == 2) {
+            size_t n = *r * *c, es = f8 ? 8 : 4;
+            if (10 + hl + n * es <= len && (v = malloc(sizeof *v * (n ? n : 1))))
+                for (size_t i = 0; i < n; i++) {
+                    const char *p = b + 10 + hl + i * es;
+                    if (f8) {
+                        memcpy(&v[i], p, 8);
+                    } else {
+                        float f;
+                        memcpy(&f, p, 4);
+                        v[i] = f;
+                    }
+                }
+        }
+    }
+    free(b);
+    return v;
+}
+
+/* A CSV export's numbers (the lines not starting with '#') as doubles, *n of them; its third
+ * comment line (what the axes are) into what. */
+static double *read_csv(const char *path, size_t *n, char *what, size_t wn)
+{
+    size_t len = 0;
+    char *b = test_slurp(path, &len);
+    double *v = b ? malloc(sizeof *v * (len / 2 + 1)) : NULL;
+    *n = 0;
+    what[0] = '\0';
+    int comment = 0;
+    for (char *line = b, *next; v && line && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next) *next++ = '\0';
+        if (line[0] == '#') {
+            if (++comment == 3) snprintf(what, wn, "%s", line);
+            continue;
+        }
+        for (char *p = line; *p;) {
+            char *end;
+            double x = strtod(p, &end);
+            if (end == p) break;
+            v[(*n)++] = x;
+            p = *end == ',' ? end + 1 : end;
+        }
+    }
+    free(b);
+    return v;
+}
+
+static void test_gpt2(const char *pelab)
+{
+    const char *tmp = getenv("TMPDIR");
+    char dir[1024], model[1100], path[1200], errpath[1200], err[2048] = "";
+    snprintf(dir, sizeof dir, "%s/pelab-table-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!TAP_OK(mkdtemp(dir) != NULL, "a temporary folder %s", dir)) return;
+    snprintf(model, sizeof model, "%s/gpt2", dir);
+    snprintf(errpath, sizeof errpath, "%s/stderr.txt", dir);
+    TAP_OK(wr_gpt2(model, "F32", G_D, G_H, G_L, G_V, G_P) == 0,
+           "wrote a random GPT-2 folder (d %d, %d positions)", G_D, G_P);
+    snprintf(path, sizeof path, "%s/model.safetensors", model);
+    float *wpe = st_tensor(path, "wpe.weight", (size_t)G_P * G_D);
+    TAP_OK(wpe != NULL, "its wpe.weight read back from the safetensors bytes");
+    if (!wpe) return;
+    static const char *const files[] = {"t.csv", "t.npy", "c.npy", "p.csv", "p.npy"};
+    static const char *const parts[] = {"table", "table", "cosine", "pca", "pca"};
+    char out[5][1200];
+    int lines = 0;
+    for (int i = 0; i < 5; i++) {
+        snprintf(out[i], sizeof out[i], "%s/%s", dir, files[i]);
+        const char *args[] = {"export", "table", "--model", model, "--part",
+                              parts[i], "-o",    out[i],    NULL};
+        int st = test_run(pelab, args, NULL, errpath, err, sizeof err, &lines);
+        TAP_OK(st == 0, "pelab export table --model DIR --part %s -o %s (%d: %s)", parts[i],
+               files[i], st, err);
+    }
+    /* the table: CSV and NPY, entry for entry */
+    size_t n = 0, r = 0, c = 0;
+    char what[1024];
+    double *tc = read_csv(out[0], &n, what, sizeof what);
+    double *tn = read_npy(out[1], &r, &c);
+    size_t bad = 0;
+    for (size_t i = 0; tc && tn && i < (size_t)G_P * G_D; i++)
+        bad += tn[i] != (double)wpe[i] || (float)tc[i] != wpe[i];
+    TAP_OK(tc && tn && n == (size_t)G_P * G_D && r == G_P && c == G_D && bad == 0,
+           "CSV and NPY: the (%d, %d) wpe of the checkpoint (%zu entries differ)", G_P, G_D, bad);
+    TAP_OK(strstr(what, "(position, dim)") && strstr(what, "trained") &&
+               !strstr(what, "never trained"),
+           "the CSV header names the axes, a trained table every row of which training reached: "
+           "%s",
+           what);
+    /* the cosines (NPY) and the PCA (NPY scores, the CSV header's shares) against here */
+    double *cn = read_npy(out[2], &r, &c);
+    check_cosine("gpt2", wpe, G_P, G_D, cn && r == G_P && c == G_P ? cn : NULL);
+    size_t np = 0;
+    double *pc = read_csv(out[3], &np, what, sizeof what);
+    double *pn = read_npy(out[4], &r, &c);
+    int k = pn && r == G_P ? (int)c : 0;
+    TAP_OK(k >= 3 && pc && np == (size_t)G_P * k, "pca: (%d positions, %d components)", G_P, k);
+    double worst = 0;
+    for (size_t i = 0; k && i < np; i++) worst = fmax(worst, fabs(pc[i] - pn[i]));
+    TAP_OK(k && worst < 1e-8, "pca: the CSV and the NPY agree (%.2g)", worst);
+    check_pca("gpt2", wpe, G_P, G_D, G_P, k ? pn : NULL, k, what);
+    free(tc), free(tn), free(cn), free(pc), free(pn), free(wpe);
+    for (int i = 0; i < 5; i++) unlink(out[i]);
+    snprintf(path, sizeof path, "%s/config.json", model);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/model.safetensors", model);
+    unlink(path);
+    rmdir(model);
+    rmdir(dir);
+}
+
+/* similarity --pe learned: the trained table's rows, (len, len), NaN past them */
+static void test_similarity(void)
+{
+    size_t nw = 0;
+    float *w = read_weights("learned", &nw);
+    size_t off = 299 * 64; /* the vocabulary's rows first */
+    for (int cosine = 0; cosine < 2; cosine++) {
+        char err[512] = "";
+        app_view_ctx c = {0};
+        app_data d = {0};
+        const char *o[] = {"view", "similarity", "pe",         "learned",
+                           "len",  "300",        "similarity", cosine ? "cosine" : "dot",
+                           NULL};
+        int rc = state_data(o, &d, &c, err, sizeof err);
+        TAP_OK(rc == 0 && d.ndim == 2 && d.shape[0] == 300 && d.shape[1] == 300 && w,
+               "similarity --pe learned --len 300 (%s): (300, 300) (%s)", cosine ? "cosine" : "dot",
+               err);
+        double worst = 0;
+        size_t nan_bad = 0;
+        for (size_t i = 0; rc == 0 && w && i < 300; i++)
+            for (size_t j = 0; j < 300; j++) {
+                double v = at(&d, i * 300 + j);
+                if (i >= 256 || j >= 256) {
+                    nan_bad += !isnan(v);
+                    continue;
+                }
+                const float *a = w + off + i * 64, *b = w + off + j * 64;
+                double s = 0, na = 0, nb = 0;
+                for (int k = 0; k < 64; k++)
+                    s += (double)a[k] * b[k], na += (double)a[k] * a[k], nb += (double)b[k] * b[k];
+                double want = cosine ? s / sqrt(na * nb) : s;
+                worst = fmax(worst, fabs(v - want));
+            }
+        TAP_OK(rc == 0 && worst < 2e-6 && nan_bad == 0,
+               "its %s of the checkpoint's rows 0..255 (max error %.2g), NaN past them (%zu not)",
+               cosine ? "cosines" : "dot products", worst, nan_bad);
+        TAP_OK(rc == 0 && strstr(d.what, "trained"), "the export says trained: %s", d.what);
+        app_data_free(&d);
+        /* the figure's sample too: build at a size where every position is a cell */
+        app_view_ctx_free(&c);
+    }
+    /* --weights init: the seeded table again, at the --dim asked for */
+    char err[512] = "";
+    app_view_ctx c = {0};
+    app_data d = {0};
+    const char *o[] = {"view", "similarity", "pe",      "learned", "len", "32",
+                       "dim",  "16",         "weights", "init",    NULL};
+    int rc = state_data(o, &d, &c, err, sizeof err);
+    TAP_OK(rc == 0 && d.shape[0] == 32 && !strstr(d.what, "trained"),
+           "--weights init: the seeded (32, 32) similarity (%s)", rc ? err : d.what);
+    app_data_free(&d);
+    app_view_ctx_free(&c);
+    free(w);
+}
+
+int main(int argc, char **argv)
 {
     test_real();
     test_learned();
     test_trained_views();
+    test_similarity();
     test_t5();
     test_lines();
+    if (TAP_OK(argc > 1, "the pelab binary is argv[1]")) test_gpt2(argv[1]);
     return tap_done();
 }

@@ -206,8 +206,12 @@ int main(void)
     const char *sc[] = {"view",       "similarity", "len",  "2048", "dim", "1536",
                         "similarity", "cosine",     "base", "500",  NULL};
     check_matrix("similarity sinusoidal cosine", sc, 1, 2048, 2048, at_2d, 1e-6);
-    const char *sl[] = {"view", "similarity", "pe", "learned", "len", "2048", "dim", "256", NULL};
+    const char *sl[] = {"view", "similarity", "pe",      "learned", "len", "2048",
+                        "dim",  "256",        "weights", "init",    NULL};
     check_matrix("similarity learned", sl, 1, 2048, 2048, at_2d, 1e-5);
+    /* the trained table (256 rows): its sample, NaN past the rows, as the data has it */
+    const char *st5[] = {"view", "similarity", "pe", "learned", "len", "1000", NULL};
+    check_matrix("similarity learned, trained", st5, 1, 1000, 1000, at_2d, 1e-5);
     const char *a1[] = {"view", "alibi", "len", "1500", "heads", "6", "scale", "per-head", NULL};
     check_matrix("alibi 6 heads", a1, 6, 1500, 1500, at_3d, 0);
     const char *a2[] = {"view", "alibi", "len",   "1500",     "heads", "12",

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "assets.h"
+#include "ids.h"
 #include "textclean.h"
 #include "options.h"
 #include "views.h"
@@ -141,50 +142,16 @@ static void get_prompt(const app_state *st, char *buf, size_t n)
 }
 
 /* --ids 1,2,3: token ids given instead of a prompt (a real model needs no tokenizer then). The
- * list is checked here for its form; the ids against the vocabulary when the model runs. */
-static int parse_ids(const char *v, int *out, int cap, char *err, size_t errlen)
-{
-    int n = 0;
-    const char *p = v;
-    while (*p) {
-        while (*p == ' ' || *p == ',') p++;
-        if (!*p) break;
-        if (*p < '0' || *p > '9') {
-            snprintf(err, errlen,
-                     "--ids '%.60s': '%c' is not a digit (allowed: token ids like 1,2,3)", v, *p);
-            return -1;
-        }
-        long x = 0;
-        while (*p >= '0' && *p <= '9') {
-            x = x * 10 + (*p++ - '0');
-            if (x > 16777215) {
-                snprintf(err, errlen, "--ids '%.60s': an id past 16777215", v);
-                return -1;
-            }
-        }
-        if (*p && *p != ',' && *p != ' ') {
-            snprintf(err, errlen, "--ids '%.60s': '%c' after an id (allowed: token ids like 1,2,3)",
-                     v, *p);
-            return -1;
-        }
-        if (out && n < cap) out[n] = (int)x;
-        n++;
-    }
-    return n;
-}
-
+ * list is checked here for its form (app_ids_parse, measures.h); the ids against the vocabulary
+ * when the model runs. */
 static int set_ids(app_state *st, const char *v, char *err, size_t errlen)
 {
     if (strcmp(v, "none") == 0 || !*v) {
         st->attn.ids[0] = '\0';
         return 0;
     }
-    int n = parse_ids(v, NULL, 0, err, errlen);
-    if (n < 0) return -1;
-    if (n == 0) {
-        snprintf(err, errlen, "--ids '%.60s': no id (allowed: token ids like 1,2,3, or none)", v);
-        return -1;
-    }
+    int n = 0;
+    if (app_ids_parse("ids", v, 0, NULL, NULL, &n, err, errlen) < 0) return -1;
     return set_text("ids", st->attn.ids, sizeof st->attn.ids, v, err, errlen);
 }
 static void get_ids(const app_state *st, char *buf, size_t n)
@@ -562,21 +529,9 @@ static int split_text(const lmi_model *m, const char *text, app_attn_token *tok,
 static int ids_tokens(const lmi_model *m, const char *list, app_attn_token *tok, int cap, char *err,
                       size_t errlen)
 {
-    int n = parse_ids(list, NULL, 0, err, errlen);
-    if (n < 0) return -1;
-    int *ids = malloc((size_t)(n > 0 ? n : 1) * sizeof *ids);
-    if (!ids) {
-        snprintf(err, errlen, "out of memory for %d ids", n);
+    int *ids = NULL, n = 0;
+    if (app_ids_parse("ids", list, m->info.vocab, m->info.name, &ids, &n, err, errlen) < 0)
         return -1;
-    }
-    parse_ids(list, ids, n, err, errlen);
-    for (int i = 0; i < n; i++)
-        if (ids[i] >= m->info.vocab) {
-            snprintf(err, errlen, "--ids: id %d is past the vocabulary of %s (allowed 0..%d)",
-                     ids[i], m->info.name, m->info.vocab - 1);
-            free(ids);
-            return -1;
-        }
     for (int i = 0; i < n && i < cap; i++) {
         memset(&tok[i], 0, sizeof tok[i]);
         tok[i].id = ids[i];

@@ -39,6 +39,7 @@ typedef struct app_attn_state {
     char against[1024];    /* model-distance: comma-separated models; "" = the other shipped */
     double massive_lambda; /* usage: a dimension is massive above lambda x the mean (5) */
     int qk_side;           /* usage: 0 = q, 1 = k */
+    int usage_show;        /* usage: 0 = the pair norms, 1 = the massive values' shares */
 } app_attn_state;
 
 /* The defaults: the rope model on the "toy" preset, compared with alibi, the last token. */

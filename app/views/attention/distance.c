@@ -26,95 +26,79 @@
 #include "measures.h"
 #include "views.h"
 
-typedef struct dist_key {
-    char model[1024];
-    app_mset_key prompts;
-} dist_key;
-
 /* The cached result. Arrays after the struct, each (layers, heads, T) or (T). */
 typedef struct dist_result {
-    int layers, heads, T, prompts, tokens;
-    char name[128];
-    char desc[160], brief[64];
+    int layers, heads, T;
+    app_measure_about about;
     double *dist, *recv;           /* (layers, heads, T) sums, then means (NaN: no query) */
     double *dist_cnt, *recv_cnt;   /* (T) */
     double *dist_unif, *recv_unif; /* (T) uniform attention's mean */
     double data[];
 } dist_result;
 
+typedef struct dist_run {
+    dist_result *r;
+    float *row; /* (T) */
+} dist_run;
+
+/* One prompt's rows added to the sums. */
+static int dist_prompt(void *arg, const lmi_session *s, int n, char *err, size_t errlen)
+{
+    dist_result *r = ((dist_run *)arg)->r;
+    float *row = ((dist_run *)arg)->row;
+    int L = r->layers, H = r->heads, T = r->T;
+    for (int l = 0; l < L; l++)
+        for (int h = 0; h < H; h++) {
+            double *ds = r->dist + ((size_t)l * H + h) * T, *rs = r->recv + ((size_t)l * H + h) * T;
+            for (int t = 0; t < n; t++) {
+                if (lmi_attn_row(s, l, h, t, row, NULL, NULL, err, errlen) < 0) return -1;
+                /* the counts are the same for every head: kept once, from head (0, 0) */
+                int first = l == 0 && h == 0;
+                pe_attn_distance_add_row(row, (size_t)t, ds, first ? r->dist_cnt : NULL, rs,
+                                         first ? r->recv_cnt : NULL);
+                if (first)
+                    for (int j = 0; j <= t; j++) {
+                        r->dist_unif[t - j] += 1.0 / (t + 1);
+                        r->recv_unif[j] += 1.0 / (t + 1);
+                    }
+            }
+        }
+    return 0;
+}
+
 static const dist_result *dist_measure(app_view_ctx *c, const app_state *st, char *err,
                                        size_t errlen)
 {
-    dist_key key;
-    memset(&key, 0, sizeof key);
-    if (app_attn_model_path(st->attn.model_name, key.model, sizeof key.model, err, errlen) < 0)
-        return NULL;
-    app_mset_key_of(st, &key.prompts);
+    app_measure_key key;
+    if (app_measure_key_of(st, &key, err, errlen) < 0) return NULL;
     dist_result *r = app_cache_get(c, 0, &key, sizeof key);
     if (r) return r;
-    lmi_model m = {0};
-    if (app_measure_open(st, "model", st->attn.model_name, &m, err, errlen) < 0) return NULL;
-    app_mset ps;
-    if (app_mset_load(&ps, &m, st, 0, err, errlen) < 0) {
-        lmi_close(&m);
-        return NULL;
-    }
-    int L = m.info.layers, H = m.info.heads, T = ps.longest;
+    app_measure ms;
+    if (app_measure_begin(&ms, st, err, errlen) < 0) return NULL;
+    int L = ms.m.info.layers, H = ms.m.info.heads, T = ms.ps.longest;
     size_t lht = (size_t)L * (size_t)H * (size_t)T;
     r = app_cache_put(c, 0, &key, sizeof key,
                       sizeof *r + sizeof(double) * (2 * lht + 4 * (size_t)T));
     if (!r) {
         snprintf(err, errlen, "%s", app_cache_error());
-        app_mset_free(&ps);
-        lmi_close(&m);
+        app_measure_end(&ms);
         return NULL;
     }
     r->layers = L;
     r->heads = H;
     r->T = T;
-    r->prompts = ps.n;
-    r->tokens = ps.tokens;
-    app_measure_name(st->attn.model_name, &m.info, r->name, sizeof r->name);
-    app_fmt(r->desc, sizeof r->desc, "%s", ps.desc);
-    app_fmt(r->brief, sizeof r->brief, "%s", ps.brief);
     r->dist = r->data;
     r->recv = r->dist + lht;
     r->dist_cnt = r->recv + lht;
     r->recv_cnt = r->dist_cnt + T;
     r->dist_unif = r->recv_cnt + T;
     r->recv_unif = r->dist_unif + T;
-    float *row = malloc(sizeof *row * (size_t)T);
-    int rc = row ? 0 : -1;
-    if (!row) snprintf(err, errlen, "out of memory");
-    for (int p = 0; p < ps.n && rc == 0; p++) {
-        lmi_session s = {0};
-        int n = ps.len[p];
-        rc = app_mset_run(&ps, p, &m, &s, err, errlen);
-        for (int l = 0; l < L && rc == 0; l++)
-            for (int h = 0; h < H && rc == 0; h++) {
-                double *ds = r->dist + ((size_t)l * H + h) * T,
-                       *rs = r->recv + ((size_t)l * H + h) * T;
-                for (int t = 0; t < n && rc == 0; t++) {
-                    if (lmi_attn_row(&s, l, h, t, row, NULL, NULL, err, errlen) < 0) {
-                        rc = -1;
-                        break;
-                    }
-                    /* the counts are the same for every head: kept once, from head (0, 0) */
-                    int first = l == 0 && h == 0;
-                    pe_attn_distance_add_row(row, (size_t)t, ds, first ? r->dist_cnt : NULL, rs,
-                                             first ? r->recv_cnt : NULL);
-                    if (first)
-                        for (int j = 0; j <= t; j++) {
-                            r->dist_unif[t - j] += 1.0 / (t + 1);
-                            r->recv_unif[j] += 1.0 / (t + 1);
-                        }
-                }
-            }
-        lmi_session_free(&s);
-    }
-    free(row);
-    app_mset_free(&ps);
-    lmi_close(&m);
+    dist_run u = {r, malloc(sizeof(float) * (size_t)T)};
+    int rc = u.row ? app_measure_each(&ms, dist_prompt, &u, err, errlen) : -1;
+    if (!u.row) snprintf(err, errlen, "out of memory");
+    free(u.row);
+    app_measure_about_of(&ms, st, &r->about);
+    app_measure_end(&ms);
     if (rc < 0) {
         app_cache_put(c, 0, "", 0, 0); /* forget the half-made result */
         return NULL;
@@ -156,14 +140,15 @@ static int dist_build(app_view_ctx *c, const app_state *st, scene *s, const scen
     char title[256], sub[320];
     if (per_head)
         app_fmt(title, sizeof title, "%s in %s, layer %d: each head",
-                byp ? "Attention received by position" : "Attention by distance", r->name, layer);
+                byp ? "Attention received by position" : "Attention by distance", r->about.name,
+                layer);
     else
         app_fmt(title, sizeof title, "%s in %s, each layer",
-                byp ? "Attention received by position" : "Attention by distance", r->name);
+                byp ? "Attention received by position" : "Attention by distance", r->about.name);
     app_fmt(sub, sizeof sub, "%s; %s, %d tokens; dashed: uniform attention",
             byp ? "mean weight key j receives from the queries t >= j"
                 : "mean weight on the key r = t - j back",
-            r->brief, r->tokens);
+            r->about.brief, r->about.tokens);
     fig_rect area = app_frame(s, t, th, title, sub);
     int n = per_head ? H : L;
     if (n > DIST_MAX_CURVES) n = DIST_MAX_CURVES;
@@ -256,7 +241,7 @@ static int dist_data(app_view_ctx *c, const app_state *st, app_data *out, char *
             "(layers, heads, %s): mean attention %s over %s, %d tokens; NaN: no query",
             st->attn.by_position ? "position j" : "distance r",
             st->attn.by_position ? "key j receives from queries t >= j" : "at distance r = t - j",
-            r->desc, r->tokens);
+            r->about.desc, r->about.tokens);
     return 0;
 }
 

@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "attn.h"
+#include "ids.h"
 #include "infile.h"
-#include "lm.h"
 #include "lm.h"
 #include "views.h"
 
@@ -18,7 +18,6 @@ static const char *const mset_presets[] = {"toy", "cake", "friend", "long", "sta
 #define N_PRESETS     (sizeof mset_presets / sizeof mset_presets[0])
 #define MSET_MAX_TEXT ((size_t)4 << 20) /* --text: at most 4 MiB */
 #define MSET_MAX_WIN  256               /* --text: at most this many windows are measured */
-#define MSET_MAX_IDS  4096
 
 void app_fmt(char *buf, size_t n, const char *fmt, ...)
 {
@@ -92,36 +91,6 @@ static int tokenize_all(const lmi_model *m, const char *what, const char *text, 
     return n;
 }
 
-/* --ids "1,2,3" into ids (at most cap): spaces and commas separate ids, as the option row that
- * checked the value reads them (attn.c); count or -1 with err. */
-static int parse_ids(const char *v, int *ids, int cap, char *err, size_t errlen)
-{
-    int n = 0;
-    const char *p = v;
-    while (*p) {
-        while (*p == ' ' || *p == ',') p++;
-        if (!*p) break;
-        char *end;
-        errno = 0;
-        long x = strtol(p, &end, 10);
-        if (end == p || errno || x < 0 || x > 16777215L || (*end && *end != ',' && *end != ' ')) {
-            app_fmt(err, errlen, "--ids '%.60s': not a list of token ids (allowed: 1,2,3)", v);
-            return -1;
-        }
-        if (n >= cap) {
-            app_fmt(err, errlen, "--ids: more than %d ids (allowed at most %d)", cap, cap);
-            return -1;
-        }
-        ids[n++] = (int)x;
-        p = end;
-    }
-    if (n == 0) {
-        app_fmt(err, errlen, "--ids: no id (allowed: token ids like 1,2,3)");
-        return -1;
-    }
-    return n;
-}
-
 int app_mset_load(app_mset *ps, const lmi_model *m, const app_state *st, int cap, char *err,
                   size_t errlen)
 {
@@ -132,16 +101,10 @@ int app_mset_load(app_mset *ps, const lmi_model *m, const app_state *st, int cap
     const app_attn_state *a = &st->attn;
     int rc = 0;
     if (a->ids[0]) {
-        int *ids = malloc(sizeof *ids * MSET_MAX_IDS);
-        int n = ids ? parse_ids(a->ids, ids, MSET_MAX_IDS, err, errlen) : -1;
-        if (!ids) snprintf(err, errlen, "out of memory");
-        for (int i = 0; n > 0 && i < n; i++)
-            if (ids[i] >= m->info.vocab) {
-                snprintf(err, errlen, "--ids: id %d is outside %s's vocabulary (allowed 0..%d)",
-                         ids[i], m->info.name, m->info.vocab - 1);
-                n = -1;
-            }
-        rc = n < 0 ? -1 : push(ps, ids, n < cap ? n : cap, err, errlen);
+        int *ids = NULL, n = 0;
+        if (app_ids_parse("ids", a->ids, m->info.vocab, m->info.name, &ids, &n, err, errlen) < 0)
+            return -1;
+        rc = push(ps, ids, n < cap ? n : cap, err, errlen);
         free(ids);
         if (rc == 0) {
             app_fmt(ps->desc, sizeof ps->desc, "one prompt of --ids%s",
@@ -247,6 +210,51 @@ void app_mset_key_of(const app_state *st, app_mset_key *k)
     app_fmt(k->prompt, sizeof k->prompt, "%s", st->attn.prompt);
     app_fmt(k->text_path, sizeof k->text_path, "%s", st->attn.text_path);
     app_fmt(k->ids, sizeof k->ids, "%s", st->attn.ids);
+}
+
+int app_measure_key_of(const app_state *st, app_measure_key *k, char *err, size_t errlen)
+{
+    memset(k, 0, sizeof *k);
+    app_mset_key_of(st, &k->prompts);
+    return app_attn_model_path(st->attn.model_name, k->model, sizeof k->model, err, errlen);
+}
+
+int app_measure_begin(app_measure *ms, const app_state *st, char *err, size_t errlen)
+{
+    memset(ms, 0, sizeof *ms);
+    if (app_measure_open(st, "model", st->attn.model_name, &ms->m, err, errlen) < 0) return -1;
+    if (app_mset_load(&ms->ps, &ms->m, st, 0, err, errlen) < 0) {
+        lmi_close(&ms->m);
+        return -1;
+    }
+    return 0;
+}
+
+int app_measure_each(app_measure *ms, app_measure_fn fn, void *arg, char *err, size_t errlen)
+{
+    int rc = 0;
+    for (int p = 0; p < ms->ps.n && rc == 0; p++) {
+        lmi_session s = {0};
+        rc = app_mset_run(&ms->ps, p, &ms->m, &s, err, errlen);
+        if (rc == 0) rc = fn(arg, &s, ms->ps.len[p], err, errlen);
+        lmi_session_free(&s);
+    }
+    return rc;
+}
+
+void app_measure_end(app_measure *ms)
+{
+    app_mset_free(&ms->ps);
+    lmi_close(&ms->m);
+}
+
+void app_measure_about_of(const app_measure *ms, const app_state *st, app_measure_about *a)
+{
+    a->prompts = ms->ps.n;
+    a->tokens = ms->ps.tokens;
+    app_measure_name(st->attn.model_name, &ms->m.info, a->name, sizeof a->name);
+    app_fmt(a->desc, sizeof a->desc, "%s", ms->ps.desc);
+    app_fmt(a->brief, sizeof a->brief, "%s", ms->ps.brief);
 }
 
 int app_measure_path(const char *opt, const char *name, char *path, size_t n, char *err,

@@ -50,6 +50,27 @@ int app_mset_model_cap(const lmi_model *m);
 int app_mset_run(const app_mset *ps, int i, const lmi_model *m, lmi_session *s, char *err,
                  size_t errlen);
 
+/* One model's measurement over st's prompts (usage, distance, sinks): --model opened and its
+ * prompts loaded by begin, each prompt run by each, both released by end. */
+typedef struct app_measure {
+    lmi_model m;
+    app_mset ps;
+} app_measure;
+/* What every measure's result says of itself: the model's name for a figure, the prompts for an
+ * export header (desc) and a subtitle (brief), how many prompts and tokens. */
+typedef struct app_measure_about {
+    int prompts, tokens;
+    char name[128];
+    char desc[160], brief[64];
+} app_measure_about;
+/* Run on each prompt's session s (n tokens) with the caller's arg; 0 or -1 with err. */
+typedef int (*app_measure_fn)(void *arg, const lmi_session *s, int n, char *err, size_t errlen);
+
+int app_measure_begin(app_measure *ms, const app_state *st, char *err, size_t errlen);
+int app_measure_each(app_measure *ms, app_measure_fn fn, void *arg, char *err, size_t errlen);
+void app_measure_end(app_measure *ms);
+void app_measure_about_of(const app_measure *ms, const app_state *st, app_measure_about *a);
+
 /* The cache key of a state's prompts (the options above, byte for byte). */
 typedef struct app_mset_key {
     char tokenizer[512];
@@ -58,6 +79,12 @@ typedef struct app_mset_key {
     char ids[1024];
 } app_mset_key;
 void app_mset_key_of(const app_state *st, app_mset_key *k);
+/* The cache key of a measure of --model over the prompts: the model's path and app_mset_key. */
+typedef struct app_measure_key {
+    char model[1024];
+    app_mset_key prompts;
+} app_measure_key;
+int app_measure_key_of(const app_state *st, app_measure_key *k, char *err, size_t errlen);
 
 /* Open the model named name (a scheme or a path, as --model) into m, with st's --tokenizer when
  * given; messages name --opt. 0, or -1 with err. */

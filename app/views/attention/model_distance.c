@@ -21,6 +21,7 @@
 #include "attn.h"
 #include "lmi.h"
 #include "measure.h"
+#include "ids.h"
 #include "measures.h"
 #include "views.h"
 
@@ -77,15 +78,10 @@ static int md_blocks(const lmi_session *s, int l, int heads, int n, float *block
 static int md_same_tokens(const lmi_model *ref, const lmi_model *m, const app_state *st,
                           const app_mset *ps, char *err, size_t errlen)
 {
-    if (st->attn.ids[0]) {
-        for (int p = 0; p < ps->n; p++)
-            for (int t = 0; t < ps->len[p]; t++)
-                if (ps->ids[p][t] >= m->info.vocab) {
-                    snprintf(err, errlen, "--ids: id %d is outside %s's vocabulary (0..%d)",
-                             ps->ids[p][t], m->info.name, m->info.vocab - 1);
-                    return -1;
-                }
-        return 0;
+    if (st->attn.ids[0]) { /* the same ids: each model's vocabulary must hold them */
+        int n = 0;
+        return app_ids_parse("ids", st->attn.ids, m->info.vocab, m->info.name, NULL, &n, err,
+                             errlen);
     }
     app_mset other;
     if (app_mset_load(&other, m, st, ps->cap, err, errlen) < 0) return -1;

@@ -4,9 +4,10 @@
  * The measure is Gu et al., "When Attention Sink Emerges in Language Models" (ICLR 2025), eq. 1:
  * alpha(l, h) = 1/T sum_{t=0}^{T-1} A_lh[t][0] over the T tokens of a prompt (pe_sink_alpha),
  * averaged over the prompts; a head is a sink head when alpha > threshold (0.3 in the paper's
- * Table 3). The prompts are the held-out stories of assets/prompts (every preset, so no shipped
- * model trained on them) or, with --prompt, that one text. Any model the model interface opens
- * works: the six shipped schemes, a .pelab file, a llama2.c or Hugging Face checkpoint. */
+ * Table 3). The prompts are the measure views' (measures.h): the held-out stories of
+ * assets/prompts (every preset, so no shipped model trained on them), --text, --prompt or --ids.
+ * Any model the model interface opens works: the six shipped schemes, a .pelab file, a llama2.c
+ * or Hugging Face checkpoint. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,120 +17,69 @@
 #include "colormap.h"
 #include "lmi.h"
 #include "measure.h"
+#include "measures.h"
 #include "views.h"
-
-/* The held-out stories measured by default: every preset of assets/prompts. */
-static const char *const sink_presets[] = {"toy", "cake", "friend", "long", "start", "unknown"};
-#define N_PRESETS (sizeof sink_presets / sizeof sink_presets[0])
-
-/* What a measurement depends on: the model and the text (one prompt, or "" for the presets). */
-typedef struct sink_key {
-    char model[512];
-    char prompt[1024];
-    char tokenizer[512]; /* --tokenizer of a real model; "" = the one beside it */
-} sink_key;
 
 /* The cached result: the model's shape, and alpha per (layer, head) after it. */
 typedef struct sink_result {
-    int layers, heads, prompts, tokens;
-    char name[128];
+    int layers, heads;
+    app_measure_about about;
     double alpha[]; /* (layers, heads) */
 } sink_result;
 
-/* Run one text through the model and add each head's alpha for it to sum (layers x heads). */
-static int sink_text(const lmi_model *m, const char *text, double *sum, int *tokens, char *err,
-                     size_t errlen)
+typedef struct sink_run {
+    sink_result *r;
+    float *row, *col; /* (T) */
+} sink_run;
+
+/* One prompt: each head's alpha over its n tokens added to the sums. */
+static int sink_prompt(void *arg, const lmi_session *s, int n, char *err, size_t errlen)
 {
-    int cap = m->info.ctx > 0 ? m->info.ctx : 1;
-    if (m->info.max_pos > 0 && m->info.max_pos < cap) cap = m->info.max_pos;
-    lmi_token *tk = malloc(sizeof *tk * (size_t)cap);
-    float *row = malloc(sizeof *row * (size_t)cap), *col = malloc(sizeof *col * (size_t)cap);
-    lmi_session s = {0};
-    int rc = -1;
-    if (!tk || !row || !col) {
-        snprintf(err, errlen, "out of memory");
-        goto done;
-    }
-    int n = lmi_tokenize(m, text, strlen(text), tk, cap, err, errlen);
-    if (n < 0) goto done;
-    if (n > cap) n = cap; /* the model's context: a longer text is measured on its start */
-    if (n == 0) {
-        rc = 0;
-        goto done;
-    }
-    if (lmi_session_init(&s, m, n, err, errlen) < 0) goto done;
-    for (int t = 0; t < n; t++)
-        if (lmi_step(&s, tk[t].id, NULL, err, errlen) < 0) goto done;
-    for (int l = 0; l < m->info.layers; l++)
-        for (int h = 0; h < m->info.heads; h++) {
+    sink_run *u = arg;
+    int L = u->r->layers, H = u->r->heads;
+    for (int l = 0; l < L; l++)
+        for (int h = 0; h < H; h++) {
             for (int t = 0; t < n; t++) {
-                if (lmi_attn_row(&s, l, h, t, row, NULL, NULL, err, errlen) < 0) goto done;
-                col[t] = row[0];
+                if (lmi_attn_row(s, l, h, t, u->row, NULL, NULL, err, errlen) < 0) return -1;
+                u->col[t] = u->row[0];
             }
-            sum[l * m->info.heads + h] += pe_sink_alpha(col, 1, (size_t)n);
+            u->r->alpha[l * H + h] += pe_sink_alpha(u->col, 1, (size_t)n);
         }
-    *tokens += n;
-    rc = 1;
-done:
-    lmi_session_free(&s);
-    free(tk);
-    free(row);
-    free(col);
-    return rc;
+    return 0;
 }
 
-/* The measurement for st, cached under (model, prompt). NULL with err on failure. */
+/* The measurement for st, cached under (model, prompts). NULL with err on failure. */
 static const sink_result *sink_measure(app_view_ctx *c, const app_state *st, char *err,
                                        size_t errlen)
 {
-    sink_key key;
-    memset(&key, 0, sizeof key);
-    if (app_attn_model_path(st->attn.model_name, key.model, sizeof key.model, err, errlen) < 0)
-        return NULL;
-    snprintf(key.prompt, sizeof key.prompt, "%s", st->attn.prompt);
-    snprintf(key.tokenizer, sizeof key.tokenizer, "%s", st->attn.tokenizer);
+    app_measure_key key;
+    if (app_measure_key_of(st, &key, err, errlen) < 0) return NULL;
     sink_result *r = app_cache_get(c, 0, &key, sizeof key);
     if (r) return r;
-    lmi_model m = {0};
-    if (lmi_open(&m, key.model, err, errlen) < 0) return NULL;
-    if (key.tokenizer[0] && lmi_set_tokenizer(&m, key.tokenizer, err, errlen) < 0) {
-        lmi_close(&m);
-        return NULL;
-    }
-    size_t cells = (size_t)m.info.layers * (size_t)m.info.heads;
+    app_measure ms;
+    if (app_measure_begin(&ms, st, err, errlen) < 0) return NULL;
+    size_t cells = (size_t)ms.m.info.layers * (size_t)ms.m.info.heads;
     r = app_cache_put(c, 0, &key, sizeof key, sizeof *r + cells * sizeof(double));
     if (!r) {
         snprintf(err, errlen, "%s", app_cache_error());
-        lmi_close(&m);
+        app_measure_end(&ms);
         return NULL;
     }
-    r->layers = m.info.layers;
-    r->heads = m.info.heads;
-    snprintf(r->name, sizeof r->name, "%s", m.info.name);
-    char *text = malloc(65536);
-    int rc = text ? 0 : -1;
-    if (!text) snprintf(err, errlen, "out of memory");
-    for (size_t i = 0; rc >= 0 && i < (key.prompt[0] ? 1 : N_PRESETS); i++) {
-        if (key.prompt[0])
-            snprintf(text, 65536, "%s", key.prompt);
-        else if (app_attn_preset_text(sink_presets[i], text, 65536, err, errlen) < 0) {
-            rc = -1;
-            break;
-        }
-        rc = sink_text(&m, text, r->alpha, &r->tokens, err, errlen);
-        if (rc > 0) r->prompts++;
-    }
-    free(text);
-    lmi_close(&m);
-    if (rc >= 0 && r->prompts == 0) {
-        snprintf(err, errlen, "--prompt: the text has no tokens to measure");
-        rc = -1;
-    }
+    r->layers = ms.m.info.layers;
+    r->heads = ms.m.info.heads;
+    size_t T = (size_t)ms.ps.longest;
+    sink_run u = {r, malloc(sizeof(float) * T), malloc(sizeof(float) * T)};
+    int rc = u.row && u.col ? app_measure_each(&ms, sink_prompt, &u, err, errlen) : -1;
+    if (!u.row || !u.col) snprintf(err, errlen, "out of memory");
+    free(u.row);
+    free(u.col);
+    app_measure_about_of(&ms, st, &r->about);
+    app_measure_end(&ms);
     if (rc < 0) {
         app_cache_put(c, 0, "", 0, 0); /* forget the half-made result */
         return NULL;
     }
-    for (size_t i = 0; i < cells; i++) r->alpha[i] /= r->prompts;
+    for (size_t i = 0; i < cells; i++) r->alpha[i] /= r->about.prompts;
     return r;
 }
 
@@ -150,12 +100,11 @@ static int sinks_build(app_view_ctx *c, const app_state *st, scene *s, const sce
     char title[256], sub[512], thr_s[48];
     fig_num(thr, 2, thr_s, sizeof thr_s);
     snprintf(title, sizeof title,
-             "Attention sinks in %s: %d of %d heads (%.0f%%) pay > %s to token 0", r->name, above,
-             L * H, 100 * share, thr_s);
-    snprintf(sub, sizeof sub,
-             "mean attention to the first token per layer and head, over %d prompt%s (%d tokens)  "
-             "Gu et al. 2025",
-             r->prompts, r->prompts == 1 ? "" : "s", r->tokens);
+             "Attention sinks in %s: %d of %d heads (%.0f%%) pay > %s to token 0", r->about.name,
+             above, L * H, 100 * share, thr_s);
+    app_fmt(sub, sizeof sub,
+            "mean attention to the first token per layer and head; %s, %d tokens  Gu et al. 2025",
+            r->about.brief, r->about.tokens);
     fig_rect area = app_frame(s, t, th, title, sub);
     float *cells = scene_alloc(s, sizeof *cells * (size_t)(L * H));
     if (!cells) {
@@ -206,11 +155,11 @@ static int sinks_data(app_view_ctx *c, const app_state *st, app_data *out, char 
     memcpy(out->data, r->alpha, sizeof(double) * (size_t)(r->layers * r->heads));
     out->f64 = 1;
     double share = sink_share(r, st->attn.sink_threshold);
-    snprintf(out->what, sizeof out->what,
-             "(layers, heads): mean attention to token 0 (alpha, Gu et al. 2025) over %d prompts, "
-             "%d tokens; share of heads above %.2g: %.4f (%d of %d)",
-             r->prompts, r->tokens, st->attn.sink_threshold, share,
-             (int)lround(share * r->layers * r->heads), r->layers * r->heads);
+    app_fmt(out->what, sizeof out->what,
+            "(layers, heads): mean attention to token 0 (alpha, Gu et al. 2025) over %s, %d "
+            "tokens; share of heads above %.2g: %.4f (%d of %d)",
+            r->about.desc, r->about.tokens, st->attn.sink_threshold, share,
+            (int)lround(share * r->layers * r->heads), r->layers * r->heads);
     return 0;
 }
 
@@ -228,6 +177,6 @@ const app_view app_view_sinks = {
     .description = "attention sinks: each head's mean attention to the first token (Gu et al.)",
     .build = sinks_build,
     .data = sinks_data,
-    .options = "model tokenizer prompt threshold cmap",
+    .options = "model ids text prompt tokenizer threshold cmap",
     .own_options = sink_options,
 };

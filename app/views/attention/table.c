@@ -615,9 +615,15 @@ static int table_data(app_view_ctx *c, const app_state *st, app_data *out, char 
         if (part == PART_ALL || part == PART_TABLE) {
             if (app_data_alloc(out, 2, (size_t)rows, (size_t)cols, 0, err, errlen) < 0) return -1;
             for (size_t i = 0; i < (size_t)rows * cols; i++) out->data[i] = v[i];
-            snprintf(out->what, sizeof out->what,
-                     "(position, dim): the %s position table of %.60s; rows %d.. never trained",
-                     src, m->name, tab_reached(m));
+            int re = tab_reached(m);
+            if (re < rows)
+                snprintf(out->what, sizeof out->what,
+                         "(position, dim): the %s position table of %.60s; rows %d..%d never "
+                         "trained",
+                         src, m->name, re, rows - 1);
+            else
+                snprintf(out->what, sizeof out->what,
+                         "(position, dim): the %s position table of %.60s", src, m->name);
             return 0;
         }
         const tab_calc *k = tab_calc_get(c, st, m, v, err, errlen);
@@ -682,16 +688,18 @@ static int table_data(app_view_ctx *c, const app_state *st, app_data *out, char 
 }
 
 /* --weights applies where a trained model's values are drawn: this view, the t5 view, and a
- * learned table (heatmap --pe learned, decay's learned curve) */
+ * learned table (heatmap and similarity --pe learned, decay's learned curve) */
 static int weights_applies(const app_state *st)
 {
     const char *v = app_view_at((size_t)st->view)->name;
     return !strcmp(v, "table") || !strcmp(v, "t5") ||
-           (!strcmp(v, "heatmap") && st->enc && !strcmp(st->enc->name, "learned")) ||
+           ((!strcmp(v, "heatmap") || !strcmp(v, "similarity")) && st->enc &&
+            !strcmp(st->enc->name, "learned")) ||
            (!strcmp(v, "decay") && (st->curves & APP_CURVE_LEARNED));
 }
 
-/* --weights is also read by heatmap, decay and t5 (they list it; the rows register here) */
+/* --weights is also read by heatmap, similarity, decay and t5 (they list it; the rows register
+ * here) */
 static const app_option table_options[] = {
     {APP_CHO("part", NULL,
              "table view: all|table|cosine|pca|curve (one panel of a position table, and what "

@@ -16,7 +16,13 @@
  * d is massive when M[d] > lambda * mean_d M[d] (lambda 5, --massive). Their share per frequency
  * band: the pairs in four quarters by index (fastest to slowest) and, with partial rotary, the
  * dimensions that never turn; the share is the fraction of all massive (prompt, layer, head, d)
- * that fall in the band. A model without RoPE has no pairs and is refused. */
+ * that fall in the band. A model without RoPE has no pairs and is refused.
+ *
+ * --show picks what the figure draws and the export holds, each a (layers, heads, ...) array:
+ *   norm     (layers, heads, pairs): N(l, h, k) above;
+ *   massive  (layers, heads, bands): S(l, h, b) = #massive (prompt, d) of head (l, h) in band b
+ *            / #massive over the whole model, so the entries sum to 1 and their sum over layers
+ *            and heads is the band's share (the header and subtitle quote those). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,19 +38,27 @@
 #define USAGE_BANDS 5 /* four quarters of the pairs, then the unrotated dimensions */
 
 typedef struct usage_key {
-    char model[1024];
-    app_mset_key prompts;
+    app_measure_key on;
     double lambda;
 } usage_key;
 
 typedef struct usage_result {
-    int layers, heads, pairs, head_dim, rot_dim, prompts, tokens;
-    char name[128];
-    char desc[160], brief[64];
+    int layers, heads, pairs, head_dim, rot_dim;
+    app_measure_about about;
     double share[2][USAGE_BANDS]; /* q, k: share of the massive dimensions in each band */
     long massive[2];              /* q, k: massive (prompt, layer, head, d) found */
+    long checked[2];              /* q, k: (prompt, layer, head, d) looked at */
+    double *mass;                 /* (2, layers, heads, USAGE_BANDS) massive counts, after norm */
     double norm[];                /* (2, layers, heads, pairs): q then k */
 } usage_result;
+
+static const char *const show_names[] = {"norm", "massive", NULL};
+
+/* The bands a head has: four quarters of its pairs, and the unrotated dimensions if any. */
+static int usage_bands(const usage_result *r)
+{
+    return r->rot_dim < r->head_dim ? USAGE_BANDS : USAGE_BANDS - 1;
+}
 
 static const char *refusal(const char *pe)
 {
@@ -74,106 +88,111 @@ static int usage_validate(const app_state *st, char *err, size_t errlen)
     return 0;
 }
 
+/* The sums of one prompt: every head's pair norms and massive dimensions, q and k. */
+typedef struct usage_run {
+    usage_result *r;
+    const lmi_info *in;
+    double lambda;
+    float *x[2];         /* (T, head_dim) q, k of one head */
+    double *pn, *mm;     /* (pairs), (head_dim) */
+    unsigned char *mass; /* (head_dim) */
+    long band[2][USAGE_BANDS];
+} usage_run;
+
+static int usage_prompt(void *arg, const lmi_session *s, int n, char *err, size_t errlen)
+{
+    usage_run *u = arg;
+    usage_result *r = u->r;
+    int L = r->layers, H = r->heads, hd = r->head_dim, rot = r->rot_dim, np = r->pairs;
+    size_t lhp = (size_t)L * (size_t)H * (size_t)np;
+    for (int l = 0; l < L; l++)
+        for (int h = 0; h < H; h++) {
+            for (int t = 0; t < n; t++)
+                if (lmi_qk(s, l, h, t, u->x[0] + (size_t)t * hd, u->x[1] + (size_t)t * hd, err,
+                           errlen) < 0)
+                    return -1;
+            for (int side = 0; side < 2; side++) {
+                double *acc = r->norm + (size_t)side * lhp + ((size_t)l * H + h) * np;
+                for (int t = 0; t < n; t++) {
+                    pe_pair_norms(u->x[side] + (size_t)t * hd, rot, u->in->pairing, u->pn);
+                    for (int k = 0; k < np; k++) acc[k] += u->pn[k];
+                }
+                pe_massive_dims(u->x[side], (size_t)hd, (size_t)n, hd, u->lambda, u->mm, u->mass);
+                double *mc = r->mass + (((size_t)side * L + l) * H + h) * USAGE_BANDS;
+                r->checked[side] += hd;
+                for (int d = 0; d < hd; d++)
+                    if (u->mass[d]) {
+                        int b = usage_band(d, rot, u->in->pairing);
+                        u->band[side][b]++;
+                        mc[b]++;
+                        r->massive[side]++;
+                    }
+            }
+        }
+    return 0;
+}
+
 static const usage_result *usage_measure(app_view_ctx *c, const app_state *st, char *err,
                                          size_t errlen)
 {
     if (usage_validate(st, err, errlen) < 0) return NULL;
     usage_key key;
     memset(&key, 0, sizeof key);
-    if (app_attn_model_path(st->attn.model_name, key.model, sizeof key.model, err, errlen) < 0)
-        return NULL;
-    app_mset_key_of(st, &key.prompts);
+    if (app_measure_key_of(st, &key.on, err, errlen) < 0) return NULL;
     key.lambda = st->attn.massive_lambda;
     usage_result *r = app_cache_get(c, 0, &key, sizeof key);
     if (r) return r;
-    lmi_model m = {0};
-    if (app_measure_open(st, "model", st->attn.model_name, &m, err, errlen) < 0) return NULL;
-    if (m.info.rot_dim <= 0) {
+    app_measure ms;
+    if (app_measure_begin(&ms, st, err, errlen) < 0) return NULL;
+    const lmi_info *in = &ms.m.info;
+    if (in->rot_dim <= 0) {
         snprintf(err, errlen,
                  "--model %s: usage measures rotary pairs, and this %s model has no RoPE (allowed: "
                  "rope, or a Llama-family checkpoint)",
-                 m.info.name, m.info.pe_name);
-        lmi_close(&m);
+                 in->name, in->pe_name);
+        app_measure_end(&ms);
         return NULL;
     }
-    app_mset ps;
-    if (app_mset_load(&ps, &m, st, 0, err, errlen) < 0) {
-        lmi_close(&m);
-        return NULL;
-    }
-    int L = m.info.layers, H = m.info.heads, hd = m.info.head_dim, rot = m.info.rot_dim;
-    int np = rot / 2, T = ps.longest;
-    size_t lhp = (size_t)L * (size_t)H * (size_t)np;
-    r = app_cache_put(c, 0, &key, sizeof key, sizeof *r + sizeof(double) * 2 * lhp);
-    float *x[2] = {NULL, NULL};
-    double *pn = NULL, *mm = NULL;
-    unsigned char *mass = NULL;
+    int L = in->layers, H = in->heads, hd = in->head_dim, np = in->rot_dim / 2, T = ms.ps.longest;
+    size_t lhp = (size_t)L * (size_t)H * (size_t)np, lhb = (size_t)L * (size_t)H * USAGE_BANDS;
+    r = app_cache_put(c, 0, &key, sizeof key, sizeof *r + sizeof(double) * 2 * (lhp + lhb));
+    usage_run u = {.r = r, .in = in, .lambda = key.lambda};
     int rc = 0;
     if (!r) {
         snprintf(err, errlen, "%s", app_cache_error());
         rc = -1;
     } else {
-        x[0] = malloc(sizeof(float) * (size_t)T * (size_t)hd);
-        x[1] = malloc(sizeof(float) * (size_t)T * (size_t)hd);
-        pn = malloc(sizeof *pn * (size_t)np);
-        mm = malloc(sizeof *mm * (size_t)hd);
-        mass = malloc((size_t)hd);
-        if (!x[0] || !x[1] || !pn || !mm || !mass) {
-            snprintf(err, errlen, "out of memory");
-            rc = -1;
-        }
-    }
-    long band_count[2][USAGE_BANDS] = {{0}};
-    for (int p = 0; p < ps.n && rc == 0; p++) {
-        lmi_session s = {0};
-        int n = ps.len[p];
-        rc = app_mset_run(&ps, p, &m, &s, err, errlen);
-        for (int l = 0; l < L && rc == 0; l++)
-            for (int h = 0; h < H && rc == 0; h++) {
-                for (int t = 0; t < n && rc == 0; t++)
-                    if (lmi_qk(&s, l, h, t, x[0] + (size_t)t * hd, x[1] + (size_t)t * hd, err,
-                               errlen) < 0)
-                        rc = -1;
-                for (int side = 0; side < 2 && rc == 0; side++) {
-                    double *acc = r->norm + (size_t)side * lhp + ((size_t)l * H + h) * np;
-                    for (int t = 0; t < n; t++) {
-                        pe_pair_norms(x[side] + (size_t)t * hd, rot, m.info.pairing, pn);
-                        for (int k = 0; k < np; k++) acc[k] += pn[k];
-                    }
-                    pe_massive_dims(x[side], (size_t)hd, (size_t)n, hd, key.lambda, mm, mass);
-                    for (int d = 0; d < hd; d++)
-                        if (mass[d]) {
-                            band_count[side][usage_band(d, rot, m.info.pairing)]++;
-                            r->massive[side]++;
-                        }
-                }
-            }
-        lmi_session_free(&s);
-    }
-    free(x[0]);
-    free(x[1]);
-    free(pn);
-    free(mm);
-    free(mass);
-    if (rc == 0) {
+        r->mass = r->norm + 2 * lhp;
         r->layers = L;
         r->heads = H;
         r->pairs = np;
         r->head_dim = hd;
-        r->rot_dim = rot;
-        r->prompts = ps.n;
-        r->tokens = ps.tokens;
-        app_measure_name(st->attn.model_name, &m.info, r->name, sizeof r->name);
-        app_fmt(r->desc, sizeof r->desc, "%s", ps.desc);
-        app_fmt(r->brief, sizeof r->brief, "%s", ps.brief);
-        for (size_t i = 0; i < 2 * lhp; i++) r->norm[i] /= ps.tokens;
+        r->rot_dim = in->rot_dim;
+        u.x[0] = malloc(sizeof(float) * (size_t)T * (size_t)hd);
+        u.x[1] = malloc(sizeof(float) * (size_t)T * (size_t)hd);
+        u.pn = malloc(sizeof *u.pn * (size_t)np);
+        u.mm = malloc(sizeof *u.mm * (size_t)hd);
+        u.mass = malloc((size_t)hd);
+        if (!u.x[0] || !u.x[1] || !u.pn || !u.mm || !u.mass) {
+            snprintf(err, errlen, "out of memory");
+            rc = -1;
+        }
+    }
+    if (rc == 0) rc = app_measure_each(&ms, usage_prompt, &u, err, errlen);
+    free(u.x[0]);
+    free(u.x[1]);
+    free(u.pn);
+    free(u.mm);
+    free(u.mass);
+    if (rc == 0) {
+        app_measure_about_of(&ms, st, &r->about);
+        for (size_t i = 0; i < 2 * lhp; i++) r->norm[i] /= r->about.tokens;
         for (int side = 0; side < 2; side++)
             for (int b = 0; b < USAGE_BANDS; b++)
                 r->share[side][b] =
-                    r->massive[side] ? (double)band_count[side][b] / r->massive[side] : 0;
+                    r->massive[side] ? (double)u.band[side][b] / r->massive[side] : 0;
     }
-    app_mset_free(&ps);
-    lmi_close(&m);
+    app_measure_end(&ms);
     if (rc < 0) {
         if (r) app_cache_put(c, 0, "", 0, 0); /* forget the half-made result */
         return NULL;
@@ -185,10 +204,28 @@ static const usage_result *usage_measure(app_view_ctx *c, const app_state *st, c
 static void share_text(const usage_result *r, int side, char *buf, size_t n)
 {
     size_t u = 0;
-    int bands = r->rot_dim < r->head_dim ? USAGE_BANDS : USAGE_BANDS - 1;
+    int bands = usage_bands(r);
     for (int b = 0; b < bands && u < n; b++)
         u += (size_t)snprintf(buf + u, n - u, "%s%s%.0f%%", b ? " " : "",
                               b == USAGE_BANDS - 1 ? "unrotated " : "", 100 * r->share[side][b]);
+}
+
+/* What --show asks for as a (layers, heads, K) array into out (malloc'd; NULL when out of
+ * memory), K in *k: the pair norms, or each head's share of the massive values per band. */
+static double *usage_values(const usage_result *r, int side, int show, int *k)
+{
+    int L = r->layers, H = r->heads, K = show ? usage_bands(r) : r->pairs;
+    double *v = malloc(sizeof *v * (size_t)L * (size_t)H * (size_t)K);
+    if (!v) return NULL;
+    for (int lh = 0; lh < L * H; lh++)
+        for (int i = 0; i < K; i++)
+            v[(size_t)lh * K + i] =
+                show ? (r->massive[side] ? r->mass[((size_t)side * L * H + lh) * USAGE_BANDS + i] /
+                                               r->massive[side]
+                                         : 0)
+                     : r->norm[((size_t)side * L * H + lh) * r->pairs + i];
+    *k = K;
+    return v;
 }
 
 static int usage_build(app_view_ctx *c, const app_state *st, scene *s, const scene_target *t,
@@ -197,35 +234,50 @@ static int usage_build(app_view_ctx *c, const app_state *st, scene *s, const sce
     const fig_theme *th = fig_theme_get(st->dark);
     const usage_result *r = usage_measure(c, st, err, errlen);
     if (!r) return -1;
-    int L = r->layers, H = r->heads, P = r->pairs, side = st->attn.qk_side;
+    int L = r->layers, H = r->heads, side = st->attn.qk_side, show = st->attn.usage_show, P;
     int layer = st->attn.layer < L ? st->attn.layer : L - 1;
-    const double *norm = r->norm + (size_t)side * L * H * P;
+    const char *qk = side ? "k" : "q";
+    double *vals = usage_values(r, side, show, &P);
+    if (!vals) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
     char title[256], sub[400], shares[128];
     share_text(r, side, shares, sizeof shares);
-    app_fmt(title, sizeof title, "Rotary %s pair norms in %s (Barbero et al.)", side ? "k" : "q",
-            r->name);
-    app_fmt(sub, sizeof sub, "pair 0 fastest; massive (> %gx mean) by quarter: %s; %s",
-            st->attn.massive_lambda, shares, r->brief);
+    if (show) {
+        app_fmt(title, sizeof title, "Massive %s values in %s by frequency band (Jin et al.)", qk,
+                r->about.name);
+        app_fmt(sub, sizeof sub, "> %gx mean; %ld found, by pair quarter (fastest first): %s; %s",
+                st->attn.massive_lambda, r->massive[side], shares, r->about.brief);
+    } else {
+        app_fmt(title, sizeof title, "Rotary %s pair norms in %s (Barbero et al.)", qk,
+                r->about.name);
+        app_fmt(sub, sizeof sub, "pair 0 fastest; massive (> %gx mean) by quarter: %s; %s",
+                st->attn.massive_lambda, shares, r->about.brief);
+    }
     fig_rect area = app_frame(s, t, th, title, sub);
     float *a1 = scene_alloc(s, sizeof *a1 * (size_t)(L * P));
     float *a2 = scene_alloc(s, sizeof *a2 * (size_t)(H * P));
     if (!a1 || !a2) {
+        free(vals);
         snprintf(err, errlen, "out of memory");
         return -1;
     }
+    /* the main panel: the mean over heads (norms) or their sum (shares: a layer's share) */
     double vmax = 0;
     for (int l = 0; l < L; l++)
         for (int k = 0; k < P; k++) {
             double v = 0;
-            for (int h = 0; h < H; h++) v += norm[((size_t)l * H + h) * P + k] / H;
+            for (int h = 0; h < H; h++) v += vals[((size_t)l * H + h) * P + k] / (show ? 1 : H);
             a1[l * P + k] = (float)v;
             vmax = fmax(vmax, v);
         }
     for (int h = 0; h < H; h++)
         for (int k = 0; k < P; k++) {
-            a2[h * P + k] = (float)norm[((size_t)layer * H + h) * P + k];
+            a2[h * P + k] = (float)vals[((size_t)layer * H + h) * P + k];
             vmax = fmax(vmax, a2[h * P + k]);
         }
+    free(vals);
     if (!(vmax > 0)) vmax = 1;
     const cmap *map = st->map ? st->map : cmap_default_sequential();
     /* side by side when the figure is wide enough, else one above the other; the main panel
@@ -244,12 +296,13 @@ static int usage_build(app_view_ctx *c, const app_state *st, scene *s, const sce
         right = fig_take_bottom(&left, area.h / 2, t->cells ? 1 : t->text_h);
     char lab2[64];
     app_fmt(lab2, sizeof lab2, "head (layer %d)", layer);
-    fig_axes ax1 =
-        app_draw_matrix(s, t, th, left, a1, (size_t)L, (size_t)P, (size_t)P, -0.5, P - 0.5, -0.5,
-                        L - 0.5, "rotary pair", "layer", map, 0, vmax, "mean norm", th->mask);
+    const char *xl = show ? (P > 4 ? "pair quarter, 4 unrotated" : "pair quarter") : "rotary pair",
+               *cl = show ? "share of massive" : "mean norm";
+    fig_axes ax1 = app_draw_matrix(s, t, th, left, a1, (size_t)L, (size_t)P, (size_t)P, -0.5,
+                                   P - 0.5, -0.5, L - 0.5, xl, "layer", map, 0, vmax, cl, th->mask);
     if (both)
         app_draw_matrix(s, t, th, right, a2, (size_t)H, (size_t)P, (size_t)P, -0.5, P - 0.5, -0.5,
-                        H - 0.5, "rotary pair", lab2, map, 0, vmax, "mean norm", th->mask);
+                        H - 0.5, xl, lab2, map, 0, vmax, cl, th->mask);
     c->main = ax1;
     fig_mark_main(s, ax1.area, "plot");
     c->has_main = 1;
@@ -259,8 +312,12 @@ static int usage_build(app_view_ctx *c, const app_state *st, scene *s, const sce
         int l = st->cur_r < L ? (st->cur_r < 0 ? 0 : st->cur_r) : L - 1;
         int k = st->cur_c < P ? (st->cur_c < 0 ? 0 : st->cur_c) : P - 1;
         app_draw_cell_cursor(s, t, th, &ax1, l - 0.5, k - 0.5); /* cells centred on l, k */
-        app_fmt(c->readout, sizeof c->readout, "layer %d  pair %d  mean |%s pair| %.4f", l, k,
-                side ? "k" : "q", a1[l * P + k]);
+        if (show)
+            app_fmt(c->readout, sizeof c->readout, "layer %d  band %d  share of massive %s %.4f", l,
+                    k, qk, a1[l * P + k]);
+        else
+            app_fmt(c->readout, sizeof c->readout, "layer %d  pair %d  mean |%s pair| %.4f", l, k,
+                    qk, a1[l * P + k]);
     }
     return 0;
 }
@@ -269,21 +326,45 @@ static int usage_data(app_view_ctx *c, const app_state *st, app_data *out, char 
 {
     const usage_result *r = usage_measure(c, st, err, errlen);
     if (!r) return -1;
-    int side = st->attn.qk_side;
-    size_t lhp = (size_t)r->layers * (size_t)r->heads * (size_t)r->pairs;
-    if (app_data_alloc(out, 3, (size_t)r->layers, (size_t)r->heads, (size_t)r->pairs, err, errlen) <
-        0)
+    int side = st->attn.qk_side, show = st->attn.usage_show, K;
+    double *vals = usage_values(r, side, show, &K);
+    if (!vals ||
+        app_data_alloc(out, 3, (size_t)r->layers, (size_t)r->heads, (size_t)K, err, errlen) < 0) {
+        if (!vals) snprintf(err, errlen, "out of memory");
+        free(vals);
         return -1;
-    memcpy(out->data, r->norm + (size_t)side * lhp, sizeof(double) * lhp);
+    }
+    memcpy(out->data, vals, sizeof(double) * (size_t)r->layers * (size_t)r->heads * (size_t)K);
+    free(vals);
     out->f64 = 1;
     char shares[128];
     share_text(r, side, shares, sizeof shares);
-    app_fmt(out->what, sizeof out->what,
-            "(layers, heads, pairs): mean norm of each rotary pair of %s over %s, %d tokens; "
-            "massive (> %g x mean) by pair quarter: %s",
-            side ? "k" : "q", r->desc, r->tokens, st->attn.massive_lambda, shares);
+    if (show)
+        app_fmt(out->what, sizeof out->what,
+                "(layers, heads, band): share of all massive %s values (||%s[:, d]|| > %g x the "
+                "mean, Jin et al. 2025) in each head's band (0-3 quarters of the pairs, fastest "
+                "first%s); %ld of %ld (prompt, layer, head, dim) massive over %s, %d tokens; "
+                "summed over layers and heads: %s",
+                side ? "k" : "q", side ? "k" : "q", st->attn.massive_lambda,
+                K == USAGE_BANDS ? "; 4 unrotated" : "", r->massive[side], r->checked[side],
+                r->about.desc, r->about.tokens, shares);
+    else
+        app_fmt(out->what, sizeof out->what,
+                "(layers, heads, pairs): mean norm of each rotary pair of %s over %s, %d tokens; "
+                "massive (> %g x mean) by pair quarter: %s",
+                side ? "k" : "q", r->about.desc, r->about.tokens, st->attn.massive_lambda, shares);
     return 0;
 }
+
+/* --show: registered here (a row of the usage view's own) and listed in its options */
+static const app_option usage_options[] = {
+    {APP_CHO("show", NULL,
+             "usage: what the figure and the export hold: norm (the mean norm of each rotary "
+             "pair) | massive (the share of massive values per frequency band)",
+             attn.usage_show, show_names),
+     .keys = "v", .step = APP_STEP_NEXT},
+    {.name = NULL},
+};
 
 const app_view app_view_usage = {
     .name = "usage",
@@ -291,6 +372,6 @@ const app_view app_view_usage = {
     .validate = usage_validate,
     .build = usage_build,
     .data = usage_data,
-    .options = "model side layer massive ids text prompt tokenizer",
-    .own_options = app_measure_options,
+    .options = "model show side layer massive ids text prompt tokenizer",
+    .own_options = usage_options,
 };

@@ -416,57 +416,7 @@ enum { G_D = 32, G_H = 4, G_L = 2, G_V = 61, G_P = 24, G_F = 128 };
 
 static int write_gpt2(const char *dir, const char *dtype)
 {
-    mkdir(dir, 0700);
-    char p[4400];
-    snprintf(p, sizeof p, "%s/config.json", dir);
-    char cfg[512];
-    snprintf(cfg, sizeof cfg,
-             "{\"architectures\": [\"GPT2LMHeadModel\"], \"model_type\": \"gpt2\", \"n_embd\": "
-             "%d, \"n_head\": %d, \"n_layer\": %d, \"vocab_size\": %d, \"n_positions\": %d, "
-             "\"n_ctx\": %d, \"n_inner\": null, \"activation_function\": \"gelu_new\", "
-             "\"layer_norm_epsilon\": 1e-05}",
-             G_D, G_H, G_L, G_V, G_P, G_P);
-    if (wr_text(p, cfg) != 0) return -1;
-    uint64_t seed = 42;
-    wr_tensor t[64];
-    float *bufs[64];
-    char names[64][64];
-    int n = 0;
-#define ADD(nm, d0, d1, amp, one)                                                                  \
-    do {                                                                                           \
-        size_t cnt = (size_t)(d0) * (size_t)((d1) ? (d1) : 1);                                     \
-        bufs[n] = malloc(cnt * sizeof(float));                                                     \
-        for (size_t i = 0; i < cnt; i++) bufs[n][i] = (one) + wr_rand(&seed, amp);                 \
-        snprintf(names[n], sizeof names[n], "%s", nm);                                             \
-        t[n] = (wr_tensor){names[n], (d1) ? 2 : 1, {(d0), (d1) ? (d1) : 1}, bufs[n]};              \
-        n++;                                                                                       \
-    } while (0)
-    ADD("wte.weight", G_V, G_D, 200, 0.0f);
-    ADD("wpe.weight", G_P, G_D, 100, 0.0f);
-    for (int l = 0; l < G_L; l++) {
-        char b[64];
-#define NM(s) (snprintf(b, sizeof b, "h.%d.%s", l, s), b)
-        ADD(NM("ln_1.weight"), G_D, 0, 64, 1.0f);
-        ADD(NM("ln_1.bias"), G_D, 0, 64, 0.0f);
-        ADD(NM("attn.c_attn.weight"), G_D, 3 * G_D, 150, 0.0f);
-        ADD(NM("attn.c_attn.bias"), 3 * G_D, 0, 64, 0.0f);
-        ADD(NM("attn.c_proj.weight"), G_D, G_D, 150, 0.0f);
-        ADD(NM("attn.c_proj.bias"), G_D, 0, 64, 0.0f);
-        ADD(NM("ln_2.weight"), G_D, 0, 64, 1.0f);
-        ADD(NM("ln_2.bias"), G_D, 0, 64, 0.0f);
-        ADD(NM("mlp.c_fc.weight"), G_D, G_F, 150, 0.0f);
-        ADD(NM("mlp.c_fc.bias"), G_F, 0, 64, 0.0f);
-        ADD(NM("mlp.c_proj.weight"), G_F, G_D, 100, 0.0f);
-        ADD(NM("mlp.c_proj.bias"), G_D, 0, 64, 0.0f);
-#undef NM
-    }
-    ADD("ln_f.weight", G_D, 0, 64, 1.0f);
-    ADD("ln_f.bias", G_D, 0, 64, 0.0f);
-#undef ADD
-    snprintf(p, sizeof p, "%s/model.safetensors", dir);
-    int rc = wr_safetensors(p, t, n, dtype, 1);
-    for (int i = 0; i < n; i++) free(bufs[i]);
-    return rc;
+    return wr_gpt2(dir, dtype, G_D, G_H, G_L, G_V, G_P);
 }
 
 static void test_gpt2(void)

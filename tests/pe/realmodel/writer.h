@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 typedef struct wr_tensor {
     const char *name;
@@ -99,6 +100,66 @@ static inline float wr_rand(uint64_t *s, int amp)
     *s = *s * 6364136223846793005ull + 1442695040888963407ull;
     int k = (int)((*s >> 33) % (uint64_t)(2 * amp + 1)) - amp;
     return (float)k / 1024.0f;
+}
+
+/* A random GPT-2 folder (config.json, model.safetensors in dtype) of width D (a multiple of H),
+ * H heads, L layers, vocabulary V, P learned positions, MLP 4 D; values from wr_rand, seed 42,
+ * so every call writes the same bytes. 0 or -1. (test_lm's GPT-2 checks, test_table's table
+ * view of a GPT-2's wpe.) */
+static inline int wr_gpt2(const char *dir, const char *dtype, int D, int H, int L, int V, int P)
+{
+    int F = 4 * D;
+    mkdir(dir, 0700);
+    char p[4400];
+    snprintf(p, sizeof p, "%s/config.json", dir);
+    char cfg[512];
+    snprintf(cfg, sizeof cfg,
+             "{\"architectures\": [\"GPT2LMHeadModel\"], \"model_type\": \"gpt2\", \"n_embd\": "
+             "%d, \"n_head\": %d, \"n_layer\": %d, \"vocab_size\": %d, \"n_positions\": %d, "
+             "\"n_ctx\": %d, \"n_inner\": null, \"activation_function\": \"gelu_new\", "
+             "\"layer_norm_epsilon\": 1e-05}",
+             D, H, L, V, P, P);
+    if (wr_text(p, cfg) != 0) return -1;
+    uint64_t seed = 42;
+    wr_tensor t[64];
+    float *bufs[64];
+    char names[64][64];
+    int n = 0;
+#define ADD(nm, d0, d1, amp, one)                                                                  \
+    do {                                                                                           \
+        size_t cnt = (size_t)(d0) * (size_t)((d1) != 0 ? (d1) : 1);                                \
+        bufs[n] = malloc(cnt * sizeof(float));                                                     \
+        for (size_t i = 0; i < cnt; i++) bufs[n][i] = (one) + wr_rand(&seed, amp);                 \
+        snprintf(names[n], sizeof names[n], "%s", nm);                                             \
+        t[n] = (wr_tensor){names[n], (d1) != 0 ? 2 : 1, {(d0), (d1) != 0 ? (d1) : 1}, bufs[n]};    \
+        n++;                                                                                       \
+    } while (0)
+    ADD("wte.weight", V, D, 200, 0.0f);
+    ADD("wpe.weight", P, D, 100, 0.0f);
+    for (int l = 0; l < L; l++) {
+        char b[64];
+#define NM(s) (snprintf(b, sizeof b, "h.%d.%s", l, s), b)
+        ADD(NM("ln_1.weight"), D, 0, 64, 1.0f);
+        ADD(NM("ln_1.bias"), D, 0, 64, 0.0f);
+        ADD(NM("attn.c_attn.weight"), D, 3 * D, 150, 0.0f);
+        ADD(NM("attn.c_attn.bias"), 3 * D, 0, 64, 0.0f);
+        ADD(NM("attn.c_proj.weight"), D, D, 150, 0.0f);
+        ADD(NM("attn.c_proj.bias"), D, 0, 64, 0.0f);
+        ADD(NM("ln_2.weight"), D, 0, 64, 1.0f);
+        ADD(NM("ln_2.bias"), D, 0, 64, 0.0f);
+        ADD(NM("mlp.c_fc.weight"), D, F, 150, 0.0f);
+        ADD(NM("mlp.c_fc.bias"), F, 0, 64, 0.0f);
+        ADD(NM("mlp.c_proj.weight"), F, D, 100, 0.0f);
+        ADD(NM("mlp.c_proj.bias"), D, 0, 64, 0.0f);
+#undef NM
+    }
+    ADD("ln_f.weight", D, 0, 64, 1.0f);
+    ADD("ln_f.bias", D, 0, 64, 0.0f);
+#undef ADD
+    snprintf(p, sizeof p, "%s/model.safetensors", dir);
+    int rc = wr_safetensors(p, t, n, dtype, 1);
+    for (int i = 0; i < n; i++) free(bufs[i]);
+    return rc;
 }
 
 #endif
