@@ -98,6 +98,13 @@ int app_measure_path(const char *opt, const char *name, char *path, size_t n, ch
  * the file's name (info.name). */
 void app_measure_name(const char *name, const lmi_info *in, char *buf, size_t n);
 
+/* A comma-separated list of models (--against, sinks' --models) into dst (cap bytes): each name
+ * checked as --model checks it, at most APP_MEASURE_MAX_MODELS; the word all (e.g. "shipped")
+ * or "" stores "". 0, or -1 with one line naming --opt. */
+#define APP_MEASURE_MAX_MODELS 16
+int app_measure_set_list(const char *opt, const char *all, char *dst, size_t cap, const char *v,
+                         char *err, size_t errlen);
+
 /* The option rows of the measure views (text, ids, per-head, by, reference, against, lambda,
  * side), ended by a row with name NULL; every measure view points its own_options here. */
 extern const app_option app_measure_options[];
