@@ -220,8 +220,15 @@ static int sinks_across_build(app_view_ctx *c, const app_state *st, scene *s, co
                 scene_rect(s, fig_x(&a, l) - ms / 2, fig_y(&a, yk[l]) - ms / 2, ms, ms, colors[k],
                            SCENE_FILL);
     }
-    if (!fig_legend_in_slot(s, t, th, &slot, names, colors, NULL, M))
+    if (!fig_legend_in_slot(s, t, th, &slot, names, colors, NULL, M)) {
+        /* inside the plot: in a small figure the long entries would cover the curves, so there
+         * the legend names the models only (the readout and export keep the counts) */
+        double wide = 0;
+        for (int k = 0; k < M; k++) wide = fmax(wide, scene_text_width(t, legend[k], 1));
+        if (!t->cells && wide > 0.4 * a.area.w)
+            for (int k = 0; k < M; k++) names[k] = tb.r[k]->about.name;
         fig_legend(s, t, th, &a, names, colors, M, 0);
+    }
     c->main = a;
     fig_mark_main(s, a.area, "plot");
     c->has_main = 1;
