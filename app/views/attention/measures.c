@@ -2,6 +2,7 @@
 #include "measures.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -301,6 +302,18 @@ void app_measure_name(const char *name, const lmi_info *in, char *buf, size_t n)
             return;
         }
     app_fmt(buf, n, "%s", in->name);
+}
+
+void app_layer_curve(scene *s, const scene_target *t, const fig_axes *a, const double *x,
+                     const double *y, int n, uint32_t color)
+{
+    double lw = t->hairline > 0 ? t->hairline : 1;
+    fig_curve(s, a, x, y, (size_t)n, color, t->cells ? 0 : lw * 2, 0);
+    double ms = t->cells ? 0 : fmax(3 * lw, t->text_h * 0.3);
+    for (int l = 0; !t->cells && l < n; l++)
+        if (isfinite(y[l]))
+            scene_rect(s, fig_x(a, x[l]) - ms / 2, fig_y(a, y[l]) - ms / 2, ms, ms, color,
+                       SCENE_FILL);
 }
 
 /* ---- the option rows -------------------------------------------------------------------- */

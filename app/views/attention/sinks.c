@@ -209,17 +209,7 @@ static int sinks_across_build(app_view_ctx *c, const app_state *st, scene *s, co
     /* layers centred on whole numbers: the ticks name layers, not halves */
     fig_axes a = fig_axes_draw(s, t, th, area, -0.5, L - 0.5, 0, hi > 0 ? fmin(1, hi * 1.15) : 1,
                                "layer", "mean attention to token 0", FIG_GRID);
-    double lw = t->hairline > 0 ? t->hairline : 1;
-    for (int k = 0; k < M; k++) {
-        const double *yk = y + (size_t)k * L;
-        fig_curve(s, &a, x, yk, (size_t)L, colors[k], t->cells ? 0 : lw * 2, 0);
-        /* a mark at every layer: a 3-layer model's curve is three points */
-        double ms = t->cells ? 0 : fmax(3 * lw, t->text_h * 0.3);
-        for (int l = 0; !t->cells && l < L; l++)
-            if (isfinite(yk[l]))
-                scene_rect(s, fig_x(&a, l) - ms / 2, fig_y(&a, yk[l]) - ms / 2, ms, ms, colors[k],
-                           SCENE_FILL);
-    }
+    for (int k = 0; k < M; k++) app_layer_curve(s, t, &a, x, y + (size_t)k * L, L, colors[k]);
     if (!fig_legend_in_slot(s, t, th, &slot, names, colors, NULL, M)) {
         /* inside the plot: in a small figure the long entries would cover the curves, so there
          * the legend names the models only (the readout and export keep the counts) */
