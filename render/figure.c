@@ -947,8 +947,8 @@ double fig_colorbar_width(const scene_target *t)
     return cbar_bar_w(t) + m.tickl + 0.5 * m.pad + labels + 0.5 * m.pad + m.T;
 }
 
-static size_t box_covers(const scene *s, const scene_target *t, double bx, double by, double bw,
-                         double bh);
+static int box_free(const scene *s, const scene_target *t, double bx, double by, double bw,
+                    double bh);
 
 void fig_colorbar(scene *s, const scene_target *t, const fig_theme *th, fig_rect r, double vmin,
                   double vmax, const struct cmap *map, const char *label)
@@ -1026,8 +1026,8 @@ void fig_colorbar(scene *s, const scene_target *t, const fig_theme *th, fig_rect
          * blank cell either side of the label */
         double w = scene_text_width(t, str, 1.0), y = by - m.T;
         double x0 = floor(r.x + r.w - w + 0.5);
-        if (box_covers(s, t, x0 - 1.0, y, w + 2.0, 2.0) > 0 && by + bh + 2.0 <= t->height &&
-            box_covers(s, t, x0 - 1.0, by + bh, w + 2.0, 2.0) == 0)
+        if (!box_free(s, t, x0 - 1.0, y, w + 2.0, 2.0) && by + bh + 2.0 <= t->height &&
+            box_free(s, t, x0 - 1.0, by + bh, w + 2.0, 2.0))
             y = by + bh;
         put_text(s, t, r.x + r.w, y, str, 1.0, SCENE_RIGHT | SCENE_TOP, th->fg, 0);
         return;
@@ -1078,13 +1078,15 @@ static int seg_hits_box(double x0, double y0, double x1, double y1, double bx, d
 }
 
 /* How much of the data already in the scene a box would cover: the curve segments through it
- * plus (for reference lines and markers, which carry meaning too) the lines across it. */
-static size_t box_covers(const scene *s, const scene_target *t, double bx, double by, double bw,
-                         double bh)
+ * plus (for reference lines and markers, which carry meaning too) the lines across it; counted
+ * up to stop (box_free's searches ask only whether there is any: a legend search tries hundreds
+ * of places, and counting every segment under each was most of xpos's frame at 175%). */
+static size_t box_covers_upto(const scene *s, const scene_target *t, double bx, double by,
+                              double bw, double bh, size_t stop)
 {
     size_t first = 0;
     size_t hits = 0;
-    for (size_t i = first; i < s->n; i++) {
+    for (size_t i = first; i < s->n && hits < stop; i++) {
         const scene_item *it = &s->items[i];
         if (it->kind == SCENE_POLYLINE) {
             const double *xy = it->u.poly.xy;
@@ -1105,9 +1107,13 @@ static size_t box_covers(const scene *s, const scene_target *t, double bx, doubl
             }
             for (; k < n; k++) {
                 if (it->u.poly.xmono && xy[2 * k - 2] > bx + bw) break; /* the rest is right */
-                if (isnan(xy[2 * k - 1]) || isnan(xy[2 * k + 1])) continue;
-                hits += (size_t)seg_hits_box(xy[2 * k - 2], xy[2 * k - 1], xy[2 * k], xy[2 * k + 1],
-                                             bx, by, bw, bh);
+                double y0 = xy[2 * k - 1], y1 = xy[2 * k + 1];
+                /* wholly above or below the box (most segments beside a legend's place): no
+                 * clipping to do (a break, NaN, is skipped after) */
+                if ((y0 < by && y1 < by) || (y0 > by + bh && y1 > by + bh)) continue;
+                if (isnan(y0) || isnan(y1)) continue;
+                hits += (size_t)seg_hits_box(xy[2 * k - 2], y0, xy[2 * k], y1, bx, by, bw, bh);
+                if (hits >= stop) break;
             }
         } else if (it->kind == SCENE_TEXT && !(it->u.text.anchor & SCENE_VERTICAL)) {
             /* another label: never write over it while any other place is free of labels
@@ -1128,6 +1134,19 @@ static size_t box_covers(const scene *s, const scene_target *t, double bx, doubl
         }
     }
     return hits;
+}
+
+static size_t box_covers(const scene *s, const scene_target *t, double bx, double by, double bw,
+                         double bh)
+{
+    return box_covers_upto(s, t, bx, by, bw, bh, (size_t)-1);
+}
+
+/* The box covers nothing. */
+static int box_free(const scene *s, const scene_target *t, double bx, double by, double bw,
+                    double bh)
+{
+    return box_covers_upto(s, t, bx, by, bw, bh, 1) == 0;
 }
 
 /* Where a bw x bh legend covers the least data in a's area: the preferred corner first, then
@@ -1234,7 +1253,7 @@ static int legend_free_spot(const scene *s, const scene_target *t, const fig_axe
                     cx = round(cx);
                     cy = round(cy);
                 }
-                if (box_covers(s, t, cx, cy, bw, bh) == 0) {
+                if (box_free(s, t, cx, cy, bw, bh)) {
                     *bx = cx;
                     *by = cy;
                     return 1;
@@ -1695,7 +1714,7 @@ void fig_vmark_short(scene *s, const scene_target *t, const fig_theme *th, const
             double w = scene_text_width(t, forms[f], size), h = t->cells ? 2.0 : m.T * size;
             int n = w <= room + 1e-9 ? vmark_spots(t, a, fx, w, h, cand) : 0;
             for (int k = 0; k < n; k++)
-                if (box_covers(s, t, cand[k][0], cand[k][1], w, h) == 0) {
+                if (box_free(s, t, cand[k][0], cand[k][1], w, h)) {
                     put_text(s, t, cand[k][0], cand[k][1], forms[f], size, SCENE_LEFT | SCENE_TOP,
                              th->fg, 0);
                     return;
@@ -1780,7 +1799,7 @@ void fig_hmark_label(scene *s, const scene_target *t, const fig_theme *th, const
         double w = scene_text_width(t, label, size), h = t->cells ? 2.0 : m.T * size;
         int n = w <= a->area.w - 2.0 * pad + 1e-9 ? hmark_spots(t, a, fy, w, h, cand) : 0;
         for (int k = 0; k < n; k++)
-            if (box_covers(s, t, cand[k][0], cand[k][1], w, h) == 0) {
+            if (box_free(s, t, cand[k][0], cand[k][1], w, h)) {
                 put_text(s, t, cand[k][0], cand[k][1], label, size, SCENE_LEFT | SCENE_TOP, th->fg,
                          0);
                 return;

@@ -1042,6 +1042,23 @@ int app_option_apply_num(app_state *st, const char *name, double v, char *msg, s
 /* NEXT: the choices after (or before) the current one, the first the whole state accepts. */
 static int step_next(app_state *st, const app_option *o, int dir, char *msg, size_t n)
 {
+    if (o->kind == APP_OPT_CHOICE) {
+        /* a choice is the index its int field holds: the next index the whole state accepts,
+         * with no name written and looked up on the way */
+        int nc = (int)count_names(o->names), i;
+        memcpy(&i, (const char *)st + o->off, sizeof i);
+        for (int k = 1; k <= nc; k++) {
+            int j = ((i + (dir > 0 ? k : -k)) % nc + nc) % nc;
+            app_state trial = *st;
+            memcpy((char *)&trial + o->off, &j, sizeof j);
+            if (app_state_validate(&trial, msg, n) < 0) continue;
+            *st = trial;
+            snprintf(msg, n, "%s = %s", o->name, o->names[j]);
+            return 0;
+        }
+        return -1;
+    }
+    /* a value that is a name or a path (an encoding, a colormap, a model): by its name */
     const char *ch[APP_MAX_OPTIONS];
     size_t nc = app_option_choices(o, ch, APP_MAX_OPTIONS), i = 0;
     char cur[1100];

@@ -91,7 +91,7 @@ typedef struct app_option {
     app_step_rule step;
     double by; /* APP_STEP_ADD */
     /* APP_STEP_CUSTOM of a numeric option: the value one step in dir (+1/-1) from the current
-     * one (the key sets it as a number); step_fn: of another kind, the value as text */
+     * one (the key sets it as a number); step_fn: of another kind (--head's "all"), as text */
     double (*step_num)(const app_state *st, int dir);
     void (*step_fn)(const app_state *st, int dir, char *val, size_t n);
     const char *step_help; /* what a step does, for help ("gentler / steeper"); NULL: the rule's */
@@ -165,8 +165,9 @@ const char *app_option_suggest(const char *name);
 /* The value as the status line shows it: the text of get, at_lo for the value lo, long text cut
  * and quoted. */
 void app_option_show(const app_state *st, const app_option *o, char *buf, size_t n);
-/* One key step of o in dir (+1/-1): a number (x2, +by, step_num) set as a number, a choice by
- * name. 0 with "name = value" in msg, or -1 with why not. */
+/* One key step of o in dir (+1/-1): a number (x2, +by, step_num) set as a number, a choice as
+ * its index; a name or path (--pe, --cmap, a model) and --head ("all") step by text. 0 with
+ * "name = value" in msg, or -1 with why not. */
 int app_option_step(app_state *st, const app_option *o, int dir, char *msg, size_t n);
 /* What a step does, for help: "x2 / /2", "+1 / -1", "next / previous". */
 const char *app_option_step_help(const app_option *o);

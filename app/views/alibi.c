@@ -276,31 +276,47 @@ static int alibi_build(app_view_ctx *c, const app_state *st, scene *s, const sce
     double lsz = 0.85;
     /* what a label adds after the slope: the head's range (per head) or its window */
     int ranged = per_head || window;
+    /* each head's slope and range texts, made once for the fitting and the drawing */
+    typedef char pw_text[48], rt_text[64];
+    pw_text *pw = malloc(sizeof *pw * (size_t)nh);
+    rt_text *rt = malloc(sizeof *rt * (size_t)nh);
+    if (!pw || !rt) {
+        free(pw);
+        free(rt);
+        free(slopes);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (int h = 0; h < nh; h++) {
+        app_pow2_label(log2(slopes[h]), pw[h], sizeof pw[h]);
+        alibi_range_text(p, slopes[h], window, rt[h], sizeof rt[h]);
+    }
     {
         double sizes[8];
         int ns = 0;
         for (double z = 0.85; z >= 0.6 - 1e-9 && ns < 8; z -= 0.05) sizes[ns++] = z;
         if (t->cells) ns = 1; /* a terminal writes any size a cell a character */
+        /* a text's width is its width at size 1 times the size: each form's labels are
+         * made and measured once, then tried at every size (it was 64 heads x 8 sizes x 4
+         * forms of formatting and measuring: 40 million instructions an unchanged frame) */
         for (int f = 0; f < 4 && form == 3; f++) {
             if (!ranged && (f == 1 || f == 2)) continue; /* no range to show */
+            double w1 = 0;
+            for (int h = 0; h < nh; h++) {
+                char a[128];
+                if (f == 0 && ranged)
+                    snprintf(a, sizeof a, "h%d  m=%s  %s", h, pw[h], rt[h]);
+                else if (f == 0 || f == 1)
+                    snprintf(a, sizeof a, "h%d  m=%s", h, pw[h]);
+                else if (f == 2)
+                    snprintf(a, sizeof a, "h%d  %s", h, rt[h]);
+                else
+                    snprintf(a, sizeof a, "h%d", h);
+                w1 = fmax(w1, fmax(scene_text_width(t, a, 1),
+                                   f == 1 ? scene_text_width(t, rt[h], 1) : 0));
+            }
             for (int k = 0; k < ns && form == 3; k++) {
-                double z = t->cells ? 1 : sizes[k], w = 0;
-                for (int h = 0; h < nh; h++) {
-                    char a[128], b[64], pw[48], rt[64];
-                    app_pow2_label(log2(slopes[h]), pw, sizeof pw);
-                    alibi_range_text(p, slopes[h], window, rt, sizeof rt);
-                    b[0] = '\0';
-                    if (f == 0 && ranged)
-                        snprintf(a, sizeof a, "h%d  m=%s  %s", h, pw, rt);
-                    else if (f == 0 || f == 1)
-                        snprintf(a, sizeof a, "h%d  m=%s", h, pw);
-                    else if (f == 2)
-                        snprintf(a, sizeof a, "h%d  %s", h, rt);
-                    else
-                        snprintf(a, sizeof a, "h%d", h);
-                    if (f == 1) snprintf(b, sizeof b, "%s", rt);
-                    w = fmax(w, fmax(scene_text_width(t, a, z), scene_text_width(t, b, z)));
-                }
+                double z = t->cells ? 1 : sizes[k], w = w1 * z;
                 if (w <= c0.w + 1e-9) {
                     form = f;
                     lsz = t->cells ? 0.85 : z;
@@ -316,21 +332,18 @@ static int alibi_build(app_view_ctx *c, const app_state *st, scene *s, const sce
         fig_rect cell = fig_grid_cell(r, rows, cols, h / cols, h % cols, gap);
         /* head label above each small matrix */
         char lab[128], lab2[64] = "";
-        char pw[48], rt[64];
-        app_pow2_label(log2(slopes[h]), pw, sizeof pw);
         double hlo = alibi_lo(p, slopes[h]);
-        alibi_range_text(p, slopes[h], window, rt, sizeof rt);
         /* per head: the label names the head's own range, the colourbar only its fractions;
          * window: where the head's weight falls to 1/2 and 1/10 */
         if (form == 0 && ranged)
-            snprintf(lab, sizeof lab, "h%d  m=%s  %s", h, pw, rt);
+            snprintf(lab, sizeof lab, "h%d  m=%s  %s", h, pw[h], rt[h]);
         else if (form <= 1)
-            snprintf(lab, sizeof lab, "h%d  m=%s", h, pw);
+            snprintf(lab, sizeof lab, "h%d  m=%s", h, pw[h]);
         else if (form == 2)
-            snprintf(lab, sizeof lab, "h%d  %s", h, rt);
+            snprintf(lab, sizeof lab, "h%d  %s", h, rt[h]);
         else
             snprintf(lab, sizeof lab, "h%d", h);
-        if (lines == 2) snprintf(lab2, sizeof lab2, "%s", rt);
+        if (lines == 2) snprintf(lab2, sizeof lab2, "%s", rt[h]);
         /* a terminal puts the label on a whole row, the matrix on the rows under it */
         double ly = t->cells ? 2.0 * ceil(cell.y / 2.0) : cell.y;
         scene_text(s, cell.x + cell.w / 2, ly, lab, lsz, SCENE_CENTER | SCENE_TOP, th->fg, 0);
@@ -374,6 +387,8 @@ static int alibi_build(app_view_ctx *c, const app_state *st, scene *s, const sce
         fig_colorbar(s, t, th, bar, vmin, vmax, map, name);
     if (t->cells)
         scene_text(s, bar.x + bar.w, name_y, bar_label, 1, SCENE_RIGHT | SCENE_TOP, th->fg, 0);
+    free(pw);
+    free(rt);
     c->has_main = 0;
     snprintf(c->readout, sizeof c->readout, "slopes: m_h = %s; pick one head with :head N",
              p->slope_ratio > 0 ? "r^(h+1)" : "2^(-8(h+1)/n)");

@@ -585,12 +585,13 @@ static int decay_build(app_view_ctx *c, const app_state *st, scene *s, const sce
     /* the RoPE-family curves: one sample per pixel (per braille dot across a cell) of the
      * canvas, so at least one per pixel of the plot; an exported figure takes every position, up
      * to DECAY_EXPORT_STEPS pair steps (beyond, a stride again: L 1048576 at d 65536 would take
-     * minutes). The canvas, not the plot: the projector zoom lays the view out again at smaller
-     * text sizes (views.c), and each plot width gave another stride and another 32-draw sweep
-     * (issue 27: 133 ms at 175% after a change); with the canvas's the later layouts hit the
-     * cache. */
+     * minutes). In the window the canvas's pixels, not the plot's: the projector zoom lays the
+     * view out again at smaller text sizes (views.c), and each plot width gave another stride
+     * and another 32-draw sweep (issue 27: 133 ms at 175% after a change); with the canvas's
+     * the later layouts hit the cache. A terminal is laid out once. */
     int np = st->p.dim / 2 > 0 ? st->p.dim / 2 : 1;
-    int stride = (int)fmax(1, ceil((L - 1) / fmax(1, ceil(t->width) * (t->cells ? 2 : 1))));
+    double per = t->cells ? 2 * ceil(r.w) : ceil(t->width);
+    int stride = (int)fmax(1, ceil((L - 1) / fmax(1, per)));
     if (c->full_res) stride = (int)fmax(1, ceil((double)L * np / DECAY_EXPORT_STEPS));
     int kb, kf;
     decay_grid(st, stride, &kb, &kf);

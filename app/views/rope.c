@@ -109,14 +109,39 @@ static int rope_build(app_view_ctx *c, const app_state *st, scene *s, const scen
     double lsz = t->cells ? 1 : 0.8;
     double wide_w = scene_text_width(t, widest, lsz) + pad;
     snprintf(widest, sizeof widest, "angle %s", ang_s);
-    double narrow_w = scene_text_width(t, widest, lsz);
-    for (int k = 0; k < np; k++) {
-        char th_s[48];
-        fig_num(inv[k], 3, th_s, sizeof th_s);
-        snprintf(widest, sizeof widest, "k=%d %s=%s", k, theta, th_s);
-        narrow_w = fmax(narrow_w, scene_text_width(t, widest, lsz));
+    /* the widest pair label of all np (2048 at d 4096: formatting and measuring them was most
+     * of an unchanged frame, issue 27), kept for the frequencies and the text it was measured
+     * for; the positions m and n do not change it */
+    struct {
+        pe_params p;
+        double text_h, char_w, lsz;
+        const char *font;
+        int cells, ascii;
+    } key;
+    memset(&key, 0, sizeof key);
+    memcpy(&key.p, p, sizeof key.p);
+    key.text_h = t->text_h;
+    key.char_w = t->char_w;
+    key.lsz = lsz;
+    key.font = t->font;
+    key.cells = t->cells;
+    key.ascii = t->ascii;
+    double *narrow = app_cache_get(c, 0, &key, sizeof key);
+    if (!narrow && (narrow = app_cache_put(c, 0, &key, sizeof key, sizeof *narrow)) != NULL) {
+        *narrow = scene_text_width(t, widest, lsz);
+        for (int k = 0; k < np; k++) {
+            char th_s[48];
+            fig_num(inv[k], 3, th_s, sizeof th_s);
+            snprintf(widest, sizeof widest, "k=%d %s=%s", k, theta, th_s);
+            *narrow = fmax(*narrow, scene_text_width(t, widest, lsz));
+        }
     }
-    narrow_w += pad;
+    if (!narrow) {
+        free(inv);
+        snprintf(err, errlen, "%s", app_cache_error());
+        return -1;
+    }
+    double narrow_w = *narrow + pad;
     double min_side = t->cells ? 10 : 90;
     int show = np, cols = 1, rows = 1, lines = 2;
     for (;;) {

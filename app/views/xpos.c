@@ -25,8 +25,10 @@ static int xpv_validate(const app_state *st, char *err, size_t errlen)
 
 /* The factors and both scores are stepped from r - 1 to r (a rotation per pair for cos and sin,
  * a multiplication by zeta_k^(1/s) for the factor) and computed afresh every ANCHOR rows, so the
- * rounding of the steps cannot pile up: they stay within ~1e-14 of cos and pe_xpos_decay. */
-#define ANCHOR 32
+ * rounding of the steps cannot pile up: they stay within ~1e-13 of cos and pe_xpos_decay (as the
+ * decay view's sweeps). Every 32 rows the anchors' cos, sin and pow of every pair were most of a
+ * frame after a change at d 4096 (issue 27). */
+#define ANCHOR 256
 
 /* The pair shown as pick i of picks on the left (fast to slow). */
 static int xpv_pick(int i, int picks, int np)
@@ -164,8 +166,13 @@ static int xpv_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     }
     fig_rect r = app_frame(s, t, th, title, sub);
     fig_rect left = r, right = fig_take_right(&left, r.w / 2, t->cells ? 4 : t->text_h);
-    /* two rows per pixel (per braille dot across a cell) of the wider plot */
-    int stride = (int)fmax(1, ceil((L - 1) / fmax(1, 2 * ceil(fmax(left.w, right.w)))));
+    /* two rows per pixel (per braille dot across a cell) of the wider plot; in the window
+     * counted on the canvas (each of the two plots side by side is under half of it): the
+     * projector zoom lays the view out again at smaller text sizes (views.c), and each plot
+     * width gave another stride and another table (issue 27); with the canvas's the later
+     * layouts hit the cache. A terminal is laid out once. */
+    double per = t->cells ? 2 * ceil(fmax(left.w, right.w)) : ceil(t->width);
+    int stride = (int)fmax(1, ceil((L - 1) / fmax(1, per)));
     /* an exported figure: every position, up to about 2^28 pair steps */
     if (c->full_res) stride = (int)fmax(1, ceil((double)L * (np > 0 ? np : 1) / 268435456.0));
     int nr, nc;

@@ -164,16 +164,52 @@ static const char *cairo_safe(const char *s, char **heap)
     return *heap;
 }
 
+/* The widths measured so far: a text's advance at measure_px depends on its family, weight and
+ * bytes alone (the size scales it), and views measure the same labels again on every frame
+ * (ALiBi's 64 head labels at each of their sizes, tick labels tried for fit): cairo's text
+ * extents were most of an unchanged frame. Direct-mapped by a hash, a slot per text of up to
+ * MEMO_TEXT - 1 bytes (longer ones are measured each time), shared by the threads under a
+ * lock (the explorer builds on a worker while the window measures its status band). The
+ * family is the interned name family_of returns, compared by address. */
+enum { MEMO_SLOTS = 2048, MEMO_TEXT = 200 };
+typedef struct measure_memo {
+    const char *family;
+    int weight, used;
+    double advance; /* x_advance at measure_px */
+    char text[MEMO_TEXT];
+} measure_memo;
+static measure_memo memo[MEMO_SLOTS];
+static pthread_mutex_t memo_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static size_t memo_slot(const char *family, int weight, const char *text)
+{
+    uint64_t h = 1469598103934665603ull ^ (uint64_t)(uintptr_t)family ^ (uint64_t)weight << 56;
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++)
+        h = (h ^ *p) * 1099511628211ull;
+    return (size_t)(h ^ h >> 29) % MEMO_SLOTS;
+}
+
 /* scene_target.measure: width in units of text_h (see scene.h). cairo caches font faces and
- * scaled fonts itself, so building them per call is cheap and keeps this function stateless. */
+ * scaled fonts itself, so building them per call is cheap and keeps this function stateless
+ * but for the memo above. */
 static double measure_weight(const char *family, const char *given, double size,
                              cairo_font_weight_t weight)
 {
     if (!given || !*given) return 0.0;
+    family = family_of(family);
+    size_t glen = strlen(given), slot = memo_slot(family, (int)weight, given);
+    if (glen < MEMO_TEXT) {
+        pthread_mutex_lock(&memo_lock);
+        const measure_memo *m = &memo[slot];
+        int hit = m->used && m->family == family && m->weight == (int)weight &&
+                  memcmp(m->text, given, glen + 1) == 0;
+        double w = m->advance;
+        pthread_mutex_unlock(&memo_lock);
+        if (hit) return w / (measure_px * line_per_px) * size;
+    }
     char *heap;
     const char *utf8 = cairo_safe(given, &heap);
-    cairo_font_face_t *face =
-        cairo_toy_font_face_create(family_of(family), CAIRO_FONT_SLANT_NORMAL, weight);
+    cairo_font_face_t *face = cairo_toy_font_face_create(family, CAIRO_FONT_SLANT_NORMAL, weight);
     cairo_matrix_t fm, ctm;
     cairo_matrix_init_scale(&fm, measure_px, measure_px);
     cairo_matrix_init_identity(&ctm);
@@ -189,6 +225,16 @@ static double measure_weight(const char *family, const char *given, double size,
     double w = ext.x_advance;
     if (!(w > 0)) w = 0.6 * measure_px * (double)strlen(utf8); /* no font at all */
     free(heap);
+    if (glen < MEMO_TEXT) {
+        pthread_mutex_lock(&memo_lock);
+        measure_memo *m = &memo[slot];
+        m->used = 1;
+        m->family = family;
+        m->weight = (int)weight;
+        m->advance = w;
+        memcpy(m->text, given, glen + 1);
+        pthread_mutex_unlock(&memo_lock);
+    }
     return w / (measure_px * line_per_px) * size;
 }
 
