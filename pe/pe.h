@@ -218,6 +218,12 @@ typedef struct pe_encoding {
     void (*apply_qk)(const pe_params *p, double *x, double pos, int is_key);
 } pe_encoding;
 
+/* e's checks of p's values without the size checks its validate makes for a whole (L, d) or
+ * (L, L) table, and --len within 1..PE_MAX_LEN: what a figure drawn at its own resolution needs
+ * (issue 25: a 10M-position context loads in every view). A table that is built is refused by
+ * the memory budget when it does not fit, with its sizes and --max-memory. */
+int pe_validate_values(const pe_encoding *e, const pe_params *p, char *err, size_t errlen);
+
 size_t pe_encoding_count(void);
 const pe_encoding *pe_encoding_at(size_t i);
 /* Exact name match; NULL when none. */

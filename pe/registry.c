@@ -95,3 +95,13 @@ const char *pe_encoding_suggest(const char *name)
     for (size_t i = 0; i < pe_encoding_count(); i++) names[i] = encodings[i]->name;
     return pe_closest(name, names, pe_encoding_count());
 }
+
+int pe_validate_values(const pe_encoding *e, const pe_params *p, char *err, size_t errlen)
+{
+    /* len enters the validators only through their table-size checks (pe_check_cells), so one
+     * position checks every value; the real length is then checked against its own range */
+    pe_params one = *p;
+    one.len = 1;
+    int rc = e && e->validate ? e->validate(&one, err, errlen) : PE_OK;
+    return rc == PE_OK ? pe_check_len(p->len, err, errlen) : rc;
+}

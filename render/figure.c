@@ -666,7 +666,16 @@ fig_rect fig_title(scene *s, const scene_target *t, const fig_theme *th, fig_rec
         else
             y = heading(s, t, r, y, sub, ssize, th->muted, 0, WRAP_MAX, 0.8, 0.0);
     } else if (subtitle && *subtitle) {
-        y = heading(s, t, r, y, subtitle, ssize, th->muted, 0, WRAP_MAX, min_frac, 0.0);
+        /* the parameters stay readable: a subtitle takes another line rather than step below
+         * 0.8 of the smallest text a figure has (11 px at 1.3 lines: 8 pt at a paper column,
+         * where it stepped to 0.54, under the tick labels); a zoomed window's large text still
+         * steps down as far as before */
+        char lines[WRAP_MAX][WRAP_LEN];
+        double sz, floor_frac = fmin(1.0, fmax(min_frac, 0.8 * 11 * 1.3 / (t->text_h * ssize)));
+        if (t->cells ||
+            heading_fit(t, subtitle, ssize, 0, r.w, WRAP_MAX, floor_frac, lines, &sz) == 0)
+            floor_frac = min_frac; /* three lines at 0.8 do not hold it: smaller, not cut */
+        y = heading(s, t, r, y, subtitle, ssize, th->muted, 0, WRAP_MAX, floor_frac, 0.0);
     }
     if (!t->cells && y > r.y) y += m.pad;
     if (t->cells) y = 2.0 * ceil(y / 2.0);
@@ -1368,6 +1377,17 @@ fig_legend_slot fig_legend_take(const scene_target *t, fig_rect *outer, const ch
     double min_side = 4.0 * m.T;
     double top_area = top_h >= min_side && area_w >= min_side ? top_h * area_w : -1;
     double side_area = side_w >= min_side && area_h >= min_side ? side_w * area_h : -1;
+    /* a plot that small either way (300x200 px with a two-line subtitle): down to the three
+     * lines a main panel keeps, rather than a legend over the curves */
+    if (top_area < 0 && side_area < 0) {
+        min_side = 3.0 * m.T;
+        /* and beside the plot it may run down past the plot's bottom to the tick labels' line
+         * (it sits right of them) */
+        side_w =
+            side.shown == n && side.bh <= outer->h - 1.5 * m.T ? area_w - (side.bw + m.pad) : -1;
+        top_area = top_h >= min_side && area_w >= min_side ? top_h * area_w : -1;
+        side_area = side_w >= min_side && area_h >= min_side ? side_w * area_h : -1;
+    }
     if (top_area < 0 && side_area < 0) return slot;
     if (top_area >= side_area) {
         slot.cols = top.cols;
@@ -1846,6 +1866,63 @@ fig_rect fig_grid_cell(fig_rect r, int rows, int cols, int i, int j, double gap)
     if (ch < 0) ch = 0;
     fig_rect c = {r.x + j * (cw + gap), r.y + i * (ch + gap), cw, ch};
     return c;
+}
+
+int fig_grid_pick(fig_rect r, int n, double aspect, double head, double side, double gap,
+                  double min_w, int *rows, double *content)
+{
+    if (n < 1) n = 1;
+    if (!(aspect > 0)) aspect = 1;
+    int best_c = 1, pass;
+    double best = -1;
+    for (pass = 0; pass < 2 && best < 0; pass++) /* pass 1: no arrangement is min_w wide */
+        for (int cc = 1; cc <= n; cc++) {
+            int rr = (n + cc - 1) / cc;
+            if (cc > 1 && (n + cc - 2) / (cc - 1) == rr) continue; /* same rows, wider cells */
+            double cw = (r.w - (cc - 1) * gap) / cc, ch = (r.h - (rr - 1) * gap) / rr;
+            if (!pass && cw < min_w) continue;
+            double w = fmin(cw - side, (ch - head) * aspect);
+            if (w > best + 1e-9) {
+                best = w;
+                best_c = cc;
+            }
+        }
+    if (rows) *rows = (n + best_c - 1) / best_c;
+    if (content) *content = best > 0 ? best : 0;
+    return best_c;
+}
+
+fig_rect fig_axes_outer_for(const scene_target *t, const fig_theme *th, fig_rect outer, double x0,
+                            double x1, double y0, double y1, const char *xlabel, const char *ylabel,
+                            unsigned flags, double aspect, double max_w, fig_rect *area)
+{
+    if (!(aspect > 0)) aspect = 1;
+    fig_rect o = outer;
+    fig_rect aw = {0, 0, 0, 0};
+    scene tmp;
+    scene_init(&tmp, t->width, t->height, 0);
+    /* twice: a narrower plot may take fewer (narrower) tick labels */
+    for (int it = 0; it < 2; it++) {
+        scene_reset(&tmp, t->width, t->height, 0);
+        fig_axes a = fig_axes_draw(&tmp, t, th, o, x0, x1, y0, y1, xlabel, ylabel, flags);
+        double mx = o.w - a.area.w, my = o.h - a.area.h;
+        double w = fmin(outer.w - mx, (outer.h - my) * aspect);
+        if (max_w > 0 && w > max_w) w = max_w;
+        if (!(w > 0)) break;
+        double h = w / aspect, dx = a.area.x - o.x, dy = a.area.y - o.y;
+        o.w = w + mx;
+        o.h = h + my;
+        o.x = outer.x + (outer.w - o.w) / 2; /* centred across, at the top (under its head) */
+        o.y = outer.y;
+        aw = (fig_rect){o.x + dx, o.y + dy, w, h};
+        if (t->cells) {
+            o.x = floor(o.x);
+            o.y = 2 * floor(o.y / 2);
+        }
+    }
+    scene_free(&tmp);
+    if (area) *area = aw;
+    return o;
 }
 
 void fig_mark_main(scene *s, fig_rect r, const char *name)

@@ -152,4 +152,22 @@ fig_rect fig_take_bottom(fig_rect *r, double h, double gap);
 /* Cell (i, j) of a rows x cols grid of small multiples in r with a gap between them. */
 fig_rect fig_grid_cell(fig_rect r, int rows, int cols, int i, int j, double gap);
 
+/* The arrangement of n panels in r, one rule for every multi-panel view (so a paper column, a
+ * tall figure and a wide window choose alike): each panel's content keeps the aspect w/h =
+ * aspect (1: a square matrix) under a head of head units (its label lines) and beside a margin
+ * of side units (its tick labels), gap apart, and the grid (rows x cols) is the one that draws
+ * the content largest; a grid whose cells are narrower than min_w (the panel's label) is taken
+ * only when none is that wide. Returns cols; sets *rows, and *content to the content's width
+ * (NULL: not wanted). */
+int fig_grid_pick(fig_rect r, int n, double aspect, double head, double side, double gap,
+                  double min_w, int *rows, double *content);
+/* The part of outer to hand fig_axes_draw so that its plot area has the aspect w/h = aspect
+ * (1: square cells for a square matrix), centred across outer at its top: the tick labels and axis
+ * labels are measured as fig_axes_draw lays them out, not guessed. The area is at most max_w wide
+ * (0: as large as outer allows; panels that share one size pass the smallest); *area (may be NULL)
+ * gets the plot area fig_axes_draw will give it. */
+fig_rect fig_axes_outer_for(const scene_target *t, const fig_theme *th, fig_rect outer, double x0,
+                            double x1, double y0, double y1, const char *xlabel, const char *ylabel,
+                            unsigned flags, double aspect, double max_w, fig_rect *area);
+
 #endif

@@ -1121,8 +1121,10 @@ int app_state_validate(const app_state *st, char *err, size_t errlen)
      * say "even for RoPE" (its own check below), not "even for sinusoidal", the --pe default
      * it never shows */
     int uses_pe = !v || !v->options || app_view_uses(v, "pe");
-    if (uses_pe && st->enc && st->enc->validate && st->enc->validate(&st->p, err, errlen) < 0)
-        return -1;
+    /* the values only: whether a whole table fits is the view's business (most draw a sample
+     * at their resolution) and the memory budget's when one is built, so a 10M-position
+     * context loads (issue 25) */
+    if (uses_pe && st->enc && pe_validate_values(st->enc, &st->p, err, errlen) < 0) return -1;
     if (st->head >= st->p.heads) {
         snprintf(err, errlen, "--head %d: must be below --heads %d (allowed all|0..%d)", st->head,
                  st->p.heads, st->p.heads - 1);

@@ -440,8 +440,5 @@ const pe_rng *app_view_learned_states(app_view_ctx *c, int slot, const app_state
 
 int app_validate_untabled(const char *enc, const app_state *st, char *err, size_t errlen)
 {
-    pe_params one = st->p;
-    one.len = 1;
-    if (pe_encoding_find(enc)->validate(&one, err, errlen) < 0) return -1;
-    return pe_check_len(st->p.len, err, errlen) < 0 ? -1 : 0;
+    return pe_validate_values(pe_encoding_find(enc), &st->p, err, errlen) < 0 ? -1 : 0;
 }

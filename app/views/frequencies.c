@@ -397,7 +397,8 @@ static int value_eff_base(const app_state *st, const char *args, char *out, size
                           size_t errlen)
 {
     (void)args, (void)err, (void)errlen;
-    snprintf(out, n, "%.0f", pe_rope_effective_base(&st->p));
+    /* for people: the whole number with thousands commas (40,883), as the figures write it */
+    fig_num(round(pe_rope_effective_base(&st->p)), 15, out, n);
     return 0;
 }
 

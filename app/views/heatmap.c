@@ -164,7 +164,7 @@ static int heat_entries(app_view_ctx *c, const app_state *st, const size_t *rows
         free(inv);
         free(pair_of);
     } else if (strcmp(st->enc->name, "sinusoidal") == 0) {
-        rc = st->enc->validate(&st->p, err, errlen) < 0 ? -1 : 0;
+        rc = pe_validate_values(st->enc, &st->p, err, errlen) < 0 ? -1 : 0;
         if (rc == 0) pe_sinusoidal_sample(&st->p, rows, nr, colv, nc, out);
     } else if (learned_trained(st)) {
         const app_trained *t = trained_table(c, err, errlen);
@@ -237,7 +237,8 @@ static int heatmap_build(app_view_ctx *c, const app_state *st, scene *s, const s
 {
     const fig_theme *th = fig_theme_get(st->dark);
     if (heatmap_validate(st, err, errlen) < 0) return -1;
-    if (st->enc->validate && st->enc->validate(&st->p, err, errlen) < 0) return -1;
+    /* the values: the figure samples (a table that is built meets the memory budget) */
+    if (pe_validate_values(st->enc, &st->p, err, errlen) < 0) return -1;
     int rot = is_rotary(st->enc), trained = learned_trained(st);
     const app_trained *tm = trained ? trained_table(c, err, errlen) : NULL;
     if (trained && !tm) return -1;

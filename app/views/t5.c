@@ -62,7 +62,8 @@ static int t5_head(const app_state *st, const pe_params *p)
 static int t5v_validate(const app_state *st, char *err, size_t errlen)
 {
     const pe_encoding *e = pe_encoding_find("t5");
-    if (e->validate(&st->p, err, errlen) < 0) return -1;
+    /* the values: the figure samples (issue 25), the data meets the memory budget */
+    if (pe_validate_values(e, &st->p, err, errlen) < 0) return -1;
     if (st->head >= st->p.heads) {
         snprintf(err, errlen, "--head %d: must be below --heads %d (allowed all|0..%d)", st->head,
                  st->p.heads, st->p.heads - 1);

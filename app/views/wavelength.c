@@ -145,7 +145,8 @@ static int value_wavelength(const app_state *st, int longest, char *out, size_t 
     }
     free(inv);
     double wl = 2 * APP_PI / (longest ? lo : hi);
-    snprintf(out, n, wl < 100 ? "%.1f" : "%.0f", wl);
+    /* for people, as the figures write numbers: 6.28, 628, 54,410 (whole positions from 100) */
+    fig_num(wl < 100 ? wl : round(wl), wl < 100 ? 3 : 15, out, n);
     return 0;
 }
 static int value_longest(const app_state *st, const char *args, char *out, size_t n, char *err,

@@ -40,6 +40,9 @@ static const char *const term_formula[4] = {"q.k",
                                             "v.W_R R(i"
                                             "\xe2\x88\x92"
                                             "j)"};
+/* narrower still (one panel of four across a paper column): the term's letter, then its
+ * formula; the figure's title names the letters' sum */
+static const char *const term_letter[4] = {"(a)", "(b)", "(c)", "(d)"};
 
 static int xlv_validate(const app_state *st, char *err, size_t errlen)
 {
@@ -518,25 +521,42 @@ static int xlv_build(app_view_ctx *c, const app_state *st, scene *s, const scene
                  x->lazy ? "\xe2\x89\x88" : "", am);
     fig_rect r = app_frame(s, t, th, title, sub);
     fig_rect bar = fig_take_right(&r, fig_colorbar_width(t), t->char_w * 2);
-    /* Two rows of two panels, or one row of four when the figure is short and wide (a projector
-     * zoom squashed 2 x 2 into strips): whichever gives the larger square matrices. */
-    int grows = 2, gcols = 2;
+    /* The four panels' arrangement from the figure's shape (fig_grid_pick, as every
+     * multi-panel view): 2 x 2 at the default size, one row of four in a short wide figure (a
+     * projector zoom, a paper column, where 2 x 2 made 4:1 strips), one column in a tall one;
+     * the matrices square, under their titles (at the narrowest the letter over the formula,
+     * at 0.6, so no cell narrower than that is asked for). Short panels share their axes: the
+     * four matrices have the same extent, so tick labels go only under the bottom row (the
+     * subtitle says rows are query i, columns key j) and the matrices keep the room repeated
+     * labels would take. */
+    double gap = t->cells ? 3 : t->text_h * 0.8;
+    double min_w = 0;
+    for (int i = 0; i < 4 && !t->cells; i++)
+        min_w = fmax(min_w, fmax(scene_text_width(t, term_letter[i], 0.6),
+                                 scene_text_width(t, term_formula[i], 0.6)));
+    min_w += t->char_w;
+    double xband = t->cells ? 2 : t->text_h * 1.6;
+    int grows = 2, gcols = 2, shared = 0;
     {
-        double g = t->cells ? 3 : t->text_h * 0.8, lines = t->cells ? 4 : t->text_h * 2.8;
-        fig_rect q = fig_grid_cell(r, 2, 2, 0, 0, g), w4 = fig_grid_cell(r, 1, 4, 0, 0, g);
-        double side_q = fmin(q.w, q.h - lines), side_w = fmin(w4.w, w4.h - lines);
-        /* and only when the panels' titles fit their width, on two lines at the smallest */
-        double name_w = 0;
-        for (int i = 0; i < 4 && !t->cells; i++)
-            name_w = fmax(name_w, fmax(scene_text_width(t, term_name[i], 0.6),
-                                       scene_text_width(t, term_formula[i], 0.6)));
-        if (side_w > 1.2 * side_q && name_w <= w4.w - t->char_w) {
-            grows = 1;
-            gcols = 4;
+        /* each panel with its ticks, or the axes shared when that draws the matrices at least
+         * a quarter larger */
+        int rows1, cols1;
+        double own, bare;
+        gcols = fig_grid_pick(r, 4, 1.0, t->cells ? 6 : t->text_h * 2.2 + xband,
+                              t->cells ? 6 : t->text_h * 2.2, gap, min_w, &grows, &own);
+        fig_rect rr = r;
+        rr.h -= xband; /* the bottom row's ticks */
+        cols1 =
+            fig_grid_pick(rr, 4, 1.0, t->text_h * 1.4, 0, t->text_h * 0.4, min_w, &rows1, &bare);
+        if (!t->cells && bare > 1.25 * own) {
+            shared = 1;
+            gap = t->text_h * 0.4;
+            gcols = cols1;
+            grows = rows1;
         }
     }
     /* one sampling for the four panels, at the size of the first */
-    fig_rect c0 = fig_grid_cell(r, grows, gcols, 0, 0, t->cells ? 3 : t->text_h * 0.8);
+    fig_rect c0 = fig_grid_cell(r, grows, gcols, 0, 0, gap);
     size_t n = (size_t)fmin(L, ceil(fmax(1, fmin(c0.w, c0.h))));
     size_t nmax = (size_t)sqrt(2.0 * (double)GRID_MACS / p->dim);
     if (n > nmax) n = nmax < 16 ? 16 : nmax;
@@ -544,63 +564,77 @@ static int xlv_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     const float *position = content ? xl_get_grid(c, 1, p, x, rel, n, err, errlen) : NULL;
     if (!position) return -1;
     const float *smp[4] = {content, position, content + n * n, position + n * n};
-    double gap = t->cells ? 3 : t->text_h * 0.8;
-    double lh = t->cells ? 2 : t->text_h * 1.1;
-    /* Short panels (a projector zoom) share their axes: the four matrices have the same
-     * extent, so tick labels go only under the bottom row (the subtitle says rows are query i,
-     * columns key j) and the matrices keep the height repeated labels would take. */
-    int shared = !t->cells && c0.h - lh < t->text_h * 8;
-    double xband = t->text_h * 1.6, yband = 0;
-    if (shared) gap = t->text_h * 0.4;
     fig_axes ax[4];
-    /* one title size for the four: the largest at which each fits its panel, on one line down
-     * to 0.75, else on two (name, formula) down to 0.6 */
-    double ts = t->cells ? 1 : 0.9;
-    int two_lines = 0;
-    for (int pass = 0; pass < 2 && !t->cells; pass++) {
-        ts = 0.9;
-        double floor_ts = pass ? 0.6 : 0.75;
-        for (int i = 0; i < 4; i++) {
-            fig_rect cell = fig_grid_cell(r, grows, gcols, i / gcols, i % gcols, gap);
-            double room = cell.w - t->char_w;
-            while (ts > floor_ts && (pass ? fmax(scene_text_width(t, term_name[i], ts),
-                                                 scene_text_width(t, term_formula[i], ts))
-                                          : scene_text_width(t, term_title[i], ts)) > room)
-                ts -= 0.05;
-            double w = pass ? fmax(scene_text_width(t, term_name[i], ts),
-                                   scene_text_width(t, term_formula[i], ts))
-                            : scene_text_width(t, term_title[i], ts);
-            if (w > room && !pass) ts = -1; /* one line does not fit: try two */
-            if (ts < 0) break;
+    /* one title form and size for the four: the largest at which each fits its panel, on one
+     * line down to 0.75, else on two (name, formula), else the letter over the formula, down
+     * to 0.6 */
+    const char *const *line1[3] = {term_title, term_name, term_letter};
+    double ts = 1;
+    int form = 0;
+    for (form = 0; form < 3 && !t->cells; form++) {
+        double room = c0.w - t->char_w, floor_ts = form ? 0.6 : 0.75;
+        for (ts = 0.9; ts > floor_ts - 1e-9; ts -= 0.05) {
+            double w = 0;
+            for (int i = 0; i < 4; i++)
+                w = fmax(w, fmax(scene_text_width(t, line1[form][i], ts),
+                                 form ? scene_text_width(t, term_formula[i], ts) : 0));
+            if (w <= room) break;
         }
-        if (ts > 0) {
-            two_lines = pass;
-            break;
-        }
+        if (ts > floor_ts - 1e-9) break;
     }
-    if (ts < 0) ts = 0.6;
-    if (two_lines) lh += t->text_h * ts * 1.05;
+    if (form == 3) form = 2, ts = 0.6;
+    if (t->cells) form = 0;
+    double lh = t->cells ? 2 : t->text_h * ts * 1.1 * (form ? 2 : 1) + t->text_h * 0.2;
+    /* the cells and their square plot areas first, one side for the four (the smallest any
+     * cell allows), then the block centred down the room it leaves */
+    fig_rect outer[4];
+    unsigned aflags[4];
+    double side = 0;
+    for (int i = 0; i < 4; i++) {
+        int row = i / gcols;
+        fig_rect cell = fig_grid_cell(r, grows, gcols, row, i % gcols, gap);
+        if (t->cells) {
+            cell.h -= 2 * ceil(cell.y / 2) - cell.y;
+            cell.y = 2 * ceil(cell.y / 2);
+        }
+        cell.y += lh;
+        cell.h -= lh;
+        aflags[i] = FIG_Y_DOWN;
+        if (shared) aflags[i] |= (row == grows - 1 ? 0 : FIG_NO_XTICKS) | FIG_NO_YTICKS;
+        fig_rect a;
+        outer[i] = cell;
+        fig_axes_outer_for(t, th, cell, 0, L, 0, L, NULL, NULL, aflags[i], 1.0, 0, &a);
+        side = i == 0 || a.w < side ? a.w : side;
+    }
+    /* the title sits just over the plot area (clear of the top tick label beside it) */
+    double above = t->cells ? 0 : t->text_h * (shared ? 0.15 : 0.45);
+    fig_rect area[4];
+    for (int i = 0; i < 4; i++)
+        outer[i] = fig_axes_outer_for(t, th, outer[i], 0, L, 0, L, NULL, NULL, aflags[i], 1.0, side,
+                                      &area[i]);
+    /* the rows of the block, each as high as its title, plot and ticks, centred down the room */
+    double row_top = area[0].y - outer[0].y, row_h = lh + above + outer[0].h - row_top + gap;
+    double block = (grows - 1) * row_h + lh + above + outer[3].h - (area[3].y - outer[3].y);
+    double down = t->cells ? 0 : fmax(0, (r.h - block) / 2);
     for (int i = 0; i < 4; i++) {
         int row = i / gcols, col = i % gcols;
         fig_rect cell = fig_grid_cell(r, grows, gcols, row, col, gap);
-        unsigned aflags = FIG_Y_DOWN;
-        if (shared) {
-            double hh = (r.h - (grows - 1) * gap - xband) / grows,
-                   ww = (r.w - (gcols - 1) * gap - yband) / gcols;
-            cell.y = r.y + row * (hh + gap);
-            cell.h = hh + (row == grows - 1 ? xband : 0);
-            cell.x = r.x + col * (ww + yband + gap);
-            cell.w = ww + (col ? 0 : yband);
-            aflags |= (row == grows - 1 ? 0 : FIG_NO_XTICKS) | FIG_NO_YTICKS;
+        fig_rect o = outer[i];
+        double ty = o.y - lh;
+        if (!t->cells) {
+            o.y = r.y + down + row * row_h + lh + above - (area[i].y - outer[i].y);
+            /* under the panel above (the bottom row's ticks may centre it a little apart) */
+            o.x = area[col].x - (area[i].x - outer[i].x);
+            ty = o.y + (area[i].y - outer[i].y) - above - lh;
         }
+        double tx = cell.x + cell.w / 2;
         /* a cell target wants text at a whole cell (integer x, even y) */
-        double tx = cell.x + cell.w / 2, ty = cell.y;
         if (t->cells) {
             tx = fmax(cell.x, floor(tx - scene_text_width(t, term_title[i], 1) / 2));
             ty = 2 * ceil(ty / 2);
         }
-        if (two_lines) {
-            scene_text(s, tx, ty, term_name[i], ts, SCENE_CENTER | SCENE_TOP, th->fg, 0);
+        if (form) {
+            scene_text(s, tx, ty, line1[form][i], ts, SCENE_CENTER | SCENE_TOP, th->fg, 0);
             scene_text(s, tx, ty + t->text_h * ts * 1.05, term_formula[i], ts,
                        SCENE_CENTER | SCENE_TOP, th->fg, 0);
         } else {
@@ -608,18 +642,14 @@ static int xlv_build(app_view_ctx *c, const app_state *st, scene *s, const scene
                        (t->cells ? SCENE_LEFT : SCENE_CENTER) | SCENE_TOP, th->fg, 0);
         }
         s->text_h = t->text_h;
-        if (t->cells) {
-            cell.h -= ty - cell.y;
-            cell.y = ty;
-        }
-        cell.y += lh;
-        cell.h -= lh;
-        ax[i] = fig_axes_draw(s, t, th, cell, 0, L, 0, L, NULL, NULL, aflags);
+        ax[i] = fig_axes_draw(s, t, th, o, 0, L, 0, L, NULL, NULL, aflags[i]);
         scene_heatmap(s, ax[i].area.x, ax[i].area.y, ax[i].area.w, ax[i].area.h, smp[i], n, n, n,
                       vmin, vmax, map, th->mask);
     }
     bar.y = ax[0].area.y;
-    bar.h = ax[2].area.y + ax[2].area.h - bar.y;
+    /* one row of short matrices: the bar runs up beside their titles too, so it has ticks */
+    if (grows == 1 && !t->cells) bar.y -= lh + above;
+    bar.h = ax[3].area.y + ax[3].area.h - bar.y;
     fig_colorbar(s, t, th, bar, vmin, vmax, map, "term value");
 
     c->main = ax[0];

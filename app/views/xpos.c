@@ -17,10 +17,9 @@
 
 static int xpv_validate(const app_state *st, char *err, size_t errlen)
 {
-    if (pe_encoding_find("xpos")->validate(&st->p, err, errlen) < 0) return -1;
-    int np = pe_rope_rotary_dim(&st->p) / 2;
-    return pe_check_cells((size_t)st->p.len, (size_t)np + 4, "--len x --dim", err, errlen) < 0 ? -1
-                                                                                               : 0;
+    /* the values: the figure takes two rows per pixel (issue 25: a 10M context loads); the
+     * data's (L, pairs + 4) rows meet the memory budget when they are made */
+    return pe_validate_values(pe_encoding_find("xpos"), &st->p, err, errlen) < 0 ? -1 : 0;
 }
 
 /* The factors and both scores are stepped from r - 1 to r (a rotation per pair for cos and sin,

@@ -19,7 +19,10 @@
  * 6 x 16 register block: 12 accumulators, two weight loads and six broadcasts per input); the
  * 16-column panel of W is read from memory once per chunk and from L2 for the other token
  * groups. T = 1 takes 64 outputs at once (eight independent chains). Outputs past the last full
- * vector (out not a multiple of 8) take the same sequence one scalar at a time.
+ * vector (out not a multiple of 8) take the same sequence one scalar at a time. A row of W is a
+ * new 4 KiB page for the strip an item reads, and the hardware prefetchers stop at pages: the
+ * packing asks for the next k-block's rows while this one's tiles run, and decoding for the row
+ * 16 ahead (__builtin_prefetch never faults, past the end of W included).
  *
  * FMA: built for x86-64-v3 (AVX2 + FMA) and the baseline by target_clones, dispatched once by the
  * ifunc resolver; the file asks for contraction (fp-contract=fast) so a*b+c is one FMA where the
@@ -27,6 +30,7 @@
  * CPUs in the last bits, never between thread counts or chunkings on one machine. */
 #pragma GCC optimize("fp-contract=fast")
 
+#include <stdint.h>
 #include <string.h>
 
 #include "lm_internal.h"
@@ -96,33 +100,24 @@ typedef struct lin_job {
     float *out;
 } lin_job;
 
-/* Rows r0..r1-1 of W (R at a time) against tokens t0..t1-1 (TOKS at a time). */
+/* The tiles by rows (4 or, for the last rows of W, 1) and token count (3, fewer for the last). */
+typedef void dot_fn(const float *, size_t, const float *, size_t, int, const float *, float *,
+                    size_t);
+static dot_fn *const dot_tile[2][TOKS + 1] = {{NULL, dot_1x1, dot_1x2, dot_1x3},
+                                              {NULL, dot_4x1, dot_4x2, dot_4x3}};
+
+/* Rows r0..r1-1 of W (ROWS at a time) against every token (TOKS at a time). */
 static void dot_block(const lin_job *j, size_t r0, size_t r1)
 {
     const lm_linear *L = j->L;
     size_t in = (size_t)L->in, O = (size_t)L->out;
-    int n = L->in;
     for (size_t r = r0; r < r1;) {
+        int four = r + ROWS <= r1;
         const float *w = L->w + r * L->ld, *b = L->b ? L->b + r : NULL;
-        float *o = j->out + r;
-        int t = 0;
-        if (r + ROWS <= r1) {
-            for (; t + TOKS <= j->T; t += TOKS)
-                dot_4x3(w, L->ld, j->x + (size_t)t * in, in, n, b, o + (size_t)t * O, O);
-            if (j->T - t == 2)
-                dot_4x2(w, L->ld, j->x + (size_t)t * in, in, n, b, o + (size_t)t * O, O);
-            if (j->T - t == 1)
-                dot_4x1(w, L->ld, j->x + (size_t)t * in, in, n, b, o + (size_t)t * O, O);
-            r += ROWS;
-        } else {
-            for (; t + TOKS <= j->T; t += TOKS)
-                dot_1x3(w, L->ld, j->x + (size_t)t * in, in, n, b, o + (size_t)t * O, O);
-            if (j->T - t == 2)
-                dot_1x2(w, L->ld, j->x + (size_t)t * in, in, n, b, o + (size_t)t * O, O);
-            if (j->T - t == 1)
-                dot_1x1(w, L->ld, j->x + (size_t)t * in, in, n, b, o + (size_t)t * O, O);
-            r += 1;
-        }
+        for (int t = 0; t < j->T; t += TOKS)
+            dot_tile[four][j->T - t < TOKS ? j->T - t : TOKS](
+                w, L->ld, j->x + (size_t)t * in, in, L->in, b, j->out + (size_t)t * O + r, O);
+        r += four ? ROWS : 1;
     }
 }
 
@@ -151,7 +146,7 @@ static void lin_rows(void *ctx, size_t g0, size_t g1)
  * k-block, for NV vectors and C tokens: the accumulators start at zero (first block) or at what
  * the previous block stored (a float stored and reloaded is the same float, so the sequence of
  * operations per output is that of one pass), and take the bias after the last block. */
-#define COL_TILE(NV, C)                                                                            \
+#define COL_TILE(NV, C, PF)                                                                        \
     LM_GEMM static void col_##NV##x##C(const float *w, size_t ldw, const float *x, size_t ldx,     \
                                        int n, const float *b, float *out, size_t ldo, int first,   \
                                        int last)                                                   \
@@ -162,6 +157,10 @@ static void lin_rows(void *ctx, size_t g0, size_t g1)
                 acc[c][v] = first ? (v8){0} : LD8(out + (size_t)c * ldo + 8 * (size_t)v);          \
         for (int i = 0; i < n; i++) {                                                              \
             const float *wi = w + (size_t)i * ldw;                                                 \
+            if (PF) /* decoding: rows PF ahead (a row is a new page: no hardware prefetch) */      \
+                for (int v = 0; v < NV; v += 2)                                                    \
+                    __builtin_prefetch(                                                            \
+                        (const void *)((uintptr_t)(wi + 8 * v) + PF * ldw * sizeof(float)), 0, 0); \
             v8 wv[NV];                                                                             \
             for (int v = 0; v < NV; v++) wv[v] = LD8(wi + 8 * v);                                  \
             for (int c = 0; c < C; c++) {                                                          \
@@ -176,14 +175,20 @@ static void lin_rows(void *ctx, size_t g0, size_t g1)
             }                                                                                      \
     }
 
-COL_TILE(2, 6)
-COL_TILE(2, 5)
-COL_TILE(2, 4)
-COL_TILE(2, 3)
-COL_TILE(2, 2)
-COL_TILE(2, 1)
-COL_TILE(1, 1)
-COL_TILE(8, 1)
+COL_TILE(2, 6, 0)
+COL_TILE(2, 5, 0)
+COL_TILE(2, 4, 0)
+COL_TILE(2, 3, 0)
+COL_TILE(2, 2, 0)
+COL_TILE(2, 1, 0)
+COL_TILE(1, 1, 0)
+COL_TILE(8, 1, 16)
+
+/* The panel tiles by token count: six for the body, fewer for the last group. */
+typedef void col_fn(const float *, size_t, const float *, size_t, int, const float *, float *,
+                    size_t, int, int);
+static col_fn *const col_panel_tile[CTOKS + 1] = {NULL,    col_2x1, col_2x2, col_2x3,
+                                                  col_2x4, col_2x5, col_2x6};
 
 /* Columns past the last full vector, one at a time, the same sequence as a vector lane. */
 LM_GEMM static void col_scalar(const float *w, size_t ldw, const float *x, size_t ldx, int n,
@@ -207,6 +212,14 @@ static void col_panels(const lin_job *j, size_t c, int np)
         int kn = in - k0 < KC ? (int)(in - k0) : KC, first = k0 == 0, last = k0 + (size_t)kn == in;
         for (int i = 0; i < kn; i++) {
             const float *row = L->w + (k0 + (size_t)i) * L->ld + c;
+            /* the same row of the next k-block, asked for now so that it arrives while this
+             * block's tiles run (a row of W is a new page: the hardware prefetchers do not
+             * follow) */
+            if (k0 + KC + (size_t)i < in) {
+                uintptr_t nx = (uintptr_t)row + KC * L->ld * sizeof(float);
+                for (int p = 0; p < np * PANEL * 4; p += 64)
+                    __builtin_prefetch((const void *)(nx + (uintptr_t)p), 0, 0);
+            }
             for (int p = 0; p < np; p++)
                 memcpy(pk + ((size_t)p * KC + (size_t)i) * PANEL, row + p * PANEL,
                        PANEL * sizeof *pk);
@@ -215,30 +228,9 @@ static void col_panels(const lin_job *j, size_t c, int np)
             const float *w = pk + (size_t)p * KC * PANEL, *x = j->x + k0;
             const float *b = L->b ? L->b + c + (size_t)p * PANEL : NULL;
             float *o = j->out + c + (size_t)p * PANEL;
-            int t = 0;
-            for (; t + CTOKS <= T; t += CTOKS)
-                col_2x6(w, PANEL, x + (size_t)t * in, in, kn, b, o + (size_t)t * O, O, first, last);
-            const float *xt = x + (size_t)t * in;
-            float *ot = o + (size_t)t * O;
-            switch (T - t) {
-            case 5:
-                col_2x5(w, PANEL, xt, in, kn, b, ot, O, first, last);
-                break;
-            case 4:
-                col_2x4(w, PANEL, xt, in, kn, b, ot, O, first, last);
-                break;
-            case 3:
-                col_2x3(w, PANEL, xt, in, kn, b, ot, O, first, last);
-                break;
-            case 2:
-                col_2x2(w, PANEL, xt, in, kn, b, ot, O, first, last);
-                break;
-            case 1:
-                col_2x1(w, PANEL, xt, in, kn, b, ot, O, first, last);
-                break;
-            default:
-                break;
-            }
+            for (int t = 0; t < T; t += CTOKS)
+                col_panel_tile[T - t < CTOKS ? T - t : CTOKS](w, PANEL, x + (size_t)t * in, in, kn,
+                                                              b, o + (size_t)t * O, O, first, last);
         }
     }
 }

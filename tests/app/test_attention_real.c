@@ -159,6 +159,8 @@ static const char *words_at(const char *words, int i)
     return w;
 }
 
+static int scene_says(const app_state *st, scene_target t, const char *needle);
+
 static void test_stories_bin(void)
 {
     char model[4200], tok[4200];
@@ -220,6 +222,11 @@ static void test_stories_bin(void)
         }
     TAP_OK(ds <= 1e-5, "sinks: alpha of every head = ref.h's mean attention to token 0 (%.2g) %s",
            ds, err);
+    TAP_OK(rc == 0 && strstr(dd.what, "head h reads kv head h / 2 (4 kv heads)"),
+           "sinks export names the kv groups (%s)", dd.what);
+    TAP_OK(scene_says(&ss, raster_target(1000, 600, raster_font_px(1000, 600, 1)),
+                      "head (kv group = head / 2)"),
+           "sinks: the head axis says which heads share a kv head");
     app_data_free(&dd);
     app_view_ctx_free(&vc);
     /* --scaling linear --factor 4 through the model interface: positions / 4 in ref.h, and
@@ -243,8 +250,6 @@ static void test_stories_bin(void)
     free(rows);
     ref_free(&r);
 }
-
-static int scene_says(const app_state *st, scene_target t, const char *needle);
 
 /* BF16, untied head, a vocabulary of 3000, no tokenizer: by ids. */
 static void test_tiny_random(void)

@@ -34,6 +34,10 @@ static double dyn_base(double base, double f, int n, int l0, int rd)
 /* the largest |a - b| over the rows of every layer and head of the first n tokens */
 static double rows_diff_ref(const lmi_session *s, ref_model *r, const int *ids, int n)
 {
+    free(r->kc); /* ref_begin allocates the caches anew each call */
+    free(r->vc);
+    free(r->qc);
+    r->kc = r->vc = r->qc = NULL;
     ref_begin(r, n);
     double *lg = malloc((size_t)r->V * sizeof *lg), *p = malloc((size_t)n * sizeof *p);
     float *w = malloc((size_t)n * sizeof *w);

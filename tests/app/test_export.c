@@ -111,6 +111,28 @@ int main(int argc, char **argv)
             unlink(p1);
         }
 
+    /* issue 25: a 10M-position context exports at the figure's resolution, with --len alone and
+     * with Llama 4 Scout's config (10485760 positions); the views that draw a sample of an (L, L)
+     * or (L, d) table, and the ones that summarise */
+    const char *src = getenv("PELAB_SRC");
+    char scout[1024];
+    snprintf(scout, sizeof scout, "%s/tests/config/real/llama-4-scout-17b-16e.json",
+             src ? src : ".");
+    const char *long_views[] = {"wavelength", "heatmap", "similarity", "alibi", "frequencies"};
+    for (int v = 0; v < 5; v++)
+        for (int cfg = 0; cfg < 2; cfg++) {
+            if (cfg && (v == 2 || v == 3)) continue; /* no RoPE setting to take from a config */
+            snprintf(p1, sizeof p1, "%s/long-%s.png", dir, long_views[v]);
+            rc = cfg ? run((const char *[]){"export", long_views[v], "--config", scout, "--pe",
+                                            "rope", "--len", "10485760", "-o", p1, NULL})
+                     : run((const char *[]){"export", long_views[v], "--len", "10000000", "-o", p1,
+                                            NULL});
+            struct stat sb;
+            TAP_OK(rc == 0 && stat(p1, &sb) == 0 && sb.st_size > 200, "export %s at %s (%s)",
+                   long_views[v], cfg ? "Scout's 10485760 positions" : "--len 10000000", errtext);
+            unlink(p1);
+        }
+
     /* SVG and PDF are reproducible byte for byte */
     for (int e = 1; e < 3; e++) {
         /* the same command twice (the command line, output name included, is in the file) */
@@ -217,6 +239,7 @@ int main(int argc, char **argv)
     /* bad input: message, exit status 2, nothing written */
     TAP_OK(dir_entries() == 0, "the directory is empty before the bad-input checks");
     snprintf(p1, sizeof p1, "%s/bad.png", dir);
+    snprintf(p2, sizeof p2, "%s/bad.csv", dir);
     char notdir[128], missing[128];
     snprintf(notdir, sizeof notdir, "%s/file.txt", dir);
     snprintf(missing, sizeof missing, "%s/no/such/dir/x.png", dir);
@@ -235,8 +258,10 @@ int main(int argc, char **argv)
         {{"export", "heatmap", "--dim", "0", "-o", p1}, 2, "--dim 0"},
         {{"export", "heatmap", "--len", "-5", "-o", p1}, 2, "--len -5"},
         {{"export", "alibi", "--heads", "0", "-o", p1}, 2, "--heads 0"},
-        {{"export", "heatmap", "--len", "200000", "--dim", "4096", "-o", p1}, 2, "memory budget"},
-        {{"export", "alibi", "--len", "60000", "-o", p1}, 2, "more than one table can index"},
+        /* issue 25: the figures draw at their resolution at any length; the full-resolution
+         * data that does not fit is refused (a runtime error: the budget, status 1) */
+        {{"export", "heatmap", "--len", "200000", "--dim", "4096", "-o", p2}, 1, "memory budget"},
+        {{"export", "alibi", "--len", "60000", "-o", p2}, 1, "beyond the cap of 2147483647"},
         {{"export", "heatmap", "-o", missing}, 2, "does not exist"},
         {{"export", "heatmap", "-o", "x.bmp"}, 2, "unknown extension"},
         {{"export", "heatmap", "--bsae", "100", "-o", p1}, 2, "did you mean --base"},

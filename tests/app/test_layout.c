@@ -75,11 +75,16 @@ static void check_text(const scene *s, const scene_target *t, size_t from, char 
  * the plot it is about (scene_mark_main), and whatever else gives up space (the slider panel,
  * the status band, secondary panels), that one keeps at least 12% of the canvas each way and
  * three lines of text. */
-static void check_main(const scene *s, const scene_target *t, char *why, size_t n)
+static void check_main(const scene *s, const scene_target *t, int figure, char *why, size_t n)
 {
     why[0] = '\0';
     double min_w = fmax(0.12 * t->width, 3 * t->text_h);
     double min_h = fmax(0.12 * t->height, 3 * t->text_h);
+    /* an exported figure is about its plot: at least a quarter of the height (resolution's
+     * plot was 45 px of a paper column's 211, under a legend strip); small multiples in a row
+     * (xl's four square terms, alibi's heads) are bound by the width instead */
+    int multiples = !strcmp(s->main_name, "four terms") || !strcmp(s->main_name, "heads");
+    if (figure && !multiples) min_h = fmax(min_h, 0.3 * t->height);
     if (!(s->main_w > 0) || !(s->main_h > 0))
         snprintf(why, n, "no main panel marked");
     else if (s->main_w < min_w - 1e-9 || s->main_h < min_h - 1e-9)
@@ -106,8 +111,9 @@ static void check_bars(const scene *s, const scene_target *t, char *why, size_t 
     }
 }
 
-/* An attention matrix (a square (n, n) heatmap) drawn with square cells: issue 27's projector
- * zoom drew the compare view's as 70x170 px. */
+/* A square (n, n) heatmap (an attention matrix, xl's terms, a bias matrix) drawn with square
+ * cells: issue 27's projector zoom drew the compare view's as 70x170 px, a paper column xl's
+ * four terms as 4:1 strips. */
 static void check_square(const scene *s, char *why, size_t n)
 {
     for (size_t i = 0; i < s->n && !why[0]; i++) {
@@ -159,6 +165,47 @@ static void check_overlap(const scene *s, const scene_target *t, char *why, size
                 snprintf(why, n, "\"%s\" and \"%s\" overlap", a->u.text.str, b->u.text.str);
                 return;
             }
+        }
+    }
+}
+
+/* Text written over data in a pixel front end: a text box that crosses the edge of a heatmap
+ * (a matrix, a colourbar) or of a data bar by more than a pixel each way (attention's next-token
+ * list ran under the colourbar at a paper column). A label wholly inside a heatmap (the sinks
+ * view's cell values) is the figure's own. Writes why when why is empty. */
+static void check_on_data(const scene *s, const scene_target *t, char *why, size_t n)
+{
+    if (why[0] || t->cells) return;
+    for (size_t i = 0; i < s->n && !why[0]; i++) {
+        const scene_item *a = &s->items[i];
+        /* vertical text is the axes' own (token labels, axis names), which fig_axes_draw puts
+         * outside the plot; text_box's anchors are not the rotated text's */
+        if (a->kind != SCENE_TEXT || !a->u.text.str[0] || (a->u.text.anchor & SCENE_VERTICAL))
+            continue;
+        double ax, ay, aw, ah;
+        text_box(t, a, &ax, &ay, &aw, &ah);
+        /* the glyphs' ink, not the line's leading */
+        ay += 0.15 * ah;
+        ah *= 0.7;
+        for (size_t j = 0; j < s->n && !why[0]; j++) {
+            const scene_item *b = &s->items[j];
+            double bx, by, bw, bh;
+            if (b->kind == SCENE_HEATMAP) {
+                bx = b->u.heat.x, by = b->u.heat.y, bw = b->u.heat.w, bh = b->u.heat.h;
+            } else if (b->kind == SCENE_RECT && (b->flags & (SCENE_BAR | SCENE_HBAR))) {
+                bx = b->u.rect.x, by = b->u.rect.y, bw = b->u.rect.w, bh = b->u.rect.h;
+            } else {
+                continue;
+            }
+            double ox = fmin(ax + aw, bx + bw) - fmax(ax, bx);
+            double oy = fmin(ay + ah, by + bh) - fmax(ay, by);
+            int inside = b->kind == SCENE_HEATMAP && ax >= bx - 1 && ay >= by - 1 &&
+                         ax + aw <= bx + bw + 1 && ay + ah <= by + bh + 1;
+            if (ox > 1 && oy > 1 && !inside)
+                snprintf(why, n,
+                         "\"%s\" (%.0f..%.0f, %.0f..%.0f) runs over a %s at (%.0f, %.0f) %.0fx%.0f",
+                         a->u.text.str, ax, ax + aw, ay, ay + ah,
+                         b->kind == SCENE_HEATMAP ? "heatmap" : "bar", bx, by, bw, bh);
         }
     }
 }
@@ -324,7 +371,7 @@ static void run_case(scene *s, size_t v, const variant *var, const size_case *c,
     char why[600];
     check_text(s, &t, 0, why, sizeof why);
     char main_why[200];
-    check_main(s, &t, main_why, sizeof main_why);
+    check_main(s, &t, c->fe == FE_EXPORT, main_why, sizeof main_why);
     if (!why[0]) snprintf(why, sizeof why, "%s", main_why);
     /* bars at least the thinnest the view allows at the text size it drew at (under the
      * projector zoom it may step its text down to give the data room, views.c) */
@@ -336,8 +383,12 @@ static void run_case(scene *s, size_t v, const variant *var, const size_case *c,
     }
     check_bars(s, &bt, why, sizeof why);
     check_overlap(s, &t, why, sizeof why);
-    int attention_view = !strcmp(name, "attention") || !strcmp(name, "compare");
-    if (attention_view && c->fe != FE_TERMINAL) check_square(s, why, sizeof why);
+    check_on_data(s, &t, why, sizeof why);
+    /* query x key matrices with square cells (xl's four drew as 4:1 strips at a paper column);
+     * not yet similarity, t5 and the table view, whose matrices fill their panel */
+    int qk_view = !strcmp(name, "attention") || !strcmp(name, "compare") || !strcmp(name, "xl") ||
+                  !strcmp(name, "alibi");
+    if (qk_view && c->fe != FE_TERMINAL) check_square(s, why, sizeof why);
     TAP_OK(ok && s->n_cut == 0 && !why[0], "%s: nothing shortened, main panel there%s%s%s%s%s",
            what, s->n_cut ? " (cut: " : "", s->n_cut ? s->cut_example : "", s->n_cut ? ")" : "",
            why[0] ? "; " : "", ok ? why : err);

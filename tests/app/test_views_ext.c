@@ -182,10 +182,10 @@ static void test_layer_kinds(void)
     TAP_OK(strcmp(st.model_layer, "sliding_attention") == 0, "and leaves the state as it was");
 }
 
-/* Issue 25: Llama 4 Scout's 10485760 positions load; the views that summarise (the rotation, the
- * frequencies, the extension's curves) draw at L = 10485760 at their own
- * resolution, and a table that would not fit (the heatmap's 10485760 x 128 floats, 5 GiB) is
- * refused by the memory budget with its sizes and --max-memory, not by a cap naming --len. */
+/* Issue 25: Llama 4 Scout's 10485760 positions load, and every view draws a 10M-position context
+ * at its own resolution; a full-resolution table that would not fit (the heatmap's data,
+ * 10485760 x 128 floats, 5 GiB) is refused by the memory budget with its sizes and
+ * --max-memory, not by a cap naming --len. */
 static void test_long_context(void)
 {
     const char *src = getenv("PELAB_SRC");
@@ -215,13 +215,64 @@ static void test_long_context(void)
         free(text);
         app_view_ctx_free(&c);
     }
+    /* every view of the encodings at --len 10000000 (Scout's config where the view reads
+     * RoPE's settings): valid, and built on cells and on pixels at the drawn resolution */
+    static const char *const all[] = {"heatmap",    "similarity", "decay",       "alibi",
+                                      "rope",       "wavelength", "frequencies", "extension",
+                                      "resolution", "t5",         "xpos"};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        for (int cfg = 0; cfg < 2; cfg++) {
+            const char *opts[] = {"pe", "rope"};
+            /* the encodings' own views (no RoPE setting) take the length alone */
+            if (cfg && (strcmp(all[i], "similarity") == 0 || strcmp(all[i], "alibi") == 0 ||
+                        strcmp(all[i], "t5") == 0))
+                continue;
+            int rope_pe =
+                cfg && (strcmp(all[i], "heatmap") == 0 || strcmp(all[i], "wavelength") == 0 ||
+                        strcmp(all[i], "decay") == 0);
+            app_state st = make(all[i], opts, rope_pe ? 2 : 0);
+            int rc = cfg ? app_cli_apply_config(&st, path, err, sizeof err) : 0;
+            if (rc == 0)
+                rc = app_option_set(&st, app_option_find("len"), "10000000", err, sizeof err);
+            if (!TAP_OK(rc == 0 && app_state_validate(&st, err, sizeof err) == 0,
+                        "%s%s at --len 10000000: valid (%s)", all[i], cfg ? " (Scout)" : "", err))
+                continue;
+            app_view_ctx c;
+            memset(&c, 0, sizeof c);
+            char *text = cells_text(&st, 120, 40, &c, &rc);
+            TAP_OK(rc == 0 && text, "%s%s at --len 10000000: builds on 120x40 cells (%s)", all[i],
+                   cfg ? " (Scout)" : "", rc ? err : "");
+            free(text);
+            scene sc;
+            scene_init(&sc, 1000, 600, 0);
+            scene_target t = raster_target(1000, 600, raster_font_px(1000, 600, 1));
+            rc = app_view_build(&c, &st, &sc, &t, err, sizeof err);
+            TAP_OK(rc == 0, "%s%s at --len 10000000: builds on 1000x600 pixels (%s)", all[i],
+                   cfg ? " (Scout)" : "", rc ? err : "");
+            scene_free(&sc);
+            app_view_ctx_free(&c);
+        }
+    /* a full-resolution table that does not fit is refused by the memory budget, with its
+     * sizes and --max-memory, and no cap on --len: the heatmap's data, 10485760 x 128 floats */
     app_state st = make("heatmap", NULL, 0);
     int rc = app_cli_apply_config(&st, path, err, sizeof err);
     if (rc == 0) rc = app_option_set(&st, app_option_find("len"), "10485760", err, sizeof err);
-    TAP_OK(rc == 0 && app_state_validate(&st, err, sizeof err) < 0 &&
+    app_data d;
+    memset(&d, 0, sizeof d);
+    TAP_OK(rc == 0 && app_state_validate(&st, err, sizeof err) == 0 && get_data(&st, &d) < 0 &&
                strstr(err, "--len x --dim = 10485760 x 128 = 1342177280 cells need 5120 MiB") &&
                strstr(err, "memory budget of 2048 MiB") && strstr(err, "--max-memory"),
-           "heatmap at 10485760 x 128 is refused by the memory budget: %s", err);
+           "the heatmap's data at 10485760 x 128 is refused by the memory budget: %s", err);
+    app_data_free(&d);
+    /* the exception: Transformer-XL's view draws random content vectors for every position
+     * and sums its terms over the (L, L) cells; at 10M positions its 4 (L, L) terms are past
+     * what a table can index, and it says so with the sizes */
+    app_state xl = make("xl", NULL, 0);
+    rc = app_option_set(&xl, app_option_find("len"), "10000000", err, sizeof err);
+    TAP_OK(rc == 0 && app_state_validate(&xl, err, sizeof err) < 0 &&
+               strstr(err, "--len x --len = 10000000 x 10000000") &&
+               strstr(err, "more than one table can index"),
+           "xl at --len 10000000: refused with the sizes of its (L, L) terms: %s", err);
     TAP_OK(app_option_set(&st, app_option_find("len"), "16777217", err, sizeof err) < 0 &&
                strstr(err, "allowed 1..16777216"),
            "past 2^24 positions (a float's exact integers) --len is refused: %s", err);

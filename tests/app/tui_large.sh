@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tui_large.sh (issue 14): the explorer at sizes where a view would compute for minutes. Through
-# Tab and through a number key, a view the state is too large for is refused (not computed) and
+# Tab, a view the state is too large for is refused (not computed) and
 # q quits at once with the terminal restored; a parameter change during long work stops it and
 # starts over with the new value, and q quits during the work; cursor keys pressed all through
 # long work do not stop it; under a small budget views visited in turn each show (the caches
@@ -57,16 +57,34 @@ tm send-keys -t t Tab
 wait_for "skipped xl" 10; ok $? "Tab passes xl, saying why (4 x --len x --len past what a table can index)"
 quits "after Tab"
 
-# the same through a number key: 2 is the (L, L) similarity
+# a number key: 2 is the (L, L) similarity, drawn at its resolution at L 1048576 (issue 25: long
+# contexts load in every view); with --pe nope it has nothing to draw and is refused, the view
+# staying, and the refusal wraps whole
 start --view xpos --len 1048576 --dim 64
 wait_for "xpos]" 20; ok $? "xpos at L 1048576 draws again"
 tm send-keys -t t 2
-wait_for "more than one table can index" 10 && screen | grep -qF "xpos]"
-ok $? "key 2 (similarity) is refused with the table's limit, the view stays"
-screen | grep -qF "similarity not shown: --len x --len = 1048576 x 1048576" &&
-    screen | grep -qF "product up to 2147483647)"
+wait_for "similarity]" 20 && screen | grep -qF "L=1048576"
+ok $? "key 2 draws the similarity at L 1048576 at the figure's resolution"
+quits "after key 2"
+start --view xpos --len 1048576 --dim 64 --pe nope
+wait_for "xpos]" 20
+tm send-keys -t t 2
+wait_for "adds nothing to the input" 10 && screen | grep -qF "xpos]"
+ok $? "key 2 (similarity) with --pe nope is refused, the view stays"
+screen | grep -qF "similarity not shown: --pe nope: adds nothing to the input" &&
+    screen | grep -qxF "binary)"
 ok $? "the refusal names the view and wraps whole to its end at 120 columns (not cut at the edge)"
 quits "after a number key"
+
+# issue 25: a 10M-position context loads in the explorer: the wavelength view with Scout's config
+# at --len 10000000, then 2 (similarity) and 1 (heatmap) draw it at their resolution
+start --view wavelength --config "$PELAB_SRC/tests/config/real/llama-4-scout-17b-16e.json" --len 10000000
+wait_for "wavelength]" 20 && screen | grep -qF "L=10000000"
+ok $? "wavelength with Scout's config at --len 10000000 draws"
+tm send-keys -t t 1
+wait_for "heatmap]" 20 && screen | grep -qF "L=10000000"
+ok $? "then 1 draws the heatmap at L 10000000"
+quits "after the 10M context"
 
 # a long message wraps in the terminal instead of being cut at the edge: the budget's refusal
 # centred in the view, and s's message with the saved file's name

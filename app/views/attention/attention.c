@@ -24,6 +24,19 @@
 
 /* v for people (fig_num: 0.98, 7.7×10⁻⁷, 500,000) in a buffer of the statement that uses it, so
  * one line may hold several: messages read as the figures' numbers do, never "9.8e-01" */
+
+/* v as fig_fixed writes it (U+2212 minus, no "-0.00"), right-aligned in width columns of a
+ * terminal's token table (one column per code point); into out, which it returns. */
+static const char *fixed_col(double v, int decimals, int plus, int width, char *out, size_t n)
+{
+    char b[24];
+    fig_fixed(v, decimals, plus, b, sizeof b);
+    int cps = 0;
+    for (const unsigned char *q = (const unsigned char *)b; *q; q++) cps += (*q & 0xc0) != 0x80;
+    snprintf(out, n, "%*s%s", width > cps ? width - cps : 0, "", b);
+    return out;
+}
+
 static const char *num_text(double v, int sig, char *buf)
 {
     fig_num(v, sig, buf, 48);
@@ -384,7 +397,9 @@ static void bars_pixels(actx *c, const app_attn *a, fig_rect r, const float *row
     }
     double note_y = ax.area.y + t->char_w * 0.3;
     if (c->kind == APP_SCALE_NOFIRST) {
-        snprintf(buf, sizeof buf, "token 0 (%.3f) left out", w0);
+        char w0s[32];
+        fig_fixed(w0, 3, 0, w0s, sizeof w0s);
+        snprintf(buf, sizeof buf, "token 0 (%s) left out", w0s);
         scene_text(c->s, ax.area.x + t->char_w * 0.5, note_y, buf, 0.75, SCENE_LEFT | SCENE_TOP,
                    th->muted, 0);
         note_y += t->text_h * 0.8;
@@ -455,10 +470,12 @@ static void bars_cells(actx *c, const app_attn *a, fig_rect r, const float *row,
         if (j == skip_from) {
             double sum = 0;
             for (int k = skip_from; k < skip_to; k++) sum += row[k];
-            snprintf(buf, sizeof buf, "\xe2\x8b\xae tokens %d..%d: %.3f in all", skip_from,
-                     skip_to - 1, sum);
+            char ss[32];
+            fig_fixed(sum, 3, 0, ss, sizeof ss);
+            snprintf(buf, sizeof buf, "\xe2\x8b\xae tokens %d..%d: %s in all", skip_from,
+                     skip_to - 1, ss);
             if (scene_text_width(c->t, buf, 1) > r.w)
-                snprintf(buf, sizeof buf, "\xe2\x8b\xae %d..%d: %.3f", skip_from, skip_to - 1, sum);
+                snprintf(buf, sizeof buf, "\xe2\x8b\xae %d..%d: %s", skip_from, skip_to - 1, ss);
             text_at(c, r.x, y, fit(c, 0, buf, 1, r.w, cut, sizeof cut), 1, SCENE_LEFT | SCENE_TOP,
                     th->muted, 0);
             y += 2;
@@ -481,10 +498,12 @@ static void bars_cells(actx *c, const app_attn *a, fig_rect r, const float *row,
             double len = fmax(1, round(frac * bw));
             scene_rect(c->s, bx, y, len, 2, cur ? th->accent : th->series[0], SCENE_FILL);
         }
+        char rs[32];
+        fig_fixed(row[j], 3, 0, rs, sizeof rs);
         if (isfinite(v))
-            snprintf(buf, sizeof buf, "%.3f", row[j]);
+            snprintf(buf, sizeof buf, "%s", rs);
         else
-            snprintf(buf, sizeof buf, "(%.3f, left out)", row[j]);
+            snprintf(buf, sizeof buf, "(%s, left out)", rs);
         text_at(c, r.x + r.w, y, buf, 1, SCENE_RIGHT | SCENE_TOP, th->fg, 0);
         y += 2;
     }
@@ -525,14 +544,20 @@ static void draw_split(actx *c, const app_attn *a, fig_rect r, int head)
         int rows = (int)(r.h / 2) - 1;
         int from = n1 > rows ? n1 - rows : 0;
         for (int j = from, y = 1; j < n1; j++, y++) {
-            char wb[64];
+            char wb[64], f1[64], f2[64], f3[64], f4[64];
             if (wide)
-                snprintf(buf, sizeof buf, "%3d %-10.10s %+7.2f  %+7.2f  %+7.2f  %.3f", j,
-                         tok_text(&a->tok[j], wb, sizeof wb), con[j], pos[j], con[j] + pos[j],
-                         w[j]);
+                snprintf(buf, sizeof buf, "%3d %-10.10s %s  %s  %s  %s", j,
+                         tok_text(&a->tok[j], wb, sizeof wb),
+                         fixed_col(con[j], 2, 1, 7, f1, sizeof f1),
+                         fixed_col(pos[j], 2, 1, 7, f2, sizeof f2),
+                         fixed_col(con[j] + pos[j], 2, 1, 7, f3, sizeof f3),
+                         fixed_col(w[j], 3, 0, 0, f4, sizeof f4));
             else
-                snprintf(buf, sizeof buf, "%3d %-6.6s %+6.2f %+5.2f %.3f", j,
-                         tok_text(&a->tok[j], wb, sizeof wb), con[j], pos[j], w[j]);
+                snprintf(buf, sizeof buf, "%3d %-6.6s %s %s %s", j,
+                         tok_text(&a->tok[j], wb, sizeof wb),
+                         fixed_col(con[j], 2, 1, 6, f1, sizeof f1),
+                         fixed_col(pos[j], 2, 1, 5, f2, sizeof f2),
+                         fixed_col(w[j], 3, 0, 0, f4, sizeof f4));
             text_at(c, r.x, r.y + 2 * y, fit(c, 0, buf, 1, r.w, cut, sizeof cut), 1,
                     SCENE_LEFT | SCENE_TOP, j == c->step ? th->accent : th->fg, 0);
         }
@@ -732,8 +757,10 @@ static void draw_top5(actx *c, const app_attn *a, fig_rect r, int compact)
         size_t u = (size_t)snprintf(buf, sizeof buf, "next:");
         for (int k = 0; k < APP_ATTN_TOPK && u < sizeof buf; k++) {
             size_t before = u;
-            u += (size_t)snprintf(buf + u, sizeof buf - u, " %s %.2f",
-                                  vocab_word(a, ids[k], wb, sizeof wb), ps[k]);
+            char pk[32];
+            fig_fixed(ps[k], 2, 0, pk, sizeof pk);
+            u += (size_t)snprintf(buf + u, sizeof buf - u, " %s %s",
+                                  vocab_word(a, ids[k], wb, sizeof wb), pk);
             if (k > 0 && (u >= sizeof buf || scene_text_width(t, buf, size) > r.w)) {
                 buf[before] = '\0';
                 break;
@@ -745,13 +772,22 @@ static void draw_top5(actx *c, const app_attn *a, fig_rect r, int compact)
     }
     snprintf(buf, sizeof buf, "next token after \"%s\":", a->tok[c->step].word);
     /* a narrow column keeps the short header whole rather than cut the word off */
-    if (scene_text_width(t, buf, size) > r.w) snprintf(buf, sizeof buf, "next token:");
-    if (scene_text_width(t, buf, size) > r.w) snprintf(buf, sizeof buf, "next:");
+    /* measured bold, as it is drawn (measured plain it ran under the colourbar at 150%) */
+    if (scene_text_width_bold(t, buf, size) > r.w) snprintf(buf, sizeof buf, "next token:");
+    if (scene_text_width_bold(t, buf, size) > r.w) snprintf(buf, sizeof buf, "next:");
     text_at(c, r.x, r.y, fit(c, 0, buf, size, r.w, cut, sizeof cut), size, SCENE_LEFT | SCENE_TOP,
             th->fg, SCENE_BOLD);
     double y = r.y + lh;
     double pw = t->cells ? 6 : scene_text_width(t, "0.000 ", size);
     double ww = t->cells ? 11 : scene_text_width(t, "something ", size);
+    /* a column narrower than a number and a word (a paper column): two decimals, and the word
+     * in what is left of the column, never past it (it ran under the colourbar) */
+    int decimals = 3;
+    if (pw + ww > r.w) {
+        decimals = 2;
+        pw = t->cells ? 5 : scene_text_width(t, "0.00 ", size);
+        ww = fmax(0, r.w - pw);
+    }
     double bw = r.w - pw - ww;
     /* the bars are drawn relative to the likeliest candidate (the numbers give the
      * probabilities), so the first is the column's width and none is a sliver of it; a
@@ -760,7 +796,7 @@ static void draw_top5(actx *c, const app_attn *a, fig_rect r, int compact)
     if (!t->cells && bw < fig_min_bar(t) * 4) bw = 0;
     for (int k = 0; k < APP_ATTN_TOPK && y + lh <= r.y + r.h + 1e-9; k++) {
         int hit = ids[k] == nxt;
-        snprintf(buf, sizeof buf, "%.3f", ps[k]);
+        fig_fixed(ps[k], decimals, 0, buf, sizeof buf);
         text_at(c, r.x, y, buf, size, SCENE_LEFT | SCENE_TOP, th->fg, 0);
         const char *w = ids[k] == a->m.info.eos ? "\xc2\xb6" : vocab_word(a, ids[k], wb, sizeof wb);
         text_at(c, r.x + pw, y,
@@ -777,16 +813,16 @@ static void draw_top5(actx *c, const app_attn *a, fig_rect r, int compact)
         y += lh;
     }
     if (nxt >= 0 && y + lh <= r.y + r.h + 1e-9) {
-        snprintf(buf, sizeof buf, "came next: \"%s\" p=%.3f (rank %d)%s", a->tok[c->step + 1].word,
-                 a->next_p[c->step], a->next_rank[c->step] + 1,
-                 a->tok[c->step + 1].generated ? ", generated" : "");
+        char p3[32], p2[32];
+        fig_fixed(a->next_p[c->step], 3, 0, p3, sizeof p3);
+        fig_fixed(a->next_p[c->step], 2, 0, p2, sizeof p2);
+        snprintf(buf, sizeof buf, "came next: \"%s\" p=%s (rank %d)%s", a->tok[c->step + 1].word,
+                 p3, a->next_rank[c->step] + 1, a->tok[c->step + 1].generated ? ", generated" : "");
         /* a narrow column keeps the word and its p whole: the rank goes first, then the words */
         if (scene_text_width(t, buf, size) > r.w)
-            snprintf(buf, sizeof buf, "came next: \"%s\" p=%.3f", a->tok[c->step + 1].word,
-                     a->next_p[c->step]);
+            snprintf(buf, sizeof buf, "came next: \"%s\" p=%s", a->tok[c->step + 1].word, p3);
         if (scene_text_width(t, buf, size) > r.w)
-            snprintf(buf, sizeof buf, "next: \"%s\" %.2f", a->tok[c->step + 1].word,
-                     a->next_p[c->step]);
+            snprintf(buf, sizeof buf, "next: \"%s\" %s", a->tok[c->step + 1].word, p2);
         text_at(c, r.x, y, fit(c, 0, buf, size, r.w, cut, sizeof cut), size, SCENE_LEFT | SCENE_TOP,
                 th->muted, 0);
     }

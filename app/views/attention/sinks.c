@@ -23,6 +23,7 @@
 /* The cached result: the model's shape, and alpha per (layer, head) after it. */
 typedef struct sink_result {
     int layers, heads;
+    int kv_heads; /* grouped-query attention: heads h share kv head h / (heads / kv_heads) */
     app_measure_about about;
     double alpha[]; /* (layers, heads) */
 } sink_result;
@@ -67,6 +68,8 @@ static const sink_result *sink_measure_in(app_view_ctx *c, int slot, const app_s
     }
     r->layers = ms.m.info.layers;
     r->heads = ms.m.info.heads;
+    r->kv_heads =
+        ms.m.info.kv_heads > 0 && ms.m.info.kv_heads < ms.m.info.heads ? ms.m.info.kv_heads : 0;
     size_t T = (size_t)ms.ps.longest;
     sink_run u = {r, malloc(sizeof(float) * T), malloc(sizeof(float) * T)};
     int rc = u.row && u.col ? app_measure_each(&ms, sink_prompt, &u, err, errlen) : -1;
@@ -276,11 +279,12 @@ static int sinks_build(app_view_ctx *c, const app_state *st, scene *s, const sce
     int L = r->layers, H = r->heads;
     double thr = st->attn.sink_threshold, share = sink_share(r, thr);
     int above = (int)lround(share * L * H);
-    char title[256], sub[512], thr_s[48];
+    char title[320], sub[512], thr_s[32], pct[32];
     fig_num(thr, 2, thr_s, sizeof thr_s);
+    fig_fixed(100 * share, 0, 0, pct, sizeof pct);
     snprintf(title, sizeof title,
-             "Attention sinks in %s: %d of %d heads (%.0f%%) pay > %s to token 0", r->about.name,
-             above, L * H, 100 * share, thr_s);
+             "Attention sinks in %s: %d of %d heads (%s%%) pay > %s to token 0", r->about.name,
+             above, L * H, pct, thr_s);
     app_fmt(sub, sizeof sub,
             "mean attention to the first token per layer and head; %s, %d tokens  Gu et al. 2025",
             r->about.brief, r->about.tokens);
@@ -292,10 +296,13 @@ static int sinks_build(app_view_ctx *c, const app_state *st, scene *s, const sce
     }
     for (int i = 0; i < L * H; i++) cells[i] = (float)r->alpha[i];
     const cmap *map = st->map ? st->map : cmap_default_sequential();
-    /* cell centres on whole numbers: head h spans h - 0.5 .. h + 0.5 */
+    /* cell centres on whole numbers: head h spans h - 0.5 .. h + 0.5; a grouped model's axis
+     * says which heads share a kv head */
+    char xlab[64] = "head";
+    if (r->kv_heads) snprintf(xlab, sizeof xlab, "head (kv group = head / %d)", H / r->kv_heads);
     fig_axes a =
         app_draw_matrix(s, t, th, area, cells, (size_t)L, (size_t)H, (size_t)H, -0.5, H - 0.5, -0.5,
-                        L - 0.5, "head", "layer", map, 0, 1, "attention to token 0", th->mask);
+                        L - 0.5, xlab, "layer", map, 0, 1, "attention to token 0", th->mask);
     /* each value in its cell when the cells have room (a small model's 12 heads read as a
      * table); light text on the dark end of the map, dark on the light end */
     double cw = a.area.w / H, chh = a.area.h / L;
@@ -306,9 +313,10 @@ static int sinks_build(app_view_ctx *c, const app_state *st, scene *s, const sce
                 uint32_t col = cmap_color(map, v);
                 double lum = 0.2126 * ((col >> 16) & 255) + 0.7152 * ((col >> 8) & 255) +
                              0.0722 * (col & 255);
-                scene_textf(s, a.area.x + (h + 0.5) * cw, a.area.y + (l + 0.5) * chh, 0.8,
-                            SCENE_CENTER | SCENE_MIDDLE, lum < 128 ? 0xffffff : 0x000000, 0, "%.2f",
-                            v);
+                char vs[32];
+                fig_fixed(v, 2, 0, vs, sizeof vs);
+                scene_text(s, a.area.x + (h + 0.5) * cw, a.area.y + (l + 0.5) * chh, vs, 0.8,
+                           SCENE_CENTER | SCENE_MIDDLE, lum < 128 ? 0xffffff : 0x000000, 0);
             }
     c->main = a;
     fig_mark_main(s, a.area, "plot");
@@ -320,7 +328,9 @@ static int sinks_build(app_view_ctx *c, const app_state *st, scene *s, const sce
         int h = st->cur_c < H ? (st->cur_c < 0 ? 0 : st->cur_c) : H - 1;
         app_draw_cell_cursor(s, t, th, &a, l - 0.5, h - 0.5); /* cells centred on l, h */
         double v = r->alpha[l * H + h];
-        snprintf(c->readout, sizeof c->readout, "layer %d  head %d  alpha %.3f%s", l, h, v,
+        char kv[32] = "";
+        if (r->kv_heads) snprintf(kv, sizeof kv, " (kv group %d)", h / (H / r->kv_heads));
+        snprintf(c->readout, sizeof c->readout, "layer %d  head %d%s  alpha %.3f%s", l, h, kv, v,
                  v > thr ? "  (a sink head)" : "");
     }
     return 0;
@@ -340,6 +350,12 @@ static int sinks_data(app_view_ctx *c, const app_state *st, app_data *out, char 
             "tokens; share of heads above %.2g: %.4f (%d of %d)",
             r->about.desc, r->about.tokens, st->attn.sink_threshold, share,
             (int)lround(share * r->layers * r->heads), r->layers * r->heads);
+    if (r->kv_heads) { /* which heads read the same keys and values */
+        size_t u = strlen(out->what);
+        snprintf(out->what + u, sizeof out->what - u,
+                 "; grouped-query attention: head h reads kv head h / %d (%d kv heads)",
+                 r->heads / r->kv_heads, r->kv_heads);
+    }
     return 0;
 }
 

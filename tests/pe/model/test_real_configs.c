@@ -232,6 +232,7 @@ static const real corpus[] = {
     {"qwen3.5-0.8b", NULL, "mrope_section", NULL, {{"all", 32, 262144, 262144, 1e7}}},
     {"phi-2", NULL, NULL, NULL, {{"all", 16, 2048, 2048, 1e4}}},
     {"phi-3.5-mini-instruct", NULL, NULL, NULL, {{"all", 48, 4096, 131072, 1e4}}},
+    {"phi-4-mini-instruct", NULL, NULL, NULL, {{"all", 48, 4096, 131072, 1e4}}},
     {"gemma-2-9b", NULL, NULL, NULL, {{"all", 128, 8192, 8192, 1e4}}},
     {"gemma-3-1b-it",
      NULL,
