@@ -49,6 +49,7 @@ static const struct {
     {"distance", "by=position"},
     {"model-distance", NULL},
     {"sinks", NULL},
+    {"sinks", "models=shipped"},
     {"similarity", NULL},
     {"similarity", "pe=learned"},
 };
@@ -220,9 +221,11 @@ int main(void)
 {
     scene s;
     scene_init(&s, 1, 1, 0);
+    const char *only = getenv("PELAB_LAYOUT_ONLY"); /* one view, as test_layout takes it */
     for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++)
         for (size_t v = 0; v < app_view_count(); v++)
-            if (!strcmp(app_view_at(v)->name, runs[k].view))
+            if (!strcmp(app_view_at(v)->name, runs[k].view) &&
+                (!only || !strcmp(only, runs[k].view)))
                 for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
                     run_case(&s, v, &cases[c], runs[k].set);
     scene_free(&s);

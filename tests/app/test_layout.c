@@ -415,6 +415,7 @@ static const variant variants[] = {
     {"usage", "massive", 0, 0, 0, NULL, 0, "show=massive"},
     {"distance", "per-head", 0, 0, 0, NULL, 0, "per-head=on"},
     {"distance", "by-position", 0, 0, 0, NULL, 0, "by=position"},
+    {"sinks", "models", 0, 0, 0, NULL, 0, "models=shipped"},
     {"similarity", "learned", 0, 0, 0, NULL, 0, "pe=learned"},
     {"heatmap", "learned", 0, 0, 0, NULL, 0, "pe=learned"},
 };
@@ -437,12 +438,15 @@ int main(void)
         {FE_WINDOW, 1024, 640, 1.75},
     };
     for (size_t v = 0; v < app_view_count(); v++)
-        if (!strcmp(app_view_at(v)->name, "attention") || !strcmp(app_view_at(v)->name, "compare"))
+        if ((!strcmp(app_view_at(v)->name, "attention") ||
+             !strcmp(app_view_at(v)->name, "compare")) &&
+            (!only || !strcmp(only, app_view_at(v)->name)))
             for (size_t k = 0; k < sizeof projector / sizeof projector[0]; k++)
                 run_case(&s, v, NULL, &projector[k], dump);
     for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++)
         for (size_t v = 0; v < app_view_count(); v++)
-            if (!strcmp(app_view_at(v)->name, variants[i].view))
+            if (!strcmp(app_view_at(v)->name, variants[i].view) &&
+                (!only || !strcmp(only, variants[i].view)))
                 for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
                     run_case(&s, v, &variants[i], &cases[k], dump);
     check_help(&s, dump);

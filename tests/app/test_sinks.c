@@ -64,6 +64,8 @@ static int reference(const char *name, double *alpha, int cap)
 int main(void)
 {
     const char *models[] = {"nope", "learned", "sinusoidal", "alibi", "rope", "t5"};
+    static double single[6][256]; /* each model's single export, for the table across them */
+    int shape[6][2] = {{0}};
     for (size_t k = 0; k < 6; k++) {
         app_state st;
         app_state_default(&st);
@@ -95,8 +97,62 @@ int main(void)
         double mean = 0, mx = 0;
         for (int i = 0; i < n; i++) mean += ref[i] / n, mx = fmax(mx, ref[i]);
         tap_diag("| %s | %d of %d | %.3f | %.3f |", models[k], above, n, mean, mx);
+        if (rc == 0 && n <= 256) {
+            memcpy(single[k], d.data, sizeof(double) * (size_t)n);
+            shape[k][0] = (int)d.shape[0], shape[k][1] = (int)d.shape[1];
+        }
         app_data_free(&d);
         app_view_ctx_free(&c);
+    }
+    /* --models shipped: Gu et al.'s Table 3 over the six, (models, layers, heads); each model's
+     * slice equals its single export above (NaN past its layers and heads), and the header's
+     * count for each equals the alphas above the threshold counted here */
+    const double thrs[] = {0.3, 0.13};
+    app_view_ctx c = {0}; /* one context: the second threshold reads the cached measurement */
+    for (size_t ti = 0; ti < 2; ti++) {
+        app_state st;
+        app_state_default(&st);
+        char err[512] = "", val[32];
+        snprintf(val, sizeof val, "%g", thrs[ti]);
+        app_option_set(&st, app_option_find("view"), "sinks", err, sizeof err);
+        app_option_set(&st, app_option_find("threshold"), val, err, sizeof err);
+        int rc = app_option_set(&st, app_option_find("models"), "shipped", err, sizeof err);
+        app_data d = {0};
+        if (rc == 0) rc = app_view_at((size_t)st.view)->data(&c, &st, &d, err, sizeof err);
+        TAP_OK(rc == 0 && d.ndim == 3 && d.shape[0] == 6,
+               "--models shipped: (6, layers, heads) (%s)", err);
+        for (int k = 0; rc == 0 && d.ndim == 3 && k < 6; k++) {
+            int L = shape[k][0], H = shape[k][1], bad = 0, above = 0;
+            size_t DL = d.shape[1], DH = d.shape[2];
+            for (size_t l = 0; l < DL; l++)
+                for (size_t h = 0; h < DH; h++) {
+                    double v = d.data[((size_t)k * DL + l) * DH + h];
+                    if ((int)l < L && (int)h < H) {
+                        bad += v != single[k][l * (size_t)H + h];
+                        above += v > thrs[ti];
+                    } else
+                        bad += !isnan(v);
+                }
+            TAP_OK(L > 0 && bad == 0, "%s: the table's slice equals its single export (%d differ)",
+                   models[k], bad);
+            char want[96];
+            snprintf(want, sizeof want, " %s %d of %d = %.4f,", models[k], above, L * H,
+                     (double)above / (L * H));
+            TAP_OK(strstr(d.what, want) != NULL, "%s: at %g the header says '%s'", models[k],
+                   thrs[ti], want);
+        }
+        app_data_free(&d);
+    }
+    app_view_ctx_free(&c);
+    {
+        app_state st;
+        app_state_default(&st);
+        char err[256] = "";
+        int rc = app_option_set(&st, app_option_find("models"), "rope,,t5", err, sizeof err);
+        TAP_OK(rc != 0 && strstr(err, "--models") && strstr(err, "shipped"),
+               "--models rope,,t5 refused: %s", err);
+        rc = app_option_set(&st, app_option_find("models"), "rope,nosuch", err, sizeof err);
+        TAP_OK(rc != 0 && strstr(err, "models"), "--models rope,nosuch refused: %s", err);
     }
     /* a bad threshold names the option and the range */
     app_state st;

@@ -40,6 +40,8 @@ typedef struct app_attn_state {
     double massive_lambda; /* usage: a dimension is massive above lambda x the mean (5) */
     int qk_side;           /* usage: 0 = q, 1 = k */
     int usage_show;        /* usage: 0 = the pair norms, 1 = the massive values' shares */
+    /* sinks: "" = --model alone; "shipped" or a comma list: the table across them (Gu Table 3) */
+    char sink_models[1024];
 } app_attn_state;
 
 /* The defaults: the rope model on the "toy" preset, compared with alibi, the last token. */

@@ -2,6 +2,7 @@
 #include "measures.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -303,6 +304,18 @@ void app_measure_name(const char *name, const lmi_info *in, char *buf, size_t n)
     app_fmt(buf, n, "%s", in->name);
 }
 
+void app_layer_curve(scene *s, const scene_target *t, const fig_axes *a, const double *x,
+                     const double *y, int n, uint32_t color)
+{
+    double lw = t->hairline > 0 ? t->hairline : 1;
+    fig_curve(s, a, x, y, (size_t)n, color, t->cells ? 0 : lw * 2, 0);
+    double ms = t->cells ? 0 : fmax(3 * lw, t->text_h * 0.3);
+    for (int l = 0; !t->cells && l < n; l++)
+        if (isfinite(y[l]))
+            scene_rect(s, fig_x(a, x[l]) - ms / 2, fig_y(a, y[l]) - ms / 2, ms, ms, color,
+                       SCENE_FILL);
+}
+
 /* ---- the option rows -------------------------------------------------------------------- */
 
 /* A text option into a fixed buffer: too long is refused, never cut. */
@@ -342,31 +355,38 @@ static size_t choices_models(const char **out, size_t n)
     return k;
 }
 
-static int set_against(app_state *st, const char *v, char *err, size_t errlen)
+int app_measure_set_list(const char *opt, const char *all, char *dst, size_t cap, const char *v,
+                         char *err, size_t errlen)
 {
-    if (strcmp(v, "shipped") == 0 || !*v) {
-        st->attn.against[0] = '\0';
+    if (strcmp(v, all) == 0 || !*v) {
+        dst[0] = '\0';
         return 0;
     }
     /* every name in the list must be a model name or a path */
-    char buf[sizeof st->attn.against];
-    if (set_str("against", buf, sizeof buf, v, err, errlen) < 0) return -1;
+    char buf[1024];
+    if (set_str(opt, buf, cap < sizeof buf ? cap : sizeof buf, v, err, errlen) < 0) return -1;
     int n = 0;
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
          tok = strtok_r(NULL, ",", &save), n++)
-        if (app_attn_check_name("against", tok, err, errlen) < 0) return -1;
+        if (app_attn_check_name(opt, tok, err, errlen) < 0) return -1;
     if (n == 0 || v[strlen(v) - 1] == ',' || v[0] == ',' || strstr(v, ",,")) {
         snprintf(err, errlen,
-                 "--against '%.64s': a list of models separated by commas (e.g. rope,alibi), or "
-                 "shipped",
-                 v);
+                 "--%s '%.64s': a list of models separated by commas (e.g. rope,alibi), or %s", opt,
+                 v, all);
         return -1;
     }
-    if (n > 16) {
-        snprintf(err, errlen, "--against: %d models, allowed at most 16", n);
+    if (n > APP_MEASURE_MAX_MODELS) {
+        snprintf(err, errlen, "--%s: %d models, allowed at most %d", opt, n,
+                 APP_MEASURE_MAX_MODELS);
         return -1;
     }
-    return set_str("against", st->attn.against, sizeof st->attn.against, v, err, errlen);
+    return set_str(opt, dst, cap, v, err, errlen);
+}
+
+static int set_against(app_state *st, const char *v, char *err, size_t errlen)
+{
+    return app_measure_set_list("against", "shipped", st->attn.against, sizeof st->attn.against, v,
+                                err, errlen);
 }
 static void get_against(const app_state *st, char *buf, size_t n)
 {

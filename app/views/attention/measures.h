@@ -13,8 +13,10 @@
 #define PELAB_APP_MEASURES_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
+#include "figure.h"
 #include "lmi.h"
 #include "options.h"
 #include "state.h"
@@ -97,6 +99,18 @@ int app_measure_path(const char *opt, const char *name, char *path, size_t n, ch
 /* What a figure calls the model opened as name: the scheme for a shipped one ("rope"), else
  * the file's name (info.name). */
 void app_measure_name(const char *name, const lmi_info *in, char *buf, size_t n);
+
+/* A comma-separated list of models (--against, sinks' --models) into dst (cap bytes): each name
+ * checked as --model checks it, at most APP_MEASURE_MAX_MODELS; the word all (e.g. "shipped")
+ * or "" stores "". 0, or -1 with one line naming --opt. */
+#define APP_MEASURE_MAX_MODELS 16
+int app_measure_set_list(const char *opt, const char *all, char *dst, size_t cap, const char *v,
+                         char *err, size_t errlen);
+
+/* One model's curve against the layer (x: the layers, y: NaN past its depth) in color, with a
+ * mark at every layer (a 3-layer model's curve is three points): model-distance, sinks. */
+void app_layer_curve(scene *s, const scene_target *t, const fig_axes *a, const double *x,
+                     const double *y, int n, uint32_t color);
 
 /* The option rows of the measure views (text, ids, per-head, by, reference, against, lambda,
  * side), ended by a row with name NULL; every measure view points its own_options here. */

@@ -287,16 +287,9 @@ static int md_build(app_view_ctx *c, const app_state *st, scene *s, const scene_
         return -1;
     }
     double *y = x + L;
-    double lw = t->hairline > 0 ? t->hairline : 1;
     for (int k = 0; k < M; k++) {
         for (int l = 0; l < L; l++) x[l] = l, y[l] = r->d[(size_t)l * M + k];
-        fig_curve(s, &a, x, y, (size_t)L, colors[k], t->cells ? 0 : lw * 2, 0);
-        /* a mark at every layer: a 3-layer model's curve is three points */
-        double ms = t->cells ? 0 : fmax(3 * lw, t->text_h * 0.3);
-        for (int l = 0; !t->cells && l < L; l++)
-            if (isfinite(y[l]))
-                scene_rect(s, fig_x(&a, l) - ms / 2, fig_y(&a, y[l]) - ms / 2, ms, ms, colors[k],
-                           SCENE_FILL);
+        app_layer_curve(s, t, &a, x, y, L, colors[k]);
     }
     if (!fig_legend_in_slot(s, t, th, &slot, names, colors, NULL, M))
         fig_legend(s, t, th, &a, names, colors, M, 0);
