@@ -150,7 +150,7 @@ static int export_race(int argc, char **argv)
     pe_infile_note(log); /* -o may not name the log it reads */
     app_race_data d;
     if (app_race_log_read(log, &d, err, sizeof err)) {
-        fprintf(stderr, "pelab export race: --from %s\n", err);
+        fprintf(stderr, "pelab export race: %s\n", err);
         return 2;
     }
     char command[1024];

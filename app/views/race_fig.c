@@ -823,7 +823,7 @@ int app_race_log_read(const char *path, app_race_data *d, char *err, size_t errl
     }
     char e2[512];
     int rc = app_race_log_parse(buf, len, d, e2, sizeof e2);
-    if (rc) snprintf(err, errlen, "%s: %s", path, e2);
+    if (rc) snprintf(err, errlen, "--from %s: %s", path, e2); /* as pe_infile_read names it */
     free(buf);
     return rc;
 }
