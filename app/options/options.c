@@ -157,6 +157,8 @@ static size_t choices_cmap(const char **out, size_t n)
     return k;
 }
 
+/* --head is a number: -1 is "all" (every head as small multiples), so the `a` key and a
+ * ':head' step add to it as to any number; the text reads and writes the word "all" */
 static int set_head(app_state *st, const char *v, char *err, size_t errlen)
 {
     if (strcmp(v, "all") == 0) {
@@ -177,6 +179,19 @@ static void get_head(const app_state *st, char *buf, size_t n)
         snprintf(buf, n, "all");
     else
         snprintf(buf, n, "%d", st->head);
+}
+static double get_head_num(const app_state *st)
+{
+    return st->head;
+}
+static int set_head_num(app_state *st, double v, char *err, size_t errlen)
+{
+    if (!(v == floor(v) && v >= -1 && v <= PE_MAX_HEADS - 1)) { /* the text's words */
+        snprintf(err, errlen, "--head '%.10g': must be 'all' or a head number 0..heads-1", v);
+        return -1;
+    }
+    st->head = (int)v;
+    return 0;
 }
 
 static const char *const curve_names[APP_CURVE_COUNT + 1] = {
@@ -269,16 +284,13 @@ static const char *const scale_names[] = {"per-head", "shared", "window", NULL};
 
 /* the keys' custom steps and the sliders' moving ranges */
 
-/* a: all heads, then each head enlarged in turn */
-static void step_head(const app_state *st, int dir, char *val, size_t n)
+/* a: all heads (-1), then each head enlarged in turn, round again: +1 / -1 on the number */
+static double step_head(const app_state *st, int dir)
 {
     int h = st->head + (dir > 0 ? 1 : -1);
     if (h >= st->p.heads) h = -1;
     if (h < -1) h = st->p.heads - 1;
-    if (h < 0)
-        snprintf(val, n, "all");
-    else
-        snprintf(val, n, "%d", h);
+    return h;
 }
 /* fewer heads than the enlarged one: show them all */
 static void clamp_head(app_state *st)
@@ -411,13 +423,22 @@ static int draws_pe(const app_state *st)
 {
     return app_view_uses(app_view_at((size_t)st->view), "pe");
 }
+/* The encoding whose parameters the figure reads: the view's own choice from --pe (wavelength
+ * draws the sinusoid's frequencies for any table encoding, app_view.drawn), else --pe's. */
+static const pe_encoding *drawn_enc(const app_state *st)
+{
+    const app_view *v = app_view_at((size_t)st->view);
+    return v->drawn ? v->drawn(st) : st->enc;
+}
 static int rotary_drawn(const app_state *st)
 {
-    return !draws_pe(st) || (st->enc && (st->enc->acts & PE_ACTS_QK));
+    const pe_encoding *e = drawn_enc(st);
+    return !draws_pe(st) || (e && (e->acts & PE_ACTS_QK));
 }
 static int sinusoid_drawn(const app_state *st)
 {
-    return !draws_pe(st) || (st->enc && strcmp(st->enc->name, "sinusoidal") == 0);
+    const pe_encoding *e = drawn_enc(st);
+    return !draws_pe(st) || (e && strcmp(e->name, "sinusoidal") == 0);
 }
 static int base_drawn(const app_state *st)
 {
@@ -425,13 +446,18 @@ static int base_drawn(const app_state *st)
 }
 static int learned_drawn(const app_state *st)
 {
-    return !draws_pe(st) || (st->enc && strcmp(st->enc->name, "learned") == 0);
+    const pe_encoding *e = drawn_enc(st);
+    return !draws_pe(st) || (e && strcmp(e->name, "learned") == 0);
 }
 static const char *const layout_words[] = {"interleaved", "concat", NULL};
 static const char *const freq_words[] = {"", "fairseq freqs", NULL};
 static const char *const pairing_words[] = {"interleaved pairs", "half-split pairs", NULL};
 static const char *const scaling_words[] = {"",     "linear", "NTK",      "dynamic NTK",
                                             "YaRN", "llama3", "longrope", NULL};
+/* a view that shows --scale and draws the window marks names them itself (alibi leaves the row
+ * out of its subtitle); the others read window as per head */
+static const char *const scale_words[] = {"colour: per head", "colour: shared scale (all heads)",
+                                          "colour: per head", NULL};
 static const char *const alibi_words[] = {"causal",
                                           "symmetric \xe2\x88\x92"
                                           "m|i\xe2\x88\x92"
@@ -585,7 +611,8 @@ static const app_option options[] = {
     {APP_INT("heads", "h", "heads, 1..1024", p.heads, 1, PE_MAX_HEADS), .keys = "><",
      .step = APP_STEP_ADD, .clamp = clamp_head, APP_LIN(1, 32), .sub = {.label = "heads"}},
     {APP_CUS("head", NULL, "head to enlarge: all|0..heads-1", set_head, get_head, NULL),
-     .keys = "a", .step = APP_STEP_CUSTOM, .step_fn = step_head,
+     .lo = -1, .hi = PE_MAX_HEADS - 1, .at_lo = "all", .get_num = get_head_num,
+     .set_num = set_head_num, .keys = "a", .step = APP_STEP_CUSTOM, .step_num = step_head,
      .step_help = "all heads, or the next one enlarged"},
     {APP_CHO("alibi", NULL, "ALiBi bias: causal|symmetric", p.alibi_symmetric, alibi_names),
      .sub = {.words = alibi_words}},
@@ -597,11 +624,15 @@ static const app_option options[] = {
      .sub = {.text = slope_words}},
     {APP_CHO("scale", NULL,
              "ALiBi/T5 head colour scale: per-head|shared|window (ALiBi: exp(bias) on 0..1)",
-             scale_shared, scale_names)},
-    {APP_INT("buckets", NULL, "T5 buckets, 2..1024", p.t5_buckets, 2, 1024)},
+             scale_shared, scale_names),
+     .sub = {.words = scale_words}},
+    {APP_INT("buckets", NULL, "T5 buckets, 2..1024", p.t5_buckets, 2, 1024),
+     .sub = {.label = "buckets"}},
     {APP_INT("max-distance", NULL, "T5 max distance, 2..16777216", p.t5_max_distance, 2,
-             PE_MAX_LEN)},
-    {APP_CHO("t5", NULL, "T5 buckets: causal|bidirectional", p.t5_bidirectional, t5_names)},
+             PE_MAX_LEN),
+     .sub = {.label = "max_distance"}},
+    {APP_CHO("t5", NULL, "T5 buckets: causal|bidirectional", p.t5_bidirectional, t5_names),
+     .sub = {.words = t5_names}},
     {APP_DBL("xpos-scale", NULL, "xPos scale base, > 0 (512)", p.xpos_scale_base, 0, 1e9, 1)},
     {APP_CHO("xpos-zeta", NULL,
              "xPos zeta_k over: full (head dim d, torchscale) | rotary (rotary dim, lucidrains)",
@@ -1077,19 +1108,6 @@ int app_option_step(app_state *st, const app_option *o, int dir, char *msg, size
     if (o->step == APP_STEP_NEXT) return step_next(st, o, dir, msg, n);
     if (o->step == APP_STEP_CUSTOM && o->step_num)
         return app_option_apply_value(st, o, o->step_num(st, dir), 1, msg, n);
-    if (o->step == APP_STEP_CUSTOM) { /* a value that is no number ("all" heads) */
-        char val[128];
-        o->step_fn(st, dir, val, sizeof val);
-        if (!o->clamp) return app_option_apply(st, o->name, val, msg, n);
-        app_state trial = *st;
-        if (app_option_set(&trial, o, val, msg, n) < 0) return -1;
-        o->clamp(&trial);
-        if (app_state_validate(&trial, msg, n) < 0) return -1;
-        *st = trial;
-        app_option_show(st, o, val, sizeof val);
-        snprintf(msg, n, "%s = %s", o->name, val);
-        return 0;
-    }
     double v;
     if ((o->step != APP_STEP_X2 && o->step != APP_STEP_ADD) || app_option_get_num(st, o, &v) < 0) {
         snprintf(msg, n, "%s has no key", o->name);

@@ -24,7 +24,7 @@ typedef enum {
     APP_STEP_X2,       /* x2 / /2, kept inside [lo, hi] */
     APP_STEP_ADD,      /* +by / -by (by 0 = 1), kept inside [lo, hi] */
     APP_STEP_NEXT,     /* the next / previous choice that the state accepts, wrapping round */
-    APP_STEP_CUSTOM,   /* step_fn gives the new value; step_help says what it does */
+    APP_STEP_CUSTOM,   /* step_num gives the new value; step_help says what it does */
 } app_step_rule;
 
 typedef enum { APP_SLIDER_NONE = 0, APP_SLIDER_LINEAR, APP_SLIDER_LOG } app_slider_scale;
@@ -90,10 +90,9 @@ typedef struct app_option {
     const char *keys; /* the key stepping up, then the one stepping down ("bB"); NULL = none */
     app_step_rule step;
     double by; /* APP_STEP_ADD */
-    /* APP_STEP_CUSTOM of a numeric option: the value one step in dir (+1/-1) from the current
-     * one (the key sets it as a number); step_fn: of another kind (--head's "all"), as text */
+    /* APP_STEP_CUSTOM (of a numeric option): the value one step in dir (+1/-1) from the current
+     * one, which the key sets as a number (--head's "all" is the number -1) */
     double (*step_num)(const app_state *st, int dir);
-    void (*step_fn)(const app_state *st, int dir, char *val, size_t n);
     const char *step_help; /* what a step does, for help ("gentler / steeper"); NULL: the rule's */
     /* after a key stepped this option: bring what depends on it back in range (or NULL) */
     void (*clamp)(app_state *st);
@@ -166,7 +165,7 @@ const char *app_option_suggest(const char *name);
  * and quoted. */
 void app_option_show(const app_state *st, const app_option *o, char *buf, size_t n);
 /* One key step of o in dir (+1/-1): a number (x2, +by, step_num) set as a number, a choice as
- * its index; a name or path (--pe, --cmap, a model) and --head ("all") step by text. 0 with
+ * its index (--head's "all" is -1); a name or path (--pe, --cmap, a model) steps by text. 0 with
  * "name = value" in msg, or -1 with why not. */
 int app_option_step(app_state *st, const app_option *o, int dir, char *msg, size_t n);
 /* What a step does, for help: "x2 / /2", "+1 / -1", "next / previous". */

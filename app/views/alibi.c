@@ -456,5 +456,6 @@ const app_view app_view_alibi = {
     .build = alibi_build,
     .data = alibi_data,
     .options = "len heads head slope-ratio alibi scale cmap",
+    .not_in_subtitle = "scale", /* the colourbar and the window marks say it */
     .values = alibi_values,
 };

@@ -242,6 +242,11 @@ static void row_words(const app_state *st, const app_option *o, char *buf, size_
 
 void app_subtitle(const app_state *st, char *buf, size_t n)
 {
+    app_subtitle_less(st, NULL, buf, n);
+}
+
+void app_subtitle_less(const app_state *st, const char *out, char *buf, size_t n)
+{
     const app_view *v = app_view_at((size_t)st->view);
     size_t used = 0;
     buf[0] = '\0';
@@ -250,6 +255,8 @@ void app_subtitle(const app_state *st, char *buf, size_t n)
         const app_sub *sb = &o->sub;
         if (!sb->label && !sb->words && !sb->text) continue;
         if (!app_view_uses(v, o->name) || app_word_in(v->not_in_subtitle, o->name)) continue;
+        if (v->idle && app_word_in(v->idle(st), o->name)) continue;
+        if (app_word_in(out, o->name)) continue;
         if (o->applies && !o->applies(st)) continue;
         char w[256];
         row_words(st, o, w, sizeof w);

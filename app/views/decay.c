@@ -816,6 +816,6 @@ const app_view app_view_decay = {
                "attn-factor heads "
                "head slope-ratio alibi xpos-scale xpos-zeta std seed weights pos curves",
     /* each of these acts on one curve of many (the legend names the curve) */
-    .not_in_subtitle = "pairing heads slope-ratio alibi seed",
+    .not_in_subtitle = "pairing heads slope-ratio alibi seed weights",
     .record = "pos", /* p0 walking along the positions */
 };

@@ -369,5 +369,6 @@ const app_view app_view_heatmap = {
     .data = heatmap_data,
     .options = "pe dim len base layout freq pairing rotary-frac scaling factor orig-ctx seq-len "
                "attn-factor std seed weights cmap",
+    .not_in_subtitle = "weights", /* the title says trained or init */
     .wheel = heatmap_wheel,
 };

@@ -366,5 +366,5 @@ const app_view app_view_similarity = {
     .data = sim_data,
     .options = "pe dim len base layout freq std seed weights similarity cmap",
     /* PE(p).PE(q) sums over the dimensions: their order (--layout) does not change it */
-    .not_in_subtitle = "layout",
+    .not_in_subtitle = "layout weights", /* the title says trained or init */
 };

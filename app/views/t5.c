@@ -59,6 +59,13 @@ static int t5_head(const app_state *st, const pe_params *p)
     return h < p->heads ? h : p->heads - 1; /* the trained model has its own head count */
 }
 
+/* The trained model brings its own heads and bucketing (t5_source): the options' then do not
+ * act, and the subtitle leaves them out. */
+static const char *t5v_idle(const app_state *st)
+{
+    return st->attn.weights_init ? NULL : "heads buckets max-distance t5 seed";
+}
+
 static int t5v_validate(const app_state *st, char *err, size_t errlen)
 {
     const pe_encoding *e = pe_encoding_find("t5");
@@ -186,22 +193,11 @@ static int t5v_draw(app_view_ctx *c, const app_state *st, const t5_src *src, sce
     /* a narrow figure (a paper column) gets the short title rather than two lines of it */
     if (!t->cells && scene_text_width_bold(t, title, 1.0) > t->width - 2 * t->text_h)
         snprintf(title, sizeof title, "T5 buckets and head %d's bias", h);
-    if (src->t) /* the trained model's values and bucketing */
-        snprintf(sub, sizeof sub,
-                 "trained values of %.60s  %s  %d buckets  max_distance %d  exact below |rel| = "
-                 "%d  L=%d",
-                 src->t->name, bidir ? "bidirectional" : "causal", nb, p->t5_max_distance,
-                 max_exact, p->len);
-    else
-        snprintf(sub, sizeof sub,
-                 "%s  %d buckets  max_distance %d  exact below |rel| = %d  L=%d  seed=%llu  "
-                 "(values seeded, as at init)",
-                 bidir ? "bidirectional" : "causal", nb, p->t5_max_distance, max_exact, p->len,
-                 (unsigned long long)p->seed);
-    /* which colour scaling, in the caption: the colourbar's label has no room for it at 200% */
+    /* the rows that act (app_subtitle: the trained model's bucketing is not the options'),
+     * then what they make: the exact buckets */
+    app_subtitle(st, sub, sizeof sub);
     size_t u = strlen(sub);
-    snprintf(sub + u, sizeof sub - u, "  colour: %s",
-             st->scale_shared == APP_SCALE_SHARED ? "shared scale (all heads)" : "per head");
+    snprintf(sub + u, sizeof sub - u, "%sexact below |rel| = %d", u ? "  " : "", max_exact);
     fig_rect r = app_frame(s, t, th, title, sub);
     /* The matrix takes half the width, unless that leaves it under half as wide as high (a
      * paper column is short and narrow: its labels and colorbar take most of half of it): then
@@ -322,4 +318,7 @@ const app_view app_view_t5 = {
     .build = t5v_build,
     .data = t5v_data,
     .options = "len heads head buckets max-distance t5 scale seed weights cmap",
+    /* the title says "head h of N" */
+    .not_in_subtitle = "heads",
+    .idle = t5v_idle,
 };

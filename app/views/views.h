@@ -197,6 +197,10 @@ typedef struct app_view {
     /* Options of that list the subtitle leaves out (app_subtitle), space-separated: the title
      * names them ("f = 4"), or they move a cursor rather than change what is drawn; NULL: none. */
     const char *not_in_subtitle;
+    /* Options of that list that do not act as the state stands, space-separated (the t5 view
+     * drawing the trained model's values reads its bucketing from the model, not --buckets):
+     * the subtitle leaves them out too; NULL: every row that applies acts. */
+    const char *(*idle)(const app_state *st);
     /* The view's own keys, ended by an entry with fn NULL. */
     const app_view_key *keys;
     /* While st->playing: advance by dt seconds (smooth: fractions of a step may show). Returns 1
@@ -220,6 +224,11 @@ typedef struct app_view {
     /* The query position the view draws while --pos is auto (-1); NULL: the decay view's
      * p0 = L/2 (app_state_p0). The status line and slider show it. */
     int (*pos_auto)(const app_state *st);
+    /* The encoding the figure draws as the state stands, when it is not --pe's itself (the
+     * wavelength view draws the sinusoid's frequencies for a table encoding such as learned):
+     * the subtitle and the status line then list that encoding's parameters, the ones that act;
+     * NULL: --pe's. */
+    const pe_encoding *(*drawn)(const app_state *st);
     /* ---- what a lesson asks of the view (app/lesson; both optional) ---- */
     /* The caption values the view answers, ended by an entry with name NULL. */
     const app_view_value *values;
@@ -256,6 +265,9 @@ int app_view_build(app_view_ctx *c, const app_state *st, scene *s, const scene_t
  * order, two spaces apart, less those in its not_in_subtitle: "d=128  L=256  base=10,000". No
  * explorer hints (a view adds those itself, and only when !st->figure). */
 void app_subtitle(const app_state *st, char *buf, size_t n);
+/* The same less the rows named in out (space-separated, may be NULL): what the view's own run
+ * shows does not act (a model without a RoPE base leaves --rope-base out). */
+void app_subtitle_less(const app_state *st, const char *out, char *buf, size_t n);
 /* How a reader of the figure sets an option: "--" in an exported file (whose state records the
  * command line that made it), ":" in the explorer. */
 const char *app_opt_prefix(const app_state *st);

@@ -15,6 +15,12 @@ static int use_rope(const app_state *st)
     return st->enc && (st->enc->acts & PE_ACTS_QK);
 }
 
+/* what the figure draws: RoPE's frequencies, else the sinusoid's (app_view.drawn) */
+static const pe_encoding *wl_drawn(const app_state *st)
+{
+    return pe_encoding_find(use_rope(st) ? st->enc->name : "sinusoidal");
+}
+
 static int wl_validate(const app_state *st, char *err, size_t errlen)
 {
     return app_validate_untabled(use_rope(st) ? "rope" : "sinusoidal", st, err, errlen);
@@ -178,5 +184,6 @@ const app_view app_view_wavelength = {
                "beta-slow yarn-truncate low-freq-factor high-freq-factor",
     /* a wavelength is one pair's: the order of the dimensions (--layout) does not change it */
     .not_in_subtitle = "layout",
+    .drawn = wl_drawn,
     .values = wl_values,
 };

@@ -60,6 +60,20 @@ int main(void)
     expect("alibi", O("alibi", "symmetric", "slope-ratio", "0.5"),
            "L=256  heads=8  symmetric \xe2\x88\x92m|i\xe2\x88\x92j|  slopes r^(h+1)",
            "the bias and the slopes");
+    /* the wavelength view draws the sinusoid's frequencies for a table encoding: base acts */
+    expect("wavelength", O("pe", "learned"), "d=128  L=256  base=10,000",
+           "learned: the sinusoid's wavelengths, so its base");
+    expect("wavelength", O("pe", "learned", "freq", "fairseq", "scaling", "yarn"),
+           "d=128  L=256  base=10,000  fairseq freqs", "learned: fairseq acts, YaRN does not");
+    /* t5: the trained model's bucketing, or with --weights init the options' and the seed */
+    expect("t5", NULL, "L=256  colour: per head  trained values",
+           "trained: no buckets, max distance or seed of the options");
+    expect("t5", O("weights", "init", "buckets", "16", "t5", "bidirectional", "seed", "3"),
+           "L=256  colour: per head  buckets=16  max_distance=128  bidirectional  seed=3  "
+           "values seeded, as at init",
+           "init: the options' bucketing and the seed");
+    expect("t5", O("scale", "shared"), "L=256  colour: shared scale (all heads)  trained values",
+           "one colour scale");
     expect("xl", NULL, "d=128  L=256  base=10,000  seed=0", "the seed of its random q, k");
 
     /* what a view leaves out of its subtitle is an option it lists */

@@ -1000,7 +1000,23 @@ static const char *shift_why(const char *pe)
     return "sinusoidal: absolute positions";
 }
 
-/* The experiments line of a subtitle: "shift +10  base 2500 (trained 10000)  colours log". */
+/* The subtitle: lead (the text and the step, what the runs made of them), then the rows that act
+ * (app_subtitle_less): a RoPE base or ALiBi slopes only where one of the nr runs has them, the
+ * RoPE scaling only where one applies it. */
+static void attn_subtitle(const app_state *st, const app_attn *const *runs, int nr,
+                          const char *lead, char *buf, size_t n)
+{
+    unsigned caps = 0;
+    int scaled = 0;
+    for (int i = 0; i < nr; i++) caps |= runs[i]->caps, scaled |= runs[i]->scaled;
+    char out[96], rows[300];
+    snprintf(out, sizeof out, "%s%s%s", caps & LMI_CAN_ROPE_BASE ? "" : " rope-base",
+             caps & LMI_CAN_ALIBI_SCALE ? "" : " alibi-scale", scaled ? "" : " scaling factor");
+    app_subtitle_less(st, out, rows, sizeof rows);
+    snprintf(buf, n, "%s%s%s", lead, rows[0] ? "  " : "", rows);
+}
+
+/* A compare panel's experiments line, after the model's name: "  shift +10  base 2500 (trained)". */
 static void experiments(const actx *c, const app_attn *a, char *buf, size_t n)
 {
     const app_state *st = c->st;
@@ -1142,11 +1158,10 @@ static int attention_build(app_view_ctx *vc, const app_state *st, scene *s, cons
     actx c;
     actx_init(&c, s, t, st, a);
     const fig_theme *th = c.th;
-    char title[256], sub[512], ex[256], tn[64], hb[48];
+    char title[256], sub[512], lead[200], tn[64], hb[48];
     const app_attn_token *cur = &a->tok[c.step];
     snprintf(title, sizeof title, "%s model: what \"%s\" (token %d) attends to, layer %d, %s",
              a->label, cur->word, c.step, c.layer, head_name(&c, c.head, hb, sizeof hb));
-    experiments(&c, a, ex, sizeof ex);
     text_name(st, tn, sizeof tn);
     char gen[48] = "", ntok[48];
     if (a->n > a->n_prompt) snprintf(gen, sizeof gen, " + %d generated", a->n - a->n_prompt);
@@ -1154,11 +1169,8 @@ static int attention_build(app_view_ctx *vc, const app_state *st, scene *s, cons
         snprintf(ntok, sizeof ntok, "the first %d of %d tokens", a->n_prompt, a->n_text);
     else
         snprintf(ntok, sizeof ntok, "%d tokens", a->n_prompt);
-    snprintf(sub, sizeof sub, "%s: %s%s  step %d of %d%s  colours %s", tn, ntok, gen, c.step,
-             a->n - 1, ex,
-             c.kind == APP_SCALE_LOG       ? "log"
-             : c.kind == APP_SCALE_NOFIRST ? "nofirst"
-                                           : "linear");
+    snprintf(lead, sizeof lead, "%s: %s%s  step %d of %d", tn, ntok, gen, c.step, a->n - 1);
+    attn_subtitle(st, (const app_attn *const[]){a}, 1, lead, sub, sizeof sub);
     fig_rect r = app_frame(s, t, th, title, sub);
     if (getenv("DBG"))
         fprintf(stderr, "DBG %gx%g text_h %g char_w %g r %g %g %g %g lines %.1f\n", t->width,
@@ -1664,15 +1676,13 @@ static int compare_build(app_view_ctx *vc, const app_state *st, scene *s, const 
     int step = c[0].step < c[1].step ? c[0].step : c[1].step;
     c[0].step = c[1].step = step;
     const fig_theme *th = c[0].th;
-    char title[320], sub[512], tn[64], hb[48];
+    char title[320], sub[512], lead[200], tn[64], hb[48];
     snprintf(title, sizeof title, "%s vs %s: what \"%s\" (token %d) attends to, layer %d, %s",
              a[0]->label, a[1]->label, a[0]->tok[step].word, step, st->attn.layer,
              head_name(&c[0], st->head, hb, sizeof hb));
     text_name(st, tn, sizeof tn);
-    snprintf(sub, sizeof sub, "%s: %d tokens  step %d  colours %s", tn, a[0]->n_prompt, step,
-             c[0].kind == APP_SCALE_LOG       ? "log"
-             : c[0].kind == APP_SCALE_NOFIRST ? "nofirst"
-                                              : "linear");
+    snprintf(lead, sizeof lead, "%s: %d tokens  step %d", tn, a[0]->n_prompt, step);
+    attn_subtitle(st, (const app_attn *const[]){a[0], a[1]}, 2, lead, sub, sizeof sub);
     fig_rect r = app_frame(s, t, th, title, sub);
     double gap = t->cells ? 2 : t->text_h;
     /* pixels: a short canvas (the window under a projector zoom) keeps one or two strip lines

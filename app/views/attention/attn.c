@@ -267,14 +267,54 @@ static int ids_shown(const app_state *st)
 static const char *const scale_names[] = {"linear", "log", "nofirst", NULL};
 static const char *const onoff_names[] = {"off", "on", NULL};
 
+/* ---- how the rows read in the attention views' subtitles (app_sub) ----------------------- */
+
+static const char *const scale_words[] = {"colours linear", "colours log", "colours nofirst",
+                                          NULL};
+static void shift_words(const app_state *st, char *buf, size_t n)
+{
+    if (st->attn.shift) snprintf(buf, n, "shift +%d", st->attn.shift);
+}
+static void rope_base_words(const app_state *st, char *buf, size_t n)
+{
+    char v[48] = "trained";
+    if (st->attn.rope_base > 0) fig_num(st->attn.rope_base, 6, v, sizeof v);
+    snprintf(buf, n, "base %s", v);
+}
+static void alibi_scale_words(const app_state *st, char *buf, size_t n)
+{
+    char v[48];
+    fig_num(st->attn.alibi_scale, 6, v, sizeof v);
+    snprintf(buf, n, "slopes x%s%s", v, st->attn.alibi_scale == 1 ? " (trained)" : "");
+}
+/* generation: greedy, or sampled at T with its seed (nothing while no token is generated) */
+static int generating(const app_state *st)
+{
+    return st->attn.generate > 0;
+}
+static int sampling(const app_state *st)
+{
+    return st->attn.generate > 0 && st->attn.temperature > 0;
+}
+static void temperature_words(const app_state *st, char *buf, size_t n)
+{
+    char v[48];
+    fig_num(st->attn.temperature, 6, v, sizeof v);
+    if (st->attn.temperature > 0)
+        snprintf(buf, n, "sampled T=%s", v);
+    else
+        snprintf(buf, n, "greedy");
+}
+
 /* The rows the attention, compare and extrapolation views add to the option table, in the order
  * `pelab export` writes them (a preset before the prompt that wins over it). */
 const app_option app_attn_options[] = {
     {APP_CHO("attn-scale", NULL, "attention colours: linear|log|nofirst", attn.attn_scale,
              scale_names),
-     .label = "colours", .keys = "n", .step = APP_STEP_NEXT},
+     .label = "colours", .keys = "n", .step = APP_STEP_NEXT, .sub = {.words = scale_words}},
     {APP_INT("shift", NULL, "shift every position by k, 0..16777216", attn.shift, 0, PE_MAX_LEN),
-     .keys = "><", .step = APP_STEP_ADD, .by = 10, .step_help = "+10 / -10", APP_LIN(0, 192)},
+     .keys = "><", .step = APP_STEP_ADD, .by = 10, .step_help = "+10 / -10", APP_LIN(0, 192),
+     .sub = {.text = shift_words}},
     {APP_CUS("model", NULL,
              "attention views' model: nope|learned|sinusoidal|alibi|rope|t5, a .pelab file, a "
              "llama2.c .bin or a Hugging Face folder",
@@ -312,18 +352,20 @@ const app_option app_attn_options[] = {
     {APP_CUS("rope-base", NULL, "rope model's frequency base, > 1 (0 = the trained one)",
              set_rope_base, get_rope_base, NULL),
      .get_num = get_rope_base_num, .set_num = set_rope_base_num, .lo = 0, .at_lo = "trained",
-     .applies = rope_shown, APP_LOG(10, 1e7)},
+     .applies = rope_shown, APP_LOG(10, 1e7), .sub = {.text = rope_base_words}},
     {APP_DBL("alibi-scale", NULL, "alibi model's slopes times this, 0..1000 (1 = trained)",
              attn.alibi_scale, 0, 1000, 0),
-     .applies = alibi_shown, APP_LOG(0.05, 20)},
+     .applies = alibi_shown, APP_LOG(0.05, 20), .sub = {.text = alibi_scale_words}},
     {APP_INT("generate", "gen", "tokens generated past the prompt, 0..4096", attn.generate, 0,
              APP_ATTN_MAX_GENERATE),
      .label = "gen"},
     {APP_DBL("temperature", NULL, "generation: 0 = greedy, else sample at this, 0..10",
              attn.temperature, 0, 10, 0),
-     .label = "T", .at_lo = "greedy", APP_LIN(0, 2)},
+     .label = "T", .at_lo = "greedy", APP_LIN(0, 2),
+     .sub = {.text = temperature_words, .when = generating}},
     {APP_INT("gen-seed", NULL, "generation: sampler seed, 0..2147483647", attn.gen_seed, 0,
-             2147483647)},
+             2147483647),
+     .sub = {.label = "seed", .format = APP_SUBF_ID, .when = sampling}},
     {APP_CHO("split", NULL, "attention: scores split into content and position parts: off|on",
              attn.split, onoff_names),
      .keys = "x", .step = APP_STEP_NEXT},

@@ -28,6 +28,8 @@
 enum { PART_ALL, PART_TABLE, PART_COSINE, PART_PCA, PART_CURVE };
 static const char *const part_names[] = {"all", "table", "cosine", "pca", "curve", NULL};
 static const char *const weights_names[] = {"trained", "init", NULL};
+/* in a subtitle (t5: the trained model's values, or pe/'s seeded ones under the options) */
+static const char *const weights_words[] = {"trained values", "values seeded, as at init", NULL};
 
 #define TAB_K 4 /* principal components computed and drawn */
 
@@ -709,7 +711,7 @@ static const app_option table_options[] = {
              "position values of a trained model: trained|init (init: the seeded start, what "
              "training began from)",
              attn.weights_init, weights_names),
-     .applies = weights_applies},
+     .applies = weights_applies, .sub = {.words = weights_words}},
     {.name = NULL},
 };
 
