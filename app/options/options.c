@@ -194,10 +194,6 @@ static int set_head_num(app_state *st, double v, char *err, size_t errlen)
     return 0;
 }
 
-static const char *const curve_names[APP_CURVE_COUNT + 1] = {
-    "sinusoidal", "learned", "binary", "rope",       "rope-random",
-    "rope-bound", "alibi",   "xpos",   "rope-gauss", NULL};
-
 /* The process's memory budget (pe_mem_*), in MiB: not part of a figure, so it lives in pe/ and
  * not in the state; the option table is where every front end reads its options. */
 static int set_max_memory(app_state *st, const char *v, char *err, size_t errlen)
@@ -215,56 +211,6 @@ static void get_max_memory(const app_state *st, char *buf, size_t n)
     snprintf(buf, n, "%zu", pe_mem_budget() >> 20);
 }
 
-static int set_curves(app_state *st, const char *v, char *err, size_t errlen)
-{
-    unsigned bits = 0;
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", v);
-    if (strcmp(buf, "all") == 0) {
-        st->curves = (1u << APP_CURVE_COUNT) - 1;
-        return 0;
-    }
-    char *save = NULL;
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        int found = -1;
-        for (int i = 0; i < APP_CURVE_COUNT; i++)
-            if (strcmp(tok, curve_names[i]) == 0) found = i;
-        if (found < 0) {
-            const char *s = pe_closest(tok, curve_names, APP_CURVE_COUNT);
-            snprintf(err, errlen,
-                     "--curves '%s': unknown curve%s%s%s (allowed: all, or a comma list of "
-                     "sinusoidal,learned,binary,rope,rope-random,rope-bound,alibi,xpos,rope-gauss)",
-                     tok, s ? "; did you mean '" : "", s ? s : "", s ? "'?" : "");
-            return -1;
-        }
-        bits |= 1u << found;
-    }
-    if (!bits) {
-        snprintf(err, errlen, "--curves '%s': name at least one curve", v);
-        return -1;
-    }
-    st->curves = bits;
-    return 0;
-}
-static void get_curves(const app_state *st, char *buf, size_t n)
-{
-    size_t used = 0;
-    buf[0] = '\0';
-    for (int i = 0; i < APP_CURVE_COUNT; i++) {
-        if (!(st->curves & (1u << i))) continue;
-        int w = snprintf(buf + used, n - used, "%s%s", used ? "," : "", curve_names[i]);
-        if (w < 0 || (size_t)w >= n - used) break;
-        used += (size_t)w;
-    }
-}
-static size_t choices_curves(const char **out, size_t n)
-{
-    size_t k = 0;
-    if (k < n) out[k++] = "all";
-    for (int i = 0; i < APP_CURVE_COUNT && k < n; i++) out[k++] = curve_names[i];
-    return k;
-}
-
 /* ---- the table --------------------------------------------------------------------------- */
 
 static const char *const layout_names[] = {"interleaved", "concat", NULL};
@@ -274,7 +220,6 @@ static const char *const scaling_names[] = {"none", "linear", "ntk",      "dynam
                                             "yarn", "llama3", "longrope", NULL};
 static const char *const alibi_names[] = {"causal", "symmetric", NULL};
 static const char *const t5_names[] = {"causal", "bidirectional", NULL};
-static const char *const sim_names[] = {"dot", "cosine", NULL};
 static const char *const theme_names[] = {"light", "dark", NULL};
 static const char *const xpos_zeta_names[] = {"full", "rotary", NULL};
 static const char *const onoff_names[] = {"off", "on", NULL};
@@ -550,7 +495,10 @@ static void get_font(const app_state *st, char *buf, size_t n)
 
 #define OFF(f) offsetof(app_state, f)
 
-static const app_option options[] = {
+/* The figure's own rows (the fields app_state has itself), in three groups of the list in
+ * option_groups.h: the modules' groups sit between them in the order the rows were always
+ * listed. Each is ended by a row with name NULL. */
+const app_option app_figure_rows[] = {
     {APP_CUS("pe", NULL, "encoding (see pelab list)", set_pe, get_pe, choices_pe), .keys = "mM",
      .step = APP_STEP_NEXT},
     {APP_CUS("view", NULL, "view (see pelab list)", set_view, get_view, choices_view),
@@ -610,9 +558,9 @@ static const app_option options[] = {
      .at_lo = "derived", .applies = attn_factor_applies},
     {APP_INT("heads", "h", "heads, 1..1024", p.heads, 1, PE_MAX_HEADS), .keys = "><",
      .step = APP_STEP_ADD, .clamp = clamp_head, APP_LIN(1, 32), .sub = {.label = "heads"}},
-    {APP_CUS("head", NULL, "head to enlarge: all|0..heads-1", set_head, get_head, NULL),
-     .lo = -1, .hi = PE_MAX_HEADS - 1, .at_lo = "all", .get_num = get_head_num,
-     .set_num = set_head_num, .keys = "a", .step = APP_STEP_CUSTOM, .step_num = step_head,
+    {APP_CUS("head", NULL, "head to enlarge: all|0..heads-1", set_head, get_head, NULL), .lo = -1,
+     .hi = PE_MAX_HEADS - 1, .at_lo = "all", .get_num = get_head_num, .set_num = set_head_num,
+     .keys = "a", .step = APP_STEP_CUSTOM, .step_num = step_head,
      .step_help = "all heads, or the next one enlarged"},
     {APP_CHO("alibi", NULL, "ALiBi bias: causal|symmetric", p.alibi_symmetric, alibi_names),
      .sub = {.words = alibi_words}},
@@ -650,12 +598,10 @@ static const app_option options[] = {
      .slider = {APP_SLIDER_LINEAR, 0, 255, APP_ROUND_AUTO, last_pos, pos_auto}},
     {APP_INT("pos-k", "n", "RoPE key position n", pos_k, 0, PE_MAX_LEN), .label = "n",
      .slider = {APP_SLIDER_LINEAR, 0, 255, APP_ROUND_AUTO, last_pos, NULL}},
-    {APP_CHO("similarity", NULL, "similarity: dot|cosine", cosine, sim_names), .keys = "c",
-     .step = APP_STEP_NEXT},
-    {APP_CUS("curves", NULL,
-             "decay curves: all or sinusoidal,learned,binary,rope,rope-random,rope-bound,alibi,"
-             "xpos,rope-gauss",
-             set_curves, get_curves, choices_curves)},
+    {.name = NULL},
+};
+
+const app_option app_frame_rows[] = {
     {APP_CUS("cmap", NULL, "colormap: auto or a name from pelab list", set_cmap, get_cmap,
              choices_cmap),
      .keys = "C", .step = APP_STEP_NEXT},
@@ -671,11 +617,11 @@ static const app_option options[] = {
              "sliding_attention, ...",
              set_layer_type, get_layer_type, NULL),
      .label = "layers", .applies = layer_type_applies, .sub = {.text = layer_words}},
-    {APP_DBL("min-angle", NULL, "resolution probe threshold in radians, (0, 3.14159]", min_angle, 0,
-             3.14159266, 1)},
-    {APP_INT("probe-d", NULL, "resolution probe distance D, 1..16777216", probe_d, 1, PE_MAX_LEN),
-     .label = "D"},
-    /* the author's controls (exports and the explorer's `s`) */
+    {.name = NULL},
+};
+
+/* the author's controls (exports and the explorer's `s`) */
+const app_option app_author_rows[] = {
     {APP_CUS("title", NULL, "figure title over the view's (\"\" removes it)", set_title, get_title,
              NULL),
      .everywhere = 1},
@@ -697,46 +643,56 @@ static const app_option options[] = {
              "SVG text: text (<text> elements: editable, searchable) | paths (glyph outlines)",
              svg_paths, svg_text_names),
      .everywhere = 1},
+    {.name = NULL},
 };
 
-/* The table above, then each view's own rows (a view module shared by several views counts
- * once). */
-typedef struct opt_block {
-    const app_option *rows;
-    size_t n;
-} opt_block;
+/* ---- the groups (option_groups.h) --------------------------------------------------------- */
 
-static size_t blocks(opt_block *out, size_t max)
+#define APP_GROUP_ROWS(rows)                       extern const app_option rows[];
+#define APP_GROUP_DECL(name, type, defaults, rows) extern const app_option rows[];
+APP_OPTION_GROUPS(APP_GROUP_ROWS, APP_GROUP_DECL)
+#undef APP_GROUP_ROWS
+#undef APP_GROUP_DECL
+
+static const app_option_group groups[] = {
+#define APP_GROUP_ROWS(rows) {"", rows, 0, 0},
+#define APP_GROUP_ENTRY(name, type, defaults, rows)                                                \
+    {#name, rows, offsetof(app_state, name), sizeof(type)},
+    APP_OPTION_GROUPS(APP_GROUP_ROWS, APP_GROUP_ENTRY)
+#undef APP_GROUP_ROWS
+#undef APP_GROUP_ENTRY
+};
+
+size_t app_option_group_count(void)
 {
-    size_t nb = 0;
-    out[nb++] = (opt_block){options, sizeof options / sizeof options[0]};
-    for (size_t v = 0; v < app_view_count() && nb < max; v++) {
-        const app_view *vw = app_view_at(v);
-        if (!vw->own_options) continue;
-        int seen = 0;
-        for (size_t k = 1; k < nb; k++) seen |= out[k].rows == vw->own_options;
-        size_t n = 0;
-        while (vw->own_options[n].name) n++;
-        if (!seen) out[nb++] = (opt_block){vw->own_options, n};
-    }
-    return nb;
+    return sizeof groups / sizeof groups[0];
+}
+
+const app_option_group *app_option_group_at(size_t i)
+{
+    return i < app_option_group_count() ? &groups[i] : NULL;
+}
+
+static size_t group_rows(const app_option_group *g)
+{
+    size_t n = 0;
+    while (g->rows[n].name) n++;
+    return n;
 }
 
 size_t app_option_count(void)
 {
-    opt_block b[APP_MAX_OPTION_BLOCKS];
-    size_t nb = blocks(b, APP_MAX_OPTION_BLOCKS), n = 0;
-    for (size_t k = 0; k < nb; k++) n += b[k].n;
+    size_t n = 0;
+    for (size_t k = 0; k < app_option_group_count(); k++) n += group_rows(&groups[k]);
     return n;
 }
 
 const app_option *app_option_at(size_t i)
 {
-    opt_block b[APP_MAX_OPTION_BLOCKS];
-    size_t nb = blocks(b, APP_MAX_OPTION_BLOCKS);
-    for (size_t k = 0; k < nb; k++) {
-        if (i < b[k].n) return &b[k].rows[i];
-        i -= b[k].n;
+    for (size_t k = 0; k < app_option_group_count(); k++) {
+        size_t n = group_rows(&groups[k]);
+        if (i < n) return &groups[k].rows[i];
+        i -= n;
     }
     return NULL;
 }

@@ -8,8 +8,7 @@
 
 #include "state.h"
 
-#define APP_MAX_OPTIONS       128 /* rows in every table together */
-#define APP_MAX_OPTION_BLOCKS 16  /* the table and the views' own tables */
+#define APP_MAX_OPTIONS 128 /* rows in every group together */
 
 typedef enum {
     APP_OPT_INT,    /* int field at off, in [lo, hi] */
@@ -148,12 +147,23 @@ int app_option_apply_value(app_state *st, const app_option *o, double v, int kee
 /* Completion candidates for o's value (NULL-terminated names for choices), count written. */
 size_t app_option_choices(const app_option *o, const char **out, size_t n);
 
-/* Every option: the table in options.c, then the rows views bring (app_view.own_options). */
 /* --config FILE: start st from the file: the rope parameters of its layer kind (st->layer_type,
  * else the full-attention one), L0, the target context when it is not factor x L0, the figure's
  * L kept; names what was read but not modelled in one line on stderr. 0, or -1 with err. */
 int app_config_apply(app_state *st, const char *path, char *err, size_t errlen);
 
+/* An option group (option_groups.h): its rows, and where its storage lies in app_state (size 0:
+ * its rows address fields the state or an earlier group holds). */
+typedef struct app_option_group {
+    const char *name;       /* the storage's field in app_state ("decay"); "" for none */
+    const app_option *rows; /* ended by a row with name NULL */
+    size_t off, size;
+} app_option_group;
+
+size_t app_option_group_count(void);
+const app_option_group *app_option_group_at(size_t i);
+
+/* Every option: the groups' rows, in the list's order. */
 size_t app_option_count(void);
 const app_option *app_option_at(size_t i);
 /* By name or alias (exact); NULL when none. */

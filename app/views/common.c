@@ -267,6 +267,13 @@ void app_subtitle_less(const app_state *st, const char *out, char *buf, size_t n
     }
 }
 
+int app_state_p0(const app_state *st)
+{
+    int p0 = st->pos < 0 ? st->p.len / 2 : st->pos;
+    if (p0 >= st->p.len) p0 = st->p.len - 1;
+    return p0 < 0 ? 0 : p0;
+}
+
 const char *app_opt_prefix(const app_state *st)
 {
     return st->command[0] ? "--" : ":";

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "options.h"
 #include "trained.h"
 #include "views.h"
 
@@ -34,8 +35,8 @@ static const char *const curve_label[APP_CURVE_COUNT] = {
 
 static int decay_validate(const app_state *st, char *err, size_t errlen)
 {
-    if (st->curves & (APP_CURVE_SINUSOIDAL | APP_CURVE_ROPE | APP_CURVE_ROPE_RANDOM |
-                      APP_CURVE_ROPE_BOUND | APP_CURVE_XPOS | APP_CURVE_ROPE_GAUSS))
+    if (st->decay.curves & (APP_CURVE_SINUSOIDAL | APP_CURVE_ROPE | APP_CURVE_ROPE_RANDOM |
+                            APP_CURVE_ROPE_BOUND | APP_CURVE_XPOS | APP_CURVE_ROPE_GAUSS))
         if (pe_check_dim(st->p.dim, 1, err, errlen) < 0) return -1;
     if (pe_check_len(st->p.len, err, errlen) < 0) return -1;
     if (pe_check_base(st->p.base, err, errlen) < 0) return -1;
@@ -574,7 +575,8 @@ static int decay_build(app_view_ctx *c, const app_state *st, scene *s, const sce
     app_subtitle(st, sub, sizeof sub);
     size_t used = strlen(sub);
     /* random and Gaussian q,k are divided by |q||k| (their value at p0 is not 1) */
-    int rnd = !!(st->curves & APP_CURVE_ROPE_RANDOM), gau = !!(st->curves & APP_CURVE_ROPE_GAUSS);
+    int rnd = !!(st->decay.curves & APP_CURVE_ROPE_RANDOM),
+        gau = !!(st->decay.curves & APP_CURVE_ROPE_GAUSS);
     snprintf(sub + used, sizeof sub - used, "  (each / its value at p0%s%s%s%s)",
              rnd || gau ? "; " : "", rnd ? "random" : "", rnd && gau ? ", " : "",
              rnd && gau ? "Gaussian q,k / |q||k|"
@@ -600,7 +602,8 @@ static int decay_build(app_view_ctx *c, const app_state *st, scene *s, const sce
     /* the curves computed whole (learned, binary, ALiBi) are drawn whole: the figure keeps the
      * lowest and highest point of every column, so they look as they are */
     int any_whole = 0;
-    for (int w = 0; w < APP_CURVE_COUNT; w++) any_whole |= (st->curves & (1u << w)) && !sweeps(w);
+    for (int w = 0; w < APP_CURVE_COUNT; w++)
+        any_whole |= (st->decay.curves & (1u << w)) && !sweeps(w);
     double *x = malloc(sizeof *x * ((size_t)ns + (any_whole ? (size_t)L : 0)));
     if (!x) {
         snprintf(err, errlen, "out of memory");
@@ -619,10 +622,10 @@ static int decay_build(app_view_ctx *c, const app_state *st, scene *s, const sce
     int n = 0;
     double lo = 0, hi = 1;
     for (int w = 0; w < APP_CURVE_COUNT; w++) {
-        if (!(st->curves & (1u << w))) continue;
+        if (!(st->decay.curves & (1u << w))) continue;
         /* with RoPE's plain frequencies the sinusoid's curve is RoPE's q = k = 1 curve (both
          * sum cos(r theta_k) over the same theta_k): computed once */
-        int ww = w == 0 && (st->curves & APP_CURVE_ROPE) && rope_is_sinusoid(&st->p) ? 3 : w;
+        int ww = w == 0 && (st->decay.curves & APP_CURVE_ROPE) && rope_is_sinusoid(&st->p) ? 3 : w;
         const double *cy = decay_curve_cached(c, st, ww, stride, 0, err, errlen);
         if (!cy) {
             free(x);
@@ -641,7 +644,7 @@ static int decay_build(app_view_ctx *c, const app_state *st, scene *s, const sce
         /* 9 curves, 8 colours: the Gaussian curve takes the binary curve's green (binary is
          * not a default curve), and when both are shown the binary one is dashed */
         colors[n] = th->series[w == CURVE_GAUSS ? 2 : w % 8];
-        styles[n] = w == 2 && (st->curves & APP_CURVE_ROPE_GAUSS) ? SCENE_DASHED : 0;
+        styles[n] = w == 2 && (st->decay.curves & APP_CURVE_ROPE_GAUSS) ? SCENE_DASHED : 0;
         which[n] = w;
         n++;
     }
@@ -772,8 +775,8 @@ static int decay_data(app_view_ctx *c, const app_state *st, app_data *out, char 
 {
     (void)c;
     int L = st->p.len, n = 0;
-    for (int w = 0; w < APP_CURVE_COUNT; w++) n += !!(st->curves & (1u << w));
-    if (st->curves & APP_CURVE_ROPE_GAUSS) n++; /* its mean and its sd */
+    for (int w = 0; w < APP_CURVE_COUNT; w++) n += !!(st->decay.curves & (1u << w));
+    if (st->decay.curves & APP_CURVE_ROPE_GAUSS) n++; /* its mean and its sd */
     if (app_data_alloc(out, 2, (size_t)n + 1, (size_t)L, 0, err, errlen) < 0) return -1;
     for (int i = 0; i < L; i++) out->data[i] = i;
     size_t used =
@@ -781,7 +784,7 @@ static int decay_data(app_view_ctx *c, const app_state *st, app_data *out, char 
                          "(1+curves, len): row 0 = p; NaN = masked (causal ALiBi, p > p0); rows:");
     int row = 1;
     for (int w = 0; w < APP_CURVE_COUNT; w++) {
-        if (!(st->curves & (1u << w))) continue;
+        if (!(st->decay.curves & (1u << w))) continue;
         const double *cy = decay_curve_cached(c, st, w, 1, 1, err, errlen);
         if (!cy) {
             app_data_free(out);
@@ -805,6 +808,79 @@ static int decay_data(app_view_ctx *c, const app_state *st, app_data *out, char 
     out->f64 = 1;
     return 0;
 }
+
+/* ---- the decay view's option group (decay_opts.h, options/option_groups.h) ---------------- */
+
+void app_decay_opts_default(app_decay_opts *o)
+{
+    /* no two default curves coincide (RoPE with q = k = 1 equals the sinusoid) */
+    /* the bound beside RoPE's mean over Gaussian q, k (Barbero et al. 2024, Fig. 2): without it
+     * the figure suggests that RoPE attention decays by itself */
+    o->curves = APP_CURVE_SINUSOIDAL | APP_CURVE_LEARNED | APP_CURVE_ROPE_BOUND | APP_CURVE_ALIBI |
+                APP_CURVE_ROPE_GAUSS;
+}
+
+static const char *const curve_names[APP_CURVE_COUNT + 1] = {
+    "sinusoidal", "learned", "binary", "rope",       "rope-random",
+    "rope-bound", "alibi",   "xpos",   "rope-gauss", NULL};
+
+static int set_curves(app_state *st, const char *v, char *err, size_t errlen)
+{
+    unsigned bits = 0;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", v);
+    if (strcmp(buf, "all") == 0) {
+        st->decay.curves = (1u << APP_CURVE_COUNT) - 1;
+        return 0;
+    }
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        int found = -1;
+        for (int i = 0; i < APP_CURVE_COUNT; i++)
+            if (strcmp(tok, curve_names[i]) == 0) found = i;
+        if (found < 0) {
+            const char *s = pe_closest(tok, curve_names, APP_CURVE_COUNT);
+            snprintf(err, errlen,
+                     "--curves '%s': unknown curve%s%s%s (allowed: all, or a comma list of "
+                     "sinusoidal,learned,binary,rope,rope-random,rope-bound,alibi,xpos,rope-gauss)",
+                     tok, s ? "; did you mean '" : "", s ? s : "", s ? "'?" : "");
+            return -1;
+        }
+        bits |= 1u << found;
+    }
+    if (!bits) {
+        snprintf(err, errlen, "--curves '%s': name at least one curve", v);
+        return -1;
+    }
+    st->decay.curves = bits;
+    return 0;
+}
+static void get_curves(const app_state *st, char *buf, size_t n)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < APP_CURVE_COUNT; i++) {
+        if (!(st->decay.curves & (1u << i))) continue;
+        int w = snprintf(buf + used, n - used, "%s%s", used ? "," : "", curve_names[i]);
+        if (w < 0 || (size_t)w >= n - used) break;
+        used += (size_t)w;
+    }
+}
+static size_t choices_curves(const char **out, size_t n)
+{
+    size_t k = 0;
+    if (k < n) out[k++] = "all";
+    for (int i = 0; i < APP_CURVE_COUNT && k < n; i++) out[k++] = curve_names[i];
+    return k;
+}
+
+const app_option app_decay_rows[] = {
+    {APP_CUS("curves", NULL,
+             "decay curves: all or sinusoidal,learned,binary,rope,rope-random,rope-bound,alibi,"
+             "xpos,rope-gauss",
+             set_curves, get_curves, choices_curves)},
+    {.name = NULL},
+};
 
 const app_view app_view_decay = {
     .name = "decay",

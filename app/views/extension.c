@@ -31,9 +31,9 @@ static int ext_validate(const app_state *st, char *err, size_t errlen)
 /* Which measures to draw: bit 0 the all-ones score, bit 1 the bound (--measure). */
 static unsigned ext_kinds(const app_state *st)
 {
-    return st->ext_measure == APP_MEASURE_SCORE  ? 1u
-           : st->ext_measure == APP_MEASURE_BOTH ? 3u
-                                                 : 2u;
+    return st->extension.measure == APP_MEASURE_SCORE  ? 1u
+           : st->extension.measure == APP_MEASURE_BOTH ? 3u
+                                                       : 2u;
 }
 
 static const char *const kind_label[2] = {"q=k=1 score", "bound B(r)/B(0)"};
@@ -569,11 +569,18 @@ static int ext_data(app_view_ctx *c, const app_state *st, app_data *out, char *e
 
 static const char *const measure_names[] = {"bound", "score", "both", NULL};
 
+/* ---- the extension view's option group (extension_opts.h, options/option_groups.h) -------- */
+
+void app_extension_opts_default(app_extension_opts *o)
+{
+    o->measure = APP_MEASURE_BOUND;
+}
+
 /* The view's own row: its measure is not one of the decay view's curves. */
-static const app_option ext_options[] = {
+const app_option app_extension_rows[] = {
     {APP_CHO("measure", NULL,
              "extension: bound (RoFormer's B(r)/B(0)) | score (all-ones q and k) | both",
-             ext_measure, measure_names)},
+             extension.measure, measure_names)},
     {.name = NULL},
 };
 
@@ -589,5 +596,4 @@ const app_view app_view_extension = {
                "yarn-truncate mscale mscale-all-dim "
                "low-freq-factor high-freq-factor attn-factor target-len measure",
     .not_in_subtitle = "factor", /* the title's "at f = 4" */
-    .own_options = ext_options,
 };

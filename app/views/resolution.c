@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "options.h"
 #include "rope_ext.h"
 #include "views.h"
 
@@ -20,14 +21,14 @@ static int res_validate(const app_state *st, char *err, size_t errlen)
     unsigned mask;
     app_ext_methods(st, ms, &mask);
     if (app_ext_validate(st, mask, err, errlen) < 0) return -1;
-    if (!(st->min_angle > 0) || st->min_angle > APP_PI + 1e-6) {
+    if (!(st->resolution.min_angle > 0) || st->resolution.min_angle > APP_PI + 1e-6) {
         snprintf(err, errlen, "--min-angle %g: the threshold must be in (0, 3.14159] radians",
-                 st->min_angle);
+                 st->resolution.min_angle);
         return -1;
     }
-    if (st->probe_d < 1 || st->probe_d > PE_MAX_LEN) {
-        snprintf(err, errlen, "--probe-d %d: the probe distance must be 1..%d", st->probe_d,
-                 PE_MAX_LEN);
+    if (st->resolution.probe_d < 1 || st->resolution.probe_d > PE_MAX_LEN) {
+        snprintf(err, errlen, "--probe-d %d: the probe distance must be 1..%d",
+                 st->resolution.probe_d, PE_MAX_LEN);
         return -1;
     }
     return 0;
@@ -52,11 +53,11 @@ static const res_result *res_compute(app_view_ctx *c, const app_state *st, char 
     } key;
     memset(&key, 0, sizeof key);
     key.dim = st->p.dim;
-    key.probe_d = st->probe_d;
+    key.probe_d = st->resolution.probe_d;
     key.base = st->p.base;
     key.rotary_frac = st->p.rotary_frac;
     key.target = app_ext_target(st);
-    key.min_angle = st->min_angle;
+    key.min_angle = st->resolution.min_angle;
     app_ext_scaling_key(&st->p.scaling, key.sc);
     key.sc[0] = 0; /* every method is drawn */
     /* dynamic NTK: seq_len = max(--seq-len, p + D + 1), so --seq-len stays in the key */
@@ -82,7 +83,7 @@ static const res_result *res_compute(app_view_ctx *c, const app_state *st, char 
         long have_len = -1; /* the seq_len th was computed for (dynamic) */
         for (int i = 0; i < n; i++) {
             int pos = (int)res->p[i];
-            long len = (long)pos + st->probe_d + 1;
+            long len = (long)pos + st->resolution.probe_d + 1;
             if (len < st->p.scaling.seq_len) len = st->p.scaling.seq_len;
             if (len < q.scaling.original_ctx) len = q.scaling.original_ctx;
             if (!th || (by_len && len != have_len)) {
@@ -95,11 +96,12 @@ static const res_result *res_compute(app_view_ctx *c, const app_state *st, char 
                 }
                 have_len = len;
             }
-            int cnt = pe_rope_resolution_theta(th, np, pos, st->probe_d, st->min_angle);
+            int cnt = pe_rope_resolution_theta(th, np, pos, st->resolution.probe_d,
+                                               st->resolution.min_angle);
             if (cnt < 0) {
                 snprintf(err, errlen,
                          "--probe-d %d at position %.0f (%s): the probe is out of range",
-                         st->probe_d, res->p[i], app_ext_method_label(m));
+                         st->resolution.probe_d, res->p[i], app_ext_method_label(m));
                 free(th);
                 app_cache_put(c, 0, "", 0, 0);
                 return NULL;
@@ -125,10 +127,10 @@ static int res_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     char l0s[32];
     app_ext_len_label(L0, l0s, sizeof l0s);
     char title[200], sub[320], ang[48];
-    fig_num(st->min_angle, 3, ang, sizeof ang);
+    fig_num(st->resolution.min_angle, 3, ang, sizeof ang);
     snprintf(title, sizeof title,
              "Resolution: pairs that turn by more than %s rad between p and p+%d", ang,
-             st->probe_d);
+             st->resolution.probe_d);
     app_subtitle(st, sub, sizeof sub);
     size_t u = strlen(sub);
 #define SUB(...)                                                                                   \
@@ -230,9 +232,32 @@ static int res_data(app_view_ctx *c, const app_state *st, app_data *out, char *e
     snprintf(out->what, sizeof out->what,
              "(%d, samples): row 0 = position p; rows none,linear,ntk,dynamic,yarn,llama3%s = "
              "pairs turning more than %g rad between p and p+%d",
-             1 + res->nm, res->nm > 6 ? ",longrope" : "", st->min_angle, st->probe_d);
+             1 + res->nm, res->nm > 6 ? ",longrope" : "", st->resolution.min_angle,
+             st->resolution.probe_d);
     return 0;
 }
+
+/* ---- the resolution view's option group (resolution_opts.h, options/option_groups.h) ------ */
+
+void app_resolution_opts_default(app_resolution_opts *o)
+{
+    /* not a tie: at the default d 128, base 10000 the pairs' inverse frequencies are
+     * theta_k = 10^(-k/16), and 0.1 is theta_16 exactly, so with a probe of one position pair 16
+     * turns by exactly the threshold and float32 rounding of its angles flipped it in and out
+     * (the "none" curve zig-zagged between 16 and 17). 0.09 lies between theta_17 (0.0866) and
+     * theta_16, and off the theta grid of d 64 and 256 and of Llama 3's base 500000 too. */
+    o->min_angle = 0.09;
+    o->probe_d = 1;
+}
+
+const app_option app_resolution_rows[] = {
+    {APP_DBL("min-angle", NULL, "resolution probe threshold in radians, (0, 3.14159]",
+             resolution.min_angle, 0, 3.14159266, 1)},
+    {APP_INT("probe-d", NULL, "resolution probe distance D, 1..16777216", resolution.probe_d, 1,
+             PE_MAX_LEN),
+     .label = "D"},
+    {.name = NULL},
+};
 
 const app_view app_view_resolution = {
     .name = "resolution",

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "colormap.h"
+#include "options.h"
 #include "trained.h"
 #include "views.h"
 
@@ -89,7 +90,7 @@ static int sinusoidal_sample(const app_state *st, const int *pos, size_t n, floa
     for (size_t r = 0; r < L; r++)
         if (need[r]) dist[m++] = r;
     if (pe_sinusoidal_dots(&st->p, dist, m, f, err, errlen) != PE_OK) goto done;
-    double scale = st->cosine ? 1.0 / (st->p.dim / 2) : 1.0;
+    double scale = st->similarity.cosine ? 1.0 / (st->p.dim / 2) : 1.0;
     for (size_t k = 0; k < m; k++) at[dist[k]] = f[k] * scale;
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j <= i; j++)
@@ -181,10 +182,12 @@ static int sim_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     char title[128], sub[256];
     if (trained)
         snprintf(title, sizeof title, "learned, trained: %s PE(p)%sPE(q)",
-                 st->cosine ? "cosine similarity" : "dot product", t->cells ? "." : "\xc2\xb7");
+                 st->similarity.cosine ? "cosine similarity" : "dot product",
+                 t->cells ? "." : "\xc2\xb7");
     else
         snprintf(title, sizeof title, "%s: %s PE(p)%sPE(q)", st->enc->name,
-                 st->cosine ? "cosine similarity" : "dot product", t->cells ? "." : "\xc2\xb7");
+                 st->similarity.cosine ? "cosine similarity" : "dot product",
+                 t->cells ? "." : "\xc2\xb7");
     app_subtitle(st, sub, sizeof sub);
     if (trained) { /* the model's own width and rows, not --dim, --base and --seed */
         char none[48] = "";
@@ -229,7 +232,7 @@ static int sim_build(app_view_ctx *c, const app_state *st, scene *s, const scene
         key.p = st->p;
     }
     key.n = n;
-    key.cosine = st->cosine;
+    key.cosine = st->similarity.cosine;
     float *sim = app_cache_get(c, 0, &key, sizeof key);
     if (!sim) {
         sim = app_cache_put(c, 0, &key, sizeof key, n * n * sizeof *sim);
@@ -245,7 +248,7 @@ static int sim_build(app_view_ctx *c, const app_state *st, scene *s, const scene
                 return -1;
             }
         } else if (trained) {
-            trained_similarity(tm, pos, n, st->cosine, sim);
+            trained_similarity(tm, pos, n, st->similarity.cosine, sim);
         } else if (rows) {
             pe_matrix m = {0};
             int *ids = malloc(n * sizeof *ids);
@@ -257,11 +260,11 @@ static int sim_build(app_view_ctx *c, const app_state *st, scene *s, const scene
                 return -1;
             }
             for (size_t i = 0; i < n; i++) ids[i] = (int)i;
-            sampled_similarity(&m, ids, n, st->cosine, sim);
+            sampled_similarity(&m, ids, n, st->similarity.cosine, sim);
             free(ids);
             free(m.data);
         } else {
-            sampled_similarity(tab, pos, n, st->cosine, sim);
+            sampled_similarity(tab, pos, n, st->similarity.cosine, sim);
         }
     }
 
@@ -270,7 +273,7 @@ static int sim_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     const cmap *map = app_pick_map(st, lo, hi, &vmin, &vmax);
     fig_axes a = app_draw_matrix(s, t, th, r, sim, n, n, n, 0, (double)L, 0, (double)L,
                                  "position q", "position p", map, vmin, vmax,
-                                 st->cosine ? "cosine" : "dot product", th->mask);
+                                 st->similarity.cosine ? "cosine" : "dot product", th->mask);
     if (trained && tm->pos.reached < st->p.len) { /* where the rows training reached end */
         char lab[32];
         snprintf(lab, sizeof lab, "ctx %d", tm->pos.reached);
@@ -294,9 +297,9 @@ static int sim_build(app_view_ctx *c, const app_state *st, scene *s, const scene
                 free(pos);
                 return -1;
             }
-            if (st->cosine) v /= st->p.dim / 2;
+            if (st->similarity.cosine) v /= st->p.dim / 2;
         } else if (trained) {
-            trained_similarity(tm, pp, 2, st->cosine, v2);
+            trained_similarity(tm, pp, 2, st->similarity.cosine, v2);
             v = v2[1];
         } else if (rows) {
             pe_matrix m = {0};
@@ -305,15 +308,15 @@ static int sim_build(app_view_ctx *c, const app_state *st, scene *s, const scene
                 return -1;
             }
             int ids[2] = {0, 1};
-            sampled_similarity(&m, ids, 2, st->cosine, v2);
+            sampled_similarity(&m, ids, 2, st->similarity.cosine, v2);
             free(m.data);
             v = v2[1];
         } else {
-            sampled_similarity(tab, pp, 2, st->cosine, v2);
+            sampled_similarity(tab, pp, 2, st->similarity.cosine, v2);
             v = v2[1];
         }
         snprintf(c->readout, sizeof c->readout, "p %d  q %d  p-q %d  %s %+.6f", pr, qc, pr - qc,
-                 st->cosine ? "cosine" : "dot", v);
+                 st->similarity.cosine ? "cosine" : "dot", v);
     }
     free(pos);
     return 0;
@@ -327,7 +330,7 @@ static int sim_data(app_view_ctx *c, const app_state *st, app_data *out, char *e
         size_t L = (size_t)st->p.len, R = L < (size_t)tm->pos.rows ? L : (size_t)tm->pos.rows;
         pe_matrix m = {.rows = R, .cols = (size_t)tm->pos.cols, .data = (float *)tm->pos.values},
                   sim = {0};
-        if (pe_similarity(&m, st->cosine, &sim, err, errlen) < 0) return -1;
+        if (pe_similarity(&m, st->similarity.cosine, &sim, err, errlen) < 0) return -1;
         if (app_data_alloc(out, 2, L, L, 0, err, errlen) < 0) {
             pe_matrix_free(&sim);
             return -1;
@@ -339,14 +342,14 @@ static int sim_data(app_view_ctx *c, const app_state *st, app_data *out, char *e
         snprintf(out->what, sizeof out->what,
                  "(len, len): %s of PE(p) and PE(q), learned, trained (%.60s: d %d, rows from %d "
                  "never trained; nan: no row), float32",
-                 st->cosine ? "cosine similarity" : "dot product", tm->name, tm->pos.cols,
-                 tm->pos.reached);
+                 st->similarity.cosine ? "cosine similarity" : "dot product", tm->name,
+                 tm->pos.cols, tm->pos.reached);
         return 0;
     }
     const pe_matrix *tab = app_enc_table(c, st->enc, &st->p, err, errlen);
     if (!tab) return -1;
     pe_matrix sim = {0};
-    if (pe_similarity(tab, st->cosine, &sim, err, errlen) < 0) return -1;
+    if (pe_similarity(tab, st->similarity.cosine, &sim, err, errlen) < 0) return -1;
     if (app_data_alloc(out, 2, sim.rows, sim.cols, 0, err, errlen) < 0) {
         pe_matrix_free(&sim);
         return -1;
@@ -354,9 +357,24 @@ static int sim_data(app_view_ctx *c, const app_state *st, app_data *out, char *e
     for (size_t i = 0; i < sim.rows * sim.cols; i++) out->data[i] = sim.data[i];
     pe_matrix_free(&sim);
     snprintf(out->what, sizeof out->what, "(len, len): %s of PE(p) and PE(q), %s, float32",
-             st->cosine ? "cosine similarity" : "dot product", st->enc->name);
+             st->similarity.cosine ? "cosine similarity" : "dot product", st->enc->name);
     return 0;
 }
+
+/* ---- the similarity view's option group (similarity_opts.h, options/option_groups.h) ------ */
+
+void app_similarity_opts_default(app_similarity_opts *o)
+{
+    o->cosine = 0;
+}
+
+static const char *const sim_names[] = {"dot", "cosine", NULL};
+
+const app_option app_similarity_rows[] = {
+    {APP_CHO("similarity", NULL, "similarity: dot|cosine", similarity.cosine, sim_names),
+     .keys = "c", .step = APP_STEP_NEXT},
+    {.name = NULL},
+};
 
 const app_view app_view_similarity = {
     .name = "similarity",

@@ -210,9 +210,6 @@ typedef struct app_view {
     void (*settle)(app_view_ctx *c, app_state *st);
     /* The mouse wheel at figure height y (dir +1 up, -1 down); 1 when handled. */
     int (*wheel)(app_view_ctx *c, app_state *st, double y, int dir, char *msg, size_t n);
-    /* Option rows of the view's own, ended by a row with name NULL, added to the option table
-     * (a module shared by several views points them all at the same rows). */
-    const struct app_option *own_options;
     /* The animation the explorer's S key records (a GIF through `pelab export --animate`): an
      * --animate value ("pos=0:48:97"), or an option name (swept over its slider's range); NULL:
      * the first option in `options` that has a slider. */
@@ -268,6 +265,9 @@ void app_subtitle(const app_state *st, char *buf, size_t n);
 /* The same less the rows named in out (space-separated, may be NULL): what the view's own run
  * shows does not act (a model without a RoPE base leaves --rope-base out). */
 void app_subtitle_less(const app_state *st, const char *out, char *buf, size_t n);
+/* The reference position of a figure that puts one query position at its centre while --pos is
+ * auto (the decay view's p0): pos, or L/2 when pos < 0, clamped to [0, L). */
+int app_state_p0(const app_state *st);
 /* How a reader of the figure sets an option: "--" in an exported file (whose state records the
  * command line that made it), ":" in the explorer. */
 const char *app_opt_prefix(const app_state *st);

@@ -189,5 +189,30 @@ int main(void)
     app_state_default(&c);
     rc = app_cli_parse(&c, 3, missing, cx, 1, &args, err, sizeof err);
     TAP_OK(rc < 0 && strstr(err, "/nonexistent/config.json"), "a missing config is named: %s", err);
+    /* option groups (option_groups.h): each module's rows address its own storage, every row
+     * comes from exactly one group, and the names are unique */
+    size_t rows = 0, stray = 0, groups_with_storage = 0;
+    char stray_names[256] = "";
+    for (size_t g = 0; g < app_option_group_count(); g++) {
+        const app_option_group *gr = app_option_group_at(g);
+        groups_with_storage += gr->size > 0;
+        for (const app_option *o = gr->rows; o->name; o++, rows++) {
+            if (!gr->size || o->kind == APP_OPT_CUSTOM) continue;
+            if (o->off < gr->off || o->off >= gr->off + gr->size) {
+                stray++;
+                size_t u = strlen(stray_names);
+                snprintf(stray_names + u, sizeof stray_names - u, " %s", o->name);
+            }
+        }
+    }
+    TAP_OK(groups_with_storage >= 5 && rows == app_option_count() && !stray,
+           "%zu groups (%zu with storage of their own) hold the %zu rows; rows outside their "
+           "group's storage:%s",
+           app_option_group_count(), groups_with_storage, rows, stray ? stray_names : " none");
+    int dup = 0;
+    for (size_t a = 0; a < app_option_count(); a++)
+        for (size_t b = a + 1; b < app_option_count(); b++)
+            dup += strcmp(app_option_at(a)->name, app_option_at(b)->name) == 0;
+    TAP_OK(!dup, "each option name once across the groups (%d twice)", dup);
     return tap_done();
 }

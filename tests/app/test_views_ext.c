@@ -568,10 +568,10 @@ static void test_resolution(void)
         hi = v > hi ? v : hi;
     }
     for (int k = 0; k < st.p.dim / 2; k++)
-        tie |= fabs(pow(st.p.base, -2.0 * k / st.p.dim) / st.min_angle - 1) < 0.02;
+        tie |= fabs(pow(st.p.base, -2.0 * k / st.p.dim) / st.resolution.min_angle - 1) < 0.02;
     TAP_OK(rc == 0 && lo == hi && !tie,
            "defaults (min-angle %g): no theta_k within 2%% of it, the none curve is flat (%d..%d)",
-           st.min_angle, lo, hi);
+           st.resolution.min_angle, lo, hi);
     app_data_free(&d);
 }
 

@@ -1000,23 +1000,22 @@ static const char *shift_why(const char *pe)
     return "sinusoidal: absolute positions";
 }
 
-/* The subtitle: lead (the text and the step, what the runs made of them), then the rows that act
- * (app_subtitle_less): a RoPE base or ALiBi slopes only where one of the nr runs has them, the
- * RoPE scaling only where one applies it. */
-static void attn_subtitle(const app_state *st, const app_attn *const *runs, int nr,
-                          const char *lead, char *buf, size_t n)
+/* The subtitle: lead (the text and the step, what the run made of them), then the rows that act
+ * (app_subtitle_less): a RoPE base or ALiBi slopes only where the run's model has them, the
+ * RoPE scaling only where it applies it. */
+static void attn_subtitle(const app_state *st, const app_attn *a, const char *lead, char *buf,
+                          size_t n)
 {
-    unsigned caps = 0;
-    int scaled = 0;
-    for (int i = 0; i < nr; i++) caps |= runs[i]->caps, scaled |= runs[i]->scaled;
     char out[96], rows[300];
-    snprintf(out, sizeof out, "%s%s%s", caps & LMI_CAN_ROPE_BASE ? "" : " rope-base",
-             caps & LMI_CAN_ALIBI_SCALE ? "" : " alibi-scale", scaled ? "" : " scaling factor");
+    snprintf(out, sizeof out, "%s%s%s", a->caps & LMI_CAN_ROPE_BASE ? "" : " rope-base",
+             a->caps & LMI_CAN_ALIBI_SCALE ? "" : " alibi-scale",
+             a->scaled ? "" : " scaling factor");
     app_subtitle_less(st, out, rows, sizeof rows);
     snprintf(buf, n, "%s%s%s", lead, rows[0] ? "  " : "", rows);
 }
 
-/* A compare panel's experiments line, after the model's name: "  shift +10  base 2500 (trained)". */
+/* A compare panel's experiments line, after the model's name: "  shift +10  base 2500 (trained)".
+ */
 static void experiments(const actx *c, const app_attn *a, char *buf, size_t n)
 {
     const app_state *st = c->st;
@@ -1170,7 +1169,7 @@ static int attention_build(app_view_ctx *vc, const app_state *st, scene *s, cons
     else
         snprintf(ntok, sizeof ntok, "%d tokens", a->n_prompt);
     snprintf(lead, sizeof lead, "%s: %s%s  step %d of %d", tn, ntok, gen, c.step, a->n - 1);
-    attn_subtitle(st, (const app_attn *const[]){a}, 1, lead, sub, sizeof sub);
+    attn_subtitle(st, a, lead, sub, sizeof sub);
     fig_rect r = app_frame(s, t, th, title, sub);
     if (getenv("DBG"))
         fprintf(stderr, "DBG %gx%g text_h %g char_w %g r %g %g %g %g lines %.1f\n", t->width,
@@ -1628,7 +1627,6 @@ const app_view app_view_attention = {
     .keys = attn_keys,
     .tick = attn_tick,
     .settle = attn_settle,
-    .own_options = app_attn_options,
     .action = &attn_play,
 };
 
@@ -1682,7 +1680,10 @@ static int compare_build(app_view_ctx *vc, const app_state *st, scene *s, const 
              head_name(&c[0], st->head, hb, sizeof hb));
     text_name(st, tn, sizeof tn);
     snprintf(lead, sizeof lead, "%s: %d tokens  step %d", tn, a[0]->n_prompt, step);
-    attn_subtitle(st, (const app_attn *const[]){a[0], a[1]}, 2, lead, sub, sizeof sub);
+    /* each panel's head says its model's experiments (experiments()): the rows the rest */
+    char rows[300];
+    app_subtitle_less(st, "shift rope-base scaling factor alibi-scale", rows, sizeof rows);
+    snprintf(sub, sizeof sub, "%s%s%s", lead, rows[0] ? "  " : "", rows);
     fig_rect r = app_frame(s, t, th, title, sub);
     double gap = t->cells ? 2 : t->text_h;
     /* pixels: a short canvas (the window under a projector zoom) keeps one or two strip lines
@@ -1826,6 +1827,5 @@ const app_view app_view_compare = {
     .keys = attn_keys,
     .tick = attn_tick,
     .settle = attn_settle,
-    .own_options = app_attn_options,
     .action = &attn_play,
 };

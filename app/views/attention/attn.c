@@ -269,8 +269,7 @@ static const char *const onoff_names[] = {"off", "on", NULL};
 
 /* ---- how the rows read in the attention views' subtitles (app_sub) ----------------------- */
 
-static const char *const scale_words[] = {"colours linear", "colours log", "colours nofirst",
-                                          NULL};
+static const char *const scale_words[] = {"colours linear", "colours log", "colours nofirst", NULL};
 static void shift_words(const app_state *st, char *buf, size_t n)
 {
     if (st->attn.shift) snprintf(buf, n, "shift +%d", st->attn.shift);

@@ -251,5 +251,4 @@ const app_view app_view_distance = {
     .build = dist_build,
     .data = dist_data,
     .options = "model by per-head layer ids text prompt tokenizer",
-    .own_options = app_measure_options,
 };

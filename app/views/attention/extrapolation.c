@@ -396,6 +396,5 @@ const app_view app_view_extrapolation = {
     .build = ex_build,
     .data = ex_data,
     .options = "data",
-    .own_options = app_attn_options, /* the attention module's rows (attn.c) */
     .values = ex_values,
 };

@@ -113,7 +113,7 @@ void app_layer_curve(scene *s, const scene_target *t, const fig_axes *a, const d
                      const double *y, int n, uint32_t color);
 
 /* The option rows of the measure views (text, ids, per-head, by, reference, against, lambda,
- * side), ended by a row with name NULL; every measure view points its own_options here. */
+ * side), ended by a row with name NULL; option_groups.h lists them (in st->attn). */
 extern const app_option app_measure_options[];
 
 #endif

@@ -335,5 +335,4 @@ const app_view app_view_model_distance = {
     .build = md_build,
     .data = md_data,
     .options = "reference against ids text prompt tokenizer",
-    .own_options = app_measure_options,
 };

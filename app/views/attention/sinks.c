@@ -379,7 +379,7 @@ static size_t choices_sink_models(const char **out, size_t n)
     return k;
 }
 
-static const app_option sink_options[] = {
+const app_option app_sink_rows[] = {
     {APP_DBL("threshold", NULL,
              "sinks: a head whose mean attention to token 0 is above this is a "
              "sink head, 0..1 (0.3)",
@@ -398,5 +398,4 @@ const app_view app_view_sinks = {
     .build = sinks_build,
     .data = sinks_data,
     .options = "model models ids text prompt tokenizer threshold cmap",
-    .own_options = sink_options,
 };

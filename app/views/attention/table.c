@@ -697,12 +697,12 @@ static int weights_applies(const app_state *st)
     return !strcmp(v, "table") || !strcmp(v, "t5") ||
            ((!strcmp(v, "heatmap") || !strcmp(v, "similarity")) && st->enc &&
             !strcmp(st->enc->name, "learned")) ||
-           (!strcmp(v, "decay") && (st->curves & APP_CURVE_LEARNED));
+           (!strcmp(v, "decay") && (st->decay.curves & APP_CURVE_LEARNED));
 }
 
 /* --weights is also read by heatmap, similarity, decay and t5 (they list it; the rows register
  * here) */
-static const app_option table_options[] = {
+const app_option app_table_rows[] = {
     {APP_CHO("part", NULL,
              "table view: all|table|cosine|pca|curve (one panel of a position table, and what "
              "its export holds)",
@@ -721,5 +721,4 @@ const app_view app_view_table = {
     .build = table_build,
     .data = table_data,
     .options = "model part weights cmap",
-    .own_options = table_options,
 };

@@ -357,7 +357,7 @@ static int usage_data(app_view_ctx *c, const app_state *st, app_data *out, char 
 }
 
 /* --show: registered here (a row of the usage view's own) and listed in its options */
-static const app_option usage_options[] = {
+const app_option app_usage_rows[] = {
     {APP_CHO("show", NULL,
              "usage: what the figure and the export hold: norm (the mean norm of each rotary "
              "pair) | massive (the share of massive values per frequency band)",
@@ -373,5 +373,4 @@ const app_view app_view_usage = {
     .build = usage_build,
     .data = usage_data,
     .options = "model show side layer massive ids text prompt tokenizer",
-    .own_options = usage_options,
 };
