@@ -164,8 +164,9 @@ int lm_session_dynamic(lm_session *s, long len, char *err, size_t errlen);
  * last one's. Under dynamic NTK a call is one transformers forward with a KV cache: when its
  * last position + 1 passes the length the frequencies were computed for, they grow to it (and
  * return to the trained ones for a sequence below L0) before its tokens are rotated; cached keys
- * keep the frequencies they were rotated with, as HF's cache keeps them. PE_EINVAL for a bad id, PE_ERANGE when the cache is full, PE_ECANCELED when the
- * work hook asks to stop (the cache then holds the tokens done before). */
+ * keep the frequencies they were rotated with, as HF's cache keeps them. PE_EINVAL for a bad id,
+ * PE_ERANGE when the cache is full, PE_ECANCELED when the work hook asks to stop (the cache then
+ * holds the tokens done before). */
 int lm_forward(lm_session *s, const int *tokens, int n, float *logits, char *err, size_t errlen);
 
 /* The attention weights of (layer, head) for the token at cache index t (< s->n) over the keys

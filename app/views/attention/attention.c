@@ -1426,8 +1426,10 @@ static int key_step(app_view_ctx *c, app_state *st, int arg, char *msg, size_t n
     app_attn *b = is_compare(st) && st->attn.compare[0] ? run_of(c, st, 1, e2, sizeof e2) : NULL;
     int by_text = 0, k = b ? app_attn_align(a, s, b, &by_text) : 0;
     if (by_text && len >= 0 && (size_t)len < n)
-        snprintf(msg + len, n - (size_t)len, "; %s token %d \"%s\" covers the same text (the "
-                 "tokenizers differ: both step by text)", b->label, k, b->tok[k].word);
+        snprintf(msg + len, n - (size_t)len,
+                 "; %s token %d \"%s\" covers the same text (the "
+                 "tokenizers differ: both step by text)",
+                 b->label, k, b->tok[k].word);
     return 0;
 }
 
@@ -1679,9 +1681,9 @@ static int compare_build(app_view_ctx *vc, const app_state *st, scene *s, const 
     const fig_theme *th = c[0].th;
     char title[320], sub[512], tn[64], hb[48], also[160] = "";
     if (by_text)
-        snprintf(also, sizeof also, " (%s: \"%s\", token %d)", a[1]->label,
+        snprintf(also, sizeof also, "; %s: \"%s\", token %d", a[1]->label,
                  a[1]->tok[c[1].step].word, c[1].step);
-    snprintf(title, sizeof title, "%s vs %s: what \"%s\" (token %d)%s attends to, layer %d, %s",
+    snprintf(title, sizeof title, "%s vs %s: what \"%s\" (token %d%s) attends to, layer %d, %s",
              a[0]->label, a[1]->label, a[0]->tok[step].word, step, also, st->attn.layer,
              head_name(&c[0], st->head, hb, sizeof hb));
     text_name(st, tn, sizeof tn);
