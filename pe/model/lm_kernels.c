@@ -55,6 +55,21 @@ typedef float v8 __attribute__((vector_size(32)));
     } while (0)
 #define HSUM8(a) ((((a)[0] + (a)[4]) + ((a)[1] + (a)[5])) + (((a)[2] + (a)[6]) + ((a)[3] + (a)[7])))
 
+typedef float v4 __attribute__((vector_size(16)));
+/* HSUM8 of four accumulators at once, into one v4 (element r = HSUM8 of the r-th): the same
+ * additions in the same tree, done across the four by shuffles ((a0 + a4) first for all, then
+ * the pairs, then the pairs of pairs), so each element is bit for bit HSUM8 of its own. */
+#define HSUM8X4(out, a, b, c, d)                                                                   \
+    do {                                                                                           \
+        v8 ab_ = __builtin_shufflevector((a), (b), 0, 1, 2, 3, 8, 9, 10, 11) +                      \
+                 __builtin_shufflevector((a), (b), 4, 5, 6, 7, 12, 13, 14, 15);                     \
+        v8 cd_ = __builtin_shufflevector((c), (d), 0, 1, 2, 3, 8, 9, 10, 11) +                      \
+                 __builtin_shufflevector((c), (d), 4, 5, 6, 7, 12, 13, 14, 15);                     \
+        v8 g_ = __builtin_shufflevector(ab_, cd_, 0, 2, 4, 6, 8, 10, 12, 14) +                      \
+                __builtin_shufflevector(ab_, cd_, 1, 3, 5, 7, 9, 11, 13, 15);                       \
+        (out) = __builtin_shufflevector(g_, g_, 0, 2, 4, 6) + __builtin_shufflevector(g_, g_, 1, 3, 5, 7); \
+    } while (0)
+
 /* Ask for the cache lines of [p, p + bytes) (into L2 and L1). The whole lines: a weight in a
  * file need not start on a line (safetensors data starts where the header ends), so a span of
  * 256 bytes can touch five lines. Prefetching never faults, past the end of W included. */
@@ -82,6 +97,21 @@ static inline void prefetch_span(const void *p, size_t bytes)
                 v8 wv = LD8(w + (size_t)r * ldw + (size_t)i);                                      \
                 for (int c = 0; c < C; c++) acc[r][c] += wv * xv[c];                               \
             }                                                                                      \
+        }                                                                                          \
+        if (R == 4 && i == n) { /* no tail: the four rows of a token as one vector */          \
+            for (int c = 0; c < C; c++) {                                                          \
+                v4 s;                                                                              \
+                HSUM8X4(s, acc[0][c], acc[R > 1 ? 1 : 0][c], acc[R > 2 ? 2 : 0][c],                 \
+                        acc[R > 3 ? 3 : 0][c]);                                                    \
+                if (b) {                                                                           \
+                    v4 bv;                                                                         \
+                    memcpy(&bv, b, sizeof bv);                                                     \
+                    s += bv;                                                                       \
+                } else                                                                             \
+                    s += 0.0f;                                                                     \
+                memcpy(out + (size_t)c * ldo, &s, sizeof s);                                       \
+            }                                                                                      \
+            return;                                                                                \
         }                                                                                          \
         for (int r = 0; r < R; r++)                                                                \
             for (int c = 0; c < C; c++) {                                                          \
@@ -324,6 +354,13 @@ void lm_linear_apply(const lm_linear *L, const float *x, int T, float *out, int 
         for (; i + 8 <= hd; i += 8) {                                                              \
             v8 qv = LD8(q + i);                                                                    \
             for (int r = 0; r < R; r++) acc[r] += qv * LD8(k + (size_t)r * ks + (size_t)i);        \
+        }                                                                                          \
+        if (R == 4 && i == hd) { /* no tail: the four keys as one vector */                     \
+            v4 s;                                                                                  \
+            HSUM8X4(s, acc[0], acc[R > 1 ? 1 : 0], acc[R > 2 ? 2 : 0], acc[R > 3 ? 3 : 0]);         \
+            s *= scale;                                                                            \
+            memcpy(p, &s, sizeof s);                                                               \
+            return;                                                                                \
         }                                                                                          \
         for (int r = 0; r < R; r++) {                                                              \
             float s = HSUM8(acc[r]);                                                               \
