@@ -61,13 +61,14 @@ typedef float v4 __attribute__((vector_size(16)));
  * the pairs, then the pairs of pairs), so each element is bit for bit HSUM8 of its own. */
 #define HSUM8X4(out, a, b, c, d)                                                                   \
     do {                                                                                           \
-        v8 ab_ = __builtin_shufflevector((a), (b), 0, 1, 2, 3, 8, 9, 10, 11) +                      \
-                 __builtin_shufflevector((a), (b), 4, 5, 6, 7, 12, 13, 14, 15);                     \
-        v8 cd_ = __builtin_shufflevector((c), (d), 0, 1, 2, 3, 8, 9, 10, 11) +                      \
-                 __builtin_shufflevector((c), (d), 4, 5, 6, 7, 12, 13, 14, 15);                     \
-        v8 g_ = __builtin_shufflevector(ab_, cd_, 0, 2, 4, 6, 8, 10, 12, 14) +                      \
-                __builtin_shufflevector(ab_, cd_, 1, 3, 5, 7, 9, 11, 13, 15);                       \
-        (out) = __builtin_shufflevector(g_, g_, 0, 2, 4, 6) + __builtin_shufflevector(g_, g_, 1, 3, 5, 7); \
+        v8 ab_ = __builtin_shufflevector((a), (b), 0, 1, 2, 3, 8, 9, 10, 11) +                     \
+                 __builtin_shufflevector((a), (b), 4, 5, 6, 7, 12, 13, 14, 15);                    \
+        v8 cd_ = __builtin_shufflevector((c), (d), 0, 1, 2, 3, 8, 9, 10, 11) +                     \
+                 __builtin_shufflevector((c), (d), 4, 5, 6, 7, 12, 13, 14, 15);                    \
+        v8 g_ = __builtin_shufflevector(ab_, cd_, 0, 2, 4, 6, 8, 10, 12, 14) +                     \
+                __builtin_shufflevector(ab_, cd_, 1, 3, 5, 7, 9, 11, 13, 15);                      \
+        (out) = __builtin_shufflevector(g_, g_, 0, 2, 4, 6) +                                      \
+                __builtin_shufflevector(g_, g_, 1, 3, 5, 7);                                       \
     } while (0)
 
 /* Ask for the cache lines of [p, p + bytes) (into L2 and L1). The whole lines: a weight in a
@@ -98,10 +99,10 @@ static inline void prefetch_span(const void *p, size_t bytes)
                 for (int c = 0; c < C; c++) acc[r][c] += wv * xv[c];                               \
             }                                                                                      \
         }                                                                                          \
-        if (R == 4 && i == n) { /* no tail: the four rows of a token as one vector */          \
+        if (R == 4 && i == n) { /* no tail: the four rows of a token as one vector */              \
             for (int c = 0; c < C; c++) {                                                          \
                 v4 s;                                                                              \
-                HSUM8X4(s, acc[0][c], acc[R > 1 ? 1 : 0][c], acc[R > 2 ? 2 : 0][c],                 \
+                HSUM8X4(s, acc[0][c], acc[R > 1 ? 1 : 0][c], acc[R > 2 ? 2 : 0][c],                \
                         acc[R > 3 ? 3 : 0][c]);                                                    \
                 if (b) {                                                                           \
                     v4 bv;                                                                         \
@@ -271,8 +272,8 @@ static void col_panels(const lin_job *j, size_t c, int np)
          * page, which the hardware prefetchers do not enter, and asked for all at once they
          * would fill the miss buffers and stall; so a slice of rows per tile, while the tiles
          * compute. */
-        const float *nw = k0 + KC < in ? L->w + (k0 + KC) * L->ld + c
-                                       : L->w + c + (size_t)np * PANEL;
+        const float *nw =
+            k0 + KC < in ? L->w + (k0 + KC) * L->ld + c : L->w + c + (size_t)np * PANEL;
         int nk = k0 + KC < in ? (in - k0 - KC < KC ? (int)(in - k0 - KC) : KC) : KC;
         int tiles = np * ((T + CTOKS - 1) / CTOKS), tile = 0;
         for (int p = 0; p < np; p++) {
@@ -355,9 +356,9 @@ void lm_linear_apply(const lm_linear *L, const float *x, int T, float *out, int 
             v8 qv = LD8(q + i);                                                                    \
             for (int r = 0; r < R; r++) acc[r] += qv * LD8(k + (size_t)r * ks + (size_t)i);        \
         }                                                                                          \
-        if (R == 4 && i == hd) { /* no tail: the four keys as one vector */                     \
+        if (R == 4 && i == hd) { /* no tail: the four keys as one vector */                        \
             v4 s;                                                                                  \
-            HSUM8X4(s, acc[0], acc[R > 1 ? 1 : 0], acc[R > 2 ? 2 : 0], acc[R > 3 ? 3 : 0]);         \
+            HSUM8X4(s, acc[0], acc[R > 1 ? 1 : 0], acc[R > 2 ? 2 : 0], acc[R > 3 ? 3 : 0]);        \
             s *= scale;                                                                            \
             memcpy(p, &s, sizeof s);                                                               \
             return;                                                                                \

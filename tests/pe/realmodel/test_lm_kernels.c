@@ -20,12 +20,13 @@
  *
  * The attention loops: q . k_j scaled, and sum_j p_j v_j, against double sums with the same
  * bound; scores four keys at a time (their four sums reduced as one vector) give the bits of one
- * key alone (an attention row recomputed for a view must equal the forward's). The activations (GELU's tanh form, SwiGLU's silu(g) * up, on a vector exp) against
- * libm in double: relative error <= 1e-6 (the exp polynomial is good to about 1e-7, the other
- * operations add a few float roundings), plus for GELU 4 u |2u'| where u' is its exp argument: that
- * argument is itself computed in float (x^3, two products, a sum: about four roundings), and e^a
- * turns an absolute error d of a into a relative error d (|a| up to 87 here); or 1e-30 absolute
- * where the value underflows towards zero (the exp argument clamped at -87). */
+ * key alone (an attention row recomputed for a view must equal the forward's). The activations
+ * (GELU's tanh form, SwiGLU's silu(g) * up, on a vector exp) against libm in double: relative error
+ * <= 1e-6 (the exp polynomial is good to about 1e-7, the other operations add a few float
+ * roundings), plus for GELU 4 u |2u'| where u' is its exp argument: that argument is itself
+ * computed in float (x^3, two products, a sum: about four roundings), and e^a turns an absolute
+ * error d of a into a relative error d (|a| up to 87 here); or 1e-30 absolute where the value
+ * underflows towards zero (the exp argument clamped at -87). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
