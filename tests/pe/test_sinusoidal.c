@@ -239,8 +239,11 @@ static void test_sincos_at(void)
                 worst = fmax(worst, fabs(sv[i] - sin(ang)));
                 worst = fmax(worst, fabs(cv[i] - cos(ang)));
             }
-            TAP_OK(worst < 1e-6, "sincos_at L %zu, %zu samples (first step %zu), w %g: error %.3g",
-                   lens[t], n, n > 1 ? pos[1] - pos[0] : 0, ws[k], worst);
+            TAP_OK(worst<1e-6, "sincos_at L %zu, %zu samples (first step %zu), w %g: error %.3g",
+                         lens[t], n, n> 1
+                       ? pos[1] - pos[0]
+                       : 0,
+                   ws[k], worst);
         }
     }
     /* pe_sincos_rows: pe_sincos_at's very values, a row at a time across the columns */
