@@ -523,8 +523,8 @@ enum { DOTS_GAPS = 8, DOTS_ANCHOR = 64 };
  * acc[k & 3]: the plain loop, and the same operations (no fused multiply-add, the same four
  * accumulators) four pairs to a vector, so both give the very same values. The similarity view
  * at d 4096 took 44 M instructions a frame here, one pair at a time. */
-static void dots_rotate_plain(size_t np4, double *c, double *s, const double *cg,
-                              const double *sg, double *acc)
+static void dots_rotate_plain(size_t np4, double *c, double *s, const double *cg, const double *sg,
+                              double *acc)
 {
     for (size_t k = 0; k < np4; k += 4)
         for (int u = 0; u < 4; u++) {
@@ -535,9 +535,8 @@ static void dots_rotate_plain(size_t np4, double *c, double *s, const double *cg
         }
 }
 #ifdef BOUND_X86
-__attribute__((target("avx"))) static void dots_rotate_avx(size_t np4, double *c, double *s,
-                                                           const double *cg, const double *sg,
-                                                           double *acc)
+__attribute__((target("avx"))) static void
+dots_rotate_avx(size_t np4, double *c, double *s, const double *cg, const double *sg, double *acc)
 {
     __m256d a = _mm256_loadu_pd(acc);
     for (size_t k = 0; k < np4; k += 4) {

@@ -72,8 +72,7 @@ void pe_sincos_rows(const double *w, const unsigned char *is_sin, size_t nc, con
     double *buf = nc ? malloc(sizeof *buf * nc * 8) : NULL;
     if (!buf) {
         for (size_t j = 0; j < nc; j++)
-            pe_sincos_at(w[j], pos, nr, is_sin[j] ? out + j : NULL, is_sin[j] ? NULL : out + j,
-                         nc);
+            pe_sincos_at(w[j], pos, nr, is_sin[j] ? out + j : NULL, is_sin[j] ? NULL : out + j, nc);
         return;
     }
     double *s = buf, *c = buf + nc, *cr = buf + 2 * nc, *sr = buf + 5 * nc;
