@@ -16,14 +16,14 @@
 
 #ifdef NN_REAL_DOUBLE
 typedef double real;
-#define NN(name) nn64_##name
-#define REXP     exp
+#define NN(name)      nn64_##name
+#define REXP          exp
 #define RMAX(a, b)    ((a) > (b) ? (a) : (b))
 #define RSEL(c, a, b) ((c) ? (a) : (b))
 #else
 typedef float real;
-#define NN(name) nn_##name
-#define REXP     fexp
+#define NN(name)      nn_##name
+#define REXP          fexp
 #define RMAX(a, b)    fmax_sel(a, b)
 #define RSEL(c, a, b) fsel(c, a, b)
 #endif
