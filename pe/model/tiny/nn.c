@@ -430,18 +430,23 @@ __attribute__((target("avx2,fma"))) static void mm_rows_avx2(const mm_args *g, i
         X6(INIT)
 #undef INIT
         const float *bp = b + kb * bs + j0;
-        if (w > 8) {
-            for (size_t p = kb, ap = kb * acs; p < ke; p++, bp += bs, ap += acs) {
-                __m256 b0 = _mm256_maskload_ps(bp, m0), b1 = _mm256_maskload_ps(bp + 8, m1);
 #define FMA(r)                                                                                     \
     {                                                                                              \
         __m256 x = _mm256_broadcast_ss(a##r + ap);                                                 \
         c##r##0 = _mm256_fmadd_ps(x, b0, c##r##0);                                                 \
         c##r##1 = _mm256_fmadd_ps(x, b1, c##r##1);                                                 \
     }
+        if (w == 16) { /* a whole tile: plain loads (a masked load costs more on AMD's cores) */
+            for (size_t p = kb, ap = kb * acs; p < ke; p++, bp += bs, ap += acs) {
+                __m256 b0 = _mm256_loadu_ps(bp), b1 = _mm256_loadu_ps(bp + 8);
                 X6(FMA)
-#undef FMA
             }
+        } else if (w > 8) {
+            for (size_t p = kb, ap = kb * acs; p < ke; p++, bp += bs, ap += acs) {
+                __m256 b0 = _mm256_maskload_ps(bp, m0), b1 = _mm256_maskload_ps(bp + 8, m1);
+                X6(FMA)
+            }
+#undef FMA
         } else {
             for (size_t p = kb, ap = kb * acs; p < ke; p++, bp += bs, ap += acs) {
                 __m256 b0 = _mm256_maskload_ps(bp, m0);
@@ -453,8 +458,13 @@ __attribute__((target("avx2,fma"))) static void mm_rows_avx2(const mm_args *g, i
 #define STORE(r)                                                                                   \
     if (r < rn) {                                                                                  \
         float *o = g->out + (size_t)(r0 + r) * os + j0;                                            \
-        _mm256_maskstore_ps(o, m0, c##r##0);                                                       \
-        _mm256_maskstore_ps(o + 8, m1, c##r##1);                                                   \
+        if (w == 16) {                                                                             \
+            _mm256_storeu_ps(o, c##r##0);                                                          \
+            _mm256_storeu_ps(o + 8, c##r##1);                                                      \
+        } else {                                                                                   \
+            _mm256_maskstore_ps(o, m0, c##r##0);                                                   \
+            _mm256_maskstore_ps(o + 8, m1, c##r##1);                                               \
+        }                                                                                          \
     }
         X6(STORE)
 #undef STORE
