@@ -245,8 +245,8 @@ static void pair_freqs(const pe_params *p, double *w)
  * q and k), and q, k, W_R^T q at the statistics' rows with the statistics of (a) and (c): query
  * i_s against the keys i_t <= i_s (t <= s), each standing for its share of row i_s's i_s + 1
  * cells, each row for L / ns rows; key j's (c) for its L - j cells and its share of the keys. */
-static xl_draws *xl_sparse_draws(app_view_ctx *c, const pe_params *p, const xl_key *key,
-                                 char *err, size_t errlen)
+static xl_draws *xl_sparse_draws(app_view_ctx *c, const pe_params *p, const xl_key *key, char *err,
+                                 size_t errlen)
 {
     size_t len = (size_t)p->len, d = (size_t)p->dim, ns = STATS_ROWS;
     xl_draws *x = app_cache_put(c, 0, key, sizeof *key,
@@ -300,8 +300,10 @@ static xl_draws *xl_sparse_draws(app_view_ctx *c, const pe_params *p, const xl_k
         if (!kr || draw_rows(p, 1, pos, nb, kr) < 0) {
             free(kr);
             app_cache_put(c, 0, "", 0, 0);
-            if (kr) pe_work_cancelled(err, errlen);
-            else snprintf(err, errlen, "--dim %d: out of memory", p->dim);
+            if (kr)
+                pe_work_cancelled(err, errlen);
+            else
+                snprintf(err, errlen, "--dim %d: out of memory", p->dim);
             return NULL;
         }
         for (size_t t = 0; t < nb; t++) {
@@ -593,8 +595,7 @@ static const xl_rel *xl_get_rel(app_view_ctx *c, const pe_params *p, const xl_dr
  * pos(i) - pos(j) takes at most two values for each i - j (app_grid_pos rounds down), so R is
  * kept in two slots per i - j and computed once for each distance drawn. out as xl_get_grid's;
  * -1 (out of memory or cancelled). */
-static int xl_sparse_grid(const pe_params *p, const xl_draws *x, int position, size_t n,
-                          float *out)
+static int xl_sparse_grid(const pe_params *p, const xl_draws *x, int position, size_t n, float *out)
 {
     size_t len = (size_t)p->len, d = (size_t)p->dim;
     double scale = 1.0 / sqrt((double)d);

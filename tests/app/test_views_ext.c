@@ -793,9 +793,10 @@ static void test_xl_sampled(int sparse)
             }
         heat++;
     }
-    TAP_OK(rc == 0 && heat == 4 && n > 16 && n < L && bad == 0,
-           "%s L 300: four %zux%zu panels hold pe_xl_terms at the sampled positions (%d differ; %s)",
-           tag, n, n, bad, rc ? berr : "");
+    TAP_OK(
+        rc == 0 && heat == 4 && n > 16 && n < L && bad == 0,
+        "%s L 300: four %zux%zu panels hold pe_xl_terms at the sampled positions (%d differ; %s)",
+        tag, n, n, bad, rc ? berr : "");
     double v[4];
     const char *a = strstr(c.readout, "(a) ");
     int parsed = a && sscanf(a, "(a) %lf (b) %lf (c) %lf (d) %lf", &v[0], &v[1], &v[2], &v[3]) == 4;
