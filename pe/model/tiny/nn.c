@@ -16,12 +16,16 @@
 
 #ifdef NN_REAL_DOUBLE
 typedef double real;
-#define NN(name) nn64_##name
-#define REXP     exp
+#define NN(name)      nn64_##name
+#define REXP          exp
+#define RMAX(a, b)    ((a) > (b) ? (a) : (b))
+#define RSEL(c, a, b) ((c) ? (a) : (b))
 #else
 typedef float real;
-#define NN(name) nn_##name
-#define REXP     fexp
+#define NN(name)      nn_##name
+#define REXP          fexp
+#define RMAX(a, b)    fmax_sel(a, b)
+#define RSEL(c, a, b) fsel(c, a, b)
 #endif
 
 /* The loops below are written so that gcc vectorises them (MODEL_CLONES, nn.h); the double
@@ -32,6 +36,48 @@ typedef float real;
 #define NN_CLONES
 #endif
 
+/* a > b ? a : b and a < b ? a : b (b when either is NaN), through the bits. gcc keeps
+ * a conditional between floats as a branch under -ftrapping-math (its default: a compare may
+ * raise a flag), and a branch stops the vectoriser except with AVX-512's masked compares: every
+ * loop over fexp (GELU, softmax, the loss) and over the running maxima stayed scalar in the
+ * AVX2 and baseline clones (GELU's forward alone took 17% of a training step on an AVX2
+ * machine). A compare whose result is used as a number is no branch. Same results, bit for
+ * bit, NaN included. */
+static inline float fmax_sel(float a, float b)
+{
+    union {
+        float f;
+        int32_t i;
+    } ua = {a}, ub = {b};
+    int32_t m = -(int32_t)(a > b);
+    ua.i = (ua.i & m) | (ub.i & ~m);
+    return ua.f;
+}
+
+/* c ? a : b with a and b both computed (the masked lanes of the causal loops): a conditional
+ * computation is not speculated under -ftrapping-math, so it would be a branch too. */
+static inline float fsel(int c, float a, float b)
+{
+    union {
+        float f;
+        int32_t i;
+    } ua = {a}, ub = {b};
+    int32_t m = -(int32_t)(c != 0);
+    ua.i = (ua.i & m) | (ub.i & ~m);
+    return ua.f;
+}
+
+static inline float fmin_sel(float a, float b)
+{
+    union {
+        float f;
+        int32_t i;
+    } ua = {a}, ub = {b};
+    int32_t m = -(int32_t)(a < b);
+    ua.i = (ua.i & m) | (ub.i & ~m);
+    return ua.f;
+}
+
 /* e^x in float, Cephes' expf: x = n ln 2 + r with |r| <= ln 2 / 2, a degree-6 polynomial for
  * e^r, then 2^n put into the exponent bits. Within 2 ulp of expf (tests/pe/model/test_kernels),
  * and written without calls or branches so that loops over it vectorise. Arguments are
@@ -39,7 +85,9 @@ typedef float real;
  * tanh below never need more exactly. */
 static inline float fexp(float x)
 {
-    x = x < -87.0f ? -87.0f : x > 88.0f ? 88.0f : x;
+    /* x < -87 ? -87 : x, then x > 88 ? 88 : x (a NaN stays NaN) */
+    x = fmax_sel(-87.0f, x);
+    x = fmin_sel(88.0f, x);
     /* round x log2(e) to the nearest integer by adding and subtracting 1.5 * 2^23 */
     float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
     float r = x - n * 0.693359375f + n * 2.12194440e-4f;
@@ -382,18 +430,23 @@ __attribute__((target("avx2,fma"))) static void mm_rows_avx2(const mm_args *g, i
         X6(INIT)
 #undef INIT
         const float *bp = b + kb * bs + j0;
-        if (w > 8) {
-            for (size_t p = kb, ap = kb * acs; p < ke; p++, bp += bs, ap += acs) {
-                __m256 b0 = _mm256_maskload_ps(bp, m0), b1 = _mm256_maskload_ps(bp + 8, m1);
 #define FMA(r)                                                                                     \
     {                                                                                              \
         __m256 x = _mm256_broadcast_ss(a##r + ap);                                                 \
         c##r##0 = _mm256_fmadd_ps(x, b0, c##r##0);                                                 \
         c##r##1 = _mm256_fmadd_ps(x, b1, c##r##1);                                                 \
     }
+        if (w == 16) { /* a whole tile: plain loads (a masked load costs more on AMD's cores) */
+            for (size_t p = kb, ap = kb * acs; p < ke; p++, bp += bs, ap += acs) {
+                __m256 b0 = _mm256_loadu_ps(bp), b1 = _mm256_loadu_ps(bp + 8);
                 X6(FMA)
-#undef FMA
             }
+        } else if (w > 8) {
+            for (size_t p = kb, ap = kb * acs; p < ke; p++, bp += bs, ap += acs) {
+                __m256 b0 = _mm256_maskload_ps(bp, m0), b1 = _mm256_maskload_ps(bp + 8, m1);
+                X6(FMA)
+            }
+#undef FMA
         } else {
             for (size_t p = kb, ap = kb * acs; p < ke; p++, bp += bs, ap += acs) {
                 __m256 b0 = _mm256_maskload_ps(bp, m0);
@@ -405,8 +458,13 @@ __attribute__((target("avx2,fma"))) static void mm_rows_avx2(const mm_args *g, i
 #define STORE(r)                                                                                   \
     if (r < rn) {                                                                                  \
         float *o = g->out + (size_t)(r0 + r) * os + j0;                                            \
-        _mm256_maskstore_ps(o, m0, c##r##0);                                                       \
-        _mm256_maskstore_ps(o + 8, m1, c##r##1);                                                   \
+        if (w == 16) {                                                                             \
+            _mm256_storeu_ps(o, c##r##0);                                                          \
+            _mm256_storeu_ps(o + 8, c##r##1);                                                      \
+        } else {                                                                                   \
+            _mm256_maskstore_ps(o, m0, c##r##0);                                                   \
+            _mm256_maskstore_ps(o + 8, m1, c##r##1);                                               \
+        }                                                                                          \
     }
         X6(STORE)
 #undef STORE
@@ -629,7 +687,7 @@ static inline real max_lanes(const real *restrict x, int n)
     for (int l = 0; l < LANES; l++) lm[l] = x[0];
     int i = 0;
     for (; i + LANES <= n; i += LANES)
-        for (int l = 0; l < LANES; l++) lm[l] = x[i + l] > lm[l] ? x[i + l] : lm[l];
+        for (int l = 0; l < LANES; l++) lm[l] = RMAX(x[i + l], lm[l]);
     for (; i < n; i++) mx = x[i] > mx ? x[i] : mx;
     for (int l = 0; l < LANES; l++) mx = lm[l] > mx ? lm[l] : mx;
     return mx;
@@ -888,9 +946,9 @@ static inline void softmax_causal_row(real *restrict row, int n, int T, real sca
     for (int l = 0; l < LANES; l++) lm[l] = -INFINITY, ls[l] = 0;
     for (; j0 < w; j0 += LANES)
         for (int l = 0; l < LANES; l++) {
-            real x = j0 + l < n ? row[j0 + l] * scale : -INFINITY;
+            real x = RSEL(j0 + l < n, row[j0 + l] * scale, -INFINITY);
             row[j0 + l] = x;
-            lm[l] = x > lm[l] ? x : lm[l];
+            lm[l] = RMAX(x, lm[l]);
         }
     real mx = lm[0];
     for (int l = 1; l < LANES; l++) mx = lm[l] > mx ? lm[l] : mx;
@@ -900,7 +958,7 @@ static inline void softmax_causal_row(real *restrict row, int n, int T, real sca
     }
     for (j0 = 0; j0 < w; j0 += LANES)
         for (int l = 0; l < LANES; l++) {
-            real e = j0 + l < n ? REXP(row[j0 + l] - mx) : 0;
+            real e = RSEL(j0 + l < n, REXP(row[j0 + l] - mx), 0);
             row[j0 + l] = e;
             ls[l] += e;
         }
@@ -910,7 +968,7 @@ static inline void softmax_causal_row(real *restrict row, int n, int T, real sca
     real inv = 1 / sum;
     int wt = T / LANES * LANES;
     for (j0 = 0; j0 < wt; j0 += LANES)
-        for (int l = 0; l < LANES; l++) row[j0 + l] = j0 + l < n ? row[j0 + l] * inv : 0;
+        for (int l = 0; l < LANES; l++) row[j0 + l] = RSEL(j0 + l < n, row[j0 + l] * inv, 0);
     for (int j = wt; j < T; j++) row[j] = j < n ? row[j] * inv : 0;
 }
 
@@ -1012,13 +1070,13 @@ NN_CLONES static void attention_backward_heads(void *ctx, size_t bh0, size_t bh1
             real ls[LANES] = {0}, s = 0;
             for (int j0 = 0; j0 < w; j0 += LANES)
                 for (int l = 0; l < LANES; l++)
-                    ls[l] += j0 + l < n ? row[j0 + l] * drow[j0 + l] : 0;
+                    ls[l] += RSEL(j0 + l < n, row[j0 + l] * drow[j0 + l], 0);
             for (int j = w; j < n; j++) s += row[j] * drow[j];
             for (int l = 0; l < LANES; l++) s += ls[l];
             int wt = T / LANES * LANES;
             for (int j0 = 0; j0 < wt; j0 += LANES)
                 for (int l = 0; l < LANES; l++)
-                    drow[j0 + l] = j0 + l < n ? row[j0 + l] * (drow[j0 + l] - s) : 0;
+                    drow[j0 + l] = RSEL(j0 + l < n, row[j0 + l] * (drow[j0 + l] - s), 0);
             for (int j = wt; j < T; j++) drow[j] = j < n ? row[j] * (drow[j] - s) : 0;
         }
         /* into q and k: dq = scale dp . k (terms up to the row), dk = scale dp^T . q (terms from
