@@ -108,11 +108,6 @@ int pe_check_cells(size_t rows, size_t cols, const char *what, char *err, size_t
 {
     const char *name = what ? what : "rows x cols";
     double cells = (double)rows * (double)cols;
-    if (cols != 0 && rows > PE_MAX_CELLS / cols)
-        return pe_fail(err, errlen, PE_ERANGE,
-                       "%s = %zu x %zu = %.0f cells: more than one table can index (allowed: a "
-                       "product up to %zu)",
-                       name, rows, cols, cells, PE_MAX_CELLS);
     /* the whole budget: what caches hold gives way when the table is reserved (pe_mem_reserve
      * says so if it cannot), so a state is not refused for what is merely cached. Never less
      * than 64 Mi cells: the views that draw a sample of a table (similarity, ALiBi at L 4096)
@@ -120,13 +115,20 @@ int pe_check_cells(size_t rows, size_t cols, const char *what, char *err, size_t
      * reservation with the budget's message. */
     size_t budget = pe_mem_budget(), room = budget / sizeof(float);
     if (room < min_cells) room = min_cells;
-    if (rows * cols > room)
+    /* the budget first (issue 25): a table of a 10M context that will not fit is refused with
+     * its sizes and --max-memory; past an int index only under a budget of 8 GiB and more */
+    if (cells > (double)room)
         return pe_fail(err, errlen, PE_ERANGE,
                        "%s = %zu x %zu = %.0f cells need %.0f MiB of floats, more than the memory "
                        "budget of %.0f MiB (allowed: a product up to %zu; --max-memory MIB raises "
                        "it)",
                        name, rows, cols, cells, ceil(cells * sizeof(float) / 1048576.0),
                        (double)budget / 1048576.0, room);
+    if (cells > (double)PE_MAX_CELLS)
+        return pe_fail(err, errlen, PE_ERANGE,
+                       "%s = %zu x %zu = %.0f cells: more than one table can index (allowed: a "
+                       "product up to %zu)",
+                       name, rows, cols, cells, PE_MAX_CELLS);
     return PE_OK;
 }
 

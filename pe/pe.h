@@ -101,6 +101,9 @@ void pe_rng_seed(pe_rng *r, uint64_t seed);
 uint64_t pe_rng_u64(pe_rng *r);
 /* n steps of the stream at once (as n pe_rng_u64 calls, without their results). */
 void pe_rng_skip(pe_rng *r, uint64_t n);
+/* The same in microseconds for any n (GF(2) jump-ahead: the state after n steps, exactly):
+ * a random-access stream, so a view can draw row i of a 10M-row table without the rows before. */
+void pe_rng_jump(pe_rng *r, uint64_t n);
 /* Uniform in [0, 1) with 53 random bits. */
 double pe_rng_uniform(pe_rng *r);
 /* Standard normal (Box-Muller, no cached second value, so streams are easy to reason about). */

@@ -1,6 +1,7 @@
 /* common.c: what the views share: the data holder, the table cache, subtitles, colour choice,
  * the matrix figure and the title block. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,16 +55,24 @@ int app_data_alloc(app_data *d, int ndim, size_t a, size_t b, size_t c, char *er
     for (int i = 1; i < ndim && i < 3; i++)
         u += snprintf(shape + u, sizeof shape - (size_t)u, " x %zu", dims[i]);
     for (int i = 0; i < 3; i++) {
-        if (dims[i] == 0 || n > PE_MAX_CELLS / dims[i]) {
+        if (dims[i] == 0 || n > SIZE_MAX / sizeof *d->data / dims[i]) {
             snprintf(err, errlen, "the data (%s values) is beyond the cap of %zu values", shape,
                      (size_t)PE_MAX_CELLS);
             return -1;
         }
         n *= dims[i];
     }
+    /* the memory budget first (issue 25: a full-resolution export of a 10M context that does
+     * not fit is refused with its sizes and --max-memory), then the cells a table can index */
     char what[128];
     snprintf(what, sizeof what, "the data (%s values)", shape);
     if (pe_mem_reserve(n * sizeof *d->data, what, err, errlen) != PE_OK) return -1;
+    if (n > PE_MAX_CELLS) {
+        pe_mem_release(n * sizeof *d->data);
+        snprintf(err, errlen, "the data (%s values) is beyond the cap of %zu values", shape,
+                 (size_t)PE_MAX_CELLS);
+        return -1;
+    }
     d->data = calloc(n, sizeof *d->data);
     if (!d->data) {
         pe_mem_release(n * sizeof *d->data);

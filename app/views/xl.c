@@ -44,13 +44,12 @@ static const char *const term_formula[4] = {"q.k",
  * formula; the figure's title names the letters' sum */
 static const char *const term_letter[4] = {"(a)", "(b)", "(c)", "(d)"};
 
+/* The figure draws the terms at its resolution, whatever L (issue 25: a 10M-position context
+ * loads; past SPARSE_BYTES no (L, d) table is kept), so only the values are checked here; the
+ * data's 4 (L, L) terms meet the memory budget in xlv_data. */
 static int xlv_validate(const app_state *st, char *err, size_t errlen)
 {
-    if (pe_encoding_find("xl")->validate(&st->p, err, errlen) < 0) return -1;
-    return pe_check_cells(4 * (size_t)st->p.len, (size_t)st->p.len, "4 x --len x --len", err,
-                          errlen) < 0
-               ? -1
-               : 0;
+    return pe_validate_values(pe_encoding_find("xl"), &st->p, err, errlen) < 0 ? -1 : 0;
 }
 
 /* The statistics under the title (each term's rms over the L(L+1)/2 unmasked cells, the
@@ -80,6 +79,15 @@ static int xlv_validate(const app_state *st, char *err, size_t errlen)
  * row, and the statistics of (a) over every cell, as pe_xl_terms gives them. */
 #define FULL_MACS  ((size_t)1 << 30)
 #define STATS_ROWS 64
+/* Past this many bytes of whole (L, d) tables (q, k, W_R^T q and R: 4 L d doubles; 256 MiB is
+ * L 65536 at d 128) the view keeps none of them ("sparse", issue 25: a 10M-position context
+ * loads): the rows a frame draws are drawn alone, each from its own place in pe_xl_terms' stream
+ * (pe_rng_jump), R_r only at the distances drawn, and the statistics of all four terms are
+ * estimated: (a) and (b) from STATS_ROWS queries and keys at app_grid_pos, (c) from SPARSE_KEYS
+ * keys and (d) from SPARSE_DISTS distances (exact while L is no more than these). */
+#define SPARSE_BYTES ((size_t)256 << 20) /* or a quarter of the memory budget (--max-memory) */
+#define SPARSE_DISTS 4096
+#define SPARSE_KEYS  1024
 /* A normal draw's time in products, roughly (a log, a cos and a sqrt), for the progress shown. */
 #define NORMAL_COST 16.0
 
@@ -119,6 +127,8 @@ static size_t row_sample(size_t i, size_t mi, size_t t)
 typedef struct xl_draws {
     size_t m;                         /* samples per row for the statistics */
     int lazy;                         /* g only for the rows asked for (xl_need_g); see FULL_MACS */
+    int sparse;                       /* no (L, d) table at all; see SPARSE_BYTES */
+    double *sq, *sk, *sg;             /* sparse: (ns, d) q, k, W_R^T q at the statistics' rows */
     size_t ns;                        /* lazy: the statistics' rows, app_grid_pos(s, ns, L) */
     unsigned char *g_done;            /* (L): g_i is computed */
     double ss_a, max_a, ss_c, max_c;  /* sums of squares and largest |value| */
@@ -186,12 +196,135 @@ static int xl_need_g(xl_draws *x, size_t d, const size_t *rows, size_t n, double
     return 0;
 }
 
+/* Sparse: rows pos[0..n) of q (kind 0) or k (kind 1) as pe_xl_terms draws them, q_i from step
+ * 2 i d of the seed's stream and k_j from 2 (L + j) d (a normal takes two steps), by jumping
+ * there (from the row before when pos rises). -1 when pe_work asks to stop. */
+static int draw_rows(const pe_params *p, int kind, const size_t *pos, size_t n, double *out)
+{
+    uint64_t d = (uint64_t)p->dim, L = (uint64_t)p->len, at = 0;
+    pe_rng base, r;
+    pe_rng_seed(&base, p->seed);
+    r = base;
+    for (size_t t = 0; t < n; t++) {
+        if ((t & 15) == 15 && pe_work(-1)) return -1;
+        uint64_t want = 2 * ((uint64_t)kind * L + pos[t]) * d;
+        if (want < at) r = base, at = 0;
+        pe_rng_jump(&r, want - at);
+        for (size_t a = 0; a < d; a++) out[t * d + a] = pe_rng_normal(&r);
+        at = want + 2 * d;
+    }
+    return 0;
+}
+
+/* Sparse: W_R^T x for n rows, four at a time between pe_work checks. */
+static int project_rows(const double *w_r, const double *xr, size_t n, size_t d, double *out)
+{
+    for (size_t i0 = 0; i0 < n; i0 += 4) {
+        if (pe_work(-1)) return -1;
+        pe_xl_project(w_r, xr + i0 * d, n - i0 < 4 ? n - i0 : 4, d, out + i0 * d);
+    }
+    return 0;
+}
+
+/* Sparse: R_r as pe_xl_r gives it, from the pair frequencies w (d/2). */
+static void r_at(const double *w, size_t d, size_t r, double *out)
+{
+    size_t half = d / 2;
+    for (size_t k = 0; k < half; k++) {
+        out[k] = sin((double)r * w[k]);
+        out[half + k] = cos((double)r * w[k]);
+    }
+}
+
+static void pair_freqs(const pe_params *p, double *w)
+{
+    for (int k = 0; k < p->dim / 2; k++) w[k] = pow(p->base, -2.0 * (double)k / (double)p->dim);
+}
+
+/* Sparse: the draws that are not rows (u, v, W_R at step 4 L d, as pe_xl_terms draws them after
+ * q and k), and q, k, W_R^T q at the statistics' rows with the statistics of (a) and (c): query
+ * i_s against the keys i_t <= i_s (t <= s), each standing for its share of row i_s's i_s + 1
+ * cells, each row for L / ns rows; key j's (c) for its L - j cells and its share of the keys. */
+static xl_draws *xl_sparse_draws(app_view_ctx *c, const pe_params *p, const xl_key *key, char *err,
+                                 size_t errlen)
+{
+    size_t len = (size_t)p->len, d = (size_t)p->dim, ns = STATS_ROWS;
+    xl_draws *x = app_cache_put(c, 0, key, sizeof *key,
+                                sizeof *x + (3 * d + d * d + 3 * ns * d) * sizeof(double));
+    if (!x) {
+        snprintf(err, errlen, "--dim %d: %s", p->dim, app_cache_error());
+        return NULL;
+    }
+    memset(x, 0, sizeof *x);
+    x->sparse = x->lazy = 1;
+    x->ns = ns;
+    x->u = (double *)(x + 1);
+    x->v = x->u + d;
+    x->gv = x->v + d;
+    x->w_r = x->gv + d;
+    x->sq = x->w_r + d * d;
+    x->sk = x->sq + ns * d;
+    x->sg = x->sk + ns * d;
+    pe_rng rng;
+    pe_rng_seed(&rng, p->seed);
+    pe_rng_jump(&rng, 4 * (uint64_t)len * d);
+    for (size_t a = 0; a < d; a++) x->u[a] = pe_rng_normal(&rng);
+    for (size_t a = 0; a < d; a++) x->v[a] = pe_rng_normal(&rng);
+    double wstd = 1.0 / sqrt((double)d), scale = 1.0 / sqrt((double)d);
+    for (size_t a = 0; a < d * d; a++) x->w_r[a] = wstd * pe_rng_normal(&rng);
+    pe_xl_project(x->w_r, x->v, 1, d, x->gv);
+    size_t pos[STATS_ROWS];
+    for (size_t s = 0; s < ns; s++) pos[s] = app_grid_pos(s, ns, len);
+    if (draw_rows(p, 0, pos, ns, x->sq) < 0 || draw_rows(p, 1, pos, ns, x->sk) < 0 ||
+        project_rows(x->w_r, x->sq, ns, d, x->sg) < 0) {
+        app_cache_put(c, 0, "", 0, 0);
+        pe_work_cancelled(err, errlen);
+        return NULL;
+    }
+    double share = (double)len / (double)ns;
+    for (size_t s = 0; s < ns; s++) {
+        double ss = 0;
+        for (size_t t = 0; t <= s; t++) {
+            double v = (float)(dot8(x->sq + s * d, x->sk + t * d, d) * scale);
+            ss += v * v;
+            x->max_a = fmax(x->max_a, fabs(v));
+        }
+        x->ss_a += ss * (double)(pos[s] + 1) / (double)(s + 1) * share;
+    }
+    /* (c) from SPARSE_KEYS keys (every key while L is no more), drawn STATS_ROWS at a time */
+    size_t nk = len < SPARSE_KEYS ? len : SPARSE_KEYS;
+    double *kr = malloc(STATS_ROWS * d * sizeof *kr);
+    for (size_t k0 = 0; k0 < nk; k0 += STATS_ROWS) {
+        size_t nb = nk - k0 < STATS_ROWS ? nk - k0 : STATS_ROWS;
+        for (size_t t = 0; t < nb; t++) pos[t] = app_grid_pos(k0 + t, nk, len);
+        if (!kr || draw_rows(p, 1, pos, nb, kr) < 0) {
+            free(kr);
+            app_cache_put(c, 0, "", 0, 0);
+            if (kr)
+                pe_work_cancelled(err, errlen);
+            else
+                snprintf(err, errlen, "--dim %d: out of memory", p->dim);
+            return NULL;
+        }
+        for (size_t t = 0; t < nb; t++) {
+            double vc = (float)(dot_seq(x->u, kr + t * d, d) * scale);
+            x->ss_c += (double)(len - pos[t]) * vc * vc * (double)len / (double)nk;
+            x->max_c = fmax(x->max_c, fabs(vc));
+        }
+    }
+    free(kr);
+    return x;
+}
+
 static xl_draws *xl_get_draws(app_view_ctx *c, const pe_params *p, char *err, size_t errlen)
 {
     xl_key key = make_key(p, 0, 0);
     xl_draws *x = app_cache_get(c, 0, &key, sizeof key);
     if (x) return x;
     size_t len = (size_t)p->len, d = (size_t)p->dim;
+    double whole = 4.0 * (double)len * (double)d * sizeof(double);
+    if (whole > (double)SPARSE_BYTES || whole > (double)pe_mem_budget() / 4)
+        return xl_sparse_draws(c, p, &key, err, errlen);
     x = app_cache_put(c, 0, &key, sizeof key,
                       sizeof *x + (3 * len * d + 3 * d + d * d + len) * sizeof(double) + len);
     if (!x) {
@@ -340,12 +473,59 @@ typedef struct xl_rel {
     double *dv; /* (L): (W_R^T v).R_r / sqrt(d) */
 } xl_rel;
 
+/* Sparse: the statistics of (b) as those of (a) (xl_sparse_draws), at the distances i_s - i_t,
+ * and of (d) at SPARSE_DISTS distances r spread over 0..L-1, each for its L - r cells and its
+ * share of the distances; no table of R or (d) (the grid computes them where it draws). */
+static const xl_rel *xl_sparse_rel(app_view_ctx *c, const pe_params *p, const xl_draws *x,
+                                   const xl_key *key, char *err, size_t errlen)
+{
+    size_t len = (size_t)p->len, d = (size_t)p->dim, ns = x->ns;
+    xl_rel *t = app_cache_put(c, 1, key, sizeof *key, sizeof *t);
+    double *w = malloc((d / 2 + d) * sizeof *w);
+    if (!t || !w) {
+        if (t) app_cache_put(c, 1, "", 0, 0);
+        free(w);
+        snprintf(err, errlen, "--dim %d: %s", p->dim, app_cache_error());
+        return NULL;
+    }
+    double *r = w + d / 2, scale = 1.0 / sqrt((double)d), share = (double)len / (double)ns;
+    pair_freqs(p, w);
+    for (size_t s = 0; s < ns; s++) {
+        size_t i = app_grid_pos(s, ns, len);
+        double ss = 0;
+        for (size_t u = 0; u <= s; u++) {
+            r_at(w, d, i - app_grid_pos(u, ns, len), r);
+            double v = (float)(dot8(x->sg + s * d, r, d) * scale);
+            ss += v * v;
+            t->max_b = fmax(t->max_b, fabs(v));
+        }
+        t->ss_b += ss * (double)(i + 1) / (double)(s + 1) * share;
+    }
+    size_t nd = len < SPARSE_DISTS ? len : SPARSE_DISTS;
+    for (size_t k = 0; k < nd; k++) {
+        if ((k & 255) == 255 && pe_work(-1)) {
+            free(w);
+            app_cache_put(c, 1, "", 0, 0);
+            pe_work_cancelled(err, errlen);
+            return NULL;
+        }
+        size_t rr = app_grid_pos(k, nd, len);
+        r_at(w, d, rr, r);
+        double v = (float)(dot8(x->gv, r, d) * scale);
+        t->ss_d += (double)(len - rr) * v * v * (double)len / (double)nd;
+        t->max_d = fmax(t->max_d, fabs(v));
+    }
+    free(w);
+    return t;
+}
+
 static const xl_rel *xl_get_rel(app_view_ctx *c, const pe_params *p, const xl_draws *x, char *err,
                                 size_t errlen)
 {
     xl_key key = make_key(p, p->base, 0);
     xl_rel *t = app_cache_get(c, 1, &key, sizeof key);
     if (t) return t;
+    if (x->sparse) return xl_sparse_rel(c, p, x, &key, err, errlen);
     size_t len = (size_t)p->len, d = (size_t)p->dim, half = d / 2;
     t = app_cache_reuse(c, 1, &key, sizeof key, sizeof *t + (len * d + len) * sizeof(double));
     if (t) memset(t, 0, sizeof *t); /* the sums; R and (d) are overwritten below */
@@ -411,6 +591,55 @@ static const xl_rel *xl_get_rel(app_view_ctx *c, const pe_params *p, const xl_dr
     return t;
 }
 
+/* Sparse: the grid's rows drawn alone (q and k, or W_R^T q) and R_r at the drawn distances:
+ * pos(i) - pos(j) takes at most two values for each i - j (app_grid_pos rounds down), so R is
+ * kept in two slots per i - j and computed once for each distance drawn. out as xl_get_grid's;
+ * -1 (out of memory or cancelled). */
+static int xl_sparse_grid(const pe_params *p, const xl_draws *x, int position, size_t n, float *out)
+{
+    size_t len = (size_t)p->len, d = (size_t)p->dim;
+    double scale = 1.0 / sqrt((double)d);
+    size_t *pos = malloc(n * sizeof *pos + (position ? 2 * n * sizeof(size_t) : 0));
+    /* q (then W_R^T q) and k, or W_R^T q and the two R slots per i - j */
+    double *a = malloc((position ? 3 * n * d + d / 2 : 2 * n * d) * sizeof *a);
+    int rc = pos && a ? 0 : -1;
+    for (size_t i = 0; rc == 0 && i < n; i++) pos[i] = app_grid_pos(i, n, len);
+    double *b = a ? a + n * d : NULL;
+    if (rc == 0) rc = draw_rows(p, 0, pos, n, position ? b : a);
+    if (rc == 0) rc = position ? project_rows(x->w_r, b, n, d, a) : draw_rows(p, 1, pos, n, b);
+    size_t *dist = position && pos ? pos + n : NULL; /* the distance held by each R slot */
+    double *w = position && a ? a + 3 * n * d : NULL;
+    if (rc == 0 && position) {
+        pair_freqs(p, w);
+        for (size_t k = 0; k < 2 * n; k++) dist[k] = SIZE_MAX;
+    }
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        if (pe_work((double)i * i / ((double)n * n))) rc = -1;
+        for (size_t j = 0; rc == 0 && j < n; j++) {
+            float v0 = -INFINITY, v1 = -INFINITY;
+            if (j <= i && !position) {
+                v0 = (float)(dot8(a + i * d, b + j * d, d) * scale);
+                v1 = (float)(dot_seq(x->u, b + j * d, d) * scale);
+            } else if (j <= i) {
+                size_t r = pos[i] - pos[j], slot = 2 * (i - j);
+                if (dist[slot] != r) slot++;
+                if (dist[slot] != r) { /* a new distance: the slot taken first, else the other */
+                    slot = dist[slot - 1] == SIZE_MAX ? slot - 1 : slot;
+                    dist[slot] = r;
+                    r_at(w, d, r, b + slot * d);
+                }
+                v0 = (float)(dot8(a + i * d, b + slot * d, d) * scale);
+                v1 = (float)(dot8(x->gv, b + slot * d, d) * scale);
+            }
+            out[i * n + j] = v0;
+            out[n * n + i * n + j] = v1;
+        }
+    }
+    free(pos);
+    free(a);
+    return rc;
+}
+
 /* The drawn terms at an n x n sample of positions (app_grid_pos), -inf where masked: (a) and (c)
  * in one cache slot, (b) and (d), which the base changes, in another. */
 static const float *xl_get_grid(app_view_ctx *c, int position, const pe_params *p, xl_draws *x,
@@ -427,6 +656,12 @@ static const float *xl_get_grid(app_view_ctx *c, int position, const pe_params *
     }
     size_t len = (size_t)p->len, d = (size_t)p->dim;
     double scale = 1.0 / sqrt((double)d);
+    if (x->sparse) {
+        if (xl_sparse_grid(p, x, position, n, out) == 0) return out;
+        app_cache_put(c, slot, "", 0, 0);
+        pe_work_cancelled(err, errlen);
+        return NULL;
+    }
     if (position && x->lazy) { /* W_R^T q of the drawn rows */
         size_t *pr = calloc(n, sizeof *pr);
         int rc = pr ? 0 : -1;
@@ -469,6 +704,24 @@ static const float *xl_get_grid(app_view_ctx *c, int position, const pe_params *
 static int xl_cell(const pe_params *p, xl_draws *x, int i, int j, double *r, float v[4])
 {
     size_t d = (size_t)p->dim, row = (size_t)i;
+    if (x->sparse) { /* q_i, k_j and W_R^T q_i drawn for the cell alone */
+        double *q = malloc(3 * d * sizeof *q);
+        size_t pi = (size_t)i, pj = (size_t)j;
+        int rc = q ? 0 : -1;
+        if (rc == 0) rc = draw_rows(p, 0, &pi, 1, q);
+        if (rc == 0) rc = draw_rows(p, 1, &pj, 1, q + d);
+        if (rc == 0) pe_xl_project(x->w_r, q, 1, d, q + 2 * d);
+        if (rc == 0) {
+            double scale = 1.0 / sqrt((double)d);
+            pe_xl_r(p, (double)(i - j), r);
+            v[0] = (float)(dot_seq(q, q + d, d) * scale);
+            v[1] = (float)(dot_seq(q + 2 * d, r, d) * scale);
+            v[2] = (float)(dot_seq(x->u, q + d, d) * scale);
+            v[3] = (float)(dot_seq(x->gv, r, d) * scale);
+        }
+        free(q);
+        return rc;
+    }
     if (xl_need_g(x, d, &row, 1, 0, (double)d * d) < 0) return -1;
     double scale = 1.0 / sqrt((double)d);
     const double *q = x->q + (size_t)i * d, *k = x->k + (size_t)j * d, *g = x->g + (size_t)i * d;
@@ -512,10 +765,12 @@ static int xlv_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     fig_num(amax, 2, am, sizeof am);
     u += (size_t)snprintf(sub + u, sizeof sub - u,
                           " (random q,k,u,v,W_R)  rows query i, columns key j  rms a/b/c/d "
-                          "%s%s/%s%s/%s/%s",
+                          "%s%s/%s%s/%s%s/%s%s",
                           x->lazy ? "\xe2\x89\x88" : "", r4[0], x->lazy ? "\xe2\x89\x88" : "",
-                          r4[1], r4[2], r4[3]);
-    /* "~": (a) and (b) estimated from the statistics' rows (FULL_MACS), the largest |value| too */
+                          r4[1], x->sparse ? "\xe2\x89\x88" : "", r4[2],
+                          x->sparse ? "\xe2\x89\x88" : "", r4[3]);
+    /* "~": (a) and (b) estimated from the statistics' rows (FULL_MACS), the largest |value| too;
+     * sparse, (c) and (d) too (SPARSE_BYTES) */
     if (lim < amax && u < sizeof sub)
         snprintf(sub + u, sizeof sub - u, "  colours clipped at " APP_PLUSMINUS "%s (max %s%s)", lm,
                  x->lazy ? "\xe2\x89\x88" : "", am);
@@ -672,7 +927,7 @@ static int xlv_build(app_view_ctx *c, const app_state *st, scene *s, const scene
                 snprintf(err, errlen, "out of memory");
                 return -1;
             }
-            float v[4];
+            float v[4] = {0, 0, 0, 0};
             int rc = xl_cell(p, x, i, j, rbuf, v);
             free(rbuf);
             if (rc < 0) {
@@ -690,8 +945,14 @@ static int xlv_build(app_view_ctx *c, const app_state *st, scene *s, const scene
 static int xlv_data(app_view_ctx *c, const app_state *st, app_data *out, char *err, size_t errlen)
 {
     pe_matrix terms[4] = {{0}};
-    if (pe_xl_terms(&st->p, terms, err, errlen) < 0) return -1;
     size_t L = (size_t)st->p.len, LL = L * L;
+    /* the data's size against the memory budget first (issue 25: at a 10M context the refusal
+     * names the sizes and --max-memory), before the terms are drawn */
+    char what[128];
+    snprintf(what, sizeof what, "the data (4 x %zu x %zu values)", L, L);
+    if (pe_mem_reserve(4 * LL * sizeof(float), what, err, errlen) != PE_OK) return -1;
+    pe_mem_release(4 * LL * sizeof(float));
+    if (pe_xl_terms(&st->p, terms, err, errlen) < 0) return -1;
     if (app_data_alloc(out, 3, 4, L, L, err, errlen) < 0) {
         for (int k = 0; k < 4; k++) pe_matrix_free(&terms[k]);
         return -1;

@@ -261,7 +261,13 @@ int main(int argc, char **argv)
         /* issue 25: the figures draw at their resolution at any length; the full-resolution
          * data that does not fit is refused (a runtime error: the budget, status 1) */
         {{"export", "heatmap", "--len", "200000", "--dim", "4096", "-o", p2}, 1, "memory budget"},
-        {{"export", "alibi", "--len", "60000", "-o", p2}, 1, "beyond the cap of 2147483647"},
+        {{"export", "alibi", "--len", "60000", "-o", p2},
+         1,
+         "needs 219727 MiB, more than the memory budget"},
+        {{"export", "xl", "--len", "10000000", "--dim", "128", "-o", p2},
+         1,
+         "the data (4 x 10000000 x 10000000 values) needs 1525878906 MiB, more than the memory "
+         "budget"},
         {{"export", "heatmap", "-o", missing}, 2, "does not exist"},
         {{"export", "heatmap", "-o", "x.bmp"}, 2, "unknown extension"},
         {{"export", "heatmap", "--bsae", "100", "-o", p1}, 2, "did you mean --base"},

@@ -97,6 +97,31 @@ static void test_learned(void)
     for (int i = 0; i < 1000; i++) pe_rng_u64(&r1);
     pe_rng_skip(&r2, 1000);
     TAP_OK(pe_rng_u64(&r1) == pe_rng_u64(&r2), "skipping 1000 steps lands where 1000 draws do");
+    /* the jump-ahead (GF(2) polynomials) lands where stepping does, on both sides of the
+     * length where it starts to use them, and far off; jumps compose (T^a T^b = T^(a+b)) */
+    static const uint64_t jumps[] = {0, 1, 1023, 1024, 1025, 4097, 123457, ((uint64_t)1 << 26) + 7};
+    int jbad = 0;
+    for (size_t i = 0; i < sizeof jumps / sizeof jumps[0]; i++) {
+        pe_rng_seed(&r1, 7 + i);
+        r2 = r1;
+        pe_rng_skip(&r1, jumps[i]);
+        pe_rng_jump(&r2, jumps[i]);
+        jbad += memcmp(&r1, &r2, sizeof r1) != 0;
+    }
+    TAP_OK(jbad == 0, "pe_rng_jump(n) lands where pe_rng_skip(n) does, n 0 .. 2^26 + 7 (%d differ)",
+           jbad);
+    uint64_t ja = 5368709120u + 12345, jb = ((uint64_t)1 << 40) + 99;
+    pe_rng_seed(&r1, 3);
+    r2 = r1;
+    pe_rng_jump(&r1, ja);
+    pe_rng_jump(&r1, jb);
+    pe_rng_jump(&r2, ja + jb);
+    TAP_OK(memcmp(&r1, &r2, sizeof r1) == 0, "jumps compose: %llu then %llu is %llu",
+           (unsigned long long)ja, (unsigned long long)jb, (unsigned long long)(ja + jb));
+    pe_rng_seed(&r1, 3);
+    r2 = r1;
+    pe_rng_jump(&r1, ja);
+    TAP_OK(memcmp(&r1, &r2, sizeof r1) != 0, "and move the state");
     pe_matrix_free(&a);
     pe_matrix_free(&b);
     pe_matrix_free(&c);

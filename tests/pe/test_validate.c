@@ -60,8 +60,14 @@ static void test_shared_checks(void)
     pe_mem_set_budget((size_t)8 << 30);
     TAP_OK(pe_check_cells(1 << 20, 1 << 10, "--len x --dim", err, sizeof err) == PE_OK,
            "--max-memory 8192 admits L 1048576 x d 1024 (4 GiB)");
+    /* past the budget, the budget says so first (issue 25: sizes and --max-memory) */
     expect_fail(pe_check_cells(PE_MAX_LEN, PE_MAX_DIM, "--len x --dim", err, sizeof err), PE_ERANGE,
-                err, "more than one table can index", "2^40 cells: past an int index");
+                err, "more than the memory budget of 8192 MiB", "2^40 cells: past the budget");
+    TAP_OK(strstr(err, "--max-memory") != NULL, "and names --max-memory: %s", err);
+    /* under a budget that holds them, a table past an int index is still refused */
+    pe_mem_set_budget((size_t)1 << 43);
+    expect_fail(pe_check_cells(PE_MAX_LEN, PE_MAX_DIM, "--len x --dim", err, sizeof err), PE_ERANGE,
+                err, "more than one table can index", "2^40 cells under 8 TiB: past an int index");
     pe_mem_set_budget(budget);
     TAP_OK(PE_MAX_LEN >= 10485760, "--len reaches Llama 4 Scout's 10485760 positions (%d)",
            PE_MAX_LEN);

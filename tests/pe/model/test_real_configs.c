@@ -218,16 +218,20 @@ static const real corpus[] = {
     {"llama-3.1-8b", NULL, NULL, NULL, {{"all", 64, 8192, 131072, 5e5}}},
     {"llama-3.1-405b", NULL, NULL, NULL, {{"all", 64, 8192, 131072, 5e5}}},
     {"llama-3.2-1b", NULL, NULL, NULL, {{"all", 32, 8192, 131072, 5e5}}},
+    {"llama-3.2-3b", NULL, NULL, NULL, {{"all", 64, 8192, 131072, 5e5}}},
     {"llama-4-scout-17b-16e",
      NULL,
      "no_rope_layers, attn_temperature_tuning",
      NULL,
      {{"all", 64, 8192, 10485760, 5e5}}},
     {"mistral-7b-v0.1", NULL, NULL, NULL, {{"all", 64, 32768, 32768, 1e4}}},
+    {"mistral-7b-instruct-v0.3", NULL, NULL, NULL, {{"all", 64, 32768, 32768, 1e6}}},
     {"mixtral-8x7b-v0.1", NULL, NULL, NULL, {{"all", 64, 32768, 32768, 1e6}}},
     {"qwen2-7b", NULL, NULL, NULL, {{"all", 64, 131072, 131072, 1e6}}},
     {"qwen2.5-3b", NULL, NULL, NULL, {{"all", 64, 32768, 32768, 1e6}}},
+    {"qwen2.5-7b-instruct", NULL, NULL, NULL, {{"all", 64, 32768, 32768, 1e6}}},
     {"qwen3-8b", NULL, NULL, NULL, {{"all", 64, 40960, 40960, 1e6}}},
+    {"qwen3-30b-a3b", NULL, NULL, NULL, {{"all", 64, 40960, 40960, 1e6}}},
     {"qwen3-30b-a3b-yarn", NULL, NULL, NULL, {{"all", 64, 32768, 131072, 1e6}}},
     {"qwen3.5-0.8b", NULL, "mrope_section", NULL, {{"all", 32, 262144, 262144, 1e7}}},
     {"phi-2", NULL, NULL, NULL, {{"all", 16, 2048, 2048, 1e4}}},
@@ -265,12 +269,14 @@ static const real corpus[] = {
     {"deepseek-v3", NULL, "softmax mscale", NULL, {{"all", 32, 4096, 163840, 1e4}}},
     {"kimi-k2-instruct", NULL, "softmax mscale", NULL, {{"all", 32, 4096, 131072, 5e4}}},
     {"gpt-oss-20b", NULL, NULL, NULL, {{"all", 32, 4096, 131072, 1.5e5}}},
-    {"olmo-2-1124-7b", NULL, NULL, NULL, {{"all", 64, 4096, 4096, 5e5}}},
-    {"smollm2-1.7b", NULL, NULL, NULL, {{"all", 32, 8192, 8192, 1.3e5}}},
+    {"olmo-2-1124-7b-instruct", NULL, NULL, NULL, {{"all", 64, 4096, 4096, 5e5}}},
+    {"smollm2-1.7b-instruct", NULL, NULL, NULL, {{"all", 32, 8192, 8192, 1.3e5}}},
     {"smollm3-3b", NULL, "no_rope_layers", NULL, {{"all", 64, 65536, 65536, 5e6}}},
     {"stablelm-2-1_6b", NULL, NULL, NULL, {{"all", 8, 4096, 4096, 1e4}}},
     {"stablelm-3b-4e1t", NULL, NULL, NULL, {{"all", 10, 4096, 4096, 1e4}}},
     {"gpt-neox-20b", NULL, NULL, NULL, {{"all", 12, 2048, 2048, 1e4}}},
+    {"granite-3.3-8b-instruct", NULL, NULL, NULL, {{"all", 64, 131072, 131072, 1e7}}},
+    {"falcon3-7b-instruct", NULL, NULL, NULL, {{"all", 128, 32768, 32768, 1000042}}},
     {"chatglm3-6b",
      "model_type 'chatglm': ChatGLM's remote code rotates half of each head",
      NULL,
@@ -357,6 +363,45 @@ static void test_corpus(void)
         free(text);
     }
     TAP_OK(n >= 25, "%d released configs in the corpus", n);
+
+    /* SOURCES names each file's origin: one line "FILE | URL | verbatim..." or "... | abridged..."
+     * per corpus file; at least 25 are the published files whole */
+    char path[1400];
+    snprintf(path, sizeof path, "%s/SOURCES", real_dir);
+    char *src = slurp(path);
+    int full = 0, abridged = 0, unnamed = 0, named[sizeof corpus / sizeof corpus[0]] = {0};
+    for (char *ln = src; ln && *ln;) {
+        char *nl = strchr(ln, '\n');
+        if (nl) *nl = '\0';
+        char *bar = ln[0] != '#' ? strstr(ln, " | ") : NULL;
+        char *bar2 = bar ? strstr(bar + 3, " | ") : NULL;
+        if (bar && bar2) {
+            size_t i = 0;
+            for (; i < sizeof corpus / sizeof corpus[0]; i++) {
+                size_t k = strlen(corpus[i].file);
+                if ((size_t)(bar - ln) == k + 5 && strncmp(ln, corpus[i].file, k) == 0 &&
+                    strncmp(ln + k, ".json", 5) == 0)
+                    break;
+            }
+            int url = strncmp(bar + 3, "https://", 8) == 0;
+            if (i < sizeof corpus / sizeof corpus[0] && url)
+                named[i]++;
+            else
+                unnamed++;
+            full += strncmp(bar2 + 3, "verbatim", 8) == 0;
+            abridged += strncmp(bar2 + 3, "abridged", 8) == 0;
+        }
+        ln = nl ? nl + 1 : NULL;
+    }
+    int missing = 0;
+    for (size_t i = 0; i < sizeof corpus / sizeof corpus[0]; i++) missing += named[i] != 1;
+    TAP_OK(
+        src && missing == 0 && unnamed == 0,
+        "SOURCES names each of the %zu files once, with its URL (%d missing, %d lines of no file)",
+        sizeof corpus / sizeof corpus[0], missing, unnamed);
+    TAP_OK(full >= 25 && full + abridged == n,
+           "%d of the %d files are the published files whole, %d abridged", full, n, abridged);
+    free(src);
 }
 
 /* The numbers issue 25 quotes, read off the corpus directly. */
