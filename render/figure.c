@@ -1389,6 +1389,11 @@ fig_legend_slot fig_legend_take(const scene_target *t, fig_rect *outer, const ch
         side_area = side_w >= min_side && area_h >= min_side ? side_w * area_h : -1;
     }
     if (top_area < 0 && side_area < 0) return slot;
+    /* the larger plot counts its width only up to 2.5 times its height: a strip above a short
+     * plot leaves a wide sliver (resolution's plot was 60 units of a paper column's 211, its
+     * legend three rows above it), where beside it the plot keeps its height */
+    if (top_area > 0) top_area = fmin(area_w, 2.5 * top_h) * top_h;
+    if (side_area > 0) side_area = fmin(side_w, 2.5 * area_h) * area_h;
     if (top_area >= side_area) {
         slot.cols = top.cols;
         slot.r.h = top.bh + m.pad;

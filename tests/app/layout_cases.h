@@ -1,7 +1,7 @@
 /* layout_cases.h: issue 11's reference sizes, shared by the tests that hold every view's figure
  * to them (test_layout: nothing cut, main panel present; test_figure_clash: nothing over text or
  * data): the terminal, the window at three sizes and three zooms, and the export (default,
- * small, and a paper's two columns). */
+ * small, a paper's two columns, and tall figures). */
 #ifndef PELAB_TESTS_LAYOUT_CASES_H
 #define PELAB_TESTS_LAYOUT_CASES_H
 
@@ -34,6 +34,10 @@ static const size_case cases[] = {
     {FE_EXPORT, 672, 288, 1},
     {FE_EXPORT, 336, 211, 1},
     {FE_EXPORT, 300, 200, 1},
+    /* and tall ones: a column figure 2.2x3.5in, and 300x600 px (a phone, a slide's side panel):
+     * the multi-panel views arrange their panels down (fig_grid_pick) */
+    {FE_EXPORT, 211, 336, 1},
+    {FE_EXPORT, 300, 600, 1},
 };
 
 #endif

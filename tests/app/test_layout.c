@@ -14,6 +14,7 @@
 #include "explorer.h"
 #include "figure.h"
 #include "frontend.h"
+#include "lesson.h"
 #include "options.h"
 #include "raster.h"
 #include "tap.h"
@@ -318,11 +319,15 @@ typedef struct variant {
     const char *set;   /* "option=value" besides, or NULL */
 } variant;
 
-static void run_case(scene *s, size_t v, const variant *var, const size_case *c, const char *dump)
+static void run_case_st(scene *s, size_t v, const variant *var, const app_state *given,
+                        const char *label, const size_case *c, const char *dump)
 {
     const char *name = app_view_at(v)->name;
     app_state st;
-    app_state_default(&st);
+    if (given)
+        st = *given;
+    else
+        app_state_default(&st);
     st.view = (int)v;
     st.zoom = c->zoom;
     if (var) {
@@ -361,9 +366,9 @@ static void run_case(scene *s, size_t v, const variant *var, const size_case *c,
         ok = x->view_error[0] == '\0';
         snprintf(err, sizeof err, "%s", x->view_error);
     }
-    char what[96];
-    snprintf(what, sizeof what, "%s%s%s %s %dx%d", name, var ? " " : "", var ? var->name : "",
-             fe_name[c->fe], c->w, c->h);
+    char what[200];
+    snprintf(what, sizeof what, "%s%s%s %s %dx%d", label ? label : name, var ? " " : "",
+             var ? var->name : "", fe_name[c->fe], c->w, c->h);
     if (c->zoom != 1) {
         size_t u = strlen(what);
         snprintf(what + u, sizeof what - u, " zoom %.0f%%", c->zoom * 100);
@@ -395,6 +400,41 @@ static void run_case(scene *s, size_t v, const variant *var, const size_case *c,
     if (dump) dump_case(s, dump, what);
     app_explorer_free(x);
     free(x);
+}
+
+static void run_case(scene *s, size_t v, const variant *var, const size_case *c, const char *dump)
+{
+    run_case_st(s, v, var, NULL, NULL, c, dump);
+}
+
+/* Every slide of every shipped lesson as its figure exports (the handout's figure, `pelab
+ * export` of the slide's view line) at the paper and small sizes of issue 26: a paper's two
+ * columns and one column, 300x200 px, and the tall sizes. */
+static void check_lessons(scene *s, const char *dump)
+{
+    char **names;
+    int nl = lesson_names(&names);
+    TAP_OK(nl >= 6, "%d shipped lessons", nl);
+    for (int li = 0; li < nl; li++) {
+        char path[1024], err[512];
+        lesson l;
+        if (lesson_resolve(names[li], path, sizeof path, err, sizeof err) < 0 ||
+            lesson_load(&l, path, NULL, stderr) != 0) {
+            TAP_OK(0, "lesson %s loads", names[li]);
+            continue;
+        }
+        for (int i = 0; i < l.n; i++) {
+            const lesson_slide *sl = &l.slides[i];
+            char label[160];
+            snprintf(label, sizeof label, "lesson %s slide %d (%s)", names[li], i + 1,
+                     app_view_at((size_t)sl->st.view)->name);
+            for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
+                if (cases[k].fe == FE_EXPORT && cases[k].w < 1000)
+                    run_case_st(s, (size_t)sl->st.view, NULL, &sl->st, label, &cases[k], dump);
+        }
+        lesson_free(&l);
+    }
+    lesson_names_free(names, nl);
 }
 
 /* The attention views' other layouts: the content/position split, a base experiment (the gauge
@@ -449,6 +489,7 @@ int main(void)
                 (!only || !strcmp(only, variants[i].view)))
                 for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
                     run_case(&s, v, &variants[i], &cases[k], dump);
+    check_lessons(&s, dump);
     check_help(&s, dump);
     scene_free(&s);
     return tap_done();
