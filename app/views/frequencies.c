@@ -228,11 +228,13 @@ static int freq_build(app_view_ctx *c, const app_state *st, scene *s, const scen
     }
 #undef SUB
     fig_rect r = app_frame(s, t, th, title, sub);
-    fig_rect left = r, right = fig_take_right(&left, r.w / 2, t->cells ? 4 : t->text_h);
+    /* side by side, or (a tall figure) theta_k above the wavelengths */
+    fig_rect left, right;
+    fig_split_two(t, r, 1.4, 0.5, 0.62, t->cells ? 4 : t->text_h, &left, &right);
 
     /* the free strip on top of each plot for the band labels, as a fraction of its height */
     double strip = t->cells ? 2 : t->text_h * 1.2;
-    double est_h = r.h - (t->cells ? 8 : t->text_h * 4);
+    double est_h = left.h - (t->cells ? 8 : t->text_h * 4);
     double top = f.shaded && est_h > 0 ? fmin(0.35, (strip + 1) / est_h) : 0.04;
 
     double *x = malloc(sizeof *x * (size_t)n * 5);
@@ -259,6 +261,7 @@ static int freq_build(app_view_ctx *c, const app_state *st, scene *s, const scen
     char ext_name[64];
     snprintf(ext_name, sizeof ext_name, "%s f = %s", app_ext_method_label(type), fs);
     names[1] = ext_name;
+    const char *short_names[2] = {"original", app_ext_method_label(type)};
     uint32_t colors[2] = {th->series[0], th->series[1]};
     double lw = t->cells ? 0 : fmax(1.5, t->hairline * 2);
 
@@ -281,8 +284,9 @@ static int freq_build(app_view_ctx *c, const app_state *st, scene *s, const scen
     /* one curve, in a plot too narrow to keep a legend off it (a paper column): its y label
      * names it, the legend would only cover it */
     double one_w = scene_text_width(t, names[0], 0.9) + 2.5 * t->text_h;
-    if (two || t->cells || la.area.w >= 2.5 * one_w)
-        fig_legend(s, t, th, &la, names, colors, two ? 2 : 1, 0);
+    if (two || t->cells || la.area.w >= 2.5 * one_w) /* the title names f: a narrow plot drops it */
+        fig_legend(s, t, th, &la, two && !fig_legend_fits(t, &la, names, 2) ? short_names : names,
+                   colors, two ? 2 : 1, 0);
 
     /* right: wavelengths against L0 and T */
     log_range(wlo, whi, top, &y0, &y1);

@@ -378,6 +378,10 @@ static void bars_pixels(actx *c, const app_attn *a, fig_rect r, const float *row
     double room = notes * t->text_h * 0.8 + t->char_w * 0.6;
     double frac = notes && probe.area.h > 0 ? fmin(0.6, room / probe.area.h) : 0;
     if (c->kind != APP_SCALE_LOG && notes) y1 = hi > 0 ? hi * fmax(1.08, 1 / (1 - frac)) : 1;
+    /* on the log axis too (a short panel, a paper column: "from 48" sat on the tallest bar):
+     * the top goes above 1 only when the tallest bar leaves the notes no room under it */
+    if (c->kind == APP_SCALE_LOG && notes && hi > 0 && frac < 1)
+        y1 = fmax(1, pow(10, (log10(fmax(hi, LOG_FLOOR)) - frac * log10(y0)) / (1 - frac)));
     fig_axes ax = fig_axes_draw(c->s, t, th, r, j0 - 0.5, n1 - 0.5, y0, y1, NULL, ylabel, flags);
     /* the pitch from the axes drawn: an animation holds its x range still over the sweep
      * (scene_ranges), so an early frame of few tokens is drawn on the last frame's axes */
@@ -1245,6 +1249,41 @@ static int attention_build(app_view_ctx *vc, const app_state *st, scene *s, cons
         r.h -= h + gap * 0.3;
     }
     int exp = experiment_on(&c, a);
+    /* A tall, narrow figure (a column 2.2x3.5in, a phone): the right column would leave the
+     * bars and the matrix a sliver, so it becomes a row under them: the heads and their
+     * colourbar, then the gauge and the next tokens beside them. */
+    if (r.w < 1.3 * r.h && r.w < t->text_h * 24) {
+        fig_rect low = fig_take_bottom(&r, floor(r.h * 0.34), gap * 2);
+        fig_rect side = fig_take_right(&low, floor(low.w * 0.45), gap * 2);
+        if (exp) draw_gauge(&c, a, fig_take_bottom(&side, gauge_height(t), gap));
+        draw_top5(&c, a, side, 0);
+        fig_rect bar = fig_take_right(&low, fig_colorbar_width(t), t->char_w);
+        draw_multiples(&c, a, low, c.head);
+        bar.y = low.y + t->text_h;
+        bar.h = low.h - t->text_h * 1.5;
+        /* the row is short: the scale's name without its "(linear)" (the subtitle says it) */
+        char cb[sizeof c.cbar];
+        snprintf(cb, sizeof cb, "%s", c.cbar);
+        if (scene_text_width(t, cb, 1.0) + t->text_h * 2 > bar.h) cb[strcspn(cb, " (")] = '\0';
+        fig_colorbar(s, t, th, bar, c.vmin, c.vmax, c.map, cb);
+        fig_mark_main(s, r, "attends-to bars and matrix");
+        int split = st->attn.split && split_or_reason(&c, a, &r, c.head);
+        fig_rect first = r, second;
+        if (r.h > r.w) { /* one above the other */
+            first.h = floor(r.h * (split ? 0.5 : 0.45));
+            second = (fig_rect){r.x, r.y + first.h + gap, r.w, r.h - first.h - gap};
+        } else { /* side by side, the matrix square */
+            second = fig_take_right(&first, fmin(r.w * 0.5, r.h + t->text_h * 1.5), gap * 2);
+        }
+        if (split) {
+            draw_split(&c, a, first, c.head);
+            draw_bars(&c, a, second, c.head);
+        } else {
+            draw_bars(&c, a, first, c.head);
+            draw_head_matrix(&c, vc, a, second, c.head, 0);
+        }
+        return 0;
+    }
     /* the right column: wider on a short canvas when it also holds the experiment's gauge */
     fig_rect right = fig_take_right(&r, floor(r.w * (tall ? 0.38 : exp ? 0.42 : 0.34)), gap * 2);
     /* the next tokens: a list, or one line when the column is short and the gauge needs room */
@@ -1690,9 +1729,18 @@ static int compare_build(app_view_ctx *vc, const app_state *st, scene *s, const 
     fig_rect col[2];
     col[1] = r;
     col[0] = r;
-    col[0].w = floor((r.w - gap) / 2);
-    col[1].x = r.x + col[0].w + gap;
-    col[1].w = r.w - col[0].w - gap;
+    if (!t->cells && r.w < t->text_h * 24 && r.w < 1.3 * r.h) {
+        /* a narrow figure (a column 2.2in wide, a phone): one model above the other, each
+         * with its bars and matrix side by side, rather than two slivers */
+        tall = 0;
+        col[0].h = floor((r.h - gap) / 2);
+        col[1].y = r.y + col[0].h + gap;
+        col[1].h = r.h - col[0].h - gap;
+    } else {
+        col[0].w = floor((r.w - gap) / 2);
+        col[1].x = r.x + col[0].w + gap;
+        col[1].w = r.w - col[0].w - gap;
+    }
     /* the models' names step their size down (both alike) in narrow columns before a cut */
     char heads[2][320];
     double hs = 1.0;
