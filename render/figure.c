@@ -1416,6 +1416,20 @@ fig_legend_slot fig_legend_take(const scene_target *t, fig_rect *outer, const ch
     return slot;
 }
 
+fig_legend_slot fig_legend_take_top(const scene_target *t, fig_rect *outer,
+                                    const char *const *names, int n)
+{
+    fig_legend_slot slot = {{outer->x, outer->y, outer->w, 0.0}, 0, 0};
+    if (t->cells || n <= 0 || !names) return slot;
+    legend_shape top = strip_shape(t, outer->w, names, n);
+    if (top.shown != n) return slot; /* not in one strip: the caller's legend inside */
+    slot.cols = top.cols;
+    slot.r.h = top.bh + get_metrics(t).pad;
+    outer->y += slot.r.h;
+    outer->h -= slot.r.h;
+    return slot;
+}
+
 int fig_legend_in_slot(scene *s, const scene_target *t, const fig_theme *th,
                        const fig_legend_slot *slot, const char *const *names,
                        const uint32_t *colors, const unsigned *flags, int n)

@@ -112,6 +112,10 @@ typedef struct fig_legend_slot {
 } fig_legend_slot;
 fig_legend_slot fig_legend_take(const scene_target *t, fig_rect *outer, const char *const *names,
                                 int n);
+/* The strip above outer always (when the names fit across it): a legend shared by panels side
+ * by side whose curves leave no corner free in a small figure. */
+fig_legend_slot fig_legend_take_top(const scene_target *t, fig_rect *outer,
+                                    const char *const *names, int n);
 int fig_legend_in_slot(scene *s, const scene_target *t, const fig_theme *th,
                        const fig_legend_slot *slot, const char *const *names,
                        const uint32_t *colors, const unsigned *flags, int n);

@@ -408,35 +408,18 @@ static void run_case(scene *s, size_t v, const variant *var, const size_case *c,
 }
 
 /* Every slide of every shipped lesson as its figure exports (the handout's figure, `pelab
- * export` of the slide's view line) at the paper and small sizes of issue 26: a paper's two
- * columns and one column, 300x200 px and 480x320. */
-static void check_lessons(scene *s, const char *dump)
+ * export` of the slide's view line) at the sizes of issue 26 (slide_case). */
+typedef struct slide_run {
+    scene *s;
+    const char *dump;
+} slide_run;
+
+static void check_slide(const app_state *st, const char *label, void *user)
 {
-    char **names;
-    int nl = lesson_names(&names);
-    TAP_OK(nl >= 6, "%d shipped lessons", nl);
-    for (int li = 0; li < nl; li++) {
-        char path[1024], err[512];
-        lesson l;
-        if (lesson_resolve(names[li], path, sizeof path, err, sizeof err) < 0 ||
-            lesson_load(&l, path, NULL, stderr) != 0) {
-            TAP_OK(0, "lesson %s loads", names[li]);
-            continue;
-        }
-        for (int i = 0; i < l.n; i++) {
-            const lesson_slide *sl = &l.slides[i];
-            char label[160];
-            snprintf(label, sizeof label, "lesson %s slide %d (%s)", names[li], i + 1,
-                     app_view_at((size_t)sl->st.view)->name);
-            for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
-                /* the sizes of issue 26's done-when (not yet the tall ones: alibi's single
-                 * 16-position matrix is bound by the width there beside its colourbar) */
-                if (cases[k].fe == FE_EXPORT && cases[k].w < 1000 && cases[k].w > cases[k].h)
-                    run_case_st(s, (size_t)sl->st.view, NULL, &sl->st, label, &cases[k], dump);
-        }
-        lesson_free(&l);
-    }
-    lesson_names_free(names, nl);
+    slide_run *r = user;
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
+        if (slide_case(&cases[k]))
+            run_case_st(r->s, (size_t)st->view, NULL, st, label, &cases[k], r->dump);
 }
 
 /* The attention views' other layouts: the content/position split, a base experiment (the gauge
@@ -491,7 +474,7 @@ int main(void)
                 (!only || !strcmp(only, variants[i].view)))
                 for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
                     run_case(&s, v, &variants[i], &cases[k], dump);
-    check_lessons(&s, dump);
+    for_each_slide(check_slide, &(slide_run){&s, dump});
     check_help(&s, dump);
     scene_free(&s);
     return tap_done();

@@ -604,20 +604,22 @@ static void draw_multiples(actx *c, const app_attn *a, fig_rect r, int chosen)
     int nh = a->heads, n1 = c->step + 1;
     double lh = t->cells ? 2 : t->text_h * 0.9;
     double gap = t->cells ? 2 : t->text_h * 0.5;
-    int cols = 1;
-    double best = -1;
-    for (int cc = 1; cc <= nh; cc++) {
-        int rr = (nh + cc - 1) / cc;
-        double side = fmin((r.w - (cc - 1) * gap) / cc, (r.h - (rr - 1) * gap) / rr - lh);
-        if (t->cells)
-            side = fmin((r.w - (cc - 1) * gap) / cc,
-                        2 * floor(((r.h - (rr - 1) * gap) / rr - lh) / 2));
-        if (side > best) {
-            best = side;
-            cols = cc;
+    int cols = 1, rows = 1;
+    if (!t->cells) { /* the one rule of the multi-panel views (a wide, a column, a tall figure) */
+        cols = fig_grid_pick(r, nh, 1.0, lh, 0, gap, 0, &rows, NULL);
+    } else { /* a terminal: whole pairs of rows */
+        double best = -1;
+        for (int cc = 1; cc <= nh; cc++) {
+            int rr = (nh + cc - 1) / cc;
+            double side = fmin((r.w - (cc - 1) * gap) / cc,
+                               2 * floor(((r.h - (rr - 1) * gap) / rr - lh) / 2));
+            if (side > best) {
+                best = side;
+                cols = cc;
+            }
         }
+        rows = (nh + cols - 1) / cols;
     }
-    int rows = (nh + cols - 1) / cols;
     for (int h = 0; h < nh; h++) {
         fig_rect cell = fig_grid_cell(r, rows, cols, h / cols, h % cols, gap);
         double side = fmin(cell.w, cell.h - lh);
