@@ -55,6 +55,31 @@ typedef float v8 __attribute__((vector_size(32)));
     } while (0)
 #define HSUM8(a) ((((a)[0] + (a)[4]) + ((a)[1] + (a)[5])) + (((a)[2] + (a)[6]) + ((a)[3] + (a)[7])))
 
+typedef float v4 __attribute__((vector_size(16)));
+/* HSUM8 of four accumulators at once, into one v4 (element r = HSUM8 of the r-th): the same
+ * additions in the same tree, done across the four by shuffles ((a0 + a4) first for all, then
+ * the pairs, then the pairs of pairs), so each element is bit for bit HSUM8 of its own. */
+#define HSUM8X4(out, a, b, c, d)                                                                   \
+    do {                                                                                           \
+        v8 ab_ = __builtin_shufflevector((a), (b), 0, 1, 2, 3, 8, 9, 10, 11) +                     \
+                 __builtin_shufflevector((a), (b), 4, 5, 6, 7, 12, 13, 14, 15);                    \
+        v8 cd_ = __builtin_shufflevector((c), (d), 0, 1, 2, 3, 8, 9, 10, 11) +                     \
+                 __builtin_shufflevector((c), (d), 4, 5, 6, 7, 12, 13, 14, 15);                    \
+        v8 g_ = __builtin_shufflevector(ab_, cd_, 0, 2, 4, 6, 8, 10, 12, 14) +                     \
+                __builtin_shufflevector(ab_, cd_, 1, 3, 5, 7, 9, 11, 13, 15);                      \
+        (out) = __builtin_shufflevector(g_, g_, 0, 2, 4, 6) +                                      \
+                __builtin_shufflevector(g_, g_, 1, 3, 5, 7);                                       \
+    } while (0)
+
+/* Ask for the cache lines of [p, p + bytes) (into L2 and L1). The whole lines: a weight in a
+ * file need not start on a line (safetensors data starts where the header ends), so a span of
+ * 256 bytes can touch five lines. Prefetching never faults, past the end of W included. */
+static inline void prefetch_span(const void *p, size_t bytes)
+{
+    for (uintptr_t a = (uintptr_t)p & ~(uintptr_t)63, e = (uintptr_t)p + bytes; a < e; a += 64)
+        __builtin_prefetch((const void *)a, 0, 2);
+}
+
 /* ---- W (out, in): dot products ------------------------------------------------------------- */
 
 /* out[c * ldo + r] = b[r] + w_r . x_c for r < R, c < C; w rows ldw apart, x rows ldx apart. */
@@ -73,6 +98,21 @@ typedef float v8 __attribute__((vector_size(32)));
                 v8 wv = LD8(w + (size_t)r * ldw + (size_t)i);                                      \
                 for (int c = 0; c < C; c++) acc[r][c] += wv * xv[c];                               \
             }                                                                                      \
+        }                                                                                          \
+        if (R == 4 && i == n) { /* no tail: the four rows of a token as one vector */              \
+            for (int c = 0; c < C; c++) {                                                          \
+                v4 s;                                                                              \
+                HSUM8X4(s, acc[0][c], acc[R > 1 ? 1 : 0][c], acc[R > 2 ? 2 : 0][c],                \
+                        acc[R > 3 ? 3 : 0][c]);                                                    \
+                if (b) {                                                                           \
+                    v4 bv;                                                                         \
+                    memcpy(&bv, b, sizeof bv);                                                     \
+                    s += bv;                                                                       \
+                } else                                                                             \
+                    s += 0.0f;                                                                     \
+                memcpy(out + (size_t)c * ldo, &s, sizeof s);                                       \
+            }                                                                                      \
+            return;                                                                                \
         }                                                                                          \
         for (int r = 0; r < R; r++)                                                                \
             for (int c = 0; c < C; c++) {                                                          \
@@ -111,12 +151,23 @@ static void dot_block(const lin_job *j, size_t r0, size_t r1)
 {
     const lm_linear *L = j->L;
     size_t in = (size_t)L->in, O = (size_t)L->out;
+    int groups = (j->T + TOKS - 1) / TOKS;
     for (size_t r = r0; r < r1;) {
         int four = r + ROWS <= r1;
         const float *w = L->w + r * L->ld, *b = L->b ? L->b + r : NULL;
-        for (int t = 0; t < j->T; t += TOKS)
+        /* The next ROWS rows of W, asked for a slice per token group while this group's tiles
+         * run: their first tile then reads them from cache, not at memory latency (rows of a
+         * mapped file are 4 KiB pages the hardware prefetchers do not cross). Prefetching never
+         * faults, past the end of W included. */
+        size_t nb = ROWS * L->ld * sizeof(float), step = (nb / (size_t)groups + 63) & ~(size_t)63;
+        uintptr_t nx = (uintptr_t)(w + ROWS * L->ld);
+        for (int t = 0, g = 0; t < j->T; t += TOKS, g++) {
+            if (j->T > 1)
+                for (size_t o = (size_t)g * step; o < (size_t)(g + 1) * step && o < nb; o += 64)
+                    __builtin_prefetch((const void *)(nx + o), 0, 2);
             dot_tile[four][j->T - t < TOKS ? j->T - t : TOKS](
                 w, L->ld, j->x + (size_t)t * in, in, L->in, b, j->out + (size_t)t * O + r, O);
+        }
         r += four ? ROWS : 1;
     }
 }
@@ -212,25 +263,29 @@ static void col_panels(const lin_job *j, size_t c, int np)
         int kn = in - k0 < KC ? (int)(in - k0) : KC, first = k0 == 0, last = k0 + (size_t)kn == in;
         for (int i = 0; i < kn; i++) {
             const float *row = L->w + (k0 + (size_t)i) * L->ld + c;
-            /* the same row of the next k-block, asked for now so that it arrives while this
-             * block's tiles run (a row of W is a new page: the hardware prefetchers do not
-             * follow) */
-            if (k0 + KC + (size_t)i < in) {
-                uintptr_t nx = (uintptr_t)row + KC * L->ld * sizeof(float);
-                for (int p = 0; p < np * PANEL * 4; p += 64)
-                    __builtin_prefetch((const void *)(nx + (uintptr_t)p), 0, 0);
-            }
             for (int p = 0; p < np; p++)
                 memcpy(pk + ((size_t)p * KC + (size_t)i) * PANEL, row + p * PANEL,
                        PANEL * sizeof *pk);
         }
+        /* The rows the next pack reads (the next k-block of these columns; after the last,
+         * the first k-block of the next columns, usually the next item): a row of W is a new
+         * page, which the hardware prefetchers do not enter, and asked for all at once they
+         * would fill the miss buffers and stall; so a slice of rows per tile, while the tiles
+         * compute. */
+        const float *nw =
+            k0 + KC < in ? L->w + (k0 + KC) * L->ld + c : L->w + c + (size_t)np * PANEL;
+        int nk = k0 + KC < in ? (in - k0 - KC < KC ? (int)(in - k0 - KC) : KC) : KC;
+        int tiles = np * ((T + CTOKS - 1) / CTOKS), tile = 0;
         for (int p = 0; p < np; p++) {
             const float *w = pk + (size_t)p * KC * PANEL, *x = j->x + k0;
             const float *b = L->b ? L->b + c + (size_t)p * PANEL : NULL;
             float *o = j->out + c + (size_t)p * PANEL;
-            for (int t = 0; t < T; t += CTOKS)
+            for (int t = 0; t < T; t += CTOKS, tile++) {
+                for (int i = tile * nk / tiles; i < (tile + 1) * nk / tiles; i++)
+                    prefetch_span(nw + (size_t)i * L->ld, (size_t)np * PANEL * sizeof(float));
                 col_panel_tile[T - t < CTOKS ? T - t : CTOKS](w, PANEL, x + (size_t)t * in, in, kn,
                                                               b, o + (size_t)t * O, O, first, last);
+            }
         }
     }
 }
@@ -301,6 +356,13 @@ void lm_linear_apply(const lm_linear *L, const float *x, int T, float *out, int 
             v8 qv = LD8(q + i);                                                                    \
             for (int r = 0; r < R; r++) acc[r] += qv * LD8(k + (size_t)r * ks + (size_t)i);        \
         }                                                                                          \
+        if (R == 4 && i == hd) { /* no tail: the four keys as one vector */                        \
+            v4 s;                                                                                  \
+            HSUM8X4(s, acc[0], acc[R > 1 ? 1 : 0], acc[R > 2 ? 2 : 0], acc[R > 3 ? 3 : 0]);        \
+            s *= scale;                                                                            \
+            memcpy(p, &s, sizeof s);                                                               \
+            return;                                                                                \
+        }                                                                                          \
         for (int r = 0; r < R; r++) {                                                              \
             float s = HSUM8(acc[r]);                                                               \
             for (int m = i; m < hd; m++) s += q[m] * k[(size_t)r * ks + (size_t)m];                \
@@ -319,13 +381,36 @@ void lm_attn_scores(const float *q, const float *k0, size_t kstride, int n, int 
     for (; j < n; j++) att_dot1(q, k0 + (size_t)j * kstride, kstride, hd, scale, p + j);
 }
 
+/* o[i] = sum_j p[j] v_j[i], j in order from zero (one FMA per term), 32 components at a time
+ * held in registers over all j (o in memory would be a load and a store per term), then 8 at a
+ * time, then one at a time: the same sequence per component whichever block it falls in. */
 LM_GEMM void lm_attn_mix(const float *p, const float *v0, size_t vstride, int n, int hd, float *o)
 {
-    for (int i = 0; i < hd; i++) o[i] = 0.0f;
-    for (int j = 0; j < n; j++) {
-        const float *vj = v0 + (size_t)j * vstride;
-        float pj = p[j];
-        for (int i = 0; i < hd; i++) o[i] += pj * vj[i];
+    int i = 0;
+    for (; i + 32 <= hd; i += 32) {
+        v8 a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
+        for (int j = 0; j < n; j++) {
+            const float *vj = v0 + (size_t)j * vstride + (size_t)i;
+            float pj = p[j];
+            a0 += pj * LD8(vj);
+            a1 += pj * LD8(vj + 8);
+            a2 += pj * LD8(vj + 16);
+            a3 += pj * LD8(vj + 24);
+        }
+        ST8(o + i, a0);
+        ST8(o + i + 8, a1);
+        ST8(o + i + 16, a2);
+        ST8(o + i + 24, a3);
+    }
+    for (; i + 8 <= hd; i += 8) {
+        v8 a = {0};
+        for (int j = 0; j < n; j++) a += p[j] * LD8(v0 + (size_t)j * vstride + (size_t)i);
+        ST8(o + i, a);
+    }
+    for (; i < hd; i++) {
+        float a = 0.0f;
+        for (int j = 0; j < n; j++) a += p[j] * v0[(size_t)j * vstride + (size_t)i];
+        o[i] = a;
     }
 }
 

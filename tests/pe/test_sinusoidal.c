@@ -199,6 +199,47 @@ static void test_translation(void)
     TAP_OK(isnan(pe_translation_error(&p, 1)), "invalid parameters: NaN");
 }
 
+/* pe_sincos_at on the figures' sample grids (positions (i + 0.5) * len / n, steps of b and b + 1
+ * in either order, first step the longer or the shorter) and on irregular positions: every
+ * entry within 1e-6 of libm's sin and cos of position * w, at the largest angles a view draws. */
+static void test_sincos_at(void)
+{
+    static const size_t lens[] = {8192, 8192, 4096, 1000};
+    static const size_t ns[] = {600, 527, 942, 7};
+    static const double ws[] = {1.0, 0.37, 1e-4, 2.5};
+    size_t pos[1024];
+    float sv[1024], cv[1024];
+    for (int t = 0; t < 4; t++) {
+        size_t n = ns[t];
+        for (size_t i = 0; i < n; i++)
+            pos[i] = (size_t)(((double)i + 0.5) * (double)lens[t] / (double)n);
+        for (int k = 0; k < 4; k++) {
+            pe_sincos_at(ws[k], pos, n, sv, cv, 1);
+            double worst = 0;
+            for (size_t i = 0; i < n; i++) {
+                double ang = (double)pos[i] * ws[k];
+                worst = fmax(worst, fabs(sv[i] - sin(ang)));
+                worst = fmax(worst, fabs(cv[i] - cos(ang)));
+            }
+            TAP_OK(worst < 1e-6, "sincos_at L %zu, %zu samples (first step %zu), w %g: error %.3g",
+                   lens[t], n, n > 1 ? pos[1] - pos[0] : 0, ws[k], worst);
+        }
+    }
+    /* irregular steps (1, 2, 3, 5, 8, ...) and a repeated position, through the stride */
+    size_t n = 0;
+    for (size_t p = 0, d = 1; p < 8192 && n < 300; p += d, d = d % 9 + 1) pos[n++] = p;
+    pos[n] = pos[n - 1];
+    n++;
+    float out[2 * 300 + 2];
+    pe_sincos_at(0.9, pos, n, out, out + 1, 2);
+    double worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        worst = fmax(worst, fabs(out[2 * i] - sin((double)pos[i] * 0.9)));
+        worst = fmax(worst, fabs(out[2 * i + 1] - cos((double)pos[i] * 0.9)));
+    }
+    TAP_OK(worst < 1e-6, "sincos_at on irregular steps with stride 2: error %.3g", worst);
+}
+
 int main(void)
 {
     test_vectors();
@@ -206,5 +247,6 @@ int main(void)
     test_dots_by_distance();
     test_fast_table_accuracy();
     test_translation();
+    test_sincos_at();
     return tap_done();
 }

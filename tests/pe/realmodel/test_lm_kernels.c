@@ -19,12 +19,14 @@
  * against token-by-token decoding bit for bit).
  *
  * The attention loops: q . k_j scaled, and sum_j p_j v_j, against double sums with the same
- * bound. The activations (GELU's tanh form, SwiGLU's silu(g) * up, on a vector exp) against
- * libm in double: relative error <= 1e-6 (the exp polynomial is good to about 1e-7, the other
- * operations add a few float roundings), plus for GELU 4 u |2u'| where u' is its exp argument: that
- * argument is itself computed in float (x^3, two products, a sum: about four roundings), and e^a
- * turns an absolute error d of a into a relative error d (|a| up to 87 here); or 1e-30 absolute
- * where the value underflows towards zero (the exp argument clamped at -87). */
+ * bound; scores four keys at a time (their four sums reduced as one vector) give the bits of one
+ * key alone (an attention row recomputed for a view must equal the forward's). The activations
+ * (GELU's tanh form, SwiGLU's silu(g) * up, on a vector exp) against libm in double: relative error
+ * <= 1e-6 (the exp polynomial is good to about 1e-7, the other operations add a few float
+ * roundings), plus for GELU 4 u |2u'| where u' is its exp argument: that argument is itself
+ * computed in float (x^3, two products, a sum: about four roundings), and e^a turns an absolute
+ * error d of a into a relative error d (|a| up to 87 here); or 1e-30 absolute where the value
+ * underflows towards zero (the exp argument clamped at -87). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,6 +139,7 @@ static void test_attention(void)
     const double u = 1.0 / 16777216.0;
     const int hds[] = {1, 8, 13, 64, 80}, ns[] = {1, 2, 5, 17};
     double worst_s = 0.0, worst_m = 0.0;
+    int bad_bits = 0;
     for (size_t a = 0; a < sizeof hds / sizeof hds[0]; a++)
         for (size_t b = 0; b < sizeof ns / sizeof ns[0]; b++) {
             int hd = hds[a], n = ns[b];
@@ -149,6 +152,12 @@ static void test_attention(void)
             fill(v, (size_t)n * stride);
             const float scale = 0.125f;
             lm_attn_scores(q, k, stride, n, hd, scale, p);
+            /* keys four at a time (one vector tree for the four sums) give one key's bits */
+            for (int j = 0; j < n; j++) {
+                float one;
+                lm_attn_scores(q, k + (size_t)j * stride, stride, 1, hd, scale, &one);
+                bad_bits += memcmp(&one, p + j, sizeof one) != 0;
+            }
             for (int j = 0; j < n; j++) {
                 double sum = 0.0, mag = 0.0;
                 for (int i = 0; i < hd; i++) {
@@ -179,6 +188,8 @@ static void test_attention(void)
         }
     TAP_OK(worst_s <= 1.0, "scores q . k_j: every one within the bound (worst %.3g of it)",
            worst_s);
+    TAP_OK(bad_bits == 0, "scores of four keys at once give each key's bits alone (%d differ)",
+           bad_bits);
     TAP_OK(worst_m <= 1.0, "sum_j p_j v_j: every component within the bound (worst %.3g of it)",
            worst_m);
 }
