@@ -1395,11 +1395,6 @@ fig_legend_slot fig_legend_take(const scene_target *t, fig_rect *outer, const ch
         side_area = side_w >= min_side && area_h >= min_side ? side_w * area_h : -1;
     }
     if (top_area < 0 && side_area < 0) return slot;
-    /* the larger plot counts its width only up to 2.5 times its height: a strip above a short
-     * plot leaves a wide sliver (resolution's plot was 60 units of a paper column's 211, its
-     * legend three rows above it), where beside it the plot keeps its height */
-    if (top_area > 0) top_area = fmin(area_w, 2.5 * top_h) * top_h;
-    if (side_area > 0) side_area = fmin(side_w, 2.5 * area_h) * area_h;
     if (top_area >= side_area) {
         slot.cols = top.cols;
         slot.r.h = top.bh + m.pad;
@@ -1923,17 +1918,14 @@ int fig_split_two(const scene_target *t, fig_rect r, double aspect, double wide_
     /* a plot's frame: the x ticks and label under it, the y ticks and label beside it */
     double head = t->cells ? 4 : t->text_h * 2.6, side = t->cells ? 8 : t->text_h * 3.2;
     int rows = 1;
-    int cols = fig_grid_pick(r, 2, aspect, head, side, gap, 0, &rows, NULL);
+    /* a terminal keeps them side by side: its cells are twice as high as wide, and its two
+     * plots stacked would each keep a few rows */
+    int cols = t->cells ? 2 : fig_grid_pick(r, 2, aspect, head, side, gap, 0, &rows, NULL);
     fig_rect a = r, b;
-    if (cols == 2) {
-        b = fig_take_right(&a, r.w * (1 - wide_share) - gap / 2, gap);
-    } else {
+    if (cols == 2)
+        b = fig_take_right(&a, r.w * (1 - wide_share), gap);
+    else
         b = fig_take_bottom(&a, r.h * (1 - tall_share) - gap / 2, gap);
-        if (t->cells) { /* whole rows: a cell target's text sits on even rows */
-            a.h = floor(a.h);
-            b.y = ceil(b.y);
-        }
-    }
     *first = a;
     *second = b;
     return cols == 2;

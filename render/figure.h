@@ -166,9 +166,10 @@ fig_rect fig_grid_cell(fig_rect r, int rows, int cols, int i, int j, double gap)
 int fig_grid_pick(fig_rect r, int n, double aspect, double head, double side, double gap,
                   double min_w, int *rows, double *content);
 /* Two plots of one figure (the main one first) in r, gap apart, by the rule of fig_grid_pick for
- * plots of aspect w/h = aspect with their tick and axis labels: side by side (the first
- * wide_share of the width) when that draws them larger, else one above the other (the first
- * tall_share of the height: a column figure 2.2x3.5in, a phone). Returns 1 when side by side. */
+ * plots of aspect w/h = aspect with their tick and axis labels: side by side (the second
+ * 1 - wide_share of the width, the first the rest less the gap) when that draws them larger,
+ * else one above the other (the first about tall_share of the height: a column figure
+ * 2.2x3.5in, a phone); a terminal always side by side. Returns 1 when side by side. */
 int fig_split_two(const scene_target *t, fig_rect r, double aspect, double wide_share,
                   double tall_share, double gap, fig_rect *first, fig_rect *second);
 /* The part of outer to hand fig_axes_draw so that its plot area has the aspect w/h = aspect

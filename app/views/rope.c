@@ -92,7 +92,8 @@ static int rope_build(app_view_ctx *c, const app_state *st, scene *s, const scen
                SCENE_BOLD);
     /* a figure too narrow for the note on pairs left out beside the legend (a paper column
      * 2.2in wide) gives it the line below */
-    int note_below = !t->cells && legend_end + scene_text_width(t, "16 of 64 pairs", 0.7) > legend_r;
+    int note_below =
+        !t->cells && legend_end + scene_text_width(t, "16 of 64 pairs", 0.7) > legend_r;
     double note_y = legend_y + lh * 1.1;
     r.y += lh * (note_below ? 2.2 : 1.2);
     r.h -= lh * (note_below ? 2.2 : 1.2);
@@ -223,8 +224,8 @@ static int rope_build(app_view_ctx *c, const app_state *st, scene *s, const scen
         double size = 0.9;
         while (!t->cells && size > 0.7 && from + scene_text_width(t, say, size) > legend_r)
             size -= 0.05;
-        scene_text(s, legend_r, note_below ? note_y : legend_y, say, size,
-                   SCENE_RIGHT | SCENE_TOP, th->muted, 0);
+        scene_text(s, legend_r, note_below ? note_y : legend_y, say, size, SCENE_RIGHT | SCENE_TOP,
+                   th->muted, 0);
     } else {
         c->notice[0] = '\0';
     }

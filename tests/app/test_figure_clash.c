@@ -212,8 +212,7 @@ static void run_case_st(scene *s, size_t v, const size_case *c, const char *set,
     }
     char what[240];
     snprintf(what, sizeof what, "%s%s%s %s %dx%d%s", label ? label : name, set ? " " : "",
-             set ? set : "",
-             fe_name[c->fe], c->w, c->h,
+             set ? set : "", fe_name[c->fe], c->w, c->h,
              c->zoom != 1 ? (c->zoom == 1.5 ? " zoom 150%" : " zoom 200%") : "");
     char why[600];
     check_clash(s, &t, why, sizeof why);

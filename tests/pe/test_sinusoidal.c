@@ -221,8 +221,11 @@ static void test_sincos_at(void)
                 worst = fmax(worst, fabs(sv[i] - sin(ang)));
                 worst = fmax(worst, fabs(cv[i] - cos(ang)));
             }
-            TAP_OK(worst < 1e-6, "sincos_at L %zu, %zu samples (first step %zu), w %g: error %.3g",
-                   lens[t], n, n > 1 ? pos[1] - pos[0] : 0, ws[k], worst);
+            TAP_OK(worst<1e-6, "sincos_at L %zu, %zu samples (first step %zu), w %g: error %.3g",
+                         lens[t], n, n> 1
+                       ? pos[1] - pos[0]
+                       : 0,
+                   ws[k], worst);
         }
     }
     /* irregular steps (1, 2, 3, 5, 8, ...) and a repeated position, through the stride */

@@ -1140,6 +1140,31 @@ static void actx_init(actx *c, scene *s, const scene_target *t, const app_state 
 
 /* ---- the attention view ------------------------------------------------------------------ */
 
+/* The main panels in r: with --split the score parts first and the bars second, else the bars
+ * and then the matrix; the second below the first (stacked), or beside it, square: as wide as
+ * the height leaves it (plus its labels), at most max_frac of the width. */
+static void draw_main_panels(actx *c, app_view_ctx *vc, const app_attn *a, const app_state *st,
+                             fig_rect r, int stacked, double max_frac, double gap)
+{
+    const scene_target *t = c->t;
+    fig_mark_main(c->s, r, "attends-to bars and matrix");
+    int split = st->attn.split && split_or_reason(c, a, &r, c->head);
+    fig_rect first = r, second;
+    if (stacked) {
+        first.h = r.h * (split ? 0.5 : 0.45);
+        second = (fig_rect){r.x, r.y + first.h + gap, r.w, r.h - first.h - gap};
+    } else {
+        second = fig_take_right(&first, fmin(r.w * max_frac, r.h + t->text_h * 1.5), gap * 2);
+    }
+    if (split) {
+        draw_split(c, a, first, c->head);
+        draw_bars(c, a, second, c->head);
+    } else {
+        draw_bars(c, a, first, c->head);
+        draw_head_matrix(c, vc, a, second, c->head, 0);
+    }
+}
+
 static int attention_build(app_view_ctx *vc, const app_state *st, scene *s, const scene_target *t,
                            char *err, size_t errlen)
 {
@@ -1268,22 +1293,8 @@ static int attention_build(app_view_ctx *vc, const app_state *st, scene *s, cons
         snprintf(cb, sizeof cb, "%s", c.cbar);
         if (scene_text_width(t, cb, 1.0) + t->text_h * 2 > bar.h) cb[strcspn(cb, " (")] = '\0';
         fig_colorbar(s, t, th, bar, c.vmin, c.vmax, c.map, cb);
-        fig_mark_main(s, r, "attends-to bars and matrix");
-        int split = st->attn.split && split_or_reason(&c, a, &r, c.head);
-        fig_rect first = r, second;
-        if (r.h > r.w) { /* one above the other */
-            first.h = floor(r.h * (split ? 0.5 : 0.45));
-            second = (fig_rect){r.x, r.y + first.h + gap, r.w, r.h - first.h - gap};
-        } else { /* side by side, the matrix square */
-            second = fig_take_right(&first, fmin(r.w * 0.5, r.h + t->text_h * 1.5), gap * 2);
-        }
-        if (split) {
-            draw_split(&c, a, first, c.head);
-            draw_bars(&c, a, second, c.head);
-        } else {
-            draw_bars(&c, a, first, c.head);
-            draw_head_matrix(&c, vc, a, second, c.head, 0);
-        }
+        /* one above the other when taller than wide, else side by side */
+        draw_main_panels(&c, vc, a, st, r, r.h > r.w, 0.5, gap);
         return 0;
     }
     /* the right column: wider on a short canvas when it also holds the experiment's gauge */
@@ -1313,28 +1324,8 @@ static int attention_build(app_view_ctx *vc, const app_state *st, scene *s, cons
     /* half a line below the bar for its end tick's label */
     bar.h = (bar_full ? col_bottom - right.y : right.h) - t->text_h * 1.5;
     fig_colorbar(s, t, th, bar, c.vmin, c.vmax, c.map, c.cbar);
-    fig_mark_main(s, r, "attends-to bars and matrix");
-    /* with --split the score parts come first and the bars second; else the bars, then the
-     * matrix */
-    int split = st->attn.split && split_or_reason(&c, a, &r, c.head);
     /* the second panel below the first on a tall canvas, beside it on a short one */
-    fig_rect first = r, second;
-    if (tall) {
-        first.h = r.h * (split ? 0.5 : 0.45);
-        second = (fig_rect){r.x, r.y + first.h + gap, r.w, r.h - first.h - gap};
-    } else {
-        /* the matrix is square: as wide as the height leaves it (plus its labels), at most
-         * half the width */
-        double mw = fmin(r.w * 0.42, r.h + t->text_h * 1.5);
-        second = fig_take_right(&first, mw, gap * 2);
-    }
-    if (split) {
-        draw_split(&c, a, first, c.head);
-        draw_bars(&c, a, second, c.head);
-    } else {
-        draw_bars(&c, a, first, c.head);
-        draw_head_matrix(&c, vc, a, second, c.head, 0);
-    }
+    draw_main_panels(&c, vc, a, st, r, tall, 0.42, gap);
     return 0;
 }
 
