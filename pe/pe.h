@@ -250,6 +250,10 @@ int pe_sinusoidal_sample(const pe_params *p, const size_t *rows, size_t nr, cons
  * (either may be NULL), stepped by rotations between exact anchors. */
 void pe_sincos_at(double w, const size_t *pos, size_t n, float *sin_out, float *cos_out,
                   size_t stride);
+/* The same for nc frequencies at once: out (nr, nc) row-major, out[i][j] = sin(pos[i] w[j]) when
+ * is_sin[j], else cos(pos[i] w[j]); the values pe_sincos_at gives column by column. */
+void pe_sincos_rows(const double *w, const unsigned char *is_sin, size_t nc, const size_t *pos,
+                    size_t nr, float *out);
 
 /* ---- binary counting (pe/binary.c): PE[p][j] = bit j of p as -1/+1 ----------------------- */
 int pe_binary_table(const pe_params *p, pe_matrix *out, char *err, size_t errlen);

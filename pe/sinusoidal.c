@@ -18,16 +18,28 @@ double pe_sin_freq(const pe_params *p, int k)
     return pow(p->base, -2.0 * (double)k / (double)p->dim);
 }
 
+/* The step from pos[i - 1] to pos[i] as an index into the rotations by a - 1, a, a + 1 (a the
+ * first step), or -1 where the sample starts from exact values: the first, every ANCHOR_ROWS-th,
+ * and any other step. The positions step by b or b + 1 (app grids: b = floor(len / n)) or
+ * anything else; the first step is either, so the three rotations cover the common case (with
+ * two, a grid whose first step was the longer one took the exact sin and cos at every shorter
+ * step, about half the entries: the heatmap at L 8192 spent 60 M of its 65 M instructions
+ * there). */
+static size_t first_step(const size_t *pos, size_t n)
+{
+    return n > 1 && pos[1] > pos[0] ? pos[1] - pos[0] : 1;
+}
+static int step_kind(const size_t *pos, size_t i, size_t a)
+{
+    if (i % ANCHOR_ROWS == 0 || pos[i] <= pos[i - 1]) return -1;
+    size_t step = pos[i] - pos[i - 1];
+    return step + 1 < a || step > a + 1 ? -1 : (int)(step + 1 - a);
+}
+
 void pe_sincos_at(double w, const size_t *pos, size_t n, float *sin_out, float *cos_out,
                   size_t stride)
 {
-    /* the positions step by b or b + 1 (app grids: b = floor(len / n)) or anything else. The
-     * first step is either, so three step rotations (a - 1, a, a + 1 around it) cover the
-     * common case: with two, a grid whose first step was the longer one took the exact sin and
-     * cos at every shorter step, about half the entries (heatmap at L 8192: 60 M of its 65 M
-     * instructions per frame). Any other step and every ANCHOR_ROWS-th sample start from exact
-     * values. */
-    size_t a = n > 1 && pos[1] > pos[0] ? pos[1] - pos[0] : 1;
+    size_t a = first_step(pos, n);
     double cr[3], sr[3]; /* the rotation by a - 1 + j (j = 0 unused when a is 1) */
     for (int j = 0; j < 3; j++) {
         double ang = (double)(a - 1 + (size_t)j) * w;
@@ -36,14 +48,12 @@ void pe_sincos_at(double w, const size_t *pos, size_t n, float *sin_out, float *
     }
     double s = 0, c = 1;
     for (size_t i = 0; i < n; i++) {
-        size_t step = i ? pos[i] - pos[i - 1] : 0;
-        if (i % ANCHOR_ROWS == 0 || pos[i] < pos[i - 1] || step + 1 < a || step > a + 1 ||
-            step == 0) {
+        int k = step_kind(pos, i, a);
+        if (k < 0) {
             s = sin((double)pos[i] * w);
             c = cos((double)pos[i] * w);
         } else {
-            size_t j = step + 1 - a;
-            double cs = cr[j], ss = sr[j];
+            double cs = cr[k], ss = sr[k];
             double s1 = s * cs + c * ss;
             c = c * cs - s * ss;
             s = s1;
@@ -53,18 +63,73 @@ void pe_sincos_at(double w, const size_t *pos, size_t n, float *sin_out, float *
     }
 }
 
+void pe_sincos_rows(const double *w, const unsigned char *is_sin, size_t nc, const size_t *pos,
+                    size_t nr, float *out)
+{
+    /* pe_sincos_at's very operations per column (the same values), a row at a time across the
+     * columns: the inner loop runs over contiguous columns (vector lanes, no strided stores)
+     * and the step's kind is found once per row, not once per entry */
+    double *buf = nc ? malloc(sizeof *buf * nc * 8) : NULL;
+    if (!buf) {
+        for (size_t j = 0; j < nc; j++)
+            pe_sincos_at(w[j], pos, nr, is_sin[j] ? out + j : NULL, is_sin[j] ? NULL : out + j, nc);
+        return;
+    }
+    double *s = buf, *c = buf + nc, *cr = buf + 2 * nc, *sr = buf + 5 * nc;
+    size_t a = first_step(pos, nr);
+    for (int k = 0; k < 3; k++)
+        for (size_t j = 0; j < nc; j++) {
+            double ang = (double)(a - 1 + (size_t)k) * w[j];
+            cr[(size_t)k * nc + j] = cos(ang);
+            sr[(size_t)k * nc + j] = sin(ang);
+        }
+    for (size_t i = 0; i < nr; i++) {
+        int k = step_kind(pos, i, a);
+        float *o = out + i * nc;
+        if (k < 0) {
+            for (size_t j = 0; j < nc; j++) {
+                s[j] = sin((double)pos[i] * w[j]);
+                c[j] = cos((double)pos[i] * w[j]);
+                o[j] = (float)(is_sin[j] ? s[j] : c[j]);
+            }
+            continue;
+        }
+        const double *cs = cr + (size_t)k * nc, *ss = sr + (size_t)k * nc;
+        for (size_t j = 0; j < nc; j++) {
+            double s1 = s[j] * cs[j] + c[j] * ss[j];
+            double c1 = c[j] * cs[j] - s[j] * ss[j];
+            s[j] = s1;
+            c[j] = c1;
+            o[j] = (float)(is_sin[j] ? s1 : c1);
+        }
+    }
+    free(buf);
+}
+
 int pe_sinusoidal_sample(const pe_params *p, const size_t *rows, size_t nr, const size_t *cols,
                          size_t nc, float *out)
 {
     size_t half = (size_t)p->dim / 2;
     int concat = p->layout == PE_LAYOUT_CONCAT;
+    double *w = malloc(nc * (sizeof *w + 1));
+    if (!w && nc) { /* no room for the frequencies: column by column */
+        for (size_t j = 0; j < nc; j++) {
+            size_t col = cols[j], k = concat ? (col < half ? col : col - half) : col / 2;
+            int is_cos = concat ? col >= half : (int)(col & 1);
+            pe_sincos_at(pe_sin_freq(p, (int)k), rows, nr, is_cos ? NULL : out + j,
+                         is_cos ? out + j : NULL, nc);
+        }
+        return PE_OK;
+    }
+    unsigned char *is_sin = (unsigned char *)(w + nc);
     for (size_t j = 0; j < nc; j++) {
         size_t col = cols[j];
         size_t k = concat ? (col < half ? col : col - half) : col / 2;
-        int is_cos = concat ? col >= half : (int)(col & 1);
-        double w = pe_sin_freq(p, (int)k);
-        pe_sincos_at(w, rows, nr, is_cos ? NULL : out + j, is_cos ? out + j : NULL, nc);
+        is_sin[j] = !(concat ? col >= half : (col & 1));
+        w[j] = pe_sin_freq(p, (int)k);
     }
+    pe_sincos_rows(w, is_sin, nc, rows, nr, out);
+    free(w);
     return PE_OK;
 }
 

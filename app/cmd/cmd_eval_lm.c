@@ -83,15 +83,22 @@ static char *read_text(const char *path, size_t *len)
     return b;
 }
 
-/* The loss of every position of one window, added into sum/cnt; logits is (LM_CHUNK, V). */
-static int run_window(lm_session *s, const int *w, int n, float *logits, double *sum, double *cnt,
-                      char *err, size_t errlen)
+/* The loss of every position of one window, added into sum/cnt; logits holds (block, V).
+ * The window goes through lm_forward in blocks of `block` positions: each block reads the
+ * weights once per pass of LM_PASS tokens, so blocks of a multiple of LM_PASS cost nothing over
+ * one call; the block only bounds the logits held at once. The results do not depend on it:
+ * dynamic NTK is set for the whole window first (transformers' model(window) computes every
+ * position at seq_len = the window's length). */
+static int run_window(lm_session *s, const int *w, int n, int block, float *logits, double *sum,
+                      double *cnt, char *err, size_t errlen)
 {
     int V = s->m->c.vocab;
     lm_session_reset(s);
-    for (int i = 0; i < n; i += LM_CHUNK) {
-        int T = n - i < LM_CHUNK ? n - i : LM_CHUNK;
-        int rc = lm_forward(s, w + i, T, logits, err, errlen);
+    int rc = lm_session_dynamic(s, (long)s->offset + n, err, errlen);
+    if (rc < 0) return rc;
+    for (int i = 0; i < n; i += block) {
+        int T = n - i < block ? n - i : block;
+        rc = lm_forward(s, w + i, T, logits, err, errlen);
         if (rc) return rc;
         for (int t = 0; t < T; t++) {
             int p = i + t;
@@ -106,6 +113,17 @@ static int run_window(lm_session *s, const int *w, int n, float *logits, double 
         }
     }
     return PE_OK;
+}
+
+/* Positions a block of the window holds: the whole window when its logits take at most
+ * LOGITS_MAX bytes, else the most that fit, a multiple of LM_PASS when that is >= LM_PASS. */
+#define LOGITS_MAX ((size_t)64 << 20)
+static int window_block(long ctx, int vocab)
+{
+    size_t fit = LOGITS_MAX / ((size_t)vocab * sizeof(float));
+    if (fit < 1) fit = 1;
+    if ((size_t)ctx <= fit) return (int)ctx;
+    return (int)(fit >= LM_PASS ? fit - fit % LM_PASS : fit);
 }
 
 int app_eval_lm_run(const app_cli_args *args, int argc, char **argv)
@@ -210,6 +228,7 @@ int app_eval_lm_run(const app_cli_args *args, int argc, char **argv)
     lm_session s = {0};
     double *sum = NULL, *cnt = NULL;
     float *logits = NULL;
+    size_t held = 0; /* logits' bytes in the memory budget */
     int *win = NULL;
     if (lm_open(model_path, &m, err, sizeof err) != PE_OK) {
         fprintf(stderr, "pelab eval: %s\n", err);
@@ -259,7 +278,7 @@ int app_eval_lm_run(const app_cli_args *args, int argc, char **argv)
         if (stype != PE_SCALING_NONE) {
             p.scaling.factor = factor;
             p.scaling.original_ctx = orig ? (int)orig : c->seq_len;
-            p.scaling.seq_len = (int)ctx; /* dynamic NTK: the window's length */
+            p.scaling.seq_len = 0; /* dynamic NTK: run_window sets each window's length */
         }
         if (lm_session_set_rope(&s, &p, err, sizeof err) != PE_OK) {
             fprintf(stderr, "pelab eval: %s\n", err);
@@ -269,7 +288,15 @@ int app_eval_lm_run(const app_cli_args *args, int argc, char **argv)
     }
     sum = calloc((size_t)ctx, sizeof *sum);
     cnt = calloc((size_t)ctx, sizeof *cnt);
-    logits = malloc((size_t)LM_CHUNK * (size_t)c->vocab * sizeof *logits);
+    int block = window_block(ctx, c->vocab);
+    size_t lbytes = (size_t)block * (size_t)c->vocab * sizeof *logits;
+    if (pe_mem_reserve_hint(lbytes, "eval's logits", "a smaller --ctx needs less", err,
+                            sizeof err) != PE_OK) {
+        fprintf(stderr, "pelab eval: %s\n", err);
+        goto out;
+    }
+    held = lbytes;
+    logits = malloc(lbytes);
     win = malloc((size_t)ctx * sizeof *win);
     if (!sum || !cnt || !logits || !win) {
         fprintf(stderr, "pelab eval: out of memory\n");
@@ -279,7 +306,7 @@ int app_eval_lm_run(const app_cli_args *args, int argc, char **argv)
         int n = 0;
         if (bos >= 0) win[n++] = bos;
         for (long i = w * per; i < (w + 1) * per && i < ti.n; i++) win[n++] = ti.ids[i];
-        if (run_window(&s, win, n, logits, sum, cnt, err, sizeof err) != PE_OK) {
+        if (run_window(&s, win, n, block, logits, sum, cnt, err, sizeof err) != PE_OK) {
             fprintf(stderr, "pelab eval: %s\n", err);
             goto out;
         }
@@ -318,6 +345,7 @@ int app_eval_lm_run(const app_cli_args *args, int argc, char **argv)
 out:
     free(win);
     free(logits);
+    if (held) pe_mem_release(held);
     free(sum);
     free(cnt);
     lm_session_free(&s);

@@ -1240,7 +1240,10 @@ void app_export_command(const app_state *st, const char *out_path, char *buf, si
         if (o->set == set_view) continue; /* the view is the command's first word */
         app_option_get(st, o, val, sizeof val);
         app_option_get(&def, o, dval, sizeof dval);
-        if (strcmp(val, dval) == 0) continue;
+        /* a given --orig-ctx counts even at the default's value: the attention views scale over
+         * it rather than the model's own context only when it was given (orig_ctx_set) */
+        int given = o->off == OFF(p.scaling.original_ctx) && st->orig_ctx_set;
+        if (strcmp(val, dval) == 0 && !given) continue;
         shell_word(val, word, sizeof word);
         w = snprintf(buf + used, n - used, " --%s %s", o->name, word);
         if (w < 0 || (size_t)w >= n - used) return;

@@ -138,6 +138,22 @@ static void rotation(const ext_rot *e16, int digits, int np, long r, ext_rot out
         }
 }
 
+/* e^{i r theta_k} as rotation computes it, without its copy when r has a single nonzero hex
+ * digit: then the table's own entry (the same values); else computed into out. For the steps
+ * (w, dz), which are only read. */
+static ext_rot rotation_ref(const ext_rot *e16, int digits, int np, long r, ext_rot out)
+{
+    int nz = 0, at = 0;
+    for (int d = 0; d < digits && r >> (4 * d); d++)
+        if ((r >> (4 * d)) & 15) {
+            nz++;
+            at = 15 * d + (int)((r >> (4 * d)) & 15) - 1;
+        }
+    if (nz == 1) return e16[at];
+    rotation(e16, digits, np, r, out);
+    return out;
+}
+
 /* Method m's two curves. With q = k = 1 every rotated pair contributes 2 attn^2 cos(r theta_k)
  * to <R_r q, R_0 k> and each of the d - rotary_dim other dimensions 1; the bound is
  * pe_rope_decay_bound's sum. Both come from z_k = e^{i r theta_k}: at a bin's first distance
@@ -162,7 +178,10 @@ static int ext_method(int m, int dim, const double *th, int np, double attn, ext
      * previous start and one per lane; re and tot of every distance */
     size_t nz = (size_t)np, nrot = 15 * (size_t)digits + 3 + LANES,
            nd = (size_t)res->n * (size_t)most;
-    double *buf = calloc(2 * nz * nrot + 2 * nd, sizeof *buf); /* stale lanes are zeros */
+    /* only the lanes are read before they are written (a last batch's stale lanes are summed
+     * and dropped): they start at zero, the rest is written first (clearing all of it was a
+     * tenth of the view's frame) */
+    double *buf = malloc(sizeof *buf * (2 * nz * nrot + 2 * nd));
     ext_rot *rot = malloc(sizeof *rot * nrot);
     int *bin_cnt = malloc(sizeof *bin_cnt * (size_t)res->n);
     if (!buf || !rot || !bin_cnt) {
@@ -173,13 +192,14 @@ static int ext_method(int m, int dim, const double *th, int np, double attn, ext
         return -1;
     }
     for (size_t i = 0; i < nrot; i++) rot[i] = (ext_rot){buf + 2 * nz * i, buf + 2 * nz * i + nz};
-    ext_rot *e16 = rot, z0_keep = rot[15 * digits], z0 = z0_keep, w = rot[15 * digits + 1],
-            dz = rot[15 * digits + 2], *lane = rot + 15 * digits + 3;
+    ext_rot *e16 = rot, z0_keep = rot[15 * digits], z0 = z0_keep, w_buf = rot[15 * digits + 1],
+            dz_buf = rot[15 * digits + 2], w = w_buf, dz = dz_buf, *lane = rot + 15 * digits + 3;
     const double *lc[LANES], *ls[LANES];
     for (int l = 0; l < LANES; l++) {
         lc[l] = lane[l].re;
         ls[l] = lane[l].im;
     }
+    memset(lane[0].re, 0, sizeof *buf * 2 * nz * LANES);
     double *re_d = buf + 2 * nz * nrot, *tot_d = re_d + nd;
     for (int d = 0; d < digits; d++) {
         ext_rot e1 = e16[15 * d];
@@ -188,12 +208,8 @@ static int ext_method(int m, int dim, const double *th, int np, double attn, ext
             e1.re[k] = cos(a);
             e1.im[k] = sin(a);
         }
-        for (int v = 2; v <= 15; v++) {
-            ext_rot e = e16[15 * d + v - 1];
-            memcpy(e.re, e16[15 * d + v - 2].re, sizeof *e.re * nz);
-            memcpy(e.im, e16[15 * d + v - 2].im, sizeof *e.im * nz);
-            rotate(e, e1, np);
-        }
+        for (int v = 2; v <= 15; v++) /* e^{i v ...} = e^{i (v-1) ...} e1, in one pass */
+            mul(e16[15 * d + v - 1], e16[15 * d + v - 2], e1, np);
     }
     double a2 = 2 * attn * attn, rest = dim - 2.0 * np;
     double ones0 = a2 * np + rest, b0 = pe_rope_decay_bound(th, np, 0);
@@ -217,7 +233,7 @@ static int ext_method(int m, int dim, const double *th, int np, double attn, ext
                 rotation(e16, digits, np, (long)lo, z);
             } else if (lo > prev_lo) {
                 if (lo - prev_lo != dz_step) {
-                    rotation(e16, digits, np, (long)(lo - prev_lo), dz);
+                    dz = rotation_ref(e16, digits, np, (long)(lo - prev_lo), dz_buf);
                     dz_step = lo - prev_lo;
                 }
                 mul(z, z0, dz, np);
@@ -234,7 +250,7 @@ static int ext_method(int m, int dim, const double *th, int np, double attn, ext
                 }
                 prev_lo = lo;
                 if (cnt > 1 && step != w_step) {
-                    rotation(e16, digits, np, (long)step, w);
+                    w = rotation_ref(e16, digits, np, (long)step, w_buf);
                     w_step = step;
                 }
             }

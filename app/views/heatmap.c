@@ -153,11 +153,19 @@ static int heat_entries(app_view_ctx *c, const app_state *st, const size_t *rows
                 pair_of[i0] = k;
                 pair_of[i1] = k + rd / 2;
             }
-            for (size_t j = 0; j < nc; j++) {
-                int k = pair_of[colv[j]], is_sin = k >= rd / 2;
-                pe_sincos_at(inv[is_sin ? k - rd / 2 : k], rows, nr, is_sin ? out + j : NULL,
-                             is_sin ? NULL : out + j, nc);
+            /* the sampled columns' frequencies, then a row at a time across them */
+            double *w = malloc(nc * (sizeof *w + 1));
+            if (!w) {
+                snprintf(err, errlen, "out of memory");
+                rc = -1;
             }
+            for (size_t j = 0; w && j < nc; j++) {
+                int k = pair_of[colv[j]], is_sin = k >= rd / 2;
+                w[j] = inv[is_sin ? k - rd / 2 : k];
+                ((unsigned char *)(w + nc))[j] = (unsigned char)is_sin;
+            }
+            if (w) pe_sincos_rows(w, (unsigned char *)(w + nc), nc, rows, nr, out);
+            free(w);
         } else if (!inv || !pair_of) {
             snprintf(err, errlen, "out of memory");
         }

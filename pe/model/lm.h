@@ -126,15 +126,18 @@ typedef struct lm_session {
     double *inv_freq; /* (rot_dim / 2) */
     double rope_attn; /* attention factor, multiplies cos and sin (HF attention_scaling) */
     int rot_dim;
+    int dyn_set;         /* lm_session_dynamic set this sequence's length (until a reset) */
     float *kc, *vc, *qc; /* (layer, ctx, KV hd), (layer, ctx, KV hd), (layer, ctx, H hd) */
     float *logits;       /* (vocab): the last position's */
-    /* scratch for a chunk of up to LM_CHUNK tokens */
+    /* scratch for a pass of up to LM_PASS tokens */
     float *x, *xb, *xb2, *q, *k, *v, *hb, *hb2, *att, *cs;
     size_t held;
 } lm_session;
 
-/* Tokens a forward call processes at once (longer inputs go in chunks). */
-#define LM_CHUNK 32
+/* Tokens one pass through the layers takes at once: every weight is read once a pass, and
+ * lm_forward splits longer inputs into passes (the results do not depend on it). A caller
+ * feeding a long input in blocks loses nothing with blocks of a multiple of it. */
+#define LM_PASS 128
 
 /* A session of ctx positions (1..LM_MAX_CTX) with threads worker threads (0: the CPUs free now).
  * The cache and scratch are reserved in the memory budget. rope NULL: the model's own. */
@@ -148,10 +151,22 @@ void lm_session_reset(lm_session *s);
  * validated with pe/'s RoPE checks (dim must stay the head dimension). */
 int lm_session_set_rope(lm_session *s, const pe_params *rope, char *err, size_t errlen);
 
+/* Dynamic NTK (the RoPE in force has scaling DYNAMIC; else nothing happens, 0): use the
+ * frequencies of a forward whose largest position + 1 is len (transformers' base recomputed from
+ * seq_len = len once len passes L0 = original_ctx; the trained ones at or below L0), for the
+ * tokens that follow. 1 when they changed (the caller replays the cache if earlier keys should
+ * change too), 0 when not, < 0 on error. A session starts at the trained frequencies. Until
+ * the next reset, lm_forward then only grows them (a window fed in blocks keeps its length). */
+int lm_session_dynamic(lm_session *s, long len, char *err, size_t errlen);
+
 /* Append n tokens (ids in 0..vocab-1) at positions offset + s->n ..., running the forward pass;
  * logits (n, vocab) receives every position's logits when not NULL; s->logits always holds the
- * last one's. PE_EINVAL for a bad id, PE_ERANGE when the cache is full, PE_ECANCELED when the
- * work hook asks to stop (the cache then holds the tokens done before). */
+ * last one's. Under dynamic NTK a call is one transformers forward with a KV cache: when its
+ * last position + 1 passes the length the frequencies were computed for, they grow to it (and
+ * return to the trained ones for a sequence below L0) before its tokens are rotated; cached keys
+ * keep the frequencies they were rotated with, as HF's cache keeps them. PE_EINVAL for a bad id,
+ * PE_ERANGE when the cache is full, PE_ECANCELED when the work hook asks to stop (the cache then
+ * holds the tokens done before). */
 int lm_forward(lm_session *s, const int *tokens, int n, float *logits, char *err, size_t errlen);
 
 /* The attention weights of (layer, head) for the token at cache index t (< s->n) over the keys

@@ -9,6 +9,7 @@
  *   x += mlp.c_proj(gelu_tanh(mlp.c_fc(LN2(x)))); logits = wte LN_f(x).
  * The rotated q of every token is cached next to k and v, so an attention row of any (layer,
  * head, token) is recomputed on demand with the very operations the forward used. */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +21,7 @@
  * pass, so a prompt of up to FWD_T tokens reads the model once (the kernels of lm_kernels.c
  * keep their working set in cache at any T); lm_forward splits longer inputs. The results do
  * not depend on it (each output is the same sequence of operations at any T). */
-#define FWD_T 128
+#define FWD_T LM_PASS
 /* The attention of a pass runs as up to ATT_CHUNKS pool chunks of (token, head) items, each with
  * its own row of probabilities (s->att: ATT_CHUNKS rows of ctx). */
 #define ATT_CHUNKS 64
@@ -66,6 +67,7 @@ void lm_session_free(lm_session *s)
 void lm_session_reset(lm_session *s)
 {
     s->n = 0;
+    s->dyn_set = 0;
 }
 
 int lm_session_set_rope(lm_session *s, const pe_params *rope, char *err, size_t errlen)
@@ -92,6 +94,29 @@ int lm_session_set_rope(lm_session *s, const pe_params *rope, char *err, size_t 
     s->rot_dim = rot;
     s->rope = *rope;
     return PE_OK;
+}
+
+/* Dynamic NTK: the frequencies of a forward whose largest position + 1 is len, transformers'
+ * _compute_dynamic_ntk_parameters at seq_len = len past L0 (original_ctx), the trained ones at
+ * or below it. 1 when they changed, 0 when not (or not dynamic), < 0 on error. */
+static int dynamic_apply(lm_session *s, long len, char *err, size_t errlen)
+{
+    if (s->m->c.arch != LM_ARCH_LLAMA || s->rope.scaling.type != PE_SCALING_DYNAMIC) return 0;
+    pe_params p = s->rope;
+    long l0 = p.scaling.original_ctx;
+    int want = len > l0 ? (int)(len < INT_MAX ? len : INT_MAX) : 0;
+    int now = p.scaling.seq_len > l0 ? p.scaling.seq_len : 0;
+    if (want == now) return 0;
+    p.scaling.seq_len = want;
+    int rc = lm_session_set_rope(s, &p, err, errlen);
+    return rc ? rc : 1;
+}
+
+int lm_session_dynamic(lm_session *s, long len, char *err, size_t errlen)
+{
+    int rc = dynamic_apply(s, len, err, errlen);
+    if (rc >= 0) s->dyn_set = 1;
+    return rc;
 }
 
 static int grab(lm_session *s, float **p, size_t count, char *err, size_t errlen)
@@ -134,6 +159,11 @@ int lm_session_init(lm_session *s, const lm_model *m, int ctx, int threads, char
         (rc = grab(s, &s->cs, B * (size_t)c->head_dim, err, errlen)))
         goto fail;
     if (c->arch == LM_ARCH_LLAMA && (rc = lm_session_set_rope(s, &c->rope, err, errlen))) goto fail;
+    /* a config's dynamic NTK starts as trained (HF's state before any long input), not at the
+     * factor's full effect where the config reader puts it for figures */
+    if (c->arch == LM_ARCH_LLAMA && c->rope.scaling.type == PE_SCALING_DYNAMIC &&
+        (rc = dynamic_apply(s, 0, err, errlen)) < 0)
+        goto fail;
     return PE_OK;
 fail:
     lm_session_free(s);
@@ -345,6 +375,18 @@ int lm_forward(lm_session *s, const int *tokens, int n, float *logits, char *err
         if (tokens[i] < 0 || tokens[i] >= c->vocab)
             return pe_fail(err, errlen, PE_EINVAL, "token id %d: the vocabulary has ids 0..%d",
                            tokens[i], c->vocab - 1);
+    /* dynamic NTK as transformers' dynamic rope update: grown when this call reaches past the
+     * length the frequencies were computed for, back to the trained ones for a sequence below
+     * L0 (unless lm_session_dynamic set this sequence's length); one call is one HF forward,
+     * so all its tokens share the frequencies */
+    if (s->rope.scaling.type == PE_SCALING_DYNAMIC && c->arch == LM_ARCH_LLAMA) {
+        long len = (long)s->offset + s->n + n, l0 = s->rope.scaling.original_ctx;
+        long cached = s->rope.scaling.seq_len > l0 ? s->rope.scaling.seq_len : l0;
+        int rc = len > cached || (len < l0 && cached > l0 && !s->dyn_set)
+                     ? dynamic_apply(s, len, err, errlen)
+                     : 0;
+        if (rc < 0) return rc;
+    }
     int B = pass_tokens(s->ctx);
     for (int i = 0; i < n; i += B) {
         int T = n - i < B ? n - i : B;

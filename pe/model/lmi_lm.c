@@ -233,10 +233,27 @@ static void lm_lmi_session_reset(lmi_session *s)
     lm_session_reset(&LS(s)->s);
 }
 
+/* Feed the tokens again under the session's settings; on failure the old settings are put back
+ * by the caller and the tokens replayed once more. */
+static int replay(lmi_session *s, char *err, size_t errlen)
+{
+    lm_lmi_session *ls = LS(s);
+    lm_session_reset(&ls->s);
+    if (s->len == 0) return PE_OK;
+    int rc = lm_forward(&ls->s, ls->ids, s->len, NULL, err, errlen);
+    if (rc == PE_OK) s->logits = ls->s.logits;
+    return rc;
+}
+
 static int lm_lmi_step(lmi_session *s, int token, char *err, size_t errlen)
 {
     lm_lmi_session *ls = LS(s);
-    int rc = lm_forward(&ls->s, &token, 1, NULL, err, errlen);
+    /* dynamic NTK (the config's own or --scaling's): the rows shown are those of one forward
+     * over every token held, so a new length that moves the frequencies replays them under it */
+    int rc = lm_session_dynamic(&ls->s, (long)ls->s.offset + s->len + 1, err, errlen);
+    if (rc < 0) return rc;
+    if (rc == 1 && (rc = replay(s, err, errlen))) return rc;
+    rc = lm_forward(&ls->s, &token, 1, NULL, err, errlen);
     if (rc) return rc;
     ls->ids[s->len] = token;
     s->logits = ls->s.logits;
@@ -258,18 +275,6 @@ static int lm_lmi_qk(const lmi_session *s, int layer, int head, int t, float *q,
     return lm_qk(&LS(s)->s, layer, head, t, q, k, err, errlen);
 }
 
-/* Feed the tokens again under the session's settings; on failure the old settings are put back
- * by the caller and the tokens replayed once more. */
-static int replay(lmi_session *s, char *err, size_t errlen)
-{
-    lm_lmi_session *ls = LS(s);
-    lm_session_reset(&ls->s);
-    if (s->len == 0) return PE_OK;
-    int rc = lm_forward(&ls->s, ls->ids, s->len, NULL, err, errlen);
-    if (rc == PE_OK) s->logits = ls->s.logits;
-    return rc;
-}
-
 static int lm_lmi_set_offset(lmi_session *s, int offset, char *err, size_t errlen)
 {
     lm_lmi_session *ls = LS(s);
@@ -280,9 +285,12 @@ static int lm_lmi_set_offset(lmi_session *s, int offset, char *err, size_t errle
                        offset, c->seq_len, s->len);
     int old = ls->s.offset;
     ls->s.offset = offset;
-    int rc = replay(s, err, errlen);
+    /* dynamic NTK: the frequencies of the new largest position, exactly (one forward) */
+    int rc = lm_session_dynamic(&ls->s, (long)offset + s->len, err, errlen);
+    if (rc >= 0) rc = replay(s, err, errlen);
     if (rc) {
         ls->s.offset = old;
+        lm_session_dynamic(&ls->s, (long)old + s->len, NULL, 0);
         replay(s, NULL, 0);
     }
     return rc;
@@ -342,6 +350,11 @@ static int lm_lmi_set_rope_scaling(lmi_session *s, const pe_rope_scaling *sc, ch
 {
     pe_params p = LS(s)->s.rope;
     p.scaling = sc->type == PE_SCALING_NONE ? LM(s->m)->c.rope.scaling : *sc;
+    if (sc->type == PE_SCALING_NONE && p.scaling.type == PE_SCALING_DYNAMIC) {
+        /* the config's dynamic NTK back at the length held, not at its factor's full effect */
+        long n = (long)LS(s)->s.offset + s->len;
+        p.scaling.seq_len = n > p.scaling.original_ctx ? (int)n : 0;
+    }
     return use_rope(s, &p, err, errlen);
 }
 

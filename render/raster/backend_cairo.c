@@ -737,13 +737,24 @@ static cairo_surface_t *heat_image(const scene_item *it, size_t out_rows, size_t
             for (size_t ox = 0; ox < out_cols; ox++) dst[ox] = 0xff000000u | rowrgb[clo[ox]];
             continue;
         }
-        /* Sum the rows of this bin per source column, then the columns of each output pixel. */
-        memset(acc, 0, cols * 3 * sizeof *acc);
+        /* Sum the rows of this bin per source column, then the columns of each output pixel.
+         * The bin's first row sets the sums (no clearing pass: that memset was a fifth of the
+         * image's cost at L 8192 in a 1280x800 window). */
         for (size_t r = rlo[oy]; r < rhi[oy]; r++) {
             const float *src = data + r * cols;
+            for (size_t c = 0; c < cols; c++) rowrgb[c] = heat_rgb(&lut, src[c]);
             uint64_t *a = acc;
+            if (r == rlo[oy]) {
+                for (size_t c = 0; c < cols; c++, a += 3) {
+                    uint32_t rgb = rowrgb[c];
+                    a[0] = (rgb >> 16) & 0xff;
+                    a[1] = (rgb >> 8) & 0xff;
+                    a[2] = rgb & 0xff;
+                }
+                continue;
+            }
             for (size_t c = 0; c < cols; c++, a += 3) {
-                uint32_t rgb = heat_rgb(&lut, src[c]);
+                uint32_t rgb = rowrgb[c];
                 a[0] += (rgb >> 16) & 0xff;
                 a[1] += (rgb >> 8) & 0xff;
                 a[2] += rgb & 0xff;

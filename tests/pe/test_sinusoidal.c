@@ -139,6 +139,24 @@ static void test_dots_by_distance(void)
            "dots: d=4096, 300 distances up to 8190 within 1e-9 of the sum of cosines "
            "(%.2g)",
            worst);
+    /* the vector kernel (AVX where the CPU has it) and the plain loop: the very same values */
+    double plain[300];
+    setenv("PELAB_BOUND_KERNEL", "plain", 1);
+    int prc = pe_sinusoidal_dots(&p, dist, 300, plain, err, sizeof err);
+    unsetenv("PELAB_BOUND_KERNEL");
+    int same = prc == PE_OK;
+    for (int i = 0; same && i < 300; i++) same = plain[i] == out[i];
+    TAP_OK(same, "dots: d=4096, the plain loop gives the kernel's very values");
+    p.dim = 4094; /* 2047 pairs: the kernel's multiple of 4, then the tail */
+    TAP_OK(pe_sinusoidal_dots(&p, dist, 300, out, err, sizeof err) == PE_OK, "dots: d=4094 (%s)",
+           err);
+    worst = 0;
+    for (int i = 0; i < 300; i++) {
+        double ref = 0;
+        for (int k = 0; k < 2047; k++) ref += cos((double)dist[i] * pe_sin_freq(&p, k));
+        worst = fmax(worst, fabs(out[i] - ref));
+    }
+    TAP_OK(worst < 1e-9, "dots: d=4094 (a tail past the vectors) within 1e-9 (%.2g)", worst);
     p.base = -1;
     TAP_OK(pe_sinusoidal_dots(&p, dist, 3, out, err, sizeof err) != PE_OK,
            "dots: a bad base is refused (%s)", err);
@@ -227,6 +245,24 @@ static void test_sincos_at(void)
                        : 0,
                    ws[k], worst);
         }
+    }
+    /* pe_sincos_rows: pe_sincos_at's very values, a row at a time across the columns */
+    {
+        enum { NR = 600, NC = 37 };
+        static float rows_out[NR * NC], col_out[NR * NC];
+        double w[NC];
+        unsigned char is_sin[NC];
+        for (size_t i = 0; i < NR; i++) pos[i] = (size_t)(((double)i + 0.5) * 8192.0 / NR);
+        for (int j = 0; j < NC; j++) {
+            w[j] = pow(10000.0, -2.0 * j / NC);
+            is_sin[j] = (unsigned char)(j % 3 != 0);
+            pe_sincos_at(w[j], pos, NR, is_sin[j] ? col_out + j : NULL,
+                         is_sin[j] ? NULL : col_out + j, NC);
+        }
+        pe_sincos_rows(w, is_sin, NC, pos, NR, rows_out);
+        int same = 1;
+        for (size_t i = 0; i < (size_t)NR * NC; i++) same &= rows_out[i] == col_out[i];
+        TAP_OK(same, "sincos_rows: 600 x 37 equal to sincos_at column by column");
     }
     /* irregular steps (1, 2, 3, 5, 8, ...) and a repeated position, through the stride */
     size_t n = 0;

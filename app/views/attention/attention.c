@@ -1420,8 +1420,12 @@ static void attn_settle(app_view_ctx *c, app_state *st)
     if (!a) return;
     int n = a->n;
     if (is_compare(st) && st->attn.compare[0]) {
+        /* the same index on both sides unless the tokenizers differ (the left then leads and
+         * the right follows it through the text, app_attn_align) */
         app_attn *b = run_of(c, st, 1, err, sizeof err);
-        if (b && b->n < n) n = b->n;
+        int by_text = 0;
+        if (b) app_attn_align(a, 0, b, &by_text);
+        if (b && !by_text && b->n < n) n = b->n;
     }
     if (st->attn.step >= n) st->attn.step = n - 1;
     if (st->attn.layer >= a->layers) st->attn.layer = a->layers - 1;
@@ -1447,9 +1451,17 @@ static int key_step(app_view_ctx *c, app_state *st, int arg, char *msg, size_t n
     s = s < 0 ? 0 : s > last ? last : s;
     st->attn.step = s;
     const app_attn_token *tk = &a->tok[s];
-    snprintf(msg, n, "step %d of %d: \"%s\"%s%s", s, last, tk->word,
-             tk->unknown ? " (not in the vocabulary: <unk>)" : "",
-             tk->generated ? " (generated)" : "");
+    int len = snprintf(msg, n, "step %d of %d: \"%s\"%s%s", s, last, tk->word,
+                       tk->unknown ? " (not in the vocabulary: <unk>)" : "",
+                       tk->generated ? " (generated)" : "");
+    char e2[256];
+    app_attn *b = is_compare(st) && st->attn.compare[0] ? run_of(c, st, 1, e2, sizeof e2) : NULL;
+    int by_text = 0, k = b ? app_attn_align(a, s, b, &by_text) : 0;
+    if (by_text && len >= 0 && (size_t)len < n)
+        snprintf(msg + len, n - (size_t)len,
+                 "; %s token %d \"%s\" covers the same text (the "
+                 "tokenizers differ: both step by text)",
+                 b->label, k, b->tok[k].word);
     return 0;
 }
 
@@ -1692,16 +1704,28 @@ static int compare_build(app_view_ctx *vc, const app_state *st, scene *s, const 
     actx c[2];
     actx_init(&c[0], s, t, st, a[0]);
     actx_init(&c[1], s, t, st, a[1]);
-    /* the same step on both sides (the texts are the same; the generated parts may differ) */
-    int step = c[0].step < c[1].step ? c[0].step : c[1].step;
-    c[0].step = c[1].step = step;
+    /* one place in the text on both sides: the same token index when the tokenizers cut the
+     * text alike, else the right's token covering the text the left's step has reached */
+    int by_text = 0;
+    c[1].step = app_attn_align(a[0], c[0].step, a[1], &by_text);
+    if (!by_text) c[0].step = c[1].step;
+    int step = c[0].step;
     const fig_theme *th = c[0].th;
-    char title[320], sub[512], tn[64], hb[48];
-    snprintf(title, sizeof title, "%s vs %s: what \"%s\" (token %d) attends to, layer %d, %s",
-             a[0]->label, a[1]->label, a[0]->tok[step].word, step, st->attn.layer,
+    char title[320], sub[512], tn[64], hb[48], also[160] = "";
+    if (by_text)
+        snprintf(also, sizeof also, "; %s: \"%s\", token %d", a[1]->label,
+                 a[1]->tok[c[1].step].word, c[1].step);
+    snprintf(title, sizeof title, "%s vs %s: what \"%s\" (token %d%s) attends to, layer %d, %s",
+             a[0]->label, a[1]->label, a[0]->tok[step].word, step, also, st->attn.layer,
              head_name(&c[0], st->head, hb, sizeof hb));
     text_name(st, tn, sizeof tn);
-    snprintf(sub, sizeof sub, "%s: %d tokens  step %d  colours %s", tn, a[0]->n_prompt, step,
+    char ntok[64];
+    if (by_text)
+        snprintf(ntok, sizeof ntok, "%d and %d tokens, stepped by text", a[0]->n_prompt,
+                 a[1]->n_prompt);
+    else
+        snprintf(ntok, sizeof ntok, "%d tokens", a[0]->n_prompt);
+    snprintf(sub, sizeof sub, "%s: %s  step %d  colours %s", tn, ntok, step,
              c[0].kind == APP_SCALE_LOG       ? "log"
              : c[0].kind == APP_SCALE_NOFIRST ? "nofirst"
                                               : "linear");
@@ -1820,28 +1844,42 @@ static int compare_data(app_view_ctx *vc, const app_state *st, app_data *out, ch
     if (!a[0]) return -1;
     a[1] = get_run(vc, st, 1, st->attn.compare, err, errlen);
     if (!a[1]) return -1;
-    int s0 = app_attn_step(a[0], st), s1 = app_attn_step(a[1], st);
-    int step = s0 < s1 ? s0 : s1, n1 = step + 1;
+    /* the steps the figure shows (compare_build); two tokenizers give two lengths, the
+     * shorter side's rows and columns past its step are NaN */
+    int by_text = 0, st0 = app_attn_step(a[0], st);
+    int sk[2] = {st0, app_attn_align(a[0], st0, a[1], &by_text)};
+    if (!by_text) sk[0] = sk[1];
+    int n1 = (sk[0] > sk[1] ? sk[0] : sk[1]) + 1;
     if (app_data_alloc(out, 3, 2, (size_t)n1, (size_t)n1, err, errlen) < 0 ||
         app_data_tokens(out, 6u, 2, (size_t)n1, err, errlen) < 0)
         return -1;
-    put_tokens(out, a[0], 0, n1);
-    put_tokens(out, a[1], 1, n1);
+    put_tokens(out, a[0], 0, sk[0] + 1);
+    put_tokens(out, a[1], 1, sk[1] + 1);
     for (int k = 0; k < 2; k++) {
         int h0 = st->head >= 0 ? st->head : 0, h1 = st->head >= 0 ? st->head + 1 : a[k]->heads;
+        int nk = sk[k] + 1;
+        for (int i = 0; i < n1; i++)
+            for (int j = 0; j < n1; j++)
+                if (i >= nk || j > i) out->data[((size_t)k * n1 + i) * n1 + j] = NAN;
         for (int h = h0; h < h1; h++) {
             const float *m = app_attn_matrix(a[k], st->attn.layer, h);
-            for (int i = 0; i < n1; i++)
-                for (int j = 0; j < n1; j++)
+            for (int i = 0; i < nk; i++)
+                for (int j = 0; j <= i; j++)
                     out->data[((size_t)k * n1 + i) * n1 + j] +=
-                        (j > i ? NAN : m[(size_t)i * a[k]->cap + j]) / (h1 - h0);
+                        m[(size_t)i * a[k]->cap + j] / (h1 - h0);
         }
     }
+    char how[128] = "";
+    if (by_text)
+        snprintf(how, sizeof how,
+                 "; the tokenizers differ: the steps cover the same text, tokens %d and %d (NaN "
+                 "past a side's step)",
+                 sk[0], sk[1]);
     snprintf(out->what, sizeof out->what,
              "(model, query, key): attention so far of %s (0) and %s (1), layer %d, %s; NaN = "
-             "the future",
+             "the future%s",
              a[0]->label, a[1]->label, st->attn.layer,
-             st->head >= 0 ? "the chosen head" : "mean of the heads");
+             st->head >= 0 ? "the chosen head" : "mean of the heads", how);
     return 0;
 }
 

@@ -511,6 +511,8 @@ static int split_text(const lmi_model *m, const char *text, app_attn_token *tok,
         memset(t, 0, sizeof *t);
         t->id = tk[i].id;
         t->unknown = (tk[i].flags & LMI_TOK_UNKNOWN) != 0;
+        t->start = tk[i].start;
+        t->end = tk[i].end;
         const char *b = text + tk[i].start;
         int l = tk[i].end - tk[i].start;
         if (l > 0 && (*b == '\n' || *b == '\r'))
@@ -535,6 +537,7 @@ static int ids_tokens(const lmi_model *m, const char *list, app_attn_token *tok,
     for (int i = 0; i < n && i < cap; i++) {
         memset(&tok[i], 0, sizeof tok[i]);
         tok[i].id = ids[i];
+        tok[i].start = tok[i].end = -1;
         lmi_token_text(m, ids[i], tok[i].word, sizeof tok[i].word);
     }
     free(ids);
@@ -580,6 +583,34 @@ static void retext(app_attn *a, int n)
     free(pool);
     free(ids);
     free(texts);
+}
+
+/* Do a's and b's prompts carry spans, cut differently? */
+static int cut_differently(const app_attn *a, const app_attn *b)
+{
+    for (int i = 0; i < a->n_prompt; i++)
+        if (a->tok[i].start < 0) return 0;
+    for (int i = 0; i < b->n_prompt; i++)
+        if (b->tok[i].start < 0) return 0;
+    if (a->n_prompt != b->n_prompt) return 1;
+    for (int i = 0; i < a->n_prompt; i++)
+        if (a->tok[i].start != b->tok[i].start || a->tok[i].end != b->tok[i].end) return 1;
+    return 0;
+}
+
+int app_attn_align(const app_attn *a, int step, const app_attn *b, int *by_text)
+{
+    int text = a->n > 0 && b->n > 0 && cut_differently(a, b), k = step;
+    if (by_text) *by_text = text;
+    if (text && step < a->n_prompt) {
+        int e = a->tok[step].end;
+        k = 0;
+        for (int i = 0; i < b->n_prompt; i++)
+            if (b->tok[i].start < e) k = i;
+    } else if (text) {
+        k = b->n_prompt + (step - a->n_prompt);
+    }
+    return k < 0 ? 0 : k >= b->n ? b->n - 1 : k;
 }
 
 void app_attn_vocab_text(const app_attn *a, int id, char *buf, size_t n)
@@ -859,6 +890,7 @@ static int generate(app_attn *a, int want, char *err, size_t errlen)
         memset(tk, 0, sizeof *tk);
         tk->id = id;
         tk->generated = 1;
+        tk->start = tk->end = -1;
         if (id == a->m.info.eos)
             snprintf(tk->word, sizeof tk->word, "\xc2\xb6");
         else

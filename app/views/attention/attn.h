@@ -48,6 +48,8 @@ typedef struct app_attn_token {
     int id;                  /* vocabulary id; the model's unknown id for an unknown word */
     unsigned char unknown;   /* the word is outside the vocabulary: the model sees <unk> */
     unsigned char generated; /* made by the model, not typed */
+    int start, end;          /* the bytes [start, end) of the text it covers (BOS: [0, 0));
+                                -1 for --ids and generated tokens, which cover no typed text */
 } app_attn_token;
 
 /* What a run depends on (compared byte for byte). */
@@ -138,6 +140,15 @@ const float *app_attn_position(const app_attn *a, int step, int layer, int head)
 /* The causal matrix of (layer, head) with row stride a->cap: row t is step t (t < a->n), NaN
  * above the diagonal (the future). */
 const float *app_attn_matrix(const app_attn *a, int layer, int head);
+
+/* The compare view with two tokenizers: the step of run b that covers the same text as step
+ * `step` of run a, so both panels show one place in the text. A prompt token of a that has read
+ * the text up to byte e (its end) maps to b's last prompt token starting before e (the one
+ * covering byte e - 1), a BOS (no bytes) to b's first token; the k-th generated token of a to
+ * the k-th of b. When the two runs cut the text alike, or either has no spans (--ids), the step
+ * is the same index; *by_text (may be NULL) says which: 1 = aligned by text. The result is
+ * clamped to b's tokens. */
+int app_attn_align(const app_attn *a, int step, const app_attn *b, int *by_text);
 
 /* The vocabulary's text of id as the strip shows a word (a real model's readable piece, control
  * characters escaped, a line break as a pilcrow): the "next token" lists. */
