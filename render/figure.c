@@ -455,7 +455,9 @@ static const char *fit_label(scene *s, const scene_target *t, const char *str, d
     return scene_fit_text(s, t, str, *size, maxw, 0, buf, n);
 }
 
-enum { WRAP_MAX = 3, WRAP_LEN = 256 };
+/* WRAP_TALL: a tall figure (a column figure 2.2x3.5in, a phone) has height to spare and width
+ * to none, so its subtitle may take that many lines rather than be cut */
+enum { WRAP_MAX = 3, WRAP_TALL = 5, WRAP_LEN = 256 };
 
 /* Break str at spaces into at most max_lines lines no wider than w at size (in the weight of
  * flags), copied into out. Returns the count, or 0 when it takes more lines or a word alone is
@@ -600,7 +602,7 @@ static double heading(scene *s, const scene_target *t, fig_rect r, double y, con
                       double pitch_size)
 {
     metrics m = get_metrics(t);
-    char lines[WRAP_MAX][WRAP_LEN];
+    char lines[WRAP_TALL][WRAP_LEN];
     double sz;
     int got = heading_fit(t, str, size, flags, r.w, max_lines, min_frac, lines, &sz);
     if (got == 0) {
@@ -670,12 +672,16 @@ fig_rect fig_title(scene *s, const scene_target *t, const fig_theme *th, fig_rec
          * 0.8 of the smallest text a figure has (11 px at 1.3 lines: 8 pt at a paper column,
          * where it stepped to 0.54, under the tick labels); a zoomed window's large text still
          * steps down as far as before */
-        char lines[WRAP_MAX][WRAP_LEN];
+        char lines[WRAP_TALL][WRAP_LEN];
+        int sub_max = WRAP_MAX;
         double sz, floor_frac = fmin(1.0, fmax(min_frac, 0.8 * 11 * 1.3 / (t->text_h * ssize)));
         if (t->cells ||
-            heading_fit(t, subtitle, ssize, 0, r.w, WRAP_MAX, floor_frac, lines, &sz) == 0)
+            heading_fit(t, subtitle, ssize, 0, r.w, sub_max, floor_frac, lines, &sz) == 0)
             floor_frac = min_frac; /* three lines at 0.8 do not hold it: smaller, not cut */
-        y = heading(s, t, r, y, subtitle, ssize, th->muted, 0, WRAP_MAX, floor_frac, 0.0);
+        if (!t->cells && r.h > 1.3 * r.w &&
+            heading_fit(t, subtitle, ssize, 0, r.w, sub_max, floor_frac, lines, &sz) == 0)
+            sub_max = WRAP_TALL; /* nor smaller: a tall figure's spare lines, not a cut */
+        y = heading(s, t, r, y, subtitle, ssize, th->muted, 0, sub_max, floor_frac, 0.0);
     }
     if (!t->cells && y > r.y) y += m.pad;
     if (t->cells) y = 2.0 * ceil(y / 2.0);
@@ -1405,6 +1411,20 @@ fig_legend_slot fig_legend_take(const scene_target *t, fig_rect *outer, const ch
     return slot;
 }
 
+fig_legend_slot fig_legend_take_top(const scene_target *t, fig_rect *outer,
+                                    const char *const *names, int n)
+{
+    fig_legend_slot slot = {{outer->x, outer->y, outer->w, 0.0}, 0, 0};
+    if (t->cells || n <= 0 || !names) return slot;
+    legend_shape top = strip_shape(t, outer->w, names, n);
+    if (top.shown != n) return slot; /* not in one strip: the caller's legend inside */
+    slot.cols = top.cols;
+    slot.r.h = top.bh + get_metrics(t).pad;
+    outer->y += slot.r.h;
+    outer->h -= slot.r.h;
+    return slot;
+}
+
 int fig_legend_in_slot(scene *s, const scene_target *t, const fig_theme *th,
                        const fig_legend_slot *slot, const char *const *names,
                        const uint32_t *colors, const unsigned *flags, int n)
@@ -1890,6 +1910,25 @@ int fig_grid_pick(fig_rect r, int n, double aspect, double head, double side, do
     if (rows) *rows = (n + best_c - 1) / best_c;
     if (content) *content = best > 0 ? best : 0;
     return best_c;
+}
+
+int fig_split_two(const scene_target *t, fig_rect r, double aspect, double wide_share,
+                  double tall_share, double gap, fig_rect *first, fig_rect *second)
+{
+    /* a plot's frame: the x ticks and label under it, the y ticks and label beside it */
+    double head = t->cells ? 4 : t->text_h * 2.6, side = t->cells ? 8 : t->text_h * 3.2;
+    int rows = 1;
+    /* a terminal keeps them side by side: its cells are twice as high as wide, and its two
+     * plots stacked would each keep a few rows */
+    int cols = t->cells ? 2 : fig_grid_pick(r, 2, aspect, head, side, gap, 0, &rows, NULL);
+    fig_rect a = r, b;
+    if (cols == 2)
+        b = fig_take_right(&a, r.w * (1 - wide_share), gap);
+    else
+        b = fig_take_bottom(&a, r.h * (1 - tall_share) - gap / 2, gap);
+    *first = a;
+    *second = b;
+    return cols == 2;
 }
 
 fig_rect fig_axes_outer_for(const scene_target *t, const fig_theme *th, fig_rect outer, double x0,

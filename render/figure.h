@@ -112,6 +112,10 @@ typedef struct fig_legend_slot {
 } fig_legend_slot;
 fig_legend_slot fig_legend_take(const scene_target *t, fig_rect *outer, const char *const *names,
                                 int n);
+/* The strip above outer always (when the names fit across it): a legend shared by panels side
+ * by side whose curves leave no corner free in a small figure. */
+fig_legend_slot fig_legend_take_top(const scene_target *t, fig_rect *outer,
+                                    const char *const *names, int n);
 int fig_legend_in_slot(scene *s, const scene_target *t, const fig_theme *th,
                        const fig_legend_slot *slot, const char *const *names,
                        const uint32_t *colors, const unsigned *flags, int n);
@@ -161,6 +165,13 @@ fig_rect fig_grid_cell(fig_rect r, int rows, int cols, int i, int j, double gap)
  * (NULL: not wanted). */
 int fig_grid_pick(fig_rect r, int n, double aspect, double head, double side, double gap,
                   double min_w, int *rows, double *content);
+/* Two plots of one figure (the main one first) in r, gap apart, by the rule of fig_grid_pick for
+ * plots of aspect w/h = aspect with their tick and axis labels: side by side (the second
+ * 1 - wide_share of the width, the first the rest less the gap) when that draws them larger,
+ * else one above the other (the first about tall_share of the height: a column figure
+ * 2.2x3.5in, a phone); a terminal always side by side. Returns 1 when side by side. */
+int fig_split_two(const scene_target *t, fig_rect r, double aspect, double wide_share,
+                  double tall_share, double gap, fig_rect *first, fig_rect *second);
 /* The part of outer to hand fig_axes_draw so that its plot area has the aspect w/h = aspect
  * (1: square cells for a square matrix), centred across outer at its top: the tick labels and axis
  * labels are measured as fig_axes_draw lays them out, not guessed. The area is at most max_w wide

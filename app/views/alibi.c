@@ -201,9 +201,20 @@ static int alibi_build(app_view_ctx *c, const app_state *st, scene *s, const sce
             free(slopes);
             return -1;
         }
+        /* square cells: the matrix as large as the figure allows with its labels and
+         * colourbar, not stretched to the panel (a lesson's 16 positions were 343x229) */
+        fig_rect mr = r;
+        if (!t->cells) {
+            double bw = fig_colorbar_width(t) + t->char_w * 2;
+            fig_rect o = r;
+            o.w -= bw;
+            o = fig_axes_outer_for(t, th, o, 0, p->len, 0, p->len, "key j", "query i", FIG_Y_DOWN,
+                                   1.0, 0, NULL);
+            mr = (fig_rect){o.x, o.y, o.w + bw, o.h};
+        }
         fig_axes a =
-            app_draw_matrix(s, t, th, r, bs, n, n, n, 0, p->len, 0, p->len, "key j", "query i", map,
-                            vmin, vmax, window ? "exp(bias)" : "bias", th->mask);
+            app_draw_matrix(s, t, th, mr, bs, n, n, n, 0, p->len, 0, p->len, "key j", "query i",
+                            map, vmin, vmax, window ? "exp(bias)" : "bias", th->mask);
         if (window)
             alibi_window_lines(s, t, th, a.area.x, a.area.y, a.area.w, a.area.h, p->len, slopes[h0],
                                p->alibi_symmetric);
@@ -245,18 +256,9 @@ static int alibi_build(app_view_ctx *c, const app_state *st, scene *s, const sce
     /* the head's label line over each matrix (a whole row in a terminal, else the matrix's
      * border would be drawn over it) */
     double lh0 = t->cells ? 2.0 : t->text_h * 0.85 * 1.1;
-    int cols = 1;
-    double best = -1;
-    for (int cc = 1; cc <= nh; cc++) {
-        int rr = (nh + cc - 1) / cc;
-        double side = fmin(r.w / cc, r.h / rr - lh0);
-        if (side > best) {
-            best = side;
-            cols = cc;
-        }
-    }
-    int rows = (nh + cols - 1) / cols;
     double gap = t->cells ? 2 : t->text_h * 0.4;
+    int rows = 1; /* the one rule of every multi-panel view: a wide, a column, a tall figure */
+    int cols = fig_grid_pick(r, nh, 1.0, lh0, 0, gap, 0, &rows, NULL);
     fig_mark_main(s, r, "heads"); /* the small multiples together */
     /* every cell of the grid has the same size, so one sampling serves all heads */
     fig_rect c0 = fig_grid_cell(r, rows, cols, 0, 0, gap);

@@ -228,11 +228,23 @@ static int freq_build(app_view_ctx *c, const app_state *st, scene *s, const scen
     }
 #undef SUB
     fig_rect r = app_frame(s, t, th, title, sub);
-    fig_rect left = r, right = fig_take_right(&left, r.w / 2, t->cells ? 4 : t->text_h);
+    /* two curves in a small figure (a paper column, 300x200): their diagonals leave no corner
+     * of either plot free, so the legend goes in a strip above both */
+    const char *names[2] = {"original", NULL};
+    char ext_name[64];
+    snprintf(ext_name, sizeof ext_name, "%s f = %s", app_ext_method_label(type), fs);
+    names[1] = ext_name;
+    uint32_t colors[2] = {th->series[0], th->series[1]};
+    fig_legend_slot slot = {{0, 0, 0, 0}, 0, 0};
+    if (type != PE_SCALING_NONE && !t->cells && r.h < 14 * t->text_h)
+        slot = fig_legend_take_top(t, &r, names, 2);
+    /* side by side, or (a tall figure) theta_k above the wavelengths */
+    fig_rect left, right;
+    fig_split_two(t, r, 1.4, 0.5, 0.62, t->cells ? 4 : t->text_h, &left, &right);
 
     /* the free strip on top of each plot for the band labels, as a fraction of its height */
     double strip = t->cells ? 2 : t->text_h * 1.2;
-    double est_h = r.h - (t->cells ? 8 : t->text_h * 4);
+    double est_h = left.h - (t->cells ? 8 : t->text_h * 4);
     double top = f.shaded && est_h > 0 ? fmin(0.35, (strip + 1) / est_h) : 0.04;
 
     double *x = malloc(sizeof *x * (size_t)n * 5);
@@ -255,11 +267,7 @@ static int freq_build(app_view_ctx *c, const app_state *st, scene *s, const scen
         whi = fmax(whi, fmax(wo[k], we[k]));
     }
     wlo = fmin(wlo, two ? fmin(L0, T) : L0);
-    const char *names[2] = {"original", NULL};
-    char ext_name[64];
-    snprintf(ext_name, sizeof ext_name, "%s f = %s", app_ext_method_label(type), fs);
-    names[1] = ext_name;
-    uint32_t colors[2] = {th->series[0], th->series[1]};
+    const char *short_names[2] = {"original", app_ext_method_label(type)};
     double lw = t->cells ? 0 : fmax(1.5, t->hairline * 2);
 
     /* left: theta_k */
@@ -281,8 +289,12 @@ static int freq_build(app_view_ctx *c, const app_state *st, scene *s, const scen
     /* one curve, in a plot too narrow to keep a legend off it (a paper column): its y label
      * names it, the legend would only cover it */
     double one_w = scene_text_width(t, names[0], 0.9) + 2.5 * t->text_h;
-    if (two || t->cells || la.area.w >= 2.5 * one_w)
-        fig_legend(s, t, th, &la, names, colors, two ? 2 : 1, 0);
+    /* the title names f: a narrow plot drops it */
+    if (slot.cols > 0)
+        fig_legend_in_slot(s, t, th, &slot, names, colors, NULL, 2);
+    else if (two || t->cells || la.area.w >= 2.5 * one_w)
+        fig_legend(s, t, th, &la, two && !fig_legend_fits(t, &la, names, 2) ? short_names : names,
+                   colors, two ? 2 : 1, 0);
 
     /* right: wavelengths against L0 and T */
     log_range(wlo, whi, top, &y0, &y1);
@@ -298,6 +310,10 @@ static int freq_build(app_view_ctx *c, const app_state *st, scene *s, const scen
         snprintf(lab, sizeof lab, "context " APP_L0 " = %s", l0s);
     } else if (T != L0) {
         snprintf(lab, sizeof lab, "target T = %s", ts);
+        /* a narrow plot (a paper column, 300x200): the line's name alone, so the label finds
+         * a stretch between the curves */
+        if (!t->cells && scene_text_width(t, lab, 0.85) > 0.45 * b.area.w)
+            snprintf(lab, sizeof lab, "T = %s", ts);
         fig_hmark_label(s, t, th, &b, T, lab);
         snprintf(lab, sizeof lab, "original " APP_L0 " = %s", l0s);
     } else {

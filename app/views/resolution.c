@@ -151,7 +151,7 @@ static int res_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     for (int m = 0; m < nm; m++)
         for (int i = 0; i < n; i++) hi = fmax(hi, res->y[m][i]);
     hi = fmin(np, ceil(hi * 1.15 + 0.5));
-    char names[APP_EXT_METHODS][80];
+    char names[APP_EXT_METHODS][160];
     const char *lab_of[APP_EXT_METHODS];
     uint32_t colors[APP_EXT_METHODS];
     unsigned styles[APP_EXT_METHODS];
@@ -171,8 +171,11 @@ static int res_build(app_view_ctx *c, const app_state *st, scene *s, const scene
             if (same_as < 0) same_as = j;
             equal_before++;
         }
-        int len = snprintf(names[m], sizeof names[m], "%s  %.0f \xe2\x86\x92 %.0f",
-                           app_ext_method_label(res->ms[m]), y[n > 1 ? 1 : 0], y[n - 1]);
+        char y0s[48], y1s[48]; /* numbers for people, as every figure writes them */
+        fig_num(y[n > 1 ? 1 : 0], 3, y0s, sizeof y0s);
+        fig_num(y[n - 1], 3, y1s, sizeof y1s);
+        int len = snprintf(names[m], sizeof names[m], "%s  %s \xe2\x86\x92 %s",
+                           app_ext_method_label(res->ms[m]), y0s, y1s);
         if (same_as >= 0 && len > 0 && (size_t)len < sizeof names[m]) {
             styles[m] = equal_before == 1 ? SCENE_DASHED : SCENE_DOTTED;
             snprintf(names[m] + len, sizeof names[m] - (size_t)len, "  = %s",

@@ -60,12 +60,12 @@ static int rope_build(app_view_ctx *c, const app_state *st, scene *s, const scen
     double score = sum * attn * attn;
 
     /* with an attention factor a (YaRN, LongRoPE) the score is a^2 times the sum: both shown,
-     * written as every figure writes numbers (fig_fixed: the minus sign, 4 decimals as the
-     * readout and the lessons give them) */
+     * written as every figure writes numbers (fig_num: the minus sign, 3 significant digits;
+     * the readout keeps 6 decimals for who needs them) */
     char title[400], sub[256], a_s[48], sum_s[48], score_s[48];
-    fig_num(attn, 4, a_s, sizeof a_s);
-    fig_fixed(sum, 4, 0, sum_s, sizeof sum_s);
-    fig_fixed(score, 4, 0, score_s, sizeof score_s);
+    fig_num(attn, 3, a_s, sizeof a_s);
+    fig_num(sum, 3, sum_s, sizeof sum_s);
+    fig_num(score, 3, score_s, sizeof score_s);
     if (attn != 1)
         snprintf(title, sizeof title,
                  "RoPE: q at m=%d, k at n=%d  |  q\xc2\xb7k = a\xc2\xb2\xc2\xb7\xce\xa3 "
@@ -90,8 +90,13 @@ static int rope_build(app_view_ctx *c, const app_state *st, scene *s, const scen
                SCENE_BOLD);
     scene_text(s, kx, r.y, "k (position n)", 0.9, SCENE_LEFT | SCENE_TOP, th->series[1],
                SCENE_BOLD);
-    r.y += lh * 1.2;
-    r.h -= lh * 1.2;
+    /* a figure too narrow for the note on pairs left out beside the legend (a paper column
+     * 2.2in wide) gives it the line below */
+    int note_below =
+        !t->cells && legend_end + scene_text_width(t, "16 of 64 pairs", 0.7) > legend_r;
+    double note_y = legend_y + lh * 1.1;
+    r.y += lh * (note_below ? 2.2 : 1.2);
+    r.h -= lh * (note_below ? 2.2 : 1.2);
     fig_mark_main(s, r, "circles"); /* the grid of frequency pairs */
 
     /* How many circles fit: each needs a square plus its label lines, and a column must be as
@@ -214,11 +219,13 @@ static int rope_build(app_view_ctx *c, const app_state *st, scene *s, const scen
         char shorter[64];
         snprintf(shorter, sizeof shorter, "%d of %d pairs", show, np);
         const char *say = c->notice;
-        if (legend_end + scene_text_width(t, say, 0.9) > legend_r) say = shorter;
+        double from = note_below ? r.x : legend_end;
+        if (from + scene_text_width(t, say, 0.9) > legend_r) say = shorter;
         double size = 0.9;
-        while (!t->cells && size > 0.7 && legend_end + scene_text_width(t, say, size) > legend_r)
+        while (!t->cells && size > 0.7 && from + scene_text_width(t, say, size) > legend_r)
             size -= 0.05;
-        scene_text(s, legend_r, legend_y, say, size, SCENE_RIGHT | SCENE_TOP, th->muted, 0);
+        scene_text(s, legend_r, note_below ? note_y : legend_y, say, size, SCENE_RIGHT | SCENE_TOP,
+                   th->muted, 0);
     } else {
         c->notice[0] = '\0';
     }

@@ -208,7 +208,10 @@ static int t5v_draw(app_view_ctx *c, const app_state *st, const t5_src *src, sce
             need = app_matrix_width(t, th, r.h, 0, p->len, 0, p->len, "key j", "query i", &side);
         if (want - (need - side) < 0.5 * side) want = fmin(r.w * 0.66, need);
     }
-    fig_rect left = r, right = fig_take_right(&left, want, t->cells ? 3 : t->text_h);
+    /* side by side, or (a tall figure: a column 2.2x3.5in) the buckets above the matrix */
+    double gap = t->cells ? 3 : t->text_h;
+    fig_rect left, right;
+    fig_split_two(t, r, 1.2, (r.w - want) / r.w, 0.4, gap, &left, &right);
 
     /* the step curve: one horizontal run per stretch of equal buckets (at most 2 per bucket) */
     size_t cap = 4 * (size_t)nb + 8, n = 0;

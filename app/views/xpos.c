@@ -164,7 +164,9 @@ static int xpv_build(app_view_ctx *c, const app_state *st, scene *s, const scene
                  z0, z1, sbs, hint);
     }
     fig_rect r = app_frame(s, t, th, title, sub);
-    fig_rect left = r, right = fig_take_right(&left, r.w / 2, t->cells ? 4 : t->text_h);
+    /* side by side, or (a tall figure) the factors above the score, the main plot */
+    fig_rect left, right;
+    fig_split_two(t, r, 1.4, 0.5, 0.38, t->cells ? 4 : t->text_h, &left, &right);
     /* two rows per pixel (per braille dot across a cell) of the wider plot; in the window
      * counted on the canvas (each of the two plots side by side is under half of it): the
      * projector zoom lays the view out again at smaller text sizes (views.c), and each plot

@@ -1,6 +1,7 @@
 /* test_figure_clash.c: issue 11's "no text over text or over data" for the views whose figures
  * this test covers, at the reference sizes of test_layout (terminal 80x24, 120x40, 200x60;
- * window 1024x640 and 1280x800 at zoom 100, 150 and 200%; export 1000x600 and 480x320):
+ * window 1024x640 and 1280x800 at zoom 100, 150 and 200%; export 1000x600 and 480x320, a
+ * paper's two columns and one, 300x200 and the tall sizes), and every lesson slide's figure:
  *  - no two text items share a cell (terminal) or overlap by more than a pixel (window, export),
  *    and in the terminal two texts on one row keep a blank cell between them;
  *  - no legend or reference-line label covers a curve, a reference line or a label (the scene's
@@ -83,9 +84,16 @@ static box text_box(const scene_item *it, const scene_target *t)
             ha = nh;
             va = nv;
         } else {
-            double tmp = w;
-            w = h;
-            h = tmp;
+            /* as backend_cairo.c draws it, rotated 90 degrees counter-clockwise about the
+             * anchor: the text's own across-anchor (left, centre, right) runs up the page from
+             * the anchor (right: the text hangs below it), its top-to-bottom runs left to right
+             * (top: the glyphs lie right of it); the box before was the unrotated anchors on the
+             * swapped sizes, which put a bar's word (right, middle) half above the axis */
+            double len = w, thick = h;
+            double x0 = it->u.text.x - (va == 1 ? thick / 2 : va == 2 ? thick : 0);
+            double y0 = it->u.text.y - (ha == SCENE_CENTER ? len / 2 : ha == SCENE_RIGHT ? 0 : len);
+            box b = {x0, y0, x0 + thick, y0 + len, str};
+            return b;
         }
     }
     double x0 = it->u.text.x - (ha == SCENE_CENTER ? w / 2 : ha == SCENE_RIGHT ? w : 0);
@@ -160,11 +168,17 @@ static void check_heads(const scene *s, char *why, size_t n)
                  ranges);
 }
 
-static void run_case(scene *s, size_t v, const size_case *c, const char *set)
+/* given: the state to start from (a lesson slide's), NULL for the defaults; label names the
+ * case (NULL: the view's name) */
+static void run_case_st(scene *s, size_t v, const size_case *c, const char *set,
+                        const app_state *given, const char *label)
 {
     const char *name = app_view_at(v)->name;
     app_state st;
-    app_state_default(&st);
+    if (given)
+        st = *given;
+    else
+        app_state_default(&st);
     st.view = (int)v;
     char err[512] = "";
     if (set) { /* "option=value" */
@@ -196,9 +210,9 @@ static void run_case(scene *s, size_t v, const size_case *c, const char *set)
         ok = x->view_error[0] == '\0';
         snprintf(err, sizeof err, "%s", x->view_error);
     }
-    char what[128];
-    snprintf(what, sizeof what, "%s%s%s %s %dx%d%s", name, set ? " " : "", set ? set : "",
-             fe_name[c->fe], c->w, c->h,
+    char what[240];
+    snprintf(what, sizeof what, "%s%s%s %s %dx%d%s", label ? label : name, set ? " " : "",
+             set ? set : "", fe_name[c->fe], c->w, c->h,
              c->zoom != 1 ? (c->zoom == 1.5 ? " zoom 150%" : " zoom 200%") : "");
     char why[600];
     check_clash(s, &t, why, sizeof why);
@@ -217,6 +231,18 @@ static void run_case(scene *s, size_t v, const size_case *c, const char *set)
     free(x);
 }
 
+static void run_case(scene *s, size_t v, const size_case *c, const char *set)
+{
+    run_case_st(s, v, c, set, NULL, NULL);
+}
+
+/* every lesson slide's figure at the sizes of issue 26 (slide_case) */
+static void check_slide(const app_state *st, const char *label, void *user)
+{
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
+        if (slide_case(&cases[k])) run_case_st(user, (size_t)st->view, &cases[k], NULL, st, label);
+}
+
 int main(void)
 {
     scene s;
@@ -228,6 +254,7 @@ int main(void)
                 (!only || !strcmp(only, runs[k].view)))
                 for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
                     run_case(&s, v, &cases[c], runs[k].set);
+    if (!only) for_each_slide(check_slide, &s);
     scene_free(&s);
     return tap_done();
 }

@@ -14,6 +14,7 @@
 #include "explorer.h"
 #include "figure.h"
 #include "frontend.h"
+#include "lesson.h"
 #include "options.h"
 #include "raster.h"
 #include "tap.h"
@@ -318,11 +319,15 @@ typedef struct variant {
     const char *set;   /* "option=value" besides, or NULL */
 } variant;
 
-static void run_case(scene *s, size_t v, const variant *var, const size_case *c, const char *dump)
+static void run_case_st(scene *s, size_t v, const variant *var, const app_state *given,
+                        const char *label, const size_case *c, const char *dump)
 {
     const char *name = app_view_at(v)->name;
     app_state st;
-    app_state_default(&st);
+    if (given)
+        st = *given;
+    else
+        app_state_default(&st);
     st.view = (int)v;
     st.zoom = c->zoom;
     if (var) {
@@ -361,9 +366,9 @@ static void run_case(scene *s, size_t v, const variant *var, const size_case *c,
         ok = x->view_error[0] == '\0';
         snprintf(err, sizeof err, "%s", x->view_error);
     }
-    char what[96];
-    snprintf(what, sizeof what, "%s%s%s %s %dx%d", name, var ? " " : "", var ? var->name : "",
-             fe_name[c->fe], c->w, c->h);
+    char what[200];
+    snprintf(what, sizeof what, "%s%s%s %s %dx%d", label ? label : name, var ? " " : "",
+             var ? var->name : "", fe_name[c->fe], c->w, c->h);
     if (c->zoom != 1) {
         size_t u = strlen(what);
         snprintf(what + u, sizeof what - u, " zoom %.0f%%", c->zoom * 100);
@@ -395,6 +400,26 @@ static void run_case(scene *s, size_t v, const variant *var, const size_case *c,
     if (dump) dump_case(s, dump, what);
     app_explorer_free(x);
     free(x);
+}
+
+static void run_case(scene *s, size_t v, const variant *var, const size_case *c, const char *dump)
+{
+    run_case_st(s, v, var, NULL, NULL, c, dump);
+}
+
+/* Every slide of every shipped lesson as its figure exports (the handout's figure, `pelab
+ * export` of the slide's view line) at the sizes of issue 26 (slide_case). */
+typedef struct slide_run {
+    scene *s;
+    const char *dump;
+} slide_run;
+
+static void check_slide(const app_state *st, const char *label, void *user)
+{
+    slide_run *r = user;
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
+        if (slide_case(&cases[k]))
+            run_case_st(r->s, (size_t)st->view, NULL, st, label, &cases[k], r->dump);
 }
 
 /* The attention views' other layouts: the content/position split, a base experiment (the gauge
@@ -449,6 +474,7 @@ int main(void)
                 (!only || !strcmp(only, variants[i].view)))
                 for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
                     run_case(&s, v, &variants[i], &cases[k], dump);
+    for_each_slide(check_slide, &(slide_run){&s, dump});
     check_help(&s, dump);
     scene_free(&s);
     return tap_done();

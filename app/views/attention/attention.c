@@ -378,6 +378,10 @@ static void bars_pixels(actx *c, const app_attn *a, fig_rect r, const float *row
     double room = notes * t->text_h * 0.8 + t->char_w * 0.6;
     double frac = notes && probe.area.h > 0 ? fmin(0.6, room / probe.area.h) : 0;
     if (c->kind != APP_SCALE_LOG && notes) y1 = hi > 0 ? hi * fmax(1.08, 1 / (1 - frac)) : 1;
+    /* on the log axis too (a short panel, a paper column: "from 48" sat on the tallest bar):
+     * the top goes above 1 only when the tallest bar leaves the notes no room under it */
+    if (c->kind == APP_SCALE_LOG && notes && hi > 0 && frac < 1)
+        y1 = fmax(1, pow(10, (log10(fmax(hi, LOG_FLOOR)) - frac * log10(y0)) / (1 - frac)));
     fig_axes ax = fig_axes_draw(c->s, t, th, r, j0 - 0.5, n1 - 0.5, y0, y1, NULL, ylabel, flags);
     /* the pitch from the axes drawn: an animation holds its x range still over the sweep
      * (scene_ranges), so an early frame of few tokens is drawn on the last frame's axes */
@@ -600,20 +604,22 @@ static void draw_multiples(actx *c, const app_attn *a, fig_rect r, int chosen)
     int nh = a->heads, n1 = c->step + 1;
     double lh = t->cells ? 2 : t->text_h * 0.9;
     double gap = t->cells ? 2 : t->text_h * 0.5;
-    int cols = 1;
-    double best = -1;
-    for (int cc = 1; cc <= nh; cc++) {
-        int rr = (nh + cc - 1) / cc;
-        double side = fmin((r.w - (cc - 1) * gap) / cc, (r.h - (rr - 1) * gap) / rr - lh);
-        if (t->cells)
-            side = fmin((r.w - (cc - 1) * gap) / cc,
-                        2 * floor(((r.h - (rr - 1) * gap) / rr - lh) / 2));
-        if (side > best) {
-            best = side;
-            cols = cc;
+    int cols = 1, rows = 1;
+    if (!t->cells) { /* the one rule of the multi-panel views (a wide, a column, a tall figure) */
+        cols = fig_grid_pick(r, nh, 1.0, lh, 0, gap, 0, &rows, NULL);
+    } else { /* a terminal: whole pairs of rows */
+        double best = -1;
+        for (int cc = 1; cc <= nh; cc++) {
+            int rr = (nh + cc - 1) / cc;
+            double side = fmin((r.w - (cc - 1) * gap) / cc,
+                               2 * floor(((r.h - (rr - 1) * gap) / rr - lh) / 2));
+            if (side > best) {
+                best = side;
+                cols = cc;
+            }
         }
+        rows = (nh + cols - 1) / cols;
     }
-    int rows = (nh + cols - 1) / cols;
     for (int h = 0; h < nh; h++) {
         fig_rect cell = fig_grid_cell(r, rows, cols, h / cols, h % cols, gap);
         double side = fmin(cell.w, cell.h - lh);
@@ -1149,6 +1155,31 @@ static void actx_init(actx *c, scene *s, const scene_target *t, const app_state 
 
 /* ---- the attention view ------------------------------------------------------------------ */
 
+/* The main panels in r: with --split the score parts first and the bars second, else the bars
+ * and then the matrix; the second below the first (stacked), or beside it, square: as wide as
+ * the height leaves it (plus its labels), at most max_frac of the width. */
+static void draw_main_panels(actx *c, app_view_ctx *vc, const app_attn *a, const app_state *st,
+                             fig_rect r, int stacked, double max_frac, double gap)
+{
+    const scene_target *t = c->t;
+    fig_mark_main(c->s, r, "attends-to bars and matrix");
+    int split = st->attn.split && split_or_reason(c, a, &r, c->head);
+    fig_rect first = r, second;
+    if (stacked) {
+        first.h = r.h * (split ? 0.5 : 0.45);
+        second = (fig_rect){r.x, r.y + first.h + gap, r.w, r.h - first.h - gap};
+    } else {
+        second = fig_take_right(&first, fmin(r.w * max_frac, r.h + t->text_h * 1.5), gap * 2);
+    }
+    if (split) {
+        draw_split(c, a, first, c->head);
+        draw_bars(c, a, second, c->head);
+    } else {
+        draw_bars(c, a, first, c->head);
+        draw_head_matrix(c, vc, a, second, c->head, 0);
+    }
+}
+
 static int attention_build(app_view_ctx *vc, const app_state *st, scene *s, const scene_target *t,
                            char *err, size_t errlen)
 {
@@ -1256,6 +1287,27 @@ static int attention_build(app_view_ctx *vc, const app_state *st, scene *s, cons
         r.h -= h + gap * 0.3;
     }
     int exp = experiment_on(&c, a);
+    /* A tall, narrow figure (a column 2.2x3.5in, a phone): the right column would leave the
+     * bars and the matrix a sliver, so it becomes a row under them: the heads and their
+     * colourbar, then the gauge and the next tokens beside them. */
+    if (r.w < 1.3 * r.h && r.w < t->text_h * 24) {
+        fig_rect low = fig_take_bottom(&r, floor(r.h * 0.34), gap * 2);
+        fig_rect side = fig_take_right(&low, floor(low.w * 0.45), gap * 2);
+        if (exp) draw_gauge(&c, a, fig_take_bottom(&side, gauge_height(t), gap));
+        draw_top5(&c, a, side, 0);
+        fig_rect bar = fig_take_right(&low, fig_colorbar_width(t), t->char_w);
+        draw_multiples(&c, a, low, c.head);
+        bar.y = low.y + t->text_h;
+        bar.h = low.h - t->text_h * 1.5;
+        /* the row is short: the scale's name without its "(linear)" (the subtitle says it) */
+        char cb[sizeof c.cbar];
+        snprintf(cb, sizeof cb, "%s", c.cbar);
+        if (scene_text_width(t, cb, 1.0) + t->text_h * 2 > bar.h) cb[strcspn(cb, " (")] = '\0';
+        fig_colorbar(s, t, th, bar, c.vmin, c.vmax, c.map, cb);
+        /* one above the other when taller than wide, else side by side */
+        draw_main_panels(&c, vc, a, st, r, r.h > r.w, 0.5, gap);
+        return 0;
+    }
     /* the right column: wider on a short canvas when it also holds the experiment's gauge */
     fig_rect right = fig_take_right(&r, floor(r.w * (tall ? 0.38 : exp ? 0.42 : 0.34)), gap * 2);
     /* the next tokens: a list, or one line when the column is short and the gauge needs room */
@@ -1283,28 +1335,8 @@ static int attention_build(app_view_ctx *vc, const app_state *st, scene *s, cons
     /* half a line below the bar for its end tick's label */
     bar.h = (bar_full ? col_bottom - right.y : right.h) - t->text_h * 1.5;
     fig_colorbar(s, t, th, bar, c.vmin, c.vmax, c.map, c.cbar);
-    fig_mark_main(s, r, "attends-to bars and matrix");
-    /* with --split the score parts come first and the bars second; else the bars, then the
-     * matrix */
-    int split = st->attn.split && split_or_reason(&c, a, &r, c.head);
     /* the second panel below the first on a tall canvas, beside it on a short one */
-    fig_rect first = r, second;
-    if (tall) {
-        first.h = r.h * (split ? 0.5 : 0.45);
-        second = (fig_rect){r.x, r.y + first.h + gap, r.w, r.h - first.h - gap};
-    } else {
-        /* the matrix is square: as wide as the height leaves it (plus its labels), at most
-         * half the width */
-        double mw = fmin(r.w * 0.42, r.h + t->text_h * 1.5);
-        second = fig_take_right(&first, mw, gap * 2);
-    }
-    if (split) {
-        draw_split(&c, a, first, c.head);
-        draw_bars(&c, a, second, c.head);
-    } else {
-        draw_bars(&c, a, first, c.head);
-        draw_head_matrix(&c, vc, a, second, c.head, 0);
-    }
+    draw_main_panels(&c, vc, a, st, r, tall, 0.42, gap);
     return 0;
 }
 
@@ -1725,9 +1757,18 @@ static int compare_build(app_view_ctx *vc, const app_state *st, scene *s, const 
     fig_rect col[2];
     col[1] = r;
     col[0] = r;
-    col[0].w = floor((r.w - gap) / 2);
-    col[1].x = r.x + col[0].w + gap;
-    col[1].w = r.w - col[0].w - gap;
+    if (!t->cells && r.w < t->text_h * 24 && r.w < 1.3 * r.h) {
+        /* a narrow figure (a column 2.2in wide, a phone): one model above the other, each
+         * with its bars and matrix side by side, rather than two slivers */
+        tall = 0;
+        col[0].h = floor((r.h - gap) / 2);
+        col[1].y = r.y + col[0].h + gap;
+        col[1].h = r.h - col[0].h - gap;
+    } else {
+        col[0].w = floor((r.w - gap) / 2);
+        col[1].x = r.x + col[0].w + gap;
+        col[1].w = r.w - col[0].w - gap;
+    }
     /* the models' names step their size down (both alike) in narrow columns before a cut */
     char heads[2][320];
     double hs = 1.0;

@@ -208,6 +208,10 @@ static int sinks_across_build(app_view_ctx *c, const app_state *st, scene *s, co
         colors[k] = th->series[k % 8];
     }
     fig_legend_slot slot = {{0, 0, 0, 0}, 0, 0};
+    /* a narrow figure (a column 2.2in wide): a strip of the long entries, one a row, would
+     * leave the plot a sliver; the models' names alone take two or three a row */
+    if (!t->cells && area.w < t->text_h * 20)
+        for (int k = 0; k < M; k++) names[k] = tb.r[k]->about.name;
     if (!t->cells) slot = fig_legend_take(t, &area, names, M);
     /* layers centred on whole numbers: the ticks name layers, not halves */
     fig_axes a = fig_axes_draw(s, t, th, area, -0.5, L - 0.5, 0, hi > 0 ? fmin(1, hi * 1.15) : 1,

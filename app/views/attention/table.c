@@ -186,6 +186,16 @@ static void tab_mark_reached(scene *s, const scene_target *t, const fig_theme *t
     if (re >= m->pos.rows) return;
     char shrt[32];
     snprintf(shrt, sizeof shrt, "ctx %d", re);
+    /* a panel narrower than its label (a tall figure's cosine matrix): the line alone, the
+     * table's panel above names it */
+    double room = vertical ? a->area.h : a->area.w;
+    if (!t->cells && scene_text_width(t, shrt, 0.75) > room * 0.8) {
+        if (vertical)
+            fig_vmark(s, t, th, a, re, NULL);
+        else
+            fig_hmark(s, t, th, a, re, NULL);
+        return;
+    }
     if (vertical)
         fig_vmark(s, t, th, a, re, shrt);
     else
@@ -355,6 +365,17 @@ static int tab_build_table(app_view_ctx *c, const app_state *st, scene *s, const
             cell[i] = two ? fig_grid_cell(r, 1, 2, 0, i & 1, gap)
                           : fig_grid_cell(r, 2, 2, i / 2, i % 2, gap);
         if (one) cell[0] = r;
+        if (!t->cells && !one && r.h > 1.4 * r.w) {
+            /* a tall figure (a phone, a slide's side panel): the table across the top half,
+             * where a 2x2 grid left its matrix a few pixels wide beside its colourbar; the
+             * cosine and the projection side by side under it, the scores across the bottom */
+            fig_rect top = r, low = fig_take_bottom(&top, floor(r.h * 0.5), gap);
+            fig_rect pair = low, last = fig_take_bottom(&pair, floor(low.h * 0.5), gap);
+            cell[0] = top;
+            cell[1] = fig_grid_cell(pair, 1, 2, 0, 0, gap);
+            cell[3] = fig_grid_cell(pair, 1, 2, 0, 1, gap);
+            cell[2] = last; /* the score curves with their ctx line want the width */
+        }
         tab_panel_table(s, t, th, cell[0], st, m, v, &a[0]), has[0] = 1;
         if (two) {
             tab_panel_pca(s, t, th, cell[1], m, k, &a[2]), has[2] = 1;
@@ -511,6 +532,9 @@ static int tab_build_line(app_view_ctx *c, const app_state *st, scene *s, const 
     } else {
         snprintf(na, sizeof na, "model's slopes");
         snprintf(nb2, sizeof nb2, "the paper's 2^(-8(h+1)/H)%s", same ? " (= model's)" : "");
+        /* a narrow figure (a column 2.2in wide): the formula is the paper's, its name says it */
+        if (!t->cells && scene_text_width(t, nb2, 0.85) > 0.55 * r.w)
+            snprintf(nb2, sizeof nb2, "paper's%s", same ? " (= model's)" : "");
     }
     const char *nm[2] = {na, nb2};
     uint32_t col[2] = {th->series[0], th->series[1]};
