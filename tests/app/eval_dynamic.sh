@@ -9,19 +9,8 @@
 # equal them. (Before, the config's base stayed at factor x L0 = 256 from the first token.) The
 # forward itself
 # is checked against an independent computation in tests/pe/realmodel/test_lm_dynamic.c. TAP.
-set -u
-pelab=$1
-rm_dir=${PELAB_REALMODELS:-${PELAB_SRC:?}/../shared/realmodels}
-n=0 failed=0
-ok() {
-    n=$((n + 1))
-    if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=$((failed + 1)); fi
-}
-if [ ! -d "$rm_dir" ]; then
-    ok 1 "$rm_dir exists (the real model fixtures)"
-    echo "1..$n"
-    exit 1
-fi
+. "$(dirname "$0")/tap_realmodels.sh" "$1"
+tap_need_realmodels "the real model fixtures"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/pelab-evdyn.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 src=$rm_dir/stories260K-hf-derived

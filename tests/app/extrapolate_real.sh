@@ -5,19 +5,8 @@
 # after the model and its scaling, the window counts not drawn, the training length 512 marked
 # (not rows / 4), and its export's numbers equal the eval tables' loss column. The text is the
 # model's own stories (pelab generate), so no corpus file is needed. TAP output.
-set -u
-pelab=$1
-rm_dir=${PELAB_REALMODELS:-${PELAB_SRC:?}/../shared/realmodels}
-n=0 failed=0
-ok() {
-    n=$((n + 1))
-    if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=$((failed + 1)); fi
-}
-if [ ! -d "$rm_dir" ]; then
-    ok 1 "$rm_dir exists (the real model fixtures)"
-    echo "1..$n"
-    exit 1
-fi
+. "$(dirname "$0")/tap_realmodels.sh" "$1"
+tap_need_realmodels "the real model fixtures"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/pelab-extra.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 m=$rm_dir/stories260K/stories260K.bin

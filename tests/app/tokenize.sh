@@ -3,19 +3,8 @@
 # failure): the ids of llama.cpp's vectors for "Hello world" with GPT-2, Llama 2 and Llama 3, the
 # token lines (id, bytes, text) and their byte spans, standard input, --decode back to the text,
 # a model file that is not a tokenizer. TAP output.
-set -u
-pelab=$1
-rm_dir=${PELAB_REALMODELS:-${PELAB_SRC:?}/../shared/realmodels}
-n=0 failed=0
-ok() {
-    n=$((n + 1))
-    if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=$((failed + 1)); fi
-}
-if [ ! -d "$rm_dir" ]; then
-    ok 1 "$rm_dir exists (the real tokenizer fixtures)"
-    echo "1..$n"
-    exit 1
-fi
+. "$(dirname "$0")/tap_realmodels.sh" "$1"
+tap_need_realmodels "the real tokenizer fixtures"
 got=$("$pelab" tokenize --tokenizer "$rm_dir/gpt2-tokenizer" --ids "Hello world" 2>&1)
 [ "$got" = "15496,995" ]
 ok $? "GPT-2 (a folder: its tokenizer.json): Hello world is 15496,995 ($got)"
