@@ -447,6 +447,15 @@ static int ext_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     if (kinds == 2 && !st->figure) SUB(" (%smeasure score: the score)", app_opt_prefix(st));
     if (kinds == 1 && !st->figure) SUB(" (%smeasure bound: the bound)", app_opt_prefix(st));
     SUB("  mean over r " APP_PLUSMINUS "5%%");
+    /* LongRoPE's curve is one of its two factor sets, chosen by the sequence length as
+     * transformers chooses it (--seq-len, else T): say which */
+    for (int i = 0; i < nm; i++)
+        if (res->ms[i] == PE_SCALING_LONGROPE) {
+            pe_params lp = app_ext_params(st, PE_SCALING_LONGROPE, app_ext_target(st));
+            int lng = pe_longrope_long(&lp.scaling);
+            SUB("  longrope: %s_factor (seq_len %d %s " APP_L0 ")", lng ? "long" : "short",
+                lp.scaling.seq_len, lng ? ">" : "\xe2\x89\xa4");
+        }
     if (sc->factor == 1) {
         SUB("  f=1: all methods equal");
         if (!st->figure) SUB("; try %sfactor 4", app_opt_prefix(st));

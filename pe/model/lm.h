@@ -151,12 +151,14 @@ void lm_session_reset(lm_session *s);
  * validated with pe/'s RoPE checks (dim must stay the head dimension). */
 int lm_session_set_rope(lm_session *s, const pe_params *rope, char *err, size_t errlen);
 
-/* Dynamic NTK (the RoPE in force has scaling DYNAMIC; else nothing happens, 0): use the
- * frequencies of a forward whose largest position + 1 is len (transformers' base recomputed from
- * seq_len = len once len passes L0 = original_ctx; the trained ones at or below L0), for the
- * tokens that follow. 1 when they changed (the caller replays the cache if earlier keys should
- * change too), 0 when not, < 0 on error. A session starts at the trained frequencies. Until
- * the next reset, lm_forward then only grows them (a window fed in blocks keeps its length). */
+/* Dynamic NTK and LongRoPE (the RoPE in force has scaling DYNAMIC or LONGROPE; else nothing
+ * happens, 0): use the frequencies of a forward whose largest position + 1 is len (dynamic:
+ * transformers' base recomputed from seq_len = len once len passes L0 = original_ctx, the
+ * trained ones at or below L0; LongRoPE: long_factor once len passes L0, short_factor at or
+ * below it), for the tokens that follow. 1 when they changed (the caller replays the cache if
+ * earlier keys should change too), 0 when not, < 0 on error. A session starts at the trained
+ * frequencies (short_factor). Until the next reset, lm_forward then only grows them (a window
+ * fed in blocks keeps its length). */
 int lm_session_dynamic(lm_session *s, long len, char *err, size_t errlen);
 
 /* Append n tokens (ids in 0..vocab-1) at positions offset + s->n ..., running the forward pass;
@@ -164,7 +166,9 @@ int lm_session_dynamic(lm_session *s, long len, char *err, size_t errlen);
  * last one's. Under dynamic NTK a call is one transformers forward with a KV cache: when its
  * last position + 1 passes the length the frequencies were computed for, they grow to it (and
  * return to the trained ones for a sequence below L0) before its tokens are rotated; cached keys
- * keep the frequencies they were rotated with, as HF's cache keeps them. PE_EINVAL for a bad id,
+ * keep the frequencies they were rotated with, as HF's cache keeps them. Under LongRoPE the
+ * same with the factor sets: long_factor from the call whose last position + 1 passes L0,
+ * short_factor for a sequence at or below L0. PE_EINVAL for a bad id,
  * PE_ERANGE when the cache is full, PE_ECANCELED when the work hook asks to stop (the cache then
  * holds the tokens done before). */
 int lm_forward(lm_session *s, const int *tokens, int n, float *logits, char *err, size_t errlen);

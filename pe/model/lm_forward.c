@@ -96,16 +96,31 @@ int lm_session_set_rope(lm_session *s, const pe_params *rope, char *err, size_t 
     return PE_OK;
 }
 
-/* Dynamic NTK: the frequencies of a forward whose largest position + 1 is len, transformers'
- * _compute_dynamic_ntk_parameters at seq_len = len past L0 (original_ctx), the trained ones at
- * or below it. 1 when they changed, 0 when not (or not dynamic), < 0 on error. */
+/* The RoPE scalings whose frequencies follow the sequence length, as transformers'
+ * dynamic_rope_update does: dynamic NTK and LongRoPE (of the Llama family). */
+static int length_dependent(const lm_session *s)
+{
+    pe_scaling_type t = s->rope.scaling.type;
+    return s->m->c.arch == LM_ARCH_LLAMA && (t == PE_SCALING_DYNAMIC || t == PE_SCALING_LONGROPE);
+}
+
+/* The frequencies of a forward whose largest position + 1 is len, as transformers computes them
+ * past L0 (original_ctx): dynamic NTK's _compute_dynamic_ntk_parameters at seq_len = len, the
+ * trained ones at or below it; LongRoPE's long_factor past L0, short_factor at or below it
+ * (_longrope_frequency_update; the attention factor is the same for both). 1 when they changed,
+ * 0 when not (or neither scaling), < 0 on error. */
 static int dynamic_apply(lm_session *s, long len, char *err, size_t errlen)
 {
-    if (s->m->c.arch != LM_ARCH_LLAMA || s->rope.scaling.type != PE_SCALING_DYNAMIC) return 0;
+    if (!length_dependent(s)) return 0;
     pe_params p = s->rope;
     long l0 = p.scaling.original_ctx;
     int want = len > l0 ? (int)(len < INT_MAX ? len : INT_MAX) : 0;
     int now = p.scaling.seq_len > l0 ? p.scaling.seq_len : 0;
+    if (p.scaling.type == PE_SCALING_LONGROPE) {
+        /* one factor set or the other: any length past L0 is the long set */
+        if ((want > 0) == (now > 0)) return 0;
+        want = want > 0 ? (int)(l0 + 1 < INT_MAX ? l0 + 1 : INT_MAX) : 0;
+    }
     if (want == now) return 0;
     p.scaling.seq_len = want;
     int rc = lm_session_set_rope(s, &p, err, errlen);
@@ -159,11 +174,10 @@ int lm_session_init(lm_session *s, const lm_model *m, int ctx, int threads, char
         (rc = grab(s, &s->cs, B * (size_t)c->head_dim, err, errlen)))
         goto fail;
     if (c->arch == LM_ARCH_LLAMA && (rc = lm_session_set_rope(s, &c->rope, err, errlen))) goto fail;
-    /* a config's dynamic NTK starts as trained (HF's state before any long input), not at the
-     * factor's full effect where the config reader puts it for figures */
-    if (c->arch == LM_ARCH_LLAMA && c->rope.scaling.type == PE_SCALING_DYNAMIC &&
-        (rc = dynamic_apply(s, 0, err, errlen)) < 0)
-        goto fail;
+    /* a config's dynamic NTK starts as trained and its LongRoPE with short_factor (HF's state
+     * before any long input), not at the factor's full effect or with long_factor where the
+     * config reader puts them for figures */
+    if (c->arch == LM_ARCH_LLAMA && (rc = dynamic_apply(s, 0, err, errlen)) < 0) goto fail;
     return PE_OK;
 fail:
     lm_session_free(s);
@@ -375,14 +389,17 @@ int lm_forward(lm_session *s, const int *tokens, int n, float *logits, char *err
         if (tokens[i] < 0 || tokens[i] >= c->vocab)
             return pe_fail(err, errlen, PE_EINVAL, "token id %d: the vocabulary has ids 0..%d",
                            tokens[i], c->vocab - 1);
-    /* dynamic NTK as transformers' dynamic rope update: grown when this call reaches past the
-     * length the frequencies were computed for, back to the trained ones for a sequence below
-     * L0 (unless lm_session_dynamic set this sequence's length); one call is one HF forward,
-     * so all its tokens share the frequencies */
-    if (s->rope.scaling.type == PE_SCALING_DYNAMIC && c->arch == LM_ARCH_LLAMA) {
+    /* dynamic NTK and LongRoPE as transformers' dynamic rope update: grown (long_factor) when
+     * this call reaches past the length the frequencies were computed for, back to the trained
+     * ones (short_factor) for a sequence at or below L0 (unless lm_session_dynamic set this
+     * sequence's length); one call is one HF forward, so all its tokens share the frequencies */
+    if (length_dependent(s)) {
         long len = (long)s->offset + s->n + n, l0 = s->rope.scaling.original_ctx;
         long cached = s->rope.scaling.seq_len > l0 ? s->rope.scaling.seq_len : l0;
-        int rc = len > cached || (len < l0 && cached > l0 && !s->dyn_set)
+        /* HF resets dynamic NTK below L0 (seq_len < original_max_seq_len), LongRoPE at or
+         * below it (seq_len > L0 is the only test) */
+        long back = s->rope.scaling.type == PE_SCALING_LONGROPE ? l0 + 1 : l0;
+        int rc = len > cached || (len < back && cached > l0 && !s->dyn_set)
                      ? dynamic_apply(s, len, err, errlen)
                      : 0;
         if (rc < 0) return rc;

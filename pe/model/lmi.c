@@ -186,14 +186,18 @@ void lmi_session_reset(lmi_session *s)
  * from seq_len = the largest position + 1 once that passes L0, and the frequencies return to
  * the trained ones at or below L0. The rows shown are those of one forward over the n tokens
  * held (HF's model(input_ids) on them), so when the length crosses into a new base every token
- * is replayed under it. Nothing to do for other scalings or while the base stays the same. */
+ * is replayed under it. LongRoPE follows the same way with its factor set: short_factor at or
+ * below L0, long_factor past it (transformers' longrope update). Nothing to do for other
+ * scalings or while the frequencies stay the same. */
 static int dynamic_follow(lmi_session *s, int n, char *err, size_t errlen)
 {
     pe_rope_scaling c = s->scaling;
-    if (c.type != PE_SCALING_DYNAMIC) return 0;
+    if (c.type != PE_SCALING_DYNAMIC && c.type != PE_SCALING_LONGROPE) return 0;
     long want = (long)s->offset + n, l0 = c.original_ctx;
     long now = c.seq_len > l0 ? c.seq_len : l0;
     if ((want > l0 ? want : l0) == now) return 0;
+    /* LongRoPE: one factor set or the other (short at or below L0, long past it) */
+    if (c.type == PE_SCALING_LONGROPE && (want > l0) == (now > l0)) return 0;
     c.seq_len = want > l0 ? (int)want : 0;
     int rc = s->m->arch->set_rope_scaling(s, &c, err, errlen);
     if (!rc) s->scaling = c;
@@ -323,7 +327,8 @@ int lmi_set_rope_scaling(lmi_session *s, const pe_rope_scaling *sc, char *err, s
         return fail(err, errlen, PE_EINVAL, "--factor %g: allowed 1..1e6", sc->factor);
     pe_rope_scaling c = *sc;
     if (c.type != PE_SCALING_NONE && c.original_ctx <= 0) c.original_ctx = s->m->info.ctx;
-    if (c.type == PE_SCALING_DYNAMIC) { /* the length of the tokens held, not sc's */
+    if (c.type == PE_SCALING_DYNAMIC || c.type == PE_SCALING_LONGROPE) {
+        /* the length of the tokens held, not sc's (LongRoPE: the factor set it selects) */
         long n = (long)s->offset + s->len;
         c.seq_len = n > c.original_ctx ? (int)n : 0;
     }

@@ -238,7 +238,11 @@ static void lm_lmi_session_reset(lmi_session *s)
 static int replay(lmi_session *s, char *err, size_t errlen)
 {
     lm_lmi_session *ls = LS(s);
+    /* the length lm_session_dynamic set stays: the replay is of the same sequence (LongRoPE's
+     * long_factor for the tokens before the one that passes L0) */
+    int pinned = ls->s.dyn_set;
     lm_session_reset(&ls->s);
+    ls->s.dyn_set = pinned;
     if (s->len == 0) return PE_OK;
     int rc = lm_forward(&ls->s, ls->ids, s->len, NULL, err, errlen);
     if (rc == PE_OK) s->logits = ls->s.logits;
@@ -248,8 +252,9 @@ static int replay(lmi_session *s, char *err, size_t errlen)
 static int lm_lmi_step(lmi_session *s, int token, char *err, size_t errlen)
 {
     lm_lmi_session *ls = LS(s);
-    /* dynamic NTK (the config's own or --scaling's): the rows shown are those of one forward
-     * over every token held, so a new length that moves the frequencies replays them under it */
+    /* dynamic NTK and LongRoPE (the config's own or --scaling's): the rows shown are those of
+     * one forward over every token held, so a new length that moves the frequencies (a new
+     * base, the other factor set) replays them under it */
     int rc = lm_session_dynamic(&ls->s, (long)ls->s.offset + s->len + 1, err, errlen);
     if (rc < 0) return rc;
     if (rc == 1 && (rc = replay(s, err, errlen))) return rc;
@@ -350,8 +355,10 @@ static int lm_lmi_set_rope_scaling(lmi_session *s, const pe_rope_scaling *sc, ch
 {
     pe_params p = LS(s)->s.rope;
     p.scaling = sc->type == PE_SCALING_NONE ? LM(s->m)->c.rope.scaling : *sc;
-    if (sc->type == PE_SCALING_NONE && p.scaling.type == PE_SCALING_DYNAMIC) {
-        /* the config's dynamic NTK back at the length held, not at its factor's full effect */
+    if (sc->type == PE_SCALING_NONE &&
+        (p.scaling.type == PE_SCALING_DYNAMIC || p.scaling.type == PE_SCALING_LONGROPE)) {
+        /* the config's dynamic NTK back at the length held, not at its factor's full effect;
+         * its LongRoPE with the factor set of that length, not long_factor whatever it is */
         long n = (long)LS(s)->s.offset + s->len;
         p.scaling.seq_len = n > p.scaling.original_ctx ? (int)n : 0;
     }

@@ -24,8 +24,10 @@ typedef struct ref_model {
     int gpt2, half; /* half: rotate_half pairing (HF); else interleaved (run.c) */
     int D, F, L, H, KV, hd, V, P;
     double eps, base;
-    double pos_div; /* linear RoPE scaling: positions divided by this (0 or 1: none) */
-    int window;     /* sliding-window attention: query t sees keys j with t - j < window (0: all) */
+    double pos_div;    /* linear RoPE scaling: positions divided by this (0 or 1: none) */
+    const double *ext; /* LongRoPE: theta_k divided by ext[k] (NULL: none) */
+    double amp;        /* LongRoPE/YaRN attention factor: the rotated q and k times it (0: 1) */
+    int window; /* sliding-window attention: query t sees keys j with t - j < window (0: all) */
     double *emb, *pos, *nf, *nfb, *cls;
     ref_layer *ly;
     int ctx, n;
@@ -296,14 +298,16 @@ static inline void ref_norm(double *y, const double *x, const double *w, const d
     for (int i = 0; i < n; i++) y[i] = (x[i] - mean) * r * w[i] + (b ? b[i] : 0.0);
 }
 
-static inline void ref_rope(double *v, int hd, int half, double base, double pos)
+static inline void ref_rope(double *v, int hd, int half, double base, double pos, const double *ext,
+                            double amp)
 {
+    double m = amp > 0 ? amp : 1.0;
     for (int k = 0; k < hd / 2; k++) {
-        double th = pow(base, -2.0 * k / hd), a = pos * th;
+        double th = pow(base, -2.0 * k / hd) / (ext ? ext[k] : 1.0), a = pos * th;
         int i0 = half ? k : 2 * k, i1 = half ? k + hd / 2 : 2 * k + 1;
         double x0 = v[i0], x1 = v[i1];
-        v[i0] = x0 * cos(a) - x1 * sin(a);
-        v[i1] = x0 * sin(a) + x1 * cos(a);
+        v[i0] = m * (x0 * cos(a) - x1 * sin(a));
+        v[i1] = m * (x0 * sin(a) + x1 * cos(a));
     }
 }
 
@@ -354,8 +358,10 @@ static inline void ref_step(ref_model *r, int tok, double *logits)
             ref_mv(k, y->wk, y->bk, h, KV * hd, D);
             ref_mv(v, y->wv, y->bv, h, KV * hd, D);
             double pos = r->pos_div > 0 ? t / r->pos_div : t;
-            for (int hh = 0; hh < H; hh++) ref_rope(q + hh * hd, hd, r->half, r->base, pos);
-            for (int hh = 0; hh < KV; hh++) ref_rope(k + hh * hd, hd, r->half, r->base, pos);
+            for (int hh = 0; hh < H; hh++)
+                ref_rope(q + hh * hd, hd, r->half, r->base, pos, r->ext, r->amp);
+            for (int hh = 0; hh < KV; hh++)
+                ref_rope(k + hh * hd, hd, r->half, r->base, pos, r->ext, r->amp);
         }
         for (int hh = 0; hh < H; hh++) {
             ref_attn_row(r, l, hh, t, p);

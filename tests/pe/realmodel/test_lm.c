@@ -8,7 +8,10 @@
  * - a random GPT-2 folder the test writes (F32 and F16): logits and attention rows against the
  *   double forward;
  * - a config's own dynamic NTK (stories260K-hf-derived rewritten) against ref.h at the bases of
- *   HF's formula (see test_dynamic). ../shared/realmodels missing is a failure, not a skip. */
+ *   HF's formula (see test_dynamic);
+ * - a config's own longrope (the same weights rewritten): short_factor at or below L0,
+ *   long_factor past it, as HF's dynamic rope update (see test_longrope). ../shared/realmodels
+ *   missing is a failure, not a skip. */
 #include <cJSON.h>
 #include <math.h>
 #include <stdio.h>
@@ -856,6 +859,254 @@ static void test_dynamic(void)
     test_dynamic_lmi(d1);
 }
 
+/* ---- LongRoPE of the config --------------------------------------------------------------
+ * A config's own longrope (Phi-3 / Phi-4-mini style: short_factor, long_factor,
+ * original_max_position_embeddings L0) switches factor sets by sequence length as
+ * transformers' dynamic rope update does (_longrope_frequency_update): a forward whose largest
+ * position + 1 is past L0 uses long_factor, any other short_factor (the set at init); the
+ * attention factor is the same for both. Against ref.h's double forward with the frequencies
+ * the test computes itself from HF's _compute_longrope_parameters:
+ *   theta_k = 1 / (ext_k * base^(2k/d)), ext = long_factor if seq_len > L0 else short_factor,
+ *   cos and sin times a = attention_factor, else sqrt(1 + ln(f) / ln(L0)), f = max_pos / L0.
+ * stories260K-hf-derived (real trained weights, head_dim 8: 4 factors per list; random weights
+ * of the same shape attend almost uniformly, so the two sets would hardly differ) rewritten:
+ * L0 8, max_position_embeddings 32 (f = 4). */
+enum { LR_N = 14, LR_L0 = 8, LR_MAXPOS = 32 };
+static const double lr_short[4] = {1.0, 1.25, 1.5, 2.0}, lr_long[4] = {1.0, 3.0, 9.0, 27.0};
+static const double LR_ATTN_GIVEN = 1.125;
+
+/* variant 0: rope_scaling {"type": "longrope"} and the top-level original_max_position_embeddings
+ * (Phi-3); 1: rope_parameters {"rope_type": "longrope", original_max_position_embeddings,
+ * attention_factor} (Transformers v5, Phi-4-mini's explicit factor). */
+static int write_longrope(const char *dir, int variant)
+{
+    cJSON *cfg = config_of("stories260K-hf-derived");
+    if (!cfg) return -1;
+    cJSON_ReplaceItemInObject(cfg, "max_position_embeddings", cJSON_CreateNumber(LR_MAXPOS));
+    cJSON *rs = cJSON_CreateObject();
+    cJSON_AddStringToObject(rs, variant ? "rope_type" : "type", "longrope");
+    cJSON_AddItemToObject(rs, "short_factor", cJSON_CreateDoubleArray(lr_short, 4));
+    cJSON_AddItemToObject(rs, "long_factor", cJSON_CreateDoubleArray(lr_long, 4));
+    if (variant) {
+        cJSON_AddNumberToObject(rs, "original_max_position_embeddings", LR_L0);
+        cJSON_AddNumberToObject(rs, "attention_factor", LR_ATTN_GIVEN);
+        cJSON_DeleteItemFromObject(cfg, "rope_scaling");
+        cJSON_AddItemToObject(cfg, "rope_parameters", rs);
+    } else {
+        cJSON_AddNumberToObject(cfg, "original_max_position_embeddings", LR_L0);
+        cJSON_ReplaceItemInObject(cfg, "rope_scaling", rs);
+    }
+    return write_derived(dir, "stories260K-hf-derived", cfg);
+}
+
+static double lr_attn(int variant)
+{
+    return variant ? LR_ATTN_GIVEN
+                   : sqrt(1.0 + log((double)LR_MAXPOS / LR_L0) / log((double)LR_L0));
+}
+
+/* ref.h over dyn_ids[0..n) with token t rotated under set[t] (0 short, 1 long) and attention
+ * factor a; logits (n, V) of every position. */
+static int lr_ref_run(const char *dir, int n, const int *set, double a, double *logits,
+                      ref_model *keep)
+{
+    ref_model r;
+    if (ref_load_hf(&r, dir) != 0) return -1;
+    ref_begin(&r, n);
+    r.amp = a;
+    for (int t = 0; t < n; t++) {
+        r.ext = set[t] ? lr_long : lr_short;
+        ref_step(&r, dyn_ids[t], logits + (size_t)t * V);
+    }
+    if (keep)
+        *keep = r;
+    else
+        ref_free(&r);
+    return 0;
+}
+
+/* every token under one set */
+static void lr_all(int *set, int n, int v)
+{
+    for (int t = 0; t < n; t++) set[t] = v;
+}
+
+static void test_longrope_lm(const char *dir, int variant, const char *label)
+{
+    char err[512] = "";
+    lm_model *m = NULL;
+    double a = lr_attn(variant);
+    if (!TAP_OK(lm_open(dir, &m, err, sizeof err) == PE_OK &&
+                    m->c.rope.scaling.type == PE_SCALING_LONGROPE &&
+                    m->c.rope.scaling.original_ctx == LR_L0 && m->c.rope.scaling.n_factors == 4,
+                "%s: opens with longrope, L0 %d, 4 factors per list (%s)", label, LR_L0, err)) {
+        lm_close(m);
+        return;
+    }
+    float *lg = malloc((size_t)LR_N * V * sizeof *lg);
+    double *rl = malloc((size_t)LR_N * V * sizeof *rl), *ro = malloc((size_t)LR_N * V * sizeof *ro);
+    int set[LR_N];
+    lm_session s;
+    if (!TAP_OK(lm_session_init(&s, m, LR_MAXPOS, 1, err, sizeof err) == PE_OK, "session (%s)",
+                err))
+        goto out;
+    TAP_OK(fabs(s.rope_attn - a) <= 1e-12, "%s: attention factor %.10g (HF's %.10g)", label,
+           s.rope_attn, a);
+    /* one forward of N > L0 tokens: every position with long_factor */
+    int rc = lm_forward(&s, dyn_ids, LR_N, lg, err, sizeof err);
+    lr_all(set, LR_N, 1);
+    lr_ref_run(dir, LR_N, set, a, rl, NULL);
+    double d = rc == PE_OK ? max_diff_fd(lg, rl, LR_N * V) : INFINITY;
+    TAP_OK(d <= 1e-4, "%s: one forward of %d tokens (> L0 %d) = ref.h with long_factor (max %.3g)",
+           label, LR_N, LR_L0, d);
+    lr_all(set, LR_N, 0);
+    lr_ref_run(dir, LR_N, set, a, ro, NULL);
+    double sep = max_diff_fd(lg, ro, LR_N * V);
+    TAP_OK(sep > 1e-2, "%s: and not short_factor's (they differ by %.3g: the test can tell)", label,
+           sep);
+    /* one forward of exactly L0 tokens, then of 5: short_factor (seq_len > L0 is HF's test) */
+    int lens[2] = {LR_L0, 5};
+    for (int i = 0; i < 2; i++) {
+        lm_session_reset(&s);
+        rc = lm_forward(&s, dyn_ids, lens[i], lg, err, sizeof err);
+        lr_all(set, lens[i], 0);
+        lr_ref_run(dir, lens[i], set, a, rl, NULL);
+        d = rc == PE_OK ? max_diff_fd(lg, rl, lens[i] * V) : INFINITY;
+        TAP_OK(d <= 1e-4 && s.rope.scaling.seq_len <= LR_L0,
+               "%s: after the long one, a forward of %d tokens (<= L0) runs with short_factor "
+               "(max %.3g)",
+               label, lens[i], d);
+    }
+    /* token by token (HF generate with its cache): token t with long_factor once t + 1 > L0,
+     * the keys cached before keep short_factor's rotation */
+    lm_session_reset(&s);
+    rc = PE_OK;
+    for (int t = 0; t < LR_N && rc == PE_OK; t++)
+        rc = lm_forward(&s, dyn_ids + t, 1, lg + (size_t)t * V, err, sizeof err);
+    for (int t = 0; t < LR_N; t++) set[t] = t + 1 > LR_L0;
+    lr_ref_run(dir, LR_N, set, a, rl, NULL);
+    d = rc == PE_OK ? max_diff_fd(lg, rl, LR_N * V) : INFINITY;
+    TAP_OK(d <= 1e-4,
+           "%s: token by token, tokens 0..%d short_factor, %d..%d long_factor, cached keys kept "
+           "(max %.3g)",
+           label, LR_L0 - 1, LR_L0, LR_N - 1, d);
+    /* a prompt of 6 then single tokens: the prompt short, the tokens past L0 long */
+    lm_session_reset(&s);
+    rc = lm_forward(&s, dyn_ids, 6, lg, err, sizeof err);
+    for (int t = 6; t < LR_N && rc == PE_OK; t++)
+        rc = lm_forward(&s, dyn_ids + t, 1, lg + (size_t)t * V, err, sizeof err);
+    d = rc == PE_OK ? max_diff_fd(lg, rl, LR_N * V) : INFINITY;
+    TAP_OK(d <= 1e-4, "%s: a prompt of 6 and 8 single tokens: the same (max %.3g)", label, d);
+    /* preset for a window (eval): lm_session_dynamic(N) before feeding in blocks of 4, the first
+     * of which alone would be short */
+    lm_session_reset(&s);
+    rc = lm_session_dynamic(&s, LR_N, err, sizeof err);
+    for (int i = 0; i < LR_N && rc >= 0; i += 4)
+        rc = lm_forward(&s, dyn_ids + i, LR_N - i < 4 ? LR_N - i : 4, lg + (size_t)i * V, err,
+                        sizeof err);
+    lr_all(set, LR_N, 1);
+    lr_ref_run(dir, LR_N, set, a, rl, NULL);
+    d = rc >= 0 ? max_diff_fd(lg, rl, LR_N * V) : INFINITY;
+    TAP_OK(d <= 1e-4, "%s: lm_session_dynamic(%d) then blocks of 4 = one forward (max %.3g)", label,
+           LR_N, d);
+    lm_session_free(&s);
+out:
+    free(lg);
+    free(rl);
+    free(ro);
+    lm_close(m);
+}
+
+/* Through lmi (the attention views): after k steps the rows and logits are those of one forward
+ * over the k tokens (short_factor for k <= L0, long_factor for every token past it); an offset
+ * moves the set with the largest position; a new sequence starts short again. */
+static void test_longrope_lmi(const char *dir)
+{
+    char err[512] = "";
+    lmi_model m;
+    double a = lr_attn(0);
+    if (!TAP_OK(lmi_open(&m, dir, err, sizeof err) == PE_OK, "lmi_open (%s)", err)) return;
+    lmi_session s = {0};
+    if (!TAP_OK(lmi_session_init(&s, &m, 64, err, sizeof err) == PE_OK, "lmi session (%s)", err)) {
+        lmi_close(&m);
+        return;
+    }
+    double *rl = malloc((size_t)LR_N * V * sizeof *rl), rr[LR_N], wr = 0, wl = 0;
+    float row[LR_N];
+    int set[LR_N];
+    const float *lg = NULL;
+    int rc = PE_OK;
+    for (int k = 1; k <= LR_N && rc == PE_OK; k++) {
+        rc = lmi_step(&s, dyn_ids[k - 1], &lg, err, sizeof err);
+        lr_all(set, k, k > LR_L0);
+        ref_model r;
+        if (rc != PE_OK || lr_ref_run(dir, k, set, a, rl, &r) != 0) break;
+        wl = fmax(wl, max_diff_fd(lg, rl + (size_t)(k - 1) * V, V));
+        for (int l = 0; l < r.L; l++)
+            for (int h = 0; h < r.H; h++)
+                for (int t = 0; t < k; t++) {
+                    lmi_attn_row(&s, l, h, t, row, NULL, NULL, err, sizeof err);
+                    ref_attn_row(&r, l, h, t, rr);
+                    wr = fmax(wr, max_diff_fd(row, rr, t + 1));
+                }
+        ref_free(&r);
+    }
+    TAP_OK(rc == PE_OK && wl <= 1e-4 && wr <= 1e-5,
+           "lmi longrope: after each of %d steps, logits (%.3g) and every row (%.3g) = one "
+           "forward with the set of k tokens (%s)",
+           LR_N, wl, wr, err);
+    /* a new sequence of 5: short again */
+    lmi_session_reset(&s);
+    for (int k = 1; k <= 5 && rc == PE_OK; k++)
+        rc = lmi_step(&s, dyn_ids[k - 1], &lg, err, sizeof err);
+    lr_all(set, 5, 0);
+    lr_ref_run(dir, 5, set, a, rl, NULL);
+    TAP_OK(rc == PE_OK && max_diff_fd(lg, rl + 4 * V, V) <= 1e-4,
+           "lmi longrope: a new sequence of 5 tokens runs with short_factor again (%s)", err);
+    /* offset 4: the largest position + 1 is 9 > L0, every token long (ref.h has no offset: a
+     * plain session at offset 4 with the long set chosen by hand) */
+    rc = lmi_set_offset(&s, 4, err, sizeof err);
+    lm_session ls;
+    if (TAP_OK(rc == PE_OK && lm_session_init(&ls, lm_of_lmi(&m), 16, 1, err, sizeof err) == PE_OK,
+               "lmi longrope: offset 4 (%s)", err)) {
+        ls.offset = 4;
+        pe_params p = ls.rope;
+        int was_short = p.scaling.seq_len <= LR_L0;
+        p.scaling.seq_len = LR_L0 + 1;
+        lm_session_set_rope(&ls, &p, err, sizeof err);
+        lm_forward(&ls, dyn_ids, 5, NULL, err, sizeof err);
+        int same_long = memcmp(s.logits, ls.logits, V * sizeof *s.logits) == 0;
+        TAP_OK(was_short && same_long,
+               "lmi longrope offset 4, 5 tokens: the logits of a session with long_factor "
+               "exactly");
+        lm_session_free(&ls);
+    }
+    /* back to offset 0 and --scaling none (as trained): the 5 tokens short again */
+    pe_rope_scaling none = {.type = PE_SCALING_NONE};
+    rc = lmi_set_offset(&s, 0, err, sizeof err);
+    if (rc == PE_OK) rc = lmi_set_rope_scaling(&s, &none, err, sizeof err);
+    TAP_OK(rc == PE_OK && max_diff_fd(s.logits, rl + 4 * V, V) <= 1e-4,
+           "lmi longrope: offset 0 and --scaling none (as trained) give short_factor again (%s)",
+           err);
+    free(rl);
+    lmi_session_free(&s);
+    lmi_close(&m);
+}
+
+static void test_longrope(void)
+{
+    char d1[4200], d2[4200];
+    snprintf(d1, sizeof d1, "%s/longrope-phi3", tmp_dir);
+    snprintf(d2, sizeof d2, "%s/longrope-v5", tmp_dir);
+    TAP_OK(write_longrope(d1, 0) == 0 && write_longrope(d2, 1) == 0,
+           "wrote two folders: longrope with L0 %d at the top level (Phi-3) and in "
+           "rope_parameters with attention_factor %g",
+           LR_L0, LR_ATTN_GIVEN);
+    test_longrope_lm(d1, 0, "Phi-3 style");
+    test_longrope_lm(d2, 1, "rope_parameters");
+    test_longrope_lmi(d1);
+}
+
 static void test_budget(void)
 {
     char path[4200], err[512] = "";
@@ -902,6 +1153,7 @@ int main(void)
     test_llama2c_v1();
     test_lmi();
     test_dynamic();
+    test_longrope();
     test_budget();
     cJSON_Delete(hf_ref);
     char cmd[4400];
