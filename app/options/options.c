@@ -295,7 +295,9 @@ static void get_subtitle(const app_state *st, char *buf, size_t n)
     snprintf(buf, n, "%s", st->subtitle_set ? st->subtitle : view_own);
 }
 
-int app_config_apply(app_state *st, const char *path, char *err, size_t errlen)
+/* quiet: no line about what the file has but pelab does not model (the e command rebuilding
+ * the config's starting point while the screen is drawn) */
+static int config_apply(app_state *st, const char *path, int quiet, char *err, size_t errlen)
 {
     pe_hf_config mc;
     if (pe_config_load(path, &mc, err, errlen) < 0) return -1;
@@ -321,9 +323,14 @@ int app_config_apply(app_state *st, const char *path, char *err, size_t errlen)
     st->model_kinds = mc.n_layer_types;
     /* one line naming what was read but is not part of pelab's model, so nothing differs
      * silently (before any screen is drawn) */
-    if (mc.unmodelled[0])
+    if (mc.unmodelled[0] && !quiet)
         fprintf(stderr, "pelab: %s: read but not modelled: %s\n", path, mc.unmodelled);
     return 0;
+}
+
+int app_config_apply(app_state *st, const char *path, char *err, size_t errlen)
+{
+    return config_apply(st, path, 0, err, errlen);
 }
 
 /* --layer-type: which layer kind of a --config model the RoPE views show. On the command line
@@ -1209,14 +1216,31 @@ void app_export_command(const app_state *st, const char *out_path, char *buf, si
     int w = snprintf(buf, n, "pelab export %s", app_view_at((size_t)st->view)->name);
     if (w < 0 || (size_t)w >= n) return;
     used = (size_t)w;
+    /* parameters from --config FILE: the file goes first and the options are those that differ
+     * from what it sets (the command reads it before them, cli.c), so the LongRoPE lists and
+     * everything else no option spells come back, and nothing the file set is contradicted */
+    int layer_given = 0;
+    if (st->config_path[0]) {
+        app_state cfg = def;
+        memcpy(cfg.layer_type, st->layer_type, sizeof cfg.layer_type);
+        char e[256];
+        if (config_apply(&cfg, st->config_path, 1, e, sizeof e) == 0) def = cfg;
+        layer_given = st->layer_type[0] != '\0';
+        shell_word(st->config_path, word, sizeof word);
+        w = snprintf(buf + used, n - used, " --config %s", word);
+        if (w < 0 || (size_t)w >= n - used) return;
+        used += (size_t)w;
+    }
     for (size_t i = 0; i < app_option_count(); i++) {
         const app_option *o = app_option_at(i);
         if (o->set == set_view) continue; /* the view is the command's first word */
         app_option_get(st, o, val, sizeof val);
         app_option_get(&def, o, dval, sizeof dval);
         /* a given --orig-ctx counts even at the default's value: the attention views scale over
-         * it rather than the model's own context only when it was given (orig_ctx_set) */
-        int given = o->off == OFF(p.scaling.original_ctx) && st->orig_ctx_set;
+         * it rather than the model's own context only when it was given (orig_ctx_set); so does
+         * the layer kind of a config, which picks what the file gives */
+        int given = (o->off == OFF(p.scaling.original_ctx) && st->orig_ctx_set) ||
+                    (o->set == set_layer_type && layer_given);
         if (strcmp(val, dval) == 0 && !given) continue;
         shell_word(val, word, sizeof word);
         w = snprintf(buf + used, n - used, " --%s %s", o->name, word);

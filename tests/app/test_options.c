@@ -1,8 +1,10 @@
 /* test_options.c: the option table: strict numbers, ranges, names, whole-state validation, and
  * the export command round trip (parse what `e` prints and get the same state back). */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "options.h"
@@ -189,6 +191,95 @@ int main(void)
     app_state_default(&c);
     rc = app_cli_parse(&c, 3, missing, cx, 1, &args, err, sizeof err);
     TAP_OK(rc < 0 && strstr(err, "/nonexistent/config.json"), "a missing config is named: %s", err);
+    /* e with --config (issue 22): the printed command names the file, quoted for the shell
+     * (a path with a space and a quote), and only the options that differ from what the file
+     * sets; read back it gives the same parameters, LongRoPE lists included (no option spells
+     * them, so without --config the command could not even run) */
+    {
+        char dir[1024], path[1200], src[1024];
+        snprintf(dir, sizeof dir, "%s/pelab-opt-XXXXXX",
+                 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+        snprintf(src, sizeof src, "%s/assets/configs/phi-3-vision-128k-instruct.json",
+                 getenv("PELAB_SRC") ? getenv("PELAB_SRC") : ".");
+        int made = mkdtemp(dir) != NULL;
+        snprintf(path, sizeof path, "%s/phi 3's config.json", dir);
+        FILE *in = made ? fopen(src, "rb") : NULL, *out = in ? fopen(path, "wb") : NULL;
+        char chunk[4096];
+        size_t got;
+        while (out && (got = fread(chunk, 1, sizeof chunk, in)) > 0) fwrite(chunk, 1, got, out);
+        if (in) fclose(in);
+        int wrote = out && fclose(out) == 0;
+        char *line[] = {"x",        "--view", "frequencies", "--factor", "64",
+                        "--config", path,     "--len",       "300"};
+        app_state a;
+        app_state_default(&a);
+        rc = wrote ? app_cli_parse(&a, 9, line, cx, 1, &args, err, sizeof err) : -1;
+        TAP_OK(rc == 0 && a.p.scaling.type == PE_SCALING_LONGROPE && a.p.scaling.n_factors > 0,
+               "--config of a longrope model (a copy at a path with a space and a quote) %s",
+               rc ? err : "");
+        char pc[4096], want[1400];
+        app_export_command(&a, "f.png", pc, sizeof pc);
+        snprintf(want, sizeof want,
+                 "pelab export frequencies --config '%s/phi 3'\\''s config.json'", dir);
+        TAP_OK(strncmp(pc, want, strlen(want)) == 0 && strstr(pc, " --factor 64") &&
+                   strstr(pc, " --len 300") && !strstr(pc, "--scaling") && !strstr(pc, "--base") &&
+                   !strstr(pc, "--dim ") && !strstr(pc, "--orig-ctx") && !strstr(pc, "--seq-len"),
+               "e prints --config first, quoted, then only what differs from the file: %s", pc);
+        /* split as a POSIX shell does for '...' and \' (all this command uses) and parse back */
+        char words[4096], *wv[64];
+        int wc = 0;
+        size_t k = 0;
+        for (const char *q = pc; *q && wc < 64;) {
+            while (*q == ' ') q++;
+            if (!*q) break;
+            wv[wc++] = words + k;
+            while (*q && *q != ' ') {
+                if (*q == '\'') {
+                    for (q++; *q && *q != '\''; q++) words[k++] = *q;
+                    if (*q) q++;
+                } else if (*q == '\\' && q[1]) {
+                    words[k++] = q[1];
+                    q += 2;
+                } else {
+                    words[k++] = *q++;
+                }
+            }
+            words[k++] = '\0';
+        }
+        while (wc > 0 && strcmp(wv[wc - 1], "-o") != 0) wc--;
+        if (wc > 0) wc--;
+        app_state b;
+        app_state_default(&b);
+        set(&b, "view", wc > 2 ? wv[2] : "", err, sizeof err);
+        rc = wc > 2 ? app_cli_parse(&b, wc - 2, wv + 2, cx, 1, &args, err, sizeof err) : -1;
+        const pe_rope_scaling *sa = &a.p.scaling, *sb = &b.p.scaling;
+        TAP_OK(rc == 0 && b.view == a.view && !strcmp(b.config_path, path) &&
+                   b.p.base == a.p.base && b.p.dim == a.p.dim && b.p.len == 300 &&
+                   sb->type == sa->type && sb->factor == 64 &&
+                   sb->original_ctx == sa->original_ctx && sb->seq_len == sa->seq_len &&
+                   sb->attention_factor == sa->attention_factor && sb->n_factors == sa->n_factors &&
+                   !memcmp(sb->short_factor, sa->short_factor,
+                           (size_t)sa->n_factors * sizeof *sa->short_factor) &&
+                   !memcmp(sb->long_factor, sa->long_factor,
+                           (size_t)sa->n_factors * sizeof *sa->long_factor) &&
+                   b.target_len == a.target_len,
+               "read back: the same view, file and parameters, the factor lists included (%s)",
+               rc ? err : "ok");
+        char pc2[4096];
+        app_export_command(&b, "f.png", pc2, sizeof pc2);
+        TAP_OK(strcmp(pc, pc2) == 0, "and e prints the same command again");
+        /* a changed option that the file set is printed once, with the new value */
+        app_state c2 = a;
+        rc = app_option_command(&c2, "base 20000", err, sizeof err);
+        app_export_command(&c2, NULL, pc2, sizeof pc2);
+        const char *bs = strstr(pc2, " --base ");
+        TAP_OK(rc == 0 && bs && !strstr(bs + 1, " --base ") && strstr(pc2, " --base 20000"),
+               "a base changed after the file: --base 20000 once: %s", pc2);
+        if (made) {
+            unlink(path);
+            rmdir(dir);
+        }
+    }
     /* option groups (option_groups.h): each module's rows address its own storage, every row
      * comes from exactly one group, and the names are unique */
     size_t rows = 0, stray = 0, groups_with_storage = 0;

@@ -148,5 +148,34 @@ case "$joined" in
 esac
 tm send-keys -t t q
 wait_for "[exit 0]" 10; ok $? "q quits after e"
+# issue 22: a view whose parameters come from --config FILE (a longrope model: its factor lists
+# have no option): e prints --config FILE and only what changed after it, and that command run
+# elsewhere makes the very PNG that s saved
+cfg_dir=$(mktemp -d "${TMPDIR:-/tmp}/pelab-e.XXXXXX")
+cp "${PELAB_SRC:-$(dirname "$0")/../..}/assets/configs/phi-3-vision-128k-instruct.json" "$cfg_dir/c.json"
+mkdir "$cfg_dir/tui" "$cfg_dir/cli"
+here=$PWD
+cd "$cfg_dir/tui" && start /dev/null --config "$cfg_dir/c.json" --view frequencies
+cd "$here"
+wait_for "frequencies]"; ok $? "frequencies of a --config longrope model starts"
+tm send-keys -t t -l ":base 20000"
+tm send-keys -t t Enter
+wait_for "base=20000"
+tm send-keys -t t e
+wait_for "animation:"
+fig=$(screen | tr '\n' ' ' | tr -s ' ' | sed -n 's/.*figure: \(pelab export [^ ]* .*-o pelab-frequencies-1\.png\).*/\1/p')
+case "$fig" in
+"pelab export frequencies --config $cfg_dir/c.json --base 20000 --width 1200 --height 750 -o pelab-frequencies-1.png") ok 0 "e prints --config and --base 20000 only: $fig" ;;
+*) ok 1 "e prints --config and --base 20000 only: '$fig'" ;;
+esac
+tm send-keys -t t Escape
+tm send-keys -t t s
+wait_for "saved pelab-frequencies-1.png"; ok $? "s saves the figure"
+tm send-keys -t t q
+wait_for "[exit 0]" 10
+(cd "$cfg_dir/cli" && eval "\"\$pelab\" ${fig#pelab }") &&
+    cmp -s "$cfg_dir/tui/pelab-frequencies-1.png" "$cfg_dir/cli/pelab-frequencies-1.png"
+ok $? "the printed command, run elsewhere, makes the same PNG bytes"
+rm -rf "$cfg_dir"
 echo "1..$n"
 [ "$failed" -eq 0 ]
