@@ -9,7 +9,13 @@
  * depend on them) in PyTorch on the CPU with the same thread count, prompt length, decode length
  * and token ids. It runs as a server (--serve): the bench starts one per model and thread count,
  * and pelab's runs and torch's take turns, so that a machine whose speed drifts (other
- * processes) slows both alike; each side's best run is shown, and the ratio pelab / torch. */
+ * processes) slows both alike; each side's best run is shown, and the ratio pelab / torch.
+ * While pelab runs, the peer is stopped (SIGSTOP, SIGCONT before its turn): an idle torch
+ * server's OpenMP and OpenBLAS threads spin-wait for a while after each run and take a core from
+ * pelab (the same pelab binary's GPT-2 prompt at 2 threads: 225 tokens/s beside a torch on
+ * OpenBLAS, 589 beside one on the reference BLAS). The
+ * peer runs with OpenBLAS's own kernel choice (OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset for
+ * its process only) and names the BLAS it loaded and its kernel. */
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
@@ -193,6 +199,7 @@ typedef struct peer {
     pid_t pid;
     FILE *to, *from;
     char version[64];
+    char blas[128]; /* the BLAS torch loaded, e.g. "OpenBLAS 0.3.21 Cooperlake" */
 } peer;
 
 static char peer_script[2048];
@@ -210,8 +217,15 @@ static const char *peer_missing(void)
     return NULL;
 }
 
+/* Stop the peer (and all its threads) while pelab is timed; continue it for its own turn. */
+static void peer_pause(peer *p, int on)
+{
+    if (p->pid > 0) kill(p->pid, on ? SIGSTOP : SIGCONT);
+}
+
 static void peer_stop(peer *p)
 {
+    peer_pause(p, 0); /* a stopped peer would neither read EOF nor act on SIGTERM */
     if (p->to) fclose(p->to);
     if (p->from) fclose(p->from);
     if (p->pid > 0) {
@@ -250,6 +264,10 @@ static int peer_start(peer *p, const char *model, int th, int P, int Dn, char *w
         snprintf(ths, sizeof ths, "%d", th);
         snprintf(ps, sizeof ps, "%d", P);
         snprintf(ds, sizeof ds, "%d", Dn);
+        /* OpenBLAS's own choice of kernel: these are set on some machines here for older
+         * builds, and slow a current one (the peer's process only; pelab's stays as it is) */
+        unsetenv("OPENBLAS_CORETYPE");
+        unsetenv("OPENBLAS_L2_SIZE");
         execl(PYTHON, PYTHON, peer_script, "--serve", "--threads", ths, "--prompt", ps, "--decode",
               ds, model, (char *)NULL);
         _exit(127);
@@ -266,22 +284,25 @@ static int peer_start(peer *p, const char *model, int th, int P, int Dn, char *w
     p->from = fdopen(out[0], "r");
     char line[512] = "";
     if (!p->to || !p->from || !fgets(line, sizeof line, p->from) ||
-        sscanf(line, "ready torch %63s", p->version) != 1) {
+        sscanf(line, "ready torch %63s blas %127[^\n]", p->version, p->blas) < 1) {
         line[strcspn(line, "\n")] = 0;
         snprintf(why, n, "%s", line[0] ? line : "it ended without a word");
         peer_stop(p);
         return -1;
     }
+    if (!p->blas[0]) snprintf(p->blas, sizeof p->blas, "BLAS unknown");
+    peer_pause(p, 1);
     return 0;
 }
 
-/* One timed run of the peer: prompt and decode seconds. */
+/* One timed run of the peer: prompt and decode seconds. It runs between SIGCONT and SIGSTOP. */
 static int peer_run(peer *p, double *tp, double *td)
 {
     char line[256];
-    if (fputs("run\n", p->to) == EOF || fflush(p->to) != 0 || !fgets(line, sizeof line, p->from))
-        return -1;
-    return sscanf(line, "%lf %lf", tp, td) == 2 ? 0 : -1;
+    peer_pause(p, 0);
+    int ok = fputs("run\n", p->to) != EOF && fflush(p->to) == 0 && fgets(line, sizeof line, p->from);
+    peer_pause(p, 1);
+    return ok && sscanf(line, "%lf %lf", tp, td) == 2 ? 0 : -1;
 }
 
 /* ---- the bench ----------------------------------------------------------------------------- */
@@ -366,7 +387,8 @@ static void bench_one(const char *label, const char *path, long bytes, const cha
         if (!have_peer)
             printf("      PyTorch not run: %s\n", missing ? missing : why);
         else if (th == 1)
-            printf("      (torch %s, %s %s)\n", pr.version, "tests/peers/lm_torch.py", peer_model);
+            printf("      (torch %s with %s, %s %s; stopped while pelab runs)\n", pr.version,
+                   pr.blas, "tests/peers/lm_torch.py", peer_model);
         peer_stop(&pr);
     }
     size_t rss = rss_bytes();

@@ -36,6 +36,15 @@
 #include "lm_internal.h"
 #include "pool.h"
 
+/* The AVX-512 prompt tiles (below): gcc on x86-64, not under ThreadSanitizer (as LM_GEMM). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
+#define LM_X512 1
+#include <immintrin.h>
+#define LM_AVX512 __attribute__((target("avx512f,avx512dq,avx512vl,avx2,fma")))
+#else
+#define LM_X512 0
+#endif
+
 /* 8 floats in one AVX register (two SSE registers in the baseline build). */
 typedef float v8 __attribute__((vector_size(32)));
 
@@ -80,6 +89,12 @@ static inline void prefetch_span(const void *p, size_t bytes)
         __builtin_prefetch((const void *)a, 0, 2);
 }
 
+/* The tail of a dot product (in mod 8 inputs), one fused multiply-add per input in order,
+ * written out: left as s += w * x, gcc vectorises the loop into rounded products then ordered
+ * additions in one tile and not in another, and the tiles must agree bit for bit (the baseline
+ * build, without FMA, calls libm's fmaf: the same bits, only for these few inputs). */
+#define DOT_FMA(a, b, c) __builtin_fmaf((a), (b), (c))
+
 /* ---- W (out, in): dot products ------------------------------------------------------------- */
 
 /* out[c * ldo + r] = b[r] + w_r . x_c for r < R, c < C; w rows ldw apart, x rows ldx apart. */
@@ -118,7 +133,7 @@ static inline void prefetch_span(const void *p, size_t bytes)
             for (int c = 0; c < C; c++) {                                                          \
                 const float *wr = w + (size_t)r * ldw, *xc = x + (size_t)c * ldx;                  \
                 float s = HSUM8(acc[r][c]);                                                        \
-                for (int k = i; k < n; k++) s += wr[k] * xc[k];                                    \
+                for (int k = i; k < n; k++) s = DOT_FMA(wr[k], xc[k], s);                         \
                 out[(size_t)c * ldo + (size_t)r] = s + (b ? b[r] : 0.0f);                          \
             }                                                                                      \
     }
@@ -138,6 +153,7 @@ typedef struct lin_job {
     const float *x;
     int T;
     float *out;
+    int x512; /* T > 1 on a CPU with AVX-512: the 16-wide tiles below */
 } lin_job;
 
 /* The tiles by rows (4 or, for the last rows of W, 1) and token count (3, fewer for the last). */
@@ -292,6 +308,250 @@ static void col_panels(const lin_job *j, size_t c, int np)
     }
 }
 
+/* ---- AVX-512: 16-wide prompt tiles ----------------------------------------------------------
+ *
+ * The same sequence of operations per output as the tiles above (so a prompt still gives
+ * token-by-token decoding's bits, and these tiles give the AVX2 tiles' bits): only more outputs
+ * side by side, in 32 registers of 16 floats. On this project's Zen 5 (two 512-bit FMA pipes)
+ * that doubles the peak of the 8-wide tiles; the AVX2 tiles stay for T = 1 (decoding reads each
+ * weight once: memory bound, not FMA bound) and for the edges.
+ *
+ * W (out, in): a register holds two weight rows' eight lanes (rows r and r + 1, lanes i mod 8 of
+ * each), times one token's eight inputs broadcast to both halves: the lane sums of the 8-wide
+ * tile, two rows per register. The tile is 8 rows x 6 tokens (24 accumulators; per 8 inputs,
+ * 4 row pairs and 6 token broadcasts loaded for 24 FMAs of 16 lanes); the halves then go
+ * through the same tree (HSUM8X4) and tail.
+ *
+ * W (in, out): panels of 32 columns (two registers) x 12 tokens (24 accumulators; per input two
+ * weight loads and twelve broadcasts for 24 FMAs), in input order as col_2xC. */
+#if LM_X512
+
+/* One zero-cost-when-unsupported check, the first time a prompt needs it. */
+static void col_block(const lin_job *j, size_t c0, size_t c1);
+
+static int x512_ok(void)
+{
+    static int ok = -1;
+    int v = __atomic_load_n(&ok, __ATOMIC_RELAXED);
+    if (v < 0) {
+        __builtin_cpu_init();
+        v = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+            __builtin_cpu_supports("avx512vl");
+        __atomic_store_n(&ok, v, __ATOMIC_RELAXED);
+    }
+    return v;
+}
+
+#define X_ROWS 8 /* rows of a W (out, in) tile */
+#define X_TOKS 6 /* tokens of a W (out, in) tile */
+
+/* out[c * ldo + r] = b[r] + w_r . x_c for r < 8, c < C (dot_4xC's sequence). */
+#define X512_DOT(C)                                                                                \
+    LM_AVX512 static void dot8_##C(const float *w, size_t ldw, const float *x, size_t ldx, int n,  \
+                                   const float *b, float *out, size_t ldo)                         \
+    {                                                                                              \
+        __m512 acc[X_ROWS / 2][C];                                                                 \
+        for (int r = 0; r < X_ROWS / 2; r++)                                                       \
+            for (int c = 0; c < C; c++) acc[r][c] = _mm512_setzero_ps();                           \
+        int i = 0;                                                                                 \
+        for (; i + 8 <= n; i += 8) {                                                               \
+            __m512 xv[C];                                                                          \
+            for (int c = 0; c < C; c++)                                                            \
+                xv[c] = _mm512_broadcast_f32x8(_mm256_loadu_ps(x + (size_t)c * ldx + (size_t)i));  \
+            for (int r = 0; r < X_ROWS / 2; r++) {                                                 \
+                const float *w0 = w + (size_t)(2 * r) * ldw + (size_t)i;                           \
+                __m512 wv = _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_loadu_ps(w0)),        \
+                                               _mm256_loadu_ps(w0 + ldw), 1);                      \
+                for (int c = 0; c < C; c++) acc[r][c] = _mm512_fmadd_ps(wv, xv[c], acc[r][c]);     \
+            }                                                                                      \
+        }                                                                                          \
+        for (int c = 0; c < C; c++) {                                                              \
+            v8 h[X_ROWS];                                                                          \
+            for (int r = 0; r < X_ROWS / 2; r++) {                                                 \
+                h[2 * r] = (v8)_mm512_castps512_ps256(acc[r][c]);                                  \
+                h[2 * r + 1] = (v8)_mm512_extractf32x8_ps(acc[r][c], 1);                           \
+            }                                                                                      \
+            float *o = out + (size_t)c * ldo;                                                      \
+            const float *xc = x + (size_t)c * ldx;                                                 \
+            if (i == n)                                                                            \
+                for (int q = 0; q < X_ROWS; q += 4) {                                              \
+                    v4 s;                                                                          \
+                    HSUM8X4(s, h[q], h[q + 1], h[q + 2], h[q + 3]);                                \
+                    if (b) {                                                                       \
+                        v4 bv;                                                                     \
+                        memcpy(&bv, b + q, sizeof bv);                                             \
+                        s += bv;                                                                   \
+                    } else                                                                         \
+                        s += 0.0f;                                                                 \
+                    memcpy(o + q, &s, sizeof s);                                                   \
+                }                                                                                  \
+            else                                                                                   \
+                for (int r = 0; r < X_ROWS; r++) {                                                 \
+                    const float *wr = w + (size_t)r * ldw;                                         \
+                    float s = HSUM8(h[r]);                                                         \
+                    for (int k = i; k < n; k++) s = DOT_FMA(wr[k], xc[k], s);                     \
+                    o[r] = s + (b ? b[r] : 0.0f);                                                  \
+                }                                                                                  \
+        }                                                                                          \
+    }
+
+X512_DOT(6)
+X512_DOT(5)
+X512_DOT(4)
+X512_DOT(3)
+X512_DOT(2)
+X512_DOT(1)
+
+static dot_fn *const dot8_tile[X_TOKS + 1] = {NULL,   dot8_1, dot8_2, dot8_3,
+                                              dot8_4, dot8_5, dot8_6};
+
+/* Rows r0..r1-1 of W, eight at a time against every token (six at a time); the last rows
+ * (fewer than eight) by dot_block's tiles, which take the same sequence. */
+static void dot_block512(const lin_job *j, size_t r0, size_t r1)
+{
+    const lm_linear *L = j->L;
+    size_t in = (size_t)L->in, O = (size_t)L->out, r = r0;
+    int groups = (j->T + X_TOKS - 1) / X_TOKS;
+    for (; r + X_ROWS <= r1; r += X_ROWS) {
+        const float *w = L->w + r * L->ld, *b = L->b ? L->b + r : NULL;
+        /* the next eight rows, a slice per token group (see dot_block) */
+        size_t nb = X_ROWS * L->ld * sizeof(float), step = (nb / (size_t)groups + 63) & ~(size_t)63;
+        uintptr_t nx = (uintptr_t)(w + X_ROWS * L->ld);
+        for (int t = 0, g = 0; t < j->T; t += X_TOKS, g++) {
+            for (size_t o = (size_t)g * step; o < (size_t)(g + 1) * step && o < nb; o += 64)
+                __builtin_prefetch((const void *)(nx + o), 0, 2);
+            dot8_tile[j->T - t < X_TOKS ? j->T - t : X_TOKS](
+                w, L->ld, j->x + (size_t)t * in, in, L->in, b, j->out + (size_t)t * O + r, O);
+        }
+    }
+    if (r < r1) dot_block(j, r, r1);
+}
+
+/* Items are groups of X_ROWS outputs (the last may be short). */
+static void lin_rows512(void *ctx, size_t g0, size_t g1)
+{
+    const lin_job *j = ctx;
+    size_t r1 = g1 * X_ROWS;
+    if (r1 > (size_t)j->L->out) r1 = (size_t)j->L->out;
+    dot_block512(j, g0 * X_ROWS, r1);
+}
+
+#define X_PANEL 32   /* columns of a W (in, out) tile: two registers */
+#define X_CTOKS 12   /* tokens of a W (in, out) tile */
+#define X_WIDE  256  /* columns of an item at most: 1 KiB of each weight row read in one go */
+#define X_KC    64   /* inputs of a k-block: the packed panels take 64 KiB */
+
+/* col_2xC's sequence on 32 columns of a packed panel (32 floats a row). */
+#define X512_COL(C)                                                                                \
+    LM_AVX512 static void col32_##C(const float *w, const float *x, size_t ldx, int n,             \
+                                    const float *b, float *out, size_t ldo, int first, int last)   \
+    {                                                                                              \
+        __m512 a0[C], a1[C];                                                                       \
+        for (int c = 0; c < C; c++) {                                                              \
+            a0[c] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(out + (size_t)c * ldo);          \
+            a1[c] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(out + (size_t)c * ldo + 16);     \
+        }                                                                                          \
+        for (int i = 0; i < n; i++) {                                                              \
+            __m512 w0 = _mm512_load_ps(w + (size_t)i * X_PANEL),                                   \
+                   w1 = _mm512_load_ps(w + (size_t)i * X_PANEL + 16);                              \
+            for (int c = 0; c < C; c++) {                                                          \
+                __m512 xs = _mm512_set1_ps(x[(size_t)c * ldx + (size_t)i]);                        \
+                a0[c] = _mm512_fmadd_ps(xs, w0, a0[c]);                                            \
+                a1[c] = _mm512_fmadd_ps(xs, w1, a1[c]);                                            \
+            }                                                                                      \
+        }                                                                                          \
+        for (int c = 0; c < C; c++) {                                                              \
+            if (last && b) {                                                                       \
+                a0[c] = _mm512_add_ps(a0[c], _mm512_loadu_ps(b));                                  \
+                a1[c] = _mm512_add_ps(a1[c], _mm512_loadu_ps(b + 16));                             \
+            }                                                                                      \
+            _mm512_storeu_ps(out + (size_t)c * ldo, a0[c]);                                        \
+            _mm512_storeu_ps(out + (size_t)c * ldo + 16, a1[c]);                                   \
+        }                                                                                          \
+    }
+
+X512_COL(12)
+X512_COL(11)
+X512_COL(10)
+X512_COL(9)
+X512_COL(8)
+X512_COL(7)
+X512_COL(6)
+X512_COL(5)
+X512_COL(4)
+X512_COL(3)
+X512_COL(2)
+X512_COL(1)
+
+typedef void col32_fn(const float *, const float *, size_t, int, const float *, float *, size_t,
+                      int, int);
+static col32_fn *const col32_tile[X_CTOKS + 1] = {
+    NULL, col32_1, col32_2, col32_3, col32_4, col32_5, col32_6, col32_7, col32_8, col32_9, col32_10,
+    col32_11, col32_12};
+
+/* np panels of 32 columns from c (np * 32 <= X_WIDE) of every token, k-block by k-block. The
+ * copy reads np * 128 contiguous bytes of each weight row (up to 2 KiB: the 512 bytes of the
+ * 8-wide path's items left the packing waiting on memory for a quarter of the prompt once the
+ * tiles were 16 wide, perf record on the GPT-2 shape); the next k-block's rows are asked for a
+ * slice per tile, as col_panels does. A k-block is short (32 inputs) so that the wide panels
+ * still fit in 64 KiB: the accumulators are stored and reloaded between k-blocks, which changes
+ * no bit and costs 2 of every 32 loads. */
+LM_AVX512 static void col_panels512(const lin_job *j, size_t c, int np)
+{
+    const lm_linear *L = j->L;
+    size_t in = (size_t)L->in, O = (size_t)L->out, row_bytes = (size_t)np * X_PANEL * sizeof(float);
+    int T = j->T;
+    float pk[X_WIDE * X_KC] __attribute__((aligned(64)));
+    for (size_t k0 = 0; k0 < in; k0 += X_KC) {
+        int kn = in - k0 < X_KC ? (int)(in - k0) : X_KC, first = k0 == 0;
+        int last = k0 + (size_t)kn == in;
+        for (int i = 0; i < kn; i++) {
+            const float *row = L->w + (k0 + (size_t)i) * L->ld + c;
+            for (int p = 0; p < np; p++) {
+                float *d = pk + ((size_t)p * X_KC + (size_t)i) * X_PANEL;
+                _mm512_store_ps(d, _mm512_loadu_ps(row + p * X_PANEL));
+                _mm512_store_ps(d + 16, _mm512_loadu_ps(row + p * X_PANEL + 16));
+            }
+        }
+        const float *nw = k0 + X_KC < in ? L->w + (k0 + X_KC) * L->ld + c : L->w + c + row_bytes / 4;
+        int nk = k0 + X_KC < in ? (in - k0 - X_KC < X_KC ? (int)(in - k0 - X_KC) : X_KC) : X_KC;
+        int tiles = np * ((T + X_CTOKS - 1) / X_CTOKS), tile = 0;
+        for (int p = 0; p < np; p++) {
+            const float *w = pk + (size_t)p * X_KC * X_PANEL, *x = j->x + k0;
+            const float *b = L->b ? L->b + c + (size_t)p * X_PANEL : NULL;
+            float *o = j->out + c + (size_t)p * X_PANEL;
+            for (int t = 0; t < T; t += X_CTOKS, tile++) {
+                for (int i = tile * nk / tiles; i < (tile + 1) * nk / tiles; i++)
+                    prefetch_span(nw + (size_t)i * L->ld, row_bytes);
+                col32_tile[T - t < X_CTOKS ? T - t : X_CTOKS](w, x + (size_t)t * in, in, kn, b,
+                                                                o + (size_t)t * O, O, first, last);
+            }
+        }
+    }
+}
+
+/* Items of wcols columns (a multiple of 32, set by lm_linear_apply): whole panels here, the
+ * columns past the last one (out mod 32) by col_block. */
+typedef struct lin_job512 {
+    lin_job j;
+    size_t wcols;
+} lin_job512;
+
+static void lin_cols512(void *ctx, size_t b0, size_t b1)
+{
+    const lin_job512 *jj = ctx;
+    size_t O = (size_t)jj->j.L->out, c = b0 * jj->wcols, c1 = b1 * jj->wcols;
+    if (c1 > O) c1 = O;
+    while (c + X_PANEL <= c1) {
+        size_t n = (c1 - c) / X_PANEL;
+        if (n > X_WIDE / X_PANEL) n = X_WIDE / X_PANEL;
+        col_panels512(&jj->j, c, (int)n);
+        c += n * X_PANEL;
+    }
+    if (c < c1) col_block(&jj->j, c, c1);
+}
+#endif
+
 /* Columns [c0, c1) of every token. */
 static void col_block(const lin_job *j, size_t c0, size_t c1)
 {
@@ -330,7 +590,29 @@ static void lin_cols(void *ctx, size_t b0, size_t b1)
 
 void lm_linear_apply(const lm_linear *L, const float *x, int T, float *out, int threads)
 {
-    lin_job j = {L, x, T, out};
+    lin_job j = {L, x, T, out, 0};
+#if LM_X512
+    j.x512 = T > 1 && x512_ok();
+    if (j.x512 && !L->t) {
+        size_t items = ((size_t)L->out + X_ROWS - 1) / X_ROWS;
+        size_t grain = 8192 / (X_ROWS * ((size_t)L->in + 1)) + 1;
+        pool_run(threads, items, grain, lin_rows512, &j);
+        return;
+    }
+    if (j.x512) {
+        /* items as wide as X_WIDE allows, evened out; with more than one thread, at least two
+         * per thread and a multiple of the threads (768 columns: 2 x 384 on one thread, 4 x 192
+         * on two; 2304: 5 x 480, 6 x 384). Which columns an item takes changes no bit. */
+        size_t O = (size_t)L->out, th = threads > 1 ? (size_t)threads : 1;
+        size_t n = (O + X_WIDE - 1) / X_WIDE;
+        if (th > 1 && n < 2 * th) n = 2 * th;
+        n = (n + th - 1) / th * th;
+        size_t w = ((O + n - 1) / n + X_PANEL - 1) / X_PANEL * X_PANEL;
+        lin_job512 jj = {j, w};
+        pool_run(threads, (O + w - 1) / w, 1, lin_cols512, &jj);
+        return;
+    }
+#endif
     if (L->t) {
         size_t w = T == 1 ? PANEL1 : NPANEL * PANEL, items = ((size_t)L->out + w - 1) / w;
         pool_run(threads, items, 1, lin_cols, &j);

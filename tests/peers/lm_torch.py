@@ -14,7 +14,7 @@ The token ids are pelab's: (i * 7919 + 13) mod vocab.
 
 usage: lm_torch.py [--threads N] [--prompt 128] [--decode 32] [--runs 3] [gpt2|llama|stories ...]
 prints per model: "torch <version> <model> threads N: prompt P tokens/s, decode D tokens/s"
---serve (one model): builds it, prints "ready torch <version>", then for every line "run" on
+--serve (one model): builds it, prints "ready torch <version> blas <the BLAS it loaded>", then for every line "run" on
 standard input times one prompt and its decoding and prints "<prompt seconds> <decode seconds>";
 `pelab bench --only real` drives it so that its runs and pelab's take turns (a machine whose
 speed drifts slows both alike).
@@ -147,6 +147,29 @@ class Llama:
         return s.rms(x[-1:], s.nf) @ s.head.T
 
 
+def blas_name():
+    """The BLAS library this process loaded and, for OpenBLAS, its kernel (torch's own
+    __config__ says BLAS_INFO=generic for Debian's build, which takes whatever libblas.so.3 the
+    alternatives point at)."""
+    import ctypes
+    import re
+    try:
+        with open("/proc/self/maps") as f:
+            libs = sorted(set(re.findall(r"/\S*lib\w*blas\S*\.so\S*", f.read())))
+    except OSError:
+        return "BLAS unknown"
+    for path in libs:
+        try:
+            lib = ctypes.CDLL(path)
+            lib.openblas_get_config.restype = ctypes.c_char_p
+            lib.openblas_get_corename.restype = ctypes.c_char_p
+            cfg = lib.openblas_get_config().decode().split()
+            return f"{' '.join(cfg[:2])} {lib.openblas_get_corename().decode()}"
+        except (OSError, AttributeError):
+            continue
+    return os.path.basename(libs[0]) if libs else "BLAS unknown"
+
+
 def ids_for(m):
     return (torch.arange(ARGS.prompt + ARGS.decode) * 7919 + 13) % m.V
 
@@ -189,7 +212,7 @@ if ARGS.serve:
         sys.exit("lm_torch.py: --serve takes one model")
     m = make(ARGS.models[0])
     ids = ids_for(m)
-    print(f"ready torch {torch.__version__}", flush=True)
+    print(f"ready torch {torch.__version__} blas {blas_name()}", flush=True)
     for line in sys.stdin:
         if line.strip() != "run":
             break
