@@ -30,7 +30,8 @@ int lm_reserve(lm_model *m, size_t bytes, char *err, size_t errlen);
 #define LM_CLONES
 #endif
 /* The kernels of lm_kernels.c written with 8-wide vectors and fused multiply-adds: built for
- * x86-64-v3 (AVX2 + FMA; AVX-512 CPUs take it too) and the baseline. */
+ * x86-64-v3 (AVX2 + FMA; AVX-512 CPUs take it too, and for the prompt's linear maps 16-wide
+ * tiles of the same sequence, lm_kernels.c) and the baseline. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
 #define LM_GEMM __attribute__((target_clones("arch=x86-64-v3", "default")))
 #else

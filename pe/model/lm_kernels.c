@@ -27,7 +27,9 @@
  * FMA: built for x86-64-v3 (AVX2 + FMA) and the baseline by target_clones, dispatched once by the
  * ifunc resolver; the file asks for contraction (fp-contract=fast) so a*b+c is one FMA where the
  * CPU has it. The baseline build (no FMA) rounds the product first: results may differ between
- * CPUs in the last bits, never between thread counts or chunkings on one machine. */
+ * CPUs in the last bits, never between thread counts or chunkings on one machine. On a CPU with
+ * AVX-512 the prompt (T > 1) takes 16-wide tiles (section AVX-512 below, chosen by a CPU check
+ * once) that keep the same sequence per output: the same bits as the AVX2 tiles. */
 #pragma GCC optimize("fp-contract=fast")
 
 #include <stdint.h>

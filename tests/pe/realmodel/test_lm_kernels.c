@@ -3,7 +3,8 @@
  * The linear maps (both weight layouts: W (out, in) as Llama stores it, GPT-2's Conv1D (in, out);
  * with and without bias; a row stride wider than the matrix) at sizes that miss every tile and
  * vector edge: T = 1, 2, 3, 17, 65 tokens (tiles take 3 or 6 tokens, chunks 32), in and out from 1
- * to 300 (vectors take 8, tiles 4 rows or 16..128 columns, k-blocks 128 inputs), on 1 and 2
+ * to 300 (vectors take 8, tiles 4 rows or 16..128 columns, k-blocks 128 inputs; on AVX-512 CPUs
+ * 8 rows x 6 tokens, 32 columns x 12 tokens, items of 32..256 columns, k-blocks 64), on 1 and 2
  * threads. Each output is compared with a double-precision sum of the same products.
  *
  * Tolerance: a float sum of n products, in any order, with or without fused multiply-adds, is
