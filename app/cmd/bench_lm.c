@@ -300,7 +300,8 @@ static int peer_run(peer *p, double *tp, double *td)
 {
     char line[256];
     peer_pause(p, 0);
-    int ok = fputs("run\n", p->to) != EOF && fflush(p->to) == 0 && fgets(line, sizeof line, p->from);
+    int ok =
+        fputs("run\n", p->to) != EOF && fflush(p->to) == 0 && fgets(line, sizeof line, p->from);
     peer_pause(p, 1);
     return ok && sscanf(line, "%lf %lf", tp, td) == 2 ? 0 : -1;
 }

@@ -135,7 +135,7 @@ static inline void prefetch_span(const void *p, size_t bytes)
             for (int c = 0; c < C; c++) {                                                          \
                 const float *wr = w + (size_t)r * ldw, *xc = x + (size_t)c * ldx;                  \
                 float s = HSUM8(acc[r][c]);                                                        \
-                for (int k = i; k < n; k++) s = DOT_FMA(wr[k], xc[k], s);                         \
+                for (int k = i; k < n; k++) s = DOT_FMA(wr[k], xc[k], s);                          \
                 out[(size_t)c * ldo + (size_t)r] = s + (b ? b[r] : 0.0f);                          \
             }                                                                                      \
     }
@@ -391,7 +391,7 @@ static int x512_ok(void)
                 for (int r = 0; r < X_ROWS; r++) {                                                 \
                     const float *wr = w + (size_t)r * ldw;                                         \
                     float s = HSUM8(h[r]);                                                         \
-                    for (int k = i; k < n; k++) s = DOT_FMA(wr[k], xc[k], s);                     \
+                    for (int k = i; k < n; k++) s = DOT_FMA(wr[k], xc[k], s);                      \
                     o[r] = s + (b ? b[r] : 0.0f);                                                  \
                 }                                                                                  \
         }                                                                                          \
@@ -404,8 +404,7 @@ X512_DOT(3)
 X512_DOT(2)
 X512_DOT(1)
 
-static dot_fn *const dot8_tile[X_TOKS + 1] = {NULL,   dot8_1, dot8_2, dot8_3,
-                                              dot8_4, dot8_5, dot8_6};
+static dot_fn *const dot8_tile[X_TOKS + 1] = {NULL, dot8_1, dot8_2, dot8_3, dot8_4, dot8_5, dot8_6};
 
 /* Rows r0..r1-1 of W, eight at a time against every token (six at a time); the last rows
  * (fewer than eight) by dot_block's tiles, which take the same sequence. */
@@ -438,10 +437,10 @@ static void lin_rows512(void *ctx, size_t g0, size_t g1)
     dot_block512(j, g0 * X_ROWS, r1);
 }
 
-#define X_PANEL 32   /* columns of a W (in, out) tile: two registers */
-#define X_CTOKS 12   /* tokens of a W (in, out) tile */
-#define X_WIDE  256  /* columns of an item at most: 1 KiB of each weight row read in one go */
-#define X_KC    64   /* inputs of a k-block: the packed panels take 64 KiB */
+#define X_PANEL 32  /* columns of a W (in, out) tile: two registers */
+#define X_CTOKS 12  /* tokens of a W (in, out) tile */
+#define X_WIDE  256 /* columns of an item at most: 1 KiB of each weight row read in one go */
+#define X_KC    64  /* inputs of a k-block: the packed panels take 64 KiB */
 
 /* col_2xC's sequence on 32 columns of a packed panel (32 floats a row). */
 #define X512_COL(C)                                                                                \
@@ -487,17 +486,16 @@ X512_COL(1)
 
 typedef void col32_fn(const float *, const float *, size_t, int, const float *, float *, size_t,
                       int, int);
-static col32_fn *const col32_tile[X_CTOKS + 1] = {
-    NULL, col32_1, col32_2, col32_3, col32_4, col32_5, col32_6, col32_7, col32_8, col32_9, col32_10,
-    col32_11, col32_12};
+static col32_fn *const col32_tile[X_CTOKS + 1] = {NULL,     col32_1,  col32_2, col32_3, col32_4,
+                                                  col32_5,  col32_6,  col32_7, col32_8, col32_9,
+                                                  col32_10, col32_11, col32_12};
 
 /* np panels of 32 columns from c (np * 32 <= X_WIDE) of every token, k-block by k-block. The
- * copy reads np * 128 contiguous bytes of each weight row (up to 2 KiB: the 512 bytes of the
- * 8-wide path's items left the packing waiting on memory for a quarter of the prompt once the
- * tiles were 16 wide, perf record on the GPT-2 shape); the next k-block's rows are asked for a
- * slice per tile, as col_panels does. A k-block is short (32 inputs) so that the wide panels
- * still fit in 64 KiB: the accumulators are stored and reloaded between k-blocks, which changes
- * no bit and costs 2 of every 32 loads. */
+ * copy reads np * 128 contiguous bytes of each weight row (up to 1 KiB: with the 8-wide path's
+ * 512 bytes the packing waited on memory for a quarter of the prompt once the tiles were 16
+ * wide, perf record on the GPT-2 shape, under load); the next k-block's rows are asked for a
+ * slice per tile, as col_panels does. A k-block is 64 inputs so that the wider panels still fit
+ * in 64 KiB: the accumulators are stored and reloaded between k-blocks, which changes no bit. */
 LM_AVX512 static void col_panels512(const lin_job *j, size_t c, int np)
 {
     const lm_linear *L = j->L;
@@ -515,7 +513,8 @@ LM_AVX512 static void col_panels512(const lin_job *j, size_t c, int np)
                 _mm512_store_ps(d + 16, _mm512_loadu_ps(row + p * X_PANEL + 16));
             }
         }
-        const float *nw = k0 + X_KC < in ? L->w + (k0 + X_KC) * L->ld + c : L->w + c + row_bytes / 4;
+        const float *nw =
+            k0 + X_KC < in ? L->w + (k0 + X_KC) * L->ld + c : L->w + c + row_bytes / 4;
         int nk = k0 + X_KC < in ? (in - k0 - X_KC < X_KC ? (int)(in - k0 - X_KC) : X_KC) : X_KC;
         int tiles = np * ((T + X_CTOKS - 1) / X_CTOKS), tile = 0;
         for (int p = 0; p < np; p++) {
@@ -526,7 +525,7 @@ LM_AVX512 static void col_panels512(const lin_job *j, size_t c, int np)
                 for (int i = tile * nk / tiles; i < (tile + 1) * nk / tiles; i++)
                     prefetch_span(nw + (size_t)i * L->ld, row_bytes);
                 col32_tile[T - t < X_CTOKS ? T - t : X_CTOKS](w, x + (size_t)t * in, in, kn, b,
-                                                                o + (size_t)t * O, O, first, last);
+                                                              o + (size_t)t * O, O, first, last);
             }
         }
     }
