@@ -129,7 +129,7 @@ enum { VECTOR_MAX_CELLS = RASTER_VECTOR_MAX_CELLS };
 
 typedef struct draw_opts {
     int antialias;
-    int vector;       /* 1: an SVG/PDF surface (no device-pixel downsampling) */
+    int vector;       /* 1: a PDF or SVG surface (no device-pixel downsampling); 2: an SVG */
     double text_h;    /* the scene's line height in figure units */
     const char *font; /* the scene's font family (NULL: the default) */
     /* the image surface's pixels when drawing into memory at figure unit = pixel
@@ -847,6 +847,33 @@ static int draw_heatmap(cairo_t *cr, const scene_item *it, const draw_opts *o)
             return 0;
         }
     }
+    if (o->vector == 2 && mt.xy == 0 && mt.yx == 0 && mt.xx > 0 && mt.yy > 0) {
+        /* cairo's SVG (--svg-text paths): the image at the pixels it is drawn at, on whole
+         * pixels, as pelab's own SVG writer embeds it (svg_write.c), so a viewer that smooths
+         * images whatever image-rendering says (rsvg) still shows the PNG's cells */
+        double px0 = round(mt.xx * x + mt.x0), px1 = round(mt.xx * (x + w) + mt.x0);
+        double py0 = round(mt.yy * y + mt.y0), py1 = round(mt.yy * (y + h) + mt.y0);
+        double tw = fmax(1.0, px1 - px0), th = fmax(1.0, py1 - py0);
+        size_t oc = (size_t)fmin((double)VECTOR_MAX_CELLS, tw);
+        size_t orows = (size_t)fmin((double)VECTOR_MAX_CELLS, th);
+        cairo_surface_t *img = heat_image(it, orows, oc);
+        if (cairo_surface_status(img) != CAIRO_STATUS_SUCCESS) {
+            cairo_surface_destroy(img);
+            return -1;
+        }
+        cairo_save(cr);
+        cairo_identity_matrix(cr);
+        cairo_rectangle(cr, px0, py0, tw, th);
+        cairo_clip(cr);
+        cairo_translate(cr, px0, py0);
+        cairo_scale(cr, tw / (double)oc, th / (double)orows);
+        cairo_set_source_surface(cr, img, 0, 0);
+        cairo_pattern_set_filter(cairo_get_source(cr), CAIRO_FILTER_NEAREST);
+        cairo_paint(cr);
+        cairo_restore(cr);
+        cairo_surface_destroy(img);
+        return 0;
+    }
     /* Vector surfaces and rotated or huge targets: an image of at most the device size (or of
      * VECTOR_MAX_CELLS for vectors, which keep the cells), scaled by cairo with nearest. */
     double dw = w, dh = h;
@@ -1317,7 +1344,8 @@ static int export_vector(const scene *s, const char *path, const raster_export_o
     if (cairo_surface_status(surf) == CAIRO_STATUS_SUCCESS) {
         cairo_t *cr = cairo_create(surf);
         cairo_scale(cr, k, k);
-        draw_opts d = {o ? o->antialias : 1, 1, scene_text_h(s), s->font, NULL, NULL, 0, 0, 0};
+        draw_opts d = {o ? o->antialias : 1, f == FMT_SVG ? 2 : 1, scene_text_h(s), s->font,
+                       NULL,                   NULL, 0, 0, 0};
         rc = draw_scene(cr, s, &d);
         drawn = cairo_status(cr); /* the context's error: the surface may say none */
         cairo_destroy(cr);
