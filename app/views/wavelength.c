@@ -54,10 +54,11 @@ static int wl_build(app_view_ctx *c, const app_state *st, scene *s, const scene_
     int rope = use_rope(st);
     int L = st->p.len, over = 0;
     for (int k = 0; k < n; k++) over += w[k] > L;
-    char title[160], sub[256];
+    char title[160], sub[256], ls[48];
+    fig_num(L, 15, ls, sizeof ls); /* L = 10,000,000, not printf's 10000000 (issue 26) */
     snprintf(title, sizeof title,
-             "%s wavelengths 2\xcf\x80/" APP_THETA_K ": %d of %d pairs never turn once in L=%d",
-             rope ? "RoPE" : "Sinusoid", over, n, L);
+             "%s wavelengths 2\xcf\x80/" APP_THETA_K ": %d of %d pairs never turn once in L=%s",
+             rope ? "RoPE" : "Sinusoid", over, n, ls);
     app_subtitle(st, sub, sizeof sub);
     fig_rect r = app_frame(s, t, th, title, sub);
 
@@ -90,7 +91,7 @@ static int wl_build(app_view_ctx *c, const app_state *st, scene *s, const scene_
             scene_circle(s, fig_x(&a, k), fig_y(&a, w[k]), rad,
                          w[k] > L ? th->series[1] : th->series[0], 0, w[k] > L ? 0 : SCENE_FILL);
     char lab[64];
-    snprintf(lab, sizeof lab, "context L = %d", L);
+    snprintf(lab, sizeof lab, "context L = %s", ls);
     fig_hmark(s, t, th, &a, L, lab);
     c->main = a;
     fig_mark_main(s, a.area, "plot");
