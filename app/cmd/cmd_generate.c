@@ -226,7 +226,8 @@ static int cmd_generate(int argc, char **argv)
     if (prompt || tok_path || !print_ids) {
         tok = pe_tok_open(tok_path ? tok_path : model_path, err, sizeof err);
         if (!tok) {
-            fprintf(stderr, "pelab generate: %s%s\n", err,
+            /* name the option when the file was named (as pelab tokenize does) */
+            fprintf(stderr, "pelab generate: %s%s%s\n", tok_path ? "--tokenizer " : "", err,
                     tok_path ? ""
                              : " (--tokenizer FILE names one; --ids and --print-ids need none)");
             goto out;
