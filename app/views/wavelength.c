@@ -90,6 +90,22 @@ static int wl_build(app_view_ctx *c, const app_state *st, scene *s, const scene_
         for (int k = 0; k < n; k++)
             scene_circle(s, fig_x(&a, k), fig_y(&a, w[k]), rad,
                          w[k] > L ? th->series[1] : th->series[0], 0, w[k] > L ? 0 : SCENE_FILL);
+    /* the two marker styles named (issue 26: the filled and hollow circles had no legend), in
+     * the top-left corner, which the rising curve leaves free */
+    if (!t->cells && n <= 256) {
+        const char *names[2] = {"turns within L", "never turns in L"};
+        int has[2] = {over < n, over > 0};
+        double size = 0.8, lh = t->text_h * size * 1.15;
+        double lx = a.area.x + t->char_w * 0.8, ly = a.area.y + t->char_w * 0.8 + lh / 2;
+        for (int e = 0; e < 2; e++) {
+            if (!has[e]) continue;
+            scene_circle(s, lx + rad, ly, rad, e ? th->series[1] : th->series[0], 0,
+                         e ? 0 : SCENE_FILL);
+            scene_text(s, lx + rad * 2 + t->char_w * 0.6, ly, names[e], size,
+                       SCENE_LEFT | SCENE_MIDDLE, th->fg, 0);
+            ly += lh;
+        }
+    }
     char lab[64];
     snprintf(lab, sizeof lab, "context L = %s", ls);
     fig_hmark(s, t, th, &a, L, lab);

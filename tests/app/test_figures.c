@@ -354,6 +354,14 @@ int main(int argc, char **argv)
                "wavelength --len 10000000: the title and the context line write L=10\u2077, "
                "no 10000000");
         free(words);
+        /* every marker style in the legend: the filled (turns within L) and hollow (never
+         * turns) circles had none */
+        ok = run((const char *[]){"export", "wavelength", "-o", pdf, NULL}) == 0 &&
+             run_prog("pdftotext", (const char *[]){pdf, txt, NULL}, NULL) == 0;
+        words = ok ? file_read(txt, &n) : NULL;
+        TAP_OK(words && strstr(words, "turns within L") && strstr(words, "never turns in L"),
+               "wavelength: the legend names the filled and the hollow markers");
+        free(words);
         unlink(pdf);
         unlink(txt);
     }
