@@ -94,7 +94,7 @@ static int wl_build(app_view_ctx *c, const app_state *st, scene *s, const scene_
      * the top-left corner, which the rising curve leaves free */
     if (!t->cells && n <= 256) {
         const char *names[2] = {"turns within L", "never turns in L"};
-        int has[2] = {over < n, over > 0};
+        int has[2] = {over<n, over> 0};
         double size = 0.8, lh = t->text_h * size * 1.15;
         double lx = a.area.x + t->char_w * 0.8, ly = a.area.y + t->char_w * 0.8 + lh / 2;
         for (int e = 0; e < 2; e++) {

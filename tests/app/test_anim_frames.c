@@ -160,8 +160,8 @@ static int weights(const char *csv, int k, double *v)
  * neighbours, x0 <= 0: the first bar's centre, which is token 0's: the first token's weight is
  * never small in this animation, the check below says so). Then the scale c of heights = c v
  * (least squares), the largest miss of a height and of a centre, in pixels, and whether every
- * token without a bar has a weight under 4 px (a bar of a few pixels, its top row blended, is not drawn
- * solid). Returns 0, or -1 when two bars fall in one slot or out of 0..k. */
+ * token without a bar has a weight under 4 px (a bar of a few pixels, its top row blended, is not
+ * drawn solid). Returns 0, or -1 when two bars fall in one slot or out of 0..k. */
 typedef struct fit {
     double x0, dx, c, hmiss, xmiss;
     int unseen_ok;
@@ -209,14 +209,16 @@ int main(int argc, char **argv)
 {
     if (argc < 2) return tap_skip_all("usage: test_anim_frames PELAB");
     pelab = argv[1];
-    if (test_tmpdir(dir, sizeof dir, "animframes") != 0) return tap_skip_all("no temporary directory");
+    if (test_tmpdir(dir, sizeof dir, "animframes") != 0)
+        return tap_skip_all("no temporary directory");
     char frames[4200];
     snprintf(frames, sizeof frames, "%s/frames/", dir);
     int rc = run((const char *[]){"export", "attention", "--model", "rope", "--preset", "toy",
                                   "--animate", "step=0:20:21", "-o", frames, NULL},
                  NULL);
-    if (!TAP_OK(rc == 0, "export attention --model rope --preset toy --animate step=0:20:21 -o "
-                         "DIR/ (%s)",
+    if (!TAP_OK(rc == 0,
+                "export attention --model rope --preset toy --animate step=0:20:21 -o "
+                "DIR/ (%s)",
                 errtext))
         return tap_done();
 
