@@ -1344,15 +1344,8 @@ static int export_vector(const scene *s, const char *path, const raster_export_o
     if (cairo_surface_status(surf) == CAIRO_STATUS_SUCCESS) {
         cairo_t *cr = cairo_create(surf);
         cairo_scale(cr, k, k);
-        draw_opts d = {o ? o->antialias : 1,
-                       f == FMT_SVG ? 2 : 1,
-                       scene_text_h(s),
-                       s->font,
-                       NULL,
-                       NULL,
-                       0,
-                       0,
-                       0};
+        int vec = f == FMT_SVG ? 2 : 1; /* draw_heatmap embeds an SVG's at the drawn pixels */
+        draw_opts d = {o ? o->antialias : 1, vec, scene_text_h(s), s->font, NULL, NULL, 0, 0, 0};
         rc = draw_scene(cr, s, &d);
         drawn = cairo_status(cr); /* the context's error: the surface may say none */
         cairo_destroy(cr);
