@@ -369,22 +369,34 @@ __attribute__((target("avx512f"))) static void mm_rows_avx512(const mm_args *g, 
         X8(INIT)
 #undef INIT
         const float *bp = b + kb * bs + j0;
-        if (w > 16) {
-            for (size_t p = kb, ap = kb * acs; p < ke; p++, bp += bs, ap += acs) {
-                __m512 b0 = _mm512_maskz_loadu_ps(m0, bp), b1 = _mm512_maskz_loadu_ps(m1, bp + 16);
+        /* whole vectors of columns through plain loads and stores, as in the AVX2 kernel: the
+         * masked ones cost more on AMD's cores (a masked store most, even with an empty mask) */
 #define FMA(r)                                                                                     \
     {                                                                                              \
         __m512 x = _mm512_set1_ps(a##r[ap]);                                                       \
         c##r##0 = _mm512_fmadd_ps(x, b0, c##r##0);                                                 \
         c##r##1 = _mm512_fmadd_ps(x, b1, c##r##1);                                                 \
     }
+        if (w == 32) {
+            for (size_t p = kb, ap = kb * acs; p < ke; p++, bp += bs, ap += acs) {
+                __m512 b0 = _mm512_loadu_ps(bp), b1 = _mm512_loadu_ps(bp + 16);
                 X8(FMA)
-#undef FMA
             }
-        } else { /* one vector of columns (a head of 16): half the work */
+        } else if (w > 16) {
+            for (size_t p = kb, ap = kb * acs; p < ke; p++, bp += bs, ap += acs) {
+                __m512 b0 = _mm512_loadu_ps(bp), b1 = _mm512_maskz_loadu_ps(m1, bp + 16);
+                X8(FMA)
+            }
+#undef FMA
+        } else if (w == 16) { /* one vector of columns (a head of 16): half the work */
+            for (size_t p = kb, ap = kb * acs; p < ke; p++, bp += bs, ap += acs) {
+                __m512 b0 = _mm512_loadu_ps(bp);
+#define FMA(r) c##r##0 = _mm512_fmadd_ps(_mm512_set1_ps(a##r[ap]), b0, c##r##0);
+                X8(FMA)
+            }
+        } else {
             for (size_t p = kb, ap = kb * acs; p < ke; p++, bp += bs, ap += acs) {
                 __m512 b0 = _mm512_maskz_loadu_ps(m0, bp);
-#define FMA(r) c##r##0 = _mm512_fmadd_ps(_mm512_set1_ps(a##r[ap]), b0, c##r##0);
                 X8(FMA)
 #undef FMA
             }
@@ -392,8 +404,14 @@ __attribute__((target("avx512f"))) static void mm_rows_avx512(const mm_args *g, 
 #define STORE(r)                                                                                   \
     if (r < rn) {                                                                                  \
         float *o = g->out + (size_t)(r0 + r) * os + j0;                                            \
-        _mm512_mask_storeu_ps(o, m0, c##r##0);                                                     \
-        _mm512_mask_storeu_ps(o + 16, m1, c##r##1);                                                \
+        if (w >= 16)                                                                               \
+            _mm512_storeu_ps(o, c##r##0);                                                          \
+        else                                                                                       \
+            _mm512_mask_storeu_ps(o, m0, c##r##0);                                                 \
+        if (w == 32)                                                                               \
+            _mm512_storeu_ps(o + 16, c##r##1);                                                     \
+        else if (w > 16)                                                                           \
+            _mm512_mask_storeu_ps(o + 16, m1, c##r##1);                                            \
     }
         X8(STORE)
 #undef STORE
