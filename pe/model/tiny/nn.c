@@ -112,6 +112,14 @@ static real rtanh(real u)
     return 1 - 2 / (REXP(2 * u) + 1);
 }
 
+/* Inlined into its caller's clone whatever its size: a helper gcc leaves out of line is compiled
+ * for the baseline CPU only (SSE2), not in the clone's instruction set. */
+#ifdef __GNUC__
+#define NN_INLINE static inline __attribute__((always_inline))
+#else
+#define NN_INLINE static inline
+#endif
+
 /* Enough work to be worth a parallel loop. */
 #define PAR(work) ((work) > 1e6)
 
@@ -960,7 +968,7 @@ static inline void head_transpose(real *restrict dst, const real *restrict src, 
  * chain that took as long as the row's exponentials; the rows of a group are combined side by
  * side (lane l of every row, then l + 1), each still in its own lane order, so the results are
  * those of one row at a time. */
-static inline void softmax_causal_rows(real *restrict sc, int t0, int tn, int T, real scale)
+NN_INLINE void softmax_causal_rows(real *restrict sc, int t0, int tn, int T, real scale)
 {
     real lmt[LANES][LANES], lst[LANES][LANES]; /* [lane][row of the group] */
     real mx[LANES], sum[LANES], inv[LANES];
