@@ -112,6 +112,14 @@ static real rtanh(real u)
     return 1 - 2 / (REXP(2 * u) + 1);
 }
 
+/* Inlined into its caller's clone whatever its size: a helper gcc leaves out of line is compiled
+ * for the baseline CPU only (SSE2), not in the clone's instruction set. */
+#ifdef __GNUC__
+#define NN_INLINE static inline __attribute__((always_inline))
+#else
+#define NN_INLINE static inline
+#endif
+
 /* Enough work to be worth a parallel loop. */
 #define PAR(work) ((work) > 1e6)
 
@@ -369,22 +377,34 @@ __attribute__((target("avx512f"))) static void mm_rows_avx512(const mm_args *g, 
         X8(INIT)
 #undef INIT
         const float *bp = b + kb * bs + j0;
-        if (w > 16) {
-            for (size_t p = kb, ap = kb * acs; p < ke; p++, bp += bs, ap += acs) {
-                __m512 b0 = _mm512_maskz_loadu_ps(m0, bp), b1 = _mm512_maskz_loadu_ps(m1, bp + 16);
+        /* whole vectors of columns through plain loads and stores, as in the AVX2 kernel: the
+         * masked ones cost more on AMD's cores (a masked store most, even with an empty mask) */
 #define FMA(r)                                                                                     \
     {                                                                                              \
         __m512 x = _mm512_set1_ps(a##r[ap]);                                                       \
         c##r##0 = _mm512_fmadd_ps(x, b0, c##r##0);                                                 \
         c##r##1 = _mm512_fmadd_ps(x, b1, c##r##1);                                                 \
     }
+        if (w == 32) {
+            for (size_t p = kb, ap = kb * acs; p < ke; p++, bp += bs, ap += acs) {
+                __m512 b0 = _mm512_loadu_ps(bp), b1 = _mm512_loadu_ps(bp + 16);
                 X8(FMA)
-#undef FMA
             }
-        } else { /* one vector of columns (a head of 16): half the work */
+        } else if (w > 16) {
+            for (size_t p = kb, ap = kb * acs; p < ke; p++, bp += bs, ap += acs) {
+                __m512 b0 = _mm512_loadu_ps(bp), b1 = _mm512_maskz_loadu_ps(m1, bp + 16);
+                X8(FMA)
+            }
+#undef FMA
+        } else if (w == 16) { /* one vector of columns (a head of 16): half the work */
+            for (size_t p = kb, ap = kb * acs; p < ke; p++, bp += bs, ap += acs) {
+                __m512 b0 = _mm512_loadu_ps(bp);
+#define FMA(r) c##r##0 = _mm512_fmadd_ps(_mm512_set1_ps(a##r[ap]), b0, c##r##0);
+                X8(FMA)
+            }
+        } else {
             for (size_t p = kb, ap = kb * acs; p < ke; p++, bp += bs, ap += acs) {
                 __m512 b0 = _mm512_maskz_loadu_ps(m0, bp);
-#define FMA(r) c##r##0 = _mm512_fmadd_ps(_mm512_set1_ps(a##r[ap]), b0, c##r##0);
                 X8(FMA)
 #undef FMA
             }
@@ -392,8 +412,14 @@ __attribute__((target("avx512f"))) static void mm_rows_avx512(const mm_args *g, 
 #define STORE(r)                                                                                   \
     if (r < rn) {                                                                                  \
         float *o = g->out + (size_t)(r0 + r) * os + j0;                                            \
-        _mm512_mask_storeu_ps(o, m0, c##r##0);                                                     \
-        _mm512_mask_storeu_ps(o + 16, m1, c##r##1);                                                \
+        if (w >= 16)                                                                               \
+            _mm512_storeu_ps(o, c##r##0);                                                          \
+        else                                                                                       \
+            _mm512_mask_storeu_ps(o, m0, c##r##0);                                                 \
+        if (w == 32)                                                                               \
+            _mm512_storeu_ps(o + 16, c##r##1);                                                     \
+        else if (w > 16)                                                                           \
+            _mm512_mask_storeu_ps(o + 16, m1, c##r##1);                                            \
     }
         X8(STORE)
 #undef STORE
@@ -935,41 +961,67 @@ static inline void head_transpose(real *restrict dst, const real *restrict src, 
         for (int j = 0; j < T; j++) dst[(size_t)i * T + j] = src[(size_t)j * ss + i];
 }
 
-/* Softmax of row t of a causal score matrix in place: x_j = row[j] * scale for j < n = t + 1,
- * then e^(x_j - max) / sum; row[n..T-1] = 0. Whole blocks of LANES columns are computed with the
- * columns past n masked, so every loop has a fixed length. */
-static inline void softmax_causal_row(real *restrict row, int n, int T, real scale)
+/* Softmax of rows t0..t0+tn-1 (tn <= LANES) of a causal score matrix in place: for row t,
+ * x_j = row[j] * scale for j < n = t + 1, then e^(x_j - max) / sum; row[n..T-1] = 0. Whole
+ * blocks of LANES columns are computed with the columns past n masked, so every loop has a fixed
+ * length. A row's maximum and sum combine its LANES running values in lane order, a serial
+ * chain that took as long as the row's exponentials; the rows of a group are combined side by
+ * side (lane l of every row, then l + 1), each still in its own lane order, so the results are
+ * those of one row at a time. */
+NN_INLINE void softmax_causal_rows(real *restrict sc, int t0, int tn, int T, real scale)
 {
-    int w = (n + LANES - 1) / LANES * LANES, j0 = 0;
-    if (w > T) w = T / LANES * LANES; /* the last partial block of a row goes to the tail loop */
-    real lm[LANES], ls[LANES];
-    for (int l = 0; l < LANES; l++) lm[l] = -INFINITY, ls[l] = 0;
-    for (; j0 < w; j0 += LANES)
-        for (int l = 0; l < LANES; l++) {
-            real x = RSEL(j0 + l < n, row[j0 + l] * scale, -INFINITY);
-            row[j0 + l] = x;
-            lm[l] = RMAX(x, lm[l]);
-        }
-    real mx = lm[0];
-    for (int l = 1; l < LANES; l++) mx = lm[l] > mx ? lm[l] : mx;
-    for (int j = w; j < n; j++) {
-        row[j] *= scale;
-        mx = row[j] > mx ? row[j] : mx;
-    }
-    for (j0 = 0; j0 < w; j0 += LANES)
-        for (int l = 0; l < LANES; l++) {
-            real e = RSEL(j0 + l < n, REXP(row[j0 + l] - mx), 0);
-            row[j0 + l] = e;
-            ls[l] += e;
-        }
-    real sum = 0;
-    for (int j = w; j < n; j++) sum += row[j] = REXP(row[j] - mx);
-    for (int l = 0; l < LANES; l++) sum += ls[l];
-    real inv = 1 / sum;
+    real lmt[LANES][LANES], lst[LANES][LANES]; /* [lane][row of the group] */
+    real mx[LANES], sum[LANES], inv[LANES];
     int wt = T / LANES * LANES;
-    for (j0 = 0; j0 < wt; j0 += LANES)
-        for (int l = 0; l < LANES; l++) row[j0 + l] = RSEL(j0 + l < n, row[j0 + l] * inv, 0);
-    for (int j = wt; j < T; j++) row[j] = j < n ? row[j] * inv : 0;
+    for (int r = 0; r < tn; r++) {
+        real *restrict row = sc + (size_t)(t0 + r) * T;
+        int n = t0 + r + 1, w = (n + LANES - 1) / LANES * LANES;
+        if (w > T) w = wt; /* the last partial block of a row goes to the tail loop */
+        real lm[LANES];
+        for (int l = 0; l < LANES; l++) lm[l] = -INFINITY;
+        for (int j0 = 0; j0 < w; j0 += LANES)
+            for (int l = 0; l < LANES; l++) {
+                real x = RSEL(j0 + l < n, row[j0 + l] * scale, -INFINITY);
+                row[j0 + l] = x;
+                lm[l] = RMAX(x, lm[l]);
+            }
+        for (int l = 0; l < LANES; l++) lmt[l][r] = lm[l];
+    }
+    for (int r = 0; r < tn; r++) mx[r] = lmt[0][r];
+    for (int l = 1; l < LANES; l++)
+        for (int r = 0; r < tn; r++) mx[r] = RMAX(lmt[l][r], mx[r]);
+    for (int r = 0; r < tn; r++) {
+        real *restrict row = sc + (size_t)(t0 + r) * T;
+        int n = t0 + r + 1, w = (n + LANES - 1) / LANES * LANES;
+        if (w > T) w = wt;
+        real m = mx[r];
+        for (int j = w; j < n; j++) {
+            row[j] *= scale;
+            m = row[j] > m ? row[j] : m;
+        }
+        real ls[LANES], tail = 0;
+        for (int l = 0; l < LANES; l++) ls[l] = 0;
+        for (int j0 = 0; j0 < w; j0 += LANES)
+            for (int l = 0; l < LANES; l++) {
+                real e = RSEL(j0 + l < n, REXP(row[j0 + l] - m), 0);
+                row[j0 + l] = e;
+                ls[l] += e;
+            }
+        for (int j = w; j < n; j++) tail += row[j] = REXP(row[j] - m);
+        for (int l = 0; l < LANES; l++) lst[l][r] = ls[l];
+        sum[r] = tail;
+    }
+    for (int l = 0; l < LANES; l++)
+        for (int r = 0; r < tn; r++) sum[r] += lst[l][r];
+    for (int r = 0; r < tn; r++) inv[r] = 1 / sum[r];
+    for (int r = 0; r < tn; r++) {
+        real *restrict row = sc + (size_t)(t0 + r) * T;
+        int n = t0 + r + 1;
+        real v = inv[r];
+        for (int j0 = 0; j0 < wt; j0 += LANES)
+            for (int l = 0; l < LANES; l++) row[j0 + l] = RSEL(j0 + l < n, row[j0 + l] * v, 0);
+        for (int j = wt; j < T; j++) row[j] = j < n ? row[j] * v : 0;
+    }
 }
 
 /* Softmax attention of every (sequence, head) as products through the matrix kernel: scores
@@ -997,20 +1049,21 @@ NN_CLONES static void attention_heads(void *ctx, size_t bh0, size_t bh1)
         mm_here(MM_COLS_TO_ROW, sc, (size_t)T, base, C3, 1, kt, (size_t)T, T, hd, T, 0);
         const real *t5 = d->pe == MODEL_PE_T5 ? a->params + a->l->t5 + (size_t)h * d->NB : NULL;
         real slope = d->pe == MODEL_PE_ALIBI ? (real)pos->slopes[h] : 0;
-        for (int t = 0; t < T; t++) {
-            real *restrict row = sc + (size_t)t * T;
-            int n = t + 1;
-            real s = scale;
-            if (slope != 0 || t5) { /* the bias goes on the scaled scores */
+        real s = scale;
+        if (slope != 0 || t5) { /* the bias goes on the scaled scores */
+            for (int t = 0; t < T; t++) {
+                real *restrict row = sc + (size_t)t * T;
+                int n = t + 1;
                 for (int j = 0; j < n; j++) row[j] *= scale;
                 if (slope != 0)
                     for (int j = 0; j < n; j++) row[j] -= slope * (real)(t - j);
                 if (t5)
                     for (int j = 0; j < n; j++) row[j] += t5[pos->t5_bucket[t - j]];
-                s = 1;
             }
-            softmax_causal_row(row, n, T, s);
+            s = 1;
         }
+        for (int t0 = 0; t0 < T; t0 += LANES)
+            softmax_causal_rows(sc, t0, T - t0 < LANES ? T - t0 : LANES, T, s);
         mm_here(MM_TERMS_TO_ROW, atty + (size_t)b * T * C + (size_t)h * hd, (size_t)C, sc,
                 (size_t)T, 1, base + 2 * (size_t)C, C3, T, T, hd, 0);
     }
@@ -1062,22 +1115,37 @@ NN_CLONES static void attention_backward_heads(void *ctx, size_t bh0, size_t bh1
                 hd, 0);
         /* through the softmax: dp_j = a_j (da_j - sum_k a_k da_k) for j <= t, 0 above; da past
          * the columns computed is stale, so the mask is explicit */
-        for (int t = 0; t < T; t++) {
-            const real *restrict row = p + (size_t)t * T;
-            real *restrict drow = dp + (size_t)t * T;
-            int n = t + 1, w = (n + LANES - 1) / LANES * LANES;
-            if (w > T) w = T / LANES * LANES;
-            real ls[LANES] = {0}, s = 0;
-            for (int j0 = 0; j0 < w; j0 += LANES)
-                for (int l = 0; l < LANES; l++)
-                    ls[l] += RSEL(j0 + l < n, row[j0 + l] * drow[j0 + l], 0);
-            for (int j = w; j < n; j++) s += row[j] * drow[j];
-            for (int l = 0; l < LANES; l++) s += ls[l];
-            int wt = T / LANES * LANES;
-            for (int j0 = 0; j0 < wt; j0 += LANES)
-                for (int l = 0; l < LANES; l++)
-                    drow[j0 + l] = RSEL(j0 + l < n, row[j0 + l] * (drow[j0 + l] - s), 0);
-            for (int j = wt; j < T; j++) drow[j] = j < n ? row[j] * (drow[j] - s) : 0;
+        int wt = T / LANES * LANES;
+        for (int t0 = 0; t0 < T; t0 += LANES) {
+            /* a group of rows at a time, their sums combined side by side in lane order (see
+             * softmax_causal_rows) */
+            int tn = T - t0 < LANES ? T - t0 : LANES;
+            real lst[LANES][LANES], sum[LANES];
+            for (int r = 0; r < tn; r++) {
+                int t = t0 + r;
+                const real *restrict row = p + (size_t)t * T, *restrict drow = dp + (size_t)t * T;
+                int n = t + 1, w = (n + LANES - 1) / LANES * LANES;
+                if (w > T) w = wt;
+                real ls[LANES], s = 0;
+                for (int l = 0; l < LANES; l++) ls[l] = 0;
+                for (int j0 = 0; j0 < w; j0 += LANES)
+                    for (int l = 0; l < LANES; l++)
+                        ls[l] += RSEL(j0 + l < n, row[j0 + l] * drow[j0 + l], 0);
+                for (int j = w; j < n; j++) s += row[j] * drow[j];
+                for (int l = 0; l < LANES; l++) lst[l][r] = ls[l];
+                sum[r] = s;
+            }
+            for (int l = 0; l < LANES; l++)
+                for (int r = 0; r < tn; r++) sum[r] += lst[l][r];
+            for (int r = 0; r < tn; r++) {
+                int t = t0 + r, n = t + 1;
+                const real *restrict row = p + (size_t)t * T;
+                real *restrict drow = dp + (size_t)t * T, s = sum[r];
+                for (int j0 = 0; j0 < wt; j0 += LANES)
+                    for (int l = 0; l < LANES; l++)
+                        drow[j0 + l] = RSEL(j0 + l < n, row[j0 + l] * (drow[j0 + l] - s), 0);
+                for (int j = wt; j < T; j++) drow[j] = j < n ? row[j] * (drow[j] - s) : 0;
+            }
         }
         /* into q and k: dq = scale dp . k (terms up to the row), dk = scale dp^T . q (terms from
          * the row on); every element of dq, dk and dv is written here */
