@@ -519,6 +519,13 @@ void app_race_build(scene *s, const scene_target *t, const app_race_data *d, con
         }
         double sh = fmax(need, fmin(r.h * 0.25, line * 1.6 * (d->n + 1.5)));
         if (sh > r.h * 0.3) sh = need;
+        /* and the two plots above them each a plot's height (heading, ticks 1 2 5 apart, axis
+         * titles): three schemes' sink rows fit a 2.2 x 3.5 in column where six do not, and
+         * stacked there the held-out plot was 19 px, its log ticks 1 and 2 on each other */
+        if ((r.h - sh - gap) * 0.45 - gap < held_min) {
+            race_compact(s, t, th, r, d, u, gap);
+            return;
+        }
         fig_rect sink = fig_take_bottom(&r, sh, gap);
         fig_rect held = fig_take_bottom(&r, r.h * 0.45, gap);
         train_panel(s, t, th, r, d, u, 0, 1);
