@@ -13,6 +13,7 @@
 
 #include "cellgrid.h"
 #include "layout_cases.h"
+#include "lesson.h"
 #include "race_fig.h"
 #include "raster.h"
 #include "tap.h"
@@ -144,6 +145,53 @@ int main(void)
         }
         app_race_data_free(&d);
     }
+    /* every shipped lesson's race slide (do: race) as it arrives, before its first step, at
+     * every size: what the presenter shows while the stories are made (test_lesson holds the
+     * slide with its caption to the presenter's sizes) */
+    char **names;
+    int nl = lesson_names(&names), race_slides = 0;
+    for (int li = 0; li < nl; li++) {
+        char path[1024], err[512];
+        lesson l;
+        if (lesson_resolve(names[li], path, sizeof path, err, sizeof err) < 0 ||
+            lesson_load(&l, path, NULL, NULL) != 0)
+            continue;
+        for (int i = 0; i < l.n; i++) {
+            if (l.slides[i].action != LESSON_DO_RACE) continue;
+            race_slides++;
+            app_race_data d;
+            TAP_OK(lesson_race_still(&d, l.slides[i].st.lesson.race_steps) == 0 && d.n == 3,
+                   "lesson %s slide %d: the race of three schemes", names[li], i + 1);
+            int good = 0, all = 0;
+            for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+                const size_case *k = &cases[c];
+                scene_target t =
+                    k->fe == FE_TERMINAL
+                        ? cellgrid_target(k->w, k->h)
+                        : raster_target(k->w, k->h, raster_font_px(k->w, k->h, k->zoom));
+                app_race_ui u;
+                app_race_ui_default(&u);
+                app_race_build(&s, &t, &d, &u);
+                char why[400];
+                clash(&s, &t, why, sizeof why);
+                int ok = s.n_cut == 0 && !why[0] && scene_has_panel(&s, "training") &&
+                         scene_has_panel(&s, "held-out");
+                if (!ok)
+                    tap_diag("%s %dx%d zoom %g: cut %u (%s), %s", fe_name[k->fe], k->w, k->h,
+                             k->zoom, s.n_cut, s.cut_example, why);
+                good += ok;
+                all++;
+            }
+            TAP_OK(good == all,
+                   "lesson %s slide %d's race at step 0: nothing cut or over text, its panels "
+                   "shown, at all %d sizes (%d)",
+                   names[li], i + 1, all, good);
+            app_race_data_free(&d);
+        }
+        lesson_free(&l);
+    }
+    lesson_names_free(names, nl);
+    TAP_OK(race_slides >= 1, "the shipped lessons race on %d slide(s)", race_slides);
     /* keys: hide, focus, the far range, smoothing; pause and stop are the race's */
     app_race_data d;
     make_race(&d, 10, 6);
