@@ -150,7 +150,6 @@ static void *coordinate(void *arg)
 {
     lesson_race *r = arg;
     char err[256] = "";
-    r->t0 = now_s();
     if (prepare(r) || stop_asked(r)) return NULL;
     if (model_race_init(&r->race, r->models, LR_LANES, r->ids, LR_TOKENS, r->held, LR_HELD,
                         r->steps >= 4 ? r->steps / 4 : 1, err, sizeof err)) {
@@ -208,6 +207,8 @@ int lesson_race_start(lesson_race **out, int steps, int threads, char *err, size
     }
     r->steps = steps;
     r->threads = threads;
+    r->d.eta_s = -1; /* unknown until the first steps are timed (not "ETA 00:00") */
+    r->t0 = now_s(); /* before the thread: both read it, neither writes it again */
     pthread_mutex_init(&r->mu, NULL);
     if (pthread_create(&r->th, NULL, coordinate, r) != 0) {
         snprintf(err, errlen, "the race: cannot start a thread");
@@ -222,6 +223,8 @@ int lesson_race_start(lesson_race **out, int steps, int threads, char *err, size
 void lesson_race_build(lesson_race *r, scene *s, const scene_target *t, const app_race_ui *u)
 {
     pthread_mutex_lock(&r->mu);
+    /* the clock runs while the models measure their step 0, before the first snapshot */
+    if (!r->d.finished) r->d.elapsed_s = now_s() - r->t0;
     if (r->d.n > 0) {
         app_race_build(s, t, &r->d, u);
     } else {
