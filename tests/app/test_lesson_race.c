@@ -59,7 +59,9 @@ static int steps_done(const scene *s)
 
 int main(void)
 {
-    char path[] = "/tmp/pelab-lesson-race-XXXXXX";
+    char path[1024];
+    const char *tmp = getenv("TMPDIR");
+    snprintf(path, sizeof path, "%s/pelab-lesson-race-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
     int fd = mkstemp(path);
     TAP_OK(fd >= 0, "a temporary lesson");
     FILE *f = fdopen(fd, "w");
