@@ -81,7 +81,7 @@ if [ "${1:-}" = "test" ]; then
     # pe/model/tiny/nn.h); not -Werror: gcc -O2 with -fsanitize=thread warns of format
     # truncation that the release build, whose warnings are errors, does not see
     PELAB_SUITE=threads PELAB_TARGETS="$(printf 'tests/app/test_%s ' explorer explorer_work \
-        font_thread) tests/pe/model/test_race" TSAN_OPTIONS=halt_on_error=1 run_suite build-tsan \
+        font_thread lesson_race) tests/pe/model/test_race" TSAN_OPTIONS=halt_on_error=1 run_suite build-tsan \
         -Dbuildtype=debugoptimized -Db_sanitize=thread -Db_lundef=false
     # libFuzzer harnesses (tests/fuzz) built by clang with ASan+UBSan: each replays its seed
     # corpus, then fuzzes for PELAB_FUZZ_SECONDS (30) seconds

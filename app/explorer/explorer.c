@@ -1021,6 +1021,11 @@ void app_explorer_frame(app_explorer *x, scene *s, const scene_target *t)
         /* short first: a tiny terminal clips a centred line from both ends */
         snprintf(x->view_error, sizeof x->view_error, "too small (%.0fx%.0f)", t->width,
                  t->cells ? t->height / 2 : t->height);
+    } else if (x->layer && x->layer->figure && x->layer->figure(x->layer->ctx, x, s, &vt)) {
+        vc->has_main = 0; /* the layer's figure: no cursor, no readout of the view's */
+        vc->readout[0] = '\0';
+        x->view_error[0] = '\0';
+        s->font = t->font;
     } else if ((rc = app_explorer_build_view(x, s, &vt, err, sizeof err)) != 0) {
         scene_reset(s, t->width, t->height, th->bg);
         /* while the worker computes, the keys see the last frame's plot (its shadow) */

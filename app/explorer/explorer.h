@@ -27,6 +27,9 @@ typedef struct app_layer {
     int (*animating)(void *ctx, const struct app_explorer *x);
     double (*panel_h)(void *ctx, struct app_explorer *x, const scene_target *t);
     void (*panel)(void *ctx, struct app_explorer *x, scene *s, const scene_target *t, double y);
+    /* The figure in the view's place (a lesson's race), or NULL: 1 when it drew one into s for
+     * t, 0 to let the view draw. */
+    int (*figure)(void *ctx, struct app_explorer *x, scene *s, const scene_target *t);
 } app_layer;
 
 typedef struct app_explorer {

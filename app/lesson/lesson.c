@@ -245,9 +245,38 @@ static void readout_prose(const char *in, char *out, size_t n)
 
 /* Fill one placeholder (name without braces) into out. Returns 0, or -1 with a message when
  * the name is unknown (so --check can report it). */
-static int placeholder(const char *name, const app_state *st, const char *readout, char *out,
-                       size_t n, char *err, size_t errlen)
+/* The race's numbers a caption quotes ({race-best}: the scheme with the lowest held-out loss at
+ * 4x the trained context and that loss, {race-worst} the highest, {race-speed} tokens/s), on a
+ * slide with `do: race` only. race NULL: the slide has no race; race->done 0: it runs (or is
+ * only being checked), and they read as pending, never as a made-up number. */
+static const char *const race_values[] = {"race-best", "race-worst", "race-speed"};
+enum { N_RACE_VALUES = 3 };
+static const char race_pending[] = "\u2026";
+
+static int race_placeholder(const char *name, const lesson_race_numbers *race, char *out, size_t n,
+                            char *err, size_t errlen)
 {
+    int k = 0;
+    while (k < N_RACE_VALUES && strcmp(name, race_values[k]) != 0) k++;
+    if (k == N_RACE_VALUES) return 1;
+    if (!race) {
+        snprintf(err, errlen, "{%s}: only a slide with 'do: race' has the race's numbers", name);
+        return -1;
+    }
+    const char *v = !race->done ? race_pending
+                    : k == 0    ? race->best
+                    : k == 1    ? race->worst
+                                : race->speed;
+    snprintf(out, n, "%s", v);
+    return 0;
+}
+
+static int placeholder(const char *name, const app_state *st, const char *readout,
+                       const lesson_race_numbers *race, char *out, size_t n, char *err,
+                       size_t errlen)
+{
+    int rr = race_placeholder(name, race, out, n, err, errlen);
+    if (rr <= 0) return rr;
     if (strcmp(name, "readout") == 0) {
         if (readout && readout[0])
             readout_prose(readout, out, n);
@@ -280,9 +309,10 @@ static int placeholder(const char *name, const app_state *st, const char *readou
             if (j == nv) vals[nv++] = e;
         }
     }
-    const char *names[1 + MAX_VALUES + APP_MAX_OPTIONS];
+    const char *names[1 + N_RACE_VALUES + MAX_VALUES + APP_MAX_OPTIONS];
     size_t nn = 0;
     names[nn++] = "readout";
+    for (int i = 0; race && i < N_RACE_VALUES; i++) names[nn++] = race_values[i];
     for (size_t i = 0; i < nv; i++) names[nn++] = vals[i]->name;
     for (size_t i = 0; i < app_option_count() && i < APP_MAX_OPTIONS; i++)
         names[nn++] = app_option_at(i)->name;
@@ -293,6 +323,8 @@ static int placeholder(const char *name, const app_state *st, const char *readou
             snprintf(sugbuf, sizeof sugbuf, "%s %s", sug, vals[i]->args);
             sug = sugbuf;
         }
+    for (int i = 0; race && i < N_RACE_VALUES; i++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), ", %s", race_values[i]);
     for (size_t i = 0, u = strlen(list); i < nv && u < sizeof list; i++)
         u += (size_t)snprintf(list + u, sizeof list - u, ", %s%s%s%s", i + 1 == nv ? "or " : "",
                               vals[i]->name, vals[i]->args ? " " : "",
@@ -303,8 +335,8 @@ static int placeholder(const char *name, const app_state *st, const char *readou
 }
 
 /* Expand text into out; returns the number of bad placeholders (first message in err). */
-static int expand(const char *text, const app_state *st, const char *readout, char *out, size_t n,
-                  char *err, size_t errlen)
+static int expand(const char *text, const app_state *st, const char *readout,
+                  const lesson_race_numbers *race, char *out, size_t n, char *err, size_t errlen)
 {
     size_t u = 0;
     int bad = 0;
@@ -316,7 +348,7 @@ static int expand(const char *text, const app_state *st, const char *readout, ch
         }
         char name[96], val[512], e[512];
         snprintf(name, sizeof name, "%.*s", (int)(close - p - 1), p + 1);
-        if (placeholder(name, st, readout, val, sizeof val, e, sizeof e) < 0) {
+        if (placeholder(name, st, readout, race, val, sizeof val, e, sizeof e) < 0) {
             if (!bad++) snprintf(err, errlen, "%s", e);
             snprintf(val, sizeof val, "{%s}", name);
         }
@@ -332,8 +364,17 @@ static int expand(const char *text, const app_state *st, const char *readout, ch
 void lesson_expand(const lesson_slide *s, const app_state *st, const char *readout, char *out,
                    size_t n)
 {
+    lesson_expand_race(s, st, readout, NULL, out, n);
+}
+
+void lesson_expand_race(const lesson_slide *s, const app_state *st, const char *readout,
+                        const lesson_race_numbers *race, char *out, size_t n)
+{
     char err[512];
-    expand(s->caption, st, readout, out, n, err, sizeof err);
+    lesson_race_numbers pending = {0};
+    if (s->action == LESSON_DO_RACE && !race) race = &pending;
+    expand(s->caption, st, readout, s->action == LESSON_DO_RACE ? race : NULL, out, n, err,
+           sizeof err);
 }
 
 /* ---- the view line ----------------------------------------------------------------------- */
@@ -447,6 +488,21 @@ static int parse_view(const char *lesson_path, const char *line, app_state *st, 
     snprintf(st->command, sizeof st->command, "pelab export %s", line);
     return 0;
 }
+
+/* ---- the lessons' option group (lesson_opts.h, options/option_groups.h) ------------------- */
+
+void app_lesson_opts_default(app_lesson_opts *o)
+{
+    /* a few seconds on two free cores: the curves have begun to part */
+    o->race_steps = 50;
+}
+
+const app_option app_lesson_rows[] = {
+    {APP_INT("race-steps", NULL,
+             "lesson: steps of every scheme in a slide's race (do: race), 1..2000",
+             lesson.race_steps, 1, APP_LESSON_RACE_MAX_STEPS)},
+    {.name = NULL},
+};
 
 /* ---- the file ---------------------------------------------------------------------------- */
 
@@ -757,7 +813,20 @@ static void parse_do(reader *r, int line, lesson_slide *s, const char *v)
         if (a && j == i) u += (size_t)snprintf(acts + u, sizeof acts - u, "%s, ", a->name);
     }
     if (n < 1) {
-        problem(r, line, "do: name an action: %sor sweep OPTION V1 V2 ...", acts);
+        problem(r, line, "do: name an action: %srace, or sweep OPTION V1 V2 ...", acts);
+        return;
+    }
+    /* race: the lesson's own action (lesson_race.h), whatever the view; its one number is the
+     * view line's --race-steps, so a slide's line says everything `r` resets */
+    if (strcmp(words[0], "race") == 0) {
+        if (n != 1) {
+            problem(r, line,
+                    "do: race takes no value ('%s'); set its steps on the view line: "
+                    "--race-steps N (1..%d)",
+                    v, APP_LESSON_RACE_MAX_STEPS);
+            return;
+        }
+        s->action = LESSON_DO_RACE;
         return;
     }
     const app_view_action *act = n == 1 ? app_view_action_find(words[0]) : NULL;
@@ -805,7 +874,8 @@ static void parse_do(reader *r, int line, lesson_slide *s, const char *v)
         problem(r, line, "do: sweep takes at most %d values", LESSON_MAX_SWEEP);
         return;
     }
-    problem(r, line, "do: '%s': allowed %sor sweep OPTION V1 V2 ... (at least one value)", v, acts);
+    problem(r, line, "do: '%s': allowed %srace, or sweep OPTION V1 V2 ... (at least one value)", v,
+            acts);
 }
 
 /* view_ok in lesson_load: 0 no usable view line yet, 1 the view line is good, or after a bad
@@ -822,7 +892,9 @@ static void finish_slide(reader *r, lesson_slide *s, int view_ok, int caption_li
     }
     if (!view_ok) return;
     char out[4096], err[512];
-    if (expand(s->caption, &s->st, "", out, sizeof out, err, sizeof err) > 0)
+    lesson_race_numbers pending = {0}; /* --check starts no race: its numbers are pending */
+    if (expand(s->caption, &s->st, "", s->action == LESSON_DO_RACE ? &pending : NULL, out,
+               sizeof out, err, sizeof err) > 0)
         problem(r, caption_line, "caption: %s", err);
     if (view_ok == VIEW_UNKNOWN) return;
     /* the models the slide shows load: a path that exists but is no checkpoint (/dev/zero, a

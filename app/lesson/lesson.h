@@ -20,7 +20,12 @@
  *
  * Actions: the one the slide's view names (its entry's .action: `spin`, the RoPE animation, in
  * the rope view; `play`, stepping through the tokens, in the attention views), and
- * `sweep OPTION V1 V2 ...` (the option takes each value in turn, one a second).
+ * `sweep OPTION V1 V2 ...` (the option takes each value in turn, one a second), and `race` (a
+ * short position race, lesson_race.h: learned, rope and alibi trained --race-steps steps each on
+ * worker threads, its live figure in place of the view's until the slide is left; --check never
+ * starts it). Placeholders of a race slide: {race-best} and {race-worst} (the schemes with the
+ * lowest and highest held-out loss at 4x the trained context, with it), {race-speed} (tokens/s);
+ * "…" until the race has finished.
  * Placeholders: any option name ({base}, {dim}, {heads}...), {readout} (the cursor readout or
  * the view's summary), and the values the views answer (their entries' .values, the slide's
  * view asked first): {distance} (m - n) and {sin-bug} (q.k when sin is read in place of cos) of
@@ -36,6 +41,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "lesson_race.h"
 #include "scene.h"
 #include "state.h"
 
@@ -46,7 +52,9 @@
 #define LESSON_MAX_PANELS 8
 
 /* LESSON_DO_VIEW: the action the slide's view names (app_view.action: spin, play) */
-typedef enum { LESSON_DO_NONE = 0, LESSON_DO_VIEW, LESSON_DO_SWEEP } lesson_do;
+/* LESSON_DO_RACE: `do: race`, a short race of LESSON_RACE_SCHEMES for --race-steps steps
+ * (lesson_race.h) whose figure replaces the view's while the slide is shown */
+typedef enum { LESSON_DO_NONE = 0, LESSON_DO_VIEW, LESSON_DO_SWEEP, LESSON_DO_RACE } lesson_do;
 
 typedef struct lesson_try {
     char keys[64];   /* as written: "Left Right", or ":base 500000" */
@@ -102,6 +110,9 @@ void lesson_names_free(char **names, int n);
 /* The caption with its placeholders filled from st and the view's readout. */
 void lesson_expand(const lesson_slide *s, const app_state *st, const char *readout, char *out,
                    size_t n);
+/* The same with a race slide's numbers (race NULL or not done: they read as pending, "…"). */
+void lesson_expand_race(const lesson_slide *s, const app_state *st, const char *readout,
+                        const lesson_race_numbers *race, char *out, size_t n);
 
 /* The `pelab export` command that reproduces a slide's figure (as written, with -o out). */
 void lesson_export_command(const lesson_slide *s, const char *out, char *buf, size_t n);
@@ -130,6 +141,9 @@ int lesson_present(const lesson *l, int start, int gui, int frames);
 struct app_explorer;
 struct lesson_presenter;
 struct lesson_presenter *lesson_attach(struct app_explorer *x, const lesson *l, int start);
+/* As lesson_attach, but a `do: race` slide trains nothing: its figure is the race at step 0
+ * (what --check's panel check and the layout tests draw; no thread starts). */
+struct lesson_presenter *lesson_attach_still(struct app_explorer *x, const lesson *l, int start);
 void lesson_detach(struct app_explorer *x, struct lesson_presenter *p);
 /* Every panel a slide's caption names (panels:) is in the slide's scene, in the terminal at
  * 80x24 and 120x40 and in the window at 1024x768 and 1280x800 at 100, 150 and 200% zoom, as the

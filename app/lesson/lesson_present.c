@@ -27,6 +27,14 @@ typedef struct presenter {
      * line does not replace it until the next key (issue 28: it vanished after a second) */
     int key_message;
     int arrived; /* the key moved to a slide: its "slide N of M" is the presenter's own */
+    /* do: race: the race of the slide shown (NULL on other slides; leaving the slide stops and
+     * joins it), the time since its figure was last redrawn, whether it was seen finished */
+    lesson_race *race;
+    int still;                /* lesson_attach_still: no race runs; race_still is drawn instead */
+    app_race_data race_still; /* the race at step 0 (still presenters, a race that failed) */
+    double race_t;
+    int race_fin;
+    app_race_ui race_ui;
     app_layer layer;
 } presenter;
 
@@ -52,6 +60,12 @@ static void arrive(presenter *p, app_explorer *x, int i)
     x->st.cursor_on = 0;
     x->mode = APP_MODE_NORMAL;
     p->sweep_i = s->n_sweep;
+    /* the race of the slide left (or of this one, on r) stops; its workers are joined here */
+    lesson_race_free(p->race);
+    p->race = NULL;
+    p->race_fin = 0;
+    p->race_t = 0;
+    char rerr[256] = "";
     switch (s->action) {
     case LESSON_DO_VIEW: { /* --check made sure the view names an action */
         const app_view_action *a = app_view_at((size_t)x->st.view)->action;
@@ -62,12 +76,25 @@ static void arrive(presenter *p, app_explorer *x, int i)
         p->sweep_i = 0;
         p->sweep_t = 1; /* the first value at once */
         break;
+    case LESSON_DO_RACE:
+        app_race_ui_default(&p->race_ui);
+        app_race_data_free(&p->race_still);
+        if (p->still)
+            lesson_race_still(&p->race_still, x->st.lesson.race_steps);
+        else if (lesson_race_start(&p->race, x->st.lesson.race_steps, 0, rerr, sizeof rerr) < 0)
+            p->race = NULL;
+        break;
     case LESSON_DO_NONE:
         break;
     }
     snprintf(x->message, sizeof x->message,
-             "slide %d of %d  (Space next, PgUp back, l list, r reset, q quit)", i + 1, p->l->n);
+             "slide %d of %d  (Space next, PgUp back, l list, r %s, q quit)", i + 1, p->l->n,
+             p->race ? "races again" : "reset");
     x->message_error = 0;
+    if (rerr[0]) {
+        snprintf(x->message, sizeof x->message, "%.500s", rerr);
+        x->message_error = 1;
+    }
     p->arrived = 1;
     x->dirty = 1;
 }
@@ -201,6 +228,23 @@ static int present_tick(void *ctx, app_explorer *x, double dt)
             changed = 1;
         }
     }
+    if (p->race && !p->race_fin) {
+        /* the race's figure five times a second; once more when it ends (the caption's numbers
+         * arrive then) */
+        p->race_t += dt;
+        char err[256];
+        if (lesson_race_finished(p->race, err, sizeof err)) {
+            p->race_fin = 1;
+            changed = 1;
+            if (err[0]) {
+                snprintf(x->message, sizeof x->message, "%.500s", err);
+                x->message_error = 1;
+            }
+        } else if (p->race_t >= 0.2) {
+            p->race_t = 0;
+            changed = 1;
+        }
+    }
     if (app_explorer_animating(x)) changed |= app_explorer_tick(x, dt);
     return changed;
 }
@@ -209,7 +253,22 @@ static int present_animating(void *ctx, const app_explorer *x)
 {
     (void)x;
     const presenter *p = ctx;
-    return p->sweep_i < slide(p)->n_sweep;
+    return p->sweep_i < slide(p)->n_sweep || (p->race && !p->race_fin);
+}
+
+/* do: race: the race's figure in the view's place (the same scene `pelab race` shows). */
+static int present_figure(void *ctx, app_explorer *x, scene *s, const scene_target *t)
+{
+    presenter *p = ctx;
+    if (slide(p)->action != LESSON_DO_RACE) return 0;
+    p->race_ui.dark = x->st.dark;
+    if (p->race)
+        lesson_race_build(p->race, s, t, &p->race_ui);
+    else if (p->race_still.n)
+        app_race_build(s, t, &p->race_still, &p->race_ui);
+    else
+        return 0; /* no race could start (the message says why): the view's figure */
+    return 1;
 }
 
 /* ---- the caption panel ------------------------------------------------------------------- */
@@ -237,7 +296,9 @@ static void layout(presenter *p, app_explorer *x, const scene_target *t, panel_t
     pt->pad = t->cells ? 1 : t->char_w;
     double w = t->width - 2 * pt->pad;
     char cap[4096];
-    lesson_expand(s, &x->st, x->ctx[x->st.view].readout, cap, sizeof cap);
+    lesson_race_numbers rn = {0};
+    if (p->race) lesson_race_numbers_get(p->race, &rn);
+    lesson_expand_race(s, &x->st, x->ctx[x->st.view].readout, &rn, cap, sizeof cap);
     int max = 1, all = 0;
     pt->size = 2;
     for (size_t k = 0; k < (t->cells ? 1 : sizeof sizes / sizeof sizes[0]); k++) {
@@ -359,23 +420,43 @@ static void present_panel(void *ctx, app_explorer *x, scene *s, const scene_targ
     if (p->listing) slide_list(p, s, t, th);
 }
 
-struct lesson_presenter *lesson_attach(app_explorer *x, const lesson *l, int start)
+static struct lesson_presenter *attach(app_explorer *x, const lesson *l, int start, int still)
 {
     presenter *p = calloc(1, sizeof *p);
     if (!p) return NULL;
     p->l = l;
-    p->layer = (app_layer){
-        p, present_event, present_tick, present_animating, present_panel_h, present_panel};
+    p->still = still;
+    p->layer = (app_layer){p,
+                           present_event,
+                           present_tick,
+                           present_animating,
+                           present_panel_h,
+                           present_panel,
+                           present_figure};
     x->layer = &p->layer;
     x->presenting = 1; /* the slide's figure, title and caption; | shows the options */
     arrive(p, x, start);
     return (struct lesson_presenter *)p;
 }
 
+struct lesson_presenter *lesson_attach(app_explorer *x, const lesson *l, int start)
+{
+    return attach(x, l, start, 0);
+}
+
+struct lesson_presenter *lesson_attach_still(app_explorer *x, const lesson *l, int start)
+{
+    return attach(x, l, start, 1);
+}
+
 void lesson_detach(app_explorer *x, struct lesson_presenter *lp)
 {
     x->layer = NULL;
     x->presenting = 0;
+    if (lp) { /* quitting on a race slide: its workers are stopped and joined here */
+        lesson_race_free(((presenter *)lp)->race);
+        app_race_data_free(&((presenter *)lp)->race_still);
+    }
     free(lp);
 }
 

@@ -16,6 +16,7 @@
 #include "attn_state.h"
 #include "decay_opts.h"
 #include "extension_opts.h"
+#include "lesson_opts.h"
 #include "resolution_opts.h"
 #include "similarity_opts.h"
 
@@ -31,6 +32,7 @@
     ROWS(app_sink_rows)       /* attention/sinks.c, in st->attn */                                 \
     ROWS(app_usage_rows)      /* attention/usage.c, in st->attn */                                 \
     ROWS(app_measure_options) /* attention/measures.c, in st->attn */                              \
-    ROWS(app_table_rows)      /* attention/table.c, in st->attn */
+    ROWS(app_table_rows)      /* attention/table.c, in st->attn */                                 \
+    GROUP(lesson, app_lesson_opts, app_lesson_opts_default, app_lesson_rows) /* lesson/lesson.c */
 
 #endif

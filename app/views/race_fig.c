@@ -361,9 +361,16 @@ static void race_key_layout(const scene_target *t, const app_race_data *d, const
     for (;;) {
         k->cell = k->sw + k->gap + k->lw + k->gap + (k->nw > 0 ? k->nw + k->gap : 0) + k->kw;
         k->cols = (int)floor((w + colgap) / (k->cell + colgap));
-        /* a single column of six rows leaves the plots nothing at 300 x 200: the loss now
-         * (the curves' ends show it) gives way first */
-        if (k->cols >= 2 || k->n < 2 || k->nw == 0) break;
+        if (k->nw == 0 || k->n < 2) break;
+        /* a single column of six rows leaves the plots nothing at 300 x 200, and a row more
+         * than needed takes a zoomed window's plots a line of text: the loss now (the curves'
+         * ends show it) gives way when that saves a row */
+        double bare = k->cell - k->nw - k->gap;
+        int cols_bare = (int)floor((w + colgap) / (bare + colgap));
+        int rows = (k->n + (k->cols > 0 ? k->cols : 1) - 1) / (k->cols > 0 ? k->cols : 1);
+        int rows_bare =
+            (k->n + (cols_bare > 0 ? cols_bare : 1) - 1) / (cols_bare > 0 ? cols_bare : 1);
+        if (k->cols >= 2 && rows_bare >= rows) break;
         k->nw = 0;
     }
     if (k->cols > k->n) k->cols = k->n;
@@ -512,6 +519,13 @@ void app_race_build(scene *s, const scene_target *t, const app_race_data *d, con
         }
         double sh = fmax(need, fmin(r.h * 0.25, line * 1.6 * (d->n + 1.5)));
         if (sh > r.h * 0.3) sh = need;
+        /* and the two plots above them each a plot's height (heading, ticks 1 2 5 apart, axis
+         * titles): three schemes' sink rows fit a 2.2 x 3.5 in column where six do not, and
+         * stacked there the held-out plot was 19 px, its log ticks 1 and 2 on each other */
+        if ((r.h - sh - gap) * 0.45 - gap < held_min) {
+            race_compact(s, t, th, r, d, u, gap);
+            return;
+        }
         fig_rect sink = fig_take_bottom(&r, sh, gap);
         fig_rect held = fig_take_bottom(&r, r.h * 0.45, gap);
         train_panel(s, t, th, r, d, u, 0, 1);

@@ -125,6 +125,9 @@ printf 'lesson: T\n\nslide: s\nview: rope\ncaption: c\ndo: sweep base\n' >sweepn
 printf 'lesson: T\n\nslide: s\nview: rope\ncaption: c\ndo: sweep base "100 200\n' >sweepquote.lesson
 printf 'lesson: T\n\nslide: s\nview: rope\ncaption: c\ndo:\n' >donone.lesson
 printf 'lesson: T\n\nslide: s\nview: heatmap\ncaption: c\ndo: spin\n' >spin.lesson
+printf 'lesson: T\n\nslide: s\nview: extrapolation\ncaption: c\ndo: race 5\n' >raceval.lesson
+printf 'lesson: T\n\nslide: s\nview: extrapolation\ncaption: best {race-best}\n' >raceph.lesson
+printf 'lesson: T\n\nslide: s\nview: extrapolation --race-steps 0\ncaption: c\ndo: race\n' >racesteps.lesson
 printf 'lesson: T\n\nslide: s\nview: heatmap\ncaption: c\ndo: play\n' >play.lesson
 printf 'lesson: T\n\nslide: s\nview: rope\ncaption: c\ndo: dance\n' >dance.lesson
 printf 'lesson: T\n\nslide: s\nview: rope\ncaption: c\ndo: spin\ndo: spin\n' >twodo.lesson

@@ -1,6 +1,7 @@
 /* test_race_layout.c: the race's figure (issue 24) at issue 11's sizes (layout_cases.h: the
- * window at 100, 150 and 200% zoom, a paper column of 3.5 x 2.2 in, 300 x 200) with a full race
- * of six schemes, halfway and at the end, live (key help) and exported: no text cut, no text over
+ * window at 100, 150 and 200% zoom, a paper column of 3.5 x 2.2 in, 300 x 200, and the tall
+ * 2.2 x 3.5 in and 300 x 600) with a race of six schemes and one of three (a lesson's), halfway
+ * and at the end, live (key help) and exported: no text cut, no text over
  * text, the legends cover no data, the three panels drawn (the sinks as bars, or in the compact
  * layout's key where bars would be thinner than text), every scheme named, the training plot
  * marked as the main panel; each focused panel alone. Synthetic numbers shaped like a real
@@ -12,6 +13,7 @@
 
 #include "cellgrid.h"
 #include "layout_cases.h"
+#include "lesson.h"
 #include "race_fig.h"
 #include "raster.h"
 #include "tap.h"
@@ -59,13 +61,13 @@ static void clash(const scene *s, const scene_target *t, char *why, size_t n)
     free(b);
 }
 
-static void make_race(app_race_data *d, int done)
+static void make_race(app_race_data *d, int done, int lanes)
 {
     static const char *const names[] = {"nope", "learned", "sinusoidal", "alibi", "rope", "t5"};
     static const double far4[] = {1.79, 3.99, 3.98, 0.66, 1.51, 0.85};
     memset(d, 0, sizeof *d);
-    d->n = 6;
-    for (int i = 0; i < 6; i++) {
+    d->n = lanes;
+    for (int i = 0; i < lanes; i++) {
         app_race_lane *l = &d->lanes[i];
         app_race_lane_init(l, names[i], 2000, 1024, 64);
         l->done = done;
@@ -89,9 +91,12 @@ int main(void)
 {
     scene s;
     scene_init(&s, 1, 1, 0);
-    for (int half = 0; half < 2; half++) {
+    /* six schemes (pelab race's default) and three (a lesson's race: learned, rope, alibi, whose
+     * sink rows fit where six do not, so the tall sizes stack three panels) */
+    for (int run = 0; run < 4; run++) {
+        int half = run & 1, lanes = run < 2 ? 6 : 3;
         app_race_data d;
-        make_race(&d, half ? 2000 : 1000);
+        make_race(&d, half ? 2000 : 1000, lanes);
         for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
             const size_case *k = &cases[c];
             scene_target t = k->fe == FE_TERMINAL
@@ -104,8 +109,9 @@ int main(void)
                 u.focus = focus;
                 app_race_build(&s, &t, &d, &u);
                 char what[128], why[400];
-                snprintf(what, sizeof what, "%s %dx%d zoom %g, %s, focus %d", fe_name[k->fe], k->w,
-                         k->h, k->zoom, half ? "finished" : "halfway", focus);
+                snprintf(what, sizeof what, "%s %dx%d zoom %g, %d schemes %s, focus %d",
+                         fe_name[k->fe], k->w, k->h, k->zoom, lanes, half ? "finished" : "halfway",
+                         focus);
                 clash(&s, &t, why, sizeof why);
                 /* at 150% and 200% zoom and in a paper column the sinks' rows would be
                  * thinner than text: the compact layout (the plots side by side over a key)
@@ -126,17 +132,69 @@ int main(void)
                        "%s: nothing cut (%u: %s), no text over text (%s), legends cover no data "
                        "(%zu)",
                        what, s.n_cut, s.cut_example, why, s.legend_covers);
+                /* the main plot a few lines of text tall at least (the tall sizes stacked a
+                 * 19 px plot under the training one) */
+                double min_h = 3 * (t.cells ? 2 : t.text_h);
                 if (focus == 0)
                     TAP_OK(scene_has_panel(&s, "training") && scene_has_panel(&s, "held-out") &&
-                               scene_has_panel(&s, "sink") && s.main_w > 0,
-                           "%s: the three panels, the training plot the main one", what);
+                               scene_has_panel(&s, "sink") && s.main_h >= min_h,
+                           "%s: the three panels, the training plot the main one (%.0f tall, "
+                           "at least %.0f)",
+                           what, s.main_h, min_h);
             }
         }
         app_race_data_free(&d);
     }
+    /* every shipped lesson's race slide (do: race) as it arrives, before its first step, at
+     * every size: what the presenter shows while the stories are made (test_lesson holds the
+     * slide with its caption to the presenter's sizes) */
+    char **names;
+    int nl = lesson_names(&names), race_slides = 0;
+    for (int li = 0; li < nl; li++) {
+        char path[1024], err[512];
+        lesson l;
+        if (lesson_resolve(names[li], path, sizeof path, err, sizeof err) < 0 ||
+            lesson_load(&l, path, NULL, NULL) != 0)
+            continue;
+        for (int i = 0; i < l.n; i++) {
+            if (l.slides[i].action != LESSON_DO_RACE) continue;
+            race_slides++;
+            app_race_data d;
+            TAP_OK(lesson_race_still(&d, l.slides[i].st.lesson.race_steps) == 0 && d.n == 3,
+                   "lesson %s slide %d: the race of three schemes", names[li], i + 1);
+            int good = 0, all = 0;
+            for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+                const size_case *k = &cases[c];
+                scene_target t =
+                    k->fe == FE_TERMINAL
+                        ? cellgrid_target(k->w, k->h)
+                        : raster_target(k->w, k->h, raster_font_px(k->w, k->h, k->zoom));
+                app_race_ui u;
+                app_race_ui_default(&u);
+                app_race_build(&s, &t, &d, &u);
+                char why[400];
+                clash(&s, &t, why, sizeof why);
+                int ok = s.n_cut == 0 && !why[0] && scene_has_panel(&s, "training") &&
+                         scene_has_panel(&s, "held-out");
+                if (!ok)
+                    tap_diag("%s %dx%d zoom %g: cut %u (%s), %s", fe_name[k->fe], k->w, k->h,
+                             k->zoom, s.n_cut, s.cut_example, why);
+                good += ok;
+                all++;
+            }
+            TAP_OK(good == all,
+                   "lesson %s slide %d's race at step 0: nothing cut or over text, its panels "
+                   "shown, at all %d sizes (%d)",
+                   names[li], i + 1, all, good);
+            app_race_data_free(&d);
+        }
+        lesson_free(&l);
+    }
+    lesson_names_free(names, nl);
+    TAP_OK(race_slides >= 1, "the shipped lessons race on %d slide(s)", race_slides);
     /* keys: hide, focus, the far range, smoothing; pause and stop are the race's */
     app_race_data d;
-    make_race(&d, 10);
+    make_race(&d, 10, 6);
     app_race_ui u;
     app_race_ui_default(&u);
     TAP_OK(app_race_key(&u, &d, '2') == APP_RACE_ACT_REDRAW && u.hidden == 2, "2 hides lane 2");
