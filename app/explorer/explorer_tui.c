@@ -44,8 +44,10 @@ int app_run_tui(app_explorer *x, int frames)
         fprintf(stderr, "pelab: %s\n", err);
         return 1;
     }
-    /* the one-time note of a terminal that cannot take the 24-bit colour COLORTERM asks for */
-    if (tui_note(t) && !x->message[0]) {
+    /* the one-time note of a terminal that cannot take the 24-bit colour COLORTERM asks for:
+     * it replaces the start's hint (or a lesson's "slide 1 of N"), which had always filled the
+     * message so the note never showed; an error the start left stays */
+    if (tui_note(t) && !x->message_error) {
         snprintf(x->message, sizeof x->message, "%s", tui_note(t));
         x->message_fresh = 1;
     }

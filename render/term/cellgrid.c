@@ -35,6 +35,7 @@ typedef struct raster {
     int cols, rows;
     uint32_t *pix; /* (2 rows, cols) */
     overlay *ov;   /* (rows, cols) */
+    int patterned; /* dashed or dotted curves drawn so far this frame (pen.share) */
 } raster;
 
 /* Braille dot bit for dot column dx (0..1) and dot row dy (0..3) of a cell (Unicode order:
@@ -327,6 +328,13 @@ typedef struct pen {
     int dashed; /* SCENE_DASHED: 4 dots on, 3 off, continued along a polyline */
     int dotted; /* SCENE_DOTTED: 1 dot on, 3 off */
     long phase;
+    /* A braille cell shows one colour, so a dash's gap of a dot or two left no cell to the
+     * curve under it: where a dashed or dotted curve runs over another one's cells it takes
+     * only one cell in SHARE_CELLS, the k-th such curve of the frame at its own offset, and the
+     * curves under it keep the rest (issue 27: extension's none hid under llama3 and YaRN). */
+    int share; /* k + 1 for the k-th patterned curve, 0 for a solid one */
+    long cell; /* the cell the last dot fell in, and how many cells the curve has crossed */
+    long cells;
     double cx0, cy0, cx1, cy1; /* clip rectangle, units */
     long dx0, dy0, dx1, dy1;   /* the same in dots, inclusive (thick stamps are clipped too) */
 } pen;
@@ -356,6 +364,9 @@ static void pen_init(pen *p, const raster *r, const scene_item *it)
     p->dashed = (it->flags & SCENE_DASHED) != 0;
     p->dotted = (it->flags & SCENE_DOTTED) != 0;
     p->phase = 0;
+    p->share = 0;
+    p->cell = -1;
+    p->cells = 0;
     /* Points exactly on the far edge would land one dot outside. */
     p->cx0 = 0.0;
     p->cy0 = 0.0;
@@ -373,11 +384,35 @@ static void pen_clip(pen *p, double x, double y, double w, double h)
     pen_dots_bounds(p);
 }
 
+enum { SHARE_CELLS = 4 };
+
+/* A curve's dash pattern: one pen shares cells with the curves under it (pen.share). */
+static void pen_share(raster *r, pen *p)
+{
+    if (p->dashed || p->dotted) p->share = ++r->patterned;
+}
+
+/* Whether a shared pen leaves cell (col, row) to the curve already there. */
+static int pen_yields(const raster *r, pen *p, long col, long row)
+{
+    long cell = row * r->cols + col;
+    if (cell != p->cell) {
+        p->cell = cell;
+        p->cells++;
+    }
+    const overlay *o = &r->ov[cell];
+    if (o->kind != OV_DOTS || o->fg == p->color) return 0;
+    return (p->cells + p->share - 1) % SHARE_CELLS != 0;
+}
+
 static void pen_dot(raster *r, pen *p, long dx, long dy)
 {
     long ph = p->phase++;
     if (p->dotted && ph % 4 >= 1) return;
     if (p->dashed && !p->dotted && ph % 7 >= 4) return;
+    if (p->share && dx >= p->dx0 && dx <= p->dx1 && dy >= p->dy0 && dy <= p->dy1 &&
+        pen_yields(r, p, dx / 2, dy / 4))
+        return;
     long o = (p->thick - 1) / 2;
     for (long j = 0; j < p->thick; j++) {
         long y = dy - o + j;
@@ -715,6 +750,7 @@ static void draw_item(cellgrid *g, raster *r, const scene_item *it)
     case SCENE_POLYLINE: {
         pen p;
         pen_init(&p, r, it);
+        pen_share(r, &p);
         pen_clip(&p, it->u.poly.cx, it->u.poly.cy, it->u.poly.cw, it->u.poly.ch);
         const double *xy = it->u.poly.xy;
         size_t n = xy ? it->u.poly.n : 0;
@@ -751,6 +787,7 @@ void cellgrid_render(cellgrid *g, const scene *s)
     g->background = bgc;
     for (size_t i = 0; i < 2 * n; i++) r.pix[i] = bgc;
     memset(r.ov, 0, n * sizeof(overlay));
+    r.patterned = 0;
     for (size_t i = 0; i < s->n; i++) {
         draw_item(g, &r, &s->items[i]);
         raster_bind(&r, g); /* a heatmap may have grown (moved) the scratch */

@@ -81,6 +81,14 @@ bad misspelt-placeholder 4 "caption: {distnce}: unknown placeholder; did you mea
 # no matrix of the heads' mean (issue 27: why-position slide 1 said "the large one their mean")
 printf '%s\nview: attention --model nope --prompt "the boy saw a bird ."\ncaption: the four heads, the large one their mean\npanels: heads matrix\n' "$head" >"$dir/missing-panel.lesson"
 bad missing-panel 5 "panels: the caption names 'matrix', which slide 1 does not show in the terminal at 80x24"
+# the same caption without a panels: line: its words name the matrix panel, which the window
+# draws and the terminal does not (the check had needed the author to list it)
+printf '%s\nview: attention --model nope --prompt "the boy saw a bird ."\ncaption: the four heads, and the large matrix their mean\n' "$head" >"$dir/named-panel.lesson"
+bad named-panel 2 "the caption names the matrix panel ('matrix'), which slide 1 does not show in the terminal at 80x24"
+# a placeholder is not a panel's name, and a name every size shows passes
+printf '%s\nview: attention --model nope --prompt "the boy saw a bird ."\ncaption: the {heads} heads and the next token list\n' "$head" >"$dir/named-shown.lesson"
+out=$("$pelab" lesson --check "$dir/named-shown.lesson" 2>&1)
+ok $? "a caption naming panels every size shows passes ($(echo "$out" | head -c 300))"
 printf '%s\nview: attention --model nope --prompt "the boy saw a bird ."\ncaption: the heads and the bars\npanels: heads bars next-token\n' "$head" >"$dir/panels-shown.lesson"
 out=$("$pelab" lesson --check "$dir/panels-shown.lesson" 2>&1)
 ok $? "panels the slide shows in both front ends pass ($(echo "$out" | head -c 300))"

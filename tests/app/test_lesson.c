@@ -212,6 +212,66 @@ static void check_slide(app_explorer *x, const lesson *l, int i, scene *s)
         l->name, i + 1, sl->title);
 }
 
+/* Issue 27's projector case: the rope lesson's attention slide in the window at 175% (the zoom
+ * between the tested 150% and 200% where it fell apart: bar labels "t...", a 110x25 px matrix,
+ * "next token:" with nothing under it). Its heads, mean matrix, bars and next-token list are all
+ * in the scene, the matrix has square cells, every token keeps its bar, nothing is cut and the
+ * figure keeps 70% of the window. */
+static void check_attention_175(scene *s)
+{
+    char path[1024], err[512];
+    lesson l;
+    if (lesson_resolve("rope", path, sizeof path, err, sizeof err) < 0 ||
+        lesson_load(&l, path, NULL, stderr) != 0) {
+        TAP_OK(0, "the rope lesson loads");
+        return;
+    }
+    int slide = -1;
+    for (int i = 0; i < l.n && slide < 0; i++)
+        if (!strcmp(app_view_at((size_t)l.slides[i].st.view)->name, "attention")) slide = i;
+    TAP_OK(slide >= 0, "the rope lesson has an attention slide (%d)", slide + 1);
+    static const double sizes[][2] = {{1024, 768}, {1152, 720}, {1280, 800}};
+    for (size_t k = 0; slide >= 0 && k < sizeof sizes / sizeof sizes[0]; k++) {
+        app_explorer *x = calloc(1, sizeof *x);
+        app_explorer_init(x, &l.slides[slide].st, 1);
+        struct lesson_presenter *p = lesson_attach(x, &l, slide);
+        x->st.zoom = 1.75;
+        scene_target t =
+            raster_target(sizes[k][0], sizes[k][1], raster_font_px(sizes[k][0], sizes[k][1], 1.75));
+        app_gui_frame(x, s, &t);
+        char why[400] = "";
+        static const char *const panels[] = {"heads", "matrix", "bars", "next-token"};
+        for (size_t q = 0; q < 4 && !why[0]; q++)
+            if (!scene_has_panel(s, panels[q])) snprintf(why, sizeof why, "no %s", panels[q]);
+        int bars = 0, matrices = 0;
+        for (size_t i = 0; i < s->n && !why[0]; i++) {
+            const scene_item *it = &s->items[i];
+            if (it->kind == SCENE_RECT && (it->flags & SCENE_BAR)) bars++;
+            if (it->kind != SCENE_HEATMAP || it->u.heat.rows != it->u.heat.cols) continue;
+            matrices++;
+            if (fabs(it->u.heat.w - it->u.heat.h) > 2)
+                snprintf(why, sizeof why, "a %zux%zu matrix drawn %.0fx%.0f", it->u.heat.rows,
+                         it->u.heat.cols, it->u.heat.w, it->u.heat.h);
+        }
+        /* the prompt's 9 tokens, each a bar; the next-token list's rows, each a bar across */
+        int rows = 0;
+        for (size_t i = 0; i < s->n; i++)
+            rows += s->items[i].kind == SCENE_RECT && (s->items[i].flags & SCENE_HBAR);
+        if (!why[0] && bars < 9) snprintf(why, sizeof why, "%d bars", bars);
+        if (!why[0] && rows < 3) snprintf(why, sizeof why, "%d next-token rows", rows);
+        if (!why[0] && matrices < 5) snprintf(why, sizeof why, "%d square matrices", matrices);
+        if (!why[0]) check_presenting(x, s, &t, why, sizeof why);
+        TAP_OK(!why[0] && x->view_error[0] == '\0',
+               "rope slide %d in a %gx%g window at 175%%: heads, matrix, bars, next-token list, "
+               "square cells, nothing cut, figure >= 70%%%s%s",
+               slide + 1, sizes[k][0], sizes[k][1], why[0] ? ": " : "", why);
+        lesson_detach(x, p);
+        app_explorer_free(x);
+        free(x);
+    }
+    lesson_free(&l);
+}
+
 static void key(app_explorer *x, uint32_t k)
 {
     ui_event ev = {.type = UI_EV_KEY, .key = k};
@@ -256,6 +316,8 @@ int main(void)
         free(x);
         lesson_free(&l);
     }
+
+    check_attention_175(&s);
 
     /* the keys, on the rope lesson */
     char path[1024], err[512];

@@ -177,5 +177,18 @@ wait_for "[exit 0]" 10
     cmp -s "$cfg_dir/tui/pelab-frequencies-1.png" "$cfg_dir/cli/pelab-frequencies-1.png"
 ok $? "the printed command, run elsewhere, makes the same PNG bytes"
 rm -rf "$cfg_dir"
+# issue 27: COLORTERM=truecolor under GNU screen (no TMUX) cannot work: the explorer and a lesson
+# say so once on the message line (the start's hint had always hidden the note)
+for args in "--view rope" "lesson rope"; do
+    cleanup
+    runs=$((runs + 1))
+    sock="pelab-test-$$-$runs"
+    tm -f /dev/null new-session -d -s t -x 100 -y 30 \
+        "env -u TMUX TERM=screen-256color COLORTERM=truecolor LANG=C.UTF-8 LC_ALL=C.UTF-8 $pelab $args; echo \"[exit \$?]\"; sleep 30"
+    wait_for "GNU screen passes no 24-bit colour; 256 colours"
+    ok $? "pelab $args under screen with COLORTERM=truecolor: the one-time note shows"
+    tm send-keys -t t q
+    wait_for "[exit 0]" 10; ok $? "q quits"
+done
 echo "1..$n"
 [ "$failed" -eq 0 ]

@@ -485,6 +485,49 @@ static void report_speed(void)
     free(d);
 }
 
+/* Issue 27: curves that coincide all stay visible. A braille cell shows one colour, so three
+ * curves over the same path (solid, then dashed, then dotted, as the extension view draws none,
+ * YaRN and llama3) used to leave the solid one no cell; now each owns a share of the cells,
+ * the solid one under both at least a fifth. A dashed curve alone keeps its cells. */
+static void test_coincident_curves(void)
+{
+    const int cols = 60, rows = 12;
+    cellgrid g;
+    cellgrid_init(&g, cols, rows, 0);
+    scene s;
+    scene_init(&s, cols, 2 * rows, 0xffffff);
+    double xy[2 * 121];
+    for (int i = 0; i <= 120; i++) {
+        xy[2 * i] = 0.5 * i;
+        xy[2 * i + 1] = 12 + 9 * sin(i / 12.0);
+    }
+    const uint32_t col[3] = {0x1f77b4, 0xff7f0e, 0x2ca02c};
+    const unsigned style[3] = {0, SCENE_DASHED, SCENE_DOTTED};
+    for (int k = 0; k < 3; k++)
+        scene_polyline(&s, xy, 121, 0, 0, cols, 2 * rows, col[k], 0, style[k]);
+    cellgrid_render(&g, &s);
+    int own[3] = {0, 0, 0}, dots = 0;
+    for (int r = 0; r < rows; r++)
+        for (int c = 0; c < cols; c++) {
+            const cellgrid_cell *cell = cellgrid_at(&g, c, r);
+            if (cell->ch < 0x2800 || cell->ch > 0x28ff) continue;
+            dots++;
+            for (int k = 0; k < 3; k++) own[k] += cell->fg == col[k];
+        }
+    TAP_OK(own[0] * 5 >= dots && own[1] > 0 && own[2] > 0,
+           "three coincident curves (solid, dashed, dotted) each own cells: %d, %d, %d of %d",
+           own[0], own[1], own[2], dots);
+    scene_reset(&s, cols, 2 * rows, 0xffffff);
+    scene_polyline(&s, xy, 121, 0, 0, cols, 2 * rows, col[1], 0, SCENE_DASHED);
+    cellgrid_render(&g, &s);
+    int alone = 0;
+    for (int r = 0; r < rows; r++)
+        for (int c = 0; c < cols; c++) alone += cellgrid_at(&g, c, r)->fg == col[1];
+    TAP_OK(alone >= dots * 3 / 4, "a dashed curve alone keeps its cells (%d)", alone);
+    scene_free(&s);
+    cellgrid_free(&g);
+}
+
 int main(void)
 {
     test_box_average();
@@ -494,6 +537,7 @@ int main(void)
     test_ascii();
     test_braille_and_order();
     test_rules();
+    test_coincident_curves();
     report_speed();
     return tap_done();
 }
