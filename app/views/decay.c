@@ -31,9 +31,9 @@ static const char *const curve_label[APP_CURVE_COUNT] = {
 /* The same in a legend outside a small plot (a paper column, 300x200 px), where the long names
  * took three rows of a strip above it, or half the width beside it: the subtitle says what is
  * divided by what, the readout keeps the long names. */
-static const char *const curve_short[APP_CURVE_COUNT] = {
-    "sinusoidal", "learned", "binary", "RoPE q=k=1", "RoPE rand.",
-    "RoPE B(r)",  "ALiBi",   "xPos",   "RoPE Gauss."};
+static const char *const curve_short[APP_CURVE_COUNT] = {"sinusoidal", "learned",    "binary",
+                                                         "RoPE q=k=1", "RoPE rand.", "RoPE B(r)",
+                                                         "ALiBi",      "xPos",       "RoPE Gauss."};
 
 /* Draws of the Gaussian curve: the spread of a mean of 32 is a sixth of one draw's. */
 #define DECAY_GAUSS_DRAWS 32
@@ -595,7 +595,11 @@ static int decay_build(app_view_ctx *c, const app_state *st, scene *s, const sce
         scene_text_width(t, sub, 0.9 * fmin(1.0, fmax(0.8, 0.8 * 11 * 1.3 / (t->text_h * 0.9)))) >
             t->width - 1.2 * t->text_h)
         snprintf(sub + used, sizeof sub - used, "  (\xc3\xb7 value at p0%s%s%s)",
-                 rnd || gau ? "; " : "", rnd && gau ? "random, Gaussian" : gau ? "Gaussian" : rnd ? "random" : "",
+                 rnd || gau ? "; " : "",
+                 rnd && gau ? "random, Gaussian"
+                 : gau      ? "Gaussian"
+                 : rnd      ? "random"
+                            : "",
                  rnd || gau ? " \xc3\xb7 |q||k|" : "");
     fig_rect r = app_frame(s, t, th, title, sub);
 
@@ -689,7 +693,7 @@ static int decay_build(app_view_ctx *c, const app_state *st, scene *s, const sce
     unsigned lstyles[APP_CURVE_COUNT + 1];
     int ln = 0;
     for (int i = 0; i < n; i++) {
-        snames[ln] = names[i] == named[i] ? names[i]
+        snames[ln] = names[i] == named[i]                     ? names[i]
                      : which[i] == 1 && st->attn.weights_init ? "learned (init)"
                                                               : curve_short[which[i]];
         lnames[ln] = names[i];

@@ -189,7 +189,8 @@ static int res_build(app_view_ctx *c, const app_state *st, scene *s, const scene
         lab_of[m] = names[m];
         /* outside a small plot, in fewer words: a curve equal to an earlier one has its counts
          * ("YaRN = none"), and dynamic NTK is "dyn. NTK" */
-        const char *ml = res->ms[m] == PE_SCALING_DYNAMIC ? "dyn. NTK" : app_ext_method_label(res->ms[m]);
+        const char *ml =
+            res->ms[m] == PE_SCALING_DYNAMIC ? "dyn. NTK" : app_ext_method_label(res->ms[m]);
         if (same_as >= 0)
             snprintf(shorts[m], sizeof shorts[m], "%s = %s", ml,
                      app_ext_method_label(res->ms[same_as]));
