@@ -1055,6 +1055,64 @@ void fig_colorbar(scene *s, const scene_target *t, const fig_theme *th, fig_rect
              0);
 }
 
+double fig_colorbar_height(const scene_target *t)
+{
+    metrics m = get_metrics(t);
+    return cbar_bar_w(t) + m.tickl + 0.5 * m.pad + m.T * m.tsize + 0.5 * m.pad;
+}
+
+void fig_colorbar_h(scene *s, const scene_target *t, const fig_theme *th, fig_rect r, double vmin,
+                    double vmax, const struct cmap *map, const char *label)
+{
+    if (t->cells) return; /* a terminal keeps its colorbar beside the plot */
+    scene_lock_range(s, SCENE_RANGE_CBAR, &vmin, &vmax);
+    metrics m = get_metrics(t);
+    if (!map) map = cmap_default_sequential();
+    if (!isfinite(vmin) || !isfinite(vmax)) {
+        vmin = 0.0;
+        vmax = 1.0;
+    }
+    double bh = cbar_bar_w(t), bx = round(r.x), by = round(r.y);
+    double bw = round(r.x + r.w) - bx;
+    if (bw < 1.0) return;
+    /* the gradient as a one-row heatmap, vmin on the left, a column per unit of width */
+    size_t cols = (size_t)fmax(2.0, fmin(1024.0, bw));
+    float *row = scene_alloc(s, cols * sizeof(float));
+    if (!row) return;
+    for (size_t i = 0; i < cols; i++)
+        row[i] = vmin == vmax ? (float)vmin
+                              : (float)(vmin + (vmax - vmin) * ((double)i + 0.5) / (double)cols);
+    scene_ranges *held = s->ranges; /* the gradient is not a data heatmap: already locked */
+    s->ranges = NULL;
+    scene_item *hm =
+        scene_heatmap(s, bx, by, bw, bh, row, 1, cols, cols, vmin, vmax, map, th->mask);
+    s->ranges = held;
+    if (hm) hm->flags |= SCENE_NEAREST;
+    double hw = 0.5 * m.lw;
+    scene_rect(s, bx - hw, by - hw, bw + m.lw, bh + m.lw, th->fg, 0);
+    tickset ts = {0};
+    if (vmin == vmax) {
+        ts.n = 1;
+        ts.v[0] = vmin;
+        fig_tick_label(vmin, fabs(vmin) > 0 ? fabs(vmin) / 100.0 : 1.0, ts.label[0], 32);
+    } else {
+        double per = scene_text_width(t, "-0.0", m.tsize) + 2.0 * m.pad; /* labels side by side */
+        make_ticks(&ts, t, fmin(vmin, vmax), fmax(vmin, vmax), 0, max_ticks_for(bw, per), m.tsize);
+    }
+    double ly = by + bh + m.tickl + 0.5 * m.pad;
+    for (int i = 0; i < ts.n; i++) {
+        double f = vmax == vmin ? 0.5 : (ts.v[i] - vmin) / (vmax - vmin);
+        double fx = round(bx + f * bw) + 0.5;
+        scene_line(s, fx, by + bh, fx, by + bh + m.tickl, th->fg, m.lw, SCENE_RULE);
+        put_text(s, t, fx, ly, ts.label[i], m.tsize, SCENE_CENTER | SCENE_TOP, th->fg, 0);
+    }
+    /* the label left of the bar, level with it (under a matrix, where its y axis's labels
+     * leave that room), so the colorbar takes one line of text less height */
+    if (label && *label)
+        put_text(s, t, bx - m.tickl - m.pad, by + bh / 2.0, label, 1.0, SCENE_RIGHT | SCENE_MIDDLE,
+                 th->fg, 0);
+}
+
 /* --- legend ---------------------------------------------------------------------------- */
 
 /* Largest per-channel difference of two 0xRRGGBB colours. */

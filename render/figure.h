@@ -83,6 +83,14 @@ double fig_colorbar_width(const scene_target *t);
 void fig_colorbar(scene *s, const scene_target *t, const fig_theme *th, fig_rect r, double vmin,
                   double vmax, const struct cmap *map, const char *label);
 
+/* The height of a horizontal colorbar with its tick labels (pixel targets), and the colorbar
+ * itself across the top of r, vmin on the left, its label left of the bar (the caller leaves
+ * room there: under a matrix, its y axis's margin): under a square matrix in a narrow figure,
+ * where one beside it would take the width the matrix needs. */
+double fig_colorbar_height(const scene_target *t);
+void fig_colorbar_h(scene *s, const scene_target *t, const fig_theme *th, fig_rect r, double vmin,
+                    double vmax, const struct cmap *map, const char *label);
+
 /* A legend box in the top-right (corner 0) or bottom-right (1) of the axes area. */
 void fig_legend(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a,
                 const char *const *names, const uint32_t *colors, int n, int corner);

@@ -28,6 +28,12 @@
 static const char *const curve_label[APP_CURVE_COUNT] = {
     "sinusoidal",      "learned",         "binary",       "RoPE (q=k=1)",   "RoPE (random q,k)",
     "RoPE bound B(r)", "ALiBi exp(bias)", "xPos (q=k=1)", "RoPE (Gaussian)"};
+/* The same in a legend outside a small plot (a paper column, 300x200 px), where the long names
+ * took three rows of a strip above it, or half the width beside it: the subtitle says what is
+ * divided by what, the readout keeps the long names. */
+static const char *const curve_short[APP_CURVE_COUNT] = {"sinusoidal", "learned",    "binary",
+                                                         "RoPE q=k=1", "RoPE rand.", "RoPE B(r)",
+                                                         "ALiBi",      "xPos",       "RoPE Gauss."};
 
 /* Draws of the Gaussian curve: the spread of a mean of 32 is a sixth of one draw's. */
 #define DECAY_GAUSS_DRAWS 32
@@ -583,6 +589,18 @@ static int decay_build(app_view_ctx *c, const app_state *st, scene *s, const sce
              : gau      ? "Gaussian q,k / |q||k|"
              : rnd      ? " q,k / |q||k|"
                         : "");
+    /* a subtitle that would wrap at its smallest step (a paper column, 300x200 px) says the
+     * same in fewer words, so the plot keeps the line */
+    if (!t->cells &&
+        scene_text_width(t, sub, 0.9 * fmin(1.0, fmax(0.8, 0.8 * 11 * 1.3 / (t->text_h * 0.9)))) >
+            t->width - 1.2 * t->text_h)
+        snprintf(sub + used, sizeof sub - used, "  (\xc3\xb7 value at p0%s%s%s)",
+                 rnd || gau ? "; " : "",
+                 rnd && gau ? "random, Gaussian"
+                 : gau      ? "Gaussian"
+                 : rnd      ? "random"
+                            : "",
+                 rnd || gau ? " \xc3\xb7 |q||k|" : "");
     fig_rect r = app_frame(s, t, th, title, sub);
 
     /* the RoPE-family curves: one sample per pixel (per braille dot across a cell) of the
@@ -670,21 +688,35 @@ static int decay_build(app_view_ctx *c, const app_state *st, scene *s, const sce
     double pad = (hi - lo) * 0.05;
     /* a plot too short for the legend inside (projector zoom) gets it above */
     /* the legend: the curves, and the Gaussian curve's spread as an entry of its own */
-    const char *lnames[APP_CURVE_COUNT + 1];
+    const char *lnames[APP_CURVE_COUNT + 1], *snames[APP_CURVE_COUNT + 1];
     uint32_t lcolors[APP_CURVE_COUNT + 1];
     unsigned lstyles[APP_CURVE_COUNT + 1];
     int ln = 0;
     for (int i = 0; i < n; i++) {
+        snames[ln] = names[i] == named[i]                     ? names[i]
+                     : which[i] == 1 && st->attn.weights_init ? "learned (init)"
+                                                              : curve_short[which[i]];
         lnames[ln] = names[i];
         lcolors[ln] = colors[i];
         lstyles[ln++] = styles[i];
         if (which[i] == CURVE_GAUSS && !t->cells) {
             lnames[ln] = "\xc2\xb1 1 sd over 32 draws";
+            snames[ln] = "\xc2\xb1 1 sd";
             lcolors[ln] = colors[i];
             lstyles[ln++] = SCENE_DOTTED;
         }
     }
-    fig_legend_slot slot = fig_legend_take(t, &r, lnames, ln);
+    /* the curves span the plot (nothing inside is free for six names): in a small figure the
+     * legend goes outside it (fig_legend_take), under the short names, which fit in fewer
+     * rows above the plot or a narrower column beside it */
+    fig_rect r_long = r;
+    fig_legend_slot slot = fig_legend_take(t, &r_long, lnames, ln);
+    if (slot.cols > 0) {
+        for (int i = 0; i < ln; i++) lnames[i] = snames[i];
+        slot = fig_legend_take(t, &r, lnames, ln);
+    } else {
+        r = r_long;
+    }
     fig_axes a = fig_axes_draw(s, t, th, r, 0, L - 1 > 0 ? L - 1 : 1, lo - pad, hi + pad,
                                "key position p", "score / score at p0", FIG_GRID);
     scene_line(s, a.area.x, fig_y(&a, 0), a.area.x + a.area.w, fig_y(&a, 0), th->grid, 0,

@@ -131,6 +131,11 @@ static int res_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     snprintf(title, sizeof title,
              "Resolution: pairs that turn by more than %s rad between p and p+%d", ang,
              st->resolution.probe_d);
+    /* a title that would take two lines (a paper column, 300x200 px) in fewer words, so the
+     * plot keeps the line (fig_title steps a title down to 0.8 of its 1.25 before wrapping) */
+    if (!t->cells && scene_text_width_bold(t, title, 1.25 * 0.8) > t->width - 1.2 * t->text_h)
+        snprintf(title, sizeof title, "Pairs that turn > %s rad from p to p+%d", ang,
+                 st->resolution.probe_d);
     app_subtitle(st, sub, sizeof sub);
     size_t u = strlen(sub);
 #define SUB(...)                                                                                   \
@@ -151,7 +156,7 @@ static int res_build(app_view_ctx *c, const app_state *st, scene *s, const scene
     for (int m = 0; m < nm; m++)
         for (int i = 0; i < n; i++) hi = fmax(hi, res->y[m][i]);
     hi = fmin(np, ceil(hi * 1.15 + 0.5));
-    char names[APP_EXT_METHODS][160];
+    char names[APP_EXT_METHODS][160], shorts[APP_EXT_METHODS][128];
     const char *lab_of[APP_EXT_METHODS];
     uint32_t colors[APP_EXT_METHODS];
     unsigned styles[APP_EXT_METHODS];
@@ -182,9 +187,26 @@ static int res_build(app_view_ctx *c, const app_state *st, scene *s, const scene
                      app_ext_method_label(res->ms[same_as]));
         }
         lab_of[m] = names[m];
+        /* outside a small plot, in fewer words: a curve equal to an earlier one has its counts
+         * ("YaRN = none"), and dynamic NTK is "dyn. NTK" */
+        const char *ml =
+            res->ms[m] == PE_SCALING_DYNAMIC ? "dyn. NTK" : app_ext_method_label(res->ms[m]);
+        if (same_as >= 0)
+            snprintf(shorts[m], sizeof shorts[m], "%s = %s", ml,
+                     app_ext_method_label(res->ms[same_as]));
+        else
+            snprintf(shorts[m], sizeof shorts[m], "%s %s\xe2\x86\x92%s", ml, y0s, y1s);
     }
-    /* a paper column: the legend in a strip above the plot, where it covers no curve */
-    fig_legend_slot slot = fig_legend_take(t, &area, lab_of, nm);
+    /* a paper column: the legend in a strip above the plot (or beside it), where it covers no
+     * curve, in the short names, which take fewer rows there */
+    fig_rect area_long = area;
+    fig_legend_slot slot = fig_legend_take(t, &area_long, lab_of, nm);
+    if (slot.cols > 0) {
+        for (int m = 0; m < nm; m++) lab_of[m] = shorts[m];
+        slot = fig_legend_take(t, &area, lab_of, nm);
+    } else {
+        area = area_long;
+    }
     fig_axes a = fig_axes_draw(s, t, th, area, 1, T, 0, hi, "position p (log scale)",
                                "pairs that tell p from p+D", FIG_GRID | FIG_XLOG);
     /* the solid ones first (the original widest, underneath), then the dashed, then the dotted */

@@ -211,8 +211,45 @@ static int t5v_draw(app_view_ctx *c, const app_state *st, const t5_src *src, sce
     /* side by side, or (a tall figure: a column 2.2x3.5in) the buckets above the matrix */
     double gap = t->cells ? 3 : t->text_h;
     fig_rect left, right;
-    fig_split_two(t, r, 1.2, (r.w - want) / r.w, 0.4, gap, &left, &right);
-
+    int beside = fig_split_two(t, r, 1.2, (r.w - want) / r.w, 0.4, gap, &left, &right);
+    /* Square cells: the matrix as large as its room allows with its labels and colourbar, not
+     * stretched to it (at 2.2x3.5in it was 65 x 115 units). The colourbar goes beside it, or
+     * under it where that draws the matrix larger (a narrow figure, whose width binds it: at
+     * 2.2x3.5in a colourbar beside left it 65 units). The room it leaves goes to the buckets
+     * plot: the height when stacked (a tall figure), the width side by side. */
+    int cbar_below = 0;
+    double marea_w = 0; /* the matrix's plot width (units) */
+    if (!t->cells) {
+        double bw = fig_colorbar_width(t) + t->char_w * 2;
+        double bh = fig_colorbar_height(t) + t->char_w;
+        if (!beside) { /* stacked: the matrix (the main panel) may take up to 72% of the height
+                          (half a line under the buckets plot's x label: the matrix's top tick label
+                          is the other half) */
+            double top = round(0.28 * r.h), g = round(0.5 * gap);
+            left.h = top;
+            right.y = r.y + top + g;
+            right.h = r.h - top - g;
+        }
+        fig_rect ov = right, oh = right, av, ah;
+        ov.w -= bw;
+        ov = fig_axes_outer_for(t, th, ov, 0, p->len, 0, p->len, "key j", "query i", FIG_Y_DOWN,
+                                1.0, 0, &av);
+        oh.h -= bh;
+        oh = fig_axes_outer_for(t, th, oh, 0, p->len, 0, p->len, "key j", "query i", FIG_Y_DOWN,
+                                1.0, 0, &ah);
+        cbar_below = ah.w > av.w + 0.5;
+        fig_rect o = cbar_below ? oh : ov;
+        marea_w = cbar_below ? ah.w : av.w;
+        double used_w = cbar_below ? o.w : o.w + bw, used_h = cbar_below ? o.h + bh : o.h;
+        if (!beside && right.h - used_h > 0) {
+            left.h += right.h - used_h;
+            o.y += right.h - used_h;
+        } else if (beside && right.w - used_w > 0) {
+            left.w += right.w - used_w;
+            o.x = right.x + right.w - used_w;
+        }
+        right = (fig_rect){o.x, o.y, cbar_below ? o.w : o.w + bw, o.h};
+    }
     /* the step curve: one horizontal run per stretch of equal buckets (at most 2 per bucket) */
     size_t cap = 4 * (size_t)nb + 8, n = 0;
     double *xy = malloc(sizeof *xy * cap * 2);
@@ -252,6 +289,19 @@ static int t5v_draw(app_view_ctx *c, const app_state *st, const t5_src *src, sce
     free(xy);
 
     size_t nm = (size_t)fmin(p->len, ceil(fmax(1, fmin(right.w, right.h))));
+    /* a matrix drawn on fewer units than positions shows a sample of them (app_grid_pos): its
+     * key label says how many, so a reader knows the band of exact buckets is thinned */
+    char klabel[128] = "key j";
+    if (!t->cells) {
+        if (marea_w > 0) nm = (size_t)fmin(p->len, ceil(fmax(1, marea_w)));
+        if (nm < (size_t)p->len) {
+            char ks[32];
+            fig_num(p->len, 3, ks, sizeof ks);
+            snprintf(klabel, sizeof klabel, "key j (%zu of %s shown)", nm, ks);
+            if (scene_text_width(t, klabel, 1.0) > right.w)
+                snprintf(klabel, sizeof klabel, "key j (%zu of %s)", nm, ks);
+        }
+    }
     const float *bm = t5_matrix(c, src, h, nm, err, errlen);
     if (!bm) return -1;
     double lo = bm[nm * nm], hi = bm[nm * nm + 1];
@@ -259,8 +309,17 @@ static int t5v_draw(app_view_ctx *c, const app_state *st, const t5_src *src, sce
     if (st->scale_shared == APP_SCALE_SHARED) t5_shared_range(src, &lo, &hi);
     double vmin, vmax;
     const cmap *map = app_pick_map(st, lo, hi, &vmin, &vmax);
-    fig_axes m = app_draw_matrix(s, t, th, right, bm, nm, nm, nm, 0, p->len, 0, p->len, "key j",
-                                 "query i", map, vmin, vmax, "bias", th->mask);
+    fig_axes m;
+    if (cbar_below) {
+        m = fig_axes_draw(s, t, th, right, 0, p->len, 0, p->len, klabel, "query i", FIG_Y_DOWN);
+        scene_heatmap(s, m.area.x, m.area.y, m.area.w, m.area.h, bm, nm, nm, nm, vmin, vmax, map,
+                      th->mask);
+        fig_colorbar_h(s, t, th, (fig_rect){m.area.x, right.y + right.h + t->char_w, m.area.w, 0},
+                       vmin, vmax, map, "bias");
+    } else {
+        m = app_draw_matrix(s, t, th, right, bm, nm, nm, nm, 0, p->len, 0, p->len, klabel,
+                            "query i", map, vmin, vmax, "bias", th->mask);
+    }
     c->main = m;
     fig_mark_main(s, m.area, "plot");
     c->has_main = 1;

@@ -126,6 +126,77 @@ static void check_square(const scene *s, char *why, size_t n)
     }
 }
 
+/* The attention view's heads (issue 26): every thumbnail (a square heatmap under a label "h3"
+ * or "h3 kv1") at least 1.5 lines of text wide (at a paper column they were 10 units, and a head
+ * under 2 was dropped unsaid), the heads shown consecutive, and when fewer than the layer's
+ * heads (the title's "mean of N heads") a line names them: "heads 0-2 of 4", "h0-2 of 4",
+ * "h0/4". */
+static void check_heads(const scene *s, const scene_target *t, char *why, size_t n)
+{
+    if (why[0]) return;
+    char all[4096] = "";
+    size_t u = 0;
+    int labels[64], nl = 0, note_a = -1, note_b = -1, note_n = -1;
+    for (size_t i = 0; i < s->n; i++) {
+        const scene_item *it = &s->items[i];
+        if (it->kind != SCENE_TEXT) continue;
+        const char *str = it->u.text.str;
+        if (u < sizeof all) u += (size_t)snprintf(all + u, sizeof all - u, "%s ", str);
+        int h, g, k = 0;
+        if ((sscanf(str, "h%d kv%d%n", &h, &g, &k) == 2 || sscanf(str, "h%d%n", &h, &k) == 1) &&
+            str[k] == '\0' && nl < 64)
+            labels[nl++] = h;
+        /* the note: the range's dash is U+2013 */
+        const char *p = str;
+        if (!strncmp(p, "heads ", 6))
+            p += 6;
+        else if (!strncmp(p, "head ", 5))
+            p += 5;
+        else if (*p == 'h')
+            p++;
+        int a, b, m;
+        if (sscanf(p, "%d\xe2\x80\x93%d of %d%n", &a, &b, &m, &k) == 3 && !p[k]) {
+            note_a = a, note_b = b, note_n = m;
+        } else if (sscanf(p, "%d\xe2\x80\x93%d/%d%n", &a, &b, &m, &k) == 3 && !p[k]) {
+            note_a = a, note_b = b, note_n = m;
+        } else if ((sscanf(p, "%d of %d%n", &a, &m, &k) == 2 ||
+                    sscanf(p, "%d/%d%n", &a, &m, &k) == 2) &&
+                   !p[k] && p != str) {
+            note_a = note_b = a, note_n = m;
+        }
+    }
+    const char *mean = strstr(all, "mean of ");
+    int heads = 0;
+    if (!mean || sscanf(mean, "mean of %d heads", &heads) != 1 || heads < 1) return;
+    /* the thumbnails: square heatmaps no larger than the chosen head's matrix (the largest) */
+    double big = 0, small = 1e9;
+    int nsq = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        const scene_item *it = &s->items[i];
+        if (it->kind != SCENE_HEATMAP || it->u.heat.rows != it->u.heat.cols) continue;
+        nsq++;
+        big = fmax(big, it->u.heat.w);
+        small = fmin(small, it->u.heat.w);
+    }
+    for (int i = 1; i < nl; i++)
+        if (labels[i] != labels[i - 1] + 1) {
+            snprintf(why, n, "the heads shown are not consecutive (h%d after h%d)", labels[i],
+                     labels[i - 1]);
+            return;
+        }
+    if (nl > 0 && nsq > nl && small < 1.5 * t->text_h - 1e-6) {
+        snprintf(why, n, "a head's thumbnail is %.0f units wide, under 1.5 lines (%.0f)", small,
+                 1.5 * t->text_h);
+        return;
+    }
+    if (nl > 0 && nl < heads &&
+        (note_n != heads || note_a != labels[0] || note_b != labels[nl - 1]))
+        snprintf(why, n, "%d of %d heads shown (h%d..) and no line says which (note %d-%d of %d)",
+                 nl, heads, labels[0], note_a, note_b, note_n);
+    else if (nl == heads && note_n >= 0)
+        snprintf(why, n, "every head shown, yet a note says %d-%d of %d", note_a, note_b, note_n);
+}
+
 /* The box a text item covers on t. */
 static void text_box(const scene_target *t, const scene_item *it, double *x0, double *y0, double *w,
                      double *h)
@@ -389,11 +460,20 @@ static void run_case_st(scene *s, size_t v, const variant *var, const app_state 
     check_bars(s, &bt, why, sizeof why);
     check_overlap(s, &t, why, sizeof why);
     check_on_data(s, &t, why, sizeof why);
-    /* query x key matrices with square cells (xl's four drew as 4:1 strips at a paper column);
-     * not yet similarity, t5 and the table view, whose matrices fill their panel */
+    /* query x key matrices with square cells (xl's four drew as 4:1 strips at a paper column,
+     * t5's 65x115 at 2.2x3.5in); not yet similarity and the table view, whose matrices fill
+     * their panel */
     int qk_view = !strcmp(name, "attention") || !strcmp(name, "compare") || !strcmp(name, "xl") ||
-                  !strcmp(name, "alibi");
+                  !strcmp(name, "alibi") || !strcmp(name, "t5");
     if (qk_view && c->fe != FE_TERMINAL) check_square(s, why, sizeof why);
+    if (!strcmp(name, "attention") && c->fe != FE_TERMINAL) check_heads(s, &bt, why, sizeof why);
+    /* decay and resolution at a paper column (issue 26): their legends outside the plot in
+     * short names, so the plot keeps over a third of the figure (it was 31% under a legend
+     * strip of three rows) */
+    if ((!strcmp(name, "decay") || !strcmp(name, "resolution")) && c->fe == FE_EXPORT &&
+        c->w == 336 && c->h == 211 && !var && !given && !why[0] && s->main_h < 0.35 * t.height)
+        snprintf(why, sizeof why, "the plot is %.0f of the %.0f units' height, under 35%%",
+                 s->main_h, t.height);
     TAP_OK(ok && s->n_cut == 0 && !why[0], "%s: nothing shortened, main panel there%s%s%s%s%s",
            what, s->n_cut ? " (cut: " : "", s->n_cut ? s->cut_example : "", s->n_cut ? ")" : "",
            why[0] ? "; " : "", ok ? why : err);

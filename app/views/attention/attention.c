@@ -404,9 +404,16 @@ static void bars_pixels(actx *c, const app_attn *a, fig_rect r, const float *row
         char w0s[32];
         fig_fixed(w0, 3, 0, w0s, sizeof w0s);
         snprintf(buf, sizeof buf, "token 0 (%s) left out", w0s);
-        scene_text(c->s, ax.area.x + t->char_w * 0.5, note_y, buf, 0.75, SCENE_LEFT | SCENE_TOP,
-                   th->muted, 0);
-        note_y += t->text_h * 0.8;
+        /* a narrow plot (a column 2.2x3.5in) says it in fewer words rather than run into the
+         * matrix beside it */
+        if (scene_text_width(t, buf, 0.75) > ax.area.w - t->char_w)
+            snprintf(buf, sizeof buf, "token 0 left out");
+        /* narrower still: the axis name ("attention w/o token 0") says it alone */
+        if (scene_text_width(t, buf, 0.75) <= ax.area.w - t->char_w) {
+            scene_text(c->s, ax.area.x + t->char_w * 0.5, note_y, buf, 0.75, SCENE_LEFT | SCENE_TOP,
+                       th->muted, 0);
+            note_y += t->text_h * 0.8;
+        }
     }
     if (j0 > 0) {
         snprintf(buf, sizeof buf, "from token %d", j0);
@@ -597,6 +604,38 @@ static void draw_split(actx *c, const app_attn *a, fig_rect r, int head)
 
 /* ---- small multiples: the layer's heads -------------------------------------------------- */
 
+/* The grid of k thumbnails in r: cols and rows, and the side each gets (label line above). */
+static double multiples_grid(const scene_target *t, fig_rect r, int k, double lh, double gap,
+                             int *cols, int *rows)
+{
+    if (!t->cells) { /* the one rule of the multi-panel views (a wide, a column, a tall figure) */
+        double content = 0;
+        *cols = fig_grid_pick(r, k, 1.0, lh, 0, gap, 0, rows, &content);
+        fig_rect cell = fig_grid_cell(r, *rows, *cols, 0, 0, gap);
+        return fmin(cell.w, cell.h - lh);
+    }
+    double best = -1; /* a terminal: whole pairs of rows */
+    *cols = 1;
+    for (int cc = 1; cc <= k; cc++) {
+        int rr = (k + cc - 1) / cc;
+        double side =
+            fmin((r.w - (cc - 1) * gap) / cc, 2 * floor(((r.h - (rr - 1) * gap) / rr - lh) / 2));
+        if (side > best) {
+            best = side;
+            *cols = cc;
+        }
+    }
+    *rows = (k + *cols - 1) / *cols;
+    return best;
+}
+
+/* The smallest a head's thumbnail is drawn: about two lines of text (a causal pattern still
+ * reads), two cells in a terminal. */
+static double multiples_min_side(const scene_target *t)
+{
+    return t->cells ? 2 : fmax(2.0, round(1.6 * t->text_h));
+}
+
 static void draw_multiples(actx *c, const app_attn *a, fig_rect r, int chosen)
 {
     const scene_target *t = c->t;
@@ -604,24 +643,43 @@ static void draw_multiples(actx *c, const app_attn *a, fig_rect r, int chosen)
     int nh = a->heads, n1 = c->step + 1;
     double lh = t->cells ? 2 : t->text_h * 0.9;
     double gap = t->cells ? 2 : t->text_h * 0.5;
-    int cols = 1, rows = 1;
-    if (!t->cells) { /* the one rule of the multi-panel views (a wide, a column, a tall figure) */
-        cols = fig_grid_pick(r, nh, 1.0, lh, 0, gap, 0, &rows, NULL);
-    } else { /* a terminal: whole pairs of rows */
-        double best = -1;
-        for (int cc = 1; cc <= nh; cc++) {
-            int rr = (nh + cc - 1) / cc;
-            double side = fmin((r.w - (cc - 1) * gap) / cc,
-                               2 * floor(((r.h - (rr - 1) * gap) / rr - lh) / 2));
-            if (side > best) {
-                best = side;
-                cols = cc;
-            }
+    int cols = 1, rows = 1, first = 0, shown = nh;
+    double min_side = multiples_min_side(t);
+    /* Bar charts and matrices keep a readable size and say what they left out: thumbnails
+     * that would be under min_side (eight heads in a paper column were 10 units, a head under
+     * 2 was dropped unsaid) become fewer heads, those around the chosen one, and a line under
+     * them says which ("heads 2-5 of 8"). */
+    if (multiples_grid(t, r, nh, lh, gap, &cols, &rows) < min_side && nh > 1) {
+        fig_rect rr = r;
+        rr.h -= lh;
+        shown = 0;
+        for (int k = nh - 1; k >= 1 && !shown; k--)
+            if (multiples_grid(t, rr, k, lh, gap, &cols, &rows) >= min_side) shown = k;
+        if (!shown) return; /* not even one: the caller's note says the heads are left out */
+        r = rr;
+        if (chosen >= 0) first = chosen - shown / 2;
+        if (first > nh - shown) first = nh - shown;
+        if (first < 0) first = 0;
+        /* the longest form that fits the grid's width (a paper column: "h0/4") */
+        char note[64], range[32];
+        if (shown == 1)
+            snprintf(range, sizeof range, "%d", first);
+        else
+            snprintf(range, sizeof range, "%d\xe2\x80\x93%d", first, first + shown - 1);
+        for (int f = 0; f < 3; f++) {
+            snprintf(note, sizeof note, "%s%s%s%d",
+                     f > 0        ? "h"
+                     : shown == 1 ? "head "
+                                  : "heads ",
+                     range, f < 2 ? " of " : "/", nh);
+            if (scene_text_width(t, note, t->cells ? 1 : 0.8) <= r.w) break;
         }
-        rows = (nh + cols - 1) / cols;
+        text_at(c, r.x + r.w / 2, r.y + r.h + (t->cells ? 0 : 0.1 * lh), note, t->cells ? 1 : 0.8,
+                SCENE_CENTER | SCENE_TOP, th->muted, 0);
     }
-    for (int h = 0; h < nh; h++) {
-        fig_rect cell = fig_grid_cell(r, rows, cols, h / cols, h % cols, gap);
+    for (int i = 0; i < shown; i++) {
+        int h = first + i;
+        fig_rect cell = fig_grid_cell(r, rows, cols, i / cols, i % cols, gap);
         double side = fmin(cell.w, cell.h - lh);
         if (t->cells) {
             side = 2 * floor(side / 2);
@@ -1192,6 +1250,11 @@ static int attention_build(app_view_ctx *vc, const app_state *st, scene *s, cons
     const app_attn_token *cur = &a->tok[c.step];
     snprintf(title, sizeof title, "%s model: what \"%s\" (token %d) attends to, layer %d, %s",
              a->label, cur->word, c.step, c.layer, head_name(&c, c.head, hb, sizeof hb));
+    /* a title that would take three lines (a column 2.2x3.5in) without the token's number
+     * (the subtitle's step) and "model", so the panels keep that line */
+    if (!t->cells && scene_text_width_bold(t, title, 1.25 * 0.8) > 2 * (t->width - 1.2 * t->text_h))
+        snprintf(title, sizeof title, "%s: what \"%s\" attends to, layer %d, %s", a->label,
+                 cur->word, c.layer, head_name(&c, c.head, hb, sizeof hb));
     text_name(st, tn, sizeof tn);
     char gen[48] = "", ntok[48];
     if (a->n > a->n_prompt) snprintf(gen, sizeof gen, " + %d generated", a->n - a->n_prompt);
@@ -1277,6 +1340,9 @@ static int attention_build(app_view_ctx *vc, const app_state *st, scene *s, cons
      * the bars and the matrix (the main panel) are never left out. */
     int tall = r.h >= t->text_h * 17;
     int strip_lines = tall ? 4 : r.h >= t->text_h * 12 ? 2 : 1;
+    /* a narrow figure (a column 2.2x3.5in) keeps two lines of the strip: its row of heads
+     * under the panels needs the height more */
+    if (r.w < t->text_h * 24 && strip_lines > 2) strip_lines = 2;
     double used = draw_strip(&c, a, r, row, strip_lines);
     r.y += used + gap * 0.5;
     r.h -= used + gap * 0.5;
@@ -1291,19 +1357,33 @@ static int attention_build(app_view_ctx *vc, const app_state *st, scene *s, cons
      * bars and the matrix a sliver, so it becomes a row under them: the heads and their
      * colourbar, then the gauge and the next tokens beside them. */
     if (r.w < 1.3 * r.h && r.w < t->text_h * 24) {
-        fig_rect low = fig_take_bottom(&r, floor(r.h * 0.34), gap * 2);
-        fig_rect side = fig_take_right(&low, floor(low.w * 0.45), gap * 2);
+        /* The bars and the matrix side by side take the height the square matrix needs at half
+         * the width (no band of empty space under it: at 2.2x3.5in it was a third of their
+         * room), but at least 30% of the figure (the plot an exported figure is about) and at
+         * most two thirds of what is left; the row under them takes the rest. */
+        int n1 = c.step + 1;
+        fig_rect half = {r.x, r.y, floor(r.w * 0.5) - gap * 2, r.h};
+        double need = fig_axes_outer_for(t, th, half, 0, n1, 0, n1, "key j", "query i", FIG_Y_DOWN,
+                                         1.0, 0, NULL)
+                          .h;
+        double main_h = fmin(fmax(need, ceil(0.3 * t->height)), floor(r.h * 0.66));
+        fig_rect low = fig_take_bottom(&r, fmax(floor(r.h * 0.34), r.h - main_h - gap), gap);
+        /* the next tokens' list is narrow ("0.087 ball"): the heads take the rest */
+        /* the colourbar across the bottom of the row, its name left of it: beside the heads it
+         * took more than half their width (they were 10 units) */
+        fig_rect cbr = fig_take_bottom(&low, fig_colorbar_height(t), gap);
+        fig_rect side = fig_take_right(&low, floor(low.w * 0.36), gap * 2);
         if (exp) draw_gauge(&c, a, fig_take_bottom(&side, gauge_height(t), gap));
         draw_top5(&c, a, side, 0);
-        fig_rect bar = fig_take_right(&low, fig_colorbar_width(t), t->char_w);
         draw_multiples(&c, a, low, c.head);
-        bar.y = low.y + t->text_h;
-        bar.h = low.h - t->text_h * 1.5;
-        /* the row is short: the scale's name without its "(linear)" (the subtitle says it) */
+        /* the scale's name without its "(linear)" (the subtitle says it) */
         char cb[sizeof c.cbar];
         snprintf(cb, sizeof cb, "%s", c.cbar);
-        if (scene_text_width(t, cb, 1.0) + t->text_h * 2 > bar.h) cb[strcspn(cb, " (")] = '\0';
-        fig_colorbar(s, t, th, bar, c.vmin, c.vmax, c.map, cb);
+        cb[strcspn(cb, " (")] = '\0';
+        double name_w = ceil(scene_text_width(t, cb, 1.0)) + t->text_h * 0.6;
+        /* half a tick label right of the bar: its end value is centred on its end */
+        fig_colorbar_h(s, t, th, (fig_rect){cbr.x + name_w, cbr.y, cbr.w - name_w - t->text_h, 0},
+                       c.vmin, c.vmax, c.map, cb);
         /* one above the other when taller than wide, else side by side */
         draw_main_panels(&c, vc, a, st, r, r.h > r.w, 0.5, gap);
         return 0;
