@@ -82,6 +82,12 @@ double fig_colorbar_width(const scene_target *t);
  * label (e.g. "value", "bias", "attention (log)"). */
 void fig_colorbar(scene *s, const scene_target *t, const fig_theme *th, fig_rect r, double vmin,
                   double vmax, const struct cmap *map, const char *label);
+/* The same colorbar lying under a plot (vmin left): for a figure too narrow to give a bar its
+ * column beside the plot (a tall figure, a paper column 2.2in wide). It takes
+ * fig_colorbar_h_height(t) of height: the bar, its tick labels and its label under them. */
+double fig_colorbar_h_height(const scene_target *t);
+void fig_colorbar_h(scene *s, const scene_target *t, const fig_theme *th, fig_rect r, double vmin,
+                    double vmax, const struct cmap *map, const char *label);
 
 /* A legend box in the top-right (corner 0) or bottom-right (1) of the axes area. */
 void fig_legend(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a,
