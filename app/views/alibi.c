@@ -202,37 +202,11 @@ static int alibi_build(app_view_ctx *c, const app_state *st, scene *s, const sce
             return -1;
         }
         /* square cells: the matrix as large as the figure allows with its labels and
-         * colourbar, not stretched to the panel (a lesson's 16 positions were 343x229) */
-        fig_rect mr = r;
-        /* the colourbar beside the matrix, or under it where that draws the matrix larger (a
-         * narrow figure: a column 2.2in wide, a phone), as every multi-panel view chooses */
-        int under = 0;
-        double hb = fig_colorbar_h_height(t) + t->text_h * 0.6;
-        if (!t->cells) {
-            double bw = fig_colorbar_width(t) + t->char_w * 2;
-            fig_rect o = r, ou = r, av, au;
-            o.w -= bw;
-            ou.h -= hb;
-            o = fig_axes_outer_for(t, th, o, 0, p->len, 0, p->len, "key j", "query i", FIG_Y_DOWN,
-                                   1.0, 0, &av);
-            ou = fig_axes_outer_for(t, th, ou, 0, p->len, 0, p->len, "key j", "query i",
-                                    FIG_Y_DOWN, 1.0, 0, &au);
-            under = au.w > 1.15 * av.w;
-            mr = under ? ou : (fig_rect){o.x, o.y, o.w + bw, o.h};
-        }
-        const char *cl = window ? "exp(bias)" : "bias";
-        fig_axes a;
-        if (under) {
-            a = fig_axes_draw(s, t, th, mr, 0, p->len, 0, p->len, "key j", "query i", FIG_Y_DOWN);
-            scene_heatmap(s, a.area.x, a.area.y, a.area.w, a.area.h, bs, n, n, n, vmin, vmax, map,
-                          th->mask);
-            fig_rect bar = {a.area.x, mr.y + mr.h + t->text_h * 0.6, a.area.w,
-                            fig_colorbar_h_height(t)};
-            fig_colorbar_h(s, t, th, bar, vmin, vmax, map, cl);
-        } else {
-            a = app_draw_matrix(s, t, th, mr, bs, n, n, n, 0, p->len, 0, p->len, "key j", "query i",
-                                map, vmin, vmax, cl, th->mask);
-        }
+         * colourbar (beside it, or under it in a narrow figure), not stretched to the panel (a
+         * lesson's 16 positions were 343x229) */
+        fig_axes a = app_draw_square_matrix(s, t, th, r, bs, n, n, 0, p->len, "key j", "query i",
+                                            map, vmin, vmax, window ? "exp(bias)" : "bias", NULL,
+                                            th->mask);
         if (window)
             alibi_window_lines(s, t, th, a.area.x, a.area.y, a.area.w, a.area.h, p->len, slopes[h0],
                                p->alibi_symmetric);
