@@ -1073,7 +1073,8 @@ void fig_colorbar_h(scene *s, const scene_target *t, const fig_theme *th, fig_re
         vmax = 1.0;
     }
     double bh = t->cells ? 2.0 : cbar_bar_w(t);
-    double bx = t->cells ? floor(r.x) : round(r.x), by = t->cells ? 2.0 * ceil(r.y / 2.0) : round(r.y);
+    double bx = t->cells ? floor(r.x) : round(r.x),
+           by = t->cells ? 2.0 * ceil(r.y / 2.0) : round(r.y);
     double bw = t->cells ? floor(r.x + r.w) - bx : round(r.x + r.w) - bx;
     if (bw < 1.0) return;
     /* the gradient as a one-row heatmap, left = vmin, one column per unit of width */
@@ -1085,7 +1086,8 @@ void fig_colorbar_h(scene *s, const scene_target *t, const fig_theme *th, fig_re
                               : (float)(vmin + (vmax - vmin) * ((double)i + 0.5) / (double)cols);
     scene_ranges *held = s->ranges; /* the gradient is not a data heatmap: already locked */
     s->ranges = NULL;
-    scene_item *hm = scene_heatmap(s, bx, by, bw, bh, row, 1, cols, cols, vmin, vmax, map, th->mask);
+    scene_item *hm =
+        scene_heatmap(s, bx, by, bw, bh, row, 1, cols, cols, vmin, vmax, map, th->mask);
     s->ranges = held;
     if (hm) hm->flags |= SCENE_NEAREST;
     if (!t->cells) {

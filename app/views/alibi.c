@@ -204,9 +204,9 @@ static int alibi_build(app_view_ctx *c, const app_state *st, scene *s, const sce
         /* square cells: the matrix as large as the figure allows with its labels and
          * colourbar (beside it, or under it in a narrow figure), not stretched to the panel (a
          * lesson's 16 positions were 343x229) */
-        fig_axes a = app_draw_square_matrix(s, t, th, r, bs, n, n, 0, p->len, "key j", "query i",
-                                            map, vmin, vmax, window ? "exp(bias)" : "bias", NULL,
-                                            th->mask);
+        fig_axes a =
+            app_draw_square_matrix(s, t, th, r, bs, n, n, 0, p->len, "key j", "query i", map, vmin,
+                                   vmax, window ? "exp(bias)" : "bias", NULL, th->mask);
         if (window)
             alibi_window_lines(s, t, th, a.area.x, a.area.y, a.area.w, a.area.h, p->len, slopes[h0],
                                p->alibi_symmetric);

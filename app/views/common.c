@@ -363,8 +363,8 @@ fig_axes app_draw_square_matrix(scene *s, const scene_target *t, const fig_theme
                                 const char *cbar_short, uint32_t mask_color)
 {
     if (t->cells)
-        return app_draw_matrix(s, t, th, r, data, n, n, stride, x0, x1, x0, x1, xlabel, ylabel,
-                               map, vmin, vmax, cbar_label, mask_color);
+        return app_draw_matrix(s, t, th, r, data, n, n, stride, x0, x1, x0, x1, xlabel, ylabel, map,
+                               vmin, vmax, cbar_label, mask_color);
     /* the two places for the bar, each laid out as fig_axes_draw will: the larger matrix wins,
      * beside unless under is clearly (15%) larger */
     double bw = fig_colorbar_width(t) + t->char_w * 2;

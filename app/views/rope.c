@@ -159,8 +159,8 @@ static int rope_build(app_view_ctx *c, const app_state *st, scene *s, const scen
         for (int nl = 2; nl <= 3; nl++) {
             int rr = 1;
             double side = 0, min_w = nl == 2 ? wide_w : narrow_w;
-            int cc = fig_grid_pick(r, show, 1.0, lh * (t->cells ? nl + 1 : nl + 0.1), 0, gap,
-                                   min_w, &rr, &side);
+            int cc = fig_grid_pick(r, show, 1.0, lh * (t->cells ? nl + 1 : nl + 0.1), 0, gap, min_w,
+                                   &rr, &side);
             double cw = (r.w - (cc - 1) * gap) / cc;
             if (cw < min_w && !(nl == 2 && cc == 1)) continue; /* no column that wide */
             if (side > best + 1e-9) {

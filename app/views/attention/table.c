@@ -259,9 +259,9 @@ static void tab_panel_cosine(scene *s, const scene_target *t, const fig_theme *t
                              fig_axes *out)
 {
     const cmap *map = st->map ? st->map : cmap_default_diverging();
-    *out = app_draw_square_matrix(s, t, th, r, k->cos, (size_t)k->rows, (size_t)k->rows, 0,
-                                  k->rows, "position j", "position i", map, -1, 1,
-                                  "cos(row i, row j)", "cosine", th->mask);
+    *out = app_draw_square_matrix(s, t, th, r, k->cos, (size_t)k->rows, (size_t)k->rows, 0, k->rows,
+                                  "position j", "position i", map, -1, 1, "cos(row i, row j)",
+                                  "cosine", th->mask);
     tab_mark_reached(s, t, th, out, m, 0);
     scene_name_panel(s, "cosine");
 }
@@ -364,7 +364,8 @@ static int tab_build_table(app_view_ctx *c, const app_state *st, scene *s, const
          * projector zoom) the table alone, as large as the canvas allows (--part shows the
          * others one at a time). */
         int two = t->cells && r.h < 56, one = 0, rows = 2, cols = 2, pca_only = 0;
-        double head = t->text_h * 2.6, side = t->text_h * 3.2 + fig_colorbar_width(t) + t->char_w * 2;
+        double head = t->text_h * 2.6,
+               side = t->text_h * 3.2 + fig_colorbar_width(t) + t->char_w * 2;
         if (!t->cells) {
             double content = 0;
             cols = fig_grid_pick(r, 4, 1.0, head, side, gap, 0, &rows, &content);
