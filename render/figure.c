@@ -1055,13 +1055,82 @@ void fig_colorbar(scene *s, const scene_target *t, const fig_theme *th, fig_rect
              0);
 }
 
-double fig_colorbar_height(const scene_target *t)
+double fig_colorbar_h_height(const scene_target *t)
+{
+    metrics m = get_metrics(t);
+    if (t->cells) return 6.0; /* the bar, a row of ticks, a row for the name (2 units a row) */
+    return cbar_bar_w(t) + m.tickl + 0.5 * m.pad + m.T * m.tsize + 0.5 * m.pad + m.T;
+}
+
+void fig_colorbar_h(scene *s, const scene_target *t, const fig_theme *th, fig_rect r, double vmin,
+                    double vmax, const struct cmap *map, const char *label)
+{
+    scene_lock_range(s, SCENE_RANGE_CBAR, &vmin, &vmax);
+    metrics m = get_metrics(t);
+    if (!map) map = cmap_default_sequential();
+    if (!isfinite(vmin) || !isfinite(vmax)) {
+        vmin = 0.0;
+        vmax = 1.0;
+    }
+    double bh = t->cells ? 2.0 : cbar_bar_w(t);
+    double bx = t->cells ? floor(r.x) : round(r.x),
+           by = t->cells ? 2.0 * ceil(r.y / 2.0) : round(r.y);
+    double bw = t->cells ? floor(r.x + r.w) - bx : round(r.x + r.w) - bx;
+    if (bw < 1.0) return;
+    /* the gradient as a one-row heatmap, left = vmin, one column per unit of width */
+    size_t cols = (size_t)fmax(2.0, fmin(1024.0, bw));
+    float *row = scene_alloc(s, cols * sizeof(float));
+    if (!row) return;
+    for (size_t i = 0; i < cols; i++)
+        row[i] = vmin == vmax ? (float)vmin
+                              : (float)(vmin + (vmax - vmin) * ((double)i + 0.5) / (double)cols);
+    scene_ranges *held = s->ranges; /* the gradient is not a data heatmap: already locked */
+    s->ranges = NULL;
+    scene_item *hm =
+        scene_heatmap(s, bx, by, bw, bh, row, 1, cols, cols, vmin, vmax, map, th->mask);
+    s->ranges = held;
+    if (hm) hm->flags |= SCENE_NEAREST;
+    if (!t->cells) {
+        double hw = 0.5 * m.lw;
+        scene_rect(s, bx - hw, by - hw, bw + m.lw, bh + m.lw, th->fg, 0);
+    }
+    /* ticks under the bar, as many as their labels fit side by side */
+    tickset ts = {0};
+    double per = 1.6 * scene_text_width(t, cbar_sample, m.tsize) + (t->cells ? 1.0 : m.pad);
+    if (vmin == vmax) {
+        ts.n = 1;
+        ts.v[0] = vmin;
+        fig_tick_label(vmin, fabs(vmin) > 0 ? fabs(vmin) / 100.0 : 1.0, ts.label[0], 32);
+    } else {
+        make_ticks(&ts, t, fmin(vmin, vmax), fmax(vmin, vmax), 0, max_ticks_for(bw, per), m.tsize);
+    }
+    double ly = by + bh + (t->cells ? 0.0 : m.tickl + 0.5 * m.pad);
+    for (int i = 0; i < ts.n; i++) {
+        double f = vmax == vmin ? 0.5 : (ts.v[i] - vmin) / (vmax - vmin);
+        double fx = bx + f * bw, w = scene_text_width(t, ts.label[i], m.tsize);
+        /* the end labels stay over the bar's extent (nothing past the figure's edge) */
+        double cx = fmin(fmax(fx, bx + w / 2), bx + bw - w / 2);
+        if (!t->cells) {
+            fx = round(fx) + 0.5;
+            scene_line(s, fx, by + bh, fx, by + bh + m.tickl, th->fg, m.lw, SCENE_RULE);
+        }
+        put_text(s, t, cx, ly, ts.label[i], m.tsize, SCENE_CENTER | SCENE_TOP, th->fg, 0);
+    }
+    if (!label || !*label) return;
+    char buf[256];
+    double sz = 1.0;
+    const char *str = fit_label(s, t, label, &sz, bw, buf, sizeof buf);
+    put_text(s, t, bx + bw / 2.0, ly + (t->cells ? 2.0 : m.T * m.tsize + 0.5 * m.pad), str, sz,
+             SCENE_CENTER | SCENE_TOP, th->fg, 0);
+}
+
+double fig_colorbar_side_height(const scene_target *t)
 {
     metrics m = get_metrics(t);
     return cbar_bar_w(t) + m.tickl + 0.5 * m.pad + m.T * m.tsize + 0.5 * m.pad;
 }
 
-void fig_colorbar_h(scene *s, const scene_target *t, const fig_theme *th, fig_rect r, double vmin,
+void fig_colorbar_h_side(scene *s, const scene_target *t, const fig_theme *th, fig_rect r, double vmin,
                     double vmax, const struct cmap *map, const char *label)
 {
     if (t->cells) return; /* a terminal keeps its colorbar beside the plot */

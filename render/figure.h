@@ -82,13 +82,19 @@ double fig_colorbar_width(const scene_target *t);
  * label (e.g. "value", "bias", "attention (log)"). */
 void fig_colorbar(scene *s, const scene_target *t, const fig_theme *th, fig_rect r, double vmin,
                   double vmax, const struct cmap *map, const char *label);
+/* The same colorbar lying under a plot (vmin left): for a figure too narrow to give a bar its
+ * column beside the plot (a tall figure, a paper column 2.2in wide). It takes
+ * fig_colorbar_h_height(t) of height: the bar, its tick labels and its label under them. */
+double fig_colorbar_h_height(const scene_target *t);
+void fig_colorbar_h(scene *s, const scene_target *t, const fig_theme *th, fig_rect r, double vmin,
+                    double vmax, const struct cmap *map, const char *label);
 
 /* The height of a horizontal colorbar with its tick labels (pixel targets), and the colorbar
  * itself across the top of r, vmin on the left, its label left of the bar (the caller leaves
  * room there: under a matrix, its y axis's margin): under a square matrix in a narrow figure,
  * where one beside it would take the width the matrix needs. */
-double fig_colorbar_height(const scene_target *t);
-void fig_colorbar_h(scene *s, const scene_target *t, const fig_theme *th, fig_rect r, double vmin,
+double fig_colorbar_side_height(const scene_target *t);
+void fig_colorbar_h_side(scene *s, const scene_target *t, const fig_theme *th, fig_rect r, double vmin,
                     double vmax, const struct cmap *map, const char *label);
 
 /* A legend box in the top-right (corner 0) or bottom-right (1) of the axes area. */

@@ -202,19 +202,11 @@ static int alibi_build(app_view_ctx *c, const app_state *st, scene *s, const sce
             return -1;
         }
         /* square cells: the matrix as large as the figure allows with its labels and
-         * colourbar, not stretched to the panel (a lesson's 16 positions were 343x229) */
-        fig_rect mr = r;
-        if (!t->cells) {
-            double bw = fig_colorbar_width(t) + t->char_w * 2;
-            fig_rect o = r;
-            o.w -= bw;
-            o = fig_axes_outer_for(t, th, o, 0, p->len, 0, p->len, "key j", "query i", FIG_Y_DOWN,
-                                   1.0, 0, NULL);
-            mr = (fig_rect){o.x, o.y, o.w + bw, o.h};
-        }
+         * colourbar (beside it, or under it in a narrow figure), not stretched to the panel (a
+         * lesson's 16 positions were 343x229) */
         fig_axes a =
-            app_draw_matrix(s, t, th, mr, bs, n, n, n, 0, p->len, 0, p->len, "key j", "query i",
-                            map, vmin, vmax, window ? "exp(bias)" : "bias", th->mask);
+            app_draw_square_matrix(s, t, th, r, bs, n, n, 0, p->len, "key j", "query i", map, vmin,
+                                   vmax, window ? "exp(bias)" : "bias", NULL, th->mask);
         if (window)
             alibi_window_lines(s, t, th, a.area.x, a.area.y, a.area.w, a.area.h, p->len, slopes[h0],
                                p->alibi_symmetric);

@@ -356,6 +356,40 @@ fig_axes app_draw_matrix(scene *s, const scene_target *t, const fig_theme *th, f
     return a;
 }
 
+fig_axes app_draw_square_matrix(scene *s, const scene_target *t, const fig_theme *th, fig_rect r,
+                                const float *data, size_t n, size_t stride, double x0, double x1,
+                                const char *xlabel, const char *ylabel, const cmap *map,
+                                double vmin, double vmax, const char *cbar_label,
+                                const char *cbar_short, uint32_t mask_color)
+{
+    if (t->cells)
+        return app_draw_matrix(s, t, th, r, data, n, n, stride, x0, x1, x0, x1, xlabel, ylabel, map,
+                               vmin, vmax, cbar_label, mask_color);
+    /* the two places for the bar, each laid out as fig_axes_draw will: the larger matrix wins,
+     * beside unless under is clearly (15%) larger */
+    double bw = fig_colorbar_width(t) + t->char_w * 2;
+    double hb = fig_colorbar_h_height(t) + t->text_h * 0.6;
+    fig_rect o = r, ou = r, av, au;
+    o.w -= bw;
+    ou.h -= hb;
+    o = fig_axes_outer_for(t, th, o, x0, x1, x0, x1, xlabel, ylabel, FIG_Y_DOWN, 1.0, 0, &av);
+    ou = fig_axes_outer_for(t, th, ou, x0, x1, x0, x1, xlabel, ylabel, FIG_Y_DOWN, 1.0, 0, &au);
+    int under = au.w > 1.15 * av.w;
+    double len = under ? au.w : av.h;
+    /* a bar shorter than its name: the short name */
+    const char *name = cbar_label;
+    if (cbar_short && scene_text_width(t, cbar_label, 1) > len) name = cbar_short;
+    if (!under)
+        return app_draw_matrix(s, t, th, (fig_rect){o.x, o.y, o.w + bw, o.h}, data, n, n, stride,
+                               x0, x1, x0, x1, xlabel, ylabel, map, vmin, vmax, name, mask_color);
+    fig_axes a = fig_axes_draw(s, t, th, ou, x0, x1, x0, x1, xlabel, ylabel, FIG_Y_DOWN);
+    scene_heatmap(s, a.area.x, a.area.y, a.area.w, a.area.h, data, n, n, stride, vmin, vmax, map,
+                  mask_color);
+    fig_rect bar = {a.area.x, ou.y + ou.h + t->text_h * 0.6, a.area.w, fig_colorbar_h_height(t)};
+    fig_colorbar_h(s, t, th, bar, vmin, vmax, map, name);
+    return a;
+}
+
 double app_matrix_width(const scene_target *t, const fig_theme *th, double h, double x0, double x1,
                         double y0, double y1, const char *xlabel, const char *ylabel, double *side)
 {

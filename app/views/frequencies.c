@@ -135,7 +135,7 @@ static void draw_bands(scene *s, const scene_target *t, const fig_theme *th, con
  * scene for their geometry, the bands drawn, then the axes drawn for real on top. */
 static fig_axes band_axes(scene *s, const scene_target *t, const fig_theme *th, fig_rect r,
                           double x0, double x1, double y0, double y1, const char *xlabel,
-                          const char *ylabel, const freq_set *f)
+                          const char *ylabel, const freq_set *f, int names)
 {
     unsigned flags = FIG_GRID | FIG_YLOG;
     if (f->shaded) {
@@ -146,7 +146,7 @@ static fig_axes band_axes(scene *s, const scene_target *t, const fig_theme *th, 
         draw_bands(s, t, th, &a, f, 0);
     }
     fig_axes a = fig_axes_draw(s, t, th, r, x0, x1, y0, y1, xlabel, ylabel, flags);
-    if (f->shaded) draw_bands(s, t, th, &a, f, 1); /* the labels over the grid */
+    if (f->shaded && names) draw_bands(s, t, th, &a, f, 1); /* the labels over the grid */
     return a;
 }
 
@@ -228,24 +228,28 @@ static int freq_build(app_view_ctx *c, const app_state *st, scene *s, const scen
     }
 #undef SUB
     fig_rect r = app_frame(s, t, th, title, sub);
-    /* two curves in a small figure (a paper column, 300x200): their diagonals leave no corner
-     * of either plot free, so the legend goes in a strip above both */
+    /* two curves in a small figure (a paper column, 300x200) or a narrow one (2.2in wide):
+     * their diagonals leave no corner of either plot free, so the legend goes in a strip above
+     * both */
     const char *names[2] = {"original", NULL};
     char ext_name[64];
     snprintf(ext_name, sizeof ext_name, "%s f = %s", app_ext_method_label(type), fs);
     names[1] = ext_name;
     uint32_t colors[2] = {th->series[0], th->series[1]};
     fig_legend_slot slot = {{0, 0, 0, 0}, 0, 0};
-    if (type != PE_SCALING_NONE && !t->cells && r.h < 14 * t->text_h)
+    if (type != PE_SCALING_NONE && !t->cells && (r.h < 14 * t->text_h || r.w < 20 * t->text_h))
         slot = fig_legend_take_top(t, &r, names, 2);
     /* side by side, or (a tall figure) theta_k above the wavelengths */
     fig_rect left, right;
-    fig_split_two(t, r, 1.4, 0.5, 0.62, t->cells ? 4 : t->text_h, &left, &right);
+    int side = fig_split_two(t, r, 1.4, 0.5, 0.62, t->cells ? 4 : t->text_h, &left, &right);
 
-    /* the free strip on top of each plot for the band labels, as a fraction of its height */
+    /* the free strip on top of each plot for the band labels, as a fraction of its height;
+     * stacked, the wavelengths under theta_k keep their height for the L0 and T labels (the
+     * bands are named once, above) */
     double strip = t->cells ? 2 : t->text_h * 1.2;
     double est_h = left.h - (t->cells ? 8 : t->text_h * 4);
     double top = f.shaded && est_h > 0 ? fmin(0.35, (strip + 1) / est_h) : 0.04;
+    double top_w = side ? top : 0.04;
 
     double *x = malloc(sizeof *x * (size_t)n * 5);
     if (!x) {
@@ -273,8 +277,9 @@ static int freq_build(app_view_ctx *c, const app_state *st, scene *s, const scen
     /* left: theta_k */
     double y0, y1;
     log_range(tlo, thi, top, &y0, &y1);
-    fig_axes a = band_axes(s, t, th, left, -0.5, n - 0.5, y0, y1, "frequency pair k",
-                           APP_THETA_K " (radians per position)", &f);
+    /* stacked, the two plots share their x axis: its name once, under the lower one */
+    fig_axes a = band_axes(s, t, th, left, -0.5, n - 0.5, y0, y1, side ? "frequency pair k" : NULL,
+                           APP_THETA_K " (radians per position)", &f, 1);
     fig_curve(s, &a, x, f.orig, (size_t)n, colors[0], two ? lw * 1.8 : lw, 0);
     if (two) fig_curve(s, &a, x, f.ext, (size_t)n, colors[1], lw, 0);
     if (!t->cells && n <= 128)
@@ -297,9 +302,9 @@ static int freq_build(app_view_ctx *c, const app_state *st, scene *s, const scen
                    colors, two ? 2 : 1, 0);
 
     /* right: wavelengths against L0 and T */
-    log_range(wlo, whi, top, &y0, &y1);
+    log_range(wlo, whi, top_w, &y0, &y1);
     fig_axes b = band_axes(s, t, th, right, -0.5, n - 0.5, y0, y1, "frequency pair k",
-                           "wavelength 2\xcf\x80/" APP_THETA_K " (positions)", &f);
+                           "wavelength 2\xcf\x80/" APP_THETA_K " (positions)", &f, side);
     fig_curve(s, &b, x, wo, (size_t)n, colors[0], two ? lw * 1.8 : lw, 0);
     if (two) fig_curve(s, &b, x, we, (size_t)n, colors[1], lw, 0);
     /* after the curves, so a label the curves cannot avoid (a narrow plot) stays readable */

@@ -147,31 +147,34 @@ static int rope_build(app_view_ctx *c, const app_state *st, scene *s, const scen
         return -1;
     }
     double narrow_w = *narrow + pad;
-    double min_side = t->cells ? 10 : 90;
+    double min_side = t->cells ? 10 : 80; /* a circle whose arrows read apart */
     int show = np, cols = 1, rows = 1, lines = 2;
+    double gap = t->cells ? 1 : lh * 0.5;
     for (;;) {
+        /* the arrangement by the rule of every multi-panel view (fig_grid_pick): square
+         * circles under their label lines, once with two lines (a column as wide as "angle
+         * +3.14  cos +0.540", or a single column) and once with three (as wide as "k=63
+         * theta=1.15e-4"); the form that draws the circles larger wins */
         double best = -1;
-        int bc = 1, bl = 2;
-        for (int cc = 1; cc <= show; cc++) {
-            int rr = (show + cc - 1) / cc;
-            int nl = cc == 1 || r.w / cc >= wide_w ? 2 : 3;
-            if (nl == 3 && r.w / cc < narrow_w) break;
-            double side = fmin(r.w / cc, r.h / rr - lh * (t->cells ? nl + 1 : nl + 0.1));
-            if (side > best) {
+        for (int nl = 2; nl <= 3; nl++) {
+            int rr = 1;
+            double side = 0, min_w = nl == 2 ? wide_w : narrow_w;
+            int cc = fig_grid_pick(r, show, 1.0, lh * (t->cells ? nl + 1 : nl + 0.1), 0, gap, min_w,
+                                   &rr, &side);
+            double cw = (r.w - (cc - 1) * gap) / cc;
+            if (cw < min_w && !(nl == 2 && cc == 1)) continue; /* no column that wide */
+            if (side > best + 1e-9) {
                 best = side;
-                bc = cc;
-                bl = nl;
+                cols = cc;
+                rows = rr;
+                lines = nl;
             }
         }
-        cols = bc;
-        lines = bl;
-        rows = (show + cols - 1) / cols;
         if (best >= min_side || show <= 1) break;
         show = show > 16 ? 16 : show - 1;
     }
     /* a terminal's label lines start on a whole row (below), which can take most of a row more */
     double label_h = lh * (t->cells ? lines + 1 : lines + 0.1);
-    double gap = t->cells ? 1 : lh * 0.5;
     for (int i = 0; i < show; i++) {
         /* evenly spaced k: theta_k is geometric in k, so these span the frequencies on a log
          * scale from the fastest pair to the slowest */

@@ -221,7 +221,7 @@ static int t5v_draw(app_view_ctx *c, const app_state *st, const t5_src *src, sce
     double marea_w = 0; /* the matrix's plot width (units) */
     if (!t->cells) {
         double bw = fig_colorbar_width(t) + t->char_w * 2;
-        double bh = fig_colorbar_height(t) + t->char_w;
+        double bh = fig_colorbar_side_height(t) + t->char_w;
         if (!beside) { /* stacked: the matrix (the main panel) may take up to 72% of the height
                           (half a line under the buckets plot's x label: the matrix's top tick label
                           is the other half) */
@@ -314,7 +314,7 @@ static int t5v_draw(app_view_ctx *c, const app_state *st, const t5_src *src, sce
         m = fig_axes_draw(s, t, th, right, 0, p->len, 0, p->len, klabel, "query i", FIG_Y_DOWN);
         scene_heatmap(s, m.area.x, m.area.y, m.area.w, m.area.h, bm, nm, nm, nm, vmin, vmax, map,
                       th->mask);
-        fig_colorbar_h(s, t, th, (fig_rect){m.area.x, right.y + right.h + t->char_w, m.area.w, 0},
+        fig_colorbar_h_side(s, t, th, (fig_rect){m.area.x, right.y + right.h + t->char_w, m.area.w, 0},
                        vmin, vmax, map, "bias");
     } else {
         m = app_draw_matrix(s, t, th, right, bm, nm, nm, nm, 0, p->len, 0, p->len, klabel,

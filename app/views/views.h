@@ -292,6 +292,16 @@ fig_axes app_draw_matrix(scene *s, const scene_target *t, const fig_theme *th, f
                          double x1, double y0, double y1, const char *xlabel, const char *ylabel,
                          const struct cmap *map, double vmin, double vmax, const char *cbar_label,
                          uint32_t mask_color);
+/* A square matrix (n, n) with square cells, as large as r allows with its labels: its colorbar
+ * beside it, or under it (fig_colorbar_h) where that draws the matrix larger (a figure 2.2in
+ * wide, a phone), the rule every view with one matrix follows. Pixels only: a terminal gets
+ * app_draw_matrix over r. cbar_short (may be NULL): the bar's name where the full one is longer
+ * than the bar. */
+fig_axes app_draw_square_matrix(scene *s, const scene_target *t, const fig_theme *th, fig_rect r,
+                                const float *data, size_t n, size_t stride, double x0, double x1,
+                                const char *xlabel, const char *ylabel, const struct cmap *map,
+                                double vmin, double vmax, const char *cbar_label,
+                                const char *cbar_short, uint32_t mask_color);
 /* The width app_draw_matrix needs in a panel h high to draw the matrix square with its tick
  * labels, axis names and colorbar (same ranges and labels as the call that draws it): a view
  * that puts a matrix beside another plot gives it this much, not a fixed share, so a short

@@ -48,11 +48,10 @@ static const size_case cases[] = {
 };
 
 /* An export size of issue 26's done-when for the lesson slides: a paper's two columns and one
- * column, 300x200 px and 480x320 (not yet the tall ones: alibi's first slide, a single
- * 16-position matrix, is bound by the width there beside its colourbar). */
+ * column, 300x200 px and 480x320, and the tall ones (2.2x3.5in, 300x600 px). */
 static inline int slide_case(const size_case *c)
 {
-    return c->fe == FE_EXPORT && c->w < 1000 && c->w > c->h;
+    return c->fe == FE_EXPORT && c->w < 1000;
 }
 
 /* fn for every slide of every shipped lesson, with the state the slide's view line sets (what

@@ -1371,7 +1371,7 @@ static int attention_build(app_view_ctx *vc, const app_state *st, scene *s, cons
         /* the next tokens' list is narrow ("0.087 ball"): the heads take the rest */
         /* the colourbar across the bottom of the row, its name left of it: beside the heads it
          * took more than half their width (they were 10 units) */
-        fig_rect cbr = fig_take_bottom(&low, fig_colorbar_height(t), gap);
+        fig_rect cbr = fig_take_bottom(&low, fig_colorbar_side_height(t), gap);
         fig_rect side = fig_take_right(&low, floor(low.w * 0.36), gap * 2);
         if (exp) draw_gauge(&c, a, fig_take_bottom(&side, gauge_height(t), gap));
         draw_top5(&c, a, side, 0);
@@ -1382,7 +1382,7 @@ static int attention_build(app_view_ctx *vc, const app_state *st, scene *s, cons
         cb[strcspn(cb, " (")] = '\0';
         double name_w = ceil(scene_text_width(t, cb, 1.0)) + t->text_h * 0.6;
         /* half a tick label right of the bar: its end value is centred on its end */
-        fig_colorbar_h(s, t, th, (fig_rect){cbr.x + name_w, cbr.y, cbr.w - name_w - t->text_h, 0},
+        fig_colorbar_h_side(s, t, th, (fig_rect){cbr.x + name_w, cbr.y, cbr.w - name_w - t->text_h, 0},
                        c.vmin, c.vmax, c.map, cb);
         /* one above the other when taller than wide, else side by side */
         draw_main_panels(&c, vc, a, st, r, r.h > r.w, 0.5, gap);
@@ -1831,24 +1831,39 @@ static int compare_build(app_view_ctx *vc, const app_state *st, scene *s, const 
     r.y += used + (t->cells ? 0 : gap * 0.3);
     r.h -= used + (t->cells ? 0 : gap * 0.3);
     int matrices = t->cells ? r.h >= 40 : 1;
-    fig_rect bar = {0, 0, 0, 0};
-    if (matrices) bar = fig_take_right(&r, fig_colorbar_width(t), t->char_w);
-    fig_mark_main(s, r, "both models' panels");
+    fig_rect bar = {0, 0, 0, 0}, rest = r;
+    if (matrices) bar = fig_take_right(&rest, fig_colorbar_width(t), t->char_w);
+    /* the two models side by side, or one above the other, by the rule of every multi-panel
+     * view (fig_split_two: a narrow figure, a column 2.2in wide, a phone, stacks them rather
+     * than drawing two slivers); stacked, each model's bars and matrix go side by side and
+     * the colourbar lies under both where that leaves them room */
     fig_rect col[2];
-    col[1] = r;
-    col[0] = r;
-    if (!t->cells && r.w < t->text_h * 24 && r.w < 1.3 * r.h) {
-        /* a narrow figure (a column 2.2in wide, a phone): one model above the other, each
-         * with its bars and matrix side by side, rather than two slivers */
+    int across = fig_split_two(t, rest, 1.4, 0.5, 0.5, gap, &col[0], &col[1]);
+    int bar_under = 0;
+    if (!across) {
         tall = 0;
+        /* under them only where the models keep their height (not in a short column, where
+         * the bar's column beside them costs less) */
+        double under_h = fig_colorbar_h_height(t) + gap * 0.5;
+        if (matrices && !t->cells && r.w <= 2.2 * (r.h - under_h - gap) / 2) {
+            bar_under = 1;
+            bar = fig_take_bottom(&r, fig_colorbar_h_height(t), gap * 0.5);
+            bar.x += bar.w * 0.2;
+            bar.w *= 0.6;
+        }
+        if (!bar_under) r = rest;
+        fig_split_two(t, r, 1.4, 0.5, 0.5, gap, &col[0], &col[1]);
+        /* the split keeps the first a share of the height: the two models alike */
         col[0].h = floor((r.h - gap) / 2);
         col[1].y = r.y + col[0].h + gap;
         col[1].h = r.h - col[0].h - gap;
     } else {
+        r = rest;
         col[0].w = floor((r.w - gap) / 2);
         col[1].x = r.x + col[0].w + gap;
         col[1].w = r.w - col[0].w - gap;
     }
+    fig_mark_main(s, r, "both models' panels");
     /* the models' names step their size down (both alike) in narrow columns before a cut */
     char heads[2][320];
     double hs = 1.0;
@@ -1912,7 +1927,9 @@ static int compare_build(app_view_ctx *vc, const app_state *st, scene *s, const 
             draw_bars(&c[k], a[k], q, st->head);
         }
     }
-    if (matrices) {
+    if (bar_under) {
+        fig_colorbar_h(s, t, th, bar, c[0].vmin, c[0].vmax, c[0].map, c[0].cbar);
+    } else if (matrices) {
         bar.y = r.y + (tall ? r.h * 0.45 : line_h(t) * 1.5);
         bar.h = tall ? r.h * 0.4 : r.h - line_h(t) * 3;
         if (t->cells) {

@@ -259,9 +259,9 @@ static void tab_panel_cosine(scene *s, const scene_target *t, const fig_theme *t
                              fig_axes *out)
 {
     const cmap *map = st->map ? st->map : cmap_default_diverging();
-    *out = app_draw_matrix(s, t, th, r, k->cos, (size_t)k->rows, (size_t)k->rows, (size_t)k->rows,
-                           0, k->rows, 0, k->rows, "position j", "position i", map, -1, 1,
-                           "cos(row i, row j)", th->mask);
+    *out = app_draw_square_matrix(s, t, th, r, k->cos, (size_t)k->rows, (size_t)k->rows, 0, k->rows,
+                                  "position j", "position i", map, -1, 1, "cos(row i, row j)",
+                                  "cosine", th->mask);
     tab_mark_reached(s, t, th, out, m, 0);
     scene_name_panel(s, "cosine");
 }
@@ -355,30 +355,54 @@ static int tab_build_table(app_view_ctx *c, const app_state *st, scene *s, const
     int has[4] = {0};
     double gap = t->cells ? 2 : t->text_h * 1.2;
     if (part == PART_ALL) {
-        /* two rows of two; a short terminal keeps the table and the components side by side */
-        /* under 28 rows (a cell is 2 units high): the table and its components side by side;
-         * under 22 lines of text in pixels (the projector zoom): the table alone, as large as
-         * the canvas allows (--part shows the others one at a time) */
-        int two = t->cells && r.h < 56, one = !t->cells && r.h < 22 * t->text_h;
+        /* A terminal: two rows of two, under 28 rows (a cell is 2 units high) the table and
+         * its components side by side. Pixels: the arrangement from the figure's shape, by the
+         * rule of every multi-panel view (fig_grid_pick): a row of four in a wide figure (7x3in),
+         * two by two at the default size, a column in a tall one (a phone, a slide's side
+         * panel); each panel about square under its tick labels, beside them and a colourbar.
+         * Where that leaves the panels under five lines of text (a paper column 3.5x2.2in, the
+         * projector zoom) the table alone, as large as the canvas allows (--part shows the
+         * others one at a time). */
+        int two = t->cells && r.h < 56, one = 0, rows = 2, cols = 2, pca_only = 0;
+        double head = t->text_h * 2.6,
+               side = t->text_h * 3.2 + fig_colorbar_width(t) + t->char_w * 2;
+        if (!t->cells) {
+            double content = 0;
+            cols = fig_grid_pick(r, 4, 1.0, head, side, gap, 0, &rows, &content);
+            /* the table is the figure's plot: in two rows (a short figure) it would keep less
+             * than a third of the height, so the four go in one row, or the table alone */
+            if (rows == 2 && (r.h - gap) / 2 - head < 0.34 * t->height) {
+                cols = 4, rows = 1;
+                content = fmin((r.w - 3 * gap) / 4 - side, r.h - head);
+            }
+            one = content < 5 * t->text_h;
+        }
         fig_rect cell[4];
         for (int i = 0; i < 4; i++)
             cell[i] = two ? fig_grid_cell(r, 1, 2, 0, i & 1, gap)
-                          : fig_grid_cell(r, 2, 2, i / 2, i % 2, gap);
+                          : fig_grid_cell(r, rows, cols, i / cols, i % cols, gap);
         if (one) cell[0] = r;
-        if (!t->cells && !one && r.h > 1.4 * r.w) {
-            /* a tall figure (a phone, a slide's side panel): the table across the top half,
-             * where a 2x2 grid left its matrix a few pixels wide beside its colourbar; the
-             * cosine and the projection side by side under it, the scores across the bottom */
+        if (!t->cells && !one && cols == 1) {
+            /* a column of four would leave the table, the figure's plot, a quarter of the
+             * height: it keeps the top half, the other three share the rest by the same rule */
             fig_rect top = r, low = fig_take_bottom(&top, floor(r.h * 0.5), gap);
-            fig_rect pair = low, last = fig_take_bottom(&pair, floor(low.h * 0.5), gap);
+            double content3 = 0;
+            int r3 = 1, c3 = fig_grid_pick(low, 3, 1.0, head, side, gap, 0, &r3, &content3);
             cell[0] = top;
-            cell[1] = fig_grid_cell(pair, 1, 2, 0, 0, gap);
-            cell[3] = fig_grid_cell(pair, 1, 2, 0, 1, gap);
-            cell[2] = last; /* the score curves with their ctx line want the width */
+            for (int i = 1; i < 4; i++)
+                cell[i] = fig_grid_cell(low, r3, c3, (i - 1) / c3, (i - 1) % c3, gap);
+            /* too narrow for three readable panels under it (300x600): the components alone
+             * (as the table alone in a short figure; --part shows the others) */
+            if (content3 < 5 * t->text_h) {
+                pca_only = 1;
+                cell[2] = low;
+            }
         }
         tab_panel_table(s, t, th, cell[0], st, m, v, &a[0]), has[0] = 1;
         if (two) {
             tab_panel_pca(s, t, th, cell[1], m, k, &a[2]), has[2] = 1;
+        } else if (pca_only) {
+            tab_panel_pca(s, t, th, cell[2], m, k, &a[2]), has[2] = 1;
         } else if (!one) {
             tab_panel_cosine(s, t, th, cell[1], st, m, k, &a[1]), has[1] = 1;
             tab_panel_pca(s, t, th, cell[2], m, k, &a[2]), has[2] = 1;
