@@ -1130,8 +1130,8 @@ double fig_colorbar_side_height(const scene_target *t)
     return cbar_bar_w(t) + m.tickl + 0.5 * m.pad + m.T * m.tsize + 0.5 * m.pad;
 }
 
-void fig_colorbar_h_side(scene *s, const scene_target *t, const fig_theme *th, fig_rect r, double vmin,
-                    double vmax, const struct cmap *map, const char *label)
+void fig_colorbar_h_side(scene *s, const scene_target *t, const fig_theme *th, fig_rect r,
+                         double vmin, double vmax, const struct cmap *map, const char *label)
 {
     if (t->cells) return; /* a terminal keeps its colorbar beside the plot */
     scene_lock_range(s, SCENE_RANGE_CBAR, &vmin, &vmax);

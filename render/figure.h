@@ -94,8 +94,8 @@ void fig_colorbar_h(scene *s, const scene_target *t, const fig_theme *th, fig_re
  * room there: under a matrix, its y axis's margin): under a square matrix in a narrow figure,
  * where one beside it would take the width the matrix needs. */
 double fig_colorbar_side_height(const scene_target *t);
-void fig_colorbar_h_side(scene *s, const scene_target *t, const fig_theme *th, fig_rect r, double vmin,
-                    double vmax, const struct cmap *map, const char *label);
+void fig_colorbar_h_side(scene *s, const scene_target *t, const fig_theme *th, fig_rect r,
+                         double vmin, double vmax, const struct cmap *map, const char *label);
 
 /* A legend box in the top-right (corner 0) or bottom-right (1) of the axes area. */
 void fig_legend(scene *s, const scene_target *t, const fig_theme *th, const fig_axes *a,

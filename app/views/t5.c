@@ -314,8 +314,9 @@ static int t5v_draw(app_view_ctx *c, const app_state *st, const t5_src *src, sce
         m = fig_axes_draw(s, t, th, right, 0, p->len, 0, p->len, klabel, "query i", FIG_Y_DOWN);
         scene_heatmap(s, m.area.x, m.area.y, m.area.w, m.area.h, bm, nm, nm, nm, vmin, vmax, map,
                       th->mask);
-        fig_colorbar_h_side(s, t, th, (fig_rect){m.area.x, right.y + right.h + t->char_w, m.area.w, 0},
-                       vmin, vmax, map, "bias");
+        fig_colorbar_h_side(s, t, th,
+                            (fig_rect){m.area.x, right.y + right.h + t->char_w, m.area.w, 0}, vmin,
+                            vmax, map, "bias");
     } else {
         m = app_draw_matrix(s, t, th, right, bm, nm, nm, nm, 0, p->len, 0, p->len, klabel,
                             "query i", map, vmin, vmax, "bias", th->mask);

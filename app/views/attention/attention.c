@@ -1382,8 +1382,9 @@ static int attention_build(app_view_ctx *vc, const app_state *st, scene *s, cons
         cb[strcspn(cb, " (")] = '\0';
         double name_w = ceil(scene_text_width(t, cb, 1.0)) + t->text_h * 0.6;
         /* half a tick label right of the bar: its end value is centred on its end */
-        fig_colorbar_h_side(s, t, th, (fig_rect){cbr.x + name_w, cbr.y, cbr.w - name_w - t->text_h, 0},
-                       c.vmin, c.vmax, c.map, cb);
+        fig_colorbar_h_side(s, t, th,
+                            (fig_rect){cbr.x + name_w, cbr.y, cbr.w - name_w - t->text_h, 0},
+                            c.vmin, c.vmax, c.map, cb);
         /* one above the other when taller than wide, else side by side */
         draw_main_panels(&c, vc, a, st, r, r.h > r.w, 0.5, gap);
         return 0;
