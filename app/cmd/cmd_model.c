@@ -473,14 +473,7 @@ static int cmd_train(int argc, char **argv)
         fprintf(stderr, "pelab train: %s\n", err);
         return 1;
     }
-    tok_vocab v;
-    if (model_vocab_build(&g, c.data_seed, (size_t)tokens, &v, err, sizeof err)) {
-        fprintf(stderr, "pelab train: %s\n", err);
-        model_grammar_free(&g);
-        return 1;
-    }
-    c.vocab = v.n;
-    c.grammar_hash = g.hash;
+    tok_vocab v = {0};
     size_t nh = (size_t)c.ctx * 512 + 1;
     int *ids = malloc((size_t)tokens * sizeof *ids), *held = malloc(nh * sizeof *held);
     model m = {0};
@@ -489,8 +482,13 @@ static int cmd_train(int argc, char **argv)
         fprintf(stderr, "pelab train: out of memory for %d tokens\n", tokens);
         goto out;
     }
-    if (model_corpus(&g, &v, c.data_seed, (size_t)tokens, ids, NULL, err, sizeof err) ||
-        model_corpus(&g, &v, model_heldout_seed(c.data_seed), nh, held, NULL, err, sizeof err) ||
+    if (model_corpus_vocab(&g, c.data_seed, (size_t)tokens, &v, ids, err, sizeof err)) {
+        fprintf(stderr, "pelab train: %s\n", err);
+        goto out;
+    }
+    c.vocab = v.n;
+    c.grammar_hash = g.hash;
+    if (model_corpus(&g, &v, model_heldout_seed(c.data_seed), nh, held, NULL, err, sizeof err) ||
         model_init(&m, &c, &v, err, sizeof err)) {
         fprintf(stderr, "pelab train: %s\n", err);
         goto out;

@@ -493,17 +493,13 @@ static int cmd_race(int argc, char **argv)
     model models[APP_RACE_MAX_LANES];
     memset(models, 0, sizeof models);
     app_race_live *live = NULL;
-    if (model_vocab_build(&g, dseed, (size_t)tokens, &v, err, sizeof err)) {
-        fprintf(stderr, "pelab race: %s\n", err);
-        goto out;
-    }
     ids = malloc((size_t)tokens * sizeof *ids);
     held = malloc((size_t)etokens * sizeof *held);
     if (!ids || !held) {
         fprintf(stderr, "pelab race: out of memory for %d tokens\n", tokens);
         goto out;
     }
-    if (model_corpus(&g, &v, dseed, (size_t)tokens, ids, NULL, err, sizeof err) ||
+    if (model_corpus_vocab(&g, dseed, (size_t)tokens, &v, ids, err, sizeof err) ||
         model_corpus(&g, &v, model_heldout_seed(dseed), (size_t)etokens, held, NULL, err,
                      sizeof err)) {
         fprintf(stderr, "pelab race: %s\n", err);
@@ -619,10 +615,7 @@ static int cmd_race(int argc, char **argv)
                 stopped = !fin;
                 break;
             }
-            if (!fin) {
-                struct timespec ts = {0, 200000000L};
-                nanosleep(&ts, NULL);
-            }
+            if (!fin) model_race_wait(&run.r, 0.2);
         }
         if (fin) break;
     }

@@ -71,17 +71,13 @@ static int prepare(lesson_race *r)
         fail(r, "the story grammar", err);
         return -1;
     }
-    if (model_vocab_build(&r->g, 1, LR_TOKENS, &r->v, err, sizeof err)) {
-        fail(r, "the vocabulary", err);
-        return -1;
-    }
     r->ids = malloc(sizeof *r->ids * LR_TOKENS);
     r->held = malloc(sizeof *r->held * LR_HELD);
     if (!r->ids || !r->held) {
         fail(r, "out of memory", "");
         return -1;
     }
-    if (model_corpus(&r->g, &r->v, 1, LR_TOKENS, r->ids, NULL, err, sizeof err) ||
+    if (model_corpus_vocab(&r->g, 1, LR_TOKENS, &r->v, r->ids, err, sizeof err) ||
         model_corpus(&r->g, &r->v, model_heldout_seed(1), LR_HELD, r->held, NULL, err,
                      sizeof err)) {
         fail(r, "the stories", err);

@@ -710,18 +710,17 @@ static int before(const model_grammar *g, const size_t *counts, int x, int y)
     return strcmp(g->words[x], g->words[y]) < 0;
 }
 
-int model_vocab_build(const model_grammar *g, uint64_t seed, size_t n, tok_vocab *v, char *err,
-                      size_t errlen)
+/* The vocabulary of the words counted in counts (counts[w + 1] for word w). */
+static int vocab_from_counts(const model_grammar *g, const size_t *counts, tok_vocab *v, char *err,
+                             size_t errlen)
 {
-    size_t *counts = calloc((size_t)g->nwords + 1, sizeof *counts);
     int *order = malloc(((size_t)g->nwords + 1) * sizeof *order);
     const char **words = malloc(((size_t)g->nwords + 2) * sizeof *words);
     int rc = PE_ENOMEM;
-    if (!counts || !order || !words) {
+    if (!order || !words) {
         fail(err, errlen, rc, "vocabulary: out of memory");
         goto out;
     }
-    if ((rc = stream(g, seed, n, count_one, counts, err, errlen))) goto out;
     int m = 0;
     for (int i = 0; i < g->nwords; i++)
         if (counts[i + 1]) order[m++] = i;
@@ -735,9 +734,54 @@ int model_vocab_build(const model_grammar *g, uint64_t seed, size_t n, tok_vocab
     for (int i = 0; i < m; i++) words[i + 2] = g->words[order[i]];
     rc = tok_vocab_init(v, words, m + 2, err, errlen);
 out:
-    free(counts);
     free(order);
     free(words);
+    return rc;
+}
+
+int model_vocab_build(const model_grammar *g, uint64_t seed, size_t n, tok_vocab *v, char *err,
+                      size_t errlen)
+{
+    size_t *counts = calloc((size_t)g->nwords + 1, sizeof *counts);
+    if (!counts) return fail(err, errlen, PE_ENOMEM, "vocabulary: out of memory");
+    int rc = stream(g, seed, n, count_one, counts, err, errlen);
+    if (!rc) rc = vocab_from_counts(g, counts, v, err, errlen);
+    free(counts);
+    return rc;
+}
+
+typedef struct keep_ctx {
+    size_t *counts;
+    int *ids;
+} keep_ctx;
+
+static void keep_one(void *user, int w, size_t i)
+{
+    keep_ctx *c = user;
+    c->counts[w + 1]++;
+    c->ids[i] = w;
+}
+
+int model_corpus_vocab(const model_grammar *g, uint64_t seed, size_t n, tok_vocab *v, int *ids,
+                       char *err, size_t errlen)
+{
+    size_t *counts = calloc((size_t)g->nwords + 1, sizeof *counts);
+    int *map = malloc((size_t)(g->nwords ? g->nwords : 1) * sizeof *map);
+    int rc = PE_ENOMEM;
+    if (!counts || !map) {
+        fail(err, errlen, rc, "corpus: out of memory");
+        goto out;
+    }
+    keep_ctx c = {counts, ids};
+    if ((rc = stream(g, seed, n, keep_one, &c, err, errlen)) ||
+        (rc = vocab_from_counts(g, counts, v, err, errlen)))
+        goto out;
+    for (int i = 0; i < g->nwords; i++) map[i] = counts[i + 1] ? tok_find(v, g->words[i]) : -1;
+    /* every word of the stream is in the vocabulary it made: no <unk> */
+    for (size_t i = 0; i < n; i++) ids[i] = ids[i] < 0 ? TOK_EOS : map[ids[i]];
+out:
+    free(counts);
+    free(map);
     return rc;
 }
 

@@ -104,6 +104,13 @@ int model_corpus(const model_grammar *g, const tok_vocab *v, uint64_t seed, size
 int model_vocab_build(const model_grammar *g, uint64_t seed, size_t n, tok_vocab *v, char *err,
                       size_t errlen);
 
+/* Both at once from one pass over the stories: the vocabulary of the first n tokens of seed (as
+ * model_vocab_build) and those n tokens mapped through it (as model_corpus, which then finds no
+ * unknown word). The stories are made once instead of twice: half of what a race or a training
+ * run spends before its first step (0.4 of 0.84 s for the shipped recipe's 1M tokens). */
+int model_corpus_vocab(const model_grammar *g, uint64_t seed, size_t n, tok_vocab *v, int *ids,
+                       char *err, size_t errlen);
+
 /* The seed of the held-out stories for a model trained on data_seed (never equal to it). */
 uint64_t model_heldout_seed(uint64_t data_seed);
 

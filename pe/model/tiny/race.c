@@ -257,15 +257,36 @@ void model_race_stop(model_race *r)
     pthread_mutex_unlock(&r->mu);
 }
 
-int model_race_finished(model_race *r)
+static int finished_locked(const model_race *r)
 {
-    pthread_mutex_lock(&r->mu);
     int busy = 0, running = 0;
     for (int i = 0; i < r->n; i++) {
         busy += r->lanes[i].busy;
         running += r->lanes[i].state == RACE_LANE_RUNNING;
     }
-    int fin = !busy && (running == 0 || r->stop);
+    return !busy && (running == 0 || r->stop);
+}
+
+int model_race_finished(model_race *r)
+{
+    pthread_mutex_lock(&r->mu);
+    int fin = finished_locked(r);
+    pthread_mutex_unlock(&r->mu);
+    return fin;
+}
+
+int model_race_wait(model_race *r, double seconds)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until); /* the condition variable's clock */
+    long ns = until.tv_nsec + (long)(seconds * 1e9);
+    until.tv_sec += ns / 1000000000L;
+    until.tv_nsec = ns % 1000000000L;
+    pthread_mutex_lock(&r->mu);
+    int fin;
+    /* every step's end broadcasts: wait again until the race is over or the time is up */
+    while (!(fin = finished_locked(r)))
+        if (pthread_cond_timedwait(&r->cv, &r->mu, &until)) break;
     pthread_mutex_unlock(&r->mu);
     return fin;
 }

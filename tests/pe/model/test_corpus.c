@@ -125,6 +125,24 @@ int main(void)
     int eos = 0;
     for (size_t i = 0; i < n; i++) eos += ids[i] == TOK_EOS;
     TAP_OK(eos > 100, "stories are separated by <eos> (%d)", eos);
+    /* one pass for both (what train and race use) = the vocabulary, then the corpus */
+    {
+        tok_vocab v1 = {0};
+        size_t nv = 200000;
+        int *big = malloc(nv * sizeof *big);
+        rc = big ? model_corpus_vocab(&g, 1, nv, &v1, big, err, sizeof err) : -1;
+        int same_words = rc == 0 && v1.n == v.n;
+        for (int i = 0; same_words && i < v.n; i++)
+            same_words = !strcmp(tok_word(&v1, i), tok_word(&v, i));
+        TAP_OK(same_words, "model_corpus_vocab: the vocabulary of model_vocab_build (%d words, %s)",
+               v1.n, err);
+        size_t diff = 0;
+        for (size_t i = 0; rc == 0 && i < n; i++) diff += big[i] != ids[i];
+        TAP_OK(rc == 0 && diff == 0, "model_corpus_vocab: the ids of model_corpus (%zu differ)",
+               diff);
+        tok_vocab_free(&v1);
+        free(big);
+    }
     rc = model_corpus(&g, &v, model_heldout_seed(1), n, ids2, &unk, err, sizeof err);
     size_t differ = 0;
     for (size_t i = 0; i < n; i++) differ += ids[i] != ids2[i];

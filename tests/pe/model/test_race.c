@@ -100,7 +100,11 @@ int main(void)
     int rc = model_race_init(&r, ms, 4, ids, n, held, nh, 5, err, sizeof err);
     TAP_OK(rc == 0 && ms[0].params == NULL, "init takes the models (%s)", err);
     rc = model_race_start(&r, 2, err, sizeof err);
-    while (!model_race_finished(&r)) sleep_ms(5);
+    /* the front end's wait: back at the end, not one timeout after it */
+    int waits = 0, fin = 0;
+    while (!(fin = model_race_wait(&r, 60.0)) && waits < 1000) waits++;
+    TAP_OK(fin && waits == 0 && model_race_finished(&r),
+           "model_race_wait returns when the race ends (%d timeouts of 60 s)", waits);
     model_race_join(&r);
     for (int i = 0; i < 4; i++) {
         model_race_lane *l = &r.lanes[i];
@@ -147,6 +151,7 @@ int main(void)
     while (done_of(&r, 0) < 3) sleep_ms(2);
     model_race_pause(&r, 1);
     while (model_race_busy(&r)) sleep_ms(2); /* the steps in flight end (however slow) */
+    TAP_OK(model_race_wait(&r, 0.05) == 0, "model_race_wait: a paused race is not finished");
     int d0 = done_of(&r, 0), d1 = done_of(&r, 1);
     sleep_ms(100);
     TAP_OK(done_of(&r, 0) == d0 && done_of(&r, 1) == d1, "paused: no step (%d, %d)", d0, d1);
