@@ -324,8 +324,11 @@ static void bars_pixels(actx *c, const app_attn *a, fig_rect r, const float *row
     int n1 = c->step + 1;
     double lsize = 0.75;
     char buf[64];
+    /* the label band fits the widest word of every token shown, not only of those stepped
+     * through: the plot keeps its height while the steps go on (an animation's frames on one
+     * y axis; in the explorer the bars no longer jump when "grandma" arrives) */
     double widest = 0;
-    for (int j = 0; j < n1; j++)
+    for (int j = 0; j < (a->n > n1 ? a->n : n1); j++)
         widest = fmax(widest, scene_text_width(t, tok_text(&a->tok[j], buf, sizeof buf), lsize));
     double label_h = fmin(widest + t->char_w, r.h * 0.35);
     fig_rect lab = fig_take_bottom(&r, label_h, 0);
