@@ -1062,9 +1062,14 @@ double fig_colorbar_h_height(const scene_target *t)
     return cbar_bar_w(t) + m.tickl + 0.5 * m.pad + m.T * m.tsize + 0.5 * m.pad + m.T;
 }
 
-void fig_colorbar_h(scene *s, const scene_target *t, const fig_theme *th, fig_rect r, double vmin,
-                    double vmax, const struct cmap *map, const char *label)
+/* The horizontal colorbar of both kinds: its label under the bar (side 0; the terminal too), or
+ * left of it (side 1: pixels only; the end tick labels centred on the bar's ends, for which the
+ * caller leaves room). */
+static void colorbar_h(scene *s, const scene_target *t, const fig_theme *th, fig_rect r,
+                       double vmin, double vmax, const struct cmap *map, const char *label,
+                       int side)
 {
+    if (side && t->cells) return; /* a terminal keeps its colorbar beside the plot */
     scene_lock_range(s, SCENE_RANGE_CBAR, &vmin, &vmax);
     metrics m = get_metrics(t);
     if (!map) map = cmap_default_sequential();
@@ -1096,7 +1101,8 @@ void fig_colorbar_h(scene *s, const scene_target *t, const fig_theme *th, fig_re
     }
     /* ticks under the bar, as many as their labels fit side by side */
     tickset ts = {0};
-    double per = 1.6 * scene_text_width(t, cbar_sample, m.tsize) + (t->cells ? 1.0 : m.pad);
+    double per = side ? scene_text_width(t, "-0.0", m.tsize) + 2.0 * m.pad
+                      : 1.6 * scene_text_width(t, cbar_sample, m.tsize) + (t->cells ? 1.0 : m.pad);
     if (vmin == vmax) {
         ts.n = 1;
         ts.v[0] = vmin;
@@ -1108,8 +1114,9 @@ void fig_colorbar_h(scene *s, const scene_target *t, const fig_theme *th, fig_re
     for (int i = 0; i < ts.n; i++) {
         double f = vmax == vmin ? 0.5 : (ts.v[i] - vmin) / (vmax - vmin);
         double fx = bx + f * bw, w = scene_text_width(t, ts.label[i], m.tsize);
-        /* the end labels stay over the bar's extent (nothing past the figure's edge) */
-        double cx = fmin(fmax(fx, bx + w / 2), bx + bw - w / 2);
+        /* the end labels stay over the bar's extent (nothing past the figure's edge), unless
+         * the caller left them room */
+        double cx = side ? round(fx) + 0.5 : fmin(fmax(fx, bx + w / 2), bx + bw - w / 2);
         if (!t->cells) {
             fx = round(fx) + 0.5;
             scene_line(s, fx, by + bh, fx, by + bh + m.tickl, th->fg, m.lw, SCENE_RULE);
@@ -1117,11 +1124,24 @@ void fig_colorbar_h(scene *s, const scene_target *t, const fig_theme *th, fig_re
         put_text(s, t, cx, ly, ts.label[i], m.tsize, SCENE_CENTER | SCENE_TOP, th->fg, 0);
     }
     if (!label || !*label) return;
+    if (side) {
+        /* left of the bar, level with it (under a matrix, where its y axis's labels leave that
+         * room), so the colorbar takes one line of text less height */
+        put_text(s, t, bx - m.tickl - m.pad, by + bh / 2.0, label, 1.0, SCENE_RIGHT | SCENE_MIDDLE,
+                 th->fg, 0);
+        return;
+    }
     char buf[256];
     double sz = 1.0;
     const char *str = fit_label(s, t, label, &sz, bw, buf, sizeof buf);
     put_text(s, t, bx + bw / 2.0, ly + (t->cells ? 2.0 : m.T * m.tsize + 0.5 * m.pad), str, sz,
              SCENE_CENTER | SCENE_TOP, th->fg, 0);
+}
+
+void fig_colorbar_h(scene *s, const scene_target *t, const fig_theme *th, fig_rect r, double vmin,
+                    double vmax, const struct cmap *map, const char *label)
+{
+    colorbar_h(s, t, th, r, vmin, vmax, map, label, 0);
 }
 
 double fig_colorbar_side_height(const scene_target *t)
@@ -1133,53 +1153,7 @@ double fig_colorbar_side_height(const scene_target *t)
 void fig_colorbar_h_side(scene *s, const scene_target *t, const fig_theme *th, fig_rect r,
                          double vmin, double vmax, const struct cmap *map, const char *label)
 {
-    if (t->cells) return; /* a terminal keeps its colorbar beside the plot */
-    scene_lock_range(s, SCENE_RANGE_CBAR, &vmin, &vmax);
-    metrics m = get_metrics(t);
-    if (!map) map = cmap_default_sequential();
-    if (!isfinite(vmin) || !isfinite(vmax)) {
-        vmin = 0.0;
-        vmax = 1.0;
-    }
-    double bh = cbar_bar_w(t), bx = round(r.x), by = round(r.y);
-    double bw = round(r.x + r.w) - bx;
-    if (bw < 1.0) return;
-    /* the gradient as a one-row heatmap, vmin on the left, a column per unit of width */
-    size_t cols = (size_t)fmax(2.0, fmin(1024.0, bw));
-    float *row = scene_alloc(s, cols * sizeof(float));
-    if (!row) return;
-    for (size_t i = 0; i < cols; i++)
-        row[i] = vmin == vmax ? (float)vmin
-                              : (float)(vmin + (vmax - vmin) * ((double)i + 0.5) / (double)cols);
-    scene_ranges *held = s->ranges; /* the gradient is not a data heatmap: already locked */
-    s->ranges = NULL;
-    scene_item *hm =
-        scene_heatmap(s, bx, by, bw, bh, row, 1, cols, cols, vmin, vmax, map, th->mask);
-    s->ranges = held;
-    if (hm) hm->flags |= SCENE_NEAREST;
-    double hw = 0.5 * m.lw;
-    scene_rect(s, bx - hw, by - hw, bw + m.lw, bh + m.lw, th->fg, 0);
-    tickset ts = {0};
-    if (vmin == vmax) {
-        ts.n = 1;
-        ts.v[0] = vmin;
-        fig_tick_label(vmin, fabs(vmin) > 0 ? fabs(vmin) / 100.0 : 1.0, ts.label[0], 32);
-    } else {
-        double per = scene_text_width(t, "-0.0", m.tsize) + 2.0 * m.pad; /* labels side by side */
-        make_ticks(&ts, t, fmin(vmin, vmax), fmax(vmin, vmax), 0, max_ticks_for(bw, per), m.tsize);
-    }
-    double ly = by + bh + m.tickl + 0.5 * m.pad;
-    for (int i = 0; i < ts.n; i++) {
-        double f = vmax == vmin ? 0.5 : (ts.v[i] - vmin) / (vmax - vmin);
-        double fx = round(bx + f * bw) + 0.5;
-        scene_line(s, fx, by + bh, fx, by + bh + m.tickl, th->fg, m.lw, SCENE_RULE);
-        put_text(s, t, fx, ly, ts.label[i], m.tsize, SCENE_CENTER | SCENE_TOP, th->fg, 0);
-    }
-    /* the label left of the bar, level with it (under a matrix, where its y axis's labels
-     * leave that room), so the colorbar takes one line of text less height */
-    if (label && *label)
-        put_text(s, t, bx - m.tickl - m.pad, by + bh / 2.0, label, 1.0, SCENE_RIGHT | SCENE_MIDDLE,
-                 th->fg, 0);
+    colorbar_h(s, t, th, r, vmin, vmax, map, label, 1);
 }
 
 /* --- legend ---------------------------------------------------------------------------- */
