@@ -262,6 +262,9 @@ static int present_figure(void *ctx, app_explorer *x, scene *s, const scene_targ
     presenter *p = ctx;
     if (slide(p)->action != LESSON_DO_RACE) return 0;
     p->race_ui.dark = x->st.dark;
+    /* the race's figure has no author overrides: the scene's pointer is the last view's (and
+     * lesson --check frees that view's explorer between sizes) */
+    s->author = NULL;
     if (p->race)
         lesson_race_build(p->race, s, t, &p->race_ui);
     else if (p->race_still.n)
