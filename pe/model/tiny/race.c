@@ -151,7 +151,8 @@ int model_race_init(model_race *r, model *models, int n, const int *ids, size_t 
         if (!l->loss) return model_fail(err, errlen, PE_ENOMEM, "race: out of memory");
         int rc = model_trainer_new(&l->m, ids, n_ids, &l->tr, err, errlen);
         if (rc) return rc;
-        if (lane_measure(r, l)) return model_fail(err, errlen, PE_EINVAL, "race: %s", l->err);
+        /* step 0's measurement is the workers' (before the lane's first step): made here, one
+         * lane after another, it kept both cores but one idle for a second before the race */
     }
     return 0;
 }
@@ -185,7 +186,15 @@ static void *worker(void *arg)
         l->busy = 1;
         /* a lane alone at the end may use the threads the others left idle */
         int nt = left < r->nth ? r->nth / left : 1;
+        int first = l->done == 0 && l->nevals == 0;
         pthread_mutex_unlock(&r->mu);
+        /* the untrained model's losses (step 0) before its first step, on this lane's thread */
+        if (first && lane_measure(r, l)) {
+            pthread_mutex_lock(&r->mu);
+            l->busy = 0; /* failed: lane_measure said why */
+            pthread_cond_broadcast(&r->cv);
+            continue;
+        }
         char err[256];
         model_progress p;
         double c0 = cpu_now();

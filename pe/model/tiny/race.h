@@ -64,7 +64,7 @@ typedef struct model_race {
 
 /* Take the n models (moved in: *models are zeroed) to race on ids[0..n_ids) (shared, outlive the
  * race), measured on held[0..n_held) every eval_every steps (n_held >= 4 ctx + 1 of every model).
- * Measures step 0 of every lane. */
+ * Step 0 of every lane is measured by the workers, before the lane's first step. */
 int model_race_init(model_race *r, model *models, int n, const int *ids, size_t n_ids,
                     const int *held, size_t n_held, int eval_every, char *err, size_t errlen);
 /* Start threads (>= 1) workers; returns at once. */
