@@ -345,93 +345,92 @@ static int cmd_train(int argc, char **argv)
     }
     for (int i = 0; i < args.n; i++) {
         int bad = 0;
-        const char *optarg = args.val[i];
+        const char *val = args.val[i];
         switch (args.code[i]) {
         case O_PE:
             break;
         case 'o':
-            out = optarg;
+            out = val;
             break;
         case O_STEPS:
-            bad = parse_int("train", "steps", optarg, 1, 10000000, &c.steps);
+            bad = parse_int("train", "steps", val, 1, 10000000, &c.steps);
             break;
         case O_BATCH:
-            bad = parse_int("train", "batch", optarg, 1, 4096, &c.batch);
+            bad = parse_int("train", "batch", val, 1, 4096, &c.batch);
             break;
         case O_CTX:
-            bad = parse_int("train", "ctx", optarg, 2, MODEL_MAX_CTX, &c.ctx);
+            bad = parse_int("train", "ctx", val, 2, MODEL_MAX_CTX, &c.ctx);
             break;
         case O_LAYERS:
-            bad = parse_int("train", "layers", optarg, 1, MODEL_MAX_LAYERS, &c.layers);
+            bad = parse_int("train", "layers", val, 1, MODEL_MAX_LAYERS, &c.layers);
             break;
         case O_DIM:
-            bad = parse_int("train", "dim", optarg, 2, MODEL_MAX_DIM, &c.dim);
+            bad = parse_int("train", "dim", val, 2, MODEL_MAX_DIM, &c.dim);
             break;
         case O_HEADS:
-            bad = parse_int("train", "heads", optarg, 1, MODEL_MAX_HEADS, &c.heads);
+            bad = parse_int("train", "heads", val, 1, MODEL_MAX_HEADS, &c.heads);
             break;
         case O_HIDDEN:
-            bad = parse_int("train", "hidden", optarg, 1, 4 * MODEL_MAX_DIM, &hidden);
+            bad = parse_int("train", "hidden", val, 1, 4 * MODEL_MAX_DIM, &hidden);
             break;
         case O_TIED:
             c.tied = 1;
             break;
         case O_LR:
-            if (!(bad = parse_double("train", "lr", optarg, 1e-9, 10, &dv))) c.lr = (float)dv;
+            if (!(bad = parse_double("train", "lr", val, 1e-9, 10, &dv))) c.lr = (float)dv;
             break;
         case O_MINLR:
-            if (!(bad = parse_double("train", "min-lr", optarg, 0, 10, &dv))) c.min_lr = (float)dv;
+            if (!(bad = parse_double("train", "min-lr", val, 0, 10, &dv))) c.min_lr = (float)dv;
             break;
         case O_WARMUP:
-            bad = parse_int("train", "warmup", optarg, 0, 10000000, &c.warmup);
+            bad = parse_int("train", "warmup", val, 0, 10000000, &c.warmup);
             break;
         case O_WD:
-            if (!(bad = parse_double("train", "weight-decay", optarg, 0, 10, &dv)))
+            if (!(bad = parse_double("train", "weight-decay", val, 0, 10, &dv)))
                 c.weight_decay = (float)dv;
             break;
         case O_CLIP:
-            if (!(bad = parse_double("train", "clip", optarg, 0, 1e9, &dv))) c.clip = (float)dv;
+            if (!(bad = parse_double("train", "clip", val, 0, 1e9, &dv))) c.clip = (float)dv;
             break;
         case O_SEED:
-            bad = parse_u64("train", "seed", optarg, &c.seed);
+            bad = parse_u64("train", "seed", val, &c.seed);
             break;
         case O_DSEED:
-            bad = parse_u64("train", "data-seed", optarg, &c.data_seed);
+            bad = parse_u64("train", "data-seed", val, &c.data_seed);
             break;
         case O_TOKENS:
-            bad = parse_int("train", "tokens", optarg, 1000, 100000000, &tokens);
+            bad = parse_int("train", "tokens", val, 1000, 100000000, &tokens);
             break;
         case O_BASE:
-            bad = parse_double("train", "base", optarg, 1.0000001, 1e30, &c.pe.base);
+            bad = parse_double("train", "base", val, 1.0000001, 1e30, &c.pe.base);
             break;
         case O_PAIRING:
-            if (!strcmp(optarg, "interleaved"))
+            if (!strcmp(val, "interleaved"))
                 c.pe.pairing = PE_PAIRING_INTERLEAVED;
-            else if (!strcmp(optarg, "half"))
+            else if (!strcmp(val, "half"))
                 c.pe.pairing = PE_PAIRING_HALF;
             else {
-                fprintf(stderr, "pelab train: --pairing %s: interleaved or half\n", optarg);
+                fprintf(stderr, "pelab train: --pairing %s: interleaved or half\n", val);
                 bad = 1;
             }
             break;
         case O_SLOPE:
-            bad = parse_double("train", "slope-ratio", optarg, 0, 0.999999, &c.pe.slope_ratio);
+            bad = parse_double("train", "slope-ratio", val, 0, 0.999999, &c.pe.slope_ratio);
             break;
         case O_BUCKETS:
-            bad = parse_int("train", "t5-buckets", optarg, 2, 1024, &c.pe.t5_buckets);
+            bad = parse_int("train", "t5-buckets", val, 2, 1024, &c.pe.t5_buckets);
             break;
         case O_MAXD:
-            bad =
-                parse_int("train", "t5-max-distance", optarg, 2, PE_MAX_LEN, &c.pe.t5_max_distance);
+            bad = parse_int("train", "t5-max-distance", val, 2, PE_MAX_LEN, &c.pe.t5_max_distance);
             break;
         case O_THREADS:
-            bad = parse_int("train", "threads", optarg, 0, 1024, &threads);
+            bad = parse_int("train", "threads", val, 0, 1024, &threads);
             break;
         case O_SAVE:
-            bad = parse_int("train", "save-every", optarg, 0, 10000000, &save_every);
+            bad = parse_int("train", "save-every", val, 0, 10000000, &save_every);
             break;
         case O_STORY:
-            story = optarg;
+            story = val;
             break;
         case O_FORCE:
             outfile_set_force(1);
@@ -660,7 +659,7 @@ static int cmd_eval(int argc, char **argv)
             return app_eval_lm_run(&args, argc, argv);
     for (int i = 0; i < args.n; i++) {
         int bad = 0;
-        const char *optarg = args.val[i];
+        const char *val = args.val[i];
         switch (args.code[i]) {
         case APP_EVAL_TOK:
         case APP_EVAL_CTX:
@@ -675,19 +674,19 @@ static int cmd_eval(int argc, char **argv)
             extra = 1;
             break;
         case 'o':
-            csv = optarg;
+            csv = val;
             break;
         case APP_EVAL_TOKENS:
-            bad = parse_int("eval", "tokens", optarg, 1000, 100000000, &tokens);
+            bad = parse_int("eval", "tokens", val, 1000, 100000000, &tokens);
             break;
         case APP_EVAL_BIN:
-            bad = parse_int("eval", "bin", optarg, 1, MODEL_MAX_CTX, &bin);
+            bad = parse_int("eval", "bin", val, 1, MODEL_MAX_CTX, &bin);
             break;
         case APP_EVAL_THREADS:
-            bad = parse_int("eval", "threads", optarg, 0, 1024, &threads);
+            bad = parse_int("eval", "threads", val, 0, 1024, &threads);
             break;
         case APP_EVAL_STORY:
-            story = optarg;
+            story = val;
             break;
         case APP_EVAL_FORCE:
             outfile_set_force(1);

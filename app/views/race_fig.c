@@ -441,11 +441,10 @@ void app_race_build(scene *s, const scene_target *t, const app_race_data *d, con
     const fig_theme *th = fig_theme_get(u->dark);
     scene_reset(s, t->width, t->height, th->bg);
     s->text_h = t->text_h;
-    long seen = 0, goal = 0;
+    long seen = 0;
     int done = 0, steps = 0;
     for (int i = 0; i < d->n; i++) {
         seen += (long)d->lanes[i].done * d->lanes[i].tokens_per_step;
-        goal += (long)d->lanes[i].steps * d->lanes[i].tokens_per_step;
         done += d->lanes[i].done;
         steps += d->lanes[i].steps;
     }

@@ -26,8 +26,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         at += strlen(buf + at) + 1;
     }
     argv[argc] = NULL;
-    static const app_cli_extra extra[] = {{"output", 'o'}, {"width", 'W'},  {"height", 'H'},
-                                          {"dpi", 'D'},    {"format", 'F'}, {"help", '?'}};
+    static const app_cli_extra extra[] = {
+        {.name = "output", .code = 'o'}, {.name = "width", .code = 'W'},
+        {.name = "height", .code = 'H'}, {.name = "dpi", .code = 'D'},
+        {.name = "format", .code = 'F'}, {.name = "help", .code = '?'}};
     app_state st;
     app_state_default(&st);
     app_cli_args args;

@@ -598,9 +598,8 @@ static void draw_split(actx *c, const app_attn *a, fig_rect r, int head)
         double ys = fig_y(&ax, con[j] + pos[j]);
         scene_line(c->s, xa, ys, xb, ys, j == c->step ? th->accent : th->fg, t->hairline * 2.5, 0);
     }
-    const char *names[] = {"content q\xc2\xb7k/\xe2\x88\x9a"
-                           "d",
-                           "position part", "score (sum)"};
+    /* a universal character name takes exactly four hex digits: the d stays a letter */
+    const char *names[] = {"content q\u00b7k/\u221ad", "position part", "score (sum)"};
     uint32_t cols[] = {th->series[0], th->series[1], th->fg};
     fig_legend(c->s, t, th, &ax, names, cols, 3, 1);
 }
