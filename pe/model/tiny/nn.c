@@ -528,15 +528,17 @@ static int mm_kernel_ok(int v)
 /* The fastest kernel this CPU runs, found once (PELAB_KERNEL=plain|avx2|avx512 picks one). */
 static int mm_best(void)
 {
+    /* atomic: the race's workers may ask first at the same moment (each finds the same answer) */
     static int best = -1;
-    if (best < 0) {
-        int b = 0;
+    int b = __atomic_load_n(&best, __ATOMIC_RELAXED);
+    if (b < 0) {
+        b = 0;
         const char *want = getenv("PELAB_KERNEL");
         for (int v = 0; v < MM_KERNELS; v++)
             if (mm_kernel_ok(v) && (!want || !strcmp(want, mm_kernels[v].name))) b = v;
-        best = b;
+        __atomic_store_n(&best, b, __ATOMIC_RELAXED);
     }
-    return best;
+    return b;
 }
 
 /* Which part of a product is computed. In causal attention half of each T x T matrix is zero
