@@ -965,6 +965,37 @@ double fig_colorbar_width(const scene_target *t)
 static int box_free(const scene *s, const scene_target *t, double bx, double by, double bw,
                     double bh);
 
+/* A colorbar's gradient in the box (bx, by, bw, bh) as a one-column (vertical: top row = vmax)
+ * or one-row (left = vmin) heatmap, one cell per unit of length so neither backend resamples
+ * it, and its frame on pixel targets. 0 when no memory was left for it. */
+static int cbar_gradient(scene *s, const scene_target *t, const fig_theme *th, double bx, double by,
+                         double bw, double bh, double vmin, double vmax, const struct cmap *map,
+                         int vertical)
+{
+    metrics m = get_metrics(t);
+    size_t n = (size_t)fmax(2.0, fmin(1024.0, vertical ? bh : bw));
+    float *g = scene_alloc(s, n * sizeof(float));
+    if (!g) return 0;
+    for (size_t i = 0; i < n; i++) {
+        double f = ((double)i + 0.5) / (double)n;
+        g[i] = vmin == vmax
+                   ? (float)vmin
+                   : (float)(vertical ? vmax + (vmin - vmax) * f : vmin + (vmax - vmin) * f);
+    }
+    scene_ranges *held = s->ranges; /* the gradient is not a data heatmap: already locked */
+    s->ranges = NULL;
+    scene_item *hm = vertical
+                         ? scene_heatmap(s, bx, by, bw, bh, g, n, 1, 1, vmin, vmax, map, th->mask)
+                         : scene_heatmap(s, bx, by, bw, bh, g, 1, n, n, vmin, vmax, map, th->mask);
+    s->ranges = held;
+    if (hm) hm->flags |= SCENE_NEAREST;
+    if (!t->cells) {
+        double hw = 0.5 * m.lw;
+        scene_rect(s, bx - hw, by - hw, bw + m.lw, bh + m.lw, th->fg, 0);
+    }
+    return 1;
+}
+
 void fig_colorbar(scene *s, const scene_target *t, const fig_theme *th, fig_rect r, double vmin,
                   double vmax, const struct cmap *map, const char *label)
 {
@@ -981,24 +1012,8 @@ void fig_colorbar(scene *s, const scene_target *t, const fig_theme *th, fig_rect
     double bh = t->cells ? 2.0 * floor((r.y + r.h - by) / 2.0) : round(r.y + r.h) - by;
     if (bh < 1.0) return;
 
-    /* The gradient as a one-column heatmap, top row = vmax. One row per unit of height, so
-     * neither backend has to resample it. */
-    size_t rows = (size_t)fmax(2.0, fmin(1024.0, bh));
-    float *col = scene_alloc(s, rows * sizeof(float));
-    if (!col) return;
-    for (size_t i = 0; i < rows; i++)
-        col[i] = (float)(vmax + (vmin - vmax) * ((double)i + 0.5) / (double)rows);
-    if (vmin == vmax)
-        for (size_t i = 0; i < rows; i++) col[i] = (float)vmin;
-    scene_ranges *held = s->ranges; /* the gradient is not a data heatmap: already locked */
-    s->ranges = NULL;
-    scene_item *hm = scene_heatmap(s, bx, by, bw, bh, col, rows, 1, 1, vmin, vmax, map, th->mask);
-    s->ranges = held;
-    if (hm) hm->flags |= SCENE_NEAREST;
-    if (!t->cells) {
-        double hw = 0.5 * m.lw;
-        scene_rect(s, bx - hw, by - hw, bw + m.lw, bh + m.lw, th->fg, 0);
-    }
+    /* top row = vmax */
+    if (!cbar_gradient(s, t, th, bx, by, bw, bh, vmin, vmax, map, 1)) return;
 
     tickset ts = {0};
     double per = t->cells ? 2.0 * m.T : 2.5 * m.T;
@@ -1082,23 +1097,7 @@ static void colorbar_h(scene *s, const scene_target *t, const fig_theme *th, fig
            by = t->cells ? 2.0 * ceil(r.y / 2.0) : round(r.y);
     double bw = t->cells ? floor(r.x + r.w) - bx : round(r.x + r.w) - bx;
     if (bw < 1.0) return;
-    /* the gradient as a one-row heatmap, left = vmin, one column per unit of width */
-    size_t cols = (size_t)fmax(2.0, fmin(1024.0, bw));
-    float *row = scene_alloc(s, cols * sizeof(float));
-    if (!row) return;
-    for (size_t i = 0; i < cols; i++)
-        row[i] = vmin == vmax ? (float)vmin
-                              : (float)(vmin + (vmax - vmin) * ((double)i + 0.5) / (double)cols);
-    scene_ranges *held = s->ranges; /* the gradient is not a data heatmap: already locked */
-    s->ranges = NULL;
-    scene_item *hm =
-        scene_heatmap(s, bx, by, bw, bh, row, 1, cols, cols, vmin, vmax, map, th->mask);
-    s->ranges = held;
-    if (hm) hm->flags |= SCENE_NEAREST;
-    if (!t->cells) {
-        double hw = 0.5 * m.lw;
-        scene_rect(s, bx - hw, by - hw, bw + m.lw, bh + m.lw, th->fg, 0);
-    }
+    if (!cbar_gradient(s, t, th, bx, by, bw, bh, vmin, vmax, map, 0)) return; /* left = vmin */
     /* ticks under the bar, as many as their labels fit side by side */
     tickset ts = {0};
     double per = side ? scene_text_width(t, "-0.0", m.tsize) + 2.0 * m.pad
