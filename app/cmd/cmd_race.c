@@ -26,6 +26,7 @@
 #include "race_fig.h"
 #include "race_live.h"
 #include "race_out.h"
+#include "race_sync.h"
 
 static volatile sig_atomic_t race_stop_requested;
 
@@ -279,12 +280,9 @@ typedef struct race_run {
     int step_at[APP_RACE_MAX_LANES], eval_at[APP_RACE_MAX_LANES];
 } race_run;
 
-/* Copy what the lanes did since the last call into run->d (under the engine's lock). */
-static void snapshot(race_run *run)
+void app_race_sync(app_race_data *d, model_race *r, long *seen, long *goal)
 {
-    model_race *r = &run->r;
-    app_race_data *d = &run->d;
-    long seen = 0, goal = 0;
+    *seen = *goal = 0;
     model_race_lock(r);
     for (int i = 0; i < r->n; i++) {
         model_race_lane *l = &r->lanes[i];
@@ -299,10 +297,18 @@ static void snapshot(race_run *run)
             if (app_race_add_eval(o, &ae)) break;
         }
         o->failed = l->state == RACE_LANE_FAILED;
-        seen += (long)l->done * o->tokens_per_step;
-        goal += (long)l->m.cfg.steps * o->tokens_per_step;
+        *seen += (long)l->done * o->tokens_per_step;
+        *goal += (long)l->m.cfg.steps * o->tokens_per_step;
     }
     model_race_unlock(r);
+}
+
+/* Copy what the lanes did since the last call into run->d, with the race's clock. */
+static void snapshot(race_run *run)
+{
+    app_race_data *d = &run->d;
+    long seen, goal;
+    app_race_sync(d, &run->r, &seen, &goal);
     double now = now_s();
     d->elapsed_s = now - run->t0;
     double active = d->elapsed_s - run->paused_s - (run->paused ? now - run->pause_t0 : 0);

@@ -16,6 +16,7 @@
 #include "figure.h"
 #include "model.h"
 #include "race.h"
+#include "race_sync.h"
 #include "views.h"
 
 enum { LR_PREPARING = 0, LR_RACING, LR_DONE, LR_FAILED };
@@ -115,27 +116,9 @@ static int prepare(lesson_race *r)
 /* The lanes' new steps and measurements into r->d (cmd_race.c's snapshot). */
 static void snapshot(lesson_race *r)
 {
-    model_race *mr = &r->race;
-    long seen = 0, goal = 0;
+    long seen, goal;
     pthread_mutex_lock(&r->mu);
-    model_race_lock(mr);
-    for (int i = 0; i < mr->n; i++) {
-        model_race_lane *l = &mr->lanes[i];
-        app_race_lane *o = &r->d.lanes[i];
-        if (l->done > o->done)
-            memcpy(o->loss + o->done, l->loss + o->done,
-                   (size_t)(l->done - o->done) * sizeof(float));
-        o->done = l->done;
-        for (int k = o->nevals; k < l->nevals; k++) {
-            const model_race_eval *e = &l->evals[k];
-            app_race_eval ae = {e->step, e->tokens, {e->held[0], e->held[1], e->held[2]}, e->sink};
-            if (app_race_add_eval(o, &ae)) break;
-        }
-        o->failed = l->state == RACE_LANE_FAILED;
-        seen += (long)l->done * o->tokens_per_step;
-        goal += (long)l->m.cfg.steps * o->tokens_per_step;
-    }
-    model_race_unlock(mr);
+    app_race_sync(&r->d, &r->race, &seen, &goal);
     r->d.elapsed_s = now_s() - r->t0;
     r->d.tokens_per_s = r->d.elapsed_s > 0 ? (double)seen / r->d.elapsed_s : 0;
     r->d.eta_s = seen > 0 && r->d.tokens_per_s > 0 ? (double)(goal - seen) / r->d.tokens_per_s : -1;
