@@ -60,13 +60,17 @@ typedef struct lm_config {
 } lm_config;
 
 /* One linear map y = W x + b. W[o][i] is at w[o * ld + i], or with t = 1 (GPT-2's Conv1D, which
- * stores (in, out)) at w[i * ld + o]; ld lets GPT-2's fused c_attn be three views. */
+ * stores (in, out)) at w[i * ld + o]; ld lets GPT-2's fused c_attn be three views. A layer's
+ * linears are packed once when the model opens (lm_open): p holds W in panels of 32 outputs,
+ * panel q = outputs 32q.. as (in, 32) rows, zeros past out, and w is then NULL (its pages or
+ * copy are given back). The output head is not packed (it shares the embedding when tied). */
 typedef struct lm_linear {
     const float *w;
     const float *b; /* (out) or NULL */
     int in, out;
     size_t ld;
     int t;
+    const float *p; /* packed panels, or NULL (then t must be 0) */
 } lm_linear;
 
 typedef struct lm_layer {
@@ -93,6 +97,7 @@ typedef struct lm_model {
     lm_map *maps;
     int n_maps;
     float **bufs;
+    size_t *buf_n; /* floats of each copy (a freed copy: NULL, 0) */
     int n_bufs, cap_bufs;
     size_t held;
     char path[1024];
@@ -131,6 +136,8 @@ typedef struct lm_session {
     float *logits;       /* (vocab): the last position's */
     /* scratch for a pass of up to LM_PASS tokens */
     float *x, *xb, *xb2, *q, *k, *v, *hb, *hb2, *att, *cs;
+    float *block; /* the one allocation all the arrays above are carved from */
+    size_t used;  /* floats of it carved */
     size_t held;
 } lm_session;
 

@@ -48,8 +48,13 @@ int lm_st_dtype_size(lm_dtype dt);
 float lm_f16_to_f32(uint16_t h);
 float lm_bf16_to_f32(uint16_t h);
 
-/* Threaded kernels (lm_kernels.c): out (T, L->out) = x (T, L->in) W^T + b. */
+/* Threaded kernels (lm_kernels.c): out (T, L->out) = x (T, L->in) W^T + b, from L->p when
+ * packed, else from W (out, in) in place (t = 0). */
 void lm_linear_apply(const lm_linear *L, const float *x, int T, float *out, int threads);
+/* The floats of an (in, out) linear packed into panels of 32 outputs, and the packing of L->w
+ * into dst (64-byte aligned, that many floats), which L->p then points to (w is left as is). */
+size_t lm_linear_packed_floats(int in, int out);
+void lm_linear_pack(lm_linear *L, float *dst);
 /* Attention inner loops (lm_kernels.c), the same operations for the forward and for an attention
  * row recomputed later: p[j] = scale * (q . k_j) for keys k_j = k0 + j * kstride, j < n; and
  * o = sum_j p[j] v_j over hd components. */

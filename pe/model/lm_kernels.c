@@ -6,30 +6,27 @@
  * an output element is always computed by the same sequence of operations, whatever tile it
  * falls in. The tiles only decide how many of those independent sequences run side by side.
  *
- * W (out, in) row-major (Llama, the heads): an output is a dot product over `in` taken as eight
- * lane sums (lane j adds the products i = j mod 8 in order, one fused multiply-add each), summed
- * as ((l0+l4)+(l1+l5))+((l2+l6)+(l3+l7)), then the tail (in mod 8) in order, then the bias. The
- * tile is ROWS outputs x TOKS tokens (4 x 3: 12 accumulators, 7 loads per 12 FMAs): the four
- * weight rows stay in L1/L2 while every token of the chunk goes past them, so a weight row is
- * read from memory once per chunk. T = 1 (decoding) is the 4 x 1 tile: four rows streamed at
- * once keep four FMA chains and four memory streams busy.
+ * The layers' linears (Llama's W (out, in) and GPT-2's Conv1D (in, out) alike) are packed when
+ * the model opens into panels of 32 outputs (lm_linear_pack: each panel `in` rows of 32 floats,
+ * the order the registers take them). An output is x[0] w[0] + x[1] w[1] + ... in input order,
+ * one fused multiply-add per input from zero, then the bias. The prompt's tile is 32 outputs x
+ * 12 tokens (24 accumulators, two weight loads and twelve broadcasts per input); decoding takes
+ * four panels at once (eight FMA chains, four contiguous memory streams). Packing once replaced
+ * a copy of W's strips per call, which had cost as much as the products (perf record, GPT-2).
  *
- * GPT-2's Conv1D W (in, out): an output is x[0] w[0] + x[1] w[1] + ... in input order, one FMA
- * per input, then the bias. The tile is 16 outputs (two 8-wide vectors) x 6 tokens (the classic
- * 6 x 16 register block: 12 accumulators, two weight loads and six broadcasts per input); the
- * 16-column panel of W is read from memory once per chunk and from L2 for the other token
- * groups. T = 1 takes 64 outputs at once (eight independent chains). Outputs past the last full
- * vector (out not a multiple of 8) take the same sequence one scalar at a time. A row of W is a
- * new 4 KiB page for the strip an item reads, and the hardware prefetchers stop at pages: the
- * packing asks for the next k-block's rows while this one's tiles run, and decoding for the row
- * 16 ahead (__builtin_prefetch never faults, past the end of W included).
+ * The output head (W (out, in) in place: it is the embedding when tied): an output is a dot
+ * product over `in` taken as eight lane sums (lane j adds the products i = j mod 8 in order, one
+ * fused multiply-add each), summed as ((l0+l4)+(l1+l5))+((l2+l6)+(l3+l7)), then the tail (in
+ * mod 8) in order, then the bias. The tile is ROWS outputs x TOKS tokens (4 x 3: 12
+ * accumulators, 7 loads per 12 FMAs); T = 1 (decoding) is the 4 x 1 tile: four rows streamed at
+ * once keep four FMA chains and four memory streams busy.
  *
  * FMA: built for x86-64-v3 (AVX2 + FMA) and the baseline by target_clones, dispatched once by the
  * ifunc resolver; the file asks for contraction (fp-contract=fast) so a*b+c is one FMA where the
  * CPU has it. The baseline build (no FMA) rounds the product first: results may differ between
  * CPUs in the last bits, never between thread counts or chunkings on one machine. On a CPU with
- * AVX-512 the prompt (T > 1) takes 16-wide tiles (section AVX-512 below, chosen by a CPU check
- * once) that keep the same sequence per output: the same bits as the AVX2 tiles. */
+ * AVX-512 the panels and the head's prompt rows take 16-wide tiles (chosen by a CPU check once)
+ * that keep the same sequence per output: the same bits as the AVX2 tiles. */
 #pragma GCC optimize("fp-contract=fast")
 
 #include <stdint.h>
@@ -155,7 +152,6 @@ typedef struct lin_job {
     const float *x;
     int T;
     float *out;
-    int x512; /* T > 1 on a CPU with AVX-512: the 16-wide tiles below */
 } lin_job;
 
 /* The tiles by rows (4 or, for the last rows of W, 1) and token count (3, fewer for the last). */
@@ -199,138 +195,21 @@ static void lin_rows(void *ctx, size_t g0, size_t g1)
     dot_block(j, g0 * ROWS, r1);
 }
 
-/* ---- W (in, out): Conv1D, sums in input order ------------------------------------------------ */
-
-/* Up to eight panels of 16 columns of W (in, out), rows k0.. of one k-block, packed so that each
- * panel is contiguous (16 floats a row): the tiles then read it in order, and the copy reads 512
- * contiguous bytes of a weight row where one panel alone would take 64 (in the file's 4 KiB
- * pages, a row of W is a new page: reading a narrow strip costs a TLB miss and a cold start of
- * the memory stream per 64 bytes; eight panels rather than four cut the prompt's time in the
- * packing from 15% to 11%, perf record on the GPT-2 shape). */
-#define PANEL  16  /* columns of a T > 1 tile */
-#define NPANEL 8   /* panels of a T > 1 item: 128 columns */
-#define PANEL1 64  /* columns of a T = 1 item */
-#define CTOKS  6   /* tokens of a T > 1 tile */
-#define KC     128 /* inputs of a k-block: the packed panels take 64 KiB, one 8 KiB at a time */
-
-/* out[c * ldo + v * 8 + l] (+)= sum_i x_c[i] w[i * ldw + v * 8 + l] over the n inputs of a
- * k-block, for NV vectors and C tokens: the accumulators start at zero (first block) or at what
- * the previous block stored (a float stored and reloaded is the same float, so the sequence of
- * operations per output is that of one pass), and take the bias after the last block. */
-#define COL_TILE(NV, C, PF)                                                                        \
-    LM_GEMM static void col_##NV##x##C(const float *w, size_t ldw, const float *x, size_t ldx,     \
-                                       int n, const float *b, float *out, size_t ldo, int first,   \
-                                       int last)                                                   \
-    {                                                                                              \
-        v8 acc[C][NV];                                                                             \
-        for (int c = 0; c < C; c++)                                                                \
-            for (int v = 0; v < NV; v++)                                                           \
-                acc[c][v] = first ? (v8){0} : LD8(out + (size_t)c * ldo + 8 * (size_t)v);          \
-        for (int i = 0; i < n; i++) {                                                              \
-            const float *wi = w + (size_t)i * ldw;                                                 \
-            if (PF) /* decoding: rows PF ahead (a row is a new page: no hardware prefetch) */      \
-                for (int v = 0; v < NV; v += 2)                                                    \
-                    __builtin_prefetch(                                                            \
-                        (const void *)((uintptr_t)(wi + 8 * v) + PF * ldw * sizeof(float)), 0, 0); \
-            v8 wv[NV];                                                                             \
-            for (int v = 0; v < NV; v++) wv[v] = LD8(wi + 8 * v);                                  \
-            for (int c = 0; c < C; c++) {                                                          \
-                float xs = x[(size_t)c * ldx + (size_t)i];                                         \
-                for (int v = 0; v < NV; v++) acc[c][v] += xs * wv[v];                              \
-            }                                                                                      \
-        }                                                                                          \
-        for (int c = 0; c < C; c++)                                                                \
-            for (int v = 0; v < NV; v++) {                                                         \
-                if (last && b) acc[c][v] += LD8(b + 8 * v);                                        \
-                ST8(out + (size_t)c * ldo + 8 * (size_t)v, acc[c][v]);                             \
-            }                                                                                      \
-    }
-
-COL_TILE(2, 6, 0)
-COL_TILE(2, 5, 0)
-COL_TILE(2, 4, 0)
-COL_TILE(2, 3, 0)
-COL_TILE(2, 2, 0)
-COL_TILE(2, 1, 0)
-COL_TILE(1, 1, 0)
-COL_TILE(8, 1, 16)
-
-/* The panel tiles by token count: six for the body, fewer for the last group. */
-typedef void col_fn(const float *, size_t, const float *, size_t, int, const float *, float *,
-                    size_t, int, int);
-static col_fn *const col_panel_tile[CTOKS + 1] = {NULL,    col_2x1, col_2x2, col_2x3,
-                                                  col_2x4, col_2x5, col_2x6};
-
-/* Columns past the last full vector, one at a time, the same sequence as a vector lane. */
-LM_GEMM static void col_scalar(const float *w, size_t ldw, const float *x, size_t ldx, int n,
-                               const float *b, float *out, size_t ldo, int T)
-{
-    for (int c = 0; c < T; c++) {
-        float a = 0.0f;
-        for (int i = 0; i < n; i++) a += x[(size_t)c * ldx + (size_t)i] * w[(size_t)i * ldw];
-        out[(size_t)c * ldo] = a + (b ? b[0] : 0.0f);
-    }
-}
-
-/* np panels of 16 columns from c of every token (T > 1), k-block by k-block. */
-static void col_panels(const lin_job *j, size_t c, int np)
-{
-    const lm_linear *L = j->L;
-    size_t in = (size_t)L->in, O = (size_t)L->out;
-    int T = j->T;
-    float pk[NPANEL * KC * PANEL] __attribute__((aligned(64)));
-    for (size_t k0 = 0; k0 < in; k0 += KC) {
-        int kn = in - k0 < KC ? (int)(in - k0) : KC, first = k0 == 0, last = k0 + (size_t)kn == in;
-        for (int i = 0; i < kn; i++) {
-            const float *row = L->w + (k0 + (size_t)i) * L->ld + c;
-            for (int p = 0; p < np; p++)
-                memcpy(pk + ((size_t)p * KC + (size_t)i) * PANEL, row + p * PANEL,
-                       PANEL * sizeof *pk);
-        }
-        /* The rows the next pack reads (the next k-block of these columns; after the last,
-         * the first k-block of the next columns, usually the next item): a row of W is a new
-         * page, which the hardware prefetchers do not enter, and asked for all at once they
-         * would fill the miss buffers and stall; so a slice of rows per tile, while the tiles
-         * compute. */
-        const float *nw =
-            k0 + KC < in ? L->w + (k0 + KC) * L->ld + c : L->w + c + (size_t)np * PANEL;
-        int nk = k0 + KC < in ? (in - k0 - KC < KC ? (int)(in - k0 - KC) : KC) : KC;
-        int tiles = np * ((T + CTOKS - 1) / CTOKS), tile = 0;
-        for (int p = 0; p < np; p++) {
-            const float *w = pk + (size_t)p * KC * PANEL, *x = j->x + k0;
-            const float *b = L->b ? L->b + c + (size_t)p * PANEL : NULL;
-            float *o = j->out + c + (size_t)p * PANEL;
-            for (int t = 0; t < T; t += CTOKS, tile++) {
-                for (int i = tile * nk / tiles; i < (tile + 1) * nk / tiles; i++)
-                    prefetch_span(nw + (size_t)i * L->ld, (size_t)np * PANEL * sizeof(float));
-                col_panel_tile[T - t < CTOKS ? T - t : CTOKS](w, PANEL, x + (size_t)t * in, in, kn,
-                                                              b, o + (size_t)t * O, O, first, last);
-            }
-        }
-    }
-}
-
-/* ---- AVX-512: 16-wide prompt tiles ----------------------------------------------------------
+/* ---- AVX-512: 16-wide head tiles ------------------------------------------------------------
  *
- * The same sequence of operations per output as the tiles above (so a prompt still gives
- * token-by-token decoding's bits, and these tiles give the AVX2 tiles' bits): only more outputs
- * side by side, in 32 registers of 16 floats. On this project's Zen 5 (two 512-bit FMA pipes)
- * that doubles the peak of the 8-wide tiles; the AVX2 tiles stay for T = 1 (decoding reads each
- * weight once: memory bound, not FMA bound) and for the edges.
+ * The same sequence of operations per output as the tiles above (so every row of a prompt's
+ * logits still gives token-by-token decoding's bits, and these tiles give the AVX2 tiles' bits):
+ * only more outputs side by side, in 32 registers of 16 floats; the AVX2 tiles stay for T = 1
+ * (decoding reads each weight once: memory bound, not FMA bound) and for the edges.
  *
- * W (out, in): a register holds two weight rows' eight lanes (rows r and r + 1, lanes i mod 8 of
- * each), times one token's eight inputs broadcast to both halves: the lane sums of the 8-wide
- * tile, two rows per register. The tile is 8 rows x 6 tokens (24 accumulators; per 8 inputs,
- * 4 row pairs and 6 token broadcasts loaded for 24 FMAs of 16 lanes); the halves then go
- * through the same tree (HSUM8X4) and tail.
- *
- * W (in, out): panels of 32 columns (two registers) x 12 tokens (24 accumulators; per input two
- * weight loads and twelve broadcasts for 24 FMAs), in input order as col_2xC. */
+ * A register holds two weight rows' eight lanes (rows r and r + 1, lanes i mod 8 of each), times
+ * one token's eight inputs broadcast to both halves: the lane sums of the 8-wide tile, two rows
+ * per register. The tile is 8 rows x 6 tokens (24 accumulators; per 8 inputs, 4 row pairs and 6
+ * token broadcasts loaded for 24 FMAs of 16 lanes); the halves then go through the same tree
+ * (HSUM8X4) and tail. */
 #if LM_X512
 
-/* One zero-cost-when-unsupported check, the first time a prompt needs it. */
-static void col_block(const lin_job *j, size_t c0, size_t c1);
-
+/* One zero-cost-when-unsupported check, the first time a kernel needs it. */
 static int x512_ok(void)
 {
     static int ok = -1;
@@ -437,24 +316,117 @@ static void lin_rows512(void *ctx, size_t g0, size_t g1)
     dot_block512(j, g0 * X_ROWS, r1);
 }
 
-#define X_PANEL 32  /* columns of a W (in, out) tile: two registers */
-#define X_CTOKS 12  /* tokens of a W (in, out) tile */
-#define X_WIDE  256 /* columns of an item at most: 1 KiB of each weight row read in one go */
-#define X_KC    64  /* inputs of a k-block: the packed panels take 64 KiB */
+#endif
 
-/* col_2xC's sequence on 32 columns of a packed panel (32 floats a row). */
-#define X512_COL(C)                                                                                \
-    LM_AVX512 static void col32_##C(const float *w, const float *x, size_t ldx, int n,             \
-                                    const float *b, float *out, size_t ldo, int first, int last)   \
+/* ---- packed panels: the layers' linears -----------------------------------------------------
+ *
+ * W packed once at load (lm_linear_pack): panel q holds outputs 32q..32q+31 as `in` rows of 32
+ * floats, zeros past `out`. An output is x[0] w[0] + x[1] w[1] + ... in input order, one fused
+ * multiply-add per input from zero, then + bias: the same sequence in every tile below, so a
+ * prompt of T tokens gives one token at a time's bits. A tile holds its accumulators over all
+ * the inputs (no k-blocks: a panel is in x 128 bytes, at most 384 KiB for in = 3072, read from
+ * L2 by the token groups after the first). */
+#define PW 32 /* outputs of a panel */
+
+size_t lm_linear_packed_floats(int in, int out)
+{
+    return (size_t)((out + PW - 1) / PW) * PW * (size_t)in;
+}
+
+void lm_linear_pack(lm_linear *L, float *dst)
+{
+    size_t in = (size_t)L->in, np = ((size_t)L->out + PW - 1) / PW;
+    for (size_t q = 0; q < np; q++) {
+        float *d = dst + q * in * PW;
+        for (int c = 0; c < PW; c++) {
+            size_t o = q * PW + (size_t)c;
+            if (o >= (size_t)L->out) {
+                for (size_t i = 0; i < in; i++) d[i * PW + (size_t)c] = 0.0f;
+            } else if (L->t) { /* (in, out): column o, a float per row */
+                for (size_t i = 0; i < in; i++) d[i * PW + (size_t)c] = L->w[i * L->ld + o];
+            } else { /* (out, in): row o, read in order */
+                const float *r = L->w + o * L->ld;
+                for (size_t i = 0; i < in; i++) d[i * PW + (size_t)c] = r[i];
+            }
+        }
+    }
+    L->p = dst;
+}
+
+/* The portable tile: 32 outputs (four 8-wide vectors) x C tokens; the `cols` first outputs
+ * stored. Built for x86-64-v3 (AVX2 + FMA) and the baseline (LM_GEMM); acc += x w contracts to
+ * one FMA where the CPU has it. */
+#define GEN_PAN(C)                                                                                 \
+    LM_GEMM static void gpan_##C(const float *w, const float *x, size_t ldx, int n,               \
+                                 const float *b, float *out, size_t ldo, int cols)                \
     {                                                                                              \
-        __m512 a0[C], a1[C];                                                                       \
-        for (int c = 0; c < C; c++) {                                                              \
-            a0[c] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(out + (size_t)c * ldo);          \
-            a1[c] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(out + (size_t)c * ldo + 16);     \
-        }                                                                                          \
+        v8 acc[C][4];                                                                              \
+        for (int c = 0; c < C; c++)                                                                \
+            for (int v = 0; v < 4; v++) acc[c][v] = (v8){0};                                       \
         for (int i = 0; i < n; i++) {                                                              \
-            __m512 w0 = _mm512_load_ps(w + (size_t)i * X_PANEL),                                   \
-                   w1 = _mm512_load_ps(w + (size_t)i * X_PANEL + 16);                              \
+            v8 wv[4];                                                                              \
+            for (int v = 0; v < 4; v++) wv[v] = LD8(w + (size_t)i * PW + 8 * (size_t)v);          \
+            for (int c = 0; c < C; c++) {                                                          \
+                float xs = x[(size_t)c * ldx + (size_t)i];                                         \
+                for (int v = 0; v < 4; v++) acc[c][v] += xs * wv[v];                               \
+            }                                                                                      \
+        }                                                                                          \
+        for (int c = 0; c < C; c++) {                                                              \
+            float t[PW];                                                                           \
+            for (int v = 0; v < 4; v++) ST8(t + 8 * v, acc[c][v]);                                 \
+            float *o = out + (size_t)c * ldo;                                                      \
+            for (int k = 0; k < cols; k++) o[k] = b ? t[k] + b[k] : t[k];                          \
+        }                                                                                          \
+    }
+
+GEN_PAN(3)
+GEN_PAN(2)
+GEN_PAN(1)
+
+#define GTOKS 3
+typedef void gpan_fn(const float *, const float *, size_t, int, const float *, float *, size_t,
+                     int);
+static gpan_fn *const gpan_tile[GTOKS + 1] = {NULL, gpan_1, gpan_2, gpan_3};
+
+/* Panels q0..q1-1 of every token, `tile` tokens at a time (1 <= tile <= max), by tiles[n]. */
+typedef struct pan_job {
+    const lm_linear *L;
+    const float *x;
+    int T;
+    float *out;
+} pan_job;
+
+static void pan_block_gen(const pan_job *j, size_t q0, size_t q1)
+{
+    const lm_linear *L = j->L;
+    size_t in = (size_t)L->in, O = (size_t)L->out;
+    for (size_t q = q0; q < q1; q++) {
+        const float *w = L->p + q * in * PW, *b = L->b ? L->b + q * PW : NULL;
+        int cols = O - q * PW < PW ? (int)(O - q * PW) : PW;
+        for (int t = 0; t < j->T; t += GTOKS)
+            gpan_tile[j->T - t < GTOKS ? j->T - t : GTOKS](
+                w, j->x + (size_t)t * in, in, L->in, b, j->out + (size_t)t * O + q * PW, O, cols);
+    }
+}
+
+#if LM_X512
+/* AVX-512: 32 outputs (two registers) x C tokens (up to 12: 24 accumulators; per input two
+ * weight loads and C broadcasts for 2C FMAs), the last panel's outputs masked. 175 to 215 GFLOP/s
+ * on one core of the project's machine for the prompt's shapes (in, out among 768, 2048, 2304,
+ * 3072; 120 tokens), where packing W per call managed about half. */
+#define X512_PAN(C)                                                                                \
+    LM_AVX512 static void pan_##C(const float *w, const float *x, size_t ldx, int n,              \
+                                  const float *b, float *out, size_t ldo, int cols)               \
+    {                                                                                              \
+        __mmask16 m0 = cols >= 16 ? 0xFFFF : (__mmask16)((1u << cols) - 1),                        \
+                  m1 = cols >= 32   ? 0xFFFF                                                       \
+                       : cols <= 16 ? 0                                                            \
+                                    : (__mmask16)((1u << (cols - 16)) - 1);                        \
+        __m512 a0[C], a1[C];                                                                       \
+        for (int c = 0; c < C; c++) a0[c] = a1[c] = _mm512_setzero_ps();                           \
+        for (int i = 0; i < n; i++) {                                                              \
+            __m512 w0 = _mm512_load_ps(w + (size_t)i * PW),                                        \
+                   w1 = _mm512_load_ps(w + (size_t)i * PW + 16);                                   \
             for (int c = 0; c < C; c++) {                                                          \
                 __m512 xs = _mm512_set1_ps(x[(size_t)c * ldx + (size_t)i]);                        \
                 a0[c] = _mm512_fmadd_ps(xs, w0, a0[c]);                                            \
@@ -462,168 +434,111 @@ static void lin_rows512(void *ctx, size_t g0, size_t g1)
             }                                                                                      \
         }                                                                                          \
         for (int c = 0; c < C; c++) {                                                              \
-            if (last && b) {                                                                       \
-                a0[c] = _mm512_add_ps(a0[c], _mm512_loadu_ps(b));                                  \
-                a1[c] = _mm512_add_ps(a1[c], _mm512_loadu_ps(b + 16));                             \
+            if (b) {                                                                               \
+                a0[c] = _mm512_add_ps(a0[c], _mm512_maskz_loadu_ps(m0, b));                        \
+                a1[c] = _mm512_add_ps(a1[c], _mm512_maskz_loadu_ps(m1, b + 16));                   \
             }                                                                                      \
-            _mm512_storeu_ps(out + (size_t)c * ldo, a0[c]);                                        \
-            _mm512_storeu_ps(out + (size_t)c * ldo + 16, a1[c]);                                   \
+            _mm512_mask_storeu_ps(out + (size_t)c * ldo, m0, a0[c]);                               \
+            _mm512_mask_storeu_ps(out + (size_t)c * ldo + 16, m1, a1[c]);                          \
         }                                                                                          \
     }
 
-X512_COL(12)
-X512_COL(11)
-X512_COL(10)
-X512_COL(9)
-X512_COL(8)
-X512_COL(7)
-X512_COL(6)
-X512_COL(5)
-X512_COL(4)
-X512_COL(3)
-X512_COL(2)
-X512_COL(1)
+X512_PAN(12)
+X512_PAN(11)
+X512_PAN(10)
+X512_PAN(9)
+X512_PAN(8)
+X512_PAN(7)
+X512_PAN(6)
+X512_PAN(5)
+X512_PAN(4)
+X512_PAN(3)
+X512_PAN(2)
+X512_PAN(1)
 
-typedef void col32_fn(const float *, const float *, size_t, int, const float *, float *, size_t,
-                      int, int);
-static col32_fn *const col32_tile[X_CTOKS + 1] = {NULL,     col32_1,  col32_2, col32_3, col32_4,
-                                                  col32_5,  col32_6,  col32_7, col32_8, col32_9,
-                                                  col32_10, col32_11, col32_12};
+#define XTOKS 12
+static gpan_fn *const pan_tile[XTOKS + 1] = {NULL,  pan_1,  pan_2, pan_3, pan_4,
+                                             pan_5, pan_6,  pan_7, pan_8, pan_9,
+                                             pan_10, pan_11, pan_12};
 
-/* np panels of 32 columns from c (np * 32 <= X_WIDE) of every token, k-block by k-block. The
- * copy reads np * 128 contiguous bytes of each weight row (up to 1 KiB: with the 8-wide path's
- * 512 bytes the packing waited on memory for a quarter of the prompt once the tiles were 16
- * wide, perf record on the GPT-2 shape, under load); the next k-block's rows are asked for a
- * slice per tile, as col_panels does. A k-block is 64 inputs so that the wider panels still fit
- * in 64 KiB: the accumulators are stored and reloaded between k-blocks, which changes no bit. */
-LM_AVX512 static void col_panels512(const lin_job *j, size_t c, int np)
+/* Decoding (one token): four panels at once, eight chains of FMAs and four memory streams, the
+ * rows 16 ahead asked for (each panel is contiguous, but a stream's 4 KiB pages are where the
+ * hardware prefetchers stop). pan_1's sequence per output. */
+LM_AVX512 static void pan_dec4(const float *w, size_t ps, const float *x, int n, const float *b,
+                               float *out)
 {
-    const lm_linear *L = j->L;
-    size_t in = (size_t)L->in, O = (size_t)L->out, row_bytes = (size_t)np * X_PANEL * sizeof(float);
-    int T = j->T;
-    float pk[X_WIDE * X_KC] __attribute__((aligned(64)));
-    for (size_t k0 = 0; k0 < in; k0 += X_KC) {
-        int kn = in - k0 < X_KC ? (int)(in - k0) : X_KC, first = k0 == 0;
-        int last = k0 + (size_t)kn == in;
-        for (int i = 0; i < kn; i++) {
-            const float *row = L->w + (k0 + (size_t)i) * L->ld + c;
-            for (int p = 0; p < np; p++) {
-                float *d = pk + ((size_t)p * X_KC + (size_t)i) * X_PANEL;
-                _mm512_store_ps(d, _mm512_loadu_ps(row + p * X_PANEL));
-                _mm512_store_ps(d + 16, _mm512_loadu_ps(row + p * X_PANEL + 16));
-            }
+    __m512 a[8];
+    for (int v = 0; v < 8; v++) a[v] = _mm512_setzero_ps();
+    for (int i = 0; i < n; i++) {
+        __m512 xs = _mm512_set1_ps(x[i]);
+        for (int q = 0; q < 4; q++) {
+            const float *r = w + (size_t)q * ps + (size_t)i * PW;
+            __builtin_prefetch(r + 16 * PW, 0, 0);
+            __builtin_prefetch(r + 16 * PW + 16, 0, 0);
+            a[2 * q] = _mm512_fmadd_ps(xs, _mm512_load_ps(r), a[2 * q]);
+            a[2 * q + 1] = _mm512_fmadd_ps(xs, _mm512_load_ps(r + 16), a[2 * q + 1]);
         }
-        const float *nw =
-            k0 + X_KC < in ? L->w + (k0 + X_KC) * L->ld + c : L->w + c + row_bytes / 4;
-        int nk = k0 + X_KC < in ? (in - k0 - X_KC < X_KC ? (int)(in - k0 - X_KC) : X_KC) : X_KC;
-        int tiles = np * ((T + X_CTOKS - 1) / X_CTOKS), tile = 0;
-        for (int p = 0; p < np; p++) {
-            const float *w = pk + (size_t)p * X_KC * X_PANEL, *x = j->x + k0;
-            const float *b = L->b ? L->b + c + (size_t)p * X_PANEL : NULL;
-            float *o = j->out + c + (size_t)p * X_PANEL;
-            for (int t = 0; t < T; t += X_CTOKS, tile++) {
-                for (int i = tile * nk / tiles; i < (tile + 1) * nk / tiles; i++)
-                    prefetch_span(nw + (size_t)i * L->ld, row_bytes);
-                col32_tile[T - t < X_CTOKS ? T - t : X_CTOKS](w, x + (size_t)t * in, in, kn, b,
-                                                              o + (size_t)t * O, O, first, last);
-            }
-        }
+    }
+    for (int v = 0; v < 8; v++) {
+        if (b) a[v] = _mm512_add_ps(a[v], _mm512_loadu_ps(b + 16 * v));
+        _mm512_storeu_ps(out + 16 * v, a[v]);
     }
 }
 
-/* Items of wcols columns (a multiple of 32, set by lm_linear_apply): whole panels here, the
- * columns past the last one (out mod 32) by col_block. */
-typedef struct lin_job512 {
-    lin_job j;
-    size_t wcols;
-} lin_job512;
-
-static void lin_cols512(void *ctx, size_t b0, size_t b1)
+static void pan_block512(const pan_job *j, size_t q0, size_t q1)
 {
-    const lin_job512 *jj = ctx;
-    size_t O = (size_t)jj->j.L->out, c = b0 * jj->wcols, c1 = b1 * jj->wcols;
-    if (c1 > O) c1 = O;
-    while (c + X_PANEL <= c1) {
-        size_t n = (c1 - c) / X_PANEL;
-        if (n > X_WIDE / X_PANEL) n = X_WIDE / X_PANEL;
-        col_panels512(&jj->j, c, (int)n);
-        c += n * X_PANEL;
+    const lm_linear *L = j->L;
+    size_t in = (size_t)L->in, O = (size_t)L->out, q = q0;
+    if (j->T == 1)
+        for (; q + 4 <= q1 && (q + 4) * PW <= O; q += 4)
+            pan_dec4(L->p + q * in * PW, in * PW, j->x, L->in, L->b ? L->b + q * PW : NULL,
+                     j->out + q * PW);
+    for (; q < q1; q++) {
+        const float *w = L->p + q * in * PW, *b = L->b ? L->b + q * PW : NULL;
+        int cols = O - q * PW < PW ? (int)(O - q * PW) : PW;
+        for (int t = 0; t < j->T; t += XTOKS)
+            pan_tile[j->T - t < XTOKS ? j->T - t : XTOKS](
+                w, j->x + (size_t)t * in, in, L->in, b, j->out + (size_t)t * O + q * PW, O, cols);
     }
-    if (c < c1) col_block(&jj->j, c, c1);
 }
 #endif
 
-/* Columns [c0, c1) of every token. */
-static void col_block(const lin_job *j, size_t c0, size_t c1)
+/* Items are panels; decoding takes four at a time (pan_dec4). */
+static void pan_items(void *ctx, size_t q0, size_t q1)
 {
-    const lm_linear *L = j->L;
-    size_t in = (size_t)L->in, O = (size_t)L->out;
-    int n = L->in, T = j->T;
-    size_t c = c0;
-    while (c + 8 <= c1) {
-        const float *w = L->w + c, *b = L->b ? L->b + c : NULL;
-        float *o = j->out + c;
-        if (T == 1 && c + 64 <= c1) {
-            col_8x1(w, L->ld, j->x, in, n, b, o, O, 1, 1);
-            c += 64;
-        } else if (T > 1 && c + PANEL <= c1) {
-            int np = (int)((c1 - c) / PANEL);
-            if (np > NPANEL) np = NPANEL;
-            col_panels(j, c, np);
-            c += (size_t)np * PANEL;
-        } else {
-            for (int t = 0; t < T; t++)
-                col_1x1(w, L->ld, j->x + (size_t)t * in, in, n, b, o + (size_t)t * O, O, 1, 1);
-            c += 8;
-        }
+    const pan_job *j = ctx;
+#if LM_X512
+    if (x512_ok()) {
+        pan_block512(j, q0, q1);
+        return;
     }
-    for (; c < c1; c++)
-        col_scalar(L->w + c, L->ld, j->x, in, n, L->b ? L->b + c : NULL, j->out + c, O, T);
-}
-
-static void lin_cols(void *ctx, size_t b0, size_t b1)
-{
-    const lin_job *j = ctx;
-    size_t w = j->T == 1 ? PANEL1 : NPANEL * PANEL, c1 = b1 * w;
-    if (c1 > (size_t)j->L->out) c1 = (size_t)j->L->out;
-    col_block(j, b0 * w, c1);
+#endif
+    pan_block_gen(j, q0, q1);
 }
 
 void lm_linear_apply(const lm_linear *L, const float *x, int T, float *out, int threads)
 {
-    lin_job j = {L, x, T, out, 0};
+    if (L->p) {
+        pan_job j = {L, x, T, out};
+        pool_run(threads, ((size_t)L->out + PW - 1) / PW, T == 1 ? 4 : 1, pan_items, &j);
+        return;
+    }
+    /* W (out, in) in place: the output head */
+    lin_job j = {L, x, T, out};
+    size_t items, grain;
 #if LM_X512
-    j.x512 = T > 1 && x512_ok();
-    if (j.x512 && !L->t) {
-        size_t items = ((size_t)L->out + X_ROWS - 1) / X_ROWS;
-        size_t grain = 8192 / (X_ROWS * ((size_t)L->in + 1)) + 1;
+    if (T > 1 && x512_ok()) {
+        items = ((size_t)L->out + X_ROWS - 1) / X_ROWS;
+        grain = 8192 / (X_ROWS * ((size_t)L->in + 1)) + 1;
         pool_run(threads, items, grain, lin_rows512, &j);
         return;
     }
-    if (j.x512) {
-        /* items as wide as X_WIDE allows, evened out; with more than one thread, at least two
-         * per thread and a multiple of the threads (768 columns: 2 x 384 on one thread, 4 x 192
-         * on two; 2304: 5 x 480, 6 x 384). Which columns an item takes changes no bit. */
-        size_t O = (size_t)L->out, th = threads > 1 ? (size_t)threads : 1;
-        size_t n = (O + X_WIDE - 1) / X_WIDE;
-        if (th > 1 && n < 2 * th) n = 2 * th;
-        n = (n + th - 1) / th * th;
-        size_t w = ((O + n - 1) / n + X_PANEL - 1) / X_PANEL * X_PANEL;
-        lin_job512 jj = {j, w};
-        pool_run(threads, (O + w - 1) / w, 1, lin_cols512, &jj);
-        return;
-    }
 #endif
-    if (L->t) {
-        size_t w = T == 1 ? PANEL1 : NPANEL * PANEL, items = ((size_t)L->out + w - 1) / w;
-        pool_run(threads, items, 1, lin_cols, &j);
-    } else {
-        /* items of ROWS rows; chunks of ~32 KiB of weights: small enough to balance, large
-         * enough to amortise the hand-out */
-        size_t items = ((size_t)L->out + ROWS - 1) / ROWS;
-        size_t grain = 8192 / (ROWS * ((size_t)L->in + 1)) + 1;
-        pool_run(threads, items, grain, lin_rows, &j);
-    }
+    /* items of ROWS rows; chunks of ~32 KiB of weights: small enough to balance, large enough to
+     * amortise the hand-out */
+    items = ((size_t)L->out + ROWS - 1) / ROWS;
+    grain = 8192 / (ROWS * ((size_t)L->in + 1)) + 1;
+    pool_run(threads, items, grain, lin_rows, &j);
 }
 
 /* ---- attention ------------------------------------------------------------------------------ */

@@ -1,11 +1,11 @@
 /* test_lm_kernels: the blocked kernels of pe/model/lm_kernels.c against plain loops.
  *
- * The linear maps (both weight layouts: W (out, in) as Llama stores it, GPT-2's Conv1D (in, out);
- * with and without bias; a row stride wider than the matrix) at sizes that miss every tile and
- * vector edge: T = 1, 2, 3, 17, 65 tokens (tiles take 3 or 6 tokens, chunks 32), in and out from 1
- * to 300 (vectors take 8, tiles 4 rows or 16..128 columns, k-blocks 128 inputs; on AVX-512 CPUs
- * 8 rows x 6 tokens, 32 columns x 12 tokens, items of 32..256 columns, k-blocks 64), on 1 and 2
- * threads. Each output is compared with a double-precision sum of the same products.
+ * The linear maps (W (out, in) in place as the output head reads it; packed into panels from
+ * W (out, in) as Llama stores it and from GPT-2's Conv1D (in, out); with and without bias; a row
+ * stride wider than the matrix) at sizes that miss every tile and vector edge: T = 1, 2, 3, 17,
+ * 65 tokens (tiles take 3, 6 or 12 tokens, chunks 32), in and out from 1 to 300 (vectors take 8,
+ * head tiles 4 rows, or 8 on AVX-512 CPUs; panels 32 outputs, partial ones masked, decoding four
+ * panels at once), on 1 and 2 threads. Each output is compared with a double-precision sum of the same products.
  *
  * Tolerance: a float sum of n products, in any order, with or without fused multiply-adds, is
  * within gamma_n * sum_i |x_i w_i| of the exact sum, gamma_n = n u / (1 - n u), u = 2^-24 (Higham,
@@ -80,12 +80,14 @@ static void test_linear(void)
     const int Ts[] = {1, 2, 3, 17, 65};
     const int sizes[][2] = {{1, 1},   {5, 3},     {8, 16},   {13, 21},  {37, 70},
                             {64, 67}, {130, 129}, {300, 85}, {257, 200}};
-    int cases = 0, bad_bound = 0, bad_threads = 0, bad_tokens = 0;
+    int cases = 0, bad_bound = 0, bad_threads = 0, bad_tokens = 0, bad_pack = 0;
     double worst = 0.0;
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
-        for (int layout = 0; layout < 2; layout++)
+        for (int lay = 0; lay < 3; lay++)
             for (int bias = 0; bias < 2; bias++) {
-                int in = sizes[s][0], out = sizes[s][1];
+                /* lay 0: W (out, in) in place (the head); 1: W (out, in) packed (Llama's
+                 * layers); 2: W (in, out) packed (GPT-2's Conv1D) */
+                int in = sizes[s][0], out = sizes[s][1], layout = lay == 2;
                 /* a row stride wider than the matrix (as a slice of a fused matrix would be) */
                 size_t ld = layout ? (size_t)out + 5 : (size_t)in + 3;
                 size_t rows = layout ? (size_t)in : (size_t)out;
@@ -94,6 +96,20 @@ static void test_linear(void)
                 fill(b, (size_t)out);
                 lm_linear L = {
                     .w = w, .b = bias ? b : NULL, .in = in, .out = out, .ld = ld, .t = layout};
+                size_t pn = lm_linear_packed_floats(in, out);
+                float *pk = aligned_alloc(64, (pn * sizeof *pk + 63) & ~(size_t)63);
+                if (lay) lm_linear_pack(&L, pk);
+                /* the panels: 32 outputs each, `in` rows, zeros past out */
+                if (lay && pn != (size_t)((out + 31) / 32) * 32 * (size_t)in) bad_pack++;
+                for (size_t q = 0; lay && q < pn / (32 * (size_t)in); q++)
+                    for (int i = 0; i < in; i++)
+                        for (int c = 0; c < 32; c++) {
+                            size_t o = q * 32 + (size_t)c;
+                            float want = o >= (size_t)out ? 0.0f
+                                         : layout        ? w[(size_t)i * ld + o]
+                                                         : w[o * ld + (size_t)i];
+                            bad_pack += pk[(q * (size_t)in + (size_t)i) * 32 + (size_t)c] != want;
+                        }
                 for (size_t k = 0; k < sizeof Ts / sizeof Ts[0]; k++) {
                     int T = Ts[k];
                     float *x = malloc((size_t)T * (size_t)in * sizeof *x);
@@ -111,13 +127,13 @@ static void test_linear(void)
                     if (!(r <= 1.0)) {
                         if (!bad_bound++)
                             tap_diag("%s in %d out %d T %d bias %d: %.3g of the bound",
-                                     layout ? "(in, out)" : "(out, in)", in, out, T, bias, r);
+                                     lay == 2 ? "(in, out) packed" : lay ? "(out, in) packed" : "(out, in)", in, out, T, bias, r);
                     }
                     size_t bytes = (size_t)T * (size_t)out * sizeof *y1;
                     bad_threads += memcmp(y1, y2, bytes) != 0;
                     if (memcmp(y1, y3, bytes) != 0 && !bad_tokens++)
                         tap_diag("%s in %d out %d T %d bias %d: T tokens differ from one at a time",
-                                 layout ? "(in, out)" : "(out, in)", in, out, T, bias);
+                                 lay == 2 ? "(in, out) packed" : lay ? "(out, in) packed" : "(out, in)", in, out, T, bias);
                     cases++;
                     free(x);
                     free(y1);
@@ -126,8 +142,11 @@ static void test_linear(void)
                 }
                 free(w);
                 free(b);
+                free(pk);
             }
-    TAP_OK(cases == 180, "180 cases: 9 sizes x 2 layouts x bias or none x 5 token counts");
+    TAP_OK(cases == 270, "270 cases: 9 sizes x 3 layouts x bias or none x 5 token counts");
+    TAP_OK(bad_pack == 0, "the packed panels hold W's columns, zeros past out (%d wrong)",
+           bad_pack);
     TAP_OK(bad_bound == 0,
            "every output within (in + 2) u sum |x w| of the double sum (%d cases over; worst "
            "%.3g of the bound)",
