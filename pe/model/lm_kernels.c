@@ -335,20 +335,20 @@ size_t lm_linear_packed_floats(int in, int out)
 
 void lm_linear_pack(lm_linear *L, float *dst)
 {
-    size_t in = (size_t)L->in, np = ((size_t)L->out + PW - 1) / PW;
+    size_t in = (size_t)L->in, O = (size_t)L->out, np = (O + PW - 1) / PW;
     for (size_t q = 0; q < np; q++) {
         float *d = dst + q * in * PW;
-        for (int c = 0; c < PW; c++) {
-            size_t o = q * PW + (size_t)c;
-            if (o >= (size_t)L->out) {
-                for (size_t i = 0; i < in; i++) d[i * PW + (size_t)c] = 0.0f;
-            } else if (L->t) { /* (in, out): column o, a float per row */
-                for (size_t i = 0; i < in; i++) d[i * PW + (size_t)c] = L->w[i * L->ld + o];
-            } else { /* (out, in): row o, read in order */
-                const float *r = L->w + o * L->ld;
-                for (size_t i = 0; i < in; i++) d[i * PW + (size_t)c] = r[i];
+        size_t n = O - q * PW < PW ? O - q * PW : PW; /* outputs in this panel */
+        if (n < PW)
+            for (size_t i = 0; i < in; i++) memset(d + i * PW + n, 0, (PW - n) * sizeof *d);
+        if (L->t) /* (in, out): a row's n floats at a time */
+            for (size_t i = 0; i < in; i++)
+                memcpy(d + i * PW, L->w + i * L->ld + q * PW, n * sizeof *d);
+        else /* (out, in): row o read in order, written down the panel's column */
+            for (size_t c = 0; c < n; c++) {
+                const float *r = L->w + (q * PW + c) * L->ld;
+                for (size_t i = 0; i < in; i++) d[i * PW + c] = r[i];
             }
-        }
     }
     L->p = dst;
 }
@@ -357,15 +357,15 @@ void lm_linear_pack(lm_linear *L, float *dst)
  * stored. Built for x86-64-v3 (AVX2 + FMA) and the baseline (LM_GEMM); acc += x w contracts to
  * one FMA where the CPU has it. */
 #define GEN_PAN(C)                                                                                 \
-    LM_GEMM static void gpan_##C(const float *w, const float *x, size_t ldx, int n,               \
-                                 const float *b, float *out, size_t ldo, int cols)                \
+    LM_GEMM static void gpan_##C(const float *w, const float *x, size_t ldx, int n,                \
+                                 const float *b, float *out, size_t ldo, int cols)                 \
     {                                                                                              \
         v8 acc[C][4];                                                                              \
         for (int c = 0; c < C; c++)                                                                \
             for (int v = 0; v < 4; v++) acc[c][v] = (v8){0};                                       \
         for (int i = 0; i < n; i++) {                                                              \
             v8 wv[4];                                                                              \
-            for (int v = 0; v < 4; v++) wv[v] = LD8(w + (size_t)i * PW + 8 * (size_t)v);          \
+            for (int v = 0; v < 4; v++) wv[v] = LD8(w + (size_t)i * PW + 8 * (size_t)v);           \
             for (int c = 0; c < C; c++) {                                                          \
                 float xs = x[(size_t)c * ldx + (size_t)i];                                         \
                 for (int v = 0; v < 4; v++) acc[c][v] += xs * wv[v];                               \
@@ -415,8 +415,8 @@ static void pan_block_gen(const pan_job *j, size_t q0, size_t q1)
  * on one core of the project's machine for the prompt's shapes (in, out among 768, 2048, 2304,
  * 3072; 120 tokens), where packing W per call managed about half. */
 #define X512_PAN(C)                                                                                \
-    LM_AVX512 static void pan_##C(const float *w, const float *x, size_t ldx, int n,              \
-                                  const float *b, float *out, size_t ldo, int cols)               \
+    LM_AVX512 static void pan_##C(const float *w, const float *x, size_t ldx, int n,               \
+                                  const float *b, float *out, size_t ldo, int cols)                \
     {                                                                                              \
         __mmask16 m0 = cols >= 16 ? 0xFFFF : (__mmask16)((1u << cols) - 1),                        \
                   m1 = cols >= 32   ? 0xFFFF                                                       \
@@ -457,9 +457,8 @@ X512_PAN(2)
 X512_PAN(1)
 
 #define XTOKS 12
-static gpan_fn *const pan_tile[XTOKS + 1] = {NULL,  pan_1,  pan_2, pan_3, pan_4,
-                                             pan_5, pan_6,  pan_7, pan_8, pan_9,
-                                             pan_10, pan_11, pan_12};
+static gpan_fn *const pan_tile[XTOKS + 1] = {NULL,  pan_1, pan_2, pan_3,  pan_4,  pan_5, pan_6,
+                                             pan_7, pan_8, pan_9, pan_10, pan_11, pan_12};
 
 /* Decoding (one token): four panels at once, eight chains of FMAs and four memory streams, the
  * rows 16 ahead asked for (each panel is contiguous, but a stream's 4 KiB pages are where the
@@ -497,8 +496,8 @@ static void pan_block512(const pan_job *j, size_t q0, size_t q1)
         const float *w = L->p + q * in * PW, *b = L->b ? L->b + q * PW : NULL;
         int cols = O - q * PW < PW ? (int)(O - q * PW) : PW;
         for (int t = 0; t < j->T; t += XTOKS)
-            pan_tile[j->T - t < XTOKS ? j->T - t : XTOKS](
-                w, j->x + (size_t)t * in, in, L->in, b, j->out + (size_t)t * O + q * PW, O, cols);
+            pan_tile[j->T - t < XTOKS ? j->T - t : XTOKS](w, j->x + (size_t)t * in, in, L->in, b,
+                                                          j->out + (size_t)t * O + q * PW, O, cols);
     }
 }
 #endif

@@ -133,35 +133,65 @@ static size_t lin_extent(const lm_linear *L)
                 : ((size_t)L->out - 1) * L->ld + (size_t)L->in;
 }
 
-/* Give back what held a packed W: the whole 4 KiB pages of a mapped range (the file stays
- * mapped for the tensors around it; a page shared with a neighbour stays), or the copy it was
- * converted into (each converted tensor is a copy of its own; GPT-2's q, k and v views share
- * c_attn's, freed with the first and found gone by the others). The bytes leave the budget. */
-static void give_back(lm_model *m, const float *w, size_t floats)
+/* Give back what held a layer's packed Ws: the copies they were converted into (each converted
+ * tensor is a copy of its own; GPT-2's q, k and v views share c_attn's, freed once), or the
+ * whole 4 KiB pages of their mapped ranges (the file stays mapped for the tensors around them; a
+ * page shared with a neighbour stays). The views' ranges overlap, so the pages are merged before
+ * they are counted. The bytes leave the budget. */
+typedef struct span {
+    uintptr_t a, e;
+} span;
+
+static int span_cmp(const void *x, const void *y)
 {
-    for (int i = 0; i < m->n_bufs; i++)
-        if (m->bufs[i] && w >= m->bufs[i] && w < m->bufs[i] + m->buf_n[i]) {
-            size_t bytes = m->buf_n[i] * sizeof(float);
-            free(m->bufs[i]);
-            m->bufs[i] = NULL;
-            m->buf_n[i] = 0;
-            pe_mem_release(bytes);
-            m->held -= bytes;
-            return;
+    const span *p = x, *q = y;
+    return p->a < q->a ? -1 : p->a > q->a;
+}
+
+static void give_back(lm_model *m, lm_linear *const *Ls, int n)
+{
+    const uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+    span sp[16];
+    int ns = 0, cp[16], nc = 0;
+    for (int k = 0; k < n && k < 16; k++) {
+        const float *w = Ls[k]->w;
+        if (!w) continue;
+        int copy = -1;
+        for (int i = 0; i < m->n_bufs && copy < 0; i++)
+            if (m->bufs[i] && w >= m->bufs[i] && w < m->bufs[i] + m->buf_n[i]) copy = i;
+        if (copy >= 0) {
+            int seen = 0;
+            for (int j = 0; j < nc; j++) seen |= cp[j] == copy;
+            if (!seen) cp[nc++] = copy;
+            continue;
         }
-    const long pg = sysconf(_SC_PAGESIZE);
-    uintptr_t a = ((uintptr_t)w + (uintptr_t)pg - 1) & ~(uintptr_t)(pg - 1),
-              e = ((uintptr_t)(w + floats)) & ~(uintptr_t)(pg - 1);
-    for (int i = 0; i < m->n_maps; i++) {
-        uintptr_t b0 = (uintptr_t)m->maps[i].base, b1 = b0 + m->maps[i].size;
-        if (m->maps[i].size && (uintptr_t)w >= b0 && (uintptr_t)w < b1 && e > a) {
-            /* a read-only private file map: the pages leave the process (a later read would
-             * fault them back from the file, but nothing reads W once packed) */
-            madvise((void *)a, e - a, MADV_DONTNEED);
-            pe_mem_release(e - a);
-            m->held -= e - a;
-            return;
+        uintptr_t a = ((uintptr_t)w + pg - 1) & ~(pg - 1),
+                  e = (uintptr_t)(w + lin_extent(Ls[k])) & ~(pg - 1);
+        int mapped = 0;
+        for (int i = 0; i < m->n_maps; i++) {
+            uintptr_t b0 = (uintptr_t)m->maps[i].base, b1 = b0 + m->maps[i].size;
+            mapped |= m->maps[i].size && (uintptr_t)w >= b0 && (uintptr_t)w < b1;
         }
+        if (mapped && e > a) sp[ns++] = (span){a, e};
+    }
+    for (int j = 0; j < nc; j++) {
+        size_t bytes = m->buf_n[cp[j]] * sizeof(float);
+        free(m->bufs[cp[j]]);
+        m->bufs[cp[j]] = NULL;
+        m->buf_n[cp[j]] = 0;
+        pe_mem_release(bytes);
+        m->held -= bytes;
+    }
+    qsort(sp, (size_t)ns, sizeof *sp, span_cmp);
+    for (int i = 0; i < ns;) {
+        uintptr_t a = sp[i].a, e = sp[i].e;
+        for (i++; i < ns && sp[i].a <= e; i++)
+            if (sp[i].e > e) e = sp[i].e;
+        /* a read-only private file map: the pages leave the process (a later read would fault
+         * them back from the file, but nothing reads W once packed) */
+        madvise((void *)a, e - a, MADV_DONTNEED);
+        pe_mem_release(e - a);
+        m->held -= e - a;
     }
 }
 
@@ -187,11 +217,8 @@ static int pack_layers(lm_model *m, char *err, size_t errlen)
                 lm_linear_pack(Ls[i], buf);
                 buf += lm_linear_packed_floats(Ls[i]->in, Ls[i]->out);
             }
-        for (int i = 0; i < NL; i++)
-            if (Ls[i]->w) {
-                give_back(m, Ls[i]->w, lin_extent(Ls[i]));
-                Ls[i]->w = NULL;
-            }
+        give_back(m, Ls, NL);
+        for (int i = 0; i < NL; i++) Ls[i]->w = NULL;
     }
     return PE_OK;
 }

@@ -445,7 +445,19 @@ static void test_gpt2(void)
     TAP_OK(write_gpt2(d32, "F32") == 0 && write_gpt2(d16, "F16") == 0,
            "wrote a random GPT-2 folder in F32 and F16");
     lm_model *m = NULL, *m16 = NULL;
+    size_t used = pe_mem_used();
     if (!TAP_OK(lm_open(d32, &m, err, sizeof err) == PE_OK, "random GPT-2 opens (%s)", err)) return;
+    /* the layers' linears are packed at load and their sources given back: c_attn's pages once
+     * for its three views (counted once: the budget holds what the model holds) */
+    int packed = 1;
+    for (int l = 0; l < m->c.n_layers; l++) {
+        const lm_layer *y = &m->layers[l];
+        const lm_linear *Ls[] = {&y->q, &y->k, &y->v, &y->o, &y->up, &y->down};
+        for (int i = 0; i < 6; i++) packed &= Ls[i]->p != NULL && Ls[i]->w == NULL;
+    }
+    TAP_OK(packed && pe_mem_used() - used == m->held,
+           "GPT-2's linears packed at load, the budget holds the model's %zu bytes (%zu)", m->held,
+           pe_mem_used() - used);
     TAP_OK(m->c.arch == LM_ARCH_GPT2 && m->c.tied && m->c.hidden_dim == G_F,
            "GPT-2: tied head, n_inner null = 4 n_embd");
     ref_model r;
@@ -507,6 +519,9 @@ static void test_gpt2(void)
     free(lg);
     ref_free(&r);
     lm_close(m);
+    TAP_OK(pe_mem_used() == used,
+           "both GPT-2 models' bytes leave the budget when closed (%zu left)",
+           pe_mem_used() - used);
 }
 
 /* The versioned export ("ak42" version 1) of the same weights, written by the test in the order

@@ -5,7 +5,8 @@
  * stride wider than the matrix) at sizes that miss every tile and vector edge: T = 1, 2, 3, 17,
  * 65 tokens (tiles take 3, 6 or 12 tokens, chunks 32), in and out from 1 to 300 (vectors take 8,
  * head tiles 4 rows, or 8 on AVX-512 CPUs; panels 32 outputs, partial ones masked, decoding four
- * panels at once), on 1 and 2 threads. Each output is compared with a double-precision sum of the same products.
+ * panels at once), on 1 and 2 threads. Each output is compared with a double-precision sum of the
+ * same products.
  *
  * Tolerance: a float sum of n products, in any order, with or without fused multiply-adds, is
  * within gamma_n * sum_i |x_i w_i| of the exact sum, gamma_n = n u / (1 - n u), u = 2^-24 (Higham,
@@ -106,8 +107,8 @@ static void test_linear(void)
                         for (int c = 0; c < 32; c++) {
                             size_t o = q * 32 + (size_t)c;
                             float want = o >= (size_t)out ? 0.0f
-                                         : layout        ? w[(size_t)i * ld + o]
-                                                         : w[o * ld + (size_t)i];
+                                         : layout         ? w[(size_t)i * ld + o]
+                                                          : w[o * ld + (size_t)i];
                             bad_pack += pk[(q * (size_t)in + (size_t)i) * 32 + (size_t)c] != want;
                         }
                 for (size_t k = 0; k < sizeof Ts / sizeof Ts[0]; k++) {
@@ -127,13 +128,19 @@ static void test_linear(void)
                     if (!(r <= 1.0)) {
                         if (!bad_bound++)
                             tap_diag("%s in %d out %d T %d bias %d: %.3g of the bound",
-                                     lay == 2 ? "(in, out) packed" : lay ? "(out, in) packed" : "(out, in)", in, out, T, bias, r);
+                                     lay == 2 ? "(in, out) packed"
+                                     : lay    ? "(out, in) packed"
+                                              : "(out, in)",
+                                     in, out, T, bias, r);
                     }
                     size_t bytes = (size_t)T * (size_t)out * sizeof *y1;
                     bad_threads += memcmp(y1, y2, bytes) != 0;
                     if (memcmp(y1, y3, bytes) != 0 && !bad_tokens++)
                         tap_diag("%s in %d out %d T %d bias %d: T tokens differ from one at a time",
-                                 lay == 2 ? "(in, out) packed" : lay ? "(out, in) packed" : "(out, in)", in, out, T, bias);
+                                 lay == 2 ? "(in, out) packed"
+                                 : lay    ? "(out, in) packed"
+                                          : "(out, in)",
+                                 in, out, T, bias);
                     cases++;
                     free(x);
                     free(y1);
