@@ -204,6 +204,17 @@ static int dynamic_follow(lmi_session *s, int n, char *err, size_t errlen)
     return rc;
 }
 
+pe_rope_scaling lmi_rope_scaling_now(const lmi_session *s)
+{
+    pe_rope_scaling c = s->scaling;
+    if (c.type == PE_SCALING_NONE && s->m) c = s->m->info.rope_scaling;
+    if (c.type == PE_SCALING_DYNAMIC || c.type == PE_SCALING_LONGROPE) {
+        long n = (long)s->offset + s->len;
+        c.seq_len = n > c.original_ctx ? (int)n : 0;
+    }
+    return c;
+}
+
 int lmi_step(lmi_session *s, int token, const float **logits, char *err, size_t errlen)
 {
     if (!s->m) return fail(err, errlen, PE_EINVAL, "step: no session");

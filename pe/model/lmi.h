@@ -74,6 +74,7 @@ typedef struct lmi_info {
     int rot_dim;        /* RoPE: the rotated width of a head (head_dim unless partial rotary);
                            0 for a model without RoPE */
     pe_pairing pairing; /* RoPE: which dimensions form a rotary pair (as pe_rope_pair) */
+    pe_rope_scaling rope_scaling; /* RoPE: the config's own scaling (type NONE without one) */
 } lmi_info;
 
 /* What a model's position scheme holds, as lmi_pos_params reports it (issue 23: the trained
@@ -235,6 +236,11 @@ int lmi_display(const lmi_model *m, const int *ids, int n, const char **texts, c
                 char *err, size_t errlen);
 
 /* ---- sessions --------------------------------------------------------------------------- */
+
+/* The RoPE scaling in force for the tokens held: the one lmi_set_rope_scaling set, else the
+ * model's own (info.rope_scaling); dynamic NTK and LongRoPE with seq_len at offset + len as the
+ * forward takes it (LongRoPE: pe_longrope_long then says whether long_factor is in force). */
+pe_rope_scaling lmi_rope_scaling_now(const lmi_session *s);
 
 /* Room for max_len tokens (1..PE_MAX_LEN) at offset 0 with the trained settings. */
 int lmi_session_init(lmi_session *s, const lmi_model *m, int max_len, char *err, size_t errlen);

@@ -107,6 +107,7 @@ static int lm_lmi_open(lmi_model *lm, const char *path, char *err, size_t errlen
         in->rope_base = c->rope.base;
         in->rot_dim = pe_rope_rotary_dim(&c->rope);
         in->pairing = c->rope.pairing;
+        in->rope_scaling = c->rope.scaling;
     }
     lm->impl = w;
     return PE_OK;

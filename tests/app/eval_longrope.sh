@@ -8,7 +8,8 @@
 # tokens give the losses of L for both and not those of S; windows of L0 = 64 those of S and not
 # those of L. (Before, the config's long_factor acted from the first token whatever the length.)
 # The forward itself is checked against an independent computation in
-# tests/pe/realmodel/test_lm.c (test_longrope). TAP.
+# tests/pe/realmodel/test_lm.c (test_longrope). The attention view's subtitle names the factor set
+# in force. TAP.
 . "$(dirname "$0")/tap_realmodels.sh" "$1"
 tap_need_realmodels "the real model fixtures"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/pelab-evlr.XXXXXX")
@@ -44,5 +45,16 @@ ok $? "and not those of short_factor"
 ok $? "windows of L0 = 64 tokens: the losses of short_factor"
 ! cmp -s <(body "$tmp/lr64.csv") <(body "$tmp/ll64.csv")
 ok $? "and not those of long_factor"
+# the attention view says which factor set its rows were computed with (the tokens held against
+# L0), in the subtitle of an export; no other model's subtitle mentions longrope
+sub() { "$pelab" export attention --model "$tmp/$1" --ids "$2" -o "$tmp/$1.svg" 2>> "$tmp/err" &&
+    grep -o 'longrope: [^<]*' "$tmp/$1.svg"; }
+[ "$(sub lr "$(seq -s, 1 70)")" = "longrope: long factors (70 tokens, L0 = 64)" ]
+ok $? "attention with 70 tokens names the long factors ($(sub lr "$(seq -s, 1 70)"))"
+[ "$(sub lr "$(seq -s, 1 64)")" = "longrope: short factors (64 tokens, L0 = 64)" ]
+ok $? "and with L0 = 64 tokens the short ones ($(sub lr "$(seq -s, 1 64)"))"
+"$pelab" export attention --model "$src" --ids 1,2,3 -o "$tmp/plain.svg" 2>> "$tmp/err" &&
+    ! grep -q longrope "$tmp/plain.svg"
+ok $? "a model without LongRoPE: not a word of it"
 echo "1..$n"
 [ "$failed" -eq 0 ]

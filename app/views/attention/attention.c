@@ -1066,6 +1066,18 @@ static const char *shift_why(const char *pe)
     return "sinusoidal: absolute positions";
 }
 
+/* LongRoPE (the model's own config or --scaling longrope): which factor set the rows were
+ * computed with, as transformers picks it by the tokens held (short_factor up to L0, long_factor
+ * past it); "" for every other model. */
+static void longrope_set(const app_attn *a, char *buf, size_t n)
+{
+    pe_rope_scaling sc = lmi_rope_scaling_now(&a->s);
+    buf[0] = '\0';
+    if (sc.type == PE_SCALING_LONGROPE)
+        snprintf(buf, n, "  longrope: %s factors (%d tokens, L0 = %d)",
+                 pe_longrope_long(&sc) ? "long" : "short", a->s.offset + a->s.len, sc.original_ctx);
+}
+
 /* The subtitle: lead (the text and the step, what the run made of them), then the rows that act
  * (app_subtitle_less): a RoPE base or ALiBi slopes only where the run's model has them, the
  * RoPE scaling only where it applies it. */
@@ -1077,7 +1089,9 @@ static void attn_subtitle(const app_state *st, const app_attn *a, const char *le
              a->caps & LMI_CAN_ALIBI_SCALE ? "" : " alibi-scale",
              a->scaled ? "" : " scaling factor");
     app_subtitle_less(st, out, rows, sizeof rows);
-    snprintf(buf, n, "%s%s%s", lead, rows[0] ? "  " : "", rows);
+    char lr[80];
+    longrope_set(a, lr, sizeof lr);
+    snprintf(buf, n, "%s%s%s%s", lead, rows[0] ? "  " : "", rows, lr);
 }
 
 /* A compare panel's experiments line, after the model's name: "  shift +10  base 2500 (trained)".
@@ -1104,6 +1118,9 @@ static void experiments(const actx *c, const app_attn *a, char *buf, size_t n)
         ADD("  %s x%s over %d", k >= 0 && k < 7 ? names[k] : "scaling", NUM(a->key.factor, 6),
             a->s.scaling.original_ctx); /* L0: --orig-ctx, or the model's context */
     }
+    char lr[80];
+    longrope_set(a, lr, sizeof lr);
+    ADD("%s", lr);
     if (a->caps & LMI_CAN_ALIBI_SCALE)
         ADD("  slopes x%s%s", NUM(st->attn.alibi_scale, 6),
             st->attn.alibi_scale == 1 ? " (trained)" : "");
