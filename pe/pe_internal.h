@@ -12,9 +12,11 @@
 __attribute__((format(printf, 4, 5))) int pe_fail(char *err, size_t errlen, int status,
                                                   const char *fmt, ...);
 
-/* count floats (zeroed when zero), 64-byte aligned, and from 2 MiB on aligned to 2 MiB and
- * marked for transparent huge pages; free() frees them. NULL when out of memory. */
-float *pe_floats_alloc(size_t count, int zero);
+/* count floats, 64-byte aligned, uninitialised; from 2 MiB on mapped on their own, aligned to
+ * 2 MiB and marked for transparent huge pages. pe_floats_unmap(p, the same count) frees them.
+ * NULL when out of memory. */
+float *pe_floats_map(size_t count);
+void pe_floats_unmap(float *p, size_t count);
 
 /* pe_matrix_init, but zero = 0 leaves the cells uninitialised for a caller that writes every
  * one of them (saves a pass over memory that calloc may have to clear). */

@@ -100,6 +100,7 @@ typedef struct lm_model {
     size_t *buf_n; /* floats of each copy (a freed copy: NULL, 0) */
     int n_bufs, cap_bufs;
     size_t held;
+    struct lm_spare *spare; /* the block of the last session freed, for the next (lm_forward.c) */
     char path[1024];
 } lm_model;
 
@@ -136,8 +137,9 @@ typedef struct lm_session {
     float *logits;       /* (vocab): the last position's */
     /* scratch for a pass of up to LM_PASS tokens */
     float *x, *xb, *xb2, *q, *k, *v, *hb, *hb2, *att, *cs;
-    float *block; /* the one allocation all the arrays above are carved from */
-    size_t used;  /* floats of it carved */
+    float *block;   /* the one allocation all the arrays above are carved from */
+    size_t block_n; /* its floats */
+    size_t used;    /* floats of it carved */
     size_t held;
 } lm_session;
 

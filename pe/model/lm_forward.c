@@ -42,12 +42,71 @@ static int pass_tokens(int ctx)
     return ctx < FWD_T ? ctx : FWD_T;
 }
 
+int lm_spare_init(lm_model *m, char *err, size_t errlen)
+{
+    m->spare = calloc(1, sizeof *m->spare);
+    if (!m->spare || pthread_mutex_init(&m->spare->mu, NULL) != 0) {
+        free(m->spare);
+        m->spare = NULL;
+        return pe_fail(err, errlen, PE_ENOMEM, "out of memory");
+    }
+    return PE_OK;
+}
+
+void lm_spare_free(lm_model *m)
+{
+    if (!m->spare) return;
+    pe_floats_unmap(m->spare->block, m->spare->n);
+    if (m->spare->held) pe_mem_release(m->spare->held);
+    pthread_mutex_destroy(&m->spare->mu);
+    free(m->spare);
+    m->spare = NULL;
+}
+
+/* The model's kept block when it holds n floats (its budget bytes given back: the session
+ * reserves its own), else NULL. */
+static float *spare_take(const lm_model *m, size_t n, size_t *got)
+{
+    lm_spare *sp = m->spare;
+    float *b = NULL;
+    if (!sp) return NULL;
+    pthread_mutex_lock(&sp->mu);
+    if (sp->block && sp->n >= n) {
+        b = sp->block;
+        *got = sp->n;
+        pe_mem_release(sp->held);
+        sp->block = NULL;
+        sp->n = sp->held = 0;
+    }
+    pthread_mutex_unlock(&sp->mu);
+    return b;
+}
+
+/* Keep s's block in its model when the model keeps none (its bytes stay held); 1 when kept. */
+static int spare_keep(lm_session *s)
+{
+    lm_spare *sp = s->m ? s->m->spare : NULL;
+    int kept = 0;
+    if (!sp || !s->block) return 0;
+    pthread_mutex_lock(&sp->mu);
+    if (!sp->block) {
+        sp->block = s->block;
+        sp->n = s->block_n;
+        sp->held = s->held;
+        kept = 1;
+    }
+    pthread_mutex_unlock(&sp->mu);
+    return kept;
+}
+
 void lm_session_free(lm_session *s)
 {
     if (!s) return;
     free(s->inv_freq);
-    free(s->block);
-    if (s->held) pe_mem_release(s->held);
+    if (!spare_keep(s)) {
+        pe_floats_unmap(s->block, s->block_n);
+        if (s->held) pe_mem_release(s->held);
+    }
     memset(s, 0, sizeof *s);
 }
 
@@ -123,7 +182,7 @@ int lm_session_dynamic(lm_session *s, long len, char *err, size_t errlen)
 
 /* The session's arrays are carved from one block (s->block, 16 floats of slack per array):
  * one allocation on huge pages rather than fourteen that fault a 4 KiB page at a time during
- * the first pass (pe_floats_alloc). */
+ * the first pass (pe_floats_map). */
 #define CARVES 14
 
 static float *carve(lm_session *s, size_t count)
@@ -148,11 +207,19 @@ int lm_session_init(lm_session *s, const lm_model *m, int ctx, int threads, char
     size_t wide = Q > D ? Q : D;
     size_t floats = L * C * (2 * KV + Q) + (size_t)c->vocab + B * (3 * wide + Q + 2 * KV + 2 * F) +
                     ATT_CHUNKS * C + B * (size_t)c->head_dim;
+    /* the last session's block when it is big enough (given back to the budget first, so
+     * that a tight budget still takes this session) */
+    size_t got = 0;
+    float *spare = spare_take(m, floats + 16 * CARVES, &got);
     int rc = pe_mem_reserve_hint(floats * sizeof(float), "the model's cache (--ctx positions)",
                                  "a smaller --ctx needs less", err, errlen);
-    if (rc) return rc;
+    if (rc) {
+        pe_floats_unmap(spare, got);
+        return rc;
+    }
     s->held = floats * sizeof(float);
-    s->block = pe_floats_alloc(floats + 16 * CARVES, 0);
+    s->block_n = spare ? got : floats + 16 * CARVES;
+    s->block = spare ? spare : pe_floats_map(s->block_n);
     if (!s->block) {
         rc = pe_fail(err, errlen, PE_ENOMEM, "out of memory for the session");
         goto fail;

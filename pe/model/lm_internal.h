@@ -2,6 +2,7 @@
 #ifndef PELAB_MODEL_LM_INTERNAL_H
 #define PELAB_MODEL_LM_INTERNAL_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 #include "lm.h"
@@ -37,6 +38,18 @@ int lm_reserve(lm_model *m, size_t bytes, char *err, size_t errlen);
 #else
 #define LM_GEMM
 #endif
+
+/* A freed session's block, kept by its model for the next session (lm_forward.c): a fresh
+ * block's pages are faulted and cleared by the kernel on first touch, which cost a 128-token
+ * prompt of the GPT-2 shape 17% of its time right after another process had run (perf record,
+ * the real-model bench). Its bytes stay in the memory budget while kept. */
+typedef struct lm_spare {
+    pthread_mutex_t mu;
+    float *block;
+    size_t n, held;
+} lm_spare;
+int lm_spare_init(lm_model *m, char *err, size_t errlen);
+void lm_spare_free(lm_model *m);
 
 /* Loaders behind lm_open. */
 int lm_load_llama2c(lm_model *m, const char *path, char *err, size_t errlen);

@@ -113,7 +113,7 @@ float *lm_buf_add(lm_model *m, size_t count, char *err, size_t errlen)
     }
     /* 64-byte aligned (the packed panels are read by aligned 64-byte loads), huge pages for
      * the big ones (fewer faults while packing, fewer TLB misses while reading) */
-    float *b = pe_floats_alloc(count, 0);
+    float *b = pe_floats_map(count);
     if (!b) {
         pe_fail(err, errlen, PE_ENOMEM, "out of memory for a tensor of %zu floats", count);
         return NULL;
@@ -176,7 +176,7 @@ static void give_back(lm_model *m, lm_linear *const *Ls, int n)
     }
     for (int j = 0; j < nc; j++) {
         size_t bytes = m->buf_n[cp[j]] * sizeof(float);
-        free(m->bufs[cp[j]]);
+        pe_floats_unmap(m->bufs[cp[j]], m->buf_n[cp[j]]);
         m->bufs[cp[j]] = NULL;
         m->buf_n[cp[j]] = 0;
         pe_mem_release(bytes);
@@ -228,7 +228,8 @@ void lm_close(lm_model *m)
     if (!m) return;
     for (int i = 0; i < m->n_maps; i++)
         if (m->maps[i].size) munmap(m->maps[i].base, m->maps[i].size);
-    for (int i = 0; i < m->n_bufs; i++) free(m->bufs[i]);
+    lm_spare_free(m);
+    for (int i = 0; i < m->n_bufs; i++) pe_floats_unmap(m->bufs[i], m->buf_n[i]);
     free(m->maps);
     free(m->bufs);
     free(m->buf_n);
@@ -495,6 +496,10 @@ int lm_open(const char *path, lm_model **out, char *err, size_t errlen)
     lm_model *m = calloc(1, sizeof *m);
     if (!m) return pe_fail(err, errlen, PE_ENOMEM, "out of memory");
     snprintf(m->path, sizeof m->path, "%s", path);
+    if (lm_spare_init(m, err, errlen) != PE_OK) {
+        free(m);
+        return PE_ENOMEM;
+    }
     char dir[1024];
     hf_folder(path, dir, sizeof dir);
     int rc;
