@@ -412,6 +412,14 @@ int app_bench_lm(int quick)
         "pelab / "
         "torch, targets >= 1 for the prompt and >= 1.5 for decoding:\n",
         runs);
+    /* the layers' kernel alone, at the shapes of the two 125M models (in -> out) */
+    static const int shapes[][2] = {
+        {768, 2304}, {768, 3072}, {3072, 768}, {768, 2048}, {2048, 768}};
+    printf("  the packed linear kernel alone, 128 tokens, 1 thread, GFLOP/s (in -> out):");
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        printf("%s %d->%d %.1f", i ? "," : "", shapes[i][0], shapes[i][1],
+               lm_linear_gflops(shapes[i][0], shapes[i][1], 128, 1));
+    printf("\n");
     char p[2048];
     snprintf(p, sizeof p, "%s/../../shared/realmodels/stories260K/stories260K.bin",
              PELAB_ASSETS_SRC);

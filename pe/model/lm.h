@@ -113,6 +113,11 @@ typedef struct lm_model {
 int lm_open(const char *path, lm_model **out, char *err, size_t errlen);
 void lm_close(lm_model *m);
 
+/* For `pelab bench`: GFLOP/s (2 in out tokens per second, best of 5) of the layers' linear
+ * kernel on a random (out, in) W packed as lm_open packs it, over `tokens` tokens on threads
+ * threads; 0 when out of memory. */
+double lm_linear_gflops(int in, int out, int tokens, int threads);
+
 /* Parameters counted from the config (each tensor once; a tied head once). */
 size_t lm_param_count(const lm_config *c);
 

@@ -30,7 +30,9 @@
 #pragma GCC optimize("fp-contract=fast")
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "lm_internal.h"
 #include "pool.h"
@@ -538,6 +540,39 @@ void lm_linear_apply(const lm_linear *L, const float *x, int T, float *out, int 
     items = ((size_t)L->out + ROWS - 1) / ROWS;
     grain = 8192 / (ROWS * ((size_t)L->in + 1)) + 1;
     pool_run(threads, items, grain, lin_rows, &j);
+}
+
+double lm_linear_gflops(int in, int out, int tokens, int threads)
+{
+    size_t pn = lm_linear_packed_floats(in, out);
+    float *w = malloc((size_t)in * (size_t)out * sizeof *w), *p = pe_floats_map(pn);
+    float *x = malloc((size_t)tokens * (size_t)in * sizeof *x);
+    float *y = malloc((size_t)tokens * (size_t)out * sizeof *y);
+    double best = 0.0;
+    if (w && p && x && y) {
+        uint32_t r = 12345;
+        for (size_t i = 0; i < (size_t)in * (size_t)out; i++)
+            w[i] = (float)((r = r * 1664525u + 1013904223u) >> 8) / 16777216.0f - 0.5f;
+        for (size_t i = 0; i < (size_t)tokens * (size_t)in; i++)
+            x[i] = (float)((r = r * 1664525u + 1013904223u) >> 8) / 16777216.0f - 0.5f;
+        lm_linear L = {.w = w, .in = in, .out = out, .ld = (size_t)in};
+        lm_linear_pack(&L, p);
+        lm_linear_apply(&L, x, tokens, y, threads); /* warm: panels and x in cache as in a pass */
+        for (int k = 0; k < 5; k++) {
+            struct timespec a, b;
+            clock_gettime(CLOCK_MONOTONIC, &a);
+            lm_linear_apply(&L, x, tokens, y, threads);
+            clock_gettime(CLOCK_MONOTONIC, &b);
+            double t = (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);
+            double g = 2.0 * in * (double)out * tokens / t / 1e9;
+            if (t > 0 && g > best) best = g;
+        }
+    }
+    free(w);
+    pe_floats_unmap(p, pn);
+    free(x);
+    free(y);
+    return best;
 }
 
 /* ---- attention ------------------------------------------------------------------------------ */

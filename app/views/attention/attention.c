@@ -1091,7 +1091,8 @@ static void attn_subtitle(const app_state *st, const app_attn *a, const char *le
     app_subtitle_less(st, out, rows, sizeof rows);
     char lr[80];
     longrope_set(a, lr, sizeof lr);
-    snprintf(buf, n, "%s%s%s%s", lead, rows[0] ? "  " : "", rows, lr);
+    int w = snprintf(buf, n, "%s%s%s", lead, rows[0] ? "  " : "", rows);
+    if (w >= 0 && (size_t)w < n) snprintf(buf + w, n - (size_t)w, "%s", lr);
 }
 
 /* A compare panel's experiments line, after the model's name: "  shift +10  base 2500 (trained)".
