@@ -81,22 +81,13 @@ typedef float v4 __attribute__((vector_size(16)));
                 __builtin_shufflevector(g_, g_, 1, 3, 5, 7);                                       \
     } while (0)
 
-/* Ask for the cache lines of [p, p + bytes) (into L2 and L1). The whole lines: a weight in a
- * file need not start on a line (safetensors data starts where the header ends), so a span of
- * 256 bytes can touch five lines. Prefetching never faults, past the end of W included. */
-static inline void prefetch_span(const void *p, size_t bytes)
-{
-    for (uintptr_t a = (uintptr_t)p & ~(uintptr_t)63, e = (uintptr_t)p + bytes; a < e; a += 64)
-        __builtin_prefetch((const void *)a, 0, 2);
-}
-
 /* The tail of a dot product (in mod 8 inputs), one fused multiply-add per input in order,
  * written out: left as s += w * x, gcc vectorises the loop into rounded products then ordered
  * additions in one tile and not in another, and the tiles must agree bit for bit (the baseline
  * build, without FMA, calls libm's fmaf: the same bits, only for these few inputs). */
 #define DOT_FMA(a, b, c) __builtin_fmaf((a), (b), (c))
 
-/* ---- W (out, in): dot products ------------------------------------------------------------- */
+/* ---- W (out, in) in place, the output head: dot products ----------------------------------  */
 
 /* out[c * ldo + r] = b[r] + w_r . x_c for r < R, c < C; w rows ldw apart, x rows ldx apart. */
 #define DOT_TILE(R, C)                                                                             \
