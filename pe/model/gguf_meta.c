@@ -309,7 +309,7 @@ static int parse(rd *r, pe_hf_config *out)
 
     /* Tensor names (not their data): llama.cpp keeps llama3's and LongRoPE's per-pair factors
      * as tensors, which a header alone cannot give. */
-    int rope_freqs = 0;
+    int rope_freqs = 0, rope_factors = 0;
     for (uint64_t i = 0; i < n_tensors; i++) {
         char tname[128];
         int skipped = 0;
@@ -322,8 +322,8 @@ static int parse(rd *r, pe_hf_config *out)
         if ((rc = skip(r, 8ull * ndim, "a tensor's shape")) != PE_OK) return rc;
         if ((rc = get_u32(r, &ttype, "a tensor's type")) != PE_OK) return rc;
         if ((rc = get_u64(r, &off, "a tensor's offset")) != PE_OK) return rc;
-        if (strncmp(tname, "rope_freqs", 10) == 0 || strncmp(tname, "rope_factors", 12) == 0)
-            rope_freqs = 1;
+        if (strncmp(tname, "rope_freqs", 10) == 0) rope_freqs = 1;
+        if (strncmp(tname, "rope_factors", 12) == 0) rope_factors = 1;
     }
 
     pe_hf_config m;
@@ -404,13 +404,19 @@ static int parse(rd *r, pe_hf_config *out)
         r->failed = 1;
         return rc;
     }
-    if (rope_freqs || attn_other)
-        snprintf(m.unmodelled, sizeof m.unmodelled, "%s%s%s",
-                 rope_freqs ? "rope_freqs tensor (llama.cpp's per-pair factors, e.g. llama3 "
-                              "scaling)"
-                            : "",
-                 rope_freqs && attn_other ? ", " : "",
-                 attn_other ? "rope.scaling.attn_factor (llama.cpp's YaRN magnitude)" : "");
+    /* named, not applied: the frequencies shown are the base's alone (Phi-3's GGUF carries its
+     * LongRoPE lists as rope_factors_long/short tensors and no scaling type at all) */
+    const char *what[3] = {
+        rope_freqs ? "rope_freqs tensor (llama.cpp's per-pair factors, e.g. llama3 scaling)" : NULL,
+        rope_factors ? "rope_factors_long/short tensors (llama.cpp's LongRoPE factor lists)" : NULL,
+        attn_other ? "rope.scaling.attn_factor (llama.cpp's YaRN or LongRoPE magnitude)" : NULL};
+    for (int i = 0, u = 0; i < 3; i++)
+        if (what[i]) {
+            int w = snprintf(m.unmodelled + u, sizeof m.unmodelled - (size_t)u, "%s%s",
+                             u ? ", " : "", what[i]);
+            if (w < 0 || (size_t)(u + w) >= sizeof m.unmodelled) break;
+            u += w;
+        }
     *out = m;
     return PE_OK;
 }

@@ -507,7 +507,8 @@ typedef struct gguf_model {
     const char *scaling;
     float factor;
     uint32_t orig;
-    float attn; /* rope.scaling.attn_factor; 0 = absent */
+    float attn;         /* rope.scaling.attn_factor; 0 = absent */
+    int longrope_lists; /* rope_factors_long/short tensors, as llama.cpp writes Phi-3's */
 } gguf_model;
 
 static buf write_gguf(const gguf_model *g, uint32_t version)
@@ -517,7 +518,7 @@ static buf write_gguf(const gguf_model *g, uint32_t version)
     uint64_t n_kv = 0;
     put(&w, "GGUF", 4);
     put_u32(&w, version);
-    put_u64(&w, 1); /* tensors */
+    put_u64(&w, g->longrope_lists ? 3 : 1); /* tensors */
     size_t at = w.n;
     put_u64(&w, 0); /* metadata count, patched below */
     kv_str(&w, "general.architecture", g->arch), n_kv++;
@@ -549,9 +550,9 @@ static buf write_gguf(const gguf_model *g, uint32_t version)
     if (g->scaling) {
         kv_str(&w, KEY("rope.scaling.type"), g->scaling), n_kv++;
         kv_f32(&w, KEY("rope.scaling.factor"), g->factor), n_kv++;
-        if (g->orig) kv_u32(&w, KEY("rope.scaling.original_context_length"), g->orig), n_kv++;
-        if (g->attn > 0) kv_f32(&w, KEY("rope.scaling.attn_factor"), g->attn), n_kv++;
     }
+    if (g->orig) kv_u32(&w, KEY("rope.scaling.original_context_length"), g->orig), n_kv++;
+    if (g->attn > 0) kv_f32(&w, KEY("rope.scaling.attn_factor"), g->attn), n_kv++;
     for (int i = 0; i < 8; i++) w.b[at + (size_t)i] = (unsigned char)(n_kv >> (8 * i));
     put_str(&w, "token_embd.weight");
     put_u32(&w, 2);
@@ -559,6 +560,13 @@ static buf write_gguf(const gguf_model *g, uint32_t version)
     put_u64(&w, 3);
     put_u32(&w, 0);
     put_u64(&w, 0);
+    for (int i = 0; g->longrope_lists && i < 2; i++) { /* (rot_dim / 2) floats each */
+        put_str(&w, i ? "rope_factors_short.weight" : "rope_factors_long.weight");
+        put_u32(&w, 1);
+        put_u64(&w, g->rot_dim / 2);
+        put_u32(&w, 0);
+        put_u64(&w, 64 * (uint64_t)(i + 1));
+    }
     return w;
 }
 
@@ -589,17 +597,19 @@ static void test_gguf(void)
         gguf_model g;
         const char *config; /* the equivalent config.json in the corpus */
     } eq[] = {
-        {{"llama", "Llama 2 7B", 4096, 4096, 32, 32, 0, 128, 10000.0f, NULL, 0, 0, 0},
+        {{"llama", "Llama 2 7B", 4096, 4096, 32, 32, 0, 128, 10000.0f, NULL, 0, 0, 0, 0},
          "llama-2-7b-hf"},
-        {{"qwen2", "Qwen2 7B", 131072, 3584, 28, 4, 0, 128, 1000000.0f, NULL, 0, 0, 0}, "qwen2-7b"},
-        {{"gemma2", "Gemma 2 9B", 8192, 3584, 16, 8, 256, 256, 10000.0f, NULL, 0, 0, 0},
+        {{"qwen2", "Qwen2 7B", 131072, 3584, 28, 4, 0, 128, 1000000.0f, NULL, 0, 0, 0, 0},
+         "qwen2-7b"},
+        {{"gemma2", "Gemma 2 9B", 8192, 3584, 16, 8, 256, 256, 10000.0f, NULL, 0, 0, 0, 0},
          "gemma-2-9b"},
-        {{"gemma3", "Gemma 3 4B", 131072, 2560, 8, 4, 256, 256, 1000000.0f, "linear", 8.0f, 0, 0},
+        {{"gemma3", "Gemma 3 4B", 131072, 2560, 8, 4, 256, 256, 1000000.0f, "linear", 8.0f, 0, 0,
+          0},
          "gemma-3-4b-it"},
         {{"qwen3moe", "Qwen3 30B A3B", 40960, 2048, 32, 4, 128, 128, 1000000.0f, "yarn", 4.0f,
-          32768, 0},
+          32768, 0, 0},
          "qwen3-30b-a3b-yarn"},
-        {{"phi2", "Phi 2", 2048, 2560, 32, 32, 0, 32, 10000.0f, NULL, 0, 0, 0}, "phi-2"},
+        {{"phi2", "Phi 2", 2048, 2560, 32, 32, 0, 32, 10000.0f, NULL, 0, 0, 0, 0}, "phi-2"},
     };
     char dir[160];
     tap_tmp_path(dir, sizeof dir, "pelab-gguf-XXXXXX");
@@ -641,6 +651,25 @@ static void test_gguf(void)
     }
     rmdir(dir);
 
+    /* Phi-3 as llama.cpp converts it (LongRoPE): the factor lists are tensors, the magnitude
+     * attn_factor, and no scaling type; a header alone cannot give the lists, so the frequencies
+     * are the base's and both are named, never applied silently */
+    {
+        gguf_model g = {"phi3", "Phi 3 Mini 128K", 131072, 3072, 32,   32,      0,
+                        96,     10000.0f,          NULL,   0,    4096, 1.1902f, 1};
+        buf w = write_gguf(&g, 3);
+        pe_hf_config t;
+        char err[320] = "";
+        int rc = pe_gguf_parse_config(w.b, w.n, "phi3.gguf", &t, err, sizeof err);
+        TAP_OK(rc == PE_OK && t.params.scaling.type == PE_SCALING_NONE &&
+                   strstr(t.unmodelled, "rope_factors_long/short tensors") &&
+                   strstr(t.unmodelled, "rope.scaling.attn_factor") &&
+                   !strstr(t.unmodelled, "rope_freqs"),
+               "GGUF Phi-3 (LongRoPE lists as tensors): the base's frequencies, the lists and the "
+               "magnitude named (%s; %s)",
+               t.unmodelled, err);
+        free(w.b);
+    }
     /* llama.cpp's attn_factor is not transformers' attention_factor: named, not applied */
     {
         gguf_model g = eq[4].g;
