@@ -63,15 +63,15 @@ void lm_spare_free(lm_model *m)
     m->spare = NULL;
 }
 
-/* The model's kept block when it holds n floats (its budget bytes given back: the session
- * reserves its own), else NULL. */
+/* The model's kept block when it has n floats, as a session of the same shape and context
+ * asks (its budget bytes given back: the session reserves its own, the same), else NULL. */
 static float *spare_take(const lm_model *m, size_t n, size_t *got)
 {
     lm_spare *sp = m->spare;
     float *b = NULL;
     if (!sp) return NULL;
     pthread_mutex_lock(&sp->mu);
-    if (sp->block && sp->n >= n) {
+    if (sp->block && sp->n == n) {
         b = sp->block;
         *got = sp->n;
         pe_mem_release(sp->held);
@@ -207,7 +207,7 @@ int lm_session_init(lm_session *s, const lm_model *m, int ctx, int threads, char
     size_t wide = Q > D ? Q : D;
     size_t floats = L * C * (2 * KV + Q) + (size_t)c->vocab + B * (3 * wide + Q + 2 * KV + 2 * F) +
                     ATT_CHUNKS * C + B * (size_t)c->head_dim;
-    /* the last session's block when it is big enough (given back to the budget first, so
+    /* the last session's block when it has the same size (given back to the budget first, so
      * that a tight budget still takes this session) */
     size_t got = 0;
     float *spare = spare_take(m, floats + 16 * CARVES, &got);
