@@ -65,7 +65,7 @@ void lm_spare_free(lm_model *m)
 
 /* The model's kept block when it has n floats, as a session of the same shape and context
  * asks (its budget bytes given back: the session reserves its own, the same), else NULL. */
-static float *spare_take(const lm_model *m, size_t n, size_t *got)
+static float *spare_take(const lm_model *m, size_t n)
 {
     lm_spare *sp = m->spare;
     float *b = NULL;
@@ -73,7 +73,6 @@ static float *spare_take(const lm_model *m, size_t n, size_t *got)
     pthread_mutex_lock(&sp->mu);
     if (sp->block && sp->n == n) {
         b = sp->block;
-        *got = sp->n;
         pe_mem_release(sp->held);
         sp->block = NULL;
         sp->n = sp->held = 0;
@@ -209,16 +208,15 @@ int lm_session_init(lm_session *s, const lm_model *m, int ctx, int threads, char
                     ATT_CHUNKS * C + B * (size_t)c->head_dim;
     /* the last session's block when it has the same size (given back to the budget first, so
      * that a tight budget still takes this session) */
-    size_t got = 0;
-    float *spare = spare_take(m, floats + 16 * CARVES, &got);
+    s->block_n = floats + 16 * CARVES;
+    float *spare = spare_take(m, s->block_n);
     int rc = pe_mem_reserve_hint(floats * sizeof(float), "the model's cache (--ctx positions)",
                                  "a smaller --ctx needs less", err, errlen);
     if (rc) {
-        pe_floats_unmap(spare, got);
+        pe_floats_unmap(spare, s->block_n);
         return rc;
     }
     s->held = floats * sizeof(float);
-    s->block_n = spare ? got : floats + 16 * CARVES;
     s->block = spare ? spare : pe_floats_map(s->block_n);
     if (!s->block) {
         rc = pe_fail(err, errlen, PE_ENOMEM, "out of memory for the session");

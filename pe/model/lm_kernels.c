@@ -381,7 +381,6 @@ typedef void gpan_fn(const float *, const float *, size_t, int, const float *, f
                      int);
 static gpan_fn *const gpan_tile[GTOKS + 1] = {NULL, gpan_1, gpan_2, gpan_3};
 
-/* Panels q0..q1-1 of every token, `tile` tokens at a time (1 <= tile <= max), by tiles[n]. */
 typedef struct pan_job {
     const lm_linear *L;
     const float *x;
@@ -389,24 +388,27 @@ typedef struct pan_job {
     float *out;
 } pan_job;
 
-static void pan_block_gen(const pan_job *j, size_t q0, size_t q1)
+/* Panels q0..q1-1 of every token, up to max tokens at a time by tile[count] (the portable tiles
+ * or the AVX-512 ones). */
+static void pan_block(const pan_job *j, size_t q0, size_t q1, gpan_fn *const *tile, int max)
 {
     const lm_linear *L = j->L;
     size_t in = (size_t)L->in, O = (size_t)L->out;
     for (size_t q = q0; q < q1; q++) {
         const float *w = L->p + q * in * PW, *b = L->b ? L->b + q * PW : NULL;
         int cols = O - q * PW < PW ? (int)(O - q * PW) : PW;
-        for (int t = 0; t < j->T; t += GTOKS)
-            gpan_tile[j->T - t < GTOKS ? j->T - t : GTOKS](
-                w, j->x + (size_t)t * in, in, L->in, b, j->out + (size_t)t * O + q * PW, O, cols);
+        for (int t = 0; t < j->T; t += max)
+            tile[j->T - t < max ? j->T - t : max](w, j->x + (size_t)t * in, in, L->in, b,
+                                                  j->out + (size_t)t * O + q * PW, O, cols);
     }
 }
 
 #if LM_X512
 /* AVX-512: 32 outputs (two registers) x C tokens (up to 12: 24 accumulators; per input two
- * weight loads and C broadcasts for 2C FMAs), the last panel's outputs masked. 175 to 215 GFLOP/s
- * on one core of the project's machine for the prompt's shapes (in, out among 768, 2048, 2304,
- * 3072; 120 tokens), where packing W per call managed about half. */
+ * weight loads and C broadcasts for 2C FMAs), the last panel's outputs masked. 194 to 211
+ * GFLOP/s on one core of the project's machine for the 125M models' shapes at 128 tokens (the
+ * first line of `pelab bench --only real`, lm_linear_gflops), where packing W per call managed
+ * about half. */
 #define X512_PAN(C)                                                                                \
     LM_AVX512 static void pan_##C(const float *w, const float *x, size_t ldx, int n,               \
                                   const float *b, float *out, size_t ldo, int cols)                \
@@ -477,6 +479,7 @@ LM_AVX512 static void pan_dec4(const float *w, size_t ps, const float *x, int n,
     }
 }
 
+/* Decoding four panels at a time where it can, then the tiles. */
 static void pan_block512(const pan_job *j, size_t q0, size_t q1)
 {
     const lm_linear *L = j->L;
@@ -485,13 +488,7 @@ static void pan_block512(const pan_job *j, size_t q0, size_t q1)
         for (; q + 4 <= q1 && (q + 4) * PW <= O; q += 4)
             pan_dec4(L->p + q * in * PW, in * PW, j->x, L->in, L->b ? L->b + q * PW : NULL,
                      j->out + q * PW);
-    for (; q < q1; q++) {
-        const float *w = L->p + q * in * PW, *b = L->b ? L->b + q * PW : NULL;
-        int cols = O - q * PW < PW ? (int)(O - q * PW) : PW;
-        for (int t = 0; t < j->T; t += XTOKS)
-            pan_tile[j->T - t < XTOKS ? j->T - t : XTOKS](w, j->x + (size_t)t * in, in, L->in, b,
-                                                          j->out + (size_t)t * O + q * PW, O, cols);
-    }
+    pan_block(j, q, q1, pan_tile, XTOKS);
 }
 #endif
 
@@ -505,7 +502,7 @@ static void pan_items(void *ctx, size_t q0, size_t q1)
         return;
     }
 #endif
-    pan_block_gen(j, q0, q1);
+    pan_block(j, q0, q1, gpan_tile, GTOKS);
 }
 
 void lm_linear_apply(const lm_linear *L, const float *x, int T, float *out, int threads)
