@@ -140,6 +140,7 @@ DOT_TILE(1, 1)
 #define ROWS 4
 #define TOKS 3
 
+/* One lm_linear_apply: its map, the T tokens' inputs and outputs (every kernel below). */
 typedef struct lin_job {
     const lm_linear *L;
     const float *x;
@@ -381,16 +382,9 @@ typedef void gpan_fn(const float *, const float *, size_t, int, const float *, f
                      int);
 static gpan_fn *const gpan_tile[GTOKS + 1] = {NULL, gpan_1, gpan_2, gpan_3};
 
-typedef struct pan_job {
-    const lm_linear *L;
-    const float *x;
-    int T;
-    float *out;
-} pan_job;
-
 /* Panels q0..q1-1 of every token, up to max tokens at a time by tile[count] (the portable tiles
  * or the AVX-512 ones). */
-static void pan_block(const pan_job *j, size_t q0, size_t q1, gpan_fn *const *tile, int max)
+static void pan_block(const lin_job *j, size_t q0, size_t q1, gpan_fn *const *tile, int max)
 {
     const lm_linear *L = j->L;
     size_t in = (size_t)L->in, O = (size_t)L->out;
@@ -480,7 +474,7 @@ LM_AVX512 static void pan_dec4(const float *w, size_t ps, const float *x, int n,
 }
 
 /* Decoding four panels at a time where it can, then the tiles. */
-static void pan_block512(const pan_job *j, size_t q0, size_t q1)
+static void pan_block512(const lin_job *j, size_t q0, size_t q1)
 {
     const lm_linear *L = j->L;
     size_t in = (size_t)L->in, O = (size_t)L->out, q = q0;
@@ -495,7 +489,7 @@ static void pan_block512(const pan_job *j, size_t q0, size_t q1)
 /* Items are panels; decoding takes four at a time (pan_dec4). */
 static void pan_items(void *ctx, size_t q0, size_t q1)
 {
-    const pan_job *j = ctx;
+    const lin_job *j = ctx;
 #if LM_X512
     if (x512_ok()) {
         pan_block512(j, q0, q1);
@@ -507,13 +501,12 @@ static void pan_items(void *ctx, size_t q0, size_t q1)
 
 void lm_linear_apply(const lm_linear *L, const float *x, int T, float *out, int threads)
 {
+    lin_job j = {L, x, T, out};
     if (L->p) {
-        pan_job j = {L, x, T, out};
         pool_run(threads, ((size_t)L->out + PW - 1) / PW, T == 1 ? 4 : 1, pan_items, &j);
         return;
     }
     /* W (out, in) in place: the output head */
-    lin_job j = {L, x, T, out};
     size_t items, grain;
 #if LM_X512
     if (T > 1 && x512_ok()) {
